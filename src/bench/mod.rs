@@ -1,0 +1,414 @@
+//! Benchmarks: one module per family behind the [`Bench`] trait, listed in
+//! [`ALL`]. A bench declares its cases for a suite and, per case, prepares a
+//! [`Trial`] that measures one repetition. Benches never print and never
+//! format; the [`runner`] repeats trials and the report renders results.
+
+pub mod clock;
+pub mod runner;
+pub mod syscall;
+
+use crate::config::{RepPolicy, Suite};
+use crate::units::{Direction, Unit};
+use clock::Clock;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use thiserror::Error;
+
+/// A benchmark family: the first part of a bench id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    /// CPU and floating point.
+    Cpu,
+    /// Memory bandwidth and latency.
+    Mem,
+    /// File I/O.
+    Io,
+    /// Operating-system primitives.
+    Os,
+    /// Network.
+    Net,
+}
+
+impl Family {
+    /// `cpu`, `mem`, `io`, `os`, `net`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Cpu => "cpu",
+            Family::Mem => "mem",
+            Family::Io => "io",
+            Family::Os => "os",
+            Family::Net => "net",
+        }
+    }
+}
+
+/// What a repetition reports for one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    /// snake_case name with no unit in it, e.g. `latency`, `calls_per_sec`.
+    pub name: &'static str,
+    /// Unit of every value.
+    pub unit: Unit,
+    /// Whether higher is better.
+    pub direction: Direction,
+}
+
+/// One benchmark with one set of parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseSpec {
+    /// Bench id, e.g. `os.syscall`.
+    pub bench: String,
+    /// Parameters, e.g. `{"call": "getppid"}`.
+    pub params: BTreeMap<String, Value>,
+    /// Metrics each repetition yields, in order; the first drives early stopping.
+    pub metrics: Vec<MetricSpec>,
+}
+
+impl CaseSpec {
+    /// `os.syscall[call=getppid]`: unique within a run, stable across runs.
+    pub fn key(&self) -> String {
+        if self.params.is_empty() {
+            return self.bench.clone();
+        }
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect();
+        format!("{}[{}]", self.bench, params.join(","))
+    }
+}
+
+/// What a bench knows when it plans its cases.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The suite being planned.
+    pub suite: Suite,
+    /// Logical CPUs usable by this process.
+    pub cpus: usize,
+    /// Thread counts the user asked for, if any.
+    pub threads: Option<Vec<usize>>,
+    /// Target directories.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl Plan {
+    /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
+    /// or the user's list.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        if let Some(t) = &self.threads {
+            return t.clone();
+        }
+        let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
+            .take_while(|&n| n <= self.cpus)
+            .collect();
+        if !self.cpus.is_power_of_two() {
+            v.push(self.cpus);
+        }
+        v
+    }
+}
+
+/// What a bench may use while preparing and measuring.
+pub struct Context<'a> {
+    /// The clock to time with.
+    pub clock: &'a Clock,
+    /// The repetition policy (for `rep_target`).
+    pub reps: &'a RepPolicy,
+    /// Seed for random inputs.
+    pub seed: u64,
+    /// Set on Ctrl-C; long repetitions should check it and stop.
+    pub interrupted: &'a AtomicBool,
+}
+
+/// Why a case could not produce a number.
+#[derive(Debug, Error)]
+pub enum BenchError {
+    /// The environment cannot run this case; recorded as skipped.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A validation check failed (LU residual, STREAM check); no number.
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// Something went wrong while measuring.
+    #[error("failed: {0}")]
+    Failed(String),
+    /// Ctrl-C arrived mid-repetition.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl From<std::io::Error> for BenchError {
+    fn from(e: std::io::Error) -> Self {
+        BenchError::Failed(e.to_string())
+    }
+}
+
+/// One prepared case, ready to measure repetitions.
+pub trait Trial {
+    /// Measures one repetition; returns one value per metric of the case, in
+    /// order. Prints nothing.
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError>;
+
+    /// Extra per-case data for the result file (e.g. a timeline), if any.
+    fn details(&mut self) -> Option<Value> {
+        None
+    }
+}
+
+/// A benchmark.
+pub trait Bench: Sync {
+    /// Family of the bench.
+    fn family(&self) -> Family;
+    /// Name within the family, snake_case, e.g. `syscall`.
+    fn name(&self) -> &'static str;
+    /// One line: what it measures.
+    fn summary(&self) -> &'static str;
+    /// The seed study or reference tool whose method it reproduces.
+    fn reproduces(&self) -> &'static str;
+    /// The cases of a suite.
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec>;
+    /// Gets one case ready (allocate, calibrate); may refuse with
+    /// [`BenchError::Unsupported`].
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError>;
+
+    /// `family.name`, e.g. `os.syscall`.
+    fn id(&self) -> String {
+        format!("{}.{}", self.family().name(), self.name())
+    }
+}
+
+/// Iterations a calibrated loop starts from, and uses under the fake clock.
+const CALIBRATION_START: u64 = 64;
+/// An interval at least this long is long enough to extrapolate from.
+const CALIBRATION_RELIABLE: std::time::Duration = std::time::Duration::from_millis(2);
+/// Never calibrate past this many iterations.
+const CALIBRATION_CAP: u64 = 1 << 34;
+
+/// Finds how many iterations of `work` make one repetition last about
+/// `ctx.reps.rep_target`, by growing the count until an interval is long
+/// enough to extrapolate from. Under the fake clock the time is synthetic,
+/// so a fixed small count is used instead.
+///
+/// # Errors
+/// Whatever `work` returns.
+pub fn calibrate(
+    ctx: &Context,
+    mut work: impl FnMut(u64) -> Result<(), BenchError>,
+) -> Result<u64, BenchError> {
+    if ctx.clock.is_fake() {
+        work(CALIBRATION_START)?;
+        return Ok(CALIBRATION_START);
+    }
+    let target = ctx.reps.rep_target().as_secs_f64();
+    let mut n = CALIBRATION_START;
+    loop {
+        let t0 = ctx.clock.now();
+        work(n)?;
+        let elapsed = ctx.clock.now().saturating_sub(t0);
+        if elapsed >= CALIBRATION_RELIABLE || n >= CALIBRATION_CAP {
+            let scaled = n as f64 * target / elapsed.as_secs_f64().max(1e-9);
+            return Ok((scaled as u64).clamp(1, CALIBRATION_CAP));
+        }
+        n = n.saturating_mul(8);
+    }
+}
+
+/// Every benchmark, in the order a run executes them.
+pub const ALL: &[&dyn Bench] = &[&syscall::Syscall];
+
+/// Whether `id` matches a user pattern: an exact id, a family name, or a
+/// glob with `*`.
+pub fn matches_pattern(id: &str, pattern: &str) -> bool {
+    let family = id.split('.').next().unwrap_or("");
+    pattern == id || pattern == family || glob(pattern.as_bytes(), id.as_bytes())
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
+        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+/// Benches selected by `patterns` (all when empty).
+///
+/// # Errors
+/// Names the first pattern that matches no bench.
+pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Bench>, String> {
+    if let Some(bad) = patterns
+        .iter()
+        .find(|p| !ALL.iter().any(|b| matches_pattern(&b.id(), p)))
+    {
+        return Err(bad.clone());
+    }
+    Ok(ALL
+        .iter()
+        .copied()
+        .filter(|b| patterns.is_empty() || patterns.iter().any(|p| matches_pattern(&b.id(), p)))
+        .collect())
+}
+
+/// Test support shared by every bench's tests: a clock, a policy and a
+/// context to prepare and measure cases with.
+#[cfg(test)]
+pub(crate) struct TestEnv {
+    pub clock: Clock,
+    pub reps: RepPolicy,
+    pub stop: AtomicBool,
+}
+
+#[cfg(test)]
+impl TestEnv {
+    /// The real clock, repetitions of about `rep_target_secs`.
+    pub fn real(rep_target_secs: f64) -> TestEnv {
+        TestEnv {
+            clock: Clock::real(),
+            reps: RepPolicy {
+                rep_target_secs,
+                ..RepPolicy::for_suite(Suite::Quick)
+            },
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// A fake clock advancing 1 ms a read.
+    pub fn fake() -> TestEnv {
+        TestEnv {
+            clock: Clock::fake(std::time::Duration::from_millis(1)),
+            reps: RepPolicy::for_suite(Suite::Quick),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// The context benches see.
+    pub fn ctx(&self) -> Context<'_> {
+        Context {
+            clock: &self.clock,
+            reps: &self.reps,
+            seed: 1,
+            interrupted: &self.stop,
+        }
+    }
+
+    /// A plan for `suite` on `cpus` CPUs with the temp dir as target.
+    pub fn plan(suite: Suite, cpus: usize) -> Plan {
+        Plan {
+            suite,
+            cpus,
+            threads: None,
+            dirs: vec![std::env::temp_dir()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(suite: Suite) -> Plan {
+        TestEnv::plan(suite, 2)
+    }
+
+    #[test]
+    fn ids_are_unique_and_family_dot_snake_case() {
+        let ids: Vec<String> = ALL.iter().map(|b| b.id()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+        for id in ids {
+            let (fam, name) = id.split_once('.').unwrap();
+            assert!(["cpu", "mem", "io", "os", "net"].contains(&fam));
+            assert!(
+                name.bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_'),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_case_runs_once_under_the_fake_clock() {
+        let env = TestEnv::fake();
+        let (clock, ctx) = (&env.clock, env.ctx());
+        for bench in ALL {
+            let cases = bench.cases(&plan(Suite::Quick));
+            assert!(!cases.is_empty(), "{} has no quick case", bench.id());
+            let mut keys: Vec<String> = cases.iter().map(CaseSpec::key).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(
+                keys.len(),
+                cases.len(),
+                "case keys of {} repeat",
+                bench.id()
+            );
+            for case in cases {
+                match bench.prepare(&case, &ctx) {
+                    Ok(mut t) => {
+                        let v = t.once(clock).unwrap();
+                        assert_eq!(v.len(), case.metrics.len(), "{}", case.key());
+                        assert!(
+                            v.iter().all(|x| x.is_finite() && *x > 0.0),
+                            "{}: {v:?}",
+                            case.key()
+                        );
+                    }
+                    Err(BenchError::Unsupported(_)) => {}
+                    Err(e) => panic!("{}: {e}", case.key()),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn thread_counts_are_powers_of_two_plus_the_cpu_count() {
+        let mut p = plan(Suite::Quick);
+        p.cpus = 6;
+        assert_eq!(p.thread_counts(), vec![1, 2, 4, 6]);
+        p.cpus = 8;
+        assert_eq!(p.thread_counts(), vec![1, 2, 4, 8]);
+        p.threads = Some(vec![3]);
+        assert_eq!(p.thread_counts(), vec![3]);
+    }
+
+    #[test]
+    fn patterns_match_ids_families_and_globs() {
+        assert!(matches_pattern("os.syscall", "os"));
+        assert!(matches_pattern("os.syscall", "os.syscall"));
+        assert!(matches_pattern("os.syscall", "os.*"));
+        assert!(matches_pattern("os.syscall", "*call"));
+        assert!(!matches_pattern("os.syscall", "cpu"));
+        assert!(!matches_pattern("os.syscall", "os.sys"));
+    }
+
+    #[test]
+    fn select_names_the_unknown_pattern() {
+        assert_eq!(
+            select(&["os".into(), "nope".into()]).err(),
+            Some("nope".to_string())
+        );
+        assert!(!select(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn case_key_lists_params_in_order() {
+        let mut params = BTreeMap::new();
+        params.insert("threads".to_string(), Value::from(2));
+        params.insert("call".to_string(), Value::from("mix"));
+        let c = CaseSpec {
+            bench: "os.syscall".into(),
+            params,
+            metrics: vec![],
+        };
+        assert_eq!(c.key(), "os.syscall[call=mix,threads=2]");
+    }
+}

@@ -1,0 +1,415 @@
+//! Repeats one case: warm-up, then repetitions from the minimum until the
+//! median's confidence interval is narrow enough, the maximum is reached, or
+//! the budget is spent. Returns raw samples and anomalies; prints nothing
+//! (progress goes through a callback).
+
+use super::{Bench, BenchError, CaseSpec, Context};
+use crate::results::{Anomaly, CaseStatus};
+use crate::stats::{summarize, Sample};
+use crate::units::Unit;
+use serde_json::Value;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A wall-clock step larger than this, relative to the monotonic clock,
+/// during one case is reported (seed 000: WSL 2's clock jumped 10 800 s).
+pub const WALL_CLOCK_JUMP_SECS: f64 = 1.0;
+
+/// Repetitions shorter than this are flagged: timer resolution and read
+/// overhead (tens of ns, up to µs in some VMs) stop being negligible.
+pub const SHORT_REP: Duration = Duration::from_micros(500);
+
+/// Why the runner stopped repeating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The median's 95 % CI met the target width.
+    CiTarget,
+    /// `reps_max` reached.
+    MaxReps,
+    /// The time budget was spent.
+    Budget,
+    /// The case ended without a full set (error, skip, Ctrl-C).
+    Aborted,
+}
+
+impl StopReason {
+    /// snake_case name for the result file.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::CiTarget => "ci_target",
+            StopReason::MaxReps => "max_reps",
+            StopReason::Budget => "budget",
+            StopReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// The outcome of running one case.
+#[derive(Debug)]
+pub struct CaseRun {
+    /// Ok, skipped, invalid, failed or interrupted.
+    pub status: CaseStatus,
+    /// Why, when not ok.
+    pub reason: Option<String>,
+    /// Warm-up repetitions run and discarded.
+    pub warmup_done: u32,
+    /// Raw samples, one vector per metric of the case, in metric order.
+    pub samples: Vec<Vec<f64>>,
+    /// Why repetition stopped.
+    pub stop: StopReason,
+    /// Problems seen while measuring.
+    pub anomalies: Vec<Anomaly>,
+    /// Wall-clock start, seconds since the Unix epoch.
+    pub started_wall_secs: f64,
+    /// Monotonic duration of the whole case (prepare included).
+    pub elapsed: Duration,
+    /// Extra data the trial recorded.
+    pub details: Option<Value>,
+}
+
+/// Progress of a case, for display.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Measured repetitions done.
+    pub reps_done: u32,
+    /// Time spent on the case so far.
+    pub elapsed: Duration,
+}
+
+fn must_be_positive(unit: Unit) -> bool {
+    !matches!(unit, Unit::Bytes | Unit::Ratio)
+}
+
+/// Runs `case` of `bench` under the policy in `ctx`.
+pub fn run_case(
+    bench: &dyn Bench,
+    case: &CaseSpec,
+    ctx: &Context,
+    on_progress: &mut dyn FnMut(Progress),
+) -> CaseRun {
+    let clock = ctx.clock;
+    let (wall0, mono0) = (clock.wall_secs(), clock.now());
+    let mut run = CaseRun {
+        status: CaseStatus::Ok,
+        reason: None,
+        warmup_done: 0,
+        samples: vec![Vec::new(); case.metrics.len()],
+        stop: StopReason::Aborted,
+        anomalies: Vec::new(),
+        started_wall_secs: wall0,
+        elapsed: Duration::ZERO,
+        details: None,
+    };
+    match bench.prepare(case, ctx) {
+        Ok(mut trial) => {
+            repeat(&mut *trial, case, ctx, mono0, &mut run, on_progress);
+            run.details = trial.details();
+        }
+        Err(e) => set_error(&mut run, e),
+    }
+    let (wall1, mono1) = (clock.wall_secs(), clock.now());
+    run.elapsed = mono1.saturating_sub(mono0);
+    let drift = (wall1 - wall0) - run.elapsed.as_secs_f64();
+    if drift.abs() > WALL_CLOCK_JUMP_SECS {
+        run.anomalies.push(Anomaly {
+            kind: "wall_clock_jump".into(),
+            message: format!(
+                "the wall clock moved {drift:+.1} s more than the monotonic clock during this case \
+                 (seed 000's WSL 2 STREAM outputs show -10799.6 s from such a jump); envbench times \
+                 with the monotonic clock, so these samples are unaffected, but tools that use the \
+                 wall clock would be wrong here"
+            ),
+        });
+    }
+    run
+}
+
+fn set_error(run: &mut CaseRun, e: BenchError) {
+    let (status, reason) = match e {
+        BenchError::Unsupported(r) => (CaseStatus::Skipped, Some(r)),
+        BenchError::Invalid(r) => (CaseStatus::Invalid, Some(r)),
+        BenchError::Failed(r) => (CaseStatus::Failed, Some(r)),
+        BenchError::Interrupted => (
+            CaseStatus::Interrupted,
+            Some("interrupted by a signal".into()),
+        ),
+    };
+    run.status = status;
+    run.reason = reason;
+    run.stop = StopReason::Aborted;
+}
+
+fn repeat(
+    trial: &mut dyn super::Trial,
+    case: &CaseSpec,
+    ctx: &Context,
+    start: Duration,
+    run: &mut CaseRun,
+    on_progress: &mut dyn FnMut(Progress),
+) {
+    let policy = ctx.reps;
+    let clock = ctx.clock;
+    let mut short_reps = 0u32;
+    for _ in 0..policy.warmup {
+        if ctx.interrupted.load(Ordering::SeqCst) {
+            return set_error(run, BenchError::Interrupted);
+        }
+        if let Err(e) = trial.once(clock) {
+            return set_error(run, e);
+        }
+        run.warmup_done += 1;
+    }
+    let mut done = 0u32;
+    while done < policy.reps_max {
+        let elapsed = clock.now().saturating_sub(start);
+        if done >= policy.reps_min {
+            if elapsed >= policy.budget() {
+                run.stop = StopReason::Budget;
+                break;
+            }
+            if ci_met(&run.samples[0], policy.ci_target, ctx.seed) {
+                run.stop = StopReason::CiTarget;
+                break;
+            }
+        }
+        if ctx.interrupted.load(Ordering::SeqCst) {
+            return set_error(run, BenchError::Interrupted);
+        }
+        let t0 = clock.now();
+        let values = match trial.once(clock) {
+            Ok(v) => v,
+            Err(e) => return set_error(run, e),
+        };
+        if clock.now().saturating_sub(t0) < SHORT_REP {
+            short_reps += 1;
+        }
+        if let Err(msg) = check_values(case, &values) {
+            run.anomalies.push(Anomaly {
+                kind: "impossible_value".into(),
+                message: msg.clone(),
+            });
+            return set_error(run, BenchError::Invalid(msg));
+        }
+        for (slot, v) in run.samples.iter_mut().zip(values) {
+            slot.push(v);
+        }
+        done += 1;
+        on_progress(Progress {
+            reps_done: done,
+            elapsed: clock.now().saturating_sub(start),
+        });
+        run.stop = StopReason::MaxReps;
+    }
+    if short_reps > 0 {
+        run.anomalies.push(Anomaly {
+            kind: "short_interval".into(),
+            message: format!(
+                "{short_reps} repetition(s) lasted under {} us: timer resolution and overhead may distort them",
+                SHORT_REP.as_micros()
+            ),
+        });
+    }
+}
+
+fn ci_met(primary: &[f64], target: f64, seed: u64) -> bool {
+    Sample::new(primary.to_vec())
+        .map(|s| summarize(&s, seed).median_ci_relative_halfwidth() <= target)
+        .unwrap_or(false)
+}
+
+fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String> {
+    if values.len() != case.metrics.len() {
+        return Err(format!(
+            "{} returned {} values for {} metrics (a bug in envbench)",
+            case.key(),
+            values.len(),
+            case.metrics.len()
+        ));
+    }
+    for (m, v) in case.metrics.iter().zip(values) {
+        if !v.is_finite() || (must_be_positive(m.unit) && *v <= 0.0) {
+            return Err(format!(
+                "{} = {v} {} is impossible (non-positive or not finite)",
+                m.name,
+                m.unit.symbol()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::clock::Clock;
+    use crate::bench::{Family, MetricSpec, Plan, Trial};
+    use crate::config::{RepPolicy, Suite};
+    use crate::units::Direction;
+    use std::sync::atomic::AtomicBool;
+
+    /// A bench whose repetitions return a scripted sequence of values.
+    struct Scripted(Vec<f64>, Option<&'static str>);
+    struct ScriptedTrial(Vec<f64>, usize);
+
+    impl Trial for ScriptedTrial {
+        fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+            clock.now();
+            let v = self.0[self.1 % self.0.len()];
+            self.1 += 1;
+            Ok(vec![v])
+        }
+    }
+
+    impl Bench for Scripted {
+        fn family(&self) -> Family {
+            Family::Os
+        }
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        fn summary(&self) -> &'static str {
+            "test double"
+        }
+        fn reproduces(&self) -> &'static str {
+            "none"
+        }
+        fn cases(&self, _: &Plan) -> Vec<CaseSpec> {
+            vec![case()]
+        }
+        fn prepare(&self, _: &CaseSpec, _: &Context) -> Result<Box<dyn Trial>, BenchError> {
+            match self.1 {
+                Some(reason) => Err(BenchError::Unsupported(reason.into())),
+                None => Ok(Box::new(ScriptedTrial(self.0.clone(), 0))),
+            }
+        }
+    }
+
+    fn case() -> CaseSpec {
+        CaseSpec {
+            bench: "os.scripted".into(),
+            params: Default::default(),
+            metrics: vec![MetricSpec {
+                name: "latency",
+                unit: Unit::Nanoseconds,
+                direction: Direction::LowerIsBetter,
+            }],
+        }
+    }
+
+    fn policy(min: u32, max: u32, budget_secs: f64) -> RepPolicy {
+        RepPolicy {
+            warmup: 1,
+            reps_min: min,
+            reps_max: max,
+            budget_secs,
+            ci_target: 0.01,
+            ..RepPolicy::for_suite(Suite::Quick)
+        }
+    }
+
+    fn go(bench: &Scripted, p: &RepPolicy, clock: &Clock) -> CaseRun {
+        let stop = AtomicBool::new(false);
+        let ctx = Context {
+            clock,
+            reps: p,
+            seed: 1,
+            interrupted: &stop,
+        };
+        run_case(bench, &case(), &ctx, &mut |_| {})
+    }
+
+    #[test]
+    fn constant_values_stop_at_the_minimum() {
+        let r = go(
+            &Scripted(vec![5.0], None),
+            &policy(3, 10, 100.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert_eq!(r.samples[0].len(), 3);
+        assert_eq!(r.warmup_done, 1);
+        assert_eq!(r.stop, StopReason::CiTarget);
+    }
+
+    #[test]
+    fn noisy_values_run_to_the_maximum() {
+        let r = go(
+            &Scripted(vec![1.0, 9.0, 3.0, 7.0], None),
+            &policy(3, 8, 100.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert_eq!(r.samples[0].len(), 8);
+        assert_eq!(r.stop, StopReason::MaxReps);
+    }
+
+    #[test]
+    fn budget_stops_after_the_minimum() {
+        // Each repetition reads the fake clock 3 times at 1 s a read.
+        let r = go(
+            &Scripted(vec![1.0, 9.0], None),
+            &policy(2, 50, 10.0),
+            &Clock::fake(Duration::from_secs(1)),
+        );
+        assert_eq!(r.stop, StopReason::Budget);
+        assert!(r.samples[0].len() >= 2 && r.samples[0].len() < 50);
+    }
+
+    #[test]
+    fn unsupported_case_is_skipped_with_its_reason() {
+        let r = go(
+            &Scripted(vec![1.0], Some("no /proc")),
+            &policy(2, 5, 1.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert_eq!(r.status, CaseStatus::Skipped);
+        assert_eq!(r.reason.as_deref(), Some("no /proc"));
+        assert!(r.samples[0].is_empty());
+    }
+
+    #[test]
+    fn non_positive_time_makes_the_case_invalid() {
+        let r = go(
+            &Scripted(vec![-10799.6], None),
+            &policy(2, 5, 1.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert_eq!(r.status, CaseStatus::Invalid);
+        assert!(r.anomalies.iter().any(|a| a.kind == "impossible_value"));
+    }
+
+    #[test]
+    fn wall_clock_jump_is_reported() {
+        let clock = Clock::fake_with_wall_jump(Duration::from_millis(1), 4, -10800.0);
+        let r = go(&Scripted(vec![5.0], None), &policy(3, 3, 100.0), &clock);
+        let jump = r
+            .anomalies
+            .iter()
+            .find(|a| a.kind == "wall_clock_jump")
+            .expect("jump anomaly");
+        assert!(jump.message.contains("-10800.0 s"), "{}", jump.message);
+    }
+
+    #[test]
+    fn steady_wall_clock_reports_no_jump() {
+        let r = go(
+            &Scripted(vec![5.0], None),
+            &policy(3, 3, 100.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert!(r.anomalies.iter().all(|a| a.kind != "wall_clock_jump"));
+    }
+
+    #[test]
+    fn interrupt_flag_stops_the_case() {
+        let clock = Clock::fake(Duration::from_millis(1));
+        let p = policy(3, 10, 100.0);
+        let stop = AtomicBool::new(true);
+        let ctx = Context {
+            clock: &clock,
+            reps: &p,
+            seed: 1,
+            interrupted: &stop,
+        };
+        let r = run_case(&Scripted(vec![5.0], None), &case(), &ctx, &mut |_| {});
+        assert_eq!(r.status, CaseStatus::Interrupted);
+    }
+}

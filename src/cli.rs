@@ -1,0 +1,273 @@
+//! Command-line interface: clap types and their conversion into plain
+//! configuration. Nothing outside this module sees a clap type.
+
+use crate::config::{RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Measure how this environment performs, then compare it with another on
+/// the same hardware.
+///
+/// envbench fingerprints the environment (kernel, virtualisation layers,
+/// cgroup limits, CPU, memory, clock, filesystems) and runs a standard
+/// battery of benchmarks with repetitions and confidence intervals. Run it
+/// in each environment (native Linux, WSL 2, a VM, a container ...) and
+/// compare the result files.
+#[derive(Debug, Parser)]
+#[command(
+    name = "envbench",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Fingerprint the environment, run the battery and write a result file.
+    ///
+    /// Every case is repeated (after warm-up) from the minimum number of
+    /// repetitions until the 95 % confidence interval of the median is
+    /// narrow enough, the maximum is reached, or the case's time budget is
+    /// spent. The result file is rewritten after every case; Ctrl-C stops
+    /// the current case and leaves a file marked "interrupted".
+    Run(RunArgs),
+    /// Print the environment fingerprint.
+    Info(InfoArgs),
+    /// List every benchmark: what it measures, its cases per suite, its
+    /// metrics and units, and the study it reproduces.
+    List(ListArgs),
+    /// Print the results of a result file: environment, cases, anomalies.
+    Show(ShowArgs),
+}
+
+/// Battery sizes on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SuiteArg {
+    /// About a minute on 2 cores: small sizes, 5-20 repetitions, 2 s per case.
+    Quick,
+    /// About ten minutes: 5-30 repetitions, 10 s per case.
+    Standard,
+    /// The seeds' protocol: their sizes, 10-50 repetitions, 60 s per case.
+    Full,
+}
+
+impl From<SuiteArg> for Suite {
+    fn from(s: SuiteArg) -> Suite {
+        match s {
+            SuiteArg::Quick => Suite::Quick,
+            SuiteArg::Standard => Suite::Standard,
+            SuiteArg::Full => Suite::Full,
+        }
+    }
+}
+
+/// `envbench run` options.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Battery size.
+    #[arg(long, value_enum, default_value = "quick")]
+    pub suite: SuiteArg,
+    /// Run only these benchmarks: ids (os.syscall), families (os) or globs
+    /// (cpu.*), comma-separated. `envbench list` shows them all.
+    #[arg(long, value_delimiter = ',', value_name = "PATTERN,...")]
+    pub only: Vec<String>,
+    /// Directory for file benchmarks; repeat to compare filesystems in one
+    /// run. envbench works in a fresh subdirectory and removes it.
+    /// [default: the current directory]
+    #[arg(long = "dir", value_name = "PATH")]
+    pub dirs: Vec<PathBuf>,
+    /// Name of this environment, e.g. native, wsl2, vm. [default: the
+    /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Result file. [default: envbench-LABEL-HOST-UTCTIME.json in the current directory]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the result file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Repetitions: MIN..MAX, or N for exactly N. MIN is at least 2.
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps)]
+    pub reps: Option<(u32, u32)>,
+    /// Warm-up repetitions per case, discarded.
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Time budget per case in seconds: no repetition beyond the minimum
+    /// starts after it.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_positive_secs, allow_negative_numbers = true)]
+    pub budget: Option<f64>,
+    /// Stop repeating once the 95 % CI of the median is within ± this many
+    /// percent of it.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub ci_target: Option<f64>,
+    /// Thread counts for multithreaded benchmarks, comma-separated.
+    /// [default: 1, 2, 4 ... up to the usable CPUs]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(usize))]
+    pub threads: Option<Vec<usize>>,
+    /// Seed of the bootstrap and of benchmark inputs (stored in the result).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Testing only: a fake clock that advances 10 ms per read, so counts
+    /// and budgets are exact and instant. Timings are synthetic.
+    #[arg(long, hide = true)]
+    pub fake_clock: bool,
+}
+
+/// `envbench info` options.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Directory whose filesystem to describe; repeatable. [default: the current directory]
+    #[arg(long = "dir", value_name = "PATH")]
+    pub dirs: Vec<PathBuf>,
+    /// Print JSON (the `fingerprint` object of a result file).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `envbench list` options.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `envbench show` options.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A result file written by `envbench run`.
+    pub file: PathBuf,
+}
+
+fn parse_reps(s: &str) -> Result<(u32, u32), String> {
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{t}' is not a whole number"))
+    };
+    let (min, max) = match s.split_once("..") {
+        Some((a, b)) => (parse(a)?, parse(b)?),
+        None => {
+            let n = parse(s)?;
+            (n, n)
+        }
+    };
+    if min < 2 {
+        return Err(
+            "at least 2 repetitions are needed for a median and its confidence interval".into(),
+        );
+    }
+    if max < min {
+        return Err(format!("MAX ({max}) is smaller than MIN ({min})"));
+    }
+    Ok((min, max))
+}
+
+fn parse_positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("the budget must be a positive number of seconds".into()),
+        Err(_) => Err(format!("'{s}' is not a number of seconds")),
+    }
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!("'{s}' is not a percentage between 0 and 100")),
+    }
+}
+
+impl RunArgs {
+    /// The configuration, with suite defaults under the user's overrides.
+    /// `label` and `output` are resolved by the caller, which knows the
+    /// fingerprint; here they are taken as given (empty when absent).
+    pub fn to_config(&self) -> RunConfig {
+        let suite = Suite::from(self.suite);
+        let mut reps = RepPolicy::for_suite(suite);
+        if let Some((min, max)) = self.reps {
+            reps.reps_min = min;
+            reps.reps_max = max;
+        }
+        if let Some(w) = self.warmup {
+            reps.warmup = w;
+        }
+        if let Some(b) = self.budget {
+            reps.budget_secs = b;
+        }
+        if let Some(c) = self.ci_target {
+            reps.ci_target = c;
+        }
+        RunConfig {
+            suite,
+            reps,
+            only: self
+                .only
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            dirs: self.dirs.clone(),
+            label: self.label.clone().unwrap_or_default(),
+            output: self.output.clone().unwrap_or_default(),
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+            threads: self.threads.clone(),
+            fake_clock: self.fake_clock,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_rep_ranges() {
+        assert_eq!(parse_reps("5..30"), Ok((5, 30)));
+        assert_eq!(parse_reps("10"), Ok((10, 10)));
+        assert!(parse_reps("0").is_err());
+        assert!(parse_reps("1..5").is_err());
+        assert!(parse_reps("9..3").is_err());
+        assert!(parse_reps("a..b").is_err());
+    }
+
+    #[test]
+    fn budget_must_be_positive() {
+        assert!(parse_positive_secs("0").is_err());
+        assert!(parse_positive_secs("-3").is_err());
+        assert!(parse_positive_secs("inf").is_err());
+        assert_eq!(parse_positive_secs("2.5"), Ok(2.5));
+    }
+
+    #[test]
+    fn user_overrides_suite_defaults() {
+        let cli = Cli::parse_from([
+            "envbench", "run", "--suite", "standard", "--reps", "4..6", "--budget", "3",
+        ]);
+        let Cmd::Run(args) = cli.cmd else {
+            panic!("not run")
+        };
+        let c = args.to_config();
+        assert_eq!(c.suite, Suite::Standard);
+        assert_eq!(
+            (c.reps.reps_min, c.reps.reps_max, c.reps.budget_secs),
+            (4, 6, 3.0)
+        );
+        assert_eq!(c.reps.warmup, RepPolicy::for_suite(Suite::Standard).warmup);
+    }
+}

@@ -1,0 +1,107 @@
+//! envbench: how does this execution environment perform against that one,
+//! on the same hardware?
+//!
+//! Data flow: [`cli`] → [`config`] → [`probe`] (fingerprint) →
+//! [`bench::runner`] (raw samples) → [`stats`] (summaries) → [`results`]
+//! (wire schema) → [`store`] (files). [`report`] only reads `results` types;
+//! benches never print.
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod cli;
+pub mod config;
+pub mod probe;
+pub mod progress;
+pub mod report;
+pub mod results;
+pub mod session;
+pub mod stats;
+pub mod store;
+pub mod units;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A mistake in the command line or its arguments (exit code 2), found
+/// before anything is measured.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Runs one parsed command line.
+///
+/// # Errors
+/// [`UsageError`] for bad input, anything else for failures; `main` prints it.
+pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    match cli.cmd {
+        cli::Cmd::Run(args) => session::run(&args),
+        cli::Cmd::Info(args) => {
+            let dirs = default_dirs(args.dirs)?;
+            let fp = probe::probe_live(&dirs);
+            let text = if args.json {
+                serde_json::to_string_pretty(&fp)? + "\n"
+            } else {
+                report::fingerprint::render(&fp)
+            };
+            print_stdout(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        cli::Cmd::Show(args) => {
+            let file = store::load(&args.file)?;
+            print_stdout(&report::summary::render_file(&file))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        cli::Cmd::List(args) => {
+            let plan = bench::Plan {
+                suite: config::Suite::Quick,
+                cpus: probe::usable_cpus().unwrap_or(1),
+                threads: None,
+                dirs: vec![PathBuf::from(".")],
+            };
+            let text = if args.json {
+                serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"
+            } else {
+                report::catalog::render(&plan)
+            };
+            print_stdout(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The given directories, checked to exist, or the current directory.
+///
+/// # Errors
+/// [`UsageError`] naming a path that is not a directory.
+pub fn default_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+    if dirs.is_empty() {
+        return Ok(vec![std::env::current_dir()?]);
+    }
+    for d in &dirs {
+        if !d.is_dir() {
+            return Err(
+                UsageError(format!("--dir {}: not an existing directory", d.display())).into(),
+            );
+        }
+    }
+    Ok(dirs)
+}
+
+/// Writes to stdout; a closed pipe surfaces as an error [`is_broken_pipe`] recognises.
+///
+/// # Errors
+/// The write error.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Whether an error is stdout's reader going away (`envbench list | head`).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

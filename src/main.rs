@@ -1,0 +1,21 @@
+//! The envbench binary: parse arguments, run, map the outcome to an exit code
+//! (0 ok, 1 failure, 2 usage error, 130 interrupted; a closed stdout pipe is
+//! not an error).
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = envbench::cli::Cli::parse();
+    match envbench::run(cli) {
+        Ok(code) => code,
+        Err(err) if envbench::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("envbench: {err:#}");
+            if err.downcast_ref::<envbench::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! CPU model, topology, ISA flags, caches, frequency and governor.
+
+use super::{Notes, Roots};
+use serde::{Deserialize, Serialize};
+
+/// ISA flags worth reporting: they decide which kernels a BLAS or compiler
+/// uses, so two environments that expose different flags on the same CPU
+/// (a VM that masks AVX-512, say) can differ for that reason alone.
+pub const FLAGS_OF_INTEREST: &[&str] = &[
+    "sse2",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+    "aes",
+    "sha_ni",
+    "hypervisor",
+    "constant_tsc",
+    "nonstop_tsc",
+    "asimd",
+    "sve",
+    "sve2",
+];
+
+/// The processor as this environment sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuInfo {
+    /// `model name`, e.g. `AMD Ryzen 7 5700X 8-Core Processor`.
+    pub model: Option<String>,
+    /// `vendor_id`, e.g. `GenuineIntel`, `AuthenticAMD`.
+    pub vendor: Option<String>,
+    /// Distinct `physical id`s.
+    pub sockets: Option<usize>,
+    /// Distinct (`physical id`, `core id`) pairs: physical cores.
+    pub cores: Option<usize>,
+    /// `processor` entries: logical CPUs the kernel has online.
+    pub logical_cpus: usize,
+    /// CPUs this process may run on (affinity mask), which a container or
+    /// `taskset` can make smaller than `logical_cpus`.
+    pub usable_cpus: Option<usize>,
+    /// Those of [`FLAGS_OF_INTEREST`] that the CPU reports.
+    pub flags: Vec<String>,
+    /// Caches of CPU 0, from `/sys/devices/system/cpu/cpu0/cache`.
+    pub caches: Vec<Cache>,
+    /// `cpu MHz` of the first CPU at probe time (may be a fixed nominal value in a VM).
+    pub mhz: Option<f64>,
+    /// `cpuinfo_max_freq` in MHz, where cpufreq is exposed.
+    pub max_mhz: Option<f64>,
+    /// `scaling_governor`, e.g. `performance`, `powersave`, `schedutil`.
+    pub governor: Option<String>,
+}
+
+impl CpuInfo {
+    /// Size in bytes of the largest cache level (the last-level cache).
+    pub fn last_level_cache_bytes(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes)
+    }
+}
+
+/// One cache of CPU 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cache {
+    /// 1, 2, 3 ...
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// CPUs sharing it, e.g. `0-1`.
+    pub shared_cpu_list: Option<String>,
+}
+
+/// What `/proc/cpuinfo` alone says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuinfoFacts {
+    /// First `model name`.
+    pub model: Option<String>,
+    /// First `vendor_id`.
+    pub vendor: Option<String>,
+    /// Count of `processor` entries.
+    pub logical: usize,
+    /// Distinct physical ids, if the file lists them.
+    pub sockets: Option<usize>,
+    /// Distinct (physical id, core id) pairs, if listed.
+    pub cores: Option<usize>,
+    /// Every flag of the first CPU (`flags` on x86, `Features` on Arm).
+    pub flags: Vec<String>,
+    /// First `cpu MHz`.
+    pub mhz: Option<f64>,
+}
+
+/// Parses `/proc/cpuinfo` (x86 and Arm layouts).
+pub fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
+    let mut f = CpuinfoFacts::default();
+    let mut sockets = std::collections::BTreeSet::new();
+    let mut cores = std::collections::BTreeSet::new();
+    let mut physical: Option<String> = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "processor" => f.logical += 1,
+            "model name" if f.model.is_none() => f.model = Some(value.to_string()),
+            "vendor_id" if f.vendor.is_none() => f.vendor = Some(value.to_string()),
+            "cpu MHz" if f.mhz.is_none() => f.mhz = value.parse().ok(),
+            "flags" | "Features" if f.flags.is_empty() => {
+                f.flags = value.split_whitespace().map(str::to_string).collect()
+            }
+            "physical id" => {
+                sockets.insert(value.to_string());
+                physical = Some(value.to_string());
+            }
+            "core id" => {
+                cores.insert((physical.clone().unwrap_or_default(), value.to_string()));
+            }
+            _ => {}
+        }
+    }
+    f.sockets = (!sockets.is_empty()).then_some(sockets.len());
+    f.cores = (!cores.is_empty()).then_some(cores.len());
+    f
+}
+
+/// Parses a sysfs cache size such as `32K`, `36608K`, `1M`.
+pub fn parse_cache_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (num, mult) = match t.chars().last()? {
+        'K' => (&t[..t.len() - 1], 1024),
+        'M' => (&t[..t.len() - 1], 1024 * 1024),
+        'G' => (&t[..t.len() - 1], 1024 * 1024 * 1024),
+        _ => (t, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+/// Reads the CPU facts below `roots`. `usable_cpus` comes from the live
+/// affinity mask and is passed in (None for recorded fixtures).
+pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -> CpuInfo {
+    let facts = roots
+        .read_noted("/proc/cpuinfo", notes)
+        .map(|t| parse_cpuinfo(&t))
+        .unwrap_or_default();
+    if facts.model.is_none() {
+        notes.push("CPU model not in /proc/cpuinfo (usual on Arm)".into());
+    }
+    let cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq";
+    let governor = roots
+        .read(&format!("{cpufreq}/scaling_governor"))
+        .map(|s| s.trim().to_string());
+    if governor.is_none() {
+        notes.push(
+            "no cpufreq governor exposed (usual in VMs and containers): frequency scaling unknown"
+                .into(),
+        );
+    }
+    CpuInfo {
+        model: facts.model,
+        vendor: facts.vendor,
+        sockets: facts.sockets,
+        cores: facts.cores,
+        logical_cpus: facts.logical,
+        usable_cpus,
+        flags: FLAGS_OF_INTEREST
+            .iter()
+            .filter(|f| facts.flags.iter().any(|g| g == *f))
+            .map(|f| f.to_string())
+            .collect(),
+        caches: read_caches(roots),
+        mhz: facts.mhz,
+        max_mhz: roots
+            .read(&format!("{cpufreq}/cpuinfo_max_freq"))
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .map(|khz| khz / 1000.0),
+        governor,
+    }
+}
+
+fn read_caches(roots: &Roots) -> Vec<Cache> {
+    let base = "/sys/devices/system/cpu/cpu0/cache";
+    let mut caches = Vec::new();
+    for index in 0..16 {
+        let dir = format!("{base}/index{index}");
+        let Some(level) = roots.read(&format!("{dir}/level")) else {
+            break;
+        };
+        let size = roots
+            .read(&format!("{dir}/size"))
+            .and_then(|s| parse_cache_size(&s));
+        let (Ok(level), Some(size_bytes)) = (level.trim().parse(), size) else {
+            continue;
+        };
+        caches.push(Cache {
+            level,
+            kind: roots
+                .read(&format!("{dir}/type"))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
+            size_bytes,
+            shared_cpu_list: roots
+                .read(&format!("{dir}/shared_cpu_list"))
+                .map(|s| s.trim().to_string()),
+        });
+    }
+    caches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_sockets_cores_and_threads() {
+        let t = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 7 5700X 8-Core Processor\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu avx2 fma\n\n\
+                 processor\t: 1\nphysical id\t: 0\ncore id\t\t: 0\n\nprocessor\t: 2\nphysical id\t: 0\ncore id\t\t: 1\n";
+        let f = parse_cpuinfo(t);
+        assert_eq!(f.logical, 3);
+        assert_eq!(f.sockets, Some(1));
+        assert_eq!(f.cores, Some(2));
+        assert_eq!(
+            f.model.as_deref(),
+            Some("AMD Ryzen 7 5700X 8-Core Processor")
+        );
+        assert_eq!(f.flags, vec!["fpu", "avx2", "fma"]);
+    }
+
+    #[test]
+    fn arm_cpuinfo_has_features_but_no_topology() {
+        let t = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\n\nprocessor\t: 1\n";
+        let f = parse_cpuinfo(t);
+        assert_eq!(f.logical, 2);
+        assert_eq!(f.cores, None);
+        assert!(f.flags.contains(&"sve".to_string()));
+    }
+
+    #[test]
+    fn parses_cache_sizes() {
+        assert_eq!(parse_cache_size("32K\n"), Some(32 * 1024));
+        assert_eq!(parse_cache_size("36608K"), Some(36608 * 1024));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("x"), None);
+    }
+}

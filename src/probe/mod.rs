@@ -1,0 +1,202 @@
+//! The environment fingerprint: what this machine, kernel, virtualisation
+//! layer, cgroup, CPU, memory, clock and filesystems are.
+//!
+//! Every reader takes a [`Roots`], so the same code runs on the live system
+//! and on recorded `/proc` and `/sys` trees under `tests/fixtures/probe/`.
+//! A fingerprint is always produced: a missing fact is `None` plus a note,
+//! never a crash and never a guess.
+
+pub mod cgroup;
+pub mod cpu;
+pub mod memory;
+pub mod os;
+pub mod storage;
+pub mod timer;
+pub mod virt;
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Notes about facts that could not be read.
+pub type Notes = Vec<String>;
+
+/// Where to read system files from: `/` for the live system, or a fixture
+/// directory that mirrors `/proc`, `/sys` and `/etc`.
+#[derive(Debug, Clone)]
+pub struct Roots {
+    /// Prefix put before every absolute path.
+    pub root: PathBuf,
+    /// Whether live-only sources (CPUID, statfs, environment variables,
+    /// timer measurement) may be used.
+    pub live: bool,
+}
+
+impl Roots {
+    /// The running system.
+    pub fn live() -> Roots {
+        Roots {
+            root: PathBuf::from("/"),
+            live: true,
+        }
+    }
+
+    /// A recorded tree; live-only sources are not consulted.
+    pub fn fixture(dir: impl Into<PathBuf>) -> Roots {
+        Roots {
+            root: dir.into(),
+            live: false,
+        }
+    }
+
+    /// `abs` (an absolute path) below the root.
+    pub fn path(&self, abs: &str) -> PathBuf {
+        self.root.join(abs.trim_start_matches('/'))
+    }
+
+    /// The file's text, or None if it is absent or unreadable.
+    pub fn read(&self, abs: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(abs)).ok()
+    }
+
+    /// Like [`Roots::read`], noting why a file could not be read.
+    pub fn read_noted(&self, abs: &str, notes: &mut Notes) -> Option<String> {
+        match std::fs::read_to_string(self.path(abs)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                notes.push(format!("cannot read {abs}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Whether the path exists below the root.
+    pub fn exists(&self, abs: &str) -> bool {
+        self.path(abs).exists()
+    }
+}
+
+/// How envbench itself was built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// Crate version, e.g. `0.1.0`.
+    pub version: String,
+    /// Git commit of the source, if built from a checkout.
+    pub git_commit: Option<String>,
+    /// `release` or `debug`.
+    pub profile: String,
+    /// Optimisation level passed to rustc.
+    pub opt_level: String,
+    /// Target triple, e.g. `x86_64-unknown-linux-gnu`.
+    pub target: String,
+    /// CPU features the binary was compiled to use (beyond the target's baseline
+    /// these decide SIMD code paths).
+    pub target_features: Vec<String>,
+}
+
+impl BuildInfo {
+    /// The running binary's build facts.
+    pub fn current() -> BuildInfo {
+        let mut features = Vec::new();
+        macro_rules! feature {
+            ($($f:literal),*) => { $( if cfg!(target_feature = $f) { features.push($f.to_string()); } )* };
+        }
+        feature!("sse2", "sse4.2", "avx", "avx2", "fma", "avx512f", "neon", "sve");
+        BuildInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: option_env!("ENVBENCH_GIT_COMMIT")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .to_string(),
+            opt_level: env!("ENVBENCH_OPT_LEVEL").to_string(),
+            target: env!("ENVBENCH_TARGET").to_string(),
+            target_features: features,
+        }
+    }
+}
+
+/// Everything envbench knows about the environment a run happened in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// Kernel, distribution, architecture, host name.
+    pub os: os::OsInfo,
+    /// Virtualisation layers, outermost first.
+    pub virtualization: virt::Virtualization,
+    /// Limits of this process's cgroup.
+    pub cgroup: cgroup::CgroupInfo,
+    /// Processor.
+    pub cpu: cpu::CpuInfo,
+    /// Memory and swap.
+    pub memory: memory::MemoryInfo,
+    /// Clock source, resolution, read overhead.
+    pub clock: timer::ClockInfo,
+    /// One entry per target directory.
+    pub dirs: Vec<storage::DirInfo>,
+    /// Load averages when the probe ran.
+    pub load_average: Option<os::LoadAverage>,
+    /// envbench's own build.
+    pub build: BuildInfo,
+    /// Facts that could not be read, and why.
+    pub notes: Vec<String>,
+}
+
+/// Number of CPUs in this process's affinity mask.
+pub fn usable_cpus() -> Option<usize> {
+    // SAFETY: `set` is a valid, zeroed cpu_set_t owned by this frame.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        Some(libc::CPU_COUNT(&set) as usize).filter(|&n| n > 0)
+    }
+}
+
+/// Builds the fingerprint from `roots` for the target `dirs`.
+pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
+    let mut notes = Notes::new();
+    let mounts = roots
+        .read("/proc/self/mountinfo")
+        .map(|t| storage::parse_mountinfo(&t).0)
+        .unwrap_or_default();
+    let mut clock = timer::probe_clock_source(roots, &mut notes);
+    if roots.live {
+        timer::measure_timer(&mut clock);
+    }
+    let memory = roots
+        .read_noted("/proc/meminfo", &mut notes)
+        .map(|t| memory::parse_meminfo(&t))
+        .unwrap_or_default();
+    Fingerprint {
+        os: os::probe_os(roots, &mut notes),
+        virtualization: virt::detect(&virt::read_virt_inputs(roots)),
+        cgroup: cgroup::probe_cgroup(roots, &mounts, &mut notes),
+        cpu: cpu::probe_cpu(
+            roots,
+            if roots.live { usable_cpus() } else { None },
+            &mut notes,
+        ),
+        memory,
+        clock,
+        dirs: storage::probe_dirs(roots, dirs, &mut notes),
+        load_average: roots
+            .read("/proc/loadavg")
+            .and_then(|t| os::parse_loadavg(&t)),
+        build: BuildInfo::current(),
+        notes,
+    }
+}
+
+/// The live fingerprint for `dirs`.
+pub fn probe_live(dirs: &[PathBuf]) -> Fingerprint {
+    probe(&Roots::live(), dirs)
+}
+
+/// Convenience for fixtures: probe the tree at `dir` with `/` as target.
+pub fn probe_fixture(dir: &Path) -> Fingerprint {
+    probe(&Roots::fixture(dir), &[])
+}

@@ -1,0 +1,97 @@
+//! Kernel, distribution, architecture, host name and load average.
+
+use super::{Notes, Roots};
+use serde::{Deserialize, Serialize};
+
+/// The operating system as the kernel and `/etc/os-release` describe it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsInfo {
+    /// `/proc/sys/kernel/osrelease`, e.g. `6.8.0-45-generic`,
+    /// `5.15.153.1-microsoft-standard-WSL2`, `4.4.0-19041-Microsoft` (WSL 1).
+    pub kernel_release: Option<String>,
+    /// `/proc/version`, the kernel's build banner.
+    pub kernel_version: Option<String>,
+    /// `PRETTY_NAME` of `/etc/os-release`, e.g. `Ubuntu 22.04.4 LTS`.
+    pub distro: Option<String>,
+    /// CPU architecture envbench was built for, e.g. `x86_64`, `aarch64`.
+    pub arch: String,
+    /// Host name from `/proc/sys/kernel/hostname`.
+    pub hostname: Option<String>,
+}
+
+/// The 1, 5 and 15 minute load averages at the start of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoadAverage {
+    /// Runnable tasks averaged over 1 minute.
+    pub one: f64,
+    /// Over 5 minutes.
+    pub five: f64,
+    /// Over 15 minutes.
+    pub fifteen: f64,
+}
+
+/// Reads the OS facts below `roots`.
+pub fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
+    let trimmed =
+        |p: &str, notes: &mut Notes| roots.read_noted(p, notes).map(|s| s.trim().to_string());
+    OsInfo {
+        kernel_release: trimmed("/proc/sys/kernel/osrelease", notes),
+        kernel_version: trimmed("/proc/version", notes),
+        distro: roots
+            .read_noted("/etc/os-release", notes)
+            .and_then(|s| parse_os_release(&s)),
+        arch: std::env::consts::ARCH.to_string(),
+        hostname: trimmed("/proc/sys/kernel/hostname", notes),
+    }
+}
+
+/// `PRETTY_NAME` from os-release text, else `NAME VERSION`.
+pub fn parse_os_release(text: &str) -> Option<String> {
+    let field = |key: &str| {
+        text.lines().find_map(|l| {
+            let v = l.strip_prefix(key)?.strip_prefix('=')?;
+            Some(v.trim().trim_matches('"').to_string())
+        })
+    };
+    field("PRETTY_NAME").or_else(|| {
+        let name = field("NAME")?;
+        Some(match field("VERSION") {
+            Some(v) => format!("{name} {v}"),
+            None => name,
+        })
+    })
+}
+
+/// Parses `/proc/loadavg` (`0.05 0.04 0.01 1/78 1858`).
+pub fn parse_loadavg(text: &str) -> Option<LoadAverage> {
+    let mut it = text.split_whitespace().map(|t| t.parse::<f64>().ok());
+    Some(LoadAverage {
+        one: it.next()??,
+        five: it.next()??,
+        fifteen: it.next()??,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pretty_name() {
+        let t = "NAME=\"Ubuntu\"\nPRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\nVERSION_ID=\"22.04\"\n";
+        assert_eq!(parse_os_release(t).as_deref(), Some("Ubuntu 22.04.4 LTS"));
+    }
+
+    #[test]
+    fn falls_back_to_name_and_version() {
+        let t = "NAME=Alpine\nVERSION=3.19\n";
+        assert_eq!(parse_os_release(t).as_deref(), Some("Alpine 3.19"));
+    }
+
+    #[test]
+    fn parses_loadavg() {
+        let l = parse_loadavg("0.05 0.04 0.01 1/78 1858\n").unwrap();
+        assert_eq!((l.one, l.five, l.fifteen), (0.05, 0.04, 0.01));
+        assert!(parse_loadavg("garbage").is_none());
+    }
+}

@@ -1,0 +1,326 @@
+//! Filesystem facts of each target directory: type, mount options, device,
+//! rotational or not, free space.
+//!
+//! The type comes from mountinfo (it names `fuse.sshfs`, `9p`, `drvfs`, which
+//! `statfs` cannot tell apart) and is cross-checked with `statfs`'s magic.
+
+use super::{Notes, Roots};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MountEntry {
+    /// Device major number (0 for virtual filesystems).
+    pub major: u32,
+    /// Device minor number.
+    pub minor: u32,
+    /// Root of the mount within its filesystem.
+    pub root: String,
+    /// Where it is mounted.
+    pub mount_point: String,
+    /// Per-mount options (`rw,relatime`).
+    pub options: String,
+    /// Filesystem type (`ext4`, `9p`, `fuse.sshfs`, `overlay` ...).
+    pub fs_type: String,
+    /// Mount source (`/dev/vda`, `overlay`, `drvfs`, `C:\`).
+    pub source: String,
+    /// Superblock options (`rw,discard`, `lowerdir=...`).
+    pub super_options: String,
+}
+
+/// Undoes mountinfo's octal escapes (`\040` is a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = |j: usize| {
+            b.get(j)
+                .filter(|c| (b'0'..=b'7').contains(c))
+                .map(|c| c - b'0')
+        };
+        if b[i] == b'\\' {
+            if let (Some(x), Some(y), Some(z)) = (octal(i + 1), octal(i + 2), octal(i + 3)) {
+                out.push(x.wrapping_mul(64).wrapping_add(y * 8 + z));
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses mountinfo text; malformed lines are skipped (and counted in the
+/// second value so the caller can note them).
+pub fn parse_mountinfo(text: &str) -> (Vec<MountEntry>, usize) {
+    let mut entries = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match parse_mount_line(line) {
+            Some(e) => entries.push(e),
+            None => bad += 1,
+        }
+    }
+    (entries, bad)
+}
+
+fn parse_mount_line(line: &str) -> Option<MountEntry> {
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split(' ').collect();
+    let r: Vec<&str> = right.splitn(3, ' ').collect();
+    if l.len() < 6 || r.len() < 2 {
+        return None;
+    }
+    let (major, minor) = l[2].split_once(':')?;
+    Some(MountEntry {
+        major: major.parse().ok()?,
+        minor: minor.parse().ok()?,
+        root: unescape(l[3]),
+        mount_point: unescape(l[4]),
+        options: l[5].to_string(),
+        fs_type: r[0].to_string(),
+        source: unescape(r[1]),
+        super_options: r.get(2).unwrap_or(&"").to_string(),
+    })
+}
+
+/// The mount that holds `path` (absolute, canonical): the longest mount point
+/// that is a path prefix of it; among equal ones the last listed, which is
+/// the one on top.
+pub fn find_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    mounts
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| path.starts_with(&m.mount_point))
+        .max_by_key(|(i, m)| (Path::new(&m.mount_point).components().count(), *i))
+        .map(|(_, m)| m)
+}
+
+/// Names a `statfs` `f_type` magic number (linux/magic.h).
+pub fn fs_magic_name(magic: i64) -> Option<&'static str> {
+    Some(match magic as u32 {
+        0xEF53 => "ext2/3/4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x8584_58F6 => "ramfs",
+        0x794C_7630 => "overlay",
+        0x0102_1997 => "9p",
+        0x6573_5546 => "fuse",
+        0x6969 => "nfs",
+        0xFE53_4D42 => "smb2",
+        0xFF53_4D42 => "cifs",
+        0x2FC1_2FC1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x7371_7368 => "squashfs",
+        0x5346_544E => "ntfs",
+        0x4D44 => "vfat",
+        _ => return None,
+    })
+}
+
+/// Facts about one target directory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirInfo {
+    /// The directory as given.
+    pub path: PathBuf,
+    /// Canonical absolute path.
+    pub canonical: Option<PathBuf>,
+    /// Filesystem type from mountinfo, e.g. `ext4`, `tmpfs`, `9p`, `fuse.sshfs`, `drvfs`.
+    pub fs_type: Option<String>,
+    /// Type named by `statfs`'s magic number, e.g. `ext2/3/4`, `tmpfs`.
+    pub statfs_type: Option<String>,
+    /// Mount point holding the directory.
+    pub mount_point: Option<String>,
+    /// Mount options and superblock options, e.g. `rw,relatime,discard`.
+    pub mount_options: Option<String>,
+    /// Mount source, e.g. `/dev/nvme0n1p2`, `overlay`, `C:\134`.
+    pub source: Option<String>,
+    /// `major:minor` of the backing device.
+    pub device: Option<String>,
+    /// Whether the backing block device is rotational (a spinning disk);
+    /// None for virtual filesystems and unknown devices.
+    pub rotational: Option<bool>,
+    /// Free space available to this user, bytes.
+    pub free_bytes: Option<u64>,
+    /// Size of the filesystem, bytes.
+    pub total_bytes: Option<u64>,
+}
+
+/// Describes `dir` from the mount table (pure part, testable on fixtures).
+pub fn describe_dir(roots: &Roots, mounts: &[MountEntry], dir: &Path, canonical: &Path) -> DirInfo {
+    let mut info = DirInfo {
+        path: dir.to_path_buf(),
+        canonical: Some(canonical.to_path_buf()),
+        ..DirInfo::default()
+    };
+    if let Some(m) = find_mount(mounts, canonical) {
+        info.fs_type = Some(m.fs_type.clone());
+        info.mount_point = Some(m.mount_point.clone());
+        info.mount_options = Some(join_options(&m.options, &m.super_options));
+        info.source = Some(m.source.clone());
+        info.device = Some(format!("{}:{}", m.major, m.minor));
+        if m.major != 0 {
+            info.rotational = read_rotational(roots, m.major, m.minor);
+        }
+    }
+    info
+}
+
+fn join_options(mount: &str, sup: &str) -> String {
+    let mut opts: Vec<&str> = mount.split(',').collect();
+    for o in sup.split(',').filter(|o| !o.is_empty()) {
+        if !opts.contains(&o) {
+            opts.push(o);
+        }
+    }
+    opts.join(",")
+}
+
+/// `queue/rotational` of the device, or of its parent for a partition.
+fn read_rotational(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
+    let dev = roots.path(&format!("/sys/dev/block/{major}:{minor}"));
+    let dev = std::fs::canonicalize(dev).ok()?;
+    [
+        dev.join("queue/rotational"),
+        dev.join("../queue/rotational"),
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .map(|s| s.trim() == "1")
+}
+
+/// Probes each directory: the mount table part plus live `statfs`.
+pub fn probe_dirs(roots: &Roots, dirs: &[PathBuf], notes: &mut Notes) -> Vec<DirInfo> {
+    let mounts = match roots.read_noted("/proc/self/mountinfo", notes) {
+        Some(t) => {
+            let (m, bad) = parse_mountinfo(&t);
+            if bad > 0 {
+                notes.push(format!(
+                    "skipped {bad} malformed line(s) of /proc/self/mountinfo"
+                ));
+            }
+            m
+        }
+        None => Vec::new(),
+    };
+    dirs.iter()
+        .map(|dir| {
+            let canonical = match std::fs::canonicalize(dir) {
+                Ok(c) => c,
+                Err(e) => {
+                    notes.push(format!("cannot resolve {}: {e}", dir.display()));
+                    return DirInfo {
+                        path: dir.clone(),
+                        ..DirInfo::default()
+                    };
+                }
+            };
+            let mut info = describe_dir(roots, &mounts, dir, &canonical);
+            if roots.live {
+                statfs_into(&canonical, &mut info, notes);
+            }
+            info
+        })
+        .collect()
+}
+
+fn statfs_into(path: &Path, info: &mut DirInfo, notes: &mut Notes) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return;
+    };
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statfs.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        notes.push(format!(
+            "statfs {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+        return;
+    }
+    let frsize = st.f_frsize as u64;
+    let bsize = if frsize > 0 {
+        frsize
+    } else {
+        st.f_bsize as u64
+    };
+    info.free_bytes = Some(st.f_bavail as u64 * bsize);
+    info.total_bytes = Some(st.f_blocks as u64 * bsize);
+    info.statfs_type = Some(
+        fs_magic_name(st.f_type as i64)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("0x{:x}", st.f_type)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 27 0:21 / /proc rw,relatime - proc proc rw
+25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24684096k
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
+30 25 0:27 / /dev/shm rw,nosuid - tmpfs tmpfs rw,size=1k
+41 27 0:50 / /mnt/my\\040disk rw - 9p drvfs rw,dirsync,aname=drvfs;path=C:\\;uid=1000
+";
+
+    #[test]
+    fn parses_fields_and_escapes() {
+        let (m, bad) = parse_mountinfo(MOUNTINFO);
+        assert_eq!(bad, 0);
+        assert_eq!(m.len(), 5);
+        assert_eq!(m[2].fs_type, "ext4");
+        assert_eq!((m[2].major, m[2].minor), (254, 0));
+        assert_eq!(m[4].mount_point, "/mnt/my disk");
+        assert_eq!(m[4].fs_type, "9p");
+    }
+
+    #[test]
+    fn picks_longest_prefix_and_topmost_duplicate() {
+        let (m, _) = parse_mountinfo(MOUNTINFO);
+        assert_eq!(
+            find_mount(&m, Path::new("/dev/shm/x")).unwrap().options,
+            "rw,nosuid"
+        );
+        assert_eq!(
+            find_mount(&m, Path::new("/home/u")).unwrap().fs_type,
+            "ext4"
+        );
+        assert_eq!(
+            find_mount(&m, Path::new("/mnt/my disk/a")).unwrap().fs_type,
+            "9p"
+        );
+        // "/procfoo" is not under "/proc"
+        assert_eq!(
+            find_mount(&m, Path::new("/procfoo")).unwrap().mount_point,
+            "/"
+        );
+    }
+
+    #[test]
+    fn skips_malformed_lines() {
+        let (m, bad) = parse_mountinfo("garbage line\n27 1 254:0 / / rw - ext4 /dev/vda rw\n");
+        assert_eq!((m.len(), bad), (1, 1));
+    }
+
+    #[test]
+    fn names_common_magics() {
+        assert_eq!(fs_magic_name(0xEF53), Some("ext2/3/4"));
+        assert_eq!(fs_magic_name(0x01021994), Some("tmpfs"));
+        assert_eq!(fs_magic_name(0x1234), None);
+    }
+
+    #[test]
+    fn joins_options_without_repeats() {
+        assert_eq!(
+            join_options("rw,relatime", "rw,discard"),
+            "rw,relatime,discard"
+        );
+    }
+}

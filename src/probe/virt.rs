@@ -1,0 +1,518 @@
+//! Virtualisation as layers, outermost first: hypervisor, WSL, container.
+//!
+//! Each layer carries the evidence that named it, so a reader can judge it.
+//! Detection is a pure function of [`VirtInputs`], which [`read_virt_inputs`]
+//! fills from files below a root (live `/` or a recorded fixture) plus the
+//! live-only CPUID and environment.
+//! See: systemd's `systemd-detect-virt` for the same sources, and Microsoft's
+//! WSL docs for the kernel release naming (`-Microsoft` for WSL 1,
+//! `-microsoft-standard-WSL2` for WSL 2).
+
+use super::Roots;
+use serde::{Deserialize, Serialize};
+
+/// One layer of virtualisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VirtLayer {
+    /// `hypervisor`, `wsl`, `container` or `none` (bare metal).
+    pub kind: String,
+    /// e.g. `kvm`, `firecracker`, `hyperv`, `vmware`, `virtualbox`, `xen`,
+    /// `wsl1`, `wsl2`, `docker`, `podman`, `lxc`, `kubernetes`, `bare-metal`.
+    pub name: String,
+    /// What named it, e.g. `CPUID hypervisor vendor "KVMKVMKVM"`.
+    pub evidence: Vec<String>,
+}
+
+/// The layered answer; never empty (bare metal is a layer of kind `none`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Virtualization {
+    /// Outermost first, e.g. kvm, then docker.
+    pub layers: Vec<VirtLayer>,
+    /// Markers seen but not trusted alone, e.g. a `/.dockerenv` left in an
+    /// image that now boots as a VM.
+    pub notes: Vec<String>,
+}
+
+impl Virtualization {
+    /// The layer names joined by `/`, e.g. `firecracker`, `wsl2/docker`, `bare-metal`.
+    pub fn summary(&self) -> String {
+        self.layers
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+/// Everything detection looks at. Texts are file contents; `None` is an
+/// absent or unreadable file.
+#[derive(Debug, Clone, Default)]
+pub struct VirtInputs {
+    /// `hypervisor` flag in `/proc/cpuinfo`.
+    pub hypervisor_flag: bool,
+    /// CPUID leaf 0x40000000 vendor string (live x86 only).
+    pub cpuid_vendor: Option<String>,
+    /// `/sys/class/dmi/id/sys_vendor`.
+    pub dmi_sys_vendor: Option<String>,
+    /// `/sys/class/dmi/id/product_name`.
+    pub dmi_product_name: Option<String>,
+    /// `/sys/class/dmi/id/bios_vendor`.
+    pub dmi_bios_vendor: Option<String>,
+    /// `/proc/sys/kernel/osrelease`.
+    pub osrelease: Option<String>,
+    /// `/proc/version`.
+    pub proc_version: Option<String>,
+    /// `/proc/cmdline`.
+    pub cmdline: Option<String>,
+    /// `/proc/sys/fs/binfmt_misc/WSLInterop` or `/run/WSL` exists.
+    pub wsl_interop: bool,
+    /// `/proc/xen` exists.
+    pub proc_xen: bool,
+    /// `/.dockerenv` exists.
+    pub dockerenv: bool,
+    /// `/run/.containerenv` exists (Podman).
+    pub containerenv: bool,
+    /// `/proc/1/cgroup`.
+    pub pid1_cgroup: Option<String>,
+    /// `/proc/self/mountinfo`.
+    pub mountinfo: Option<String>,
+    /// The `container` variable of PID 1 (or of this process).
+    pub container_var: Option<String>,
+    /// `KUBERNETES_SERVICE_HOST` is set.
+    pub kubernetes_var: bool,
+}
+
+/// Maps a CPUID hypervisor vendor signature to a name.
+fn hypervisor_from_cpuid(vendor: &str) -> Option<&'static str> {
+    let v = vendor.trim_matches(char::from(0)).trim();
+    Some(match v {
+        "KVMKVMKVM" => "kvm",
+        "Microsoft Hv" => "hyperv",
+        "VMwareVMware" => "vmware",
+        "XenVMMXenVMM" => "xen",
+        "VBoxVBoxVBox" => "virtualbox",
+        "TCGTCGTCGTCG" => "qemu",
+        "bhyve bhyve" => "bhyve",
+        "ACRNACRNACRN" => "acrn",
+        "lrpepyh  vr" | "prl hyperv" => "parallels",
+        _ => return None,
+    })
+}
+
+/// Maps DMI strings to a hypervisor name.
+fn hypervisor_from_dmi(inputs: &VirtInputs) -> Option<(&'static str, String)> {
+    let fields = [
+        ("sys_vendor", &inputs.dmi_sys_vendor),
+        ("product_name", &inputs.dmi_product_name),
+        ("bios_vendor", &inputs.dmi_bios_vendor),
+    ];
+    const TABLE: &[(&str, &str)] = &[
+        ("KVM", "kvm"),
+        ("QEMU", "kvm"),
+        ("SeaBIOS", "kvm"),
+        ("Amazon EC2", "kvm"),
+        ("Google", "kvm"),
+        ("innotek GmbH", "virtualbox"),
+        ("VirtualBox", "virtualbox"),
+        ("VMware", "vmware"),
+        ("Xen", "xen"),
+        ("Parallels", "parallels"),
+        ("Microsoft Corporation", "hyperv"),
+        ("Hyper-V", "hyperv"),
+    ];
+    for (field, value) in fields {
+        let Some(v) = value.as_deref().map(str::trim) else {
+            continue;
+        };
+        if let Some((_, name)) = TABLE.iter().find(|(needle, _)| v.contains(needle)) {
+            // A physical Surface also says "Microsoft Corporation"; only a
+            // "Virtual Machine" product is Hyper-V.
+            if *name == "hyperv"
+                && inputs.dmi_product_name.as_deref().map(str::trim) != Some("Virtual Machine")
+            {
+                continue;
+            }
+            return Some((name, format!("DMI {field} \"{v}\"")));
+        }
+    }
+    None
+}
+
+fn hypervisor_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
+    let mut evidence = Vec::new();
+    let mut name = None;
+    if inputs.hypervisor_flag {
+        evidence.push("\"hypervisor\" flag in /proc/cpuinfo".to_string());
+    }
+    if let Some(v) = &inputs.cpuid_vendor {
+        if let Some(n) = hypervisor_from_cpuid(v) {
+            name = Some(n);
+            evidence.push(format!(
+                "CPUID hypervisor vendor \"{}\"",
+                v.trim_matches(char::from(0))
+            ));
+        }
+    }
+    if let Some((n, ev)) = hypervisor_from_dmi(inputs) {
+        name.get_or_insert(n);
+        evidence.push(ev);
+    }
+    if inputs.proc_xen {
+        name.get_or_insert("xen");
+        evidence.push("/proc/xen exists".into());
+    }
+    let cmdline = inputs.cmdline.as_deref().unwrap_or("");
+    let firecracker = cmdline.contains("firecracker")
+        || (cmdline.contains("virtio_mmio.device=") && inputs.dmi_sys_vendor.is_none());
+    if firecracker {
+        evidence.push(
+            "kernel command line names Firecracker / virtio-mmio devices and there is no DMI table"
+                .into(),
+        );
+        return Some(VirtLayer {
+            kind: "hypervisor".into(),
+            name: "firecracker".into(),
+            evidence,
+        });
+    }
+    if name.is_none() && !inputs.hypervisor_flag {
+        return None;
+    }
+    Some(VirtLayer {
+        kind: "hypervisor".into(),
+        name: name.unwrap_or("unknown-hypervisor").into(),
+        evidence,
+    })
+}
+
+fn wsl_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
+    let release = inputs.osrelease.as_deref().unwrap_or("").trim();
+    let version = inputs.proc_version.as_deref().unwrap_or("");
+    let lower = release.to_ascii_lowercase();
+    let mut evidence = Vec::new();
+    let name = if lower.contains("wsl2") || lower.contains("microsoft-standard") {
+        evidence.push(format!("kernel release \"{release}\""));
+        "wsl2"
+    } else if release.contains("Microsoft") || version.contains("Microsoft@Microsoft.com") {
+        evidence.push(format!(
+            "kernel release \"{release}\" (WSL 1 emulates Linux on the NT kernel)"
+        ));
+        "wsl1"
+    } else if lower.contains("microsoft") {
+        evidence.push(format!(
+            "kernel release \"{release}\" names Microsoft; assuming WSL 2"
+        ));
+        "wsl2"
+    } else {
+        return None;
+    };
+    if inputs.wsl_interop {
+        evidence.push("WSL interop is registered (binfmt_misc/WSLInterop or /run/WSL)".into());
+    }
+    Some(VirtLayer {
+        kind: "wsl".into(),
+        name: name.into(),
+        evidence,
+    })
+}
+
+/// Whether the root filesystem looks like a container's: an overlay or
+/// union filesystem, or a bind of a subdirectory.
+fn container_root(mountinfo: &str) -> Option<String> {
+    let (mounts, _) = super::storage::parse_mountinfo(mountinfo);
+    let root = mounts.iter().rev().find(|m| m.mount_point == "/")?;
+    if ["overlay", "aufs", "fuse-overlayfs", "overlayfs"].contains(&root.fs_type.as_str()) {
+        return Some(format!("root filesystem is {}", root.fs_type));
+    }
+    None
+}
+
+fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLayer> {
+    let mut found: Vec<(&'static str, String)> = Vec::new();
+    if inputs.containerenv {
+        found.push(("podman", "/run/.containerenv exists".into()));
+    }
+    if let Some(v) = inputs
+        .container_var
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        let name = match v {
+            "docker" => "docker",
+            "podman" => "podman",
+            "lxc" | "lxc-libvirt" => "lxc",
+            "systemd-nspawn" => "systemd-nspawn",
+            "wsl" => "",
+            _ => "oci",
+        };
+        if !name.is_empty() {
+            found.push((name, format!("container={v} in the environment")));
+        }
+    }
+    let cg = inputs.pid1_cgroup.as_deref().unwrap_or("");
+    for (needle, name) in [
+        ("/docker/", "docker"),
+        ("docker-", "docker"),
+        ("libpod", "podman"),
+        ("/lxc/", "lxc"),
+        ("lxc.payload", "lxc"),
+    ] {
+        if cg.contains(needle) {
+            found.push((name, format!("/proc/1/cgroup contains \"{needle}\"")));
+        }
+    }
+    let mi = inputs.mountinfo.as_deref().unwrap_or("");
+    if mi.contains("/docker/containers/") {
+        found.push((
+            "docker",
+            "mountinfo binds files from /var/lib/docker/containers".into(),
+        ));
+    }
+    if mi.lines().any(|l| {
+        l.split(' ').nth(4) == Some("/")
+            && l.contains(" - overlay ")
+            && l.contains("/containers/storage/")
+    }) {
+        found.push((
+            "podman",
+            "root is an overlay from containers/storage".into(),
+        ));
+    }
+    let overlay_root = container_root(mi);
+    if inputs.dockerenv {
+        // Docker writes /.dockerenv into the container's filesystem; an image
+        // built with Docker and booted as a VM keeps it. Alone it proves nothing.
+        if found.iter().any(|(n, _)| *n == "docker") || overlay_root.is_some() {
+            found.push(("docker", "/.dockerenv exists".into()));
+        } else {
+            notes.push(
+                "/.dockerenv exists but no other container marker does (root is not an overlay, no docker \
+                 cgroup or bind mounts): an image built with Docker, not a running container"
+                    .into(),
+            );
+        }
+    }
+    if let Some(ev) = overlay_root {
+        match found.first() {
+            Some(&(name, _)) => found.push((name, ev)),
+            None => found.push(("container", ev + " (runtime unknown)")),
+        }
+    }
+    let mut layers: Vec<VirtLayer> = Vec::new();
+    for (name, ev) in found {
+        match layers.iter_mut().find(|l| l.name == name) {
+            Some(l) => l.evidence.push(ev),
+            None => layers.push(VirtLayer {
+                kind: "container".into(),
+                name: name.into(),
+                evidence: vec![ev],
+            }),
+        }
+    }
+    // Podman in docker-compat mode can also leave docker markers; the
+    // podman-specific file wins.
+    if layers.iter().any(|l| l.name == "podman") {
+        layers.retain(|l| l.name != "docker" || inputs.dockerenv && !inputs.containerenv);
+    }
+    let kube = inputs.kubernetes_var || cg.contains("kubepods") || mi.contains("kubernetes.io~");
+    if kube {
+        let ev = if inputs.kubernetes_var {
+            "KUBERNETES_SERVICE_HOST is set"
+        } else {
+            "kubepods cgroup or service-account mount"
+        };
+        layers.insert(
+            0,
+            VirtLayer {
+                kind: "container".into(),
+                name: "kubernetes".into(),
+                evidence: vec![ev.into()],
+            },
+        );
+    }
+    layers
+}
+
+/// The layers, outermost first; bare metal when nothing is found.
+pub fn detect(inputs: &VirtInputs) -> Virtualization {
+    let mut layers = Vec::new();
+    let wsl = wsl_layer(inputs);
+    match (hypervisor_layer(inputs), &wsl) {
+        // WSL 2 runs in a Hyper-V utility VM: that VM is the WSL layer.
+        // Under WSL 1 a Hyper-V bit means the Windows host itself runs on
+        // Hyper-V (VBS); it is evidence, not a layer around Linux.
+        (Some(h), Some(w)) if h.name == "hyperv" || h.name == "unknown-hypervisor" => {
+            let mut w = w.clone();
+            w.evidence.extend(h.evidence);
+            layers.push(w);
+        }
+        (h, w) => {
+            layers.extend(h);
+            layers.extend(w.clone());
+        }
+    }
+    let mut notes = Vec::new();
+    layers.extend(container_layers(inputs, &mut notes));
+    if layers.is_empty() {
+        layers.push(VirtLayer {
+            kind: "none".into(),
+            name: "bare-metal".into(),
+            evidence: vec!["no hypervisor flag, DMI, WSL kernel or container marker found".into()],
+        });
+    }
+    Virtualization { layers, notes }
+}
+
+/// CPUID leaf 0x40000000's vendor signature, when the CPU says a hypervisor
+/// is present (the leaf is undefined otherwise).
+pub fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !hypervisor_flag {
+            return None;
+        }
+        // CPUID exists on every x86_64 CPU; leaf 0x40000000 is reserved for
+        // hypervisors and harmless to query.
+        let r = core::arch::x86_64::__cpuid(0x4000_0000);
+        let mut bytes = Vec::with_capacity(12);
+        for reg in [r.ebx, r.ecx, r.edx] {
+            bytes.extend_from_slice(&reg.to_le_bytes());
+        }
+        let s: String = bytes.iter().map(|&b| b as char).collect();
+        Some(s.trim_matches(char::from(0)).to_string()).filter(|s| !s.is_empty())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = hypervisor_flag;
+        None
+    }
+}
+
+/// Fills the inputs from files below `roots`, plus CPUID and the environment
+/// when `roots.live`.
+pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
+    let hypervisor_flag = roots
+        .read("/proc/cpuinfo")
+        .map(|t| {
+            t.lines()
+                .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
+        })
+        .unwrap_or(false);
+    let pid1_environ_container = roots.read("/proc/1/environ").and_then(|e| {
+        e.split('\0')
+            .find_map(|kv| kv.strip_prefix("container=").map(str::to_string))
+    });
+    let live_env = |k: &str| {
+        if roots.live {
+            std::env::var(k).ok()
+        } else {
+            None
+        }
+    };
+    VirtInputs {
+        hypervisor_flag,
+        cpuid_vendor: if roots.live {
+            cpuid_hypervisor_vendor(hypervisor_flag)
+        } else {
+            None
+        },
+        dmi_sys_vendor: roots.read("/sys/class/dmi/id/sys_vendor"),
+        dmi_product_name: roots.read("/sys/class/dmi/id/product_name"),
+        dmi_bios_vendor: roots.read("/sys/class/dmi/id/bios_vendor"),
+        osrelease: roots.read("/proc/sys/kernel/osrelease"),
+        proc_version: roots.read("/proc/version"),
+        cmdline: roots.read("/proc/cmdline"),
+        wsl_interop: roots.exists("/proc/sys/fs/binfmt_misc/WSLInterop")
+            || roots.exists("/run/WSL"),
+        proc_xen: roots.exists("/proc/xen"),
+        dockerenv: roots.exists("/.dockerenv"),
+        containerenv: roots.exists("/run/.containerenv"),
+        pid1_cgroup: roots.read("/proc/1/cgroup"),
+        mountinfo: roots.read("/proc/self/mountinfo"),
+        container_var: pid1_environ_container.or_else(|| live_env("container")),
+        kubernetes_var: live_env("KUBERNETES_SERVICE_HOST").is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &Virtualization) -> Vec<&str> {
+        v.layers.iter().map(|l| l.name.as_str()).collect()
+    }
+
+    #[test]
+    fn nothing_found_is_bare_metal() {
+        assert_eq!(names(&detect(&VirtInputs::default())), vec!["bare-metal"]);
+    }
+
+    #[test]
+    fn cpuid_names_the_hypervisor() {
+        let i = VirtInputs {
+            hypervisor_flag: true,
+            cpuid_vendor: Some("KVMKVMKVM\0\0\0".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&detect(&i)), vec!["kvm"]);
+    }
+
+    #[test]
+    fn hyperv_under_wsl2_is_the_wsl2_layer() {
+        let i = VirtInputs {
+            hypervisor_flag: true,
+            cpuid_vendor: Some("Microsoft Hv".into()),
+            osrelease: Some("5.15.153.1-microsoft-standard-WSL2\n".into()),
+            dockerenv: true,
+            mountinfo: Some(
+                "790 700 0:110 / / rw - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A\n"
+                    .into(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(names(&detect(&i)), vec!["wsl2", "docker"]);
+    }
+
+    #[test]
+    fn physical_surface_is_not_hyperv() {
+        let i = VirtInputs {
+            dmi_sys_vendor: Some("Microsoft Corporation".into()),
+            dmi_product_name: Some("Surface Laptop 5".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&detect(&i)), vec!["bare-metal"]);
+    }
+
+    #[test]
+    fn dockerenv_alone_is_a_note_not_a_layer() {
+        let i = VirtInputs {
+            dockerenv: true,
+            mountinfo: Some("27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n".into()),
+            ..Default::default()
+        };
+        let v = detect(&i);
+        assert_eq!(names(&v), vec!["bare-metal"]);
+        assert!(v.notes[0].contains("/.dockerenv"));
+    }
+
+    #[test]
+    fn overlay_root_with_dockerenv_is_docker() {
+        let i = VirtInputs {
+            dockerenv: true,
+            mountinfo: Some("600 500 0:50 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/X\n".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&detect(&i)), vec!["docker"]);
+    }
+
+    #[test]
+    fn kubernetes_wraps_the_runtime() {
+        let i = VirtInputs {
+            kubernetes_var: true,
+            pid1_cgroup: Some("12:memory:/kubepods/burstable/pod1/docker-abc.scope\n".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&detect(&i)), vec!["kubernetes", "docker"]);
+    }
+}

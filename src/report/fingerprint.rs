@@ -1,0 +1,152 @@
+//! `envbench info`: the fingerprint as a human-readable list.
+
+use crate::probe::Fingerprint;
+use crate::units::format_value;
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "unknown".to_string(), T::to_string)
+}
+
+fn gib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(
+        || "unknown".into(),
+        |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+    )
+}
+
+/// Key-value lines grouped by topic.
+pub fn render(fp: &Fingerprint) -> String {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
+    let virt: Vec<String> = fp
+        .virtualization
+        .layers
+        .iter()
+        .map(|l| format!("{} ({}: {})", l.name, l.kind, l.evidence.join("; ")))
+        .collect();
+    row("virtualization", fp.virtualization.summary());
+    for v in virt {
+        row("  layer", v);
+    }
+    for n in &fp.virtualization.notes {
+        row("  note", n.clone());
+    }
+    row("kernel", opt(&fp.os.kernel_release));
+    row("distro", opt(&fp.os.distro));
+    row("arch", fp.os.arch.clone());
+    row("hostname", opt(&fp.os.hostname));
+    row(
+        "cgroup",
+        format!(
+            "{} {}; cpu quota {}; memory limit {}; pids max {}",
+            opt(&fp.cgroup.version),
+            opt(&fp.cgroup.path),
+            fp.cgroup
+                .cpu_quota_cpus
+                .map_or("none".into(), |q| format!("{q} CPUs")),
+            fp.cgroup
+                .memory_limit_bytes
+                .map_or("none".into(), |b| gib(Some(b))),
+            fp.cgroup.pids_max.map_or("none".into(), |p| p.to_string()),
+        ),
+    );
+    let c = &fp.cpu;
+    row("cpu", format!("{} ({})", opt(&c.model), opt(&c.vendor)));
+    row(
+        "topology",
+        format!(
+            "{} socket(s), {} core(s), {} logical CPU(s), {} usable",
+            opt(&c.sockets),
+            opt(&c.cores),
+            c.logical_cpus,
+            opt(&c.usable_cpus)
+        ),
+    );
+    row("isa flags", c.flags.join(" "));
+    let caches: Vec<String> = c
+        .caches
+        .iter()
+        .map(|k| format!("L{} {} {} KiB", k.level, k.kind, k.size_bytes / 1024))
+        .collect();
+    row("caches", caches.join(", "));
+    row(
+        "frequency",
+        format!(
+            "{} MHz now, max {} MHz, governor {}",
+            c.mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
+            c.max_mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
+            opt(&c.governor)
+        ),
+    );
+    row(
+        "memory",
+        format!(
+            "{} total, {} available; swap {} ({} free)",
+            gib(fp.memory.total_bytes),
+            gib(fp.memory.available_bytes),
+            gib(fp.memory.swap_total_bytes),
+            gib(fp.memory.swap_free_bytes)
+        ),
+    );
+    let k = &fp.clock;
+    row(
+        "clock",
+        format!(
+            "source {} (available: {}); resolution {} ns claimed, {} ns seen; read overhead {} ns",
+            opt(&k.source),
+            k.available_sources.join(" "),
+            k.resolution_ns.map_or("unknown".into(), format_value),
+            k.measured_resolution_ns
+                .map_or("unknown".into(), format_value),
+            k.read_overhead_ns.map_or("unknown".into(), format_value)
+        ),
+    );
+    for d in &fp.dirs {
+        row(
+            "dir",
+            format!(
+                "{}: {} on {} at {} ({}), device {} {}, {} free of {}",
+                d.path.display(),
+                opt(&d.fs_type),
+                opt(&d.source),
+                opt(&d.mount_point),
+                opt(&d.mount_options),
+                opt(&d.device),
+                match d.rotational {
+                    Some(true) => "rotational",
+                    Some(false) => "non-rotational",
+                    None => "rotational unknown",
+                },
+                gib(d.free_bytes),
+                gib(d.total_bytes)
+            ),
+        );
+    }
+    row(
+        "load average",
+        fp.load_average.map_or("unknown".into(), |l| {
+            format!("{:.2} {:.2} {:.2}", l.one, l.five, l.fifteen)
+        }),
+    );
+    let b = &fp.build;
+    row(
+        "envbench",
+        format!(
+            "{} ({}), {} opt-level {}, {} [{}]",
+            b.version,
+            opt(&b.git_commit),
+            b.profile,
+            b.opt_level,
+            b.target,
+            b.target_features.join(" ")
+        ),
+    );
+    for n in &fp.notes {
+        row("note", n.clone());
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(k, v)| format!("{k:<width$}  {v}\n"))
+        .collect()
+}

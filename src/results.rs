@@ -1,0 +1,149 @@
+//! The result file's wire schema (version [`SCHEMA_VERSION`]): serde types
+//! only. Every field is documented in `docs/results.md`; every value carries
+//! its unit (in the field name or a `unit` field).
+
+use crate::config::RunConfig;
+use crate::probe::Fingerprint;
+use crate::stats::Summary;
+use crate::units::{Direction, Unit};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Version of this schema; written first, and newer files are refused.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run of envbench in one environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultFile {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// envbench version that wrote the file.
+    pub envbench_version: String,
+    /// Unique id: `<UTC start>-<host>-<pid>`.
+    pub run_id: String,
+    /// Environment label given with `--label` (or derived from the virtualisation).
+    pub label: String,
+    /// `running` while measuring (a file left so crashed), `complete`,
+    /// `interrupted` (Ctrl-C or SIGTERM) or `failed`.
+    pub status: RunStatus,
+    /// Start, ISO 8601 UTC.
+    pub started_utc: String,
+    /// End, ISO 8601 UTC; absent while running.
+    pub ended_utc: Option<String>,
+    /// The configuration the run used.
+    pub config: RunConfig,
+    /// The environment.
+    pub fingerprint: Fingerprint,
+    /// Every case run so far, in run order.
+    pub cases: Vec<CaseResult>,
+    /// Run-level problems (load at start, different clock, fake clock).
+    pub anomalies: Vec<Anomaly>,
+    /// Run-level remarks.
+    pub notes: Vec<String>,
+}
+
+/// State of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still measuring, or the process died.
+    Running,
+    /// Every planned case ran.
+    Complete,
+    /// Stopped by a signal; finished cases are kept.
+    Interrupted,
+    /// Stopped by an error; finished cases are kept.
+    Failed,
+}
+
+/// State of a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    /// Measured; metrics have samples and summaries.
+    Ok,
+    /// Cannot run in this environment; `reason` says why.
+    Skipped,
+    /// A validation check failed; no number is reported.
+    Invalid,
+    /// An error stopped it; `reason` says which.
+    Failed,
+    /// Stopped by a signal.
+    Interrupted,
+}
+
+/// One benchmark with one set of parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// `bench[param=value,...]`, e.g. `os.syscall[call=getppid]`; matches cases across runs.
+    pub key: String,
+    /// Bench id, e.g. `os.syscall`.
+    pub bench: String,
+    /// Parameters.
+    pub params: BTreeMap<String, Value>,
+    /// Outcome.
+    pub status: CaseStatus,
+    /// Why it was skipped, invalid, failed or interrupted.
+    pub reason: Option<String>,
+    /// Warm-up repetitions run and discarded.
+    pub warmup_reps: u32,
+    /// Why repetition stopped: `ci_target`, `max_reps`, `budget` or `aborted`.
+    pub stop_reason: String,
+    /// Start, ISO 8601 UTC.
+    pub started_utc: String,
+    /// Monotonic duration of the case, seconds.
+    pub duration_secs: f64,
+    /// One entry per metric.
+    pub metrics: Vec<MetricResult>,
+    /// Problems seen while measuring.
+    pub anomalies: Vec<Anomaly>,
+    /// Bench-specific extra data (e.g. a timeline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// The repetitions of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricResult {
+    /// e.g. `latency`, `rate`.
+    pub name: String,
+    /// Unit of every sample and summary value.
+    pub unit: Unit,
+    /// Whether higher is better.
+    pub direction: Direction,
+    /// Raw values, one per measured repetition, in order.
+    pub samples: Vec<f64>,
+    /// Statistics of `samples`; absent with fewer than 2 samples.
+    pub summary: Option<Summary>,
+}
+
+/// A problem that makes numbers suspect, with an explanation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// `wall_clock_jump`, `impossible_value`, `short_interval`, `high_load`, `fake_clock` ...
+    pub kind: String,
+    /// What happened and what it means, in a sentence or two.
+    pub message: String,
+}
+
+/// Builds the metric results of a case from raw samples, summarising each.
+pub fn metric_results(
+    specs: &[crate::bench::MetricSpec],
+    samples: Vec<Vec<f64>>,
+    seed: u64,
+) -> Vec<MetricResult> {
+    specs
+        .iter()
+        .zip(samples)
+        .map(|(spec, samples)| MetricResult {
+            name: spec.name.to_string(),
+            unit: spec.unit,
+            direction: spec.direction,
+            summary: crate::stats::Sample::new(samples.clone())
+                .ok()
+                .map(|s| crate::stats::summarize(&s, seed)),
+            samples,
+        })
+        .collect()
+}

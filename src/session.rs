@@ -1,0 +1,266 @@
+//! `envbench run`: validate everything, fingerprint, then run the planned
+//! cases one by one, saving the result file after each. Ctrl-C or SIGTERM
+//! stops the current case; the file is then marked interrupted. A second
+//! Ctrl-C exits at once (the file still holds every finished case).
+
+use crate::bench::{self, clock::Clock, runner, Bench, CaseSpec, Context, Plan};
+use crate::cli::RunArgs;
+use crate::config::RunConfig;
+use crate::probe::{self, Fingerprint};
+use crate::progress::Reporter;
+use crate::results::{
+    self, Anomaly, CaseResult, CaseStatus, ResultFile, RunStatus, SCHEMA_VERSION,
+};
+use crate::units::{utc_compact, utc_iso, wall_now_secs};
+use crate::{report, store, UsageError};
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Fake-clock step for `--fake-clock` runs.
+const FAKE_STEP: Duration = Duration::from_millis(10);
+
+/// A load average above this fraction of the usable CPUs at the start is
+/// reported: other work is competing with the benchmarks.
+const HIGH_LOAD_PER_CPU: f64 = 0.5;
+
+/// Runs the battery as `args` say.
+///
+/// # Errors
+/// [`UsageError`] for bad input (before measuring); I/O errors saving results.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let mut config = args.to_config();
+    let benches = bench::select(&config.only).map_err(|bad| UsageError(unknown_pattern(&bad)))?;
+    config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
+    for d in &config.dirs {
+        check_writable_dir(d)?;
+    }
+    let fingerprint = probe::probe_live(&config.dirs);
+    let started = wall_now_secs();
+    let host = fingerprint
+        .os
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "host".into());
+    if config.label.is_empty() {
+        config.label = fingerprint.virtualization.summary().replace('/', "-");
+    }
+    if config.output.as_os_str().is_empty() {
+        config.output = PathBuf::from(format!(
+            "envbench-{}-{}-{}.json",
+            file_safe(&config.label),
+            file_safe(&host),
+            utc_compact(started)
+        ));
+    }
+    if config.output.exists() && !args.force {
+        return Err(UsageError(format!(
+            "{} exists; choose another -o FILE or pass --force to overwrite it",
+            config.output.display()
+        ))
+        .into());
+    }
+    let plan = Plan {
+        suite: config.suite,
+        cpus: fingerprint
+            .cpu
+            .usable_cpus
+            .unwrap_or(fingerprint.cpu.logical_cpus)
+            .max(1),
+        threads: config.threads.clone(),
+        dirs: config.dirs.clone(),
+    };
+    let cases: Vec<(&dyn Bench, CaseSpec)> = benches
+        .iter()
+        .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
+        .collect();
+    let mut file = new_result_file(&config, fingerprint, started, &host);
+    store::save(&config.output, &file)
+        .map_err(|e| UsageError(format!("cannot write the result file: {e}")))?;
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Order matters: the first signal sets the flag, a second one exits.
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupted))?;
+        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    }
+    let reporter = Reporter::new(args.quiet, cases.len(), config.reps.budget());
+    reporter.message(&format!(
+        "envbench {}: {} case(s), suite {}, label {}, writing {}",
+        env!("CARGO_PKG_VERSION"),
+        cases.len(),
+        config.suite.name(),
+        config.label,
+        config.output.display()
+    ));
+    for a in &file.anomalies {
+        reporter.message(&format!("warning: {}", a.message));
+    }
+
+    let clock = if config.fake_clock {
+        Clock::fake(FAKE_STEP)
+    } else {
+        Clock::real()
+    };
+    let ctx = Context {
+        clock: &clock,
+        reps: &config.reps,
+        seed: config.seed,
+        interrupted: &interrupted,
+    };
+    let mut failed = 0;
+    for (index, (bench, case)) in cases.iter().enumerate() {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        let key = case.key();
+        let run = runner::run_case(*bench, case, &ctx, &mut |p| {
+            reporter.rep(index, &key, config.reps.reps_max, p)
+        });
+        let result = case_result(case, run, config.seed);
+        failed += usize::from(result.status == CaseStatus::Failed);
+        reporter.case_done(
+            index,
+            &key,
+            result.status,
+            &report::summary::one_line(&result),
+            Duration::from_secs_f64(result.duration_secs),
+        );
+        file.cases.push(result);
+        store::save(&config.output, &file).context("saving results")?;
+    }
+    let was_interrupted = interrupted.load(Ordering::SeqCst);
+    file.status = if was_interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    file.ended_utc = Some(utc_iso(wall_now_secs()));
+    store::save(&config.output, &file).context("saving results")?;
+
+    crate::print_stdout(&report::summary::render(&file))?;
+    reporter.message(&format!("results: {}", config.output.display()));
+    if was_interrupted {
+        reporter.message(
+            "interrupted: the result file keeps every finished case and is marked \"interrupted\"",
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} case(s) failed; reasons are in {}",
+            config.output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn unknown_pattern(bad: &str) -> String {
+    let mut families: Vec<&str> = bench::ALL.iter().map(|b| b.family().name()).collect();
+    families.dedup();
+    let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
+    format!(
+        "no benchmark matches '{bad}'; valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
+        families.join(", "),
+        ids.join(", ")
+    )
+}
+
+/// Checks a target directory by creating and removing a directory of our own in it.
+fn check_writable_dir(dir: &Path) -> Result<(), UsageError> {
+    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
+    std::fs::create_dir(&probe_dir)
+        .and_then(|()| std::fs::remove_dir(&probe_dir))
+        .map_err(|e| UsageError(format!("--dir {}: not writable ({e})", dir.display())))
+}
+
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn new_result_file(
+    config: &RunConfig,
+    fingerprint: Fingerprint,
+    started: f64,
+    host: &str,
+) -> ResultFile {
+    let mut anomalies = Vec::new();
+    let cpus = fingerprint
+        .cpu
+        .usable_cpus
+        .unwrap_or(fingerprint.cpu.logical_cpus)
+        .max(1) as f64;
+    if let Some(load) = fingerprint
+        .load_average
+        .filter(|l| l.one > HIGH_LOAD_PER_CPU * cpus)
+    {
+        anomalies.push(Anomaly {
+            kind: "high_load".into(),
+            message: format!(
+                "load average {:.2} at start on {cpus} usable CPU(s): other work competes with the benchmarks",
+                load.one
+            ),
+        });
+    }
+    if config.fake_clock {
+        anomalies.push(Anomaly {
+            kind: "fake_clock".into(),
+            message: "run with --fake-clock: every timing is synthetic, for testing only".into(),
+        });
+    }
+    let mut notes = Vec::new();
+    match fingerprint.cpu.governor.as_deref() {
+        Some("performance") => {}
+        Some(g) => notes.push(format!(
+            "CPU governor is '{g}', not 'performance': frequency may vary during the run"
+        )),
+        None => {}
+    }
+    ResultFile {
+        schema_version: SCHEMA_VERSION,
+        envbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: format!(
+            "{}-{}-{}",
+            utc_compact(started),
+            file_safe(host),
+            std::process::id()
+        ),
+        label: config.label.clone(),
+        status: RunStatus::Running,
+        started_utc: utc_iso(started),
+        ended_utc: None,
+        config: config.clone(),
+        fingerprint,
+        cases: Vec::new(),
+        anomalies,
+        notes,
+    }
+}
+
+fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
+    CaseResult {
+        key: case.key(),
+        bench: case.bench.clone(),
+        params: case.params.clone(),
+        status: run.status,
+        reason: run.reason,
+        warmup_reps: run.warmup_done,
+        stop_reason: run.stop.name().to_string(),
+        started_utc: utc_iso(run.started_wall_secs),
+        duration_secs: run.elapsed.as_secs_f64(),
+        metrics: results::metric_results(&case.metrics, run.samples, seed),
+        anomalies: run.anomalies,
+        details: run.details,
+    }
+}

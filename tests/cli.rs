@@ -1,0 +1,302 @@
+//! The binary end to end: bad input is refused before measuring with exit
+//! code 2, a fake-clock run writes an exact, schema-valid file, and SIGINT
+//! leaves an interrupted file and nothing else.
+
+use assert_cmd::Command;
+use envbench::results::{CaseStatus, RunStatus};
+use envbench::store;
+use predicates::prelude::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn envbench() -> Command {
+    Command::cargo_bin("envbench").unwrap()
+}
+
+/// A fast, exact run: fake clock, exactly `reps` repetitions.
+fn fake_run(dir: &Path, out: &str, reps: &str) -> Command {
+    let mut c = envbench();
+    c.current_dir(dir).args([
+        "run",
+        "--fake-clock",
+        "--quiet",
+        "--only",
+        "os.syscall",
+        "--reps",
+        reps,
+        "-o",
+        out,
+    ]);
+    c
+}
+
+#[test]
+fn help_teaches_the_commands() {
+    envbench().arg("--help").assert().success().stdout(
+        predicate::str::contains("run")
+            .and(predicate::str::contains("info"))
+            .and(predicate::str::contains("list")),
+    );
+    envbench()
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--suite"));
+}
+
+#[test]
+fn list_names_each_bench_with_its_seed_and_unit() {
+    envbench().arg("list").assert().success().stdout(
+        predicate::str::contains("os.syscall")
+            .and(predicate::str::contains("seed 004"))
+            .and(predicate::str::contains("ns")),
+    );
+    let out = envbench().args(["list", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["id"] == "os.syscall"));
+}
+
+#[test]
+fn unknown_pattern_is_a_usage_error_listing_valid_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--only", "cpu.nonesuch"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("cpu.nonesuch").and(predicate::str::contains("os.syscall")),
+        );
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing may be written"
+    );
+}
+
+#[test]
+fn missing_dir_is_a_usage_error() {
+    envbench()
+        .args(["run", "--dir", "/nonexistent/envbench-dir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not an existing directory"));
+}
+
+#[test]
+fn unwritable_dir_is_a_usage_error() {
+    // /proc refuses new directories even for root.
+    envbench()
+        .args(["run", "--dir", "/proc"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not writable"));
+}
+
+#[test]
+fn unwritable_output_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "/nonexistent/dir/out.json", "3")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot write the result file"));
+}
+
+#[test]
+fn existing_output_is_not_overwritten_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("out.json"), "precious").unwrap();
+    fake_run(tmp.path(), "out.json", "3")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("out.json")).unwrap(),
+        "precious"
+    );
+    fake_run(tmp.path(), "out.json", "3")
+        .arg("--force")
+        .assert()
+        .success();
+}
+
+#[test]
+fn bad_repetitions_and_budgets_are_usage_errors() {
+    for args in [
+        ["--reps", "0"],
+        ["--reps", "1"],
+        ["--reps", "5..2"],
+        ["--budget", "0"],
+        ["--budget", "-1"],
+        ["--budget", "x"],
+    ] {
+        envbench()
+            .arg("run")
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("error"));
+    }
+}
+
+#[test]
+fn fake_clock_run_writes_exact_schema_valid_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "out.json", "4")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("os.syscall[call=getppid]")
+                .and(predicate::str::contains("latency")),
+        );
+    let text = std::fs::read_to_string(tmp.path().join("out.json")).unwrap();
+    assert!(
+        text.trim_start().starts_with("{\n  \"schema_version\": 1"),
+        "schema_version must come first"
+    );
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    assert_eq!(file.status, RunStatus::Complete);
+    assert_eq!(file.cases.len(), 2);
+    for case in &file.cases {
+        assert_eq!(case.status, CaseStatus::Ok);
+        assert_eq!(case.warmup_reps, 1);
+        for m in &case.metrics {
+            assert_eq!(m.samples.len(), 4, "{} {}", case.key, m.name);
+            assert_eq!(m.summary.as_ref().unwrap().n, 4);
+        }
+    }
+    assert!(file.anomalies.iter().any(|a| a.kind == "fake_clock"));
+    assert!(!file.fingerprint.virtualization.layers.is_empty());
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "only the result file remains"
+    );
+}
+
+#[test]
+fn result_file_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "a.json", "3").assert().success();
+    let a = store::load(&tmp.path().join("a.json")).unwrap();
+    store::save(&tmp.path().join("b.json"), &a).unwrap();
+    let b = store::load(&tmp.path().join("b.json")).unwrap();
+    assert_eq!(a, b);
+    envbench()
+        .arg("show")
+        .arg(tmp.path().join("b.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("os.syscall[call=mix]"));
+}
+
+#[test]
+fn show_refuses_non_json_newer_schema_and_foreign_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let cases = [
+        (
+            write("garbage.json", "STREAM version $Revision: 5.10 $\n"),
+            "garbage.json: expected value at line 1",
+        ),
+        (
+            write("newer.json", "{\"schema_version\": 99, \"cases\": []}"),
+            "schema version 99 is newer",
+        ),
+        (
+            write("other.json", "{\"hello\": 1}"),
+            "not an envbench result file",
+        ),
+        (
+            write("truncated.json", "{\"schema_version\": 1, \"label\": \"x\""),
+            "truncated.json: EOF while parsing",
+        ),
+    ];
+    for (path, msg) in cases {
+        envbench()
+            .arg("show")
+            .arg(&path)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(msg));
+    }
+    envbench()
+        .args(["show", "/nonexistent/x.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("/nonexistent/x.json"));
+}
+
+#[test]
+fn info_describes_tmpfs_and_prints_json() {
+    let out = envbench()
+        .args(["info", "--json", "--dir", "/dev/shm"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["dirs"][0]["fs_type"], "tmpfs");
+    assert!(v["cpu"]["logical_cpus"].as_u64().unwrap() >= 1);
+    envbench()
+        .arg("info")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("virtualization"));
+}
+
+#[test]
+fn sigint_leaves_an_interrupted_file_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("envbench");
+    // Real clock, many long repetitions: the run is still going when the signal arrives.
+    let mut child = std::process::Command::new(bin)
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--only",
+            "os.syscall",
+            "--reps",
+            "400..400",
+            "--ci-target",
+            "0.001",
+            "--budget",
+            "60",
+            "-o",
+            "out.json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = tmp.path().join("out.json");
+    let start = Instant::now();
+    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let file = store::load(&path).unwrap();
+    assert_eq!(file.status, RunStatus::Interrupted);
+    assert!(file.ended_utc.is_some());
+    assert_eq!(file.cases.last().unwrap().status, CaseStatus::Interrupted);
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("out.json")],
+        "no temporary files"
+    );
+}

@@ -1,0 +1,186 @@
+//! The fingerprint on recorded `/proc`, `/sys` and `/etc` trees, one per
+//! environment the issue names (see tests/fixtures/probe/README.md for which
+//! are recordings and which are built from documented formats).
+
+use envbench::probe::storage::{describe_dir, parse_mountinfo};
+use envbench::probe::{probe_fixture, Fingerprint, Roots};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/probe")
+        .join(name)
+}
+
+fn fp(name: &str) -> Fingerprint {
+    probe_fixture(&fixture(name))
+}
+
+fn layers(f: &Fingerprint) -> Vec<&str> {
+    f.virtualization
+        .layers
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect()
+}
+
+/// Filesystem type of `path` by the fixture's mount table.
+fn fs_of(name: &str, path: &str) -> Option<String> {
+    let roots = Roots::fixture(fixture(name));
+    let (mounts, bad) = parse_mountinfo(&roots.read("/proc/self/mountinfo").unwrap());
+    assert_eq!(bad, 0, "{name} mountinfo has malformed lines");
+    describe_dir(&roots, &mounts, Path::new(path), Path::new(path)).fs_type
+}
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn bare_metal_host() {
+    let f = fp("bare-metal");
+    assert_eq!(layers(&f), vec!["bare-metal"]);
+    assert_eq!(f.os.distro.as_deref(), Some("Ubuntu 22.04.4 LTS"));
+    assert_eq!(
+        f.cpu.model.as_deref(),
+        Some("AMD Ryzen 7 5700X 8-Core Processor")
+    );
+    assert_eq!(
+        (f.cpu.sockets, f.cpu.cores, f.cpu.logical_cpus),
+        (Some(1), Some(8), 16)
+    );
+    assert!(
+        f.cpu.flags.iter().any(|x| x == "avx2") && !f.cpu.flags.iter().any(|x| x == "hypervisor")
+    );
+    assert_eq!(f.cpu.last_level_cache_bytes(), Some(32 * 1024 * 1024));
+    assert_eq!(f.cpu.governor.as_deref(), Some("schedutil"));
+    assert_eq!(f.cpu.max_mhz, Some(4661.0));
+    assert_eq!(f.memory.total_bytes, Some(32779372 * 1024));
+    assert_eq!(f.clock.source.as_deref(), Some("tsc"));
+    assert_eq!(f.cgroup.version.as_deref(), Some("v2"));
+    assert_eq!(
+        (
+            f.cgroup.cpu_quota_cpus,
+            f.cgroup.memory_limit_bytes,
+            f.cgroup.pids_max
+        ),
+        (None, None, None)
+    );
+    assert_eq!(fs_of("bare-metal", "/home/user").as_deref(), Some("ext4"));
+    assert_eq!(fs_of("bare-metal", "/dev/shm").as_deref(), Some("tmpfs"));
+}
+
+#[test]
+fn firecracker_guest_recorded_here() {
+    let f = fp("firecracker");
+    assert_eq!(layers(&f), vec!["firecracker"]);
+    assert_eq!(f.virtualization.layers[0].kind, "hypervisor");
+    // the image was built with Docker: the marker is noted, not believed
+    assert!(f
+        .virtualization
+        .notes
+        .iter()
+        .any(|n| n.contains("/.dockerenv")));
+    assert_eq!(f.cgroup.version.as_deref(), Some("hybrid"));
+    assert_eq!(f.cgroup.memory_limit_bytes, None);
+    assert_eq!(f.cpu.logical_cpus, 2);
+    assert!(f.cpu.flags.iter().any(|x| x == "avx512f"));
+    assert_eq!(fs_of("firecracker", "/work").as_deref(), Some("ext4"));
+    assert_eq!(fs_of("firecracker", "/dev/shm").as_deref(), Some("tmpfs"));
+}
+
+#[test]
+fn qemu_kvm_guest() {
+    let f = fp("kvm-qemu");
+    assert_eq!(layers(&f), vec!["kvm"]);
+    assert!(f.virtualization.layers[0]
+        .evidence
+        .iter()
+        .any(|e| e.contains("QEMU")));
+    assert_eq!((f.cpu.sockets, f.cpu.logical_cpus), (Some(4), 4));
+    assert_eq!(f.clock.source.as_deref(), Some("kvm-clock"));
+    assert_eq!(f.cpu.governor, None);
+    assert!(f.notes.iter().any(|n| n.contains("governor")));
+}
+
+#[test]
+fn wsl1() {
+    let f = fp("wsl1");
+    assert_eq!(layers(&f), vec!["wsl1"]);
+    assert_eq!(
+        f.os.kernel_release.as_deref(),
+        Some("4.4.0-19041-Microsoft")
+    );
+    assert_eq!(f.clock.source, None);
+    assert!(f.notes.iter().any(|n| n.contains("clocksource")));
+    assert_eq!(f.cgroup.version, None);
+    assert_eq!(fs_of("wsl1", "/mnt/c/Users").as_deref(), Some("drvfs"));
+    assert_eq!(fs_of("wsl1", "/home/user").as_deref(), Some("lxfs"));
+}
+
+#[test]
+fn wsl2() {
+    let f = fp("wsl2");
+    assert_eq!(layers(&f), vec!["wsl2"]);
+    let ev = &f.virtualization.layers[0].evidence;
+    assert!(ev.iter().any(|e| e.contains("WSL2")) && ev.iter().any(|e| e.contains("interop")));
+    assert_eq!(
+        f.clock.source.as_deref(),
+        Some("hyperv_clocksource_tsc_page")
+    );
+    assert_eq!(f.cgroup.version.as_deref(), Some("v2"));
+    assert_eq!(fs_of("wsl2", "/mnt/c/Users").as_deref(), Some("9p"));
+    assert_eq!(fs_of("wsl2", "/home/user").as_deref(), Some("ext4"));
+}
+
+#[test]
+fn docker_on_bare_metal_with_limits() {
+    let f = fp("docker-bare-metal");
+    assert_eq!(layers(&f), vec!["docker"]);
+    assert_eq!(f.cgroup.version.as_deref(), Some("v2"));
+    assert_eq!(f.cgroup.cpu_quota_cpus, Some(1.5));
+    assert_eq!(f.cgroup.memory_limit_bytes, Some(2 * GIB));
+    assert_eq!(f.cgroup.pids_max, Some(512));
+    assert_eq!(
+        fs_of("docker-bare-metal", "/app").as_deref(),
+        Some("overlay")
+    );
+}
+
+#[test]
+fn docker_inside_wsl2() {
+    let f = fp("docker-wsl2");
+    assert_eq!(layers(&f), vec!["wsl2", "docker"]);
+    assert_eq!(f.cgroup.version.as_deref(), Some("hybrid"));
+    assert_eq!(f.cgroup.memory_limit_bytes, Some(4 * GIB));
+    assert_eq!(f.cgroup.cpu_quota_cpus, None);
+    assert_eq!(f.os.distro.as_deref(), Some("Alpine Linux v3.19"));
+}
+
+#[test]
+fn cgroup_v1_host_with_a_cpu_quota() {
+    let f = fp("cgroup-v1-host");
+    assert_eq!(layers(&f), vec!["bare-metal"]);
+    assert_eq!(f.cgroup.version.as_deref(), Some("v1"));
+    assert_eq!(f.cgroup.cpu_quota_cpus, Some(2.0));
+    assert_eq!(f.cgroup.memory_limit_bytes, None);
+    assert_eq!(f.cgroup.pids_max, None);
+    assert_eq!(f.os.distro.as_deref(), Some("CentOS Linux 7 (Core)"));
+    assert_eq!(fs_of("cgroup-v1-host", "/var/tmp").as_deref(), Some("xfs"));
+}
+
+#[test]
+fn cgroup_v2_host_with_a_memory_limit() {
+    let f = fp("cgroup-v2-host");
+    assert_eq!(f.cgroup.version.as_deref(), Some("v2"));
+    assert_eq!(f.cgroup.memory_limit_bytes, Some(8 * GIB));
+    assert_eq!(f.cgroup.pids_max, Some(4915));
+    assert_eq!(f.cgroup.cpu_quota_cpus, None);
+    assert_eq!(fs_of("cgroup-v2-host", "/home").as_deref(), Some("btrfs"));
+}
+
+#[test]
+fn missing_tree_still_gives_a_fingerprint_with_notes() {
+    let f = probe_fixture(Path::new("/nonexistent-envbench-fixture"));
+    assert_eq!(f.cpu.logical_cpus, 0);
+    assert_eq!(f.cpu.model, None);
+    assert!(f.notes.iter().any(|n| n.contains("/proc/cpuinfo")));
+}
