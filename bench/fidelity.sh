@@ -7,11 +7,11 @@
 #
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-# Sections: syscall (more arrive with each benchmark family).
+# Sections: syscall, cpu (more arrive with each benchmark family).
 set -euo pipefail
 
 rounds=5
-sections="syscall"
+sections="syscall,cpu"
 install=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -68,6 +68,22 @@ sys.exit(f"{sys.argv[2]} {sys.argv[3]} not in the result file")
 PY
 }
 
+# summarize LABEL UNIT REFERENCE_NAME "ENVBENCH VALUES" "REFERENCE VALUES"
+# prints medians and the per-round ratio envbench/reference with its range.
+summarize() {
+  python3 - "$@" <<'PY'
+import statistics as st, sys
+label, unit, rname = sys.argv[1:4]
+e = [float(x) for x in sys.argv[4].split()]
+r = [float(x) for x in sys.argv[5].split()]
+if not e or len(e) != len(r):
+    sys.exit(f"{label}: no paired values")
+ratios = [a / b for a, b in zip(e, r)]
+print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
+      f"ratio {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}, {len(ratios)} rounds)")
+PY
+}
+
 # alternate LABEL UNIT ENVBENCH_FN REFERENCE_FN REFERENCE_NAME
 # Each FN prints one number; they run alternately for $rounds rounds.
 alternate() {
@@ -78,15 +94,7 @@ alternate() {
     r=$($rfn) || { echo "$label: $rname failed" >&2; return 0; }
     es+=("$e"); rs+=("$r")
   done
-  python3 - "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}" <<'PY'
-import statistics as st, sys
-label, unit, rname = sys.argv[1:4]
-e = [float(x) for x in sys.argv[4].split()]
-r = [float(x) for x in sys.argv[5].split()]
-ratios = [a / b for a, b in zip(e, r)]
-print(f"{label:<34} envbench {st.median(e):>12.4g} {unit:<6} {rname:<22} {st.median(r):>12.4g} {unit:<6} "
-      f"ratio {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}, {len(ratios)} rounds)")
-PY
+  summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
 }
 
 # ---------------------------------------------------------------- os.syscall
@@ -133,6 +141,60 @@ C
   r_mix() { "$work/syscall" mix 500000; }
   alternate "os.syscall[call=getppid] latency" ns e_getppid r_getppid "$ref_name"
   alternate "os.syscall[call=mix] latency" ns e_mix r_mix "C UnixBench-mix loop"
+}
+
+# ---------------------------------------------------------------- cpu
+# cpu.lu GFLOPS against numpy.linalg.solve on Debian's OpenBLAS (its default
+# Haswell kernels on CPUs 0.3.21 does not know, and SkylakeX/AVX-512), at
+# n = 2000 and 4000 with 1 and 2 threads; cpu.primes events/s against
+# sysbench cpu at max-prime 10000 and 20000 with 1 and 2 threads.
+section_cpu() {
+  need_pkgs python3-numpy libopenblas-dev sysbench >/dev/null 2>&1 || true
+  cat > "$work/solve.py" <<'PY'
+import sys, time
+import numpy as np
+n, reps = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(1)
+a = rng.random((n, n)) - 0.5
+b = rng.random(n) - 0.5
+np.linalg.solve(a, b)  # warm-up
+times = []
+for _ in range(reps):
+    t0 = time.perf_counter()
+    np.linalg.solve(a, b)
+    times.append(time.perf_counter() - t0)
+times.sort()
+print((2 / 3 * n**3 + 2 * n**2) / times[len(times) // 2] / 1e9)
+PY
+  local py=/usr/bin/python3
+  for t in 1 2; do
+    local e2=() e4=() h2=() h4=() s2=() s4=()
+    for ((i = 0; i < rounds; i++)); do
+      "$envbench" run --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
+      e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
+      e4+=("$(envbench_median "cpu.lu[n=4000,threads=$t]" gflops)")
+      h2+=("$(OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 2000 3)")
+      h4+=("$(OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 4000 3)")
+      s2+=("$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 2000 3)")
+      s4+=("$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 4000 3)")
+    done
+    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS default" "${e2[*]}" "${h2[*]}"
+    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS SkylakeX" "${e2[*]}" "${s2[*]}"
+    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS default" "${e4[*]}" "${h4[*]}"
+    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS SkylakeX" "${e4[*]}" "${s4[*]}"
+  done
+  for t in 1 2; do
+    local e1=() e2=() r1=() r2=()
+    for ((i = 0; i < rounds; i++)); do
+      "$envbench" run --suite standard --quiet --force --only cpu.primes --threads "$t" --reps 3..3 --warmup 0 -o "$work/e.json" >/dev/null
+      e1+=("$(envbench_median "cpu.primes[max_prime=10000,threads=$t,time_secs=1.0]" events_per_sec)")
+      e2+=("$(envbench_median "cpu.primes[max_prime=20000,threads=$t,time_secs=1.0]" events_per_sec)")
+      r1+=("$(sysbench cpu --cpu-max-prime=10000 --threads="$t" --time=3 run | awk '/events per second/ { print $4 }')")
+      r2+=("$(sysbench cpu --cpu-max-prime=20000 --threads="$t" --time=3 run | awk '/events per second/ { print $4 }')")
+    done
+    summarize "cpu.primes[max_prime=10000,threads=$t] ev/s" ops/s "sysbench cpu" "${e1[*]}" "${r1[*]}"
+    summarize "cpu.primes[max_prime=20000,threads=$t] ev/s" ops/s "sysbench cpu" "${e2[*]}" "${r2[*]}"
+  done
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2

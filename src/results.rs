@@ -37,6 +37,10 @@ pub struct ResultFile {
     pub fingerprint: Fingerprint,
     /// Every case run so far, in run order.
     pub cases: Vec<CaseResult>,
+    /// Figures derived across cases from their medians (speed-up, parallel
+    /// efficiency, scalability, peak FLOPS), recomputed at every save.
+    #[serde(default)]
+    pub derived: Vec<Derived>,
     /// Run-level problems (load at start, different clock, fake clock).
     pub anomalies: Vec<Anomaly>,
     /// Run-level remarks.
@@ -116,6 +120,21 @@ pub struct MetricResult {
     pub samples: Vec<f64>,
     /// Statistics of `samples`; absent with fewer than 2 samples.
     pub summary: Option<Summary>,
+}
+
+/// A figure computed from the medians of several cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// The case it describes, e.g. `cpu.lu[n=2000,threads=2]`, or a bench id.
+    pub key: String,
+    /// e.g. `speedup`, `parallel_efficiency`, `peak_gflops`.
+    pub name: String,
+    /// Unit of `value`.
+    pub unit: Unit,
+    /// The figure.
+    pub value: f64,
+    /// How it was computed or where its inputs came from.
+    pub note: String,
 }
 
 /// A problem that makes numbers suspect, with an explanation.

@@ -105,11 +105,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         Clock::real()
     };
+    let fp = &file.fingerprint;
+    let mem_available_bytes = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    };
     let ctx = Context {
         clock: &clock,
         reps: &config.reps,
         seed: config.seed,
         interrupted: &interrupted,
+        mem_available_bytes,
     };
     let mut failed = 0;
     for (index, (bench, case)) in cases.iter().enumerate() {
@@ -130,6 +136,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             Duration::from_secs_f64(result.duration_secs),
         );
         file.cases.push(result);
+        file.derived = derive_all(&benches, &file.cases);
+        file.derived
+            .extend(bench::cpu::peak_gflops(&file.fingerprint, &file.cases));
         store::save(&config.output, &file).context("saving results")?;
     }
     let was_interrupted = interrupted.load(Ordering::SeqCst);
@@ -156,6 +165,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every bench's derived figures over the cases run so far.
+fn derive_all(benches: &[&dyn Bench], cases: &[CaseResult]) -> Vec<results::Derived> {
+    benches
+        .iter()
+        .flat_map(|b| {
+            let id = b.id();
+            let mine: Vec<&CaseResult> = cases.iter().filter(|c| c.bench == id).collect();
+            if mine.is_empty() {
+                Vec::new()
+            } else {
+                b.derive(&mine)
+            }
+        })
+        .collect()
 }
 
 fn unknown_pattern(bad: &str) -> String {
@@ -243,6 +268,7 @@ fn new_result_file(
         config: config.clone(),
         fingerprint,
         cases: Vec::new(),
+        derived: Vec::new(),
         anomalies,
         notes,
     }

@@ -35,9 +35,28 @@ pub enum Unit {
     /// A dimensionless ratio or fraction.
     #[serde(rename = "ratio")]
     Ratio,
+    /// A count of events, processes, iterations.
+    #[serde(rename = "count")]
+    Count,
 }
 
 impl Unit {
+    /// Whether the unit is a rate, which a working measurement makes > 0.
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Unit::OpsPerSec | Unit::MegabytesPerSec | Unit::MebibytesPerSec | Unit::Gflops
+        )
+    }
+
+    /// Whether the unit is a duration, which is never negative.
+    pub fn is_time(self) -> bool {
+        matches!(
+            self,
+            Unit::Nanoseconds | Unit::Microseconds | Unit::Milliseconds | Unit::Seconds
+        )
+    }
+
     /// The symbol used in tables and files.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -51,6 +70,7 @@ impl Unit {
             Unit::Gflops => "GFLOPS",
             Unit::Bytes => "bytes",
             Unit::Ratio => "ratio",
+            Unit::Count => "count",
         }
     }
 }

@@ -6,7 +6,6 @@
 use super::{Bench, BenchError, CaseSpec, Context};
 use crate::results::{Anomaly, CaseStatus};
 use crate::stats::{summarize, Sample};
-use crate::units::Unit;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -74,10 +73,6 @@ pub struct Progress {
     pub reps_done: u32,
     /// Time spent on the case so far.
     pub elapsed: Duration,
-}
-
-fn must_be_positive(unit: Unit) -> bool {
-    !matches!(unit, Unit::Bytes | Unit::Ratio)
 }
 
 /// Runs `case` of `bench` under the policy in `ctx`.
@@ -217,7 +212,9 @@ fn ci_met(primary: &[f64], target: f64, seed: u64) -> bool {
         .unwrap_or(false)
 }
 
-fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String> {
+/// The runner's plausibility rule: one finite value per metric, rates > 0,
+/// times >= 0 (seed 000 published a time of -10799.6 s).
+pub(crate) fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String> {
     if values.len() != case.metrics.len() {
         return Err(format!(
             "{} returned {} values for {} metrics (a bug in envbench)",
@@ -227,9 +224,11 @@ fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String> {
         ));
     }
     for (m, v) in case.metrics.iter().zip(values) {
-        if !v.is_finite() || (must_be_positive(m.unit) && *v <= 0.0) {
+        let impossible =
+            !v.is_finite() || (m.unit.is_rate() && *v <= 0.0) || (m.unit.is_time() && *v < 0.0);
+        if impossible {
             return Err(format!(
-                "{} = {v} {} is impossible (non-positive or not finite)",
+                "{} = {v} {} is impossible (a negative time, a non-positive rate, or not a number)",
                 m.name,
                 m.unit.symbol()
             ));
@@ -244,7 +243,7 @@ mod tests {
     use crate::bench::clock::Clock;
     use crate::bench::{Family, MetricSpec, Plan, Trial};
     use crate::config::{RepPolicy, Suite};
-    use crate::units::Direction;
+    use crate::units::{Direction, Unit};
     use std::sync::atomic::AtomicBool;
 
     /// A bench whose repetitions return a scripted sequence of values.
@@ -314,6 +313,7 @@ mod tests {
             reps: p,
             seed: 1,
             interrupted: &stop,
+            mem_available_bytes: None,
         };
         run_case(bench, &case(), &ctx, &mut |_| {})
     }
@@ -408,6 +408,7 @@ mod tests {
             reps: &p,
             seed: 1,
             interrupted: &stop,
+            mem_available_bytes: None,
         };
         let r = run_case(&Scripted(vec![5.0], None), &case(), &ctx, &mut |_| {});
         assert_eq!(r.status, CaseStatus::Interrupted);
