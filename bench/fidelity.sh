@@ -7,11 +7,11 @@
 #
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-# Sections: syscall, cpu (more arrive with each benchmark family).
+# Sections: syscall, cpu, mem (more arrive with each benchmark family).
 set -euo pipefail
 
 rounds=5
-sections="syscall,cpu"
+sections="syscall,cpu,mem"
 install=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -194,6 +194,62 @@ PY
     done
     summarize "cpu.primes[max_prime=10000,threads=$t] ev/s" ops/s "sysbench cpu" "${e1[*]}" "${r1[*]}"
     summarize "cpu.primes[max_prime=20000,threads=$t] ev/s" ops/s "sysbench cpu" "${e2[*]}" "${r2[*]}"
+  done
+}
+
+# ---------------------------------------------------------------- mem
+# mem.stream Triad against a plain C STREAM-style program compiled here with
+# gcc -O3 -march=native -fopenmp (static schedule, first touch by the owning
+# thread, 10 iterations, best of the last 9, 24 bytes per element), at the
+# same array size, with 1 and 2 threads; three STREAM runs per round on each
+# side, median of their best Triad rates.
+section_mem() {
+  cat > "$work/stream.c" <<'C'
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  long n = atol(argv[1]);
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+  double q = 3.0, best[3];
+  for (int run = 0; run < 3; run++) {
+#pragma omp parallel for schedule(static)
+    for (long j = 0; j < n; j++) { a[j] = 1.0; b[j] = 2.0; c[j] = 0.0; }
+    best[run] = 1e30;
+    for (int k = 0; k < 10; k++) {
+      double t;
+#pragma omp parallel for schedule(static)
+      for (long j = 0; j < n; j++) c[j] = a[j];
+#pragma omp parallel for schedule(static)
+      for (long j = 0; j < n; j++) b[j] = q * c[j];
+#pragma omp parallel for schedule(static)
+      for (long j = 0; j < n; j++) c[j] = a[j] + b[j];
+      t = omp_get_wtime();
+#pragma omp parallel for schedule(static)
+      for (long j = 0; j < n; j++) a[j] = b[j] + q * c[j];
+      t = omp_get_wtime() - t;
+      if (k > 0 && t < best[run]) best[run] = t;
+    }
+  }
+  /* median of three */
+  double x = best[0], y = best[1], z = best[2], m = x > y ? (y > z ? y : (x > z ? z : x)) : (x > z ? x : (y > z ? z : y));
+  if (a[n / 2] <= 0.0) return 1; /* keep the work observable */
+  printf("%.1f\n", 24.0 * n / 1e6 / m);
+  return 0;
+}
+C
+  gcc -O3 -march=native -fopenmp -o "$work/stream" "$work/stream.c"
+  "$envbench" run --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
+  local elems
+  elems=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params']['array_elems'])" "$work/e.json")
+  for t in 1 2; do
+    local es=() rs=()
+    for ((i = 0; i < rounds; i++)); do
+      "$envbench" run --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
+      es+=("$(envbench_median "mem.stream[array_elems=$elems,threads=$t]" triad_rate)")
+      rs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems")")
+    done
+    summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM (gcc -O3 omp)" "${es[*]}" "${rs[*]}"
   done
 }
 

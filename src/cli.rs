@@ -49,7 +49,7 @@ pub enum Cmd {
 /// Battery sizes on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SuiteArg {
-    /// About a minute on 2 cores: small sizes, 5-20 repetitions, 2 s per case.
+    /// About a minute on 2 cores: small sizes, 3-20 repetitions, 2 s per case.
     Quick,
     /// About ten minutes: 5-30 repetitions, 10 s per case.
     Standard,
@@ -110,6 +110,10 @@ pub struct RunArgs {
     /// [default: 1, 2, 4 ... up to the usable CPUs]
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(usize))]
     pub threads: Option<Vec<usize>>,
+    /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
+    /// STREAM's efficiency; as root envbench reads it from dmidecode.
+    #[arg(long, value_name = "GB/S", value_parser = parse_positive_secs)]
+    pub mem_bandwidth: Option<f64>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -222,6 +226,7 @@ impl RunArgs {
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             threads: self.threads.clone(),
             fake_clock: self.fake_clock,
+            mem_bandwidth_gbs: self.mem_bandwidth,
         }
     }
 }

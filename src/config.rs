@@ -54,7 +54,7 @@ impl RepPolicy {
         match suite {
             Suite::Quick => RepPolicy {
                 warmup: 1,
-                reps_min: 5,
+                reps_min: 3,
                 reps_max: 20,
                 budget_secs: 2.0,
                 ci_target: 0.05,
@@ -111,6 +111,9 @@ pub struct RunConfig {
     pub threads: Option<Vec<usize>>,
     /// Fake clock for tests: timings are synthetic.
     pub fake_clock: bool,
+    /// Theoretical memory bandwidth in GB/s given by the user, for STREAM efficiency.
+    #[serde(default)]
+    pub mem_bandwidth_gbs: Option<f64>,
 }
 
 /// The seed used when the user gives none; fixed, so reports reproduce.

@@ -53,12 +53,13 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::List(args) => {
-            let plan = bench::Plan {
-                suite: config::Suite::Quick,
-                cpus: probe::usable_cpus().unwrap_or(1),
-                threads: None,
-                dirs: vec![PathBuf::from(".")],
-            };
+            let fp = probe::probe_live(&[]);
+            let plan = bench::Plan::from_fingerprint(
+                config::Suite::Quick,
+                &fp,
+                None,
+                vec![PathBuf::from(".")],
+            );
             let text = if args.json {
                 serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"
             } else {

@@ -63,16 +63,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let plan = Plan {
-        suite: config.suite,
-        cpus: fingerprint
-            .cpu
-            .usable_cpus
-            .unwrap_or(fingerprint.cpu.logical_cpus)
-            .max(1),
-        threads: config.threads.clone(),
-        dirs: config.dirs.clone(),
-    };
+    let plan = Plan::from_fingerprint(
+        config.suite,
+        &fingerprint,
+        config.threads.clone(),
+        config.dirs.clone(),
+    );
     let cases: Vec<(&dyn Bench, CaseSpec)> = benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
@@ -136,9 +132,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             Duration::from_secs_f64(result.duration_secs),
         );
         file.cases.push(result);
-        file.derived = derive_all(&benches, &file.cases);
-        file.derived
-            .extend(bench::cpu::peak_gflops(&file.fingerprint, &file.cases));
+        file.derived = derive_all(&benches, &file);
         store::save(&config.output, &file).context("saving results")?;
     }
     let was_interrupted = interrupted.load(Ordering::SeqCst);
@@ -167,20 +161,40 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every bench's derived figures over the cases run so far.
-fn derive_all(benches: &[&dyn Bench], cases: &[CaseResult]) -> Vec<results::Derived> {
-    benches
+/// Every derived figure over the cases run so far: each bench's own
+/// (speed-up, scalability), the peak FLOPS, machine balance and efficiency.
+fn derive_all(benches: &[&dyn Bench], file: &ResultFile) -> Vec<results::Derived> {
+    let mut out: Vec<results::Derived> = benches
         .iter()
         .flat_map(|b| {
             let id = b.id();
-            let mine: Vec<&CaseResult> = cases.iter().filter(|c| c.bench == id).collect();
+            let mine: Vec<&CaseResult> = file.cases.iter().filter(|c| c.bench == id).collect();
             if mine.is_empty() {
                 Vec::new()
             } else {
                 b.derive(&mine)
             }
         })
-        .collect()
+        .collect();
+    let peak = bench::cpu::peak_gflops(&file.fingerprint, &file.cases);
+    let theoretical = match (
+        file.config.mem_bandwidth_gbs,
+        file.fingerprint.memory.theoretical_bandwidth_gbs(),
+    ) {
+        (Some(g), _) => Some((g, "given with --mem-bandwidth".to_string())),
+        (None, Some(g)) => Some((
+            g,
+            "dmidecode: modules x MT/s x 8 B, one channel per module assumed".to_string(),
+        )),
+        (None, None) => None,
+    };
+    out.extend(bench::mem::derive_balance(
+        &file.cases,
+        peak.as_ref(),
+        theoretical,
+    ));
+    out.extend(peak);
+    out
 }
 
 fn unknown_pattern(bad: &str) -> String {

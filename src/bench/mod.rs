@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod mem;
 pub mod runner;
 pub mod syscall;
 
@@ -96,9 +97,28 @@ pub struct Plan {
     pub threads: Option<Vec<usize>>,
     /// Target directories.
     pub dirs: Vec<PathBuf>,
+    /// Size of the last-level cache in bytes, if known (STREAM sizes its
+    /// arrays from it).
+    pub llc_bytes: Option<u64>,
 }
 
 impl Plan {
+    /// The plan for `suite` in the environment `fp` describes.
+    pub fn from_fingerprint(
+        suite: Suite,
+        fp: &crate::probe::Fingerprint,
+        threads: Option<Vec<usize>>,
+        dirs: Vec<PathBuf>,
+    ) -> Plan {
+        Plan {
+            suite,
+            cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
+            threads,
+            dirs,
+            llc_bytes: fp.cpu.last_level_cache_bytes(),
+        }
+    }
+
     /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
     /// or the user's list.
     pub fn thread_counts(&self) -> Vec<usize> {
@@ -201,6 +221,13 @@ pub trait Bench: Sync {
     /// [`BenchError::Unsupported`].
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError>;
 
+    /// Whether warm-up repetitions help. A bench whose repetition warms up
+    /// by itself (STREAM's untimed first touch and discarded first
+    /// iteration) says no, and the runner skips them.
+    fn needs_warmup(&self) -> bool {
+        true
+    }
+
     /// Figures derived from several finished cases of this bench (speed-up,
     /// scalability), recomputed whenever the result file is saved.
     fn derive(&self, _cases: &[&crate::results::CaseResult]) -> Vec<crate::results::Derived> {
@@ -255,6 +282,8 @@ pub const ALL: &[&dyn Bench] = &[
     &cpu::primes::Primes,
     &cpu::loops::IntLoop,
     &cpu::loops::FloatLoop,
+    &mem::stream::Stream,
+    &mem::latency::Latency,
     &syscall::Syscall,
 ];
 
@@ -291,6 +320,11 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Bench>, String> {
         .filter(|b| patterns.is_empty() || patterns.iter().any(|p| matches_pattern(&b.id(), p)))
         .collect())
 }
+
+/// Memory the test context offers: cases needing more are skipped, which
+/// keeps the test suite small and exercises the skip path.
+#[cfg(test)]
+pub(crate) const TEST_MEMORY_BYTES: u64 = 64 << 20;
 
 /// Test support shared by every bench's tests: a clock, a policy and a
 /// context to prepare and measure cases with.
@@ -331,7 +365,7 @@ impl TestEnv {
             reps: &self.reps,
             seed: 1,
             interrupted: &self.stop,
-            mem_available_bytes: None,
+            mem_available_bytes: Some(TEST_MEMORY_BYTES),
         }
     }
 
@@ -342,6 +376,7 @@ impl TestEnv {
             cpus,
             threads: None,
             dirs: vec![std::env::temp_dir()],
+            llc_bytes: Some(1 << 20),
         }
     }
 }

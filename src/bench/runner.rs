@@ -97,7 +97,15 @@ pub fn run_case(
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
-            repeat(&mut *trial, case, ctx, mono0, &mut run, on_progress);
+            repeat(
+                bench.needs_warmup(),
+                &mut *trial,
+                case,
+                ctx,
+                mono0,
+                &mut run,
+                on_progress,
+            );
             run.details = trial.details();
         }
         Err(e) => set_error(&mut run, e),
@@ -135,6 +143,7 @@ fn set_error(run: &mut CaseRun, e: BenchError) {
 }
 
 fn repeat(
+    bench_needs_warmup: bool,
     trial: &mut dyn super::Trial,
     case: &CaseSpec,
     ctx: &Context,
@@ -145,7 +154,8 @@ fn repeat(
     let policy = ctx.reps;
     let clock = ctx.clock;
     let mut short_reps = 0u32;
-    for _ in 0..policy.warmup {
+    let warmup = if bench_needs_warmup { policy.warmup } else { 0 };
+    for _ in 0..warmup {
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
         }

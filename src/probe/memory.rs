@@ -14,6 +14,49 @@ pub struct MemoryInfo {
     pub swap_total_bytes: Option<u64>,
     /// `SwapFree`, bytes.
     pub swap_free_bytes: Option<u64>,
+    /// Populated memory modules, from `dmidecode -t memory` (root only).
+    #[serde(default)]
+    pub modules: Option<u32>,
+    /// Configured speed of the modules, MT/s, from `dmidecode` (root only).
+    #[serde(default)]
+    pub speed_mts: Option<u32>,
+}
+
+impl MemoryInfo {
+    /// Theoretical bandwidth in GB/s (10⁹ B/s) from `dmidecode`'s modules
+    /// and speed, assuming one 64-bit channel per module; None when unknown.
+    pub fn theoretical_bandwidth_gbs(&self) -> Option<f64> {
+        Some(f64::from(self.modules?) * f64::from(self.speed_mts?) * 8.0 / 1e3)
+    }
+}
+
+/// Populated modules and their (lowest) configured speed in MT/s from
+/// `dmidecode -t memory` output.
+pub fn parse_dmidecode_memory(text: &str) -> Option<(u32, u32)> {
+    let mut modules = 0;
+    let mut speed: Option<u32> = None;
+    for block in text.split("Memory Device").skip(1) {
+        let field = |key: &str| {
+            block.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix(key)?
+                    .strip_prefix(':')
+                    .map(|v| v.trim().to_string())
+            })
+        };
+        let Some(size) = field("Size") else { continue };
+        if size.starts_with("No Module") || size == "Unknown" {
+            continue;
+        }
+        modules += 1;
+        let s = field("Configured Memory Speed")
+            .or_else(|| field("Configured Clock Speed"))
+            .or_else(|| field("Speed"));
+        if let Some(mts) = s.and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok()) {
+            speed = Some(speed.map_or(mts, |old: u32| old.min(mts)));
+        }
+    }
+    Some((modules, speed?)).filter(|(m, _)| *m > 0)
 }
 
 /// Parses `/proc/meminfo` (values in kB, i.e. KiB).
@@ -30,6 +73,8 @@ pub fn parse_meminfo(text: &str) -> MemoryInfo {
         available_bytes: kib("MemAvailable"),
         swap_total_bytes: kib("SwapTotal"),
         swap_free_bytes: kib("SwapFree"),
+        modules: None,
+        speed_mts: None,
     }
 }
 
@@ -44,6 +89,24 @@ mod tests {
         assert_eq!(m.total_bytes, Some(24684096 * 1024));
         assert_eq!(m.available_bytes, Some(24000000 * 1024));
         assert_eq!(m.swap_total_bytes, Some(0));
+    }
+
+    #[test]
+    fn parses_dmidecode_modules_and_speed() {
+        let t = "Handle 0x0040, DMI type 17, 92 bytes\nMemory Device\n\tSize: 16 GB\n\tSpeed: 3200 MT/s\n\tConfigured Memory Speed: 3200 MT/s\n\n\
+                 Handle 0x0041, DMI type 17, 92 bytes\nMemory Device\n\tSize: No Module Installed\n\tSpeed: Unknown\n\n\
+                 Handle 0x0042, DMI type 17, 92 bytes\nMemory Device\n\tSize: 16 GB\n\tConfigured Memory Speed: 2933 MT/s\n";
+        assert_eq!(parse_dmidecode_memory(t), Some((2, 2933)));
+        let m = MemoryInfo {
+            modules: Some(2),
+            speed_mts: Some(3200),
+            ..MemoryInfo::default()
+        };
+        assert_eq!(m.theoretical_bandwidth_gbs(), Some(51.2));
+        assert_eq!(
+            parse_dmidecode_memory("# dmidecode 3.4\nNo SMBIOS nor DMI entry point found\n"),
+            None
+        );
     }
 
     #[test]

@@ -144,6 +144,31 @@ pub struct Fingerprint {
     pub notes: Vec<String>,
 }
 
+/// Fills module count and speed from `dmidecode -t memory`, which needs
+/// root and a DMI table (VMs and WSL often have none).
+fn read_memory_modules(memory: &mut memory::MemoryInfo, notes: &mut Notes) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        notes.push("memory module speed unknown: dmidecode needs root".into());
+        return;
+    }
+    let out = std::process::Command::new("dmidecode")
+        .args(["-t", "memory"])
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out
+        .ok()
+        .and_then(|o| memory::parse_dmidecode_memory(&String::from_utf8_lossy(&o.stdout)))
+    {
+        Some((modules, mts)) => {
+            memory.modules = Some(modules);
+            memory.speed_mts = Some(mts);
+        }
+        None => notes
+            .push("memory module speed unknown: dmidecode missing or no DMI memory table".into()),
+    }
+}
+
 /// Number of CPUs in this process's affinity mask.
 pub fn usable_cpus() -> Option<usize> {
     // SAFETY: `set` is a valid, zeroed cpu_set_t owned by this frame.
@@ -167,10 +192,13 @@ pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
     if roots.live {
         timer::measure_timer(&mut clock);
     }
-    let memory = roots
+    let mut memory = roots
         .read_noted("/proc/meminfo", &mut notes)
         .map(|t| memory::parse_meminfo(&t))
         .unwrap_or_default();
+    if roots.live {
+        read_memory_modules(&mut memory, &mut notes);
+    }
     Fingerprint {
         os: os::probe_os(roots, &mut notes),
         virtualization: virt::detect(&virt::read_virt_inputs(roots)),

@@ -1,0 +1,495 @@
+//! `mem.stream`: STREAM's Copy, Scale, Add and Triad (seed 000: Triad
+//! 28 672 MB/s native against 27 072 MB/s in WSL 2 at one thread).
+//!
+//! As STREAM: three f64 arrays of at least 4× the last-level cache (and at
+//! least 10 million elements); each thread owns one contiguous block of
+//! every array (OpenMP's static schedule) and touches it first; a
+//! repetition initialises a = 1, b = 2, c = 0 and runs the four kernels
+//! NTIMES = 10 times with a barrier around each kernel; the first iteration
+//! is discarded; rate = bytes moved / best time, in MB/s (10⁶ B/s), with
+//! Copy and Scale moving 16 bytes per element and Add and Triad 24. The
+//! arrays are then checked against the values the same recurrence gives,
+//! with STREAM's relative error limit; a failed check makes the case invalid.
+//! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
+
+use super::super::clock::Clock;
+use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use crate::results::{CaseResult, Derived};
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::{Barrier, Mutex};
+
+/// Iterations per repetition; the first is discarded (STREAM's NTIMES).
+pub const NTIMES: usize = 10;
+/// STREAM's scalar.
+pub const SCALAR: f64 = 3.0;
+/// STREAM's floor on the array length.
+pub const MIN_ELEMS: usize = 10_000_000;
+/// STREAM's limit on the average relative error of an array (double precision).
+pub const EPSILON: f64 = 1e-13;
+
+/// The four kernels, in STREAM's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// c = a
+    Copy,
+    /// b = q·c
+    Scale,
+    /// c = a + b
+    Add,
+    /// a = b + q·c
+    Triad,
+}
+
+impl Kernel {
+    /// STREAM's order.
+    pub const ALL: [Kernel; 4] = [Kernel::Copy, Kernel::Scale, Kernel::Add, Kernel::Triad];
+
+    /// `copy`, `scale`, `add`, `triad`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Scale => "scale",
+            Kernel::Add => "add",
+            Kernel::Triad => "triad",
+        }
+    }
+
+    /// Bytes STREAM counts per element: two arrays for Copy and Scale, three for Add and Triad.
+    pub fn bytes_per_elem(self) -> usize {
+        match self {
+            Kernel::Copy | Kernel::Scale => 16,
+            Kernel::Add | Kernel::Triad => 24,
+        }
+    }
+
+    fn run(self, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
+        match self {
+            Kernel::Copy => c.iter_mut().zip(a.iter()).for_each(|(c, a)| *c = *a),
+            Kernel::Scale => b
+                .iter_mut()
+                .zip(c.iter())
+                .for_each(|(b, c)| *b = SCALAR * *c),
+            Kernel::Add => c
+                .iter_mut()
+                .zip(a.iter().zip(b.iter()))
+                .for_each(|(c, (a, b))| *c = *a + *b),
+            Kernel::Triad => a
+                .iter_mut()
+                .zip(b.iter().zip(c.iter()))
+                .for_each(|(a, (b, c))| *a = *b + SCALAR * *c),
+        }
+    }
+}
+
+/// Elements per array: 4× the last-level cache, at least [`MIN_ELEMS`].
+pub fn array_elems(llc_bytes: Option<u64>) -> usize {
+    let by_cache = llc_bytes.map_or(0, |b| (4 * b).div_ceil(8) as usize);
+    by_cache.max(MIN_ELEMS)
+}
+
+/// Contiguous blocks of `len` for `threads` threads, sizes differing by at most one.
+pub fn blocks(len: usize, threads: usize) -> Vec<Range<usize>> {
+    let (q, r) = (len / threads, len % threads);
+    let mut start = 0;
+    (0..threads)
+        .map(|k| {
+            let end = start + q + usize::from(k < r);
+            let range = start..end;
+            start = end;
+            range
+        })
+        .collect()
+}
+
+fn split<'a>(mut s: &'a mut [f64], ranges: &[Range<usize>]) -> Vec<&'a mut [f64]> {
+    ranges
+        .iter()
+        .map(|r| {
+            let (head, tail) = std::mem::take(&mut s).split_at_mut(r.len());
+            s = tail;
+            head
+        })
+        .collect()
+}
+
+/// The values every element of a, b, c holds after `ntimes` iterations.
+pub fn expected_values(ntimes: usize) -> (f64, f64, f64) {
+    let (mut a, mut b, mut c) = (1.0, 2.0, 0.0);
+    for _ in 0..ntimes {
+        c = a;
+        b = SCALAR * c;
+        c = a + b;
+        a = b + SCALAR * c;
+    }
+    (a, b, c)
+}
+
+/// Sums of |x − expected| over a block of each array.
+fn error_sums(a: &[f64], b: &[f64], c: &[f64], exp: (f64, f64, f64)) -> [f64; 3] {
+    let sum = |xs: &[f64], e: f64| xs.iter().map(|x| (x - e).abs()).sum::<f64>();
+    [sum(a, exp.0), sum(b, exp.1), sum(c, exp.2)]
+}
+
+/// STREAM's check: the average absolute error of each array, relative to
+/// its expected value, must be below [`EPSILON`].
+///
+/// # Errors
+/// Names the first array that fails and its relative error.
+pub fn check(error_sums: [f64; 3], len: usize, exp: (f64, f64, f64)) -> Result<(), String> {
+    for (name, sum, e) in [
+        ("a", error_sums[0], exp.0),
+        ("b", error_sums[1], exp.1),
+        ("c", error_sums[2], exp.2),
+    ] {
+        let rel = sum / len as f64 / e.abs();
+        // NaN (a destroyed array) fails too.
+        if rel.is_nan() || rel > EPSILON {
+            return Err(format!("STREAM validation failed: array {name} average relative error {rel:.3e} > {EPSILON:e}"));
+        }
+    }
+    Ok(())
+}
+
+/// The `mem.stream` bench.
+#[derive(Debug)]
+pub struct Stream;
+
+fn case(elems: usize, threads: usize) -> CaseSpec {
+    let mut metrics = Vec::new();
+    // Triad first: it drives early stopping and is the figure STREAM studies quote.
+    for k in [Kernel::Triad, Kernel::Copy, Kernel::Scale, Kernel::Add] {
+        metrics.push(MetricSpec {
+            name: rate_name(k),
+            unit: Unit::MegabytesPerSec,
+            direction: Direction::HigherIsBetter,
+        });
+    }
+    for k in Kernel::ALL {
+        for i in 0..3 {
+            metrics.push(MetricSpec {
+                name: time_name(k, i),
+                unit: Unit::Seconds,
+                direction: Direction::LowerIsBetter,
+            });
+        }
+    }
+    CaseSpec {
+        bench: "mem.stream".into(),
+        params: BTreeMap::from([
+            ("array_elems".to_string(), Value::from(elems)),
+            ("threads".to_string(), Value::from(threads)),
+        ]),
+        metrics,
+    }
+}
+
+fn rate_name(k: Kernel) -> &'static str {
+    match k {
+        Kernel::Copy => "copy_rate",
+        Kernel::Scale => "scale_rate",
+        Kernel::Add => "add_rate",
+        Kernel::Triad => "triad_rate",
+    }
+}
+
+/// `<kernel>_time_avg|min|max` for i = 0, 1, 2.
+fn time_name(k: Kernel, i: usize) -> &'static str {
+    const NAMES: [[&str; 3]; 4] = [
+        ["copy_time_avg", "copy_time_min", "copy_time_max"],
+        ["scale_time_avg", "scale_time_min", "scale_time_max"],
+        ["add_time_avg", "add_time_min", "add_time_max"],
+        ["triad_time_avg", "triad_time_min", "triad_time_max"],
+    ];
+    NAMES[k as usize][i]
+}
+
+impl Bench for Stream {
+    fn family(&self) -> Family {
+        Family::Mem
+    }
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+    fn summary(&self) -> &'static str {
+        "STREAM Copy/Scale/Add/Triad, arrays >= 4x last-level cache, best of 10 iterations; MB/s (10^6 B/s), validated"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 000 (STREAM Triad 1-16 threads, WSL 2 vs native)"
+    }
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        let elems = array_elems(plan.llc_bytes);
+        plan.thread_counts()
+            .into_iter()
+            .map(|t| case(elems, t))
+            .collect()
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let get = |k: &str| {
+            case.params
+                .get(k)
+                .and_then(Value::as_u64)
+                .map(|v| v as usize)
+                .filter(|&v| v > 0)
+        };
+        let (Some(elems), Some(threads)) = (get("array_elems"), get("threads")) else {
+            return Err(BenchError::Failed(format!(
+                "{}: bad parameters",
+                case.key()
+            )));
+        };
+        ctx.require_memory(3 * 8 * elems as u64)?;
+        Ok(Box::new(StreamTrial::new(elems, threads)))
+    }
+    fn needs_warmup(&self) -> bool {
+        false // each repetition touches its arrays untimed and discards its first iteration
+    }
+    fn derive(&self, cases: &[&CaseResult]) -> Vec<Derived> {
+        derive_scalability(cases)
+    }
+}
+
+/// Three arrays and a thread count.
+pub struct StreamTrial {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    threads: usize,
+}
+
+impl StreamTrial {
+    /// A trial over arrays of `elems` elements on `threads` threads. Zeroed
+    /// allocations of this size come from mmap: no page is touched until a
+    /// thread first writes its own block.
+    pub fn new(elems: usize, threads: usize) -> StreamTrial {
+        StreamTrial {
+            a: vec![0.0; elems],
+            b: vec![0.0; elems],
+            c: vec![0.0; elems],
+            threads,
+        }
+    }
+
+    /// One STREAM run: times[iteration][kernel] in seconds and the error
+    /// sums of the validation. `corrupt` damages one element before the
+    /// check (for tests of the check itself).
+    fn run(&mut self, clock: &Clock, corrupt: bool) -> (Vec<[f64; 4]>, [f64; 3]) {
+        let ranges = blocks(self.a.len(), self.threads);
+        let (pa, pb, pc) = (
+            split(&mut self.a, &ranges),
+            split(&mut self.b, &ranges),
+            split(&mut self.c, &ranges),
+        );
+        let barrier = Barrier::new(self.threads);
+        let times = Mutex::new(Vec::with_capacity(NTIMES));
+        let errors = Mutex::new([0.0f64; 3]);
+        let exp = expected_values(NTIMES);
+        std::thread::scope(|s| {
+            for (id, ((a, b), c)) in pa.into_iter().zip(pb).zip(pc).enumerate() {
+                let (barrier, times, errors) = (&barrier, &times, &errors);
+                s.spawn(move || {
+                    a.fill(1.0);
+                    b.fill(2.0);
+                    c.fill(0.0);
+                    for _ in 0..NTIMES {
+                        let mut row = [0.0; 4];
+                        for (slot, k) in row.iter_mut().zip(Kernel::ALL) {
+                            barrier.wait();
+                            let t0 = clock.now();
+                            k.run(a, b, c);
+                            barrier.wait();
+                            *slot = clock.now().saturating_sub(t0).as_secs_f64();
+                        }
+                        if id == 0 {
+                            times
+                                .lock()
+                                .expect("invariant: no thread panics holding the lock")
+                                .push(row);
+                        }
+                    }
+                    if corrupt && id == 0 && !a.is_empty() {
+                        a[0] += 1.0e6;
+                    }
+                    let e = error_sums(a, b, c, exp);
+                    let mut total = errors
+                        .lock()
+                        .expect("invariant: no thread panics holding the lock");
+                    for (t, v) in total.iter_mut().zip(e) {
+                        *t += v;
+                    }
+                });
+            }
+        });
+        (
+            times.into_inner().expect("invariant: lock not poisoned"),
+            errors.into_inner().expect("invariant: lock not poisoned"),
+        )
+    }
+}
+
+/// Per kernel: best rate (MB/s) and avg/min/max time over iterations 2..NTIMES.
+pub fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
+    let kept = &times[1..];
+    let stat = |k: usize| {
+        let ts: Vec<f64> = kept.iter().map(|row| row[k]).collect();
+        let min = ts.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = ts.iter().copied().fold(0.0, f64::max);
+        (ts.iter().sum::<f64>() / ts.len() as f64, min, max)
+    };
+    let mut rates = Vec::new();
+    let mut timings = Vec::new();
+    for (i, k) in Kernel::ALL.iter().enumerate() {
+        let (avg, min, max) = stat(i);
+        rates.push((k, (k.bytes_per_elem() * elems) as f64 / 1e6 / min));
+        timings.extend([avg, min, max]);
+    }
+    // metric order: triad, copy, scale, add rates; then times in STREAM order
+    let rate = |k: Kernel| {
+        rates
+            .iter()
+            .find(|(x, _)| **x == k)
+            .map(|(_, r)| *r)
+            .unwrap_or(f64::NAN)
+    };
+    let mut out = vec![
+        rate(Kernel::Triad),
+        rate(Kernel::Copy),
+        rate(Kernel::Scale),
+        rate(Kernel::Add),
+    ];
+    out.extend(timings);
+    out
+}
+
+impl Trial for StreamTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let (times, errors) = self.run(clock, false);
+        check(errors, self.a.len(), expected_values(NTIMES)).map_err(BenchError::Invalid)?;
+        Ok(figures(&times, self.a.len()))
+    }
+
+    fn details(&mut self) -> Option<Value> {
+        Some(serde_json::json!({
+            "array_elems": self.a.len(),
+            "bytes_per_array": self.a.len() * 8,
+            "ntimes": NTIMES,
+            "validation": "STREAM check passed on every repetition",
+        }))
+    }
+}
+
+/// Scalability rate(n)/rate(1) per kernel from median best rates.
+fn derive_scalability(cases: &[&CaseResult]) -> Vec<Derived> {
+    let threads = |c: &CaseResult| c.params.get("threads").and_then(Value::as_u64);
+    let median = |c: &CaseResult, name: &str| {
+        c.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .and_then(|m| m.summary.as_ref())
+            .map(|s| s.median)
+    };
+    let Some(one) = cases.iter().find(|c| threads(c) == Some(1)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in cases {
+        for k in Kernel::ALL {
+            let name = rate_name(k);
+            if let (Some(r1), Some(rn)) = (median(one, name), median(c, name)) {
+                out.push(Derived {
+                    key: c.key.clone(),
+                    name: format!("{}_scalability", k.name()),
+                    unit: Unit::Ratio,
+                    value: rn / r1,
+                    note: format!(
+                        "median {name} with {} threads / with 1 thread",
+                        threads(c).unwrap_or(0)
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TestEnv;
+    use crate::config::Suite;
+
+    #[test]
+    fn a_clean_run_passes_validation_for_one_and_several_threads() {
+        for threads in [1, 3] {
+            let mut t = StreamTrial::new(10_001, threads);
+            let (times, errors) = t.run(&Clock::real(), false);
+            assert_eq!(times.len(), NTIMES);
+            check(errors, 10_001, expected_values(NTIMES)).unwrap();
+            let (ea, eb, ec) = expected_values(NTIMES);
+            assert!(
+                t.a.iter().all(|&x| x == ea)
+                    && t.b.iter().all(|&x| x == eb)
+                    && t.c.iter().all(|&x| x == ec)
+            );
+        }
+    }
+
+    #[test]
+    fn validation_catches_a_corrupted_array() {
+        let mut t = StreamTrial::new(1000, 2);
+        let (_, errors) = t.run(&Clock::real(), true);
+        let err = check(errors, 1000, expected_values(NTIMES)).unwrap_err();
+        assert!(err.contains("array a"), "{err}");
+    }
+
+    #[test]
+    fn sizes_follow_the_cache_rule() {
+        assert_eq!(array_elems(None), MIN_ELEMS);
+        assert_eq!(array_elems(Some(1 << 20)), MIN_ELEMS);
+        // 36608 KiB last-level cache (this machine): 4x = 146.4 MB = 18.7 M doubles
+        assert_eq!(array_elems(Some(36608 * 1024)), 36608 * 1024 * 4 / 8);
+    }
+
+    #[test]
+    fn blocks_cover_the_range_without_overlap() {
+        let b = blocks(10, 3);
+        assert_eq!(b, vec![0..4, 4..7, 7..10]);
+        assert_eq!(blocks(2, 4).iter().map(|r| r.len()).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn bytes_are_counted_per_kernel() {
+        // one iteration pair with known times: 1 ms everywhere
+        let times = vec![[0.002; 4], [0.001; 4]];
+        let f = figures(&times, 1_000_000);
+        assert_eq!(f[0], 24.0e6 / 1e6 / 0.001); // triad: 24 B/elem
+        assert_eq!(f[1], 16.0e6 / 1e6 / 0.001); // copy: 16 B/elem
+        assert_eq!(f[2], 16_000.0); // scale
+        assert_eq!(f[3], 24_000.0); // add
+        assert_eq!(f.len(), 4 + 12);
+    }
+
+    #[test]
+    fn expected_values_follow_streams_recurrence() {
+        // one iteration: c = 1, b = 3, c = 4, a = 3 + 12 = 15
+        assert_eq!(expected_values(1), (15.0, 3.0, 4.0));
+    }
+
+    #[test]
+    fn cases_use_the_cache_rule_and_thread_counts() {
+        let keys: Vec<String> = Stream
+            .cases(&TestEnv::plan(Suite::Quick, 2))
+            .iter()
+            .map(CaseSpec::key)
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                "mem.stream[array_elems=10000000,threads=1]",
+                "mem.stream[array_elems=10000000,threads=2]"
+            ]
+        );
+    }
+}
