@@ -7,11 +7,11 @@
 #
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-# Sections: syscall, cpu, mem (more arrive with each benchmark family).
+# Sections: syscall, cpu, mem, os (more arrive with each benchmark family).
 set -euo pipefail
 
 rounds=5
-sections="syscall,cpu,mem"
+sections="syscall,cpu,mem,os"
 install=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -251,6 +251,76 @@ C
     done
     summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM (gcc -O3 omp)" "${es[*]}" "${rs[*]}"
   done
+}
+
+# ---------------------------------------------------------------- os
+# os.fork time per process against a C program following seed 003's method
+# (N = 100 children that pause, kill, reap; one run per fresh process, median
+# of 5 processes, as the seed ran it; envbench also forks from a fresh helper
+# process); os.pipe round
+# trip against perf bench sched pipe; os.spawn against a C fork+exec+wait
+# loop starting the same program (envbench __exit).
+section_os() {
+  need_pkgs linux-perf >/dev/null 2>&1 || true
+  cat > "$work/procs.c" <<'C'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static int cmp(const void *a, const void *b) { double x = *(double *)a, y = *(double *)b; return (x > y) - (x < y); }
+int main(int argc, char **argv) {
+  double v[5];
+  if (strcmp(argv[1], "fork") == 0) {            /* seed 003: one run, N children that pause */
+    int n = 100; pid_t pids[100];
+    double t0 = now();
+    for (int i = 0; i < n; i++) { pids[i] = fork(); if (pids[i] == 0) { for (;;) pause(); } }
+    double us = (now() - t0) * 1e6 / n;
+    for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+    for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
+    printf("%.3f\n", us);
+    return 0;
+  } else {                                       /* spawn: fork + exec + wait */
+    for (int r = 0; r < 5; r++) {
+      int n = 30; double t0 = now();
+      for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p == 0) { execl(argv[2], "envbench", "__exit", (char *)NULL); _exit(127); }
+        waitpid(p, NULL, 0);
+      }
+      v[r] = n / (now() - t0);
+    }
+  }
+  qsort(v, 5, sizeof v[0], cmp);
+  printf("%.3f\n", v[2]);
+  return 0;
+}
+C
+  gcc -O2 -o "$work/procs" "$work/procs.c"
+  local ef=() rf=() ep=() rp=() es=() rs=()
+  for ((i = 0; i < rounds; i++)); do
+    "$envbench" run --suite quick --quiet --force --only os.fork,os.pipe,os.spawn --reps 5..5 -o "$work/e.json" >/dev/null
+    ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
+    ep+=("$(envbench_median "os.pipe[mode=pingpong]" round_trip)")
+    es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
+    # seed 003 ran its program once per measurement: five fresh processes, median
+    rf+=("$(for _ in 1 2 3 4 5; do "$work/procs" fork; done | sort -g | sed -n 3p)")
+    if perf bench sched pipe -l 1000 >/dev/null 2>&1; then
+      rp+=("$(perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
+    fi
+    rs+=("$("$work/procs" spawn "$envbench")")
+  done
+  summarize "os.fork[n=100] time_per_process" us "C fork loop (seed 003)" "${ef[*]}" "${rf[*]}"
+  if [ ${#rp[@]} -gt 0 ]; then
+    summarize "os.pipe[mode=pingpong] round_trip" us "perf bench sched pipe" "${ep[*]}" "${rp[*]}"
+  else
+    echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
+  fi
+  summarize "os.spawn[method=fork_exec] spawns/s" ops/s "C fork+exec loop" "${es[*]}" "${rs[*]}"
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2

@@ -102,6 +102,9 @@ pub struct CaseResult {
     pub metrics: Vec<MetricResult>,
     /// Problems seen while measuring.
     pub anomalies: Vec<Anomaly>,
+    /// Remarks, e.g. a process count lowered to fit RLIMIT_NPROC.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Bench-specific extra data (e.g. a timeline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,

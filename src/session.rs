@@ -112,6 +112,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         seed: config.seed,
         interrupted: &interrupted,
         mem_available_bytes,
+        dirs: &config.dirs,
+        cpus: plan.cpus,
     };
     let mut failed = 0;
     for (index, (bench, case)) in cases.iter().enumerate() {
@@ -301,6 +303,7 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         duration_secs: run.elapsed.as_secs_f64(),
         metrics: results::metric_results(&case.metrics, run.samples, seed),
         anomalies: run.anomalies,
+        notes: run.notes,
         details: run.details,
     }
 }

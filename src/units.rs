@@ -38,6 +38,9 @@ pub enum Unit {
     /// A count of events, processes, iterations.
     #[serde(rename = "count")]
     Count,
+    /// Events per minute (UnixBench's shell scripts per minute).
+    #[serde(rename = "per_min")]
+    PerMinute,
 }
 
 impl Unit {
@@ -45,7 +48,11 @@ impl Unit {
     pub fn is_rate(self) -> bool {
         matches!(
             self,
-            Unit::OpsPerSec | Unit::MegabytesPerSec | Unit::MebibytesPerSec | Unit::Gflops
+            Unit::OpsPerSec
+                | Unit::MegabytesPerSec
+                | Unit::MebibytesPerSec
+                | Unit::Gflops
+                | Unit::PerMinute
         )
     }
 
@@ -71,6 +78,7 @@ impl Unit {
             Unit::Bytes => "bytes",
             Unit::Ratio => "ratio",
             Unit::Count => "count",
+            Unit::PerMinute => "per_min",
         }
     }
 }

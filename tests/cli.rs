@@ -300,3 +300,127 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
         "no temporary files"
     );
 }
+
+/// Processes whose process group is `pgid`, from /proc.
+fn processes_in_group(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // fields after the ")" of the command name: state ppid pgrp ...
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let pgrp: i32 = rest.split(' ').nth(2)?.parse().ok()?;
+            (pgrp == pgid).then_some(pid)
+        })
+        .collect()
+}
+
+#[test]
+fn a_low_rlimit_nproc_shrinks_the_fork_case_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("envbench");
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(bin);
+    cmd.current_dir(tmp.path()).args([
+        "run",
+        "--quiet",
+        "--fake-clock",
+        "--only",
+        "os.fork",
+        "--reps",
+        "2",
+        "-o",
+        "out.json",
+    ]);
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+    unsafe {
+        cmd.pre_exec(|| {
+            let rl = libc::rlimit {
+                rlim_cur: 60,
+                rlim_max: 60,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    let case = &file.cases[0];
+    let said: Vec<String> = case
+        .notes
+        .iter()
+        .cloned()
+        .chain(case.reason.clone())
+        .collect();
+    assert!(said.iter().any(|n| n.contains("RLIMIT_NPROC")), "{said:?}");
+    if case.status == CaseStatus::Ok {
+        let used = case.details.as_ref().unwrap()["processes"]
+            .as_u64()
+            .unwrap();
+        assert!(used < 100, "{used}");
+    } else {
+        assert_eq!(
+            case.status,
+            CaseStatus::Skipped,
+            "too many tasks already run to create any"
+        );
+    }
+}
+
+#[test]
+fn sigint_to_the_process_group_leaves_no_child_behind() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("envbench");
+    // os.multiprog keeps children running for seconds: the signal lands among them.
+    let mut child = std::process::Command::new(bin)
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--only",
+            "os.multiprog,os.pipe",
+            "--reps",
+            "50",
+            "--budget",
+            "60",
+            "-o",
+            "out.json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    let start = Instant::now();
+    while processes_in_group(pgid).len() < 2 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(processes_in_group(pgid).len() >= 2, "children were running");
+    // SAFETY: signalling the process group of our own child, as a terminal's Ctrl-C does.
+    unsafe { libc::kill(-pgid, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        processes_in_group(pgid),
+        Vec::<i32>::new(),
+        "leftover processes"
+    );
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    assert_eq!(file.status, RunStatus::Interrupted);
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
+}

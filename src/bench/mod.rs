@@ -6,8 +6,8 @@
 pub mod clock;
 pub mod cpu;
 pub mod mem;
+pub mod os;
 pub mod runner;
-pub mod syscall;
 
 use crate::config::{RepPolicy, Suite};
 use crate::units::{Direction, Unit};
@@ -148,6 +148,10 @@ pub struct Context<'a> {
     /// Memory a case may use, bytes: the smaller of MemAvailable and the
     /// cgroup limit at the start of the run; None when unknown.
     pub mem_available_bytes: Option<u64>,
+    /// Target directories; file-making benches work in a [`ScratchDir`] below the first.
+    pub dirs: &'a [PathBuf],
+    /// CPUs this process may use.
+    pub cpus: usize,
 }
 
 impl Context<'_> {
@@ -203,6 +207,11 @@ pub trait Trial {
     fn details(&mut self) -> Option<Value> {
         None
     }
+
+    /// Remarks for the result file, e.g. a count lowered to fit a limit.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A benchmark.
@@ -256,14 +265,27 @@ const CALIBRATION_CAP: u64 = 1 << 34;
 /// Whatever `work` returns.
 pub fn calibrate(
     ctx: &Context,
+    work: impl FnMut(u64) -> Result<(), BenchError>,
+) -> Result<u64, BenchError> {
+    calibrate_from(ctx, CALIBRATION_START, work)
+}
+
+/// [`calibrate`] starting from `start` iterations, for work whose single
+/// iteration is already long (a process spawn, a shell script).
+///
+/// # Errors
+/// Whatever `work` returns.
+pub fn calibrate_from(
+    ctx: &Context,
+    start: u64,
     mut work: impl FnMut(u64) -> Result<(), BenchError>,
 ) -> Result<u64, BenchError> {
     if ctx.clock.is_fake() {
-        work(CALIBRATION_START)?;
-        return Ok(CALIBRATION_START);
+        work(start)?;
+        return Ok(start);
     }
     let target = ctx.reps.rep_target().as_secs_f64();
-    let mut n = CALIBRATION_START;
+    let mut n = start.max(1);
     loop {
         let t0 = ctx.clock.now();
         work(n)?;
@@ -276,6 +298,51 @@ pub fn calibrate(
     }
 }
 
+/// A directory envbench creates for a case under a target directory and
+/// removes, with everything in it, when dropped: on success, on error and
+/// when Ctrl-C unwinds the case. It never reuses an existing path.
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    /// Creates `<base>/envbench-<pid>-<purpose>-<n>`, a new directory.
+    ///
+    /// # Errors
+    /// [`BenchError::Failed`] when it cannot be created.
+    pub fn new(base: &std::path::Path, purpose: &str) -> Result<ScratchDir, BenchError> {
+        for n in 0..1000 {
+            let path = base.join(format!("envbench-{}-{purpose}-{n}", std::process::id()));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(ScratchDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(BenchError::Failed(format!(
+                        "cannot create a directory in {}: {e}",
+                        base.display()
+                    )))
+                }
+            }
+        }
+        Err(BenchError::Failed(format!(
+            "no free scratch name in {}",
+            base.display()
+        )))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// Every benchmark, in the order a run executes them.
 pub const ALL: &[&dyn Bench] = &[
     &cpu::lu::Lu,
@@ -284,7 +351,14 @@ pub const ALL: &[&dyn Bench] = &[
     &cpu::loops::FloatLoop,
     &mem::stream::Stream,
     &mem::latency::Latency,
-    &syscall::Syscall,
+    &os::syscall::Syscall,
+    &os::process::Fork,
+    &os::process::ForkCow,
+    &os::process::Thread,
+    &os::spawn::Spawn,
+    &os::pipe::Pipe,
+    &os::shell::Shell,
+    &os::multiprog::Multiprog,
 ];
 
 /// Whether `id` matches a user pattern: an exact id, a family name, or a
@@ -366,6 +440,8 @@ impl TestEnv {
             seed: 1,
             interrupted: &self.stop,
             mem_available_bytes: Some(TEST_MEMORY_BYTES),
+            dirs: &[],
+            cpus: 2,
         }
     }
 

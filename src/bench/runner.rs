@@ -64,6 +64,8 @@ pub struct CaseRun {
     pub elapsed: Duration,
     /// Extra data the trial recorded.
     pub details: Option<Value>,
+    /// Remarks of the trial (limits applied and the like).
+    pub notes: Vec<String>,
 }
 
 /// Progress of a case, for display.
@@ -94,6 +96,7 @@ pub fn run_case(
         started_wall_secs: wall0,
         elapsed: Duration::ZERO,
         details: None,
+        notes: Vec::new(),
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -107,6 +110,7 @@ pub fn run_case(
                 on_progress,
             );
             run.details = trial.details();
+            run.notes = trial.notes();
         }
         Err(e) => set_error(&mut run, e),
     }
@@ -324,6 +328,8 @@ mod tests {
             seed: 1,
             interrupted: &stop,
             mem_available_bytes: None,
+            dirs: &[],
+            cpus: 2,
         };
         run_case(bench, &case(), &ctx, &mut |_| {})
     }
@@ -419,6 +425,8 @@ mod tests {
             seed: 1,
             interrupted: &stop,
             mem_available_bytes: None,
+            dirs: &[],
+            cpus: 2,
         };
         let r = run_case(&Scripted(vec![5.0], None), &case(), &ctx, &mut |_| {});
         assert_eq!(r.status, CaseStatus::Interrupted);

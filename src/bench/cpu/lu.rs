@@ -413,6 +413,7 @@ mod tests {
                 summary: Some(summarize(&Sample::new(vec![time, time]).unwrap(), 1)),
             }],
             anomalies: vec![],
+            notes: vec![],
             details: None,
         };
         let (one, two) = (result(1, 4.0), result(2, 2.5));

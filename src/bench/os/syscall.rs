@@ -8,8 +8,10 @@
 //! hypervisors may trap some, so this is where environments first differ.
 //! See: UnixBench `src/syscall.c`; perf `bench/syscall.c`.
 
-use super::clock::Clock;
-use super::{calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::super::clock::Clock;
+use super::super::{
+    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
+};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -1,0 +1,311 @@
+//! The operating-system family: system calls, process and thread creation,
+//! spawn, pipes, shell scripts and multiprogramming overload (seeds 002,
+//! 003, 004), plus what they share: a guard that reaps every child on every
+//! path, and the headroom that bounds how many processes a case may create.
+
+pub mod multiprog;
+pub mod pipe;
+pub mod process;
+pub mod shell;
+pub mod spawn;
+pub mod syscall;
+
+use std::io;
+
+/// Runs a hidden helper when `args` (argv without argv[0]) name one:
+/// `__exit` (the trivial program os.spawn starts) or `__fork N MODE` (see
+/// [`process::fork_helper`]). None when `args` are an ordinary command line.
+pub fn helper(mut args: impl Iterator<Item = String>) -> Option<std::process::ExitCode> {
+    let first = args.next()?;
+    if first == spawn::EXIT_ARG {
+        return Some(std::process::ExitCode::SUCCESS);
+    }
+    if first == process::FORK_HELPER_ARG {
+        let rest: Vec<String> = args.collect();
+        return Some(std::process::ExitCode::from(
+            process::fork_helper(&rest) as u8
+        ));
+    }
+    None
+}
+
+/// Never more processes or threads than this in one case, whatever the
+/// limits allow: envbench measures, it does not stress-test.
+pub const HARD_CAP: usize = 4096;
+
+/// Memory assumed per extra process when bounding counts by free memory
+/// (seed 003 saw 2.19 MB per process under WSL 1; 4 MiB leaves room).
+const BYTES_PER_PROCESS: u64 = 4 << 20;
+
+/// Children this process started; on drop each is killed and reaped, so
+/// an error or Ctrl-C in the middle of a case leaves no child behind.
+#[derive(Debug, Default)]
+pub struct Children {
+    pids: Vec<libc::pid_t>,
+}
+
+impl Children {
+    /// Takes ownership of a started child.
+    pub fn push(&mut self, pid: libc::pid_t) {
+        self.pids.push(pid);
+    }
+
+    /// How many are held.
+    pub fn len(&self) -> usize {
+        self.pids.len()
+    }
+
+    /// Whether none are held.
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty()
+    }
+
+    /// Sends `signal` to every child (only those started here, by PID),
+    /// then waits for each; returns how many were reaped.
+    pub fn reap_all(&mut self, signal: libc::c_int) -> usize {
+        for &pid in &self.pids {
+            // SAFETY: `pid` is a child of this process that has not been reaped.
+            unsafe { libc::kill(pid, signal) };
+        }
+        self.wait_all()
+    }
+
+    /// Waits for every child to exit by itself; returns how many were reaped.
+    pub fn wait_all(&mut self) -> usize {
+        let mut reaped = 0;
+        for pid in self.pids.drain(..) {
+            let mut status = 0;
+            // SAFETY: waiting for our own child; `status` is writable.
+            while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+                if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
+            }
+            reaped += 1;
+        }
+        reaped
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        self.reap_all(libc::SIGKILL);
+    }
+}
+
+/// Forks a child that runs `child` and then `_exit(0)`s. In the child,
+/// SIGINT and SIGTERM get their default action again (so Ctrl-C at the
+/// terminal ends it at once) and `child` may only make async-signal-safe
+/// calls: no allocation, no locks (the parent may have other threads).
+///
+/// # Errors
+/// The `fork` error (EAGAIN at a process limit).
+pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
+    // SAFETY: fork has no preconditions; the child only runs `child`
+    // (async-signal-safe by contract) and _exit.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            // SAFETY: resetting dispositions and _exit are async-signal-safe.
+            unsafe {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            }
+            child();
+            unsafe { libc::_exit(0) }
+        }
+        pid => Ok(pid),
+    }
+}
+
+/// A child body that waits for a signal forever.
+pub fn pause_forever() {
+    loop {
+        // SAFETY: pause has no preconditions.
+        unsafe { libc::pause() };
+    }
+}
+
+/// System memory in use, bytes: MemTotal − MemAvailable (what seed 003
+/// read with `free` before and after creating its processes).
+pub fn used_memory_bytes() -> Option<i64> {
+    let m = crate::probe::memory::parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?);
+    Some(m.total_bytes? as i64 - m.available_bytes? as i64)
+}
+
+/// Limits on how many more tasks this process may create: RLIMIT_NPROC
+/// (counted against this user's running tasks), the cgroup pids limit,
+/// free memory and [`HARD_CAP`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headroom {
+    /// The largest count allowed.
+    pub max: usize,
+    /// Which limit set it.
+    pub limited_by: String,
+}
+
+/// How many of `wanted` tasks may be created now, and why not more.
+pub fn headroom(mem_available_bytes: Option<u64>) -> Headroom {
+    let mut best = Headroom {
+        max: HARD_CAP,
+        limited_by: format!("envbench's cap of {HARD_CAP}"),
+    };
+    let mut consider = |max: usize, why: String| {
+        if max < best.max {
+            best = Headroom {
+                max,
+                limited_by: why,
+            };
+        }
+    };
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) } == 0
+        && rl.rlim_cur != libc::RLIM_INFINITY
+    {
+        let running = user_tasks().unwrap_or(0);
+        let free = (rl.rlim_cur as usize).saturating_sub(running);
+        consider(
+            margin(free),
+            format!(
+                "RLIMIT_NPROC {} with {running} task(s) of this user running",
+                rl.rlim_cur
+            ),
+        );
+    }
+    if let Some((max, current)) = cgroup_pids() {
+        consider(
+            margin(max.saturating_sub(current)),
+            format!("cgroup pids.max {max} with {current} in use"),
+        );
+    }
+    if let Some(avail) = mem_available_bytes {
+        consider(
+            margin((avail / BYTES_PER_PROCESS) as usize),
+            format!("{} MiB of available memory", avail >> 20),
+        );
+    }
+    best
+}
+
+/// Keeps a tenth (and at least 8 tasks) free for the rest of the system.
+fn margin(free: usize) -> usize {
+    free.saturating_sub((free / 10).max(8))
+}
+
+/// Tasks (threads included) owned by this real user, from /proc.
+fn user_tasks() -> Option<usize> {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() }.to_string();
+    let mut tasks = 0;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k).map(str::trim).map(str::to_string))
+        };
+        if field("Uid:")
+            .and_then(|u| u.split_whitespace().next().map(str::to_string))
+            .as_deref()
+            == Some(uid.as_str())
+        {
+            tasks += field("Threads:")
+                .and_then(|t| t.parse::<usize>().ok())
+                .unwrap_or(1);
+        }
+    }
+    Some(tasks)
+}
+
+/// (pids.max, pids.current) of this process's cgroup, v2 or v1.
+fn cgroup_pids() -> Option<(usize, usize)> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let lines = crate::probe::cgroup::parse_proc_cgroup(&text);
+    let dirs: Vec<String> = lines
+        .iter()
+        .filter_map(
+            |l| match (l.id, l.controllers.iter().any(|c| c == "pids")) {
+                (0, _) => Some(format!("/sys/fs/cgroup{}", l.path)),
+                (_, true) => Some(format!("/sys/fs/cgroup/pids{}", l.path)),
+                _ => None,
+            },
+        )
+        .collect();
+    dirs.iter().find_map(|d| {
+        let max = crate::probe::cgroup::parse_limit(
+            &std::fs::read_to_string(format!("{d}/pids.max")).ok()?,
+        )?;
+        let cur: usize = std::fs::read_to_string(format!("{d}/pids.current"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        Some((max as usize, cur))
+    })
+}
+
+/// `wanted`, lowered to the headroom, with a note when lowered.
+pub fn bounded_count(wanted: usize, mem_available_bytes: Option<u64>) -> (usize, Option<String>) {
+    let h = headroom(mem_available_bytes);
+    if wanted <= h.max {
+        (wanted, None)
+    } else {
+        (
+            h.max,
+            Some(format!(
+                "lowered from {wanted} to {} by {}",
+                h.max, h.limited_by
+            )),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_are_reaped_when_the_guard_drops() {
+        let mut kids = Children::default();
+        for _ in 0..3 {
+            kids.push(fork_child(pause_forever).unwrap());
+        }
+        let pids = kids.pids.clone();
+        drop(kids);
+        for pid in pids {
+            // reaped: no such child any more
+            let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+            assert_eq!(r, -1, "child {pid} still exists");
+        }
+    }
+
+    #[test]
+    fn margin_keeps_room_free() {
+        assert_eq!(margin(100), 90);
+        assert_eq!(margin(20), 12);
+        assert_eq!(margin(3), 0);
+    }
+
+    #[test]
+    fn little_memory_bounds_the_count() {
+        let (n, note) = bounded_count(1000, Some(64 << 20));
+        assert!(n < 1000);
+        assert!(note.unwrap().contains("MiB of available memory"));
+        assert_eq!(bounded_count(5, None).0, 5);
+    }
+
+    #[test]
+    fn used_memory_is_known_on_linux() {
+        assert!(used_memory_bytes().unwrap() > 0);
+    }
+}

@@ -1,0 +1,249 @@
+//! `os.pipe`: UnixBench's pipe throughput (a 512-byte write and read in one
+//! process, loops/s) and a pipe ping-pong between two processes, one byte
+//! each way: a round trip is two context switches, what `perf bench sched
+//! pipe` reports (seed 004 ran UnixBench's pipe and context-switch tests
+//! under WSL 1 and WSL 2).
+
+use super::super::clock::Clock;
+use super::super::{
+    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
+};
+use super::{fork_child, Children};
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// UnixBench's message size for pipe throughput.
+pub const MESSAGE_BYTES: usize = 512;
+
+/// A pipe with close-on-exec ends: (read, write).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn write_all(fd: RawFd, buf: &[u8]) -> Result<(), BenchError> {
+    // SAFETY: `buf` is valid for its length; pipes of this size write whole.
+    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+    if n != buf.len() as isize {
+        return Err(BenchError::Failed(format!(
+            "pipe write: {}",
+            io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: the remaining part of `buf` is valid and writable.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if n <= 0 {
+            return Err(BenchError::Failed(format!(
+                "pipe read: {}",
+                if n == 0 {
+                    "end of file".to_string()
+                } else {
+                    io::Error::last_os_error().to_string()
+                }
+            )));
+        }
+        got += n as usize;
+    }
+    Ok(())
+}
+
+/// The `os.pipe` bench.
+#[derive(Debug)]
+pub struct Pipe;
+
+impl Bench for Pipe {
+    fn family(&self) -> Family {
+        Family::Os
+    }
+    fn name(&self) -> &'static str {
+        "pipe"
+    }
+    fn summary(&self) -> &'static str {
+        "pipe throughput (512-byte write+read, one process) and ping-pong round trip between two processes"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 004 (UnixBench Pipe Throughput and Pipe-based Context Switching); perf bench sched pipe"
+    }
+    fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
+        vec![
+            CaseSpec {
+                bench: self.id(),
+                params: BTreeMap::from([("mode".to_string(), Value::from("throughput"))]),
+                metrics: vec![MetricSpec {
+                    name: "loops_per_sec",
+                    unit: Unit::OpsPerSec,
+                    direction: Direction::HigherIsBetter,
+                }],
+            },
+            CaseSpec {
+                bench: self.id(),
+                params: BTreeMap::from([("mode".to_string(), Value::from("pingpong"))]),
+                metrics: vec![
+                    MetricSpec {
+                        name: "round_trip",
+                        unit: Unit::Microseconds,
+                        direction: Direction::LowerIsBetter,
+                    },
+                    MetricSpec {
+                        name: "round_trips_per_sec",
+                        unit: Unit::OpsPerSec,
+                        direction: Direction::HigherIsBetter,
+                    },
+                ],
+            },
+        ]
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        match case.params.get("mode").and_then(Value::as_str) {
+            Some("throughput") => {
+                let (r, w) = pipe()?;
+                let mut t = Throughput {
+                    r,
+                    w,
+                    buf: [0u8; MESSAGE_BYTES],
+                    loops: 0,
+                };
+                t.loops = calibrate(ctx, |n| t.spin(n))?;
+                Ok(Box::new(t))
+            }
+            Some("pingpong") => {
+                let mut t = PingPong::start()?;
+                t.loops = calibrate(ctx, |n| t.spin(n))?;
+                Ok(Box::new(t))
+            }
+            _ => Err(BenchError::Failed(format!("{}: bad mode", case.key()))),
+        }
+    }
+}
+
+struct Throughput {
+    r: OwnedFd,
+    w: OwnedFd,
+    buf: [u8; MESSAGE_BYTES],
+    loops: u64,
+}
+
+impl Throughput {
+    fn spin(&mut self, n: u64) -> Result<(), BenchError> {
+        for _ in 0..n {
+            write_all(self.w.as_raw_fd(), &self.buf)?;
+            read_exact(self.r.as_raw_fd(), &mut self.buf)?;
+        }
+        Ok(())
+    }
+}
+
+impl Trial for Throughput {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let t0 = clock.now();
+        self.spin(self.loops)?;
+        Ok(vec![
+            self.loops as f64 / clock.now().saturating_sub(t0).as_secs_f64(),
+        ])
+    }
+}
+
+/// Parent's ends of two pipes and the echoing child. Fields drop in order:
+/// closing `to_child` first makes the child read end-of-file and exit,
+/// then `_child` reaps it.
+struct PingPong {
+    to_child: OwnedFd,
+    from_child: OwnedFd,
+    _child: Children,
+    loops: u64,
+}
+
+impl PingPong {
+    fn start() -> Result<PingPong, BenchError> {
+        let (down_r, down_w) = pipe()?;
+        let (up_r, up_w) = pipe()?;
+        let (cr, cw, pw, pr) = (
+            down_r.as_raw_fd(),
+            up_w.as_raw_fd(),
+            down_w.as_raw_fd(),
+            up_r.as_raw_fd(),
+        );
+        // The child echoes bytes until end of file, using only read, write, close.
+        let pid = fork_child(|| unsafe {
+            libc::close(pw);
+            libc::close(pr);
+            let mut b = 0u8;
+            while libc::read(cr, (&mut b as *mut u8).cast(), 1) == 1 {
+                if libc::write(cw, (&b as *const u8).cast(), 1) != 1 {
+                    break;
+                }
+            }
+        })?;
+        let mut child = Children::default();
+        child.push(pid);
+        drop((down_r, up_w));
+        Ok(PingPong {
+            to_child: down_w,
+            from_child: up_r,
+            _child: child,
+            loops: 0,
+        })
+    }
+
+    fn spin(&mut self, n: u64) -> Result<(), BenchError> {
+        let mut b = [1u8];
+        for _ in 0..n {
+            write_all(self.to_child.as_raw_fd(), &b)?;
+            read_exact(self.from_child.as_raw_fd(), &mut b)?;
+        }
+        Ok(())
+    }
+}
+
+impl Trial for PingPong {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let t0 = clock.now();
+        self.spin(self.loops)?;
+        let secs = clock.now().saturating_sub(t0).as_secs_f64();
+        Ok(vec![
+            secs * 1e6 / self.loops as f64,
+            self.loops as f64 / secs,
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TestEnv;
+
+    #[test]
+    fn both_modes_measure() {
+        let env = TestEnv::real(0.005);
+        for case in Pipe.cases(&TestEnv::plan(crate::config::Suite::Quick, 1)) {
+            let mut t = Pipe.prepare(&case, &env.ctx()).unwrap();
+            let v = t.once(&env.clock).unwrap();
+            assert!(v.iter().all(|x| *x > 0.0), "{}: {v:?}", case.key());
+        }
+    }
+
+    #[test]
+    fn the_echo_child_is_reaped_when_the_trial_drops() {
+        let mut t = PingPong::start().unwrap();
+        t.spin(10).unwrap();
+        let pid = t._child.pids[0];
+        drop(t);
+        // ECHILD for that PID: it was reaped (waiting on one PID cannot steal another test's child)
+        let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        assert_eq!(r, -1);
+    }
+}

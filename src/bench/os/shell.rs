@@ -1,0 +1,237 @@
+//! `os.shell`: a fixed shell script of common utilities run by /bin/sh,
+//! one copy and eight copies at once (UnixBench "Shell Scripts (1
+//! concurrent)" and "(8 concurrent)"; seed 004 ran them under WSL 1 and
+//! WSL 2, and seed 003's complaint was a slow `./configure`). Scripts per
+//! minute. Each copy works in its own directory inside a fresh directory
+//! under the first `--dir`, removed afterwards.
+
+use super::super::clock::Clock;
+use super::super::{
+    calibrate_from, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, ScratchDir,
+    Trial,
+};
+use crate::stats::rng::Rng;
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// Utilities the script needs; a missing one skips the case.
+pub const UTILITIES: &[&str] = &[
+    "sort", "grep", "wc", "od", "tr", "cut", "uniq", "head", "tail", "rm",
+];
+
+/// The script every copy runs: text processing through pipes, a small
+/// arithmetic loop, and file creation and removal.
+pub const SCRIPT: &str = r#"set -e
+sort input > sorted
+grep -c 'ab' sorted > count || true
+wc -l input > lines
+od -c input | tail -n 1 > od.out
+tr 'a-z' 'A-Z' < input > upper
+cut -c1-3 upper | sort | uniq -c | sort -rn | head -n 5 > top
+i=0
+while [ "$i" -lt 100 ]; do i=$((i + 1)); done
+rm -f sorted count lines od.out upper top
+"#;
+
+/// Lines of seeded pseudo-words in each copy's input file (about 40 KB).
+const INPUT_LINES: usize = 2000;
+
+/// The `os.shell` bench.
+#[derive(Debug)]
+pub struct Shell;
+
+impl Bench for Shell {
+    fn family(&self) -> Family {
+        Family::Os
+    }
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+    fn summary(&self) -> &'static str {
+        "a fixed /bin/sh script of sort, grep, wc, od, tr, cut, uniq and a loop; 1 and 8 copies at once; scripts/min"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 004 (UnixBench Shell Scripts 1 and 8 concurrent), seed 003 (slow ./configure under WSL 1)"
+    }
+    fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
+        [1usize, 8]
+            .into_iter()
+            .map(|copies| CaseSpec {
+                bench: self.id(),
+                params: BTreeMap::from([("copies".to_string(), Value::from(copies))]),
+                metrics: vec![MetricSpec {
+                    name: "scripts_per_min",
+                    unit: Unit::PerMinute,
+                    direction: Direction::HigherIsBetter,
+                }],
+            })
+            .collect()
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let copies = case
+            .params
+            .get("copies")
+            .and_then(Value::as_u64)
+            .filter(|&c| c > 0)
+            .ok_or_else(|| BenchError::Failed(format!("{}: bad copies", case.key())))?
+            as usize;
+        let missing = missing_utilities()?;
+        if !missing.is_empty() {
+            return Err(BenchError::Unsupported(format!(
+                "missing utilities: {}",
+                missing.join(", ")
+            )));
+        }
+        let base = ctx
+            .dirs
+            .first()
+            .ok_or_else(|| BenchError::Unsupported("no target directory".into()))?;
+        let scratch = ScratchDir::new(base, "shell")?;
+        let input = input_text(ctx.seed);
+        let mut dirs = Vec::with_capacity(copies);
+        for i in 0..copies {
+            let d = scratch.path().join(format!("copy{i}"));
+            std::fs::create_dir(&d)?;
+            std::fs::write(d.join("input"), &input)?;
+            std::fs::write(d.join("script.sh"), SCRIPT)?;
+            dirs.push(d);
+        }
+        let mut trial = ShellTrial {
+            dirs,
+            batches: 0,
+            _scratch: scratch,
+        };
+        trial.batches = calibrate_from(ctx, 1, |n| (0..n).try_for_each(|_| trial.batch()))?;
+        Ok(Box::new(trial))
+    }
+}
+
+/// Utilities of [`UTILITIES`] that /bin/sh cannot find.
+fn missing_utilities() -> Result<Vec<String>, BenchError> {
+    if !std::path::Path::new("/bin/sh").exists() {
+        return Err(BenchError::Unsupported("/bin/sh does not exist".into()));
+    }
+    let mut missing = Vec::new();
+    for u in UTILITIES {
+        let found = Command::new("/bin/sh")
+            .args(["-c", &format!("command -v {u}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !found {
+            missing.push(u.to_string());
+        }
+    }
+    Ok(missing)
+}
+
+/// Seeded lines of lowercase pseudo-words.
+fn input_text(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let mut out = String::with_capacity(INPUT_LINES * 24);
+    for _ in 0..INPUT_LINES {
+        for w in 0..4 {
+            if w > 0 {
+                out.push(' ');
+            }
+            for _ in 0..(3 + rng.below(6)) {
+                out.push((b'a' + rng.below(26) as u8) as char);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+struct ShellTrial {
+    dirs: Vec<PathBuf>,
+    batches: u64,
+    _scratch: ScratchDir,
+}
+
+impl ShellTrial {
+    /// Runs every copy at once and waits for all; any failure fails the case.
+    fn batch(&self) -> Result<(), BenchError> {
+        let mut running = Vec::with_capacity(self.dirs.len());
+        for d in &self.dirs {
+            let child = Command::new("/bin/sh")
+                .arg("script.sh")
+                .current_dir(d)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| BenchError::Failed(format!("cannot start /bin/sh: {e}")))?;
+            running.push(child);
+        }
+        let mut failure = None;
+        for child in running {
+            // wait for every child, even after a failure, so none is left
+            match child.wait_with_output() {
+                Ok(out) if out.status.success() => {}
+                Ok(out) => {
+                    failure = Some(format!(
+                        "script failed: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ))
+                }
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        failure.map_or(Ok(()), |f| Err(BenchError::Failed(f)))
+    }
+}
+
+impl Trial for ShellTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let t0 = clock.now();
+        for _ in 0..self.batches {
+            self.batch()?;
+        }
+        let secs = clock.now().saturating_sub(t0).as_secs_f64();
+        Ok(vec![
+            (self.batches as usize * self.dirs.len()) as f64 / secs * 60.0,
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TestEnv;
+
+    #[test]
+    fn the_script_runs_and_its_directory_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = TestEnv::real(0.001);
+        let dirs = vec![tmp.path().to_path_buf()];
+        let mut ctx = env.ctx();
+        ctx.dirs = &dirs;
+        let case = &Shell.cases(&TestEnv::plan(crate::config::Suite::Quick, 1))[1];
+        let mut t = Shell.prepare(case, &ctx).unwrap();
+        assert!(t.once(&env.clock).unwrap()[0] > 0.0);
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "one scratch directory while prepared"
+        );
+        drop(t);
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "scratch removed"
+        );
+    }
+
+    #[test]
+    fn input_is_seeded() {
+        assert_eq!(input_text(3), input_text(3));
+        assert_ne!(input_text(3), input_text(4));
+        assert_eq!(input_text(3).lines().count(), INPUT_LINES);
+    }
+}
