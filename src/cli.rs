@@ -44,6 +44,62 @@ pub enum Cmd {
     List(ListArgs),
     /// Print the results of a result file: environment, cases, anomalies.
     Show(ShowArgs),
+    /// Compare environments: ratio of medians with a bootstrap CI, the
+    /// seeds' variation %, a Mann-Whitney test with FDR control, and a
+    /// verdict (faster, slower, tie) per metric; fingerprints side by side.
+    ///
+    /// Runs with the same label form one environment. With 3 or more runs
+    /// per environment the verdict rests on the runs' medians (drift
+    /// between runs counts as noise); with fewer it is "within-run only".
+    Compare(CompareArgs),
+}
+
+/// When to colour the terminal output.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ColorArg {
+    /// When stdout is a terminal and NO_COLOR is not set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// `envbench compare` options.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result files; runs with the same label form one environment, the
+    /// first label seen is the baseline.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Label of the baseline environment.
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+    /// Baseline runs, whatever their labels (with --other).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub base: Vec<PathBuf>,
+    /// Runs of the environment to compare with --base.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub other: Vec<PathBuf>,
+    /// Minimum effect in percent for a verdict. [default: 2, or 5 with
+    /// fewer than 3 runs per environment]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub threshold: Option<f64>,
+    /// Print Markdown (for papers and issues) instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also write one CSV row per case x metric x environment to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write the comparison as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the bootstrap.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Colour verdicts.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorArg,
 }
 
 /// Battery sizes on the command line.

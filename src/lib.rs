@@ -9,6 +9,8 @@
 
 pub mod bench;
 pub mod cli;
+pub mod compare;
+pub mod compare_cli;
 pub mod config;
 pub mod probe;
 pub mod progress;
@@ -47,6 +49,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }
+        cli::Cmd::Compare(args) => compare_cli::run(&args),
         cli::Cmd::Show(args) => {
             let file = store::load(&args.file)?;
             print_stdout(&report::summary::render_file(&file))?;

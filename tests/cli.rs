@@ -424,3 +424,138 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
 }
+
+/// Fake-clock runs labelled `label`, written to `dir/label{i}.json`.
+fn labelled_runs(dir: &Path, label: &str, n: usize, only: &str) -> Vec<std::path::PathBuf> {
+    (0..n)
+        .map(|i| {
+            let name = format!("{label}{i}.json");
+            envbench()
+                .current_dir(dir)
+                .args([
+                    "run",
+                    "--quiet",
+                    "--fake-clock",
+                    "--only",
+                    only,
+                    "--reps",
+                    "4",
+                    "--label",
+                    label,
+                    "-o",
+                    &name,
+                ])
+                .assert()
+                .success();
+            dir.join(name)
+        })
+        .collect()
+}
+
+#[test]
+fn compare_prints_every_format_and_writes_csv_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = labelled_runs(tmp.path(), "native", 1, "os.syscall");
+    files.extend(labelled_runs(tmp.path(), "wsl2", 1, "os.syscall"));
+    let (csv, json) = (tmp.path().join("c.csv"), tmp.path().join("c.json"));
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("native (baseline)")
+                .and(predicate::str::contains("os.syscall[call=getppid]"))
+                .and(predicate::str::contains("within-run only"))
+                .and(predicate::str::contains("Recommendations")),
+        );
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv_text.starts_with("environment,baseline,case,family,metric,unit,direction,"));
+    assert_eq!(
+        csv_text.lines().count(),
+        1 + 4,
+        "header + 2 cases x 2 metrics"
+    );
+    assert!(csv_text.contains(",lower_is_better,"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["baseline"], "native");
+    assert_eq!(v["metrics"].as_array().unwrap().len(), 4);
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .args(["--markdown", "--baseline", "wsl2"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("## Environments")
+                .and(predicate::str::contains("| wsl2 (baseline) |")),
+        );
+}
+
+#[test]
+fn compare_refuses_bad_inputs_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);
+    let b = labelled_runs(tmp.path(), "B", 1, "cpu.int").remove(0);
+    let run_compare = |args: &[&std::ffi::OsStr]| envbench().arg("compare").args(args).assert();
+    // one environment only
+    run_compare(&[a.as_os_str()])
+        .code(1)
+        .stderr(predicate::str::contains("need at least two environments"));
+    // nothing in common
+    run_compare(&[a.as_os_str(), b.as_os_str()])
+        .code(1)
+        .stderr(predicate::str::contains("no case is common"));
+    // missing and truncated files are named
+    run_compare(&[a.as_os_str(), std::ffi::OsStr::new("/nonexistent/r.json")])
+        .code(1)
+        .stderr(predicate::str::contains("/nonexistent/r.json"));
+    let text = std::fs::read_to_string(&a).unwrap();
+    let cut = tmp.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    run_compare(&[a.as_os_str(), cut.as_os_str()])
+        .code(1)
+        .stderr(predicate::str::contains("cut.json"));
+    // a newer schema is refused
+    let newer = tmp.path().join("newer.json");
+    std::fs::write(
+        &newer,
+        text.replacen("\"schema_version\": 1", "\"schema_version\": 2", 1),
+    )
+    .unwrap();
+    run_compare(&[a.as_os_str(), newer.as_os_str()])
+        .code(1)
+        .stderr(predicate::str::contains("newer"));
+    // a file compared with itself: a warning, and ties
+    envbench()
+        .arg("compare")
+        .arg("--base")
+        .arg(&a)
+        .arg("--other")
+        .arg(&a)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("appears twice"));
+    // usage errors
+    envbench().args(["compare"]).assert().code(2);
+    envbench()
+        .arg("compare")
+        .arg("--base")
+        .arg(&a)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--other"));
+    envbench()
+        .arg("compare")
+        .arg(&a)
+        .arg(&a)
+        .args(["--baseline", "Z"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("labels: A"));
+}

@@ -2,6 +2,7 @@
 //! measuring happens here, and no rendering happens anywhere else.
 
 pub mod catalog;
+pub mod compare;
 pub mod fingerprint;
 pub mod summary;
 
@@ -54,6 +55,21 @@ impl Table {
     }
 }
 
+/// Characters a terminal shows: ANSI colour sequences take no room.
+fn visible_len(s: &str) -> usize {
+    let mut n = 0;
+    let mut in_escape = false;
+    for c in s.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
+}
+
 /// Plain-text rendering with aligned columns separated by two spaces.
 pub fn render_text(t: &Table) -> String {
     let widths: Vec<usize> = t
@@ -63,7 +79,7 @@ pub fn render_text(t: &Table) -> String {
         .map(|(i, c)| {
             t.rows
                 .iter()
-                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
+                .map(|r| r.get(i).map_or(0, |s| visible_len(s)))
                 .max()
                 .unwrap_or(0)
                 .max(c.title.chars().count())
@@ -74,9 +90,12 @@ pub fn render_text(t: &Table) -> String {
             .iter()
             .zip(&t.columns)
             .zip(&widths)
-            .map(|((s, c), &w)| match c.align {
-                Align::Left => format!("{s:<w$}"),
-                Align::Right => format!("{s:>w$}"),
+            .map(|((s, c), &w)| {
+                let pad = " ".repeat(w.saturating_sub(visible_len(s)));
+                match c.align {
+                    Align::Left => format!("{s}{pad}"),
+                    Align::Right => format!("{pad}{s}"),
+                }
             })
             .collect();
         parts.join("  ").trim_end().to_string() + "\n"
@@ -88,9 +107,93 @@ pub fn render_text(t: &Table) -> String {
     out
 }
 
+/// Markdown pipe table (GitHub flavour).
+pub fn render_markdown(t: &Table) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = format!(
+        "| {} |\n",
+        t.columns
+            .iter()
+            .map(|c| esc(&c.title))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    out += &format!(
+        "|{}|\n",
+        t.columns
+            .iter()
+            .map(|c| if c.align == Align::Right {
+                "---:"
+            } else {
+                "---"
+            })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    for r in &t.rows {
+        out += &format!(
+            "| {} |\n",
+            r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    out
+}
+
+/// CSV (RFC 4180): fields with a comma, quote or line break are quoted.
+pub fn render_csv(t: &Table) -> String {
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = t
+        .columns
+        .iter()
+        .map(|c| field(&c.title))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n";
+    for r in &t.rows {
+        out += &(r.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample() -> Table {
+        let mut t = Table::new(&["name", ">value"]);
+        t.rows.push(vec!["a|b".into(), "1,5".into()]);
+        t
+    }
+
+    #[test]
+    fn markdown_escapes_pipes_and_aligns_numbers_right() {
+        assert_eq!(
+            render_markdown(&sample()),
+            "| name | value |\n|---|---:|\n| a\\|b | 1,5 |\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_fields_with_commas() {
+        assert_eq!(render_csv(&sample()), "name,value\na|b,\"1,5\"\n");
+    }
+
+    #[test]
+    fn colour_codes_take_no_width() {
+        let mut t = Table::new(&["v", "w"]);
+        t.rows.push(vec!["\x1b[32mok\x1b[0m".into(), "x".into()]);
+        t.rows.push(vec!["long".into(), "y".into()]);
+        assert_eq!(
+            render_text(&t),
+            "v     w\n\x1b[32mok\x1b[0m    x\nlong  y\n"
+        );
+    }
 
     #[test]
     fn aligns_columns() {

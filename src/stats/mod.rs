@@ -5,6 +5,7 @@
 //! samples in every result file.
 
 pub mod bootstrap;
+pub mod hypothesis;
 pub mod outliers;
 pub mod rng;
 

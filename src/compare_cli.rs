@@ -1,0 +1,128 @@
+//! `envbench compare`: load result files, group them into environments,
+//! compare, render, write the requested files.
+
+use crate::cli::{ColorArg, CompareArgs};
+use crate::compare::{compare, Environment, Options};
+use crate::config::DEFAULT_SEED;
+use crate::report::compare::{csv_table, render, Style};
+use crate::report::render_csv;
+use crate::results::ResultFile;
+use crate::{store, UsageError};
+use anyhow::Context as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Groups runs by label, in order of first appearance.
+fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
+    let mut envs: Vec<Environment> = Vec::new();
+    for f in files {
+        match envs.iter_mut().find(|e| e.label == f.label) {
+            Some(e) => e.runs.push(f),
+            None => envs.push(Environment {
+                label: f.label.clone(),
+                runs: vec![f],
+            }),
+        }
+    }
+    envs
+}
+
+fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<ResultFile>> {
+    paths
+        .iter()
+        .map(|p| store::load(p).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// The environments the arguments describe, baseline first.
+fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
+    if !args.base.is_empty() || !args.other.is_empty() {
+        if args.base.is_empty() || args.other.is_empty() || !args.files.is_empty() {
+            return Err(
+                UsageError("--base and --other go together, without other files".into()).into(),
+            );
+        }
+        let (base, other) = (load_all(&args.base)?, load_all(&args.other)?);
+        let name = |runs: &[ResultFile], fallback: &str| {
+            let first = &runs[0].label;
+            if runs.iter().all(|r| &r.label == first) {
+                first.clone()
+            } else {
+                fallback.to_string()
+            }
+        };
+        let (mut bl, ol) = (name(&base, "base"), name(&other, "other"));
+        if bl == ol {
+            bl = format!("{bl} (base)");
+        }
+        return Ok(vec![
+            Environment {
+                label: bl,
+                runs: base,
+            },
+            Environment {
+                label: ol,
+                runs: other,
+            },
+        ]);
+    }
+    if args.files.is_empty() {
+        return Err(UsageError(
+            "give result files to compare (or --base FILE... --other FILE...)".into(),
+        )
+        .into());
+    }
+    let mut envs = by_label(load_all(&args.files)?);
+    if let Some(b) = &args.baseline {
+        let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
+            let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();
+            UsageError(format!(
+                "--baseline {b}: no run has that label (labels: {})",
+                labels.join(", ")
+            ))
+        })?;
+        let e = envs.remove(i);
+        envs.insert(0, e);
+    }
+    Ok(envs)
+}
+
+/// Runs `envbench compare`.
+///
+/// # Errors
+/// Usage errors, unreadable files, environments that cannot be compared.
+pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let envs = environments(args)?;
+    let cmp = compare(
+        &envs,
+        &Options {
+            threshold: args.threshold,
+            seed: args.seed.unwrap_or(DEFAULT_SEED),
+        },
+    )?;
+    let color = match args.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let style = if args.markdown {
+        Style::Markdown
+    } else {
+        Style::Text { color }
+    };
+    if let Some(path) = &args.csv {
+        std::fs::write(path, render_csv(&csv_table(&cmp)))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.json {
+        let json =
+            serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n";
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    crate::print_stdout(&render(&cmp, style))?;
+    Ok(ExitCode::SUCCESS)
+}
