@@ -118,6 +118,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, render_csv(&csv_table(&cmp)))
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    if let Some(path) = &args.html {
+        std::fs::write(path, crate::report::html::render(&cmp, &envs))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if let Some(path) = &args.json {
         let json =
             serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n";

@@ -498,6 +498,40 @@ fn compare_prints_every_format_and_writes_csv_and_json() {
 }
 
 #[test]
+fn compare_writes_a_self_contained_html_report_with_charts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let only = "cpu.lu,os.multiprog,os.syscall";
+    let mut files = labelled_runs(tmp.path(), "native", 1, only);
+    files.extend(labelled_runs(tmp.path(), "vm", 1, only));
+    let html = tmp.path().join("r.html");
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    for needle in [
+        "Speed-up of vm over native",
+        "cpu.lu: GFLOPS by threads",
+        "one bar per process",
+        ">threads<",
+        ">GFLOPS<",
+    ] {
+        assert!(page.contains(needle), "missing {needle}");
+    }
+    assert!(page.matches("<svg").count() >= 4, "charts rendered");
+    // self-contained: no script, no external resource (the SVG namespace is a name, not a fetch)
+    assert!(!page.contains("<script") && !page.contains("src=") && !page.contains("href="));
+    assert_eq!(
+        page.matches("http").count(),
+        page.matches("http://www.w3.org/2000/svg").count()
+    );
+}
+
+#[test]
 fn compare_refuses_bad_inputs_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);

@@ -4,7 +4,9 @@
 pub mod catalog;
 pub mod compare;
 pub mod fingerprint;
+pub mod html;
 pub mod summary;
+pub mod svg;
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

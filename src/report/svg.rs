@@ -1,0 +1,435 @@
+//! Inline SVG charts built as plain strings: bars with CI whiskers, line
+//! charts (linear or log axes), and a process timeline. Every chart has a
+//! title, labelled axes with units, and a legend where series need one.
+//! Labels get room computed from their length, so text does not overlap.
+
+use std::fmt::Write as _;
+
+/// Colours of series, in order (colour-blind-safe Okabe-Ito palette).
+pub const PALETTE: [&str; 6] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+];
+
+/// Escapes text for SVG and HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Approximate width of `s` in pixels at 12 px sans-serif.
+fn text_px(s: &str) -> f64 {
+    s.chars().count() as f64 * 6.8
+}
+
+/// A value axis: linear or log10, mapping data to pixels.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    px0: f64,
+    px1: f64,
+}
+
+impl Axis {
+    fn new(min: f64, max: f64, log: bool, px0: f64, px1: f64) -> Axis {
+        let (mut lo, mut hi) = if log {
+            (
+                min.max(f64::MIN_POSITIVE).log10(),
+                max.max(f64::MIN_POSITIVE).log10(),
+            )
+        } else {
+            (min, max)
+        };
+        if log {
+            lo = lo.floor();
+            hi = hi.ceil();
+        } else {
+            lo = lo.min(0.0);
+            hi *= 1.1;
+        }
+        if hi <= lo {
+            hi = lo + 1.0;
+        }
+        Axis {
+            lo,
+            hi,
+            log,
+            px0,
+            px1,
+        }
+    }
+
+    fn px(&self, v: f64) -> f64 {
+        let v = if self.log {
+            v.max(f64::MIN_POSITIVE).log10()
+        } else {
+            v
+        };
+        self.px0 + (v - self.lo) / (self.hi - self.lo) * (self.px1 - self.px0)
+    }
+
+    /// Tick values: decades on a log axis, five steps on a linear one.
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            (self.lo as i32..=self.hi as i32)
+                .map(|e| 10f64.powi(e))
+                .collect()
+        } else {
+            (0..=5)
+                .map(|i| self.lo + (self.hi - self.lo) * i as f64 / 5.0)
+                .collect()
+        }
+    }
+}
+
+fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{:.0e}", v)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// One bar: label, value, CI low and high, fill colour.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Row label.
+    pub label: String,
+    /// Bar end.
+    pub value: f64,
+    /// Whisker low.
+    pub lo: f64,
+    /// Whisker high.
+    pub hi: f64,
+    /// Fill.
+    pub color: String,
+}
+
+/// Horizontal bars of speed-ups on a log2-symmetric axis around 1x, with CI
+/// whiskers and a dashed line at 1x.
+pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
+    let label_w = bars.iter().map(|b| text_px(&b.label)).fold(80.0, f64::max) + 16.0;
+    let (w, row) = (label_w + 520.0, 22.0);
+    let h = 60.0 + row * bars.len() as f64 + 40.0;
+    let extreme = bars
+        .iter()
+        .flat_map(|b| [b.value, b.lo, b.hi])
+        .filter(|v| *v > 0.0)
+        .map(|v| v.log2().abs())
+        .fold(0.25, f64::max);
+    let span = extreme.ceil().max(1.0);
+    let (x0, x1) = (label_w, w - 20.0);
+    let px = |v: f64| x0 + (v.max(1e-9).log2() + span) / (2.0 * span) * (x1 - x0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    let y_end = 40.0 + row * bars.len() as f64;
+    for e in -(span as i32)..=(span as i32) {
+        let v = 2f64.powi(e);
+        let x = px(v);
+        let _ = write!(
+            s,
+            r#"<line x1="{x:.1}" y1="36" x2="{x:.1}" y2="{y_end:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{}x</text>"#,
+            y_end + 14.0,
+            tick_label(v)
+        );
+    }
+    let one = px(1.0);
+    let _ = write!(
+        s,
+        r#"<line x1="{one:.1}" y1="36" x2="{one:.1}" y2="{y_end:.1}" class="one"/>"#
+    );
+    for (i, b) in bars.iter().enumerate() {
+        let y = 40.0 + row * i as f64;
+        let (a, z) = (px(b.value).min(one), px(b.value).max(one));
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
+            label_w - 8.0,
+            y + 14.0,
+            esc(&b.label)
+        );
+        let _ = write!(
+            s,
+            r#"<rect x="{a:.1}" y="{:.1}" width="{:.1}" height="14" fill="{}"/>"#,
+            y + 3.0,
+            (z - a).max(1.0),
+            b.color
+        );
+        let (wl, wh) = (px(b.lo), px(b.hi));
+        let _ = write!(
+            s,
+            r#"<line x1="{wl:.1}" y1="{0:.1}" x2="{wh:.1}" y2="{0:.1}" class="whisker"/><line x1="{wl:.1}" y1="{1:.1}" x2="{wl:.1}" y2="{2:.1}" class="whisker"/><line x1="{wh:.1}" y1="{1:.1}" x2="{wh:.1}" y2="{2:.1}" class="whisker"/>"#,
+            y + 10.0,
+            y + 5.0,
+            y + 15.0
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text></svg>"#,
+        (x0 + x1) / 2.0,
+        h - 8.0,
+        esc(x_label)
+    );
+    s
+}
+
+/// A named series of (x, y) points.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Points, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart with markers; `log_x`/`log_y` switch axes to log10.
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    log_x: bool,
+    log_y: bool,
+) -> String {
+    let (w, h) = (640.0, 360.0);
+    let (x0, x1, y0, y1) = (70.0, w - 170.0, h - 50.0, 36.0);
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
+    let fold = |f: fn(f64, f64) -> f64, init: f64, sel: fn(&(f64, f64)) -> f64| {
+        pts.iter().map(sel).fold(init, f)
+    };
+    let xa = Axis::new(
+        fold(f64::min, f64::INFINITY, |p| p.0),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.0),
+        log_x,
+        x0,
+        x1,
+    );
+    let ya = Axis::new(
+        fold(f64::min, f64::INFINITY, |p| p.1),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.1),
+        log_y,
+        y0,
+        y1,
+    );
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axisline"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" class="axisline"/>"#
+    );
+    for t in ya.ticks() {
+        let y = ya.px(t);
+        let _ = write!(
+            s,
+            r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" class="grid"/><text x="{:.0}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
+            x0 - 6.0,
+            y + 4.0,
+            tick_label(t)
+        );
+    }
+    let xticks: Vec<f64> = if log_x {
+        xa.ticks()
+    } else {
+        let mut v: Vec<f64> = pts.iter().map(|p| p.0).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    for t in xticks {
+        let x = xa.px(t);
+        let _ = write!(
+            s,
+            r#"<text x="{x:.1}" y="{:.0}" class="tick" text-anchor="middle">{}</text>"#,
+            y0 + 16.0,
+            tick_label(t)
+        );
+    }
+    for (i, ser) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = ser
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", xa.px(x), ya.px(y)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
+            path.join(" ")
+        );
+        for &(x, y) in &ser.points {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"/>"#,
+                xa.px(x),
+                ya.px(y)
+            );
+        }
+        let ly = 44.0 + 18.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{:.0}" y="{:.0}" width="12" height="12" fill="{c}"/><text x="{:.0}" y="{:.0}" class="label">{}</text>"#,
+            x1 + 14.0,
+            ly - 10.0,
+            x1 + 30.0,
+            ly,
+            esc(&ser.name)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
+        (x0 + x1) / 2.0,
+        h - 12.0,
+        esc(x_label)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="16" y="{:.0}" class="axis" text-anchor="middle" transform="rotate(-90 16 {:.0})">{}</text></svg>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        esc(y_label)
+    );
+    s
+}
+
+/// One horizontal bar per process from start to end (seed 002's timelines).
+pub fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
+    let row = if spans.len() > 60 { 4.0 } else { 8.0 };
+    let (w, x0, x1) = (640.0, 70.0, 620.0);
+    let h = 60.0 + row * spans.len() as f64 + 30.0;
+    let end = spans.iter().map(|s| s.1).fold(0.0, f64::max).max(1e-9);
+    let xa = Axis::new(0.0, end / 1.1, false, x0, x1);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    let y_end = 40.0 + row * spans.len() as f64;
+    for t in xa.ticks() {
+        let x = xa.px(t);
+        let _ = write!(
+            s,
+            r#"<line x1="{x:.1}" y1="36" x2="{x:.1}" y2="{y_end:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text>"#,
+            y_end + 14.0,
+            tick_label(t)
+        );
+    }
+    for (i, &(a, b)) in spans.iter().enumerate() {
+        let y = 40.0 + row * i as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+            xa.px(a),
+            (xa.px(b) - xa.px(a)).max(0.5),
+            row * 0.8,
+            PALETTE[0]
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="36" y="{:.0}" class="axis" text-anchor="middle" transform="rotate(-90 36 {:.0})">process</text>"#,
+        (40.0 + y_end) / 2.0,
+        (40.0 + y_end) / 2.0
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">seconds since the first fork</text></svg>"#,
+        (x0 + x1) / 2.0,
+        h - 6.0
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(esc("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn log_axis_spans_whole_decades() {
+        let a = Axis::new(16.0, 262_144.0, true, 0.0, 100.0);
+        assert_eq!(a.ticks(), vec![10.0, 100.0, 1e3, 1e4, 1e5, 1e6]);
+        assert!((a.px(10.0) - 0.0).abs() < 1e-9 && (a.px(1e6) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn charts_have_titles_axes_and_legends() {
+        let l = line_chart(
+            "GFLOPS",
+            "threads",
+            "GFLOPS",
+            &[Series {
+                name: "native".into(),
+                points: vec![(1.0, 30.0), (2.0, 55.0)],
+            }],
+            false,
+            false,
+        );
+        assert!(l.starts_with("<svg") && l.ends_with("</svg>"));
+        assert!(
+            l.contains(">threads<")
+                && l.contains(">GFLOPS<")
+                && l.contains(">native<")
+                && l.contains("<polyline")
+        );
+        let b = speedup_bars(
+            "speed-up",
+            "x",
+            &[Bar {
+                label: "cpu.lu".into(),
+                value: 0.5,
+                lo: 0.4,
+                hi: 0.6,
+                color: "#000".into(),
+            }],
+        );
+        assert!(b.contains(">cpu.lu<") && b.contains("<rect") && b.contains("class=\"one\""));
+        let t = timeline("t", &[(0.0, 1.0), (0.1, 2.0)]);
+        assert_eq!(t.matches("<rect").count(), 2);
+    }
+}
