@@ -238,8 +238,7 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
             .and_then(|r| {
                 r.cases
                     .iter()
-                    .filter(|c| c.bench == "os.multiprog" && c.status == CaseStatus::Ok)
-                    .next_back()
+                    .rfind(|c| c.bench == "os.multiprog" && c.status == CaseStatus::Ok)
             })
             .and_then(|c| {
                 Some((
