@@ -23,6 +23,11 @@ fn text_px(s: &str) -> f64 {
     s.chars().count() as f64 * 6.8
 }
 
+/// A chart width of at least `base` that fits `title` (14 px bold) with margins.
+fn fit_title(base: f64, title: &str) -> f64 {
+    base.max(title.chars().count() as f64 * 8.6 + 40.0)
+}
+
 /// A value axis: linear or log10, mapping data to pixels.
 #[derive(Debug, Clone, Copy)]
 struct Axis {
@@ -119,7 +124,7 @@ pub struct Bar {
 /// whiskers and a dashed line at 1x.
 pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
     let label_w = bars.iter().map(|b| text_px(&b.label)).fold(80.0, f64::max) + 16.0;
-    let (w, row) = (label_w + 520.0, 22.0);
+    let (w, row) = (fit_title(label_w + 520.0, title), 22.0);
     let h = 60.0 + row * bars.len() as f64 + 40.0;
     let extreme = bars
         .iter()
@@ -212,7 +217,7 @@ pub fn line_chart(
     log_x: bool,
     log_y: bool,
 ) -> String {
-    let (w, h) = (640.0, 360.0);
+    let (w, h) = (fit_title(640.0, title), 360.0);
     let (x0, x1, y0, y1) = (70.0, w - 170.0, h - 50.0, 36.0);
     let pts: Vec<(f64, f64)> = series
         .iter()
@@ -329,7 +334,8 @@ pub fn line_chart(
 /// One horizontal bar per process from start to end (seed 002's timelines).
 pub fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
     let row = if spans.len() > 60 { 4.0 } else { 8.0 };
-    let (w, x0, x1) = (640.0, 70.0, 620.0);
+    let w = fit_title(640.0, title);
+    let (x0, x1) = (70.0, w - 20.0);
     let h = 60.0 + row * spans.len() as f64 + 30.0;
     let end = spans.iter().map(|s| s.1).fold(0.0, f64::max).max(1e-9);
     let xa = Axis::new(0.0, end / 1.1, false, x0, x1);
