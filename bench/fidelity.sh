@@ -49,7 +49,7 @@ envbench="$repo/target/release/envbench"
 
 # Runs `envbench run` for PATTERN into $work/e.json.
 envbench_run() {
-  "$envbench" run --suite quick --quiet --force --only "$1" -o "$work/e.json" >/dev/null
+  "$envbench" run --no-history --suite quick --quiet --force --only "$1" -o "$work/e.json" >/dev/null
 }
 
 # Prints the median of METRIC of CASE from $work/e.json.
@@ -170,7 +170,7 @@ PY
   for t in 1 2; do
     local e2=() e4=() h2=() h4=() s2=() s4=()
     for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
+      "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
       e4+=("$(envbench_median "cpu.lu[n=4000,threads=$t]" gflops)")
       h2+=("$(OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 2000 3)")
@@ -186,7 +186,7 @@ PY
   for t in 1 2; do
     local e1=() e2=() r1=() r2=()
     for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --suite standard --quiet --force --only cpu.primes --threads "$t" --reps 3..3 --warmup 0 -o "$work/e.json" >/dev/null
+      "$envbench" run --no-history --suite standard --quiet --force --only cpu.primes --threads "$t" --reps 3..3 --warmup 0 -o "$work/e.json" >/dev/null
       e1+=("$(envbench_median "cpu.primes[max_prime=10000,threads=$t,time_secs=1.0]" events_per_sec)")
       e2+=("$(envbench_median "cpu.primes[max_prime=20000,threads=$t,time_secs=1.0]" events_per_sec)")
       r1+=("$(sysbench cpu --cpu-max-prime=10000 --threads="$t" --time=3 run | awk '/events per second/ { print $4 }')")
@@ -239,13 +239,13 @@ int main(int argc, char **argv) {
 }
 C
   gcc -O3 -march=native -fopenmp -o "$work/stream" "$work/stream.c"
-  "$envbench" run --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
+  "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
   local elems
   elems=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params']['array_elems'])" "$work/e.json")
   for t in 1 2; do
     local es=() rs=()
     for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
+      "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       es+=("$(envbench_median "mem.stream[array_elems=$elems,threads=$t]" triad_rate)")
       rs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems")")
     done
@@ -303,7 +303,7 @@ C
   gcc -O2 -o "$work/procs" "$work/procs.c"
   local ef=() rf=() ep=() rp=() es=() rs=()
   for ((i = 0; i < rounds; i++)); do
-    "$envbench" run --suite quick --quiet --force --only os.fork,os.pipe,os.spawn --reps 5..5 -o "$work/e.json" >/dev/null
+    "$envbench" run --no-history --suite quick --quiet --force --only os.fork,os.pipe,os.spawn --reps 5..5 -o "$work/e.json" >/dev/null
     ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
     ep+=("$(envbench_median "os.pipe[mode=pingpong]" round_trip)")
     es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")

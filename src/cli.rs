@@ -42,8 +42,10 @@ pub enum Cmd {
     /// List every benchmark: what it measures, its cases per suite, its
     /// metrics and units, and the study it reproduces.
     List(ListArgs),
-    /// Print the results of a result file: environment, cases, anomalies.
+    /// Print a stored run: environment, cases, anomalies.
     Show(ShowArgs),
+    /// List the runs recorded in the local history.
+    History(HistoryArgs),
     /// Compare environments: ratio of medians with a bootstrap CI, the
     /// seeds' variation %, a Mann-Whitney test with FDR control, and a
     /// verdict (faster, slower, tie) per metric; fingerprints side by side.
@@ -68,10 +70,14 @@ pub enum ColorArg {
 /// `envbench compare` options.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Result files; runs with the same label form one environment, the
-    /// first label seen is the baseline.
-    #[arg(value_name = "FILE")]
+    /// Result files, history ids or labels (every run of that label in the
+    /// history); runs with the same label form one environment, the first
+    /// label seen is the baseline.
+    #[arg(value_name = "FILE|ID|LABEL")]
     pub files: Vec<PathBuf>,
+    /// History database for ids and labels. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
     /// Label of the baseline environment.
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
@@ -179,6 +185,12 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// History database the run is recorded in. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not record the run in the history database.
+    #[arg(long)]
+    pub no_history: bool,
     /// Testing only: a fake clock that advances 10 ms per read, so counts
     /// and budgets are exact and instant. Timings are synthetic.
     #[arg(long, hide = true)]
@@ -207,8 +219,23 @@ pub struct ListArgs {
 /// `envbench show` options.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// A result file written by `envbench run`.
-    pub file: PathBuf,
+    /// A result file written by `envbench run`, or a history id.
+    #[arg(value_name = "FILE|ID")]
+    pub run: String,
+    /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// `envbench history` options.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_reps(s: &str) -> Result<(u32, u32), String> {

@@ -4,6 +4,7 @@
 use crate::cli::{ColorArg, CompareArgs};
 use crate::compare::{compare, Environment, Options};
 use crate::config::DEFAULT_SEED;
+use crate::history::History;
 use crate::report::compare::{csv_table, render, Style};
 use crate::report::render_csv;
 use crate::results::ResultFile;
@@ -28,11 +29,43 @@ fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
     envs
 }
 
-fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<ResultFile>> {
-    paths
-        .iter()
-        .map(|p| store::load(p).map_err(anyhow::Error::from))
-        .collect()
+/// The runs an argument names: an existing file, else a history id, else
+/// every run of that label in the history (opened only when needed).
+///
+/// # Errors
+/// Unreadable files, an unusable history, or an argument that names nothing.
+pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<ResultFile>> {
+    let mut history: Option<History> = None;
+    let mut out = Vec::new();
+    for arg in args {
+        let text = arg.to_string_lossy();
+        // an existing file, or something shaped like a path: load it (the error names it)
+        if arg.exists() || text.contains('/') || text.ends_with(".json") {
+            out.push(store::load(arg)?);
+            continue;
+        }
+        if history.is_none() {
+            let path = db.cloned().unwrap_or_else(crate::history::default_path);
+            history = Some(History::open(&path)?);
+        }
+        let h = history.as_ref().expect("invariant: opened just above");
+        let runs = match text.parse::<i64>() {
+            Ok(id) => h.get(id)?.into_iter().collect(),
+            Err(_) => h.by_label(&text)?,
+        };
+        if runs.is_empty() {
+            return Err(UsageError(format!(
+                "'{text}' is not a file, nor a history id or label (see `envbench history`)"
+            ))
+            .into());
+        }
+        out.extend(runs);
+    }
+    Ok(out)
+}
+
+fn load_all(paths: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<ResultFile>> {
+    resolve(paths, db)
 }
 
 /// The environments the arguments describe, baseline first.
@@ -43,7 +76,10 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
                 UsageError("--base and --other go together, without other files".into()).into(),
             );
         }
-        let (base, other) = (load_all(&args.base)?, load_all(&args.other)?);
+        let (base, other) = (
+            load_all(&args.base, args.db.as_ref())?,
+            load_all(&args.other, args.db.as_ref())?,
+        );
         let name = |runs: &[ResultFile], fallback: &str| {
             let first = &runs[0].label;
             if runs.iter().all(|r| &r.label == first) {
@@ -73,7 +109,7 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
         )
         .into());
     }
-    let mut envs = by_label(load_all(&args.files)?);
+    let mut envs = by_label(load_all(&args.files, args.db.as_ref())?);
     if let Some(b) = &args.baseline {
         let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
             let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();

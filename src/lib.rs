@@ -12,6 +12,7 @@ pub mod cli;
 pub mod compare;
 pub mod compare_cli;
 pub mod config;
+pub mod history;
 pub mod probe;
 pub mod progress;
 pub mod report;
@@ -51,8 +52,20 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         }
         cli::Cmd::Compare(args) => compare_cli::run(&args),
         cli::Cmd::Show(args) => {
-            let file = store::load(&args.file)?;
-            print_stdout(&report::summary::render_file(&file))?;
+            for file in compare_cli::resolve(&[PathBuf::from(&args.run)], args.db.as_ref())? {
+                print_stdout(&report::summary::render_file(&file))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        cli::Cmd::History(args) => {
+            let db = args.db.clone().unwrap_or_else(history::default_path);
+            let entries = history::History::open(&db)?.list()?;
+            let text = if args.json {
+                serde_json::to_string_pretty(&entries)? + "\n"
+            } else {
+                report::render_text(&report::history_table(&entries))
+            };
+            print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::List(args) => {

@@ -148,6 +148,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     crate::print_stdout(&report::summary::render(&file))?;
     reporter.message(&format!("results: {}", config.output.display()));
+    if !args.no_history {
+        let db = args.db.clone().unwrap_or_else(crate::history::default_path);
+        let written =
+            std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
+        match crate::history::History::open(&db).and_then(|h| h.record(&file, &written)) {
+            Ok(id) => reporter.message(&format!("history: run {id} in {}", db.display())),
+            Err(e) => reporter.message(&format!(
+                "warning: not recorded in the history: {e}; the result file is complete"
+            )),
+        }
+    }
     if was_interrupted {
         reporter.message(
             "interrupted: the result file keeps every finished case and is marked \"interrupted\"",

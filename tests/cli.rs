@@ -9,8 +9,12 @@ use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The binary, with its history database under cargo's test scratch
+/// directory, never in the user's home.
 fn envbench() -> Command {
-    Command::cargo_bin("envbench").unwrap()
+    let mut c = Command::cargo_bin("envbench").unwrap();
+    c.env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"));
+    c
 }
 
 /// A fast, exact run: fake clock, exactly `reps` repetitions.
@@ -258,6 +262,7 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
     let bin = assert_cmd::cargo::cargo_bin("envbench");
     // Real clock, many long repetitions: the run is still going when the signal arrives.
     let mut child = std::process::Command::new(bin)
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(tmp.path())
         .args([
             "run",
@@ -323,17 +328,19 @@ fn a_low_rlimit_nproc_shrinks_the_fork_case_with_a_note() {
     let bin = assert_cmd::cargo::cargo_bin("envbench");
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(bin);
-    cmd.current_dir(tmp.path()).args([
-        "run",
-        "--quiet",
-        "--fake-clock",
-        "--only",
-        "os.fork",
-        "--reps",
-        "2",
-        "-o",
-        "out.json",
-    ]);
+    cmd.env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--fake-clock",
+            "--only",
+            "os.fork",
+            "--reps",
+            "2",
+            "-o",
+            "out.json",
+        ]);
     // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
     unsafe {
         cmd.pre_exec(|| {
@@ -383,6 +390,7 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
     let bin = assert_cmd::cargo::cargo_bin("envbench");
     // os.multiprog keeps children running for seconds: the signal lands among them.
     let mut child = std::process::Command::new(bin)
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(tmp.path())
         .args([
             "run",
@@ -592,4 +600,116 @@ fn compare_refuses_bad_inputs_clearly() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("labels: A"));
+}
+
+#[test]
+fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite3");
+    let run = |label: &str, out: &str| {
+        envbench()
+            .current_dir(tmp.path())
+            .args([
+                "run",
+                "--quiet",
+                "--fake-clock",
+                "--only",
+                "os.syscall",
+                "--reps",
+                "3",
+                "--label",
+                label,
+                "-o",
+                out,
+                "--db",
+            ])
+            .arg(&db)
+            .assert()
+            .success();
+    };
+    run("native", "a.json");
+    run("vm", "b.json");
+    run("vm", "c.json");
+    let listing = String::from_utf8(
+        envbench()
+            .arg("history")
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        listing.contains("native") && listing.matches(" vm ").count() >= 2,
+        "{listing}"
+    );
+    let out = envbench()
+        .args(["history", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    envbench()
+        .args(["show", "1", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("label native"));
+    // history id 1 against every run labelled vm: two runs in that environment
+    let out = envbench()
+        .args(["compare", "1", "vm", "--json", "c.json", "--db"])
+        .arg(&db)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cmp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(cmp["environments"][1]["runs"].as_array().unwrap().len(), 2);
+    envbench()
+        .args(["compare", "1", "nosuchlabel", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not a file, nor a history id or label",
+        ));
+    // a corrupt database: a clear error from history, and files still compare
+    std::fs::write(&db, vec![0x42u8; 4096]).unwrap();
+    envbench()
+        .args(["history", "--db"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "not a usable envbench history database",
+        ));
+    envbench()
+        .current_dir(tmp.path())
+        .args(["compare", "a.json", "b.json"])
+        .assert()
+        .success();
+    envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "os.syscall",
+            "--reps",
+            "3",
+            "-o",
+            "d.json",
+            "--db",
+        ])
+        .arg(&db)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("not recorded in the history"));
 }

@@ -83,6 +83,7 @@ fn the_report_renders_in_chromium_without_overflow() {
     for label in ["native", "vm"] {
         Command::cargo_bin("envbench")
             .unwrap()
+            .env("XDG_DATA_HOME", dir)
             .current_dir(dir)
             .args([
                 "run",
