@@ -90,7 +90,7 @@ fn the_report_renders_in_chromium_without_overflow() {
                 "--quiet",
                 "--fake-clock",
                 "--only",
-                "cpu.lu,mem.latency,os.multiprog,os.syscall",
+                "cpu.lu,cpu.primes,mem.latency,os.multiprog,os.spawn,os.syscall",
                 "--reps",
                 "3",
             ])

@@ -239,3 +239,104 @@ pub fn render(c: &Comparison, style: Style) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::{draws, run};
+    use crate::compare::{compare, Environment, Options};
+    use crate::report::render_csv;
+    use crate::stats::rng::Rng;
+    use crate::units::Direction;
+
+    /// Two environments of fixed synthetic runs: one faster, one slower, one tie.
+    fn envs() -> Vec<Environment> {
+        let mut rng = Rng::new(2026);
+        let mut mk = |label: &str, id: &str, cpu: f64, lat: f64| {
+            run(
+                label,
+                id,
+                &[
+                    (
+                        "cpu.lu[n=1000,threads=1]",
+                        "gflops",
+                        Direction::HigherIsBetter,
+                        draws(&mut rng, 8, cpu, 0.02),
+                    ),
+                    (
+                        "os.fork[n=100]",
+                        "time_per_process",
+                        Direction::LowerIsBetter,
+                        draws(&mut rng, 8, lat, 0.02),
+                    ),
+                    (
+                        "os.syscall[call=getppid]",
+                        "latency",
+                        Direction::LowerIsBetter,
+                        draws(&mut rng, 8, 95.0, 0.02),
+                    ),
+                ],
+            )
+        };
+        let native = mk("native", "n1", 30.0, 45.0);
+        let wsl1 = mk("wsl1", "w1", 36.0, 4530.0);
+        vec![
+            Environment {
+                label: "native".into(),
+                runs: vec![native],
+            },
+            Environment {
+                label: "wsl1".into(),
+                runs: vec![wsl1],
+            },
+        ]
+    }
+
+    fn comparison() -> (Comparison, Vec<Environment>) {
+        let e = envs();
+        (
+            compare(
+                &e,
+                &Options {
+                    threshold: None,
+                    seed: 7,
+                },
+            )
+            .unwrap(),
+            e,
+        )
+    }
+
+    #[test]
+    fn text_report_snapshot() {
+        insta::assert_snapshot!(render(&comparison().0, Style::Text { color: false }));
+    }
+
+    #[test]
+    fn markdown_report_snapshot() {
+        insta::assert_snapshot!(render(&comparison().0, Style::Markdown));
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(render_csv(&csv_table(&comparison().0)));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_snapshot!(serde_json::to_string_pretty(&comparison().0).unwrap());
+    }
+
+    #[test]
+    fn html_snapshot() {
+        let (c, e) = comparison();
+        insta::assert_snapshot!(crate::report::html::render(&c, &e));
+    }
+
+    #[test]
+    fn colour_marks_verdicts_only_when_asked() {
+        let (c, _) = comparison();
+        assert!(render(&c, Style::Text { color: true }).contains("\x1b[31mslower\x1b[0m"));
+        assert!(!render(&c, Style::Text { color: false }).contains('\x1b'));
+    }
+}

@@ -220,6 +220,60 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
             );
         }
     }
+    let pct: Vec<Series> = envs
+        .iter()
+        .flat_map(|e| {
+            [
+                (
+                    "os.spawn",
+                    &[("latency_p50", 50.0), ("latency_p95", 95.0)][..],
+                    "spawn",
+                ),
+                (
+                    "cpu.primes",
+                    &[
+                        ("latency_min", 0.0),
+                        ("latency_p95", 95.0),
+                        ("latency_max", 100.0),
+                    ][..],
+                    "primes event",
+                ),
+            ]
+            .into_iter()
+            .flat_map(move |(bench, points, what)| {
+                let mut by_case: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+                for (metric, p) in points {
+                    for (params, v) in env_points(e, bench, metric) {
+                        let tag: Vec<String> = params
+                            .iter()
+                            .map(|(k, v)| {
+                                format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
+                            })
+                            .collect();
+                        let name = format!("{} {what} {}", e.label, tag.join(","));
+                        match by_case.iter_mut().find(|(n, _)| *n == name) {
+                            Some((_, pts)) => pts.push((*p, v)),
+                            None => by_case.push((name, vec![(*p, v)])),
+                        }
+                    }
+                }
+                by_case
+                    .into_iter()
+                    .map(|(name, points)| Series { name, points })
+            })
+            .collect::<Vec<_>>()
+        })
+        .collect();
+    if !pct.is_empty() {
+        s += &line_chart(
+            "Latency percentiles (os.spawn per spawn, cpu.primes per event)",
+            "percentile (0 = min, 100 = max)",
+            "latency (us for spawn, ms for primes; log)",
+            &pct,
+            false,
+            true,
+        );
+    }
     let lat = series(envs, "mem.latency", "latency", "size_kib", None);
     if !lat.is_empty() {
         s += &line_chart(

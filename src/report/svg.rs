@@ -217,8 +217,13 @@ pub fn line_chart(
     log_x: bool,
     log_y: bool,
 ) -> String {
-    let (w, h) = (fit_title(640.0, title), 360.0);
-    let (x0, x1, y0, y1) = (70.0, w - 170.0, h - 50.0, 36.0);
+    let legend_w = series
+        .iter()
+        .map(|s| text_px(&s.name))
+        .fold(100.0, f64::max)
+        + 40.0;
+    let (w, h) = (fit_title(470.0 + legend_w, title), 360.0);
+    let (x0, x1, y0, y1) = (70.0, w - legend_w, h - 50.0, 36.0);
     let pts: Vec<(f64, f64)> = series
         .iter()
         .flat_map(|s| s.points.iter().copied())
