@@ -28,6 +28,15 @@ fn fit_title(base: f64, title: &str) -> f64 {
     base.max(title.chars().count() as f64 * 8.6 + 40.0)
 }
 
+/// The opening `<svg>` element of a `w` × `h` chart with its centred title.
+fn open_svg(w: f64, h: f64, title: &str) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{t}"><text x="{:.0}" y="20" class="title">{t}</text>"#,
+        w / 2.0,
+        t = esc(title)
+    )
+}
+
 /// A value axis: linear or log10, mapping data to pixels.
 #[derive(Debug, Clone, Copy)]
 struct Axis {
@@ -135,18 +144,7 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
     let span = extreme.ceil().max(1.0);
     let (x0, x1) = (label_w, w - 20.0);
     let px = |v: f64| x0 + (v.max(1e-9).log2() + span) / (2.0 * span) * (x1 - x0);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
-        w / 2.0,
-        esc(title)
-    );
+    let mut s = open_svg(w, h, title);
     let y_end = 40.0 + row * bars.len() as f64;
     for e in -(span as i32)..=(span as i32) {
         let v = 2f64.powi(e);
@@ -245,18 +243,7 @@ pub fn line_chart(
         y0,
         y1,
     );
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
-        w / 2.0,
-        esc(title)
-    );
+    let mut s = open_svg(w, h, title);
     let _ = write!(
         s,
         r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axisline"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" class="axisline"/>"#
@@ -344,18 +331,7 @@ pub fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
     let h = 60.0 + row * spans.len() as f64 + 30.0;
     let end = spans.iter().map(|s| s.1).fold(0.0, f64::max).max(1e-9);
     let xa = Axis::new(0.0, end / 1.1, false, x0, x1);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        r#"<text x="{:.0}" y="20" class="title">{}</text>"#,
-        w / 2.0,
-        esc(title)
-    );
+    let mut s = open_svg(w, h, title);
     let y_end = 40.0 + row * spans.len() as f64;
     for t in xa.ticks() {
         let x = xa.px(t);
