@@ -7,11 +7,11 @@
 #
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-# Sections: syscall, cpu, mem, os (more arrive with each benchmark family).
+# Sections: syscall, cpu, mem, os, hpcc (more arrive with each benchmark family).
 set -euo pipefail
 
 rounds=5
-sections="syscall,cpu,mem,os"
+sections="syscall,cpu,mem,os,hpcc"
 install=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -321,6 +321,45 @@ C
     echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
   fi
   summarize "os.spawn[method=fork_exec] spawns/s" ops/s "C fork+exec loop" "${es[*]}" "${rs[*]}"
+}
+
+# ---------------------------------------------------------------- hpcc
+# cpu.lu GFLOPS against hpcc's HPL (Debian hpcc, one MPI process, OpenBLAS
+# with OPENBLAS_NUM_THREADS threads) at n = 2000 and 4000; mem.stream Triad
+# at one thread against hpcc's SingleSTREAM Triad. hpcc sizes its STREAM
+# vectors as N^2/3 from the HPL matrix, so the STREAM run uses N = 7500:
+# 18.75 M elements per array, envbench's size on a 36 MB last-level cache.
+section_hpcc() {
+  need_pkgs hpcc >/dev/null 2>&1 || true
+  command -v hpcc >/dev/null && command -v mpirun >/dev/null || { echo "hpcc or mpirun missing; hpcc section skipped" >&2; return 0; }
+  mkdir -p "$work/hpcc"
+  # hpcc N THREADS KEY: runs hpcc in $work/hpcc and prints KEY's value from hpccoutf.txt
+  run_hpcc() {
+    sed -e '6s/.*/'"$1"'         Ns/' -e '8s/.*/192          NBs/' -e '11s/.*/1            Ps/' -e '12s/.*/1            Qs/' \
+      /usr/share/doc/hpcc/examples/_hpccinf.txt > "$work/hpcc/hpccinf.txt"
+    rm -f "$work/hpcc/hpccoutf.txt"
+    (cd "$work/hpcc" && OPENBLAS_NUM_THREADS=$2 mpirun --allow-run-as-root --bind-to none -np 1 hpcc >/dev/null 2>&1)
+    awk -F= -v k="$3" '$1 == k { print $2 }' "$work/hpcc/hpccoutf.txt"
+  }
+  for t in 1 2; do
+    local e2=() e4=() h2=() h4=()
+    for ((i = 0; i < rounds; i++)); do
+      "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
+      e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
+      e4+=("$(envbench_median "cpu.lu[n=4000,threads=$t]" gflops)")
+      h2+=("$(run_hpcc 2000 "$t" HPL_Tflops | awk '{ print $1 * 1000 }')")
+      h4+=("$(run_hpcc 4000 "$t" HPL_Tflops | awk '{ print $1 * 1000 }')")
+    done
+    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e2[*]}" "${h2[*]}"
+    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e4[*]}" "${h4[*]}"
+  done
+  local es=() hs=()
+  for ((i = 0; i < rounds; i++)); do
+    "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 3..3 -o "$work/e.json" >/dev/null
+    es+=("$(python3 -c "import json,sys; print([m for m in json.load(open(sys.argv[1]))['cases'][0]['metrics'] if m['name']=='triad_rate'][0]['summary']['median'])" "$work/e.json")")
+    hs+=("$(run_hpcc 7500 1 SingleSTREAM_Triad | awk '{ print $1 * 1000 }')")
+  done
+  summarize "mem.stream[threads=1] triad_rate" MB/s "hpcc SingleSTREAM" "${es[*]}" "${hs[*]}"
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2
