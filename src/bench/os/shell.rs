@@ -158,20 +158,25 @@ impl ShellTrial {
     /// Runs every copy at once and waits for all; any failure fails the case.
     fn batch(&self) -> Result<(), BenchError> {
         let mut running = Vec::with_capacity(self.dirs.len());
+        let mut failure = None;
         for d in &self.dirs {
-            let child = Command::new("/bin/sh")
+            let started = Command::new("/bin/sh")
                 .arg("script.sh")
                 .current_dir(d)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| BenchError::Failed(format!("cannot start /bin/sh: {e}")))?;
-            running.push(child);
+                .spawn();
+            match started {
+                Ok(child) => running.push(child),
+                Err(e) => {
+                    failure = Some(format!("cannot start /bin/sh: {e}"));
+                    break; // the copies already started are still waited for below
+                }
+            }
         }
-        let mut failure = None;
         for child in running {
-            // wait for every child, even after a failure, so none is left
+            // wait for every started child, even after a failure, so none is left
             match child.wait_with_output() {
                 Ok(out) if out.status.success() => {}
                 Ok(out) => {
