@@ -177,7 +177,7 @@ pub struct RunArgs {
     pub threads: Option<Vec<usize>>,
     /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
-    #[arg(long, value_name = "GB/S", value_parser = parse_positive_secs)]
+    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs)]
     pub mem_bandwidth: Option<f64>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long)]
@@ -192,7 +192,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_history: bool,
     /// Testing only: a fake clock that advances 10 ms per read, so counts
-    /// and budgets are exact and instant. Timings are synthetic.
+    /// and budgets are exact and instant. Timings are synthetic, except
+    /// those taken inside child processes (os.fork's helper, os.multiprog).
     #[arg(long, hide = true)]
     pub fake_clock: bool,
 }
@@ -270,6 +271,13 @@ fn parse_positive_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_positive_gbs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive bandwidth in GB/s")),
+    }
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
@@ -335,6 +343,12 @@ mod tests {
         assert!(parse_reps("1..5").is_err());
         assert!(parse_reps("9..3").is_err());
         assert!(parse_reps("a..b").is_err());
+    }
+
+    #[test]
+    fn bandwidth_must_be_a_positive_number_of_gbs() {
+        assert!(parse_positive_gbs("0").unwrap_err().contains("GB/s"));
+        assert_eq!(parse_positive_gbs("51.2"), Ok(51.2));
     }
 
     #[test]

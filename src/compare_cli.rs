@@ -64,10 +64,6 @@ pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<Res
     Ok(out)
 }
 
-fn load_all(paths: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<ResultFile>> {
-    resolve(paths, db)
-}
-
 /// The environments the arguments describe, baseline first.
 fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
     if !args.base.is_empty() || !args.other.is_empty() {
@@ -77,8 +73,8 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
             );
         }
         let (base, other) = (
-            load_all(&args.base, args.db.as_ref())?,
-            load_all(&args.other, args.db.as_ref())?,
+            resolve(&args.base, args.db.as_ref())?,
+            resolve(&args.other, args.db.as_ref())?,
         );
         let name = |runs: &[ResultFile], fallback: &str| {
             let first = &runs[0].label;
@@ -109,7 +105,7 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
         )
         .into());
     }
-    let mut envs = by_label(load_all(&args.files, args.db.as_ref())?);
+    let mut envs = by_label(resolve(&args.files, args.db.as_ref())?);
     if let Some(b) = &args.baseline {
         let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
             let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();

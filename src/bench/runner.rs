@@ -114,6 +114,15 @@ pub fn run_case(
         }
         Err(e) => set_error(&mut run, e),
     }
+    // Ctrl-C reaches a case's children too (same process group): what then
+    // looks like a failure (a child that died, a short read) is the interrupt.
+    if run.status == CaseStatus::Failed && ctx.interrupted.load(Ordering::SeqCst) {
+        run.status = CaseStatus::Interrupted;
+        run.reason = Some(format!(
+            "interrupted by a signal ({})",
+            run.reason.take().unwrap_or_default()
+        ));
+    }
     let (wall1, mono1) = (clock.wall_secs(), clock.now());
     run.elapsed = mono1.saturating_sub(mono0);
     let drift = (wall1 - wall0) - run.elapsed.as_secs_f64();
@@ -412,6 +421,48 @@ mod tests {
             &Clock::fake(Duration::from_millis(1)),
         );
         assert!(r.anomalies.iter().all(|a| a.kind != "wall_clock_jump"));
+    }
+
+    #[test]
+    fn a_failure_during_an_interrupt_is_recorded_as_interrupted() {
+        struct B;
+        impl Bench for B {
+            fn family(&self) -> Family {
+                Family::Os
+            }
+            fn name(&self) -> &'static str {
+                "dies"
+            }
+            fn summary(&self) -> &'static str {
+                "test double"
+            }
+            fn reproduces(&self) -> &'static str {
+                "none"
+            }
+            fn cases(&self, _: &Plan) -> Vec<CaseSpec> {
+                vec![case()]
+            }
+            fn prepare(&self, _: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+                // Ctrl-C lands while the case runs and kills its children
+                ctx.interrupted.store(true, Ordering::SeqCst);
+                Err(BenchError::Failed("1 of 4 processes reported".into()))
+            }
+        }
+        let clock = Clock::fake(Duration::from_millis(1));
+        let p = policy(1, 3, 100.0);
+        let stop = AtomicBool::new(false);
+        let ctx = Context {
+            clock: &clock,
+            reps: &p,
+            seed: 1,
+            interrupted: &stop,
+            mem_available_bytes: None,
+            dirs: &[],
+            cpus: 2,
+        };
+        let r = run_case(&B, &case(), &ctx, &mut |_| {});
+        assert_eq!(r.status, CaseStatus::Interrupted);
+        assert!(r.reason.unwrap().contains("1 of 4 processes"));
     }
 
     #[test]

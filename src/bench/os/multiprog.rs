@@ -245,7 +245,7 @@ fn child_work(index: u64, loops: u64, report: i32) {
 }
 
 impl Trial for MultiprogTrial {
-    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+    fn once(&mut self, _clock: &Clock) -> Result<Vec<f64>, BenchError> {
         let (r, w) = {
             let mut fds = [0; 2];
             // SAFETY: `fds` has room for two descriptors.
@@ -256,7 +256,6 @@ impl Trial for MultiprogTrial {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
         };
         let mut kids = Children::default();
-        let _ = clock.now();
         let t0 = monotonic_ns();
         let (loops, wfd) = (self.loops, w.as_raw_fd());
         for i in 0..self.n {
@@ -281,7 +280,6 @@ impl Trial for MultiprogTrial {
             records.push(unsafe { std::ptr::read_unaligned(buf.as_ptr().cast::<Record>()) });
         }
         let reaped = kids.wait_all();
-        let _ = clock.now();
         if reaped != self.n {
             return Err(BenchError::Failed(format!(
                 "reaped {reaped} of {} processes",
