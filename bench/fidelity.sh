@@ -256,10 +256,10 @@ C
 # ---------------------------------------------------------------- os
 # os.fork time per process against a C program following seed 003's method
 # (N = 100 children that pause, kill, reap; one run per fresh process, median
-# of 5 processes, as the seed ran it; envbench also forks from a fresh helper
-# process); os.pipe round
-# trip against perf bench sched pipe; os.spawn against a C fork+exec+wait
-# loop starting the same program (envbench __exit).
+# of 5 processes, as the seed ran it; envbench forks from its tiny no_std
+# helper, which is as small as this C program); os.pipe round trip against
+# perf bench sched pipe; os.spawn against a C fork+exec+wait loop starting
+# the same program (envbench __exit).
 section_os() {
   need_pkgs linux-perf >/dev/null 2>&1 || true
   cat > "$work/procs.c" <<'C'

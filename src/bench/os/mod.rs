@@ -9,6 +9,7 @@ pub mod process;
 pub mod shell;
 pub mod spawn;
 pub mod syscall;
+pub mod tiny;
 
 use std::io;
 

@@ -12,6 +12,7 @@
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::tiny::Tiny;
 use super::{bounded_count, fork_child, pause_forever, used_memory_bytes, Children};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
@@ -165,30 +166,49 @@ fn prepare_fork(
     mem: ParentMemory,
 ) -> Result<Box<dyn Trial>, BenchError> {
     // one task is the helper process itself
-    let (n, note) = bounded_count(get_usize(case, "n")? + 1, ctx.mem_available_bytes);
+    let (n, limit_note) = bounded_count(get_usize(case, "n")? + 1, ctx.mem_available_bytes);
     let n = n.saturating_sub(1);
     if n == 0 {
         return Err(BenchError::Unsupported(
-            note.unwrap_or_else(|| "no process may be created".into()),
+            limit_note.unwrap_or_else(|| "no process may be created".into()),
         ));
     }
-    let bin = super::spawn::envbench_binary().ok_or_else(|| {
-        BenchError::Unsupported("cannot find the envbench binary to run the fork helper".into())
-    })?;
-    Ok(Box::new(ForkTrial { n, note, mem, bin }))
+    let mut fallback_note = None;
+    let forker = match Tiny::load() {
+        Ok(tiny) => Forker::Tiny(tiny),
+        Err(why) => {
+            let bin = super::spawn::envbench_binary().ok_or_else(|| {
+                BenchError::Unsupported(format!(
+                    "{why}, and the envbench binary to fork from instead cannot be found"
+                ))
+            })?;
+            fallback_note = Some(format!(
+                "{why}: forked from envbench itself, whose larger memory map makes each fork \
+                 dearer (about 25 % where this was measured); compare only with runs that say the same"
+            ));
+            Forker::Envbench(bin)
+        }
+    };
+    Ok(Box::new(ForkTrial {
+        n,
+        limit_note,
+        fallback_note,
+        mem,
+        forker,
+    }))
 }
 
 /// The hidden argument that runs [`fork_helper`] in a fresh envbench process.
 pub const FORK_HELPER_ARG: &str = "__fork";
 
-/// Runs in a freshly started envbench (`envbench __fork N MODE`): forks N
+/// The fallback for the tiny helper, with the same arguments and output:
+/// runs in a freshly started envbench (`envbench __fork N MODE`), forks N
 /// children that pause, timing from before the first fork to after the
-/// last, reads system memory before and after, kills and reaps them, and
-/// prints `elapsed_ns used_before used_after`. A fresh process is used
-/// because fork copies the parent's page tables: from envbench's own,
-/// larger process (4 MB resident here) each fork cost ~30 % more than from
-/// seed 003's small C program, a cost of envbench, not of the environment.
-/// Returns the exit code.
+/// last, reads /proc/meminfo before and after, kills and reaps them, and
+/// prints `elapsed_ns`, the first meminfo and the second, separated by NUL
+/// bytes. A fresh process is used because fork copies the parent's memory
+/// map: from envbench's own, larger process each fork cost ~30 % more than
+/// from seed 003's small C program. Returns the exit code.
 pub fn fork_helper(args: &[String]) -> i32 {
     let n: usize = match args.first().and_then(|a| a.parse().ok()) {
         Some(n) if n > 0 && n <= super::HARD_CAP => n,
@@ -197,38 +217,86 @@ pub fn fork_helper(args: &[String]) -> i32 {
     let extra = match args.get(1).map(String::as_str) {
         Some("untouched") => vec![0u8; PARENT_EXTRA_BYTES],
         Some("touched") => vec![1u8; PARENT_EXTRA_BYTES],
-        _ => Vec::new(),
+        Some("none") => Vec::new(),
+        _ => return 2,
     };
     let mut kids = Children::default();
     kids.pids.reserve(n);
-    let before = used_memory_bytes().unwrap_or(-1);
+    let meminfo = || std::fs::read("/proc/meminfo").unwrap_or_default();
+    let before = meminfo();
     let t0 = std::time::Instant::now();
-    for _ in 0..n {
+    for made in 0..n {
         match fork_child(pause_forever) {
             Ok(pid) => kids.push(pid),
             Err(e) => {
-                eprintln!("fork failed after {} of {n} children: {e}", kids.len());
+                eprintln!("fork-failed {made} {}", e.raw_os_error().unwrap_or(0));
                 return 1; // `kids` kills and reaps the started children
             }
         }
     }
     let elapsed = t0.elapsed().as_nanos();
-    let after = used_memory_bytes().unwrap_or(-1);
+    let after = meminfo();
     let reaped = kids.reap_all(libc::SIGKILL);
     std::hint::black_box(&extra);
     if reaped != n {
         eprintln!("reaped {reaped} of {n} children");
         return 1;
     }
-    println!("{elapsed} {before} {after}");
-    0
+    let mut out = format!("{elapsed}\0").into_bytes();
+    out.extend_from_slice(&before);
+    out.push(0);
+    out.extend_from_slice(&after);
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(&out) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// What forks: the tiny helper, or envbench itself when that cannot run.
+#[derive(Debug)]
+enum Forker {
+    Tiny(Tiny),
+    Envbench(std::path::PathBuf),
+}
+
+/// One helper run's output: nanoseconds, then system memory in use before
+/// and after (MemTotal − MemAvailable, what seed 003 read with `free`).
+fn parse_fork_output(stdout: &[u8]) -> Result<(u64, Option<i64>, Option<i64>), String> {
+    let mut parts = stdout.split(|&b| b == 0);
+    let ns = parts
+        .next()
+        .and_then(|p| std::str::from_utf8(p).ok())
+        .and_then(|p| p.trim().parse().ok())
+        .ok_or_else(|| format!("fork helper printed {:?}", String::from_utf8_lossy(stdout)))?;
+    let used = |p: Option<&[u8]>| {
+        let m = crate::probe::memory::parse_meminfo(&String::from_utf8_lossy(p?));
+        Some(m.total_bytes? as i64 - m.available_bytes? as i64)
+    };
+    Ok((ns, used(parts.next()), used(parts.next())))
+}
+
+/// The helper's failure, in words: `fork-failed MADE ERRNO` becomes the
+/// fork error after so many children; anything else is passed on.
+fn describe_fork_failure(stderr: &str, n: usize) -> String {
+    let words: Vec<&str> = stderr.split_whitespace().collect();
+    if let ["fork-failed", made, errno] = words[..] {
+        if let (Ok(made), Ok(errno)) = (made.parse::<usize>(), errno.parse::<i32>()) {
+            return format!(
+                "fork failed after {made} of {n} children: {}",
+                std::io::Error::from_raw_os_error(errno)
+            );
+        }
+    }
+    format!("fork helper: {}", stderr.trim())
 }
 
 struct ForkTrial {
     n: usize,
-    note: Option<String>,
+    limit_note: Option<String>,
+    fallback_note: Option<String>,
     mem: ParentMemory,
-    bin: std::path::PathBuf,
+    forker: Forker,
 }
 
 impl Trial for ForkTrial {
@@ -238,8 +306,20 @@ impl Trial for ForkTrial {
             ParentMemory::Untouched => "untouched",
             ParentMemory::Touched => "touched",
         };
-        let out = std::process::Command::new(&self.bin)
-            .args([FORK_HELPER_ARG, &self.n.to_string(), mode])
+        let mut cmd = match &self.forker {
+            Forker::Tiny(tiny) => {
+                let mut c = tiny.command();
+                c.arg("fork");
+                c
+            }
+            Forker::Envbench(bin) => {
+                let mut c = std::process::Command::new(bin);
+                c.arg(FORK_HELPER_ARG);
+                c
+            }
+        };
+        let out = cmd
+            .args([&self.n.to_string(), mode])
             .stdin(std::process::Stdio::null())
             .output()?;
         if !out.status.success() {
@@ -247,24 +327,17 @@ impl Trial for ForkTrial {
             if out.status.signal() == Some(libc::SIGINT) {
                 return Err(BenchError::Interrupted);
             }
-            return Err(BenchError::Failed(format!(
-                "fork helper: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+            return Err(BenchError::Failed(describe_fork_failure(
+                &String::from_utf8_lossy(&out.stderr),
+                self.n,
             )));
         }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<i64> = text
-            .split_whitespace()
-            .filter_map(|t| t.parse().ok())
-            .collect();
-        let [ns, before, after] = v[..] else {
-            return Err(BenchError::Failed(format!("fork helper printed {text:?}")));
-        };
-        if before < 0 || after < 0 {
+        let (ns, before, after) = parse_fork_output(&out.stdout).map_err(BenchError::Failed)?;
+        let (Some(before), Some(after)) = (before, after) else {
             return Err(BenchError::Unsupported(
                 "/proc/meminfo is not readable".into(),
             ));
-        }
+        };
         Ok(vec![
             ns as f64 / 1e3 / self.n as f64,
             (after - before) as f64 / self.n as f64,
@@ -272,15 +345,23 @@ impl Trial for ForkTrial {
     }
 
     fn details(&mut self) -> Option<Value> {
+        let method = match self.forker {
+            Forker::Tiny(_) => "timed in envbench's tiny helper, a no_std program linked only with libc (seed 003 forked from a small C program)",
+            Forker::Envbench(_) => "timed in a fresh envbench process (the tiny helper could not run)",
+        };
         Some(serde_json::json!({
             "processes": self.n,
-            "limited": self.note,
-            "method": "timed in a fresh envbench helper process (seed 003 forked from a small C program)",
+            "limited": self.limit_note,
+            "method": method,
         }))
     }
 
     fn notes(&self) -> Vec<String> {
-        self.note.iter().cloned().collect()
+        self.limit_note
+            .iter()
+            .chain(&self.fallback_note)
+            .cloned()
+            .collect()
     }
 }
 
@@ -400,6 +481,65 @@ mod tests {
         assert_eq!(fork_helper(&["0".into()]), 2);
         assert_eq!(fork_helper(&["x".into()]), 2);
         assert_eq!(fork_helper(&[(super::super::HARD_CAP + 1).to_string()]), 2);
+    }
+
+    fn fork_trial(forker: Forker, mem: ParentMemory) -> ForkTrial {
+        ForkTrial {
+            n: 5,
+            limit_note: None,
+            fallback_note: None,
+            mem,
+            forker,
+        }
+    }
+
+    #[test]
+    fn both_forkers_measure_time_and_memory() {
+        let mut forkers = vec![];
+        #[cfg(envbench_tiny)]
+        forkers.push(Forker::Tiny(Tiny::load().unwrap()));
+        // the fallback needs the envbench binary, which `cargo test` builds
+        if let Some(bin) = super::super::spawn::envbench_binary() {
+            forkers.push(Forker::Envbench(bin));
+        }
+        for forker in forkers {
+            let label = format!("{forker:?}");
+            let mut t = fork_trial(forker, ParentMemory::None);
+            let v = t.once(&Clock::real()).unwrap();
+            assert_eq!(v.len(), 2, "{label}");
+            assert!(v[0] > 0.0 && v[0] < 1e6, "{label}: {v:?}");
+            assert!(v[1].is_finite(), "{label}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn fork_output_is_parsed_and_bad_output_refused() {
+        let m1 = "MemTotal: 1000 kB\nMemAvailable: 600 kB\n";
+        let m2 = "MemTotal: 1000 kB\nMemAvailable: 500 kB\n";
+        let out = format!("12345\0{m1}\0{m2}");
+        assert_eq!(
+            parse_fork_output(out.as_bytes()).unwrap(),
+            (12345, Some(400 * 1024), Some(500 * 1024))
+        );
+        // an unreadable /proc/meminfo gives empty parts: no memory figure
+        assert_eq!(parse_fork_output(b"7\0\0").unwrap(), (7, None, None));
+        assert!(parse_fork_output(b"").is_err());
+        assert!(parse_fork_output(b"12 34 56").is_err());
+    }
+
+    #[test]
+    fn fork_failures_are_described() {
+        assert_eq!(
+            describe_fork_failure("fork-failed 37 11\n", 100),
+            format!(
+                "fork failed after 37 of 100 children: {}",
+                std::io::Error::from_raw_os_error(11)
+            )
+        );
+        assert_eq!(
+            describe_fork_failure("cannot map 256 MiB\n", 100),
+            "fork helper: cannot map 256 MiB"
+        );
     }
 
     #[test]

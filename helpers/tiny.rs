@@ -1,0 +1,291 @@
+//! envbench's tiny helper: a `no_std` program of the same shape as seed
+//! 003's C program, built by `build.rs` and carried inside envbench.
+//!
+//! Why it exists: fork copies the parent's memory map, so its cost grows
+//! with the mappings and written pages of the process that forks. envbench
+//! itself (a 4 MB Rust binary with libm, libgcc_s and a signal stack: 35
+//! mappings) made each fork about 25 % dearer than seed 003's small C
+//! program (23 mappings). This helper links only libc and has 22, so
+//! `os.fork` measures the environment, not envbench.
+//!
+//! Usage (envbench starts it; nobody else needs to):
+//!   tiny fork N none|untouched|touched
+//!     Maps 256 MiB first for `untouched` / `touched` (and writes one byte
+//!     per page for `touched`), reads /proc/meminfo, forks N children that
+//!     pause, reads /proc/meminfo again, then kills and reaps every child.
+//!     Writes to stdout, separated by NUL bytes: the nanoseconds from before
+//!     the first fork to after the last, the first meminfo, the second.
+//!     On a fork failure it kills and reaps the children it made and writes
+//!     `fork-failed MADE ERRNO` to stderr, exit 1. Bad arguments: exit 2.
+//!   tiny exit
+//!     Returns 0 at once.
+//!
+//! It must not panic (there is no unwinding and no std); every path is
+//! checked by hand instead.
+#![no_std]
+#![no_main]
+
+use core::ffi::{c_char, c_int, c_long, c_void, CStr};
+
+#[repr(C)]
+struct Timespec {
+    sec: c_long,
+    nsec: c_long,
+}
+
+#[link(name = "c")]
+unsafe extern "C" {
+    fn fork() -> c_int;
+    fn pause() -> c_int;
+    fn kill(pid: c_int, sig: c_int) -> c_int;
+    fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
+    fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    fn write(fd: c_int, buf: *const c_void, len: usize) -> isize;
+    fn read(fd: c_int, buf: *mut c_void, len: usize) -> isize;
+    fn open(path: *const c_char, flags: c_int, ...) -> c_int;
+    fn close(fd: c_int) -> c_int;
+    fn mmap(
+        addr: *mut c_void,
+        len: usize,
+        prot: c_int,
+        flags: c_int,
+        fd: c_int,
+        off: c_long,
+    ) -> *mut c_void;
+    fn _exit(code: c_int) -> !;
+    fn __errno_location() -> *mut c_int;
+}
+
+const CLOCK_MONOTONIC: c_int = 1;
+const SIGKILL: c_int = 9;
+const EINTR: c_int = 4;
+const PROT_READ_WRITE: c_int = 0x1 | 0x2;
+const MAP_PRIVATE_ANONYMOUS: c_int = 0x02 | 0x20;
+/// envbench's `HARD_CAP`: never more children than this.
+const MAX_CHILDREN: usize = 4096;
+/// Seed 003's extra parent memory.
+const EXTRA_BYTES: usize = 256 << 20;
+const MEMINFO_BYTES: usize = 8192;
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: _exit has no preconditions.
+    unsafe { _exit(101) }
+}
+
+/// core's unoptimised code refers to this symbol even with panic=abort,
+/// where it is never called; defining it lets any opt-level link.
+#[unsafe(no_mangle)]
+pub extern "C" fn rust_eh_personality() {}
+
+#[allow(clippy::useless_conversion)] // c_long is i32 on 32-bit targets
+fn now_ns() -> i64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    i64::from(ts.sec) * 1_000_000_000 + i64::from(ts.nsec)
+}
+
+fn errno() -> c_int {
+    // SAFETY: glibc's errno location is valid for this thread.
+    unsafe { *__errno_location() }
+}
+
+fn write_all(fd: c_int, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is a valid readable buffer of its length.
+        let n = unsafe { write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n > 0 {
+            bytes = bytes.get(n as usize..).unwrap_or(&[]);
+        } else if n < 0 && errno() == EINTR {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+/// Writes `v` in decimal.
+fn write_u64(fd: c_int, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(d) = buf.get_mut(i) {
+            *d = b'0' + (v % 10) as u8;
+        }
+        v /= 10;
+        if v == 0 || i == 0 {
+            break;
+        }
+    }
+    write_all(fd, buf.get(i..).unwrap_or(&[]));
+}
+
+fn parse_count(arg: &CStr) -> Option<usize> {
+    let bytes = arg.to_bytes();
+    if bytes.is_empty() || bytes.len() > 6 {
+        return None;
+    }
+    let mut n = 0usize;
+    for &b in bytes {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (b - b'0') as usize;
+    }
+    Some(n)
+}
+
+/// Reads /proc/meminfo into `buf`; returns the length read (0 on failure).
+fn read_meminfo(buf: &mut [u8; MEMINFO_BYTES]) -> usize {
+    // SAFETY: a NUL-terminated path; flags 0 is O_RDONLY.
+    let fd = unsafe { open(c"/proc/meminfo".as_ptr(), 0) };
+    if fd < 0 {
+        return 0;
+    }
+    let mut len = 0;
+    while len < buf.len() {
+        let rest = buf.get_mut(len..).unwrap_or(&mut []);
+        // SAFETY: `rest` is a valid writable buffer of its length.
+        let n = unsafe { read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        if n > 0 {
+            len += n as usize;
+        } else if n < 0 && errno() == EINTR {
+            continue;
+        } else {
+            break;
+        }
+    }
+    // SAFETY: `fd` is open and ours.
+    unsafe { close(fd) };
+    len
+}
+
+/// Kills and reaps `pids`; returns how many were reaped.
+fn reap(pids: &[c_int]) -> usize {
+    for &pid in pids {
+        // SAFETY: `pid` is our own unreaped child.
+        unsafe { kill(pid, SIGKILL) };
+    }
+    let mut reaped = 0;
+    for &pid in pids {
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child; `status` is writable.
+            let r = unsafe { waitpid(pid, &mut status, 0) };
+            if r == pid {
+                reaped += 1;
+                break;
+            }
+            if r < 0 && errno() == EINTR {
+                continue;
+            }
+            break;
+        }
+    }
+    reaped
+}
+
+fn fork_mode(n: usize, extra: &CStr) -> c_int {
+    let (map, touch) = match extra.to_bytes() {
+        b"none" => (false, false),
+        b"untouched" => (true, false),
+        b"touched" => (true, true),
+        _ => return 2,
+    };
+    if map {
+        // SAFETY: an anonymous private mapping with no address hint.
+        let p = unsafe {
+            mmap(
+                core::ptr::null_mut(),
+                EXTRA_BYTES,
+                PROT_READ_WRITE,
+                MAP_PRIVATE_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p as isize == -1 {
+            write_all(2, b"cannot map 256 MiB\n");
+            return 1;
+        }
+        if touch {
+            let base = p.cast::<u8>();
+            let mut off = 0;
+            while off < EXTRA_BYTES {
+                // SAFETY: `off` < EXTRA_BYTES, inside the mapping just made.
+                unsafe { base.add(off).write_volatile(1) };
+                off += 4096;
+            }
+        }
+    }
+    let mut pids = [0 as c_int; MAX_CHILDREN];
+    let mut before = [0u8; MEMINFO_BYTES];
+    let mut after = [0u8; MEMINFO_BYTES];
+    let before_len = read_meminfo(&mut before);
+    let t0 = now_ns();
+    let mut made = 0;
+    while made < n {
+        // SAFETY: the child only calls pause (async-signal-safe) forever.
+        let pid = unsafe { fork() };
+        if pid == 0 {
+            loop {
+                // SAFETY: pause has no preconditions.
+                unsafe { pause() };
+            }
+        }
+        if pid < 0 {
+            let e = errno();
+            reap(pids.get(..made).unwrap_or(&[]));
+            write_all(2, b"fork-failed ");
+            write_u64(2, made as u64);
+            write_all(2, b" ");
+            write_u64(2, e as u64);
+            write_all(2, b"\n");
+            return 1;
+        }
+        if let Some(slot) = pids.get_mut(made) {
+            *slot = pid;
+        }
+        made += 1;
+    }
+    let elapsed = now_ns() - t0;
+    let after_len = read_meminfo(&mut after);
+    let reaped = reap(pids.get(..made).unwrap_or(&[]));
+    if reaped != made {
+        write_all(2, b"reaped ");
+        write_u64(2, reaped as u64);
+        write_all(2, b" of ");
+        write_u64(2, made as u64);
+        write_all(2, b" children\n");
+        return 1;
+    }
+    write_u64(1, elapsed.max(0) as u64);
+    write_all(1, b"\0");
+    write_all(1, before.get(..before_len).unwrap_or(&[]));
+    write_all(1, b"\0");
+    write_all(1, after.get(..after_len).unwrap_or(&[]));
+    0
+}
+
+/// # Safety
+/// Called by the C runtime with a valid `argv` of `argc` strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    let arg = |i: c_int| -> Option<&CStr> {
+        if i >= argc {
+            return None;
+        }
+        // SAFETY: i < argc, so argv[i] is a valid NUL-terminated string.
+        Some(unsafe { CStr::from_ptr(*argv.add(i as usize)) })
+    };
+    match arg(1).map(CStr::to_bytes) {
+        Some(b"exit") => 0,
+        Some(b"fork") => match (arg(2).and_then(parse_count), arg(3)) {
+            (Some(n), Some(extra)) if n > 0 && n <= MAX_CHILDREN => fork_mode(n, extra),
+            _ => 2,
+        },
+        _ => 2,
+    }
+}
