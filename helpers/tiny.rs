@@ -17,8 +17,14 @@
 //!     the first fork to after the last, the first meminfo, the second.
 //!     On a fork failure it kills and reaps the children it made and writes
 //!     `fork-failed MADE ERRNO` to stderr, exit 1. Bad arguments: exit 2.
+//!   tiny spawn fork_exec|posix_spawn COUNT
+//!     Starts itself (`/proc/self/exe exit`) COUNT times and waits for each;
+//!     writes the total nanoseconds, then each spawn's nanoseconds, one per
+//!     line. A failure writes `spawn-failed|wait-failed|child-status I CODE`
+//!     to stderr, exit 1. Spawning from this small process keeps envbench's
+//!     own memory map out of the fork, as for `fork`.
 //!   tiny exit
-//!     Returns 0 at once.
+//!     Returns 0 at once: the trivial program `spawn` starts.
 //!
 //! It must not panic (there is no unwinding and no std); every path is
 //! checked by hand instead.
@@ -54,6 +60,16 @@ unsafe extern "C" {
     ) -> *mut c_void;
     fn _exit(code: c_int) -> !;
     fn __errno_location() -> *mut c_int;
+    fn execv(path: *const c_char, argv: *const *const c_char) -> c_int;
+    fn posix_spawn(
+        pid: *mut c_int,
+        path: *const c_char,
+        file_actions: *const c_void,
+        attr: *const c_void,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+    ) -> c_int;
+    static environ: *const *const c_char;
 }
 
 const CLOCK_MONOTONIC: c_int = 1;
@@ -66,6 +82,8 @@ const MAX_CHILDREN: usize = 4096;
 /// Seed 003's extra parent memory.
 const EXTRA_BYTES: usize = 256 << 20;
 const MEMINFO_BYTES: usize = 8192;
+/// At most this many spawns in one run of `spawn`.
+const MAX_SPAWNS: usize = 1_000_000;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -124,7 +142,7 @@ fn write_u64(fd: c_int, mut v: u64) {
 
 fn parse_count(arg: &CStr) -> Option<usize> {
     let bytes = arg.to_bytes();
-    if bytes.is_empty() || bytes.len() > 6 {
+    if bytes.is_empty() || bytes.len() > 7 {
         return None;
     }
     let mut n = 0usize;
@@ -269,6 +287,111 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     0
 }
 
+/// Writes `spawn-failed I CODE` (the Ith spawn failed with errno or wait
+/// status CODE) to stderr and returns 1.
+fn spawn_failed(what: &[u8], i: usize, code: c_int) -> c_int {
+    write_all(2, what);
+    write_all(2, b" ");
+    write_u64(2, i as u64);
+    write_all(2, b" ");
+    write_u64(2, code as u32 as u64);
+    write_all(2, b"\n");
+    1
+}
+
+/// Starts this program again with `exit` `count` times, by fork + execv
+/// or by posix_spawn, waiting for each; writes the total nanoseconds and
+/// then each spawn's nanoseconds, one number per line.
+fn spawn_mode(method: &CStr, count: usize) -> c_int {
+    let posix = match method.to_bytes() {
+        b"fork_exec" => false,
+        b"posix_spawn" => true,
+        _ => return 2,
+    };
+    // SAFETY: an anonymous private mapping with no address hint.
+    let buf = unsafe {
+        mmap(
+            core::ptr::null_mut(),
+            count * 8,
+            PROT_READ_WRITE,
+            MAP_PRIVATE_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if buf as isize == -1 {
+        write_all(2, b"cannot map the latency buffer\n");
+        return 1;
+    }
+    // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
+    let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
+    let path = c"/proc/self/exe".as_ptr();
+    let argv = [
+        c"envbench-tiny".as_ptr(),
+        c"exit".as_ptr(),
+        core::ptr::null(),
+    ];
+    let start = now_ns();
+    let mut prev = start;
+    for (i, slot) in lat.iter_mut().enumerate() {
+        let mut pid = 0;
+        if posix {
+            // SAFETY: valid path and NULL-terminated argv; this process's environment.
+            let rc = unsafe {
+                posix_spawn(
+                    &mut pid,
+                    path,
+                    core::ptr::null(),
+                    core::ptr::null(),
+                    argv.as_ptr(),
+                    environ,
+                )
+            };
+            if rc != 0 {
+                return spawn_failed(b"spawn-failed", i, rc);
+            }
+        } else {
+            // SAFETY: the child only calls execv and _exit.
+            pid = unsafe { fork() };
+            if pid == 0 {
+                // SAFETY: valid path and NULL-terminated argv.
+                unsafe {
+                    execv(path, argv.as_ptr());
+                    _exit(127)
+                }
+            }
+            if pid < 0 {
+                return spawn_failed(b"spawn-failed", i, errno());
+            }
+        }
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child; `status` is writable.
+            let r = unsafe { waitpid(pid, &mut status, 0) };
+            if r == pid {
+                break;
+            }
+            if r < 0 && errno() == EINTR {
+                continue;
+            }
+            return spawn_failed(b"wait-failed", i, errno());
+        }
+        if status != 0 {
+            return spawn_failed(b"child-status", i, status);
+        }
+        let t = now_ns();
+        *slot = (t - prev).max(0) as u64;
+        prev = t;
+    }
+    write_u64(1, (prev - start).max(0) as u64);
+    for &ns in lat.iter() {
+        write_all(1, b"\n");
+        write_u64(1, ns);
+    }
+    write_all(1, b"\n");
+    0
+}
+
 /// # Safety
 /// Called by the C runtime with a valid `argv` of `argc` strings.
 #[unsafe(no_mangle)]
@@ -282,6 +405,10 @@ pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int 
     };
     match arg(1).map(CStr::to_bytes) {
         Some(b"exit") => 0,
+        Some(b"spawn") => match (arg(2), arg(3).and_then(parse_count)) {
+            (Some(method), Some(n)) if n > 0 && n <= MAX_SPAWNS => spawn_mode(method, n),
+            _ => 2,
+        },
         Some(b"fork") => match (arg(2).and_then(parse_count), arg(3)) {
             (Some(n), Some(extra)) if n > 0 && n <= MAX_CHILDREN => fork_mode(n, extra),
             _ => 2,

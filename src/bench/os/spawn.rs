@@ -2,14 +2,20 @@
 //! fork + exec + wait (UnixBench "Execl Throughput" and "Process Creation")
 //! and by posix_spawn + wait. Seed 004 found both far slower under WSL 1.
 //!
-//! The program started is envbench itself with the hidden argument
-//! `__exit`, which returns before parsing anything, so nothing outside the
-//! tool is needed and both sides of a comparison start the same binary.
+//! The tiny helper (`helpers/tiny.rs`: 10 KB, linked only with libc, the
+//! size of a C `int main(void) { return 0; }`) starts itself with the
+//! argument `exit` and times each start, as UnixBench's small C programs
+//! do, so neither envbench's larger memory map (which makes every fork
+//! dearer) nor its load time is measured, and nothing outside the tool is
+//! needed. Where the helper cannot run, envbench spawns itself with the
+//! hidden argument `__exit` (a 4 MB binary, much dearer to load), and the
+//! result says so.
 
 use super::super::clock::Clock;
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
 };
+use super::tiny::Tiny;
 use super::Children;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
@@ -104,47 +110,149 @@ impl Bench for Spawn {
             Some("posix_spawn") => Method::PosixSpawn,
             _ => return Err(BenchError::Failed(format!("{}: bad method", case.key()))),
         };
-        let bin = envbench_binary().ok_or_else(|| {
-            BenchError::Unsupported("cannot find the envbench binary to start".into())
-        })?;
-        let path = CString::new(bin.as_os_str().as_bytes())
-            .map_err(|e| BenchError::Failed(e.to_string()))?;
-        let arg0 = CString::new("envbench").expect("invariant: no NUL in a literal");
-        let arg1 = CString::new(EXIT_ARG).expect("invariant: no NUL in a literal");
+        let (runner, note) = match Tiny::load() {
+            Ok(tiny) => (Runner::Tiny(tiny), None),
+            Err(why) => {
+                let bin = envbench_binary().ok_or_else(|| {
+                    BenchError::Unsupported(format!(
+                        "{why}, and the envbench binary to start instead cannot be found"
+                    ))
+                })?;
+                let note = format!(
+                    "{why}: envbench started itself instead, a far larger program to fork \
+                     and load; compare only with runs that say the same"
+                );
+                let c = |s: &str| CString::new(s).expect("invariant: no NUL in a literal");
+                let path = CString::new(bin.as_os_str().as_bytes())
+                    .map_err(|e| BenchError::Failed(e.to_string()))?;
+                (
+                    Runner::Envbench {
+                        path,
+                        args: [c("envbench"), c(EXIT_ARG)],
+                    },
+                    Some(note),
+                )
+            }
+        };
         let mut trial = SpawnTrial {
             method,
-            path,
-            args: [arg0, arg1],
+            runner,
+            note,
             count: 0,
             latencies_us: Vec::new(),
         };
-        trial.count = calibrate_from(ctx, 1, |n| {
-            (0..n).try_for_each(|_| trial.spawn_once().map(drop))
-        })?;
+        trial.count = calibrate_from(ctx, 1, |n| trial.batch(n, ctx.clock).map(drop))?;
         Ok(Box::new(trial))
     }
 }
 
+/// Who spawns, and what.
+enum Runner {
+    /// The tiny helper spawns itself (`tiny spawn METHOD N`).
+    Tiny(Tiny),
+    /// The fallback: this process spawns envbench `__exit`.
+    Envbench { path: CString, args: [CString; 2] },
+}
+
 struct SpawnTrial {
     method: Method,
-    path: CString,
-    args: [CString; 2],
+    runner: Runner,
+    /// Why envbench itself is started, when it is.
+    note: Option<String>,
     count: u64,
     latencies_us: Vec<f64>,
 }
 
+/// The tiny helper's `spawn` output: total nanoseconds, then one line per
+/// spawn; returns seconds and per-spawn microseconds.
+fn parse_spawn_output(text: &str, n: u64) -> Result<(f64, Vec<f64>), String> {
+    let nums: Option<Vec<u64>> = text.split_whitespace().map(|t| t.parse().ok()).collect();
+    match nums.as_deref() {
+        Some([total, lat @ ..]) if lat.len() as u64 == n => Ok((
+            *total as f64 / 1e9,
+            lat.iter().map(|&ns| ns as f64 / 1e3).collect(),
+        )),
+        _ => Err(format!(
+            "the spawn helper printed {:?}",
+            text.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
+/// The tiny helper's failure line in words.
+fn describe_spawn_failure(stderr: &str) -> String {
+    let words: Vec<&str> = stderr.split_whitespace().collect();
+    if let [what, i, code] = words[..] {
+        if let (Ok(i), Ok(code)) = (i.parse::<u64>(), code.parse::<u32>()) {
+            let code = code as i32;
+            match what {
+                "spawn-failed" => {
+                    return format!(
+                        "spawn {} failed: {}",
+                        i + 1,
+                        std::io::Error::from_raw_os_error(code)
+                    )
+                }
+                "wait-failed" => {
+                    return format!(
+                        "waiting for spawn {} failed: {}",
+                        i + 1,
+                        std::io::Error::from_raw_os_error(code)
+                    )
+                }
+                "child-status" => {
+                    return format!("the spawned program did not exit cleanly (status {code:#x})")
+                }
+                _ => {}
+            }
+        }
+    }
+    format!("spawn helper: {}", stderr.trim())
+}
+
 impl SpawnTrial {
-    /// Starts the program, waits for it, checks it exited 0.
-    fn spawn_once(&self) -> Result<(), BenchError> {
-        let argv = [
-            self.args[0].as_ptr(),
-            self.args[1].as_ptr(),
-            std::ptr::null(),
-        ];
+    /// Spawns `n` times; returns the seconds in all and each spawn's
+    /// microseconds.
+    fn batch(&self, n: u64, clock: &Clock) -> Result<(f64, Vec<f64>), BenchError> {
+        match &self.runner {
+            Runner::Tiny(tiny) => {
+                let out = tiny
+                    .command()
+                    .args(["spawn", self.method.name(), &n.to_string()])
+                    .stdin(std::process::Stdio::null())
+                    .output()?;
+                if !out.status.success() {
+                    use std::os::unix::process::ExitStatusExt;
+                    if out.status.signal() == Some(libc::SIGINT) {
+                        return Err(BenchError::Interrupted);
+                    }
+                    return Err(BenchError::Failed(describe_spawn_failure(
+                        &String::from_utf8_lossy(&out.stderr),
+                    )));
+                }
+                parse_spawn_output(&String::from_utf8_lossy(&out.stdout), n)
+                    .map_err(BenchError::Failed)
+            }
+            Runner::Envbench { path, args } => {
+                let mut lat = Vec::with_capacity(n as usize);
+                let start = clock.now();
+                for _ in 0..n {
+                    let t0 = clock.now();
+                    self.spawn_once(path, args)?;
+                    lat.push(clock.now().saturating_sub(t0).as_secs_f64() * 1e6);
+                }
+                Ok((clock.now().saturating_sub(start).as_secs_f64(), lat))
+            }
+        }
+    }
+
+    /// Starts the program from this process, waits for it, checks it exited 0.
+    fn spawn_once(&self, path: &CString, args: &[CString; 2]) -> Result<(), BenchError> {
+        let argv = [args[0].as_ptr(), args[1].as_ptr(), std::ptr::null()];
         let mut kids = Children::default();
         match self.method {
             Method::ForkExec => {
-                let (path, argv) = (self.path.as_ptr(), argv.as_ptr());
+                let (path, argv) = (path.as_ptr(), argv.as_ptr());
                 // In the child only execv and _exit run: async-signal-safe.
                 let pid = super::fork_child(|| unsafe {
                     libc::execv(path, argv);
@@ -158,7 +266,7 @@ impl SpawnTrial {
                 let rc = unsafe {
                     libc::posix_spawn(
                         &mut pid,
-                        self.path.as_ptr(),
+                        path.as_ptr(),
                         std::ptr::null(),
                         std::ptr::null(),
                         argv.as_ptr() as *const *mut _,
@@ -190,14 +298,7 @@ impl SpawnTrial {
 
 impl Trial for SpawnTrial {
     fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
-        let mut lat = Vec::with_capacity(self.count as usize);
-        let start = clock.now();
-        for _ in 0..self.count {
-            let t0 = clock.now();
-            self.spawn_once()?;
-            lat.push(clock.now().saturating_sub(t0).as_secs_f64() * 1e6);
-        }
-        let secs = clock.now().saturating_sub(start).as_secs_f64();
+        let (secs, mut lat) = self.batch(self.count, clock)?;
         lat.sort_by(f64::total_cmp);
         let out = vec![
             self.count as f64 / secs,
@@ -210,10 +311,17 @@ impl Trial for SpawnTrial {
 
     fn details(&mut self) -> Option<Value> {
         Some(serde_json::json!({
-            "program": self.path.to_string_lossy(),
+            "program": match self.runner {
+                Runner::Tiny(_) => "envbench's tiny helper (exit), started by itself",
+                Runner::Envbench { .. } => "envbench __exit, started by envbench",
+            },
             "spawns_per_repetition": self.count,
             "last_repetition_latencies_us_sorted": self.latencies_us,
         }))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.note.iter().cloned().collect()
     }
 }
 
@@ -223,10 +331,49 @@ mod tests {
     use crate::bench::TestEnv;
 
     #[test]
-    fn both_methods_start_and_reap_the_program() {
-        if envbench_binary().is_none() {
-            return; // `cargo test --lib` alone does not build the binary
+    fn helper_output_and_failures_are_read() {
+        let (secs, lat) = parse_spawn_output("3000\n1000\n2000\n", 2).unwrap();
+        assert_eq!((secs, lat), (3e-6, vec![1.0, 2.0]));
+        assert!(
+            parse_spawn_output("3000\n1000\n", 2).is_err(),
+            "one spawn missing"
+        );
+        assert!(parse_spawn_output("3000\nx\n2000\n", 2).is_err());
+        assert_eq!(
+            describe_spawn_failure("spawn-failed 4 11\n"),
+            format!("spawn 5 failed: {}", std::io::Error::from_raw_os_error(11))
+        );
+        assert_eq!(
+            describe_spawn_failure("child-status 0 32512"),
+            "the spawned program did not exit cleanly (status 0x7f00)"
+        );
+        assert_eq!(describe_spawn_failure("odd"), "spawn helper: odd");
+    }
+
+    #[test]
+    fn the_fallback_spawns_envbench_from_this_process() {
+        // `cargo test --lib` alone does not build the binary; `cargo test` does
+        let Some(bin) = envbench_binary() else { return };
+        let c = |s: &str| CString::new(s).unwrap();
+        for method in [Method::ForkExec, Method::PosixSpawn] {
+            let t = SpawnTrial {
+                method,
+                runner: Runner::Envbench {
+                    path: c(bin.to_str().unwrap()),
+                    args: [c("envbench"), c(EXIT_ARG)],
+                },
+                note: None,
+                count: 3,
+                latencies_us: Vec::new(),
+            };
+            let (secs, lat) = t.batch(3, &Clock::real()).unwrap();
+            assert!(secs > 0.0 && lat.len() == 3, "{secs} {lat:?}");
         }
+    }
+
+    #[test]
+    #[cfg(envbench_tiny)]
+    fn both_methods_start_and_reap_the_program() {
         let env = TestEnv::real(0.005);
         for case in Spawn.cases(&TestEnv::plan(crate::config::Suite::Quick, 1)) {
             let mut t = Spawn.prepare(&case, &env.ctx()).unwrap();

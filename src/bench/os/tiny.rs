@@ -78,6 +78,11 @@ impl Tiny {
         Ok(tiny)
     }
 
+    /// The path that executes the helper (while `self` lives).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// A command that runs the helper (add its arguments).
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.path);
