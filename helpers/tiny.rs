@@ -18,11 +18,12 @@
 //!     On a fork failure it kills and reaps the children it made and writes
 //!     `fork-failed MADE ERRNO` to stderr, exit 1. Bad arguments: exit 2.
 //!   tiny spawn fork_exec|posix_spawn COUNT
-//!     Starts itself (`/proc/self/exe exit`) COUNT times and waits for each;
-//!     writes the total nanoseconds, then each spawn's nanoseconds, one per
-//!     line. A failure writes `spawn-failed|wait-failed|child-status I CODE`
-//!     to stderr, exit 1. Spawning from this small process keeps envbench's
-//!     own memory map out of the fork, as for `fork`.
+//!     Starts itself (`/proc/self/exe exit`) once untimed, then COUNT
+//!     times, waiting for each; writes the total nanoseconds, then each
+//!     spawn's nanoseconds, one per line. A failure writes
+//!     `spawn-failed|wait-failed|child-status DONE CODE` to stderr, exit 1.
+//!     Spawning from this small process keeps envbench's own memory map out
+//!     of the fork, as for `fork`.
 //!   tiny exit
 //!     Returns 0 at once: the trivial program `spawn` starts.
 //!
@@ -287,8 +288,8 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     0
 }
 
-/// Writes `spawn-failed I CODE` (the Ith spawn failed with errno or wait
-/// status CODE) to stderr and returns 1.
+/// Writes `WHAT DONE CODE` (a spawn failed after DONE succeeded, with
+/// errno or wait status CODE) to stderr and returns 1.
 fn spawn_failed(what: &[u8], i: usize, code: c_int) -> c_int {
     write_all(2, what);
     write_all(2, b" ");
@@ -297,6 +298,63 @@ fn spawn_failed(what: &[u8], i: usize, code: c_int) -> c_int {
     write_u64(2, code as u32 as u64);
     write_all(2, b"\n");
     1
+}
+
+/// Starts this program (`/proc/self/exe exit`) and waits for it; on failure
+/// returns what failed and the errno or wait status.
+fn spawn_self(posix: bool) -> Result<(), (&'static [u8], c_int)> {
+    let path = c"/proc/self/exe".as_ptr();
+    let argv = [
+        c"envbench-tiny".as_ptr(),
+        c"exit".as_ptr(),
+        core::ptr::null(),
+    ];
+    let mut pid = 0;
+    if posix {
+        // SAFETY: valid path and NULL-terminated argv; this process's environment.
+        let rc = unsafe {
+            posix_spawn(
+                &mut pid,
+                path,
+                core::ptr::null(),
+                core::ptr::null(),
+                argv.as_ptr(),
+                environ,
+            )
+        };
+        if rc != 0 {
+            return Err((b"spawn-failed", rc));
+        }
+    } else {
+        // SAFETY: the child only calls execv and _exit.
+        pid = unsafe { fork() };
+        if pid == 0 {
+            // SAFETY: valid path and NULL-terminated argv.
+            unsafe {
+                execv(path, argv.as_ptr());
+                _exit(127)
+            }
+        }
+        if pid < 0 {
+            return Err((b"spawn-failed", errno()));
+        }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: waiting for our own child; `status` is writable.
+        let r = unsafe { waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && errno() == EINTR {
+            continue;
+        }
+        return Err((b"wait-failed", errno()));
+    }
+    if status != 0 {
+        return Err((b"child-status", status));
+    }
+    Ok(())
 }
 
 /// Starts this program again with `exit` `count` times, by fork + execv
@@ -325,59 +383,16 @@ fn spawn_mode(method: &CStr, count: usize) -> c_int {
     }
     // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
     let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
-    let path = c"/proc/self/exe".as_ptr();
-    let argv = [
-        c"envbench-tiny".as_ptr(),
-        c"exit".as_ptr(),
-        core::ptr::null(),
-    ];
+    // One untimed start first: a fresh process's first fork and exec cost
+    // about twice the rest, which a long UnixBench loop never sees.
+    if let Err((what, code)) = spawn_self(posix) {
+        return spawn_failed(what, 0, code);
+    }
     let start = now_ns();
     let mut prev = start;
     for (i, slot) in lat.iter_mut().enumerate() {
-        let mut pid = 0;
-        if posix {
-            // SAFETY: valid path and NULL-terminated argv; this process's environment.
-            let rc = unsafe {
-                posix_spawn(
-                    &mut pid,
-                    path,
-                    core::ptr::null(),
-                    core::ptr::null(),
-                    argv.as_ptr(),
-                    environ,
-                )
-            };
-            if rc != 0 {
-                return spawn_failed(b"spawn-failed", i, rc);
-            }
-        } else {
-            // SAFETY: the child only calls execv and _exit.
-            pid = unsafe { fork() };
-            if pid == 0 {
-                // SAFETY: valid path and NULL-terminated argv.
-                unsafe {
-                    execv(path, argv.as_ptr());
-                    _exit(127)
-                }
-            }
-            if pid < 0 {
-                return spawn_failed(b"spawn-failed", i, errno());
-            }
-        }
-        let mut status = 0;
-        loop {
-            // SAFETY: waiting for our own child; `status` is writable.
-            let r = unsafe { waitpid(pid, &mut status, 0) };
-            if r == pid {
-                break;
-            }
-            if r < 0 && errno() == EINTR {
-                continue;
-            }
-            return spawn_failed(b"wait-failed", i, errno());
-        }
-        if status != 0 {
-            return spawn_failed(b"child-status", i, status);
+        if let Err((what, code)) = spawn_self(posix) {
+            return spawn_failed(what, i + 1, code);
         }
         let t = now_ns();
         *slot = (t - prev).max(0) as u64;
