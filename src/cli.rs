@@ -35,7 +35,9 @@ pub enum Cmd {
     /// repetitions until the 95 % confidence interval of the median is
     /// narrow enough, the maximum is reached, or the case's time budget is
     /// spent. The result file is rewritten after every case; Ctrl-C stops
-    /// the current case and leaves a file marked "interrupted".
+    /// the current case and leaves a file marked "interrupted". A second
+    /// Ctrl-C exits at once, after killing the processes envbench started
+    /// and removing its scratch directories.
     Run(RunArgs),
     /// Print the environment fingerprint.
     Info(InfoArgs),

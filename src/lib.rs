@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod cleanup;
 pub mod cli;
 pub mod compare;
 pub mod compare_cli;

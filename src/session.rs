@@ -1,7 +1,8 @@
 //! `envbench run`: validate everything, fingerprint, then run the planned
 //! cases one by one, saving the result file after each. Ctrl-C or SIGTERM
 //! stops the current case; the file is then marked interrupted. A second
-//! Ctrl-C exits at once (the file still holds every finished case).
+//! Ctrl-C exits at once, after killing the processes envbench started and
+//! removing its scratch directories (the file holds every finished case).
 
 use crate::bench::{self, clock::Clock, runner, Bench, CaseSpec, Context, Plan};
 use crate::cli::RunArgs;
@@ -78,11 +79,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| UsageError(format!("cannot write the result file: {e}")))?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // Order matters: the first signal sets the flag, a second one exits.
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupted))?;
-        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
-    }
+    watch_signals(Arc::clone(&interrupted))?;
     let reporter = Reporter::new(args.quiet, cases.len(), config.reps.budget());
     reporter.message(&format!(
         "envbench {}: {} case(s), suite {}, label {}, writing {}",
@@ -239,6 +236,25 @@ fn file_safe(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The first SIGINT or SIGTERM sets `interrupted` (the current case winds
+/// down and the file is marked interrupted); the second exits at once
+/// through [`crate::cleanup::emergency_exit`]. A thread waits for them, so
+/// the exit path may allocate and touch the filesystem.
+fn watch_signals(interrupted: Arc<AtomicBool>) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("envbench-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if interrupted.swap(true, Ordering::SeqCst) {
+                    crate::cleanup::emergency_exit();
+                }
+            }
+        })?;
+    Ok(())
 }
 
 fn new_result_file(

@@ -433,6 +433,57 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
     assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
 }
 
+#[test]
+fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("envbench");
+    // os.shell runs /bin/sh copies in a scratch directory under --dir
+    let child = std::process::Command::new(bin)
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(tmp.path())
+        .args([
+            "run", "--quiet", "--only", "os.shell", "--reps", "50", "--budget", "60", "-o",
+            "out.json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    let scratch_exists = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("envbench-"))
+    };
+    let start = Instant::now();
+    while !(scratch_exists() && processes_in_group(pgid).len() >= 2)
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(scratch_exists(), "os.shell made its scratch directory");
+    // to envbench alone, not its group: its children see nothing
+    for _ in 0..2 {
+        // SAFETY: signalling our own child by PID.
+        unsafe { libc::kill(pgid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted twice"), "{stderr}");
+    assert!(!scratch_exists(), "scratch directory left behind");
+    // the killed processes are reaped by whoever inherits them; none may live on
+    let start = Instant::now();
+    while !processes_in_group(pgid).is_empty() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(processes_in_group(pgid), Vec::<i32>::new());
+}
+
 /// Fake-clock runs labelled `label`, written to `dir/label{i}.json`.
 fn labelled_runs(dir: &Path, label: &str, n: usize, only: &str) -> Vec<std::path::PathBuf> {
     (0..n)

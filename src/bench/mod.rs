@@ -300,7 +300,8 @@ pub fn calibrate_from(
 
 /// A directory envbench creates for a case under a target directory and
 /// removes, with everything in it, when dropped: on success, on error and
-/// when Ctrl-C unwinds the case. It never reuses an existing path.
+/// when Ctrl-C unwinds the case; a second Ctrl-C removes it through
+/// [`crate::cleanup`]. It never reuses an existing path.
 #[derive(Debug)]
 pub struct ScratchDir {
     path: PathBuf,
@@ -315,7 +316,10 @@ impl ScratchDir {
         for n in 0..1000 {
             let path = base.join(format!("envbench-{}-{purpose}-{n}", std::process::id()));
             match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
+                Ok(()) => {
+                    crate::cleanup::register_scratch(&path);
+                    return Ok(ScratchDir { path });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(BenchError::Failed(format!(
@@ -339,6 +343,7 @@ impl ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
+        crate::cleanup::unregister_scratch(&self.path);
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }

@@ -1,0 +1,215 @@
+//! What a second Ctrl-C (or SIGTERM) must still clean up before envbench
+//! exits at once: the processes it started, directly or through a helper,
+//! and the scratch directories it created.
+//!
+//! The first signal only sets a flag and the current case winds down by
+//! itself, reaping its children and removing its directories as usual. The
+//! second one cannot wait for that, so [`emergency_exit`] stops every
+//! descendant of envbench (each was started by envbench or by a child it
+//! started), kills them by PID, removes every live [`ScratchDir`] and exits
+//! with 130.
+//!
+//! [`ScratchDir`]: crate::bench::ScratchDir
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Paths of the scratch directories alive now.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Records a scratch directory just created.
+pub fn register_scratch(path: &Path) {
+    if let Ok(mut v) = SCRATCH.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+/// Forgets a scratch directory (it is being removed by its owner).
+pub fn unregister_scratch(path: &Path) {
+    if let Ok(mut v) = SCRATCH.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+/// The parent PID in the text of `/proc/PID/stat`.
+fn ppid_of_stat(stat: &str) -> Option<i32> {
+    // the command name is in parentheses and may hold anything: read after the last ')'
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    rest.split(' ').nth(1)?.parse().ok()
+}
+
+/// Every process whose chain of parents (read from `proc_root`) reaches
+/// `root`, excluding `root`.
+pub fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    let parent: Vec<(i32, i32)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            Some((pid, ppid_of_stat(&stat)?))
+        })
+        .collect();
+    let mut found = BTreeSet::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid) in &parent {
+            if ppid == p && pid != root && found.insert(pid) {
+                frontier.push(pid);
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// Stops every descendant of this process (SIGSTOP, so none can start
+/// another), looks again until no new one appears, then kills them all
+/// (SIGKILL, then SIGCONT so a stopped one dies at once). Returns how
+/// many were killed. Only processes started from this one are touched.
+pub fn kill_descendants() -> usize {
+    let me = std::process::id() as i32;
+    let proc_root = Path::new("/proc");
+    let mut all = BTreeSet::new();
+    for _ in 0..10 {
+        let fresh: Vec<i32> = descendants(me, proc_root)
+            .into_iter()
+            .filter(|p| !all.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for &pid in &fresh {
+            // SAFETY: kill has no memory-safety preconditions; `pid` descends from us.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            all.insert(pid);
+        }
+    }
+    for &pid in &all {
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::kill(pid, libc::SIGCONT);
+        }
+    }
+    all.len()
+}
+
+/// Removes every registered scratch directory; returns how many.
+pub fn remove_scratch() -> usize {
+    remove_dirs(&SCRATCH.lock().map(|v| v.clone()).unwrap_or_default())
+}
+
+/// Removes `paths` with everything in them; returns how many are gone.
+fn remove_dirs(paths: &[PathBuf]) -> usize {
+    let mut removed = 0;
+    for p in paths {
+        // a killed child may still hold a file open for a moment: try again
+        for attempt in 0..20 {
+            if std::fs::remove_dir_all(p).is_ok() || !p.exists() {
+                removed += 1;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5 * (attempt + 1)));
+        }
+    }
+    removed
+}
+
+/// The second interrupt: kill descendants, remove scratch directories,
+/// say so on stderr, exit 130. The result file already holds every
+/// finished case (it is saved after each).
+pub fn emergency_exit() -> ! {
+    let killed = kill_descendants();
+    let removed = remove_scratch();
+    eprintln!(
+        "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
+         {removed} scratch director{}; the result file holds every finished case",
+        if removed == 1 { "y" } else { "ies" }
+    );
+    std::process::exit(130)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ppid_is_read_after_the_command_name() {
+        assert_eq!(ppid_of_stat("42 (sh) S 7 42 42 0"), Some(7));
+        assert_eq!(ppid_of_stat("42 (a) b) (c) R 9 1 1"), Some(9));
+        assert_eq!(ppid_of_stat("garbage"), None);
+    }
+
+    #[test]
+    fn descendants_follow_the_parent_chain_in_a_recorded_proc() {
+        let tmp = tempfile::tempdir().unwrap();
+        // 10 is the root; 11 and 12 its children; 13 a grandchild; 20 a stranger
+        for (pid, ppid) in [(10, 1), (11, 10), (12, 10), (13, 12), (20, 1), (21, 20)] {
+            let d = tmp.path().join(pid.to_string());
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("stat"), format!("{pid} (x y) S {ppid} 1 1 0")).unwrap();
+        }
+        std::fs::create_dir(tmp.path().join("self")).unwrap();
+        assert_eq!(descendants(10, tmp.path()), vec![11, 12, 13]);
+        assert_eq!(descendants(13, tmp.path()), Vec::<i32>::new());
+    }
+
+    #[test]
+    fn a_live_child_and_grandchild_are_descendants() {
+        use crate::bench::os::{fork_child, pause_forever, Children};
+        let mut kids = Children::default();
+        let child = fork_child(pause_forever).unwrap();
+        kids.push(child);
+        // a second child that itself forks a grandchild, then pauses
+        let middle = fork_child(|| {
+            // SAFETY: fork and pause are async-signal-safe.
+            unsafe {
+                if libc::fork() == 0 {
+                    loop {
+                        libc::pause();
+                    }
+                }
+                loop {
+                    libc::pause();
+                }
+            }
+        })
+        .unwrap();
+        kids.push(middle);
+        let me = std::process::id() as i32;
+        let mut found = Vec::new();
+        for _ in 0..200 {
+            found = descendants(me, Path::new("/proc"));
+            let grandchildren = descendants(middle, Path::new("/proc"));
+            if found.contains(&child) && found.contains(&middle) && !grandchildren.is_empty() {
+                // the grandchild is ours too: kill it by PID before the guard reaps the rest
+                for g in grandchildren {
+                    assert!(found.contains(&g), "{g} in {found:?}");
+                    // SAFETY: `g` is a grandchild this test started.
+                    unsafe { libc::kill(g, libc::SIGKILL) };
+                }
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("child {child}, middle {middle} and a grandchild not all in {found:?}");
+    }
+
+    #[test]
+    fn registered_scratch_directories_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = crate::bench::ScratchDir::new(tmp.path(), "cleanup-test").unwrap();
+        std::fs::write(a.path().join("f"), b"x").unwrap();
+        let path = a.path().to_path_buf();
+        assert!(SCRATCH.lock().unwrap().contains(&path));
+        // what the second interrupt does while `a` is still alive (only to
+        // this test's directory: other tests' are alive too)
+        assert_eq!(remove_dirs(std::slice::from_ref(&path)), 1);
+        assert!(!path.exists());
+        drop(a); // its own removal finds nothing left and is quiet
+        assert!(!SCRATCH.lock().unwrap().contains(&path));
+    }
+}
