@@ -7,28 +7,53 @@
 //! second one cannot wait for that, so [`emergency_exit`] stops every
 //! descendant of envbench (each was started by envbench or by a child it
 //! started), kills them by PID, removes every live [`ScratchDir`] and exits
-//! with 130.
+//! with 130. Scratch directories are created and removed under one lock,
+//! which the emergency exit holds to the end, and the normal end of a run
+//! ([`Settle`]) waits for that lock: neither exit can cut the other's
+//! cleanup short.
 //!
 //! [`ScratchDir`]: crate::bench::ScratchDir
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// Paths of the scratch directories alive now.
+/// Paths of the scratch directories alive now. Every creation and removal
+/// of one happens under this lock, and [`emergency_exit`] holds it until
+/// the process is gone, so an exit never lands in the middle of either.
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Records a scratch directory just created.
-pub fn register_scratch(path: &Path) {
-    if let Ok(mut v) = SCRATCH.lock() {
-        v.push(path.to_path_buf());
-    }
+fn scratch() -> MutexGuard<'static, Vec<PathBuf>> {
+    // a panic elsewhere while holding it leaves the list itself valid
+    SCRATCH.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Forgets a scratch directory (it is being removed by its owner).
-pub fn unregister_scratch(path: &Path) {
-    if let Ok(mut v) = SCRATCH.lock() {
-        v.retain(|p| p != path);
+/// Creates the directory `path` and records it.
+///
+/// # Errors
+/// The error of `create_dir`.
+pub fn create_scratch(path: &Path) -> std::io::Result<()> {
+    let mut live = scratch();
+    std::fs::create_dir(path)?;
+    live.push(path.to_path_buf());
+    Ok(())
+}
+
+/// Removes the directory `path` with everything in it and forgets it.
+pub fn remove_scratch_dir(path: &Path) {
+    let mut live = scratch();
+    let _ = std::fs::remove_dir_all(path);
+    live.retain(|p| p != path);
+}
+
+/// Waits for an [`emergency_exit`] under way (which never returns), so
+/// that the normal end of a run cannot cut it short.
+#[derive(Debug)]
+pub struct Settle;
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        drop(scratch());
     }
 }
 
@@ -97,11 +122,6 @@ pub fn kill_descendants() -> usize {
     all.len()
 }
 
-/// Removes every registered scratch directory; returns how many.
-pub fn remove_scratch() -> usize {
-    remove_dirs(&SCRATCH.lock().map(|v| v.clone()).unwrap_or_default())
-}
-
 /// Removes `paths` with everything in them; returns how many are gone.
 fn remove_dirs(paths: &[PathBuf]) -> usize {
     let mut removed = 0;
@@ -122,8 +142,10 @@ fn remove_dirs(paths: &[PathBuf]) -> usize {
 /// say so on stderr, exit 130. The result file already holds every
 /// finished case (it is saved after each).
 pub fn emergency_exit() -> ! {
+    // held until exit: no scratch directory is created or half-removed after this
+    let live = scratch();
     let killed = kill_descendants();
-    let removed = remove_scratch();
+    let removed = remove_dirs(&live);
     eprintln!(
         "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
          {removed} scratch director{}; the result file holds every finished case",
@@ -179,23 +201,34 @@ mod tests {
         })
         .unwrap();
         kids.push(middle);
-        let me = std::process::id() as i32;
-        let mut found = Vec::new();
-        for _ in 0..200 {
-            found = descendants(me, Path::new("/proc"));
-            let grandchildren = descendants(middle, Path::new("/proc"));
-            if found.contains(&child) && found.contains(&middle) && !grandchildren.is_empty() {
-                // the grandchild is ours too: kill it by PID before the guard reaps the rest
-                for g in grandchildren {
-                    assert!(found.contains(&g), "{g} in {found:?}");
-                    // SAFETY: `g` is a grandchild this test started.
-                    unsafe { libc::kill(g, libc::SIGKILL) };
-                }
-                return;
+        let start = std::time::Instant::now();
+        let grandchildren = loop {
+            let g = descendants(middle, Path::new("/proc"));
+            if !g.is_empty() || start.elapsed() > std::time::Duration::from_secs(5) {
+                break g;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        // the grandchild is ours too: killed by PID on every path, before
+        // `kids` kills and reaps the children
+        let _grandchildren = KillOnDrop(grandchildren.clone());
+        assert_eq!(grandchildren.len(), 1, "the middle child forked one");
+        let found = descendants(std::process::id() as i32, Path::new("/proc"));
+        for p in [child, middle].iter().chain(&grandchildren) {
+            assert!(found.contains(p), "{p} not in {found:?}");
         }
-        panic!("child {child}, middle {middle} and a grandchild not all in {found:?}");
+    }
+
+    /// Kills the listed processes (started by the test) when dropped.
+    struct KillOnDrop(Vec<i32>);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            for &pid in &self.0 {
+                // SAFETY: `pid` is a process this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
     }
 
     #[test]
@@ -204,12 +237,12 @@ mod tests {
         let a = crate::bench::ScratchDir::new(tmp.path(), "cleanup-test").unwrap();
         std::fs::write(a.path().join("f"), b"x").unwrap();
         let path = a.path().to_path_buf();
-        assert!(SCRATCH.lock().unwrap().contains(&path));
+        assert!(scratch().contains(&path));
         // what the second interrupt does while `a` is still alive (only to
         // this test's directory: other tests' are alive too)
         assert_eq!(remove_dirs(std::slice::from_ref(&path)), 1);
         assert!(!path.exists());
         drop(a); // its own removal finds nothing left and is quiet
-        assert!(!SCRATCH.lock().unwrap().contains(&path));
+        assert!(!scratch().contains(&path));
     }
 }

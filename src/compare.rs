@@ -16,7 +16,7 @@ use crate::stats::hypothesis::{benjamini_hochberg, mann_whitney_p, ratio_of_medi
 use crate::stats::median_of_sorted;
 use crate::units::{Direction, Unit};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 /// Runs per environment from which run-level medians are used.
@@ -537,6 +537,7 @@ fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
             }
         }
     }
+    w.extend(method_warnings(envs));
     let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
     if between_run && fewest < 5 {
         w.push(format!(
@@ -551,6 +552,54 @@ fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
         ));
     }
     w
+}
+
+/// Result details that say how a case was measured: when they differ
+/// between environments (a fallback helper, fewer processes allowed by a
+/// limit), the figures are not like for like.
+const METHOD_DETAILS: &[&str] = &["method", "program", "processes", "threads"];
+
+/// One warning per case whose [`METHOD_DETAILS`] differ between runs.
+fn method_warnings(envs: &[Environment]) -> Vec<String> {
+    // (case key, detail) -> value -> environments that recorded it
+    let mut seen: BTreeMap<(&str, &str), BTreeMap<String, BTreeSet<&str>>> = BTreeMap::new();
+    for e in envs {
+        for r in &e.runs {
+            for c in &r.cases {
+                let Some(details) = c.details.as_ref() else {
+                    continue;
+                };
+                for &k in METHOD_DETAILS {
+                    if let Some(v) = details.get(k).filter(|v| !v.is_null()) {
+                        // strings quoted, numbers as they are
+                        let v = v
+                            .as_str()
+                            .map_or_else(|| v.to_string(), |s| format!("{s:?}"));
+                        seen.entry((c.key.as_str(), k))
+                            .or_default()
+                            .entry(v)
+                            .or_default()
+                            .insert(e.label.as_str());
+                    }
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, values)| values.len() > 1)
+        .map(|((case, detail), values)| {
+            let said: Vec<String> = values
+                .into_iter()
+                .map(|(v, labels)| {
+                    format!("{} {v}", labels.into_iter().collect::<Vec<_>>().join(", "))
+                })
+                .collect();
+            format!(
+                "{case} was measured differently ({detail}: {}): its figures are not like for like",
+                said.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// Family hints: what a slower family means for work.
@@ -882,6 +931,66 @@ pub(crate) mod tests {
         let c = compare(&[env("A", vec![a.clone()]), env("B", vec![a])], &OPTS).unwrap();
         assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
         assert_eq!(c.metrics[0].verdict, Verdict::Tie);
+    }
+
+    #[test]
+    fn a_case_measured_differently_is_warned_about() {
+        let mk = |label: &str, id: &str, method: &str, processes: u64| {
+            let mut r = run(
+                label,
+                id,
+                &[(
+                    "os.fork[n=100]",
+                    "time_per_process",
+                    Direction::LowerIsBetter,
+                    vec![1.0, 2.0, 3.0],
+                )],
+            );
+            r.cases[0].details = Some(serde_json::json!({
+                "method": method, "processes": processes, "limited": null
+            }));
+            r
+        };
+        let same = compare(
+            &[
+                env("A", vec![mk("A", "a1", "tiny", 100)]),
+                env("B", vec![mk("B", "b1", "tiny", 100)]),
+            ],
+            &OPTS,
+        )
+        .unwrap();
+        assert!(
+            !same
+                .warnings
+                .iter()
+                .any(|w| w.contains("measured differently")),
+            "{:?}",
+            same.warnings
+        );
+        let differ = compare(
+            &[
+                env("A", vec![mk("A", "a1", "tiny", 100)]),
+                env("B", vec![mk("B", "b1", "envbench", 60)]),
+            ],
+            &OPTS,
+        )
+        .unwrap();
+        let w: Vec<&String> = differ
+            .warnings
+            .iter()
+            .filter(|w| w.contains("measured differently"))
+            .collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w.iter()
+                .any(|w| w.contains(r#"method: A "tiny"; B "envbench""#)
+                    || w.contains(r#"method: B "envbench"; A "tiny""#)),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|w| w.contains("processes: A 100; B 60")),
+            "{w:?}"
+        );
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     let interrupted = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&interrupted))?;
+    // on every way out of this function, let a second Ctrl-C's cleanup finish
+    let _settle = crate::cleanup::Settle;
     let reporter = Reporter::new(args.quiet, cases.len(), config.reps.budget());
     reporter.message(&format!(
         "envbench {}: {} case(s), suite {}, label {}, writing {}",

@@ -315,11 +315,8 @@ impl ScratchDir {
     pub fn new(base: &std::path::Path, purpose: &str) -> Result<ScratchDir, BenchError> {
         for n in 0..1000 {
             let path = base.join(format!("envbench-{}-{purpose}-{n}", std::process::id()));
-            match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    crate::cleanup::register_scratch(&path);
-                    return Ok(ScratchDir { path });
-                }
+            match crate::cleanup::create_scratch(&path) {
+                Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(BenchError::Failed(format!(
@@ -343,8 +340,7 @@ impl ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        crate::cleanup::unregister_scratch(&self.path);
-        let _ = std::fs::remove_dir_all(&self.path);
+        crate::cleanup::remove_scratch_dir(&self.path);
     }
 }
 
