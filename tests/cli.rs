@@ -259,14 +259,10 @@ fn info_describes_tmpfs_and_prints_json() {
 #[test]
 fn sigint_leaves_an_interrupted_file_and_nothing_else() {
     let tmp = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("envbench");
     // Real clock, many long repetitions: the run is still going when the signal arrives.
-    let mut child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "--quiet",
+    let child = start_run(
+        tmp.path(),
+        &[
             "--only",
             "os.syscall",
             "--reps",
@@ -275,12 +271,8 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
             "0.001",
             "--budget",
             "60",
-            "-o",
-            "out.json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+    );
     let path = tmp.path().join("out.json");
     let start = Instant::now();
     while !path.exists() && start.elapsed() < Duration::from_secs(20) {
@@ -289,7 +281,7 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling our own child by its PID.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
     let file = store::load(&path).unwrap();
     assert_eq!(file.status, RunStatus::Interrupted);
@@ -304,6 +296,23 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
         vec![std::ffi::OsString::from("out.json")],
         "no temporary files"
     );
+}
+
+/// Starts `envbench run --quiet ARGS -o out.json` in `dir`, in a process
+/// group of its own (whose id is its PID), stdout discarded, stderr piped.
+fn start_run(dir: &Path, args: &[&str]) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(dir)
+        .args(["run", "--quiet"])
+        .args(args)
+        .args(["-o", "out.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
 }
 
 /// Processes whose process group is `pgid`, from /proc.
@@ -385,29 +394,19 @@ fn a_low_rlimit_nproc_shrinks_the_fork_case_with_a_note() {
 
 #[test]
 fn sigint_to_the_process_group_leaves_no_child_behind() {
-    use std::os::unix::process::CommandExt;
     let tmp = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("envbench");
     // os.multiprog keeps children running for seconds: the signal lands among them.
-    let mut child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "--quiet",
+    let child = start_run(
+        tmp.path(),
+        &[
             "--only",
             "os.multiprog,os.pipe",
             "--reps",
             "50",
             "--budget",
             "60",
-            "-o",
-            "out.json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        ],
+    );
     let pgid = child.id() as i32;
     let start = Instant::now();
     while processes_in_group(pgid).len() < 2 && start.elapsed() < Duration::from_secs(20) {
@@ -416,7 +415,7 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
     assert!(processes_in_group(pgid).len() >= 2, "children were running");
     // SAFETY: signalling the process group of our own child, as a terminal's Ctrl-C does.
     unsafe { libc::kill(-pgid, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(
@@ -435,22 +434,14 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
 
 #[test]
 fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
-    use std::os::unix::process::CommandExt;
     let tmp = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("envbench");
     // os.shell runs /bin/sh copies in a scratch directory under --dir
-    let child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .current_dir(tmp.path())
-        .args([
-            "run", "--quiet", "--suite", "standard", "--only", "os.shell", "--reps", "50",
-            "--budget", "60", "-o", "out.json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let child = start_run(
+        tmp.path(),
+        &[
+            "--suite", "standard", "--only", "os.shell", "--reps", "50", "--budget", "60",
+        ],
+    );
     let pgid = child.id() as i32;
     let scratch_exists = || {
         std::fs::read_dir(tmp.path())
