@@ -181,6 +181,33 @@ fn read_meminfo(buf: &mut [u8; MEMINFO_BYTES]) -> usize {
     len
 }
 
+/// A fresh zeroed private anonymous mapping of `len` bytes.
+fn map_anonymous(len: usize) -> Option<*mut u8> {
+    // SAFETY: an anonymous private mapping with no address hint.
+    let p = unsafe {
+        mmap(
+            core::ptr::null_mut(),
+            len,
+            PROT_READ_WRITE,
+            MAP_PRIVATE_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    (p as isize != -1).then_some(p.cast())
+}
+
+/// Writes `WHAT A B` to stderr (a line envbench reads) and returns 1.
+fn fail(what: &[u8], a: u64, b: u64) -> c_int {
+    write_all(2, what);
+    write_all(2, b" ");
+    write_u64(2, a);
+    write_all(2, b" ");
+    write_u64(2, b);
+    write_all(2, b"\n");
+    1
+}
+
 /// Kills and reaps `pids`; returns how many were reaped.
 fn reap(pids: &[c_int]) -> usize {
     for &pid in pids {
@@ -214,23 +241,11 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
         _ => return 2,
     };
     if map {
-        // SAFETY: an anonymous private mapping with no address hint.
-        let p = unsafe {
-            mmap(
-                core::ptr::null_mut(),
-                EXTRA_BYTES,
-                PROT_READ_WRITE,
-                MAP_PRIVATE_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p as isize == -1 {
+        let Some(base) = map_anonymous(EXTRA_BYTES) else {
             write_all(2, b"cannot map 256 MiB\n");
             return 1;
-        }
+        };
         if touch {
-            let base = p.cast::<u8>();
             let mut off = 0;
             while off < EXTRA_BYTES {
                 // SAFETY: `off` < EXTRA_BYTES, inside the mapping just made.
@@ -257,12 +272,7 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
         if pid < 0 {
             let e = errno();
             reap(pids.get(..made).unwrap_or(&[]));
-            write_all(2, b"fork-failed ");
-            write_u64(2, made as u64);
-            write_all(2, b" ");
-            write_u64(2, e as u64);
-            write_all(2, b"\n");
-            return 1;
+            return fail(b"fork-failed", made as u64, e as u64);
         }
         if let Some(slot) = pids.get_mut(made) {
             *slot = pid;
@@ -286,18 +296,6 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     write_all(1, b"\0");
     write_all(1, after.get(..after_len).unwrap_or(&[]));
     0
-}
-
-/// Writes `WHAT DONE CODE` (a spawn failed after DONE succeeded, with
-/// errno or wait status CODE) to stderr and returns 1.
-fn spawn_failed(what: &[u8], i: usize, code: c_int) -> c_int {
-    write_all(2, what);
-    write_all(2, b" ");
-    write_u64(2, i as u64);
-    write_all(2, b" ");
-    write_u64(2, code as u32 as u64);
-    write_all(2, b"\n");
-    1
 }
 
 /// Starts this program (`/proc/self/exe exit`) and waits for it; on failure
@@ -366,33 +364,22 @@ fn spawn_mode(method: &CStr, count: usize) -> c_int {
         b"posix_spawn" => true,
         _ => return 2,
     };
-    // SAFETY: an anonymous private mapping with no address hint.
-    let buf = unsafe {
-        mmap(
-            core::ptr::null_mut(),
-            count * 8,
-            PROT_READ_WRITE,
-            MAP_PRIVATE_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if buf as isize == -1 {
+    let Some(buf) = map_anonymous(count * 8) else {
         write_all(2, b"cannot map the latency buffer\n");
         return 1;
-    }
+    };
     // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
     let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
     // One untimed start first: a fresh process's first fork and exec cost
     // about twice the rest, which a long UnixBench loop never sees.
     if let Err((what, code)) = spawn_self(posix) {
-        return spawn_failed(what, 0, code);
+        return fail(what, 0, code as u32 as u64);
     }
     let start = now_ns();
     let mut prev = start;
     for (i, slot) in lat.iter_mut().enumerate() {
         if let Err((what, code)) = spawn_self(posix) {
-            return spawn_failed(what, i + 1, code);
+            return fail(what, (i + 1) as u64, code as u32 as u64);
         }
         let t = now_ns();
         *slot = (t - prev).max(0) as u64;
