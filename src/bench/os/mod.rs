@@ -255,17 +255,28 @@ fn cgroup_pids() -> Option<(usize, usize)> {
     })
 }
 
-/// `wanted`, lowered to the headroom, with a note when lowered.
-pub fn bounded_count(wanted: usize, mem_available_bytes: Option<u64>) -> (usize, Option<String>) {
+/// `wanted`, lowered to the headroom left after `reserved` other tasks the
+/// case needs (a helper process), with a note when lowered.
+pub fn bounded_count(
+    wanted: usize,
+    reserved: usize,
+    mem_available_bytes: Option<u64>,
+) -> (usize, Option<String>) {
     let h = headroom(mem_available_bytes);
-    if wanted <= h.max {
+    let allowed = h.max.saturating_sub(reserved);
+    if wanted <= allowed {
         (wanted, None)
     } else {
+        let helper = match reserved {
+            0 => String::new(),
+            1 => ", keeping one task for the helper process".into(),
+            r => format!(", keeping {r} tasks for helper processes"),
+        };
         (
-            h.max,
+            allowed,
             Some(format!(
-                "lowered from {wanted} to {} by {}",
-                h.max, h.limited_by
+                "lowered from {wanted} to {allowed} by {}{helper}",
+                h.limited_by
             )),
         )
     }
@@ -299,10 +310,26 @@ mod tests {
 
     #[test]
     fn little_memory_bounds_the_count() {
-        let (n, note) = bounded_count(1000, Some(64 << 20));
+        let (n, note) = bounded_count(1000, 0, Some(64 << 20));
         assert!(n < 1000);
         assert!(note.unwrap().contains("MiB of available memory"));
-        assert_eq!(bounded_count(5, None).0, 5);
+        assert_eq!(bounded_count(5, 0, None).0, 5);
+    }
+
+    #[test]
+    fn a_reserved_helper_task_is_taken_off_and_said() {
+        let (free, _) = bounded_count(1000, 0, Some(64 << 20));
+        let (n, note) = bounded_count(1000, 1, Some(64 << 20));
+        assert_eq!(n, free - 1);
+        let note = note.unwrap();
+        assert!(
+            note.starts_with(&format!("lowered from 1000 to {n} by")),
+            "{note}"
+        );
+        assert!(
+            note.ends_with("keeping one task for the helper process"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl Bench for Multiprog {
                 case.key()
             )));
         };
-        let (n, note) = bounded_count(n as usize, ctx.mem_available_bytes);
+        let (n, note) = bounded_count(n as usize, 0, ctx.mem_available_bytes);
         if n == 0 {
             return Err(BenchError::Unsupported(
                 note.unwrap_or_else(|| "no process may be created".into()),

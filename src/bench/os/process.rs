@@ -166,8 +166,7 @@ fn prepare_fork(
     mem: ParentMemory,
 ) -> Result<Box<dyn Trial>, BenchError> {
     // one task is the helper process itself
-    let (n, limit_note) = bounded_count(get_usize(case, "n")? + 1, ctx.mem_available_bytes);
-    let n = n.saturating_sub(1);
+    let (n, limit_note) = bounded_count(get_usize(case, "n")?, 1, ctx.mem_available_bytes);
     if n == 0 {
         return Err(BenchError::Unsupported(
             limit_note.unwrap_or_else(|| "no process may be created".into()),
@@ -387,7 +386,7 @@ impl Bench for Thread {
         }]
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let (n, note) = bounded_count(get_usize(case, "n")?, ctx.mem_available_bytes);
+        let (n, note) = bounded_count(get_usize(case, "n")?, 0, ctx.mem_available_bytes);
         if n == 0 {
             return Err(BenchError::Unsupported(
                 note.unwrap_or_else(|| "no thread may be created".into()),
