@@ -329,18 +329,21 @@ mod tests {
         }
     }
 
-    fn go(bench: &Scripted, p: &RepPolicy, clock: &Clock) -> CaseRun {
-        let stop = AtomicBool::new(false);
-        let ctx = Context {
+    fn test_ctx<'a>(clock: &'a Clock, p: &'a RepPolicy, stop: &'a AtomicBool) -> Context<'a> {
+        Context {
             clock,
             reps: p,
             seed: 1,
-            interrupted: &stop,
+            interrupted: stop,
             mem_available_bytes: None,
             dirs: &[],
             cpus: 2,
-        };
-        run_case(bench, &case(), &ctx, &mut |_| {})
+        }
+    }
+
+    fn go(bench: &Scripted, p: &RepPolicy, clock: &Clock) -> CaseRun {
+        let stop = AtomicBool::new(false);
+        run_case(bench, &case(), &test_ctx(clock, p, &stop), &mut |_| {})
     }
 
     #[test]
@@ -451,15 +454,7 @@ mod tests {
         let clock = Clock::fake(Duration::from_millis(1));
         let p = policy(1, 3, 100.0);
         let stop = AtomicBool::new(false);
-        let ctx = Context {
-            clock: &clock,
-            reps: &p,
-            seed: 1,
-            interrupted: &stop,
-            mem_available_bytes: None,
-            dirs: &[],
-            cpus: 2,
-        };
+        let ctx = test_ctx(&clock, &p, &stop);
         let r = run_case(&B, &case(), &ctx, &mut |_| {});
         assert_eq!(r.status, CaseStatus::Interrupted);
         assert!(r.reason.unwrap().contains("1 of 4 processes"));
@@ -470,15 +465,7 @@ mod tests {
         let clock = Clock::fake(Duration::from_millis(1));
         let p = policy(3, 10, 100.0);
         let stop = AtomicBool::new(true);
-        let ctx = Context {
-            clock: &clock,
-            reps: &p,
-            seed: 1,
-            interrupted: &stop,
-            mem_available_bytes: None,
-            dirs: &[],
-            cpus: 2,
-        };
+        let ctx = test_ctx(&clock, &p, &stop);
         let r = run_case(&Scripted(vec![5.0], None), &case(), &ctx, &mut |_| {});
         assert_eq!(r.status, CaseStatus::Interrupted);
     }

@@ -12,7 +12,7 @@
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::tiny::Tiny;
+use super::tiny::{run_helper, Tiny};
 use super::{bounded_count, fork_child, pause_forever, used_memory_bytes, Children};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
@@ -317,21 +317,10 @@ impl Trial for ForkTrial {
                 c
             }
         };
-        let out = cmd
-            .args([&self.n.to_string(), mode])
-            .stdin(std::process::Stdio::null())
-            .output()?;
-        if !out.status.success() {
-            use std::os::unix::process::ExitStatusExt;
-            if out.status.signal() == Some(libc::SIGINT) {
-                return Err(BenchError::Interrupted);
-            }
-            return Err(BenchError::Failed(describe_fork_failure(
-                &String::from_utf8_lossy(&out.stderr),
-                self.n,
-            )));
-        }
-        let (ns, before, after) = parse_fork_output(&out.stdout).map_err(BenchError::Failed)?;
+        let stdout = run_helper(cmd.args([&self.n.to_string(), mode]), |err| {
+            describe_fork_failure(err, self.n)
+        })?;
+        let (ns, before, after) = parse_fork_output(&stdout).map_err(BenchError::Failed)?;
         let (Some(before), Some(after)) = (before, after) else {
             return Err(BenchError::Unsupported(
                 "/proc/meminfo is not readable".into(),

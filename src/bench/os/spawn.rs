@@ -15,7 +15,7 @@ use super::super::clock::Clock;
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
 };
-use super::tiny::Tiny;
+use super::tiny::{run_helper, Tiny};
 use super::Children;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
@@ -216,22 +216,12 @@ impl SpawnTrial {
     fn batch(&self, n: u64, clock: &Clock) -> Result<(f64, Vec<f64>), BenchError> {
         match &self.runner {
             Runner::Tiny(tiny) => {
-                let out = tiny
-                    .command()
-                    .args(["spawn", self.method.name(), &n.to_string()])
-                    .stdin(std::process::Stdio::null())
-                    .output()?;
-                if !out.status.success() {
-                    use std::os::unix::process::ExitStatusExt;
-                    if out.status.signal() == Some(libc::SIGINT) {
-                        return Err(BenchError::Interrupted);
-                    }
-                    return Err(BenchError::Failed(describe_spawn_failure(
-                        &String::from_utf8_lossy(&out.stderr),
-                    )));
-                }
-                parse_spawn_output(&String::from_utf8_lossy(&out.stdout), n)
-                    .map_err(BenchError::Failed)
+                let stdout = run_helper(
+                    tiny.command()
+                        .args(["spawn", self.method.name(), &n.to_string()]),
+                    describe_spawn_failure,
+                )?;
+                parse_spawn_output(&String::from_utf8_lossy(&stdout), n).map_err(BenchError::Failed)
             }
             Runner::Envbench { path, args } => {
                 let mut lat = Vec::with_capacity(n as usize);

@@ -16,7 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::super::ScratchDir;
+use super::super::{BenchError, ScratchDir};
 
 #[cfg(envbench_tiny)]
 const BYTES: Option<&[u8]> = Some(include_bytes!(concat!(env!("OUT_DIR"), "/envbench-tiny")));
@@ -125,6 +125,30 @@ fn in_scratch(bytes: &[u8], base: &Path) -> Result<Tiny, String> {
         path,
         _keep: Keep::Scratch(dir),
     })
+}
+
+/// Runs a helper command (stdin empty) to completion and returns its
+/// stdout. A helper killed by SIGINT (Ctrl-C reached its process group)
+/// is an interruption; any other failure is `describe(stderr)`.
+///
+/// # Errors
+/// [`BenchError::Interrupted`], or [`BenchError::Failed`] with the words
+/// of `describe`, or the error of starting the command.
+pub fn run_helper(
+    cmd: &mut Command,
+    describe: impl FnOnce(&str) -> String,
+) -> Result<Vec<u8>, BenchError> {
+    use std::os::unix::process::ExitStatusExt;
+    let out = cmd.stdin(Stdio::null()).output()?;
+    if out.status.success() {
+        return Ok(out.stdout);
+    }
+    if out.status.signal() == Some(libc::SIGINT) {
+        return Err(BenchError::Interrupted);
+    }
+    Err(BenchError::Failed(describe(&String::from_utf8_lossy(
+        &out.stderr,
+    ))))
 }
 
 fn memfd() -> io::Result<OwnedFd> {
