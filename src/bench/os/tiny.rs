@@ -175,6 +175,16 @@ fn memfd() -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
+    /// The tests below are compiled only with the helper; without this one
+    /// a failed helper build would make them vanish and CI still pass.
+    #[test]
+    fn the_tiny_helper_was_built() {
+        assert!(
+            BYTES.is_some_and(|b| b.starts_with(b"\x7fELF")),
+            "build.rs could not build helpers/tiny.rs: see its cargo warning"
+        );
+    }
+
     #[test]
     #[cfg(envbench_tiny)]
     fn the_scratch_copy_runs_and_is_removed() {
