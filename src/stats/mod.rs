@@ -5,7 +5,9 @@
 //! samples in every result file.
 
 pub mod bootstrap;
+pub mod dist;
 pub mod hypothesis;
+pub mod levels;
 pub mod outliers;
 pub mod rng;
 

@@ -1,0 +1,405 @@
+//! Samples at three levels — runs (separate `envbench run`s), rounds (passes
+//! over the case list inside a run, each case prepared afresh) and
+//! repetitions — and the ratio of two environments with an effect-size
+//! interval from a hierarchical bootstrap (Kalibera and Jones, "Rigorous
+//! Benchmarking in Reasonable Time", ISMM 2013, and "Quantifying Performance
+//! Changes with Effect Size Confidence Intervals", 2020).
+//!
+//! Everything is on the log scale, so a ratio is a difference and a 2x
+//! effect is as far from 1 as 0.5x. A side's estimate is the mean over runs
+//! of the mean over rounds of the median of repetitions (the median keeps a
+//! descheduled repetition from moving a round).
+//!
+//! The bootstrap resamples with replacement at every level that has two or
+//! more units, which gives the shape of each side's spread. Its scale is
+//! off at the sizes envbench makes: resampling 3 runs shows (n−1)/n of
+//! their variance, and resampling the repetitions inside each resampled run
+//! counts the lower levels a second time (3 runs of 2 rounds made the
+//! spread 1.6x too wide). So each side's replicates are scaled to the
+//! unbiased variance of its estimate, var(top-level units)/n, and the
+//! interval's half-widths by t(df)/z with df from Welch–Satterthwaite over
+//! the top-level units: with 3 runs per side the spread follows a t
+//! distribution with about 4 degrees of freedom, not the normal (the
+//! "expanded percentile" idea; T. Hesterberg, "What Teachers Should Know
+//! About the Bootstrap", 2015).
+//!
+//! A side measured in one run cannot show how much runs differ: on shared
+//! machines the same environment moved 10-30 % between runs on single
+//! metrics while its repetitions agreed within 1 %. Such a side gets an
+//! assumed between-run spread ([`UNMEASURED_RUN_SD`]) added to every
+//! replicate, and the comparison says so; three runs per side measure it.
+//!
+//! Pure functions, seeded randomness.
+
+use super::dist::{normal_quantile, t_cdf, t_quantile};
+use super::percentile_of_sorted;
+use super::rng::Rng;
+use serde::Serialize;
+
+/// Standard deviation of ln(value) between runs assumed for a side measured
+/// in a single run (10 %): A/A runs of the quick suite on shared 2-vCPU VMs
+/// moved single metrics by 20-30 % between runs (a 1.29x drift is about
+/// 1.8 such deviations of the difference), and a 1.5x effect still lies
+/// beyond a ±2 % band with one run per side.
+pub const UNMEASURED_RUN_SD: f64 = 0.10;
+
+/// The level a side's top-level units come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// Two or more runs.
+    Runs,
+    /// One run, two or more rounds.
+    Rounds,
+    /// One run, one round, two or more repetitions.
+    Repetitions,
+    /// A single value.
+    Single,
+}
+
+/// One side's samples: `runs[run][round][rep]`, natural logs of positive
+/// values; no level is empty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Levels {
+    runs: Vec<Vec<Vec<f64>>>,
+}
+
+impl Levels {
+    /// Takes raw values (all finite and > 0) and logs them; empty rounds and
+    /// runs are dropped. None when nothing is left or a value cannot be
+    /// logged (zero, negative, not finite).
+    pub fn from_raw(runs: &[Vec<Vec<f64>>]) -> Option<Levels> {
+        let mut out = Vec::new();
+        for run in runs {
+            let mut rounds = Vec::new();
+            for round in run.iter().filter(|r| !r.is_empty()) {
+                if round.iter().any(|v| !v.is_finite() || *v <= 0.0) {
+                    return None;
+                }
+                rounds.push(round.iter().map(|v| v.ln()).collect());
+            }
+            if !rounds.is_empty() {
+                out.push(rounds);
+            }
+        }
+        (!out.is_empty()).then_some(Levels { runs: out })
+    }
+
+    /// Number of runs.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Rounds per run (mean, for the cookbook).
+    pub fn rounds_per_run(&self) -> f64 {
+        self.runs.iter().map(Vec::len).sum::<usize>() as f64 / self.runs.len() as f64
+    }
+
+    /// Repetitions per round (mean).
+    pub fn reps_per_round(&self) -> f64 {
+        let rounds: Vec<&Vec<f64>> = self.runs.iter().flatten().collect();
+        rounds.iter().map(|r| r.len()).sum::<usize>() as f64 / rounds.len() as f64
+    }
+
+    /// The first level with two or more units.
+    pub fn top(&self) -> Level {
+        match (self.runs.len(), self.runs[0].len(), self.runs[0][0].len()) {
+            (r, _, _) if r >= 2 => Level::Runs,
+            (_, r, _) if r >= 2 => Level::Rounds,
+            (_, _, r) if r >= 2 => Level::Repetitions,
+            _ => Level::Single,
+        }
+    }
+
+    /// The top level's units as values (each unit's nested estimate).
+    pub fn top_units(&self) -> Vec<f64> {
+        match self.top() {
+            Level::Runs => self.runs.iter().map(|r| run_estimate(r)).collect(),
+            Level::Rounds => self.runs[0].iter().map(|r| median(r)).collect(),
+            Level::Repetitions | Level::Single => self.runs[0][0].clone(),
+        }
+    }
+
+    /// The side's estimate of ln(value).
+    pub fn estimate(&self) -> f64 {
+        mean_of(self.runs.iter().map(|r| run_estimate(r)))
+    }
+
+    /// One bootstrap replicate of [`Levels::estimate`]: resample runs, then
+    /// the rounds of each chosen run, then the repetitions of each chosen
+    /// round, wherever a level has two or more units.
+    fn resample(&self, rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+        let mut total = 0.0;
+        for _ in 0..self.runs.len() {
+            let run = pick(&self.runs, rng);
+            let mut run_sum = 0.0;
+            for _ in 0..run.len() {
+                let round = pick(run, rng);
+                buf.clear();
+                buf.extend((0..round.len()).map(|_| *pick(round, rng)));
+                run_sum += median(buf);
+            }
+            total += run_sum / run.len() as f64;
+        }
+        total / self.runs.len() as f64
+    }
+
+    /// The side's bootstrap deviations from its estimate, scaled so that
+    /// their mean square is the unbiased variance of the estimate,
+    /// var(top-level units) / n (zero with a single unit).
+    fn deviations(&self, rng: &mut Rng, resamples: usize) -> Vec<f64> {
+        let estimate = self.estimate();
+        let units = self.top_units();
+        let target = variance(&units).map_or(0.0, |v| v / units.len() as f64);
+        let mut buf = Vec::new();
+        let mut devs: Vec<f64> = (0..resamples)
+            .map(|_| self.resample(rng, &mut buf) - estimate)
+            .collect();
+        let boot = devs.iter().map(|d| d * d).sum::<f64>() / resamples as f64;
+        let k = if boot > 0.0 {
+            (target / boot).sqrt()
+        } else {
+            0.0
+        };
+        devs.iter_mut().for_each(|d| *d *= k);
+        devs
+    }
+
+    /// Variance of ln(value) at each level, by the method of moments
+    /// (each level's spread less what the level below explains); None
+    /// where a level has fewer than two units anywhere.
+    pub fn components(&self) -> Components {
+        let rounds: Vec<&Vec<f64>> = self.runs.iter().flatten().collect();
+        let reps = pooled(rounds.iter().map(|r| r.as_slice()));
+        let k = self.reps_per_round();
+        let round_means: Vec<Vec<f64>> = self
+            .runs
+            .iter()
+            .map(|run| run.iter().map(|r| mean_of(r.iter().copied())).collect())
+            .collect();
+        let rounds_var = pooled(round_means.iter().map(Vec::as_slice))
+            .map(|v| (v - reps.unwrap_or(0.0) / k).max(0.0));
+        let run_means: Vec<f64> = round_means
+            .iter()
+            .map(|r| mean_of(r.iter().copied()))
+            .collect();
+        let r = self.rounds_per_run();
+        let runs_var = variance(&run_means)
+            .map(|v| (v - rounds_var.unwrap_or(0.0) / r - reps.unwrap_or(0.0) / (r * k)).max(0.0));
+        Components {
+            runs: runs_var,
+            rounds: rounds_var,
+            repetitions: reps,
+        }
+    }
+}
+
+/// Variance of ln(value) between runs, between rounds of a run and between
+/// repetitions of a round (None: not measurable from these data).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Components {
+    /// Between runs.
+    pub runs: Option<f64>,
+    /// Between rounds within a run.
+    pub rounds: Option<f64>,
+    /// Between repetitions within a round.
+    pub repetitions: Option<f64>,
+}
+
+impl Components {
+    /// The mean of two sides' components (each level from the sides that measured it).
+    pub fn pool(a: &Components, b: &Components) -> Components {
+        let avg = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => Some((x + y) / 2.0),
+            (x, y) => x.or(y),
+        };
+        Components {
+            runs: avg(a.runs, b.runs),
+            rounds: avg(a.rounds, b.rounds),
+            repetitions: avg(a.repetitions, b.repetitions),
+        }
+    }
+
+    /// Each measured level's share of their sum, in the order runs, rounds,
+    /// repetitions; None when nothing varies.
+    pub fn shares(&self) -> Option<[Option<f64>; 3]> {
+        let parts = [self.runs, self.rounds, self.repetitions];
+        let total: f64 = parts.iter().flatten().sum();
+        (total > 0.0).then(|| parts.map(|p| p.map(|v| v / total)))
+    }
+
+    /// The cookbook (Kalibera and Jones): the fewest runs per side, with
+    /// `rounds` rounds of `reps` repetitions each, for which the interval's
+    /// half-width t(2n−2) · √(2 V(n)) on the log scale falls within `band`,
+    /// so that an effect of the band's size can be told from none.
+    /// V(n) = (σ²runs + σ²rounds/r + σ²reps/(r k)) / n. None when the
+    /// between-run variance is unmeasured or more than `max_runs` are needed.
+    pub fn runs_needed(&self, rounds: f64, reps: f64, band: f64, max_runs: usize) -> Option<usize> {
+        let (r, k) = (rounds.max(1.0), reps.max(1.0));
+        let per_run =
+            self.runs? + self.rounds.unwrap_or(0.0) / r + self.repetitions.unwrap_or(0.0) / (r * k);
+        (2..=max_runs).find(|&n| {
+            let half = t_quantile(0.975, (2 * n - 2) as f64) * (2.0 * per_run / n as f64).sqrt();
+            half <= band
+        })
+    }
+}
+
+/// The log-ratio of two sides with its bootstrap spread and degrees of freedom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRatio {
+    /// ln(other) − ln(base), the sides' estimates.
+    pub point: f64,
+    /// Point minus the 2.5 % quantile of the (corrected) replicates, ≥ 0.
+    pub low_dev: f64,
+    /// The 97.5 % quantile minus the point, ≥ 0.
+    pub high_dev: f64,
+    /// Welch–Satterthwaite degrees of freedom (∞ when only the assumed
+    /// between-run spread varies).
+    pub df: f64,
+    /// Top level of (base, other).
+    pub top: (Level, Level),
+    /// Whether a side got [`UNMEASURED_RUN_SD`] (one run).
+    pub assumed_run_spread: bool,
+}
+
+impl LogRatio {
+    /// The interval of the log-ratio at `confidence` (e.g. 0.95): the
+    /// bootstrap half-widths scaled by t(df) / z.
+    pub fn interval(&self, confidence: f64) -> (f64, f64) {
+        let f = t_quantile(0.5 + confidence / 2.0, self.df) / normal_quantile(0.975);
+        (
+            self.point - self.low_dev * f,
+            self.point + self.high_dev * f,
+        )
+    }
+
+    /// Two-sided p-value of "the log-ratio lies within [down, up]" (a
+    /// minimum-effect test): below α exactly when the (1 − α) interval lies
+    /// wholly above `up` or wholly below `down`.
+    pub fn p_beyond(&self, down: f64, up: f64) -> f64 {
+        let z = normal_quantile(0.975);
+        let one_sided = |excess: f64, dev: f64| {
+            if excess <= 0.0 {
+                1.0
+            } else if dev == 0.0 {
+                0.0
+            } else {
+                1.0 - t_cdf(excess / (dev / z), self.df)
+            }
+        };
+        let p = one_sided(self.point - up, self.low_dev)
+            .min(one_sided(down - self.point, self.high_dev));
+        (2.0 * p).min(1.0)
+    }
+}
+
+/// The log-ratio other/base with its hierarchical-bootstrap spread.
+/// `unmeasured_run_sd` is added (as a normal draw per side and replicate)
+/// to a side with a single run.
+pub fn log_ratio(
+    base: &Levels,
+    other: &Levels,
+    unmeasured_run_sd: f64,
+    seed: u64,
+    resamples: usize,
+) -> LogRatio {
+    let resamples = resamples.max(2);
+    let mut rng = Rng::new(seed);
+    let prior = |l: &Levels| {
+        if l.runs() < 2 {
+            unmeasured_run_sd
+        } else {
+            0.0
+        }
+    };
+    let (pb, po) = (prior(base), prior(other));
+    let db = base.deviations(&mut rng, resamples);
+    let dobs = other.deviations(&mut rng, resamples);
+    let mut reps: Vec<f64> = db
+        .iter()
+        .zip(&dobs)
+        .map(|(b, o)| o + po * normal(&mut rng) - b - pb * normal(&mut rng))
+        .collect();
+    reps.sort_by(f64::total_cmp);
+    // Welch–Satterthwaite: each side's var(units)/n with n − 1 degrees of
+    // freedom; the assumed spread counts as known (infinite freedom)
+    let side = |l: &Levels| {
+        let units = l.top_units();
+        let n = units.len() as f64;
+        (variance(&units).map_or(0.0, |v| v / n), n - 1.0)
+    };
+    let (sb, so) = (side(base), side(other));
+    let total = sb.0 + so.0 + pb * pb + po * po;
+    let denominator: f64 = [sb, so]
+        .iter()
+        .filter(|s| s.1 >= 1.0)
+        .map(|s| s.0 * s.0 / s.1)
+        .sum();
+    let df = if denominator > 0.0 {
+        (total * total / denominator).max(1.0)
+    } else {
+        f64::INFINITY
+    };
+    LogRatio {
+        point: other.estimate() - base.estimate(),
+        low_dev: (-percentile_of_sorted(&reps, 0.025)).max(0.0),
+        high_dev: percentile_of_sorted(&reps, 0.975).max(0.0),
+        df,
+        top: (base.top(), other.top()),
+        assumed_run_spread: pb > 0.0 || po > 0.0,
+    }
+}
+
+fn pick<'a, T>(xs: &'a [T], rng: &mut Rng) -> &'a T {
+    if xs.len() == 1 {
+        &xs[0]
+    } else {
+        &xs[rng.below(xs.len())]
+    }
+}
+
+/// A standard normal draw (Box–Muller).
+pub(crate) fn normal(rng: &mut Rng) -> f64 {
+    let u1 = 1.0 - rng.unit_f64(); // (0, 1]
+    let u2 = rng.unit_f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+fn run_estimate(rounds: &[Vec<f64>]) -> f64 {
+    mean_of(rounds.iter().map(|r| median(r)))
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    super::median_of_sorted(&v)
+}
+
+fn mean_of(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    sum / n as f64
+}
+
+/// Sample variance (n − 1); None below two values.
+fn variance(xs: &[f64]) -> Option<f64> {
+    (xs.len() >= 2).then(|| {
+        let m = mean_of(xs.iter().copied());
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
+    })
+}
+
+/// Variance pooled over groups (each group's squares about its own mean,
+/// over the summed degrees of freedom); None when no group has two values.
+fn pooled<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<f64> {
+    let (mut ss, mut dof) = (0.0, 0usize);
+    for g in groups.filter(|g| g.len() >= 2) {
+        let m = mean_of(g.iter().copied());
+        ss += g.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        dof += g.len() - 1;
+    }
+    (dof > 0).then(|| ss / dof as f64)
+}
+
+#[cfg(test)]
+mod tests;
