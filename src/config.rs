@@ -46,6 +46,16 @@ pub struct RepPolicy {
     pub ci_target: f64,
     /// How long one repetition of a self-calibrating benchmark should take, seconds.
     pub rep_target_secs: f64,
+    /// Passes over the whole case list, each in a new seeded shuffle with
+    /// every case prepared afresh. The repetitions and the budget above are
+    /// per case over all rounds: rounds divide them, they do not multiply
+    /// the time. 1 in files written before rounds existed.
+    #[serde(default = "one")]
+    pub rounds: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl RepPolicy {
@@ -59,6 +69,7 @@ impl RepPolicy {
                 budget_secs: 2.0,
                 ci_target: 0.05,
                 rep_target_secs: 0.02,
+                rounds: 3,
             },
             Suite::Standard => RepPolicy {
                 warmup: 1,
@@ -67,6 +78,7 @@ impl RepPolicy {
                 budget_secs: 10.0,
                 ci_target: 0.02,
                 rep_target_secs: 0.1,
+                rounds: 3,
             },
             Suite::Full => RepPolicy {
                 warmup: 2,
@@ -75,7 +87,24 @@ impl RepPolicy {
                 budget_secs: 60.0,
                 ci_target: 0.01,
                 rep_target_secs: 0.25,
+                rounds: 5,
             },
+        }
+    }
+
+    /// The policy of round `round` (from 0): the minimum, maximum and
+    /// budget shared out among the rounds so that the shares add up to the
+    /// whole (earlier rounds take the remainder; at least one repetition
+    /// per round); the warm-up and the CI target as they are.
+    pub fn per_round(&self, round: u32) -> RepPolicy {
+        let r = self.rounds.max(1);
+        let share = |total: u32| (total / r + u32::from(round % r < total % r)).max(1);
+        RepPolicy {
+            reps_min: share(self.reps_min),
+            reps_max: share(self.reps_max).max(share(self.reps_min)),
+            budget_secs: self.budget_secs / f64::from(r),
+            rounds: 1,
+            ..self.clone()
         }
     }
 
@@ -118,3 +147,33 @@ pub struct RunConfig {
 
 /// The seed used when the user gives none; fixed, so reports reproduce.
 pub const DEFAULT_SEED: u64 = 0x5EED_0000_E7B0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_divide_repetitions_and_budget() {
+        let q = RepPolicy::for_suite(Suite::Quick);
+        let r = q.per_round(0);
+        assert_eq!((r.reps_min, r.reps_max, r.rounds), (1, 7, 1));
+        assert!((r.budget_secs * f64::from(q.rounds) - q.budget_secs).abs() < 1e-12);
+        // shares add up to the whole: 20 = 7 + 7 + 6
+        let maxes: Vec<u32> = (0..3).map(|i| q.per_round(i).reps_max).collect();
+        assert_eq!(maxes, [7, 7, 6]);
+        let exact = RepPolicy {
+            reps_min: 4,
+            reps_max: 4,
+            ..q.clone()
+        };
+        let mins: u32 = (0..3).map(|i| exact.per_round(i).reps_min).sum();
+        assert_eq!(mins, 4);
+        let one = RepPolicy {
+            rounds: 1,
+            ..q.clone()
+        };
+        assert_eq!(one.per_round(0), one);
+        let full = RepPolicy::for_suite(Suite::Full).per_round(0);
+        assert_eq!((full.reps_min, full.reps_max), (2, 10));
+    }
+}

@@ -11,7 +11,11 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Version of this schema; written first, and newer files are refused.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest schema this build reads. Version 1 files have no rounds: each
+/// of their cases reads as one round.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// One run of envbench in one environment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +39,12 @@ pub struct ResultFile {
     pub config: RunConfig,
     /// The environment.
     pub fingerprint: Fingerprint,
-    /// Every case run so far, in run order.
+    /// How the case list was passed over: rounds, seed, the order of each.
+    /// Absent in version 1 files (one round in plan order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Rounds>,
+    /// Every case run so far, in plan order; each holds its samples of
+    /// every round.
     pub cases: Vec<CaseResult>,
     /// Figures derived across cases from their medians (speed-up, parallel
     /// efficiency, scalability, peak FLOPS), recomputed at every save.
@@ -45,6 +54,38 @@ pub struct ResultFile {
     pub anomalies: Vec<Anomaly>,
     /// Run-level remarks.
     pub notes: Vec<String>,
+}
+
+/// The rounds of a run: passes over the case list, each in a new shuffle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rounds {
+    /// Rounds planned.
+    pub planned: u32,
+    /// Rounds started (fewer when interrupted).
+    pub started: u32,
+    /// Seed of the shuffles.
+    pub seed: u64,
+    /// Case keys in the order each round ran them.
+    pub orders: Vec<Vec<String>>,
+}
+
+/// One round of one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRound {
+    /// Round number, from 0.
+    pub round: u32,
+    /// Start, ISO 8601 UTC.
+    pub started_utc: String,
+    /// Monotonic duration of the round's part of the case (prepare included), seconds.
+    pub duration_secs: f64,
+    /// Warm-up repetitions run and discarded in this round.
+    pub warmup_reps: u32,
+    /// Repetitions measured in this round.
+    pub reps: u32,
+    /// Why this round's repetitions stopped.
+    pub stop_reason: String,
+    /// Outcome of this round (a later round can fail where an earlier one worked).
+    pub status: CaseStatus,
 }
 
 /// State of a run.
@@ -90,14 +131,26 @@ pub struct CaseResult {
     pub status: CaseStatus,
     /// Why it was skipped, invalid, failed or interrupted.
     pub reason: Option<String>,
-    /// Warm-up repetitions run and discarded.
+    /// Warm-up repetitions run and discarded (all rounds).
     pub warmup_reps: u32,
-    /// Why repetition stopped: `ci_target`, `max_reps`, `budget` or `aborted`.
+    /// Why repetition stopped in the last round: `ci_target`, `max_reps`,
+    /// `budget` or `aborted`.
     pub stop_reason: String,
-    /// Start, ISO 8601 UTC.
+    /// Start of the first round, ISO 8601 UTC.
     pub started_utc: String,
-    /// Monotonic duration of the case, seconds.
+    /// Monotonic duration of the case, all rounds, seconds.
     pub duration_secs: f64,
+    /// Each round's part of the case; empty in version 1 files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<CaseRound>,
+    /// The round of each repetition, parallel to every metric's `samples`;
+    /// empty in version 1 files (all round 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_rounds: Vec<u32>,
+    /// When each repetition ended, seconds since the run started
+    /// (monotonic clock), parallel to `samples`; empty in version 1 files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_times_secs: Vec<f64>,
     /// One entry per metric.
     pub metrics: Vec<MetricResult>,
     /// Problems seen while measuring.
@@ -147,6 +200,22 @@ pub struct Anomaly {
     pub kind: String,
     /// What happened and what it means, in a sentence or two.
     pub message: String,
+}
+
+impl CaseResult {
+    /// The samples of `metric` split by round, in round order (one round
+    /// for version 1 files). None when the case has no such metric.
+    pub fn samples_by_round(&self, metric: &str) -> Option<Vec<Vec<f64>>> {
+        let m = self.metrics.iter().find(|m| m.name == metric)?;
+        if self.sample_rounds.len() != m.samples.len() {
+            return Some(vec![m.samples.clone()]);
+        }
+        let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for (r, v) in self.sample_rounds.iter().zip(&m.samples) {
+            rounds.entry(*r).or_default().push(*v);
+        }
+        Some(rounds.into_values().collect())
+    }
 }
 
 /// Builds the metric results of a case from raw samples, summarising each.

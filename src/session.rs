@@ -6,7 +6,7 @@
 
 use crate::bench::{self, clock::Clock, runner, Bench, CaseSpec, Context, Plan};
 use crate::cli::RunArgs;
-use crate::config::RunConfig;
+use crate::config::{RepPolicy, RunConfig};
 use crate::probe::{self, Fingerprint};
 use crate::progress::Reporter;
 use crate::results::{
@@ -82,9 +82,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     watch_signals(Arc::clone(&interrupted))?;
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    let reporter = Reporter::new(args.quiet, cases.len(), config.reps.budget());
+    let rounds = config.reps.rounds.max(1);
+    let policies: Vec<RepPolicy> = (0..rounds).map(|r| config.reps.per_round(r)).collect();
+    let reporter = Reporter::new(
+        args.quiet,
+        cases.len() * rounds as usize,
+        policies[0].budget(),
+    );
     reporter.message(&format!(
-        "envbench {}: {} case(s), suite {}, label {}, writing {}",
+        "envbench {}: {} case(s) x {rounds} round(s), suite {}, label {}, writing {}",
         env!("CARGO_PKG_VERSION"),
         cases.len(),
         config.suite.name(),
@@ -105,37 +111,76 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         (Some(a), Some(l)) => Some(a.min(l)),
         (a, l) => a.or(l),
     };
-    let ctx = Context {
+    let mut ctx = Context {
         clock: &clock,
-        reps: &config.reps,
+        reps: &policies[0],
         seed: config.seed,
         interrupted: &interrupted,
         mem_available_bytes,
         dirs: &config.dirs,
         cpus: plan.cpus,
     };
-    let mut failed = 0;
-    for (index, (bench, case)) in cases.iter().enumerate() {
+    let run_start = clock.now();
+    let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
+    file.rounds = Some(results::Rounds {
+        planned: rounds,
+        started: 0,
+        seed: config.seed,
+        orders: Vec::new(),
+    });
+    for round in 0..rounds {
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let key = case.key();
-        let run = runner::run_case(*bench, case, &ctx, &mut |p| {
-            reporter.rep(index, &key, config.reps.reps_max, p)
-        });
-        let result = case_result(case, run, config.seed);
-        failed += usize::from(result.status == CaseStatus::Failed);
-        reporter.case_done(
-            index,
-            &key,
-            result.status,
-            &report::summary::one_line(&result),
-            Duration::from_secs_f64(result.duration_secs),
-        );
-        file.cases.push(result);
-        file.derived = derive_all(&benches, &file);
-        store::save(&config.output, &file).context("saving results")?;
+        ctx.reps = &policies[round as usize];
+        let order = round_order(cases.len(), config.seed, round);
+        if let Some(r) = file.rounds.as_mut() {
+            r.started += 1;
+            r.orders
+                .push(order.iter().map(|&i| cases[i].1.key()).collect());
+        }
+        for (pos, &i) in order.iter().enumerate() {
+            if interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            // a case that could not run (skipped, invalid, failed) is not retried
+            if results[i]
+                .as_ref()
+                .is_some_and(|r| r.status != CaseStatus::Ok)
+            {
+                continue;
+            }
+            let (bench, case) = &cases[i];
+            let index = round as usize * cases.len() + pos;
+            let key = case.key();
+            let shown = if rounds > 1 {
+                format!("{key} round {}/{rounds}", round + 1)
+            } else {
+                key.clone()
+            };
+            let run = runner::run_case(*bench, case, &ctx, &mut |p| {
+                reporter.rep(index, &shown, ctx.reps.reps_max, p)
+            });
+            let elapsed = run.elapsed;
+            merge_round(&mut results[i], case, run, round, run_start, config.seed);
+            let result = results[i].as_ref().expect("merge_round fills the slot");
+            reporter.case_done(
+                index,
+                &shown,
+                result.status,
+                &report::summary::one_line(result),
+                elapsed,
+            );
+            file.cases = results.iter().flatten().cloned().collect();
+            file.derived = derive_all(&benches, &file);
+            store::save(&config.output, &file).context("saving results")?;
+        }
     }
+    let failed = file
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
     let was_interrupted = interrupted.load(Ordering::SeqCst);
     file.status = if was_interrupted {
         RunStatus::Interrupted
@@ -313,10 +358,97 @@ fn new_result_file(
         config: config.clone(),
         fingerprint,
         cases: Vec::new(),
+        rounds: None,
         derived: Vec::new(),
         anomalies,
         notes,
     }
+}
+
+/// Case indices in the order of `round`: a seeded Fisher–Yates shuffle,
+/// a new one each round, the same for the same seed.
+fn round_order(n: usize, seed: u64, round: u32) -> Vec<usize> {
+    let mut rng = crate::stats::rng::Rng::new(
+        seed ^ 0x0D0E_5EED_0000_0000 ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// Adds one round of a case to its result: samples with their round and
+/// time, the round's record, and the status. A case stays ok when a later
+/// round is interrupted (its finished repetitions are kept); it takes the
+/// status of a later round that fails or turns invalid, naming the round.
+fn merge_round(
+    slot: &mut Option<CaseResult>,
+    case: &CaseSpec,
+    run: runner::CaseRun,
+    round: u32,
+    run_start: Duration,
+    seed: u64,
+) {
+    let record = results::CaseRound {
+        round,
+        started_utc: utc_iso(run.started_wall_secs),
+        duration_secs: run.elapsed.as_secs_f64(),
+        warmup_reps: run.warmup_done,
+        reps: run.rep_ends.len() as u32,
+        stop_reason: run.stop.name().to_string(),
+        status: run.status,
+    };
+    let times: Vec<f64> = run
+        .rep_ends
+        .iter()
+        .map(|t| t.saturating_sub(run_start).as_secs_f64())
+        .collect();
+    let Some(r) = slot.as_mut() else {
+        let mut r = case_result(case, run, seed);
+        r.sample_rounds = vec![round; times.len()];
+        r.sample_times_secs = times;
+        r.rounds = vec![record];
+        *slot = Some(r);
+        return;
+    };
+    let mut samples: Vec<Vec<f64>> = r.metrics.iter().map(|m| m.samples.clone()).collect();
+    for (all, new) in samples.iter_mut().zip(&run.samples) {
+        all.extend(new);
+    }
+    r.metrics = results::metric_results(&case.metrics, samples, seed);
+    r.sample_rounds
+        .extend(std::iter::repeat_n(round, times.len()));
+    r.sample_times_secs.extend(times);
+    r.warmup_reps += run.warmup_done;
+    r.duration_secs += run.elapsed.as_secs_f64();
+    r.stop_reason = record.stop_reason.clone();
+    for a in run.anomalies {
+        if !r.anomalies.contains(&a) {
+            r.anomalies.push(a);
+        }
+    }
+    for n in run.notes {
+        if !r.notes.contains(&n) {
+            r.notes.push(n);
+        }
+    }
+    if r.details.is_none() {
+        r.details = run.details;
+    }
+    let reason = run.reason.unwrap_or_default();
+    match run.status {
+        CaseStatus::Ok => {}
+        CaseStatus::Interrupted => r.notes.push(format!(
+            "round {} interrupted; the repetitions of the rounds before it are kept",
+            round + 1
+        )),
+        status => {
+            r.status = status;
+            r.reason = Some(format!("round {}: {reason}", round + 1));
+        }
+    }
+    r.rounds.push(record);
 }
 
 fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
@@ -330,6 +462,9 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         stop_reason: run.stop.name().to_string(),
         started_utc: utc_iso(run.started_wall_secs),
         duration_secs: run.elapsed.as_secs_f64(),
+        rounds: Vec::new(),
+        sample_rounds: Vec::new(),
+        sample_times_secs: Vec::new(),
         metrics: results::metric_results(&case.metrics, run.samples, seed),
         anomalies: run.anomalies,
         notes: run.notes,

@@ -159,7 +159,7 @@ fn fake_clock_run_writes_exact_schema_valid_results() {
         );
     let text = std::fs::read_to_string(tmp.path().join("out.json")).unwrap();
     assert!(
-        text.trim_start().starts_with("{\n  \"schema_version\": 1"),
+        text.trim_start().starts_with("{\n  \"schema_version\": 2"),
         "schema_version must come first"
     );
     let file = store::load(&tmp.path().join("out.json")).unwrap();
@@ -167,12 +167,23 @@ fn fake_clock_run_writes_exact_schema_valid_results() {
     assert_eq!(file.cases.len(), 2);
     for case in &file.cases {
         assert_eq!(case.status, CaseStatus::Ok);
-        assert_eq!(case.warmup_reps, 1);
+        // quick: 3 rounds, one warm-up each; --reps 4 shared 2 + 1 + 1
+        assert_eq!(case.warmup_reps, 3);
+        assert_eq!(case.rounds.len(), 3);
+        assert_eq!(case.sample_rounds, [0, 0, 1, 2]);
+        assert_eq!(case.sample_times_secs.len(), 4);
+        assert!(case.sample_times_secs.windows(2).all(|w| w[0] <= w[1]));
         for m in &case.metrics {
             assert_eq!(m.samples.len(), 4, "{} {}", case.key, m.name);
             assert_eq!(m.summary.as_ref().unwrap().n, 4);
         }
     }
+    let rounds = file.rounds.as_ref().unwrap();
+    assert_eq!(
+        (rounds.planned, rounds.started, rounds.orders.len()),
+        (3, 3, 3)
+    );
+    assert!(rounds.orders.iter().all(|o| o.len() == 2));
     assert!(file.anomalies.iter().any(|a| a.kind == "fake_clock"));
     assert!(!file.fingerprint.virtualization.layers.is_empty());
     assert_eq!(
@@ -543,11 +554,13 @@ fn compare_prints_every_format_and_writes_csv_and_json() {
         .stdout(
             predicate::str::contains("native (baseline)")
                 .and(predicate::str::contains("os.syscall[call=getppid]"))
-                .and(predicate::str::contains("within-run only"))
+                .and(predicate::str::contains("a single run"))
                 .and(predicate::str::contains("Recommendations")),
         );
     let csv_text = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv_text.starts_with("environment,baseline,case,family,metric,unit,direction,"));
+    assert!(
+        csv_text.starts_with("environment,baseline,case,family,metric,headline,unit,direction,")
+    );
     assert_eq!(
         csv_text.lines().count(),
         1 + 4,
@@ -632,7 +645,7 @@ fn compare_refuses_bad_inputs_clearly() {
     let newer = tmp.path().join("newer.json");
     std::fs::write(
         &newer,
-        text.replacen("\"schema_version\": 1", "\"schema_version\": 2", 1),
+        text.replacen("\"schema_version\": 2", "\"schema_version\": 3", 1),
     )
     .unwrap();
     run_compare(&[a.as_os_str(), newer.as_os_str()])

@@ -54,6 +54,8 @@ pub struct CaseRun {
     pub warmup_done: u32,
     /// Raw samples, one vector per metric of the case, in metric order.
     pub samples: Vec<Vec<f64>>,
+    /// When each measured repetition ended (the clock's reading).
+    pub rep_ends: Vec<Duration>,
     /// Why repetition stopped.
     pub stop: StopReason,
     /// Problems seen while measuring.
@@ -91,6 +93,7 @@ pub fn run_case(
         reason: None,
         warmup_done: 0,
         samples: vec![Vec::new(); case.metrics.len()],
+        rep_ends: Vec::new(),
         stop: StopReason::Aborted,
         anomalies: Vec::new(),
         started_wall_secs: wall0,
@@ -211,6 +214,7 @@ fn repeat(
         for (slot, v) in run.samples.iter_mut().zip(values) {
             slot.push(v);
         }
+        run.rep_ends.push(clock.now());
         done += 1;
         on_progress(Progress {
             reps_done: done,

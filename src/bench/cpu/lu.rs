@@ -405,6 +405,9 @@ mod tests {
             stop_reason: "max_reps".into(),
             started_utc: String::new(),
             duration_secs: 0.0,
+            rounds: vec![],
+            sample_rounds: vec![],
+            sample_times_secs: vec![],
             metrics: vec![MetricResult {
                 name: "time".into(),
                 unit: Unit::Seconds,
