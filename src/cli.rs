@@ -96,6 +96,10 @@ pub struct CompareArgs {
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
     pub markdown: bool,
+    /// Show every metric, secondary ones too (the terminal shows each
+    /// case's headline metric; Markdown and the files always hold all).
+    #[arg(long)]
+    pub all_metrics: bool,
     /// Also write one CSV row per case x metric x environment to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -159,9 +163,18 @@ pub struct RunArgs {
     /// Overwrite the result file if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Repetitions: MIN..MAX, or N for exactly N. MIN is at least 2.
+    /// Repetitions per case over all rounds: MIN..MAX, or N for exactly N.
+    /// MIN is at least 2. Each round runs its share (at least one).
     #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps)]
     pub reps: Option<(u32, u32)>,
+    /// Rounds: passes over the whole case list, each in a new seeded
+    /// shuffle with every case prepared afresh (new buffers, new child
+    /// processes), so that drift and allocation luck spread over rounds
+    /// instead of hiding inside one. Rounds share each case's repetitions
+    /// and budget; they do not multiply the time. `compare` uses them as a
+    /// level of its statistics. [default: 3 in quick and standard, 5 in full]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: Option<u32>,
     /// Warm-up repetitions per case, discarded.
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
@@ -306,6 +319,9 @@ impl RunArgs {
         }
         if let Some(c) = self.ci_target {
             reps.ci_target = c;
+        }
+        if let Some(r) = self.rounds {
+            reps.rounds = r;
         }
         RunConfig {
             suite,

@@ -159,6 +159,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n";
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    crate::print_stdout(&render(&cmp, style))?;
+    crate::print_stdout(&render(&cmp, style, args.all_metrics || args.markdown))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,35 +1,46 @@
-//! Comparison of environments: per case and metric, the ratio of medians
-//! other/baseline with a bootstrap 95 % CI, the seeds' variation
-//! (base − other)/base × 100, a two-sided Mann-Whitney U test with
-//! Benjamini-Hochberg control over all comparisons, and a verdict —
-//! faster, slower or tie — oriented by each metric's direction.
+//! Comparison of environments. Per case and metric: the ratio other/baseline
+//! of each side's estimate with an effect-size interval from a hierarchical
+//! bootstrap over runs, rounds and repetitions ([`crate::stats::levels`]),
+//! the seeds' variation (base − other)/base × 100, and one of four outcomes
+//! oriented by the metric's direction: faster or slower (the whole interval
+//! beyond the threshold band), tie (the whole interval inside it: the
+//! seeds' "technical tie") or unclear (it straddles a band edge).
+//!
+//! Multiple comparisons: the headline metric of each case (its first) is
+//! what family counts, geometric means and recommendations rest on. Over
+//! the headline metrics of each environment, Benjamini–Hochberg selects the
+//! ones beyond the band (false discovery rate 5 %) and their intervals are
+//! widened to the level 1 − R·q/m (Benjamini and Yekutieli's false coverage
+//! rate, 2005). Secondary metrics keep plain 95 % intervals and are marked
+//! secondary.
 //!
 //! Environments are groups of runs (one label, or files given with
-//! `--base`/`--other`). With three or more runs on each side the samples are
-//! the runs' medians, so drift between runs counts as noise; with fewer the
-//! repetitions of all runs are pooled and the comparison is labelled
-//! "within-run only", with a wider default threshold. Reads only `results`
-//! types; rendering is in `report::compare`.
+//! `--base`/`--other`). Reads only `results` types; rendering is in
+//! `report::compare`.
 
-use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
-use crate::stats::hypothesis::{benjamini_hochberg, mann_whitney_p, ratio_of_medians_ci};
-use crate::stats::median_of_sorted;
+mod verdict;
+mod words;
+
+pub use verdict::Verdict;
+pub use words::describe_speedup;
+
+use crate::results::{CaseResult, CaseStatus, ResultFile};
+use crate::stats::levels::{self, Components, Level, Levels, UNMEASURED_RUN_SD};
 use crate::units::{Direction, Unit};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use thiserror::Error;
 
-/// Runs per environment from which run-level medians are used.
-pub const BETWEEN_RUN_MIN_RUNS: usize = 3;
-/// Default minimum effect with run-level medians (2 %).
+/// Default threshold band: differences within ±2 % are a technical tie.
 pub const DEFAULT_THRESHOLD: f64 = 0.02;
-/// Default minimum effect when only within-run samples are available (5 %):
-/// drift between runs was measured at 10-65 % on shared machines.
-pub const WITHIN_RUN_THRESHOLD: f64 = 0.05;
-/// False discovery rate controlled by Benjamini-Hochberg.
+/// False discovery rate over the headline metrics of an environment.
 pub const FDR: f64 = 0.05;
+/// Confidence of the plain intervals.
+pub const CONFIDENCE: f64 = 0.95;
 /// Bootstrap resamples for a ratio's interval.
 const RESAMPLES: usize = 2000;
+/// Most runs per side the advice will suggest.
+pub const MAX_ADVISED_RUNS: usize = 30;
 
 /// Why environments cannot be compared.
 #[derive(Debug, Error)]
@@ -51,16 +62,49 @@ pub struct Environment {
     pub runs: Vec<ResultFile>,
 }
 
-/// Outcome of one comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Better than the baseline beyond the threshold, significantly.
-    Faster,
-    /// Worse than the baseline beyond the threshold, significantly.
-    Slower,
-    /// No difference the statistics can support.
-    Tie,
+/// How the samples of one comparison are nested.
+#[derive(Debug, Clone, Serialize)]
+pub struct Basis {
+    /// Runs of (base, other).
+    pub runs: (usize, usize),
+    /// Rounds per run, mean, of (base, other).
+    pub rounds_per_run: (f64, f64),
+    /// Repetitions per round, mean, of (base, other).
+    pub reps_per_round: (f64, f64),
+    /// The level each side's interval rests on.
+    pub top: (Level, Level),
+    /// Degrees of freedom of the interval (Welch–Satterthwaite).
+    pub df: f64,
+    /// Whether a side with one run got the assumed between-run spread.
+    pub assumed_run_spread: bool,
+}
+
+impl Basis {
+    /// "3 vs 3 runs" or "1 vs 1 run (3 vs 3 rounds; between-run spread assumed)".
+    pub fn describe(&self) -> String {
+        let (a, b) = self.runs;
+        let mut s = format!("{a} vs {b} run{}", if a.max(b) == 1 { "" } else { "s" });
+        if self.top.0 != Level::Runs || self.top.1 != Level::Runs {
+            s += &format!(
+                " ({:.0} vs {:.0} rounds",
+                self.rounds_per_run.0, self.rounds_per_run.1
+            );
+            if self.assumed_run_spread {
+                s += "; between-run spread assumed";
+            }
+            s += ")";
+        }
+        s
+    }
+}
+
+/// Variance shares of one metric, pooled over both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variance {
+    /// Variance of ln(value) per level.
+    pub components: Components,
+    /// Share of the measured total between runs, rounds and repetitions.
+    pub shares: Option<[Option<f64>; 3]>,
 }
 
 /// One metric of one case, one environment against the baseline.
@@ -74,44 +118,76 @@ pub struct MetricComparison {
     pub family: String,
     /// Metric name.
     pub metric: String,
-    /// Unit of the medians.
+    /// Unit of the values.
     pub unit: Unit,
     /// Whether higher is better.
     pub direction: Direction,
-    /// Whether this is the case's headline metric (used in summaries).
+    /// Whether this is the case's headline metric (counted in summaries
+    /// and under multiple-comparison control); false: secondary.
     pub primary: bool,
-    /// Baseline median.
-    pub base_median: f64,
-    /// Other environment's median.
-    pub other_median: f64,
+    /// Baseline estimate: geometric mean over runs and rounds of the
+    /// median of repetitions.
+    pub base_value: f64,
+    /// Other environment's estimate, the same way.
+    pub other_value: f64,
     /// other / base.
     pub ratio: f64,
-    /// 95 % bootstrap interval of the ratio.
+    /// 95 % interval of the ratio.
     pub ratio_ci: (f64, f64),
+    /// For headline metrics selected as beyond the band: the interval at
+    /// the false-coverage-adjusted level (`confidence_adjusted`) that the
+    /// verdict rests on.
+    pub ratio_ci_adjusted: Option<(f64, f64)>,
+    /// Level of `ratio_ci_adjusted`.
+    pub confidence_adjusted: Option<f64>,
     /// (base − other) / base × 100, the seeds' convention: positive means a smaller value in OTHER.
     pub variation_pct: f64,
-    /// Two-sided Mann-Whitney p-value.
+    /// Two-sided p-value of a minimum-effect test: small when the ratio
+    /// lies beyond the band.
     pub p_value: f64,
-    /// Benjamini-Hochberg adjusted p-value.
+    /// Benjamini–Hochberg adjusted p-value (headline metrics); equal to
+    /// `p_value` for secondary ones.
     pub p_adjusted: f64,
-    /// The verdict.
+    /// The outcome.
     pub verdict: Verdict,
-    /// Sample counts (base, other) and what a sample is.
-    pub basis: String,
+    /// How the samples were nested.
+    pub basis: Basis,
+    /// Variance components, pooled over both sides.
+    pub variance: Variance,
+    /// For an unclear headline metric: runs per side that would resolve an
+    /// effect of the threshold's size (None: between-run spread unmeasured
+    /// or more than [`MAX_ADVISED_RUNS`] needed).
+    pub runs_needed: Option<usize>,
 }
 
 impl MetricComparison {
     /// How many times faster OTHER is (ratio oriented so > 1 is better).
     pub fn speedup(&self) -> f64 {
-        match self.direction {
-            Direction::HigherIsBetter => self.ratio,
-            Direction::LowerIsBetter => 1.0 / self.ratio,
-        }
+        orient(self.direction, self.ratio)
+    }
+
+    /// The 95 % interval of [`MetricComparison::speedup`].
+    pub fn speedup_ci(&self) -> (f64, f64) {
+        orient_interval(self.direction, self.ratio_ci)
+    }
+}
+
+fn orient(direction: Direction, ratio: f64) -> f64 {
+    match direction {
+        Direction::HigherIsBetter => ratio,
+        Direction::LowerIsBetter => 1.0 / ratio,
+    }
+}
+
+fn orient_interval(direction: Direction, (lo, hi): (f64, f64)) -> (f64, f64) {
+    match direction {
+        Direction::HigherIsBetter => (lo, hi),
+        Direction::LowerIsBetter => (1.0 / hi, 1.0 / lo),
     }
 }
 
 /// Per family (and `overall`), one environment: geometric mean speed-up of
-/// headline metrics and verdict counts.
+/// headline metrics and outcome counts.
 #[derive(Debug, Clone, Serialize)]
 pub struct FamilySummary {
     /// Family or `overall`.
@@ -124,8 +200,17 @@ pub struct FamilySummary {
     pub faster: usize,
     /// ... slower.
     pub slower: usize,
-    /// ... tie.
+    /// ... tie (shown equal within the band).
     pub tie: usize,
+    /// ... unclear (not enough data to tell).
+    pub unclear: usize,
+}
+
+impl FamilySummary {
+    /// Headline metrics counted.
+    pub fn total(&self) -> usize {
+        self.faster + self.slower + self.tie + self.unclear
+    }
 }
 
 /// An environment as compared.
@@ -155,11 +240,14 @@ pub struct Comparison {
     pub baseline: String,
     /// Every environment, baseline first.
     pub environments: Vec<EnvSummary>,
-    /// Whether verdicts rest on run-level medians (enough runs on every side).
+    /// Whether every environment has two or more runs, so that drift
+    /// between runs is measured rather than assumed.
     pub between_run: bool,
-    /// Minimum effect, a fraction.
+    /// Between-run spread (sd of ln) assumed for a side with one run.
+    pub assumed_run_sd: f64,
+    /// Threshold band, a fraction: ±2 % by default.
     pub threshold: f64,
-    /// False discovery rate.
+    /// False discovery rate over headline metrics.
     pub fdr: f64,
     /// Bootstrap seed.
     pub seed: u64,
@@ -175,12 +263,14 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// Plain-language summary per family.
     pub recommendations: Vec<String>,
+    /// What to do next: how many more runs would resolve the unclear cases.
+    pub advice: Vec<String>,
 }
 
 /// Options of a comparison.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Minimum effect; None picks the default for the number of runs.
+    /// Threshold band; None is [`DEFAULT_THRESHOLD`].
     pub threshold: Option<f64>,
     /// Bootstrap seed.
     pub seed: u64,
@@ -216,26 +306,16 @@ fn ok_keys(env: &Environment) -> BTreeSet<String> {
         .collect()
 }
 
-/// The samples of `metric` of `key` in `env`: run medians or pooled repetitions.
-fn samples(env: &Environment, key: &str, metric: &str, between_run: bool) -> Vec<f64> {
-    let metrics = env
+/// The samples of `metric` of `key` in `env`, nested runs → rounds → reps;
+/// None when a value cannot be compared as a ratio (zero or negative).
+fn nested(env: &Environment, key: &str, metric: &str) -> Option<Levels> {
+    let runs: Vec<Vec<Vec<f64>>> = env
         .runs
         .iter()
         .filter_map(|r| ok_case(r, key))
-        .filter_map(|c| c.metrics.iter().find(|m| m.name == metric));
-    if between_run {
-        metrics
-            .filter_map(|m| m.summary.as_ref().map(|s| s.median))
-            .collect()
-    } else {
-        metrics.flat_map(|m| m.samples.iter().copied()).collect()
-    }
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    median_of_sorted(&v)
+        .filter_map(|c| c.samples_by_round(metric))
+        .collect();
+    Levels::from_raw(&runs)
 }
 
 /// Compares every environment after the first with the first.
@@ -252,15 +332,11 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             base.label
         )));
     }
-    let between_run = envs.iter().all(|e| e.runs.len() >= BETWEEN_RUN_MIN_RUNS);
-    let threshold = opts.threshold.unwrap_or(if between_run {
-        DEFAULT_THRESHOLD
-    } else {
-        WITHIN_RUN_THRESHOLD
-    });
+    let threshold = opts.threshold.unwrap_or(DEFAULT_THRESHOLD);
     let base_keys = ok_keys(base);
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
+    let mut not_comparable = Vec::new();
     for other in others {
         let other_keys = ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
@@ -280,61 +356,84 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                 .difference(&base_keys)
                 .map(|k| (other.label.clone(), k.clone())),
         );
+        let mut mine = Vec::new();
         for key in common {
             let Some(case) = base.runs.iter().find_map(|r| ok_case(r, key)) else {
                 continue;
             };
             for (i, m) in case.metrics.iter().enumerate() {
-                let (b, o) = (
-                    samples(base, key, &m.name, between_run),
-                    samples(other, key, &m.name, between_run),
-                );
-                if b.is_empty() || o.is_empty() || median(&b) == 0.0 {
+                let (Some(b), Some(o)) = (nested(base, key, &m.name), nested(other, key, &m.name))
+                else {
+                    if i == 0 {
+                        not_comparable.push(format!("{key} {}", m.name));
+                    }
                     continue;
-                }
-                let (ratio, lo, hi) = ratio_of_medians_ci(
+                };
+                let seed = seed_for(opts.seed, &[&other.label, key, &m.name]);
+                mine.push(measure(
                     &b,
                     &o,
-                    seed_for(opts.seed, &[&other.label, key, &m.name]),
-                    RESAMPLES,
-                );
-                let (bm, om) = (median(&b), median(&o));
-                metrics.push(MetricComparison {
-                    environment: other.label.clone(),
-                    key: key.clone(),
-                    family: case.bench.split('.').next().unwrap_or("").to_string(),
-                    metric: m.name.clone(),
-                    unit: m.unit,
-                    direction: m.direction,
-                    primary: i == 0,
-                    base_median: bm,
-                    other_median: om,
-                    ratio,
-                    ratio_ci: (lo, hi),
-                    variation_pct: (bm - om) / bm * 100.0,
-                    p_value: mann_whitney_p(&b, &o),
-                    p_adjusted: 1.0,
-                    verdict: Verdict::Tie,
-                    basis: format!(
-                        "{} vs {} {}",
-                        b.len(),
-                        o.len(),
-                        if between_run {
-                            "run medians"
-                        } else {
-                            "repetitions (within-run only)"
-                        }
-                    ),
-                });
+                    seed,
+                    MetricComparison {
+                        environment: other.label.clone(),
+                        key: key.clone(),
+                        family: case.bench.split('.').next().unwrap_or("").to_string(),
+                        metric: m.name.clone(),
+                        unit: m.unit,
+                        direction: m.direction,
+                        primary: i == 0,
+                        base_value: 0.0,
+                        other_value: 0.0,
+                        ratio: 1.0,
+                        ratio_ci: (1.0, 1.0),
+                        ratio_ci_adjusted: None,
+                        confidence_adjusted: None,
+                        variation_pct: 0.0,
+                        p_value: 1.0,
+                        p_adjusted: 1.0,
+                        verdict: Verdict::Unclear,
+                        basis: Basis {
+                            runs: (b.runs(), o.runs()),
+                            rounds_per_run: (b.rounds_per_run(), o.rounds_per_run()),
+                            reps_per_round: (b.reps_per_round(), o.reps_per_round()),
+                            top: (b.top(), o.top()),
+                            df: f64::INFINITY,
+                            assumed_run_spread: false,
+                        },
+                        variance: Variance {
+                            components: Components::pool(&b.components(), &o.components()),
+                            shares: None,
+                        },
+                        runs_needed: None,
+                    },
+                    threshold,
+                ));
             }
         }
+        verdict::judge_all(&mut mine, threshold, FDR);
+        for (m, _) in mine.iter_mut() {
+            if m.primary && m.verdict == Verdict::Unclear {
+                let b = &m.basis;
+                m.runs_needed = m.variance.components.runs_needed(
+                    b.rounds_per_run.0.min(b.rounds_per_run.1),
+                    b.reps_per_round.0.min(b.reps_per_round.1),
+                    (1.0 + threshold).ln(),
+                    MAX_ADVISED_RUNS,
+                );
+            }
+        }
+        metrics.extend(mine.into_iter().map(|(m, _)| m));
     }
-    let adjusted = benjamini_hochberg(&metrics.iter().map(|m| m.p_value).collect::<Vec<_>>());
-    for (m, p) in metrics.iter_mut().zip(adjusted) {
-        m.p_adjusted = p;
-        m.verdict = verdict(m, threshold);
-    }
+    let between_run = envs.iter().all(|e| e.runs.len() >= 2);
     let families = summarize_families(&metrics);
+    let mut warnings = words::warnings(envs, between_run);
+    if !not_comparable.is_empty() {
+        warnings.push(format!(
+            "no ratio for {} headline metric(s) with zero or negative values: {}",
+            not_comparable.len(),
+            not_comparable.join(", ")
+        ));
+    }
     let mut cmp = Comparison {
         baseline: base.label.clone(),
         environments: envs
@@ -345,36 +444,45 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             })
             .collect(),
         between_run,
+        assumed_run_sd: UNMEASURED_RUN_SD,
         threshold,
         fdr: FDR,
         seed: opts.seed,
         recommendations: Vec::new(),
-        fingerprint: fingerprint_rows(envs),
-        warnings: warnings(envs, between_run),
+        advice: Vec::new(),
+        fingerprint: words::fingerprint_rows(envs),
+        warnings,
         metrics,
         families,
         unmatched,
     };
-    cmp.recommendations = recommendations(&cmp);
+    cmp.recommendations = words::recommendations(&cmp);
+    cmp.advice = words::advice(&cmp, envs);
     Ok(cmp)
 }
 
-/// Faster or slower only when the rank test is significant after FDR
-/// control and the whole CI of the speed-up lies beyond the threshold band.
-fn verdict(m: &MetricComparison, threshold: f64) -> Verdict {
-    let (lo, hi) = match m.direction {
-        Direction::HigherIsBetter => m.ratio_ci,
-        Direction::LowerIsBetter => (1.0 / m.ratio_ci.1, 1.0 / m.ratio_ci.0),
-    };
-    if m.p_adjusted >= FDR {
-        Verdict::Tie
-    } else if lo > 1.0 + threshold {
-        Verdict::Faster
-    } else if hi < 1.0 - threshold {
-        Verdict::Slower
-    } else {
-        Verdict::Tie
-    }
+/// Fills the estimates, interval and p-value of one metric.
+fn measure(
+    b: &Levels,
+    o: &Levels,
+    seed: u64,
+    mut m: MetricComparison,
+    threshold: f64,
+) -> (MetricComparison, levels::LogRatio) {
+    let lr = levels::log_ratio(b, o, UNMEASURED_RUN_SD, seed, RESAMPLES);
+    let (lo, hi) = lr.interval(CONFIDENCE);
+    m.base_value = b.estimate().exp();
+    m.other_value = o.estimate().exp();
+    m.ratio = lr.point.exp();
+    m.ratio_ci = (lo.exp(), hi.exp());
+    m.variation_pct = (1.0 - m.ratio) * 100.0;
+    let (down, up) = verdict::band(m.direction, threshold);
+    m.p_value = lr.p_beyond(down, up);
+    m.p_adjusted = m.p_value;
+    m.basis.df = lr.df;
+    m.basis.assumed_run_spread = lr.assumed_run_spread;
+    m.variance.shares = m.variance.components.shares();
+    (m, lr)
 }
 
 fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
@@ -411,6 +519,7 @@ fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
                 faster: count(Verdict::Faster),
                 slower: count(Verdict::Slower),
                 tie: count(Verdict::Tie),
+                unclear: count(Verdict::Unclear),
                 family,
                 environment: env,
             }
@@ -418,609 +527,5 @@ fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
         .collect()
 }
 
-fn fingerprint_rows(envs: &[Environment]) -> Vec<FingerprintRow> {
-    type Field = (&'static str, fn(&ResultFile) -> String);
-    let fields: [Field; 11] = [
-        ("virtualization", |r| r.fingerprint.virtualization.summary()),
-        ("kernel", |r| {
-            r.fingerprint.os.kernel_release.clone().unwrap_or_default()
-        }),
-        ("distro", |r| {
-            r.fingerprint.os.distro.clone().unwrap_or_default()
-        }),
-        ("cpu model", |r| {
-            r.fingerprint.cpu.model.clone().unwrap_or_default()
-        }),
-        ("logical CPUs", |r| {
-            r.fingerprint.cpu.logical_cpus.to_string()
-        }),
-        ("usable CPUs", |r| {
-            r.fingerprint
-                .cpu
-                .usable_cpus
-                .map_or(String::new(), |c| c.to_string())
-        }),
-        ("memory", |r| {
-            r.fingerprint
-                .memory
-                .total_bytes
-                .map_or("unknown".into(), |b| {
-                    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-                })
-        }),
-        ("cgroup limits", |r| {
-            let c = &r.fingerprint.cgroup;
-            format!(
-                "cpu {} / mem {}",
-                c.cpu_quota_cpus.map_or("none".into(), |q| q.to_string()),
-                c.memory_limit_bytes
-                    .map_or("none".into(), |m| format!("{} MiB", m >> 20))
-            )
-        }),
-        ("clock source", |r| {
-            r.fingerprint.clock.source.clone().unwrap_or_default()
-        }),
-        ("filesystems", |r| {
-            r.fingerprint
-                .dirs
-                .iter()
-                .map(|d| d.fs_type.clone().unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join(", ")
-        }),
-        ("suite", |r| r.config.suite.name().to_string()),
-    ];
-    fields
-        .iter()
-        .map(|(name, get)| {
-            let values: Vec<String> = envs
-                .iter()
-                .map(|e| e.runs.first().map(get).unwrap_or_default())
-                .collect();
-            let differs = values.iter().any(|v| *v != values[0]);
-            FingerprintRow {
-                field: name.to_string(),
-                values,
-                differs,
-            }
-        })
-        .collect()
-}
-
-fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
-    let mut w = Vec::new();
-    let base = &envs[0].runs[0].fingerprint;
-    for e in &envs[1..] {
-        let f = &e.runs[0].fingerprint;
-        if f.cpu.model != base.cpu.model || f.cpu.logical_cpus != base.cpu.logical_cpus {
-            w.push(format!("{} runs on different CPUs than {}: differences may be the hardware's, not the environment's", e.label, envs[0].label));
-        }
-        let (a, b) = (
-            f.memory.total_bytes.unwrap_or(0) as f64,
-            base.memory.total_bytes.unwrap_or(0) as f64,
-        );
-        if b > 0.0 && (a - b).abs() / b > 0.1 {
-            w.push(format!(
-                "{} sees {:.1} GiB of memory, {} sees {:.1} GiB (a VM or WSL 2 gets a share)",
-                e.label,
-                a / 1073741824.0,
-                envs[0].label,
-                b / 1073741824.0
-            ));
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for e in envs {
-        for r in &e.runs {
-            if !seen.insert(r.run_id.clone()) {
-                w.push(format!(
-                    "run {} appears twice: comparing a run with itself says nothing",
-                    r.run_id
-                ));
-            }
-            if r.status != RunStatus::Complete {
-                w.push(
-                    format!(
-                        "run {} of {} is {:?}, not complete",
-                        r.run_id, e.label, r.status
-                    )
-                    .to_lowercase(),
-                );
-            }
-            let n = r.anomalies.len() + r.cases.iter().map(|c| c.anomalies.len()).sum::<usize>();
-            if n > 0 {
-                let noun = if n == 1 { "anomaly" } else { "anomalies" };
-                w.push(format!(
-                    "run {} of {} has {n} {noun}; see `envbench show`",
-                    r.run_id, e.label
-                ));
-            }
-        }
-    }
-    w.extend(method_warnings(envs));
-    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
-    if between_run && fewest < 5 {
-        w.push(format!(
-            "with {fewest} runs in an environment the rank test on run medians cannot reach p < 0.05: \
-             every verdict will be a tie; make 5 or more runs per environment for a firm verdict"
-        ));
-    }
-    if !between_run {
-        w.push(format!(
-            "within-run only: drift between runs not measured. Make at least {BETWEEN_RUN_MIN_RUNS} runs per environment \
-             (5 for the rank test to reach p < 0.05 on run medians), alternating environments where you can"
-        ));
-    }
-    w
-}
-
-/// Result details that say how a case was measured: when they differ
-/// between environments (a fallback helper, fewer processes allowed by a
-/// limit), the figures are not like for like.
-const METHOD_DETAILS: &[&str] = &["method", "program", "processes", "threads"];
-
-/// One warning per case whose [`METHOD_DETAILS`] differ between runs.
-fn method_warnings(envs: &[Environment]) -> Vec<String> {
-    // (case key, detail) -> value -> environments that recorded it
-    let mut seen: BTreeMap<(&str, &str), BTreeMap<String, BTreeSet<&str>>> = BTreeMap::new();
-    for e in envs {
-        for r in &e.runs {
-            for c in &r.cases {
-                let Some(details) = c.details.as_ref() else {
-                    continue;
-                };
-                for &k in METHOD_DETAILS {
-                    if let Some(v) = details.get(k).filter(|v| !v.is_null()) {
-                        // strings quoted, numbers as they are
-                        let v = v
-                            .as_str()
-                            .map_or_else(|| v.to_string(), |s| format!("{s:?}"));
-                        seen.entry((c.key.as_str(), k))
-                            .or_default()
-                            .entry(v)
-                            .or_default()
-                            .insert(e.label.as_str());
-                    }
-                }
-            }
-        }
-    }
-    seen.into_iter()
-        .filter(|(_, values)| values.len() > 1)
-        .map(|((case, detail), values)| {
-            let said: Vec<String> = values
-                .into_iter()
-                .map(|(v, labels)| {
-                    format!("{} {v}", labels.into_iter().collect::<Vec<_>>().join(", "))
-                })
-                .collect();
-            format!(
-                "{case} was measured differently ({detail}: {}): its figures are not like for like",
-                said.join("; ")
-            )
-        })
-        .collect()
-}
-
-/// Family hints: what a slower family means for work.
-fn hint(family: &str) -> &'static str {
-    match family {
-        "cpu" => "CPU-bound work (compilers, numerics) will feel it",
-        "mem" => "memory-bound work (large arrays, databases) will feel it",
-        "io" => "keep file-heavy work on the faster side's filesystem",
-        "os" => "process- and syscall-heavy work (shell scripts, builds, git) will feel it",
-        "net" => "network services on loopback will feel it",
-        _ => "",
-    }
-}
-
-fn recommendations(c: &Comparison) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in c.families.iter().filter(|f| f.family != "overall") {
-        let total = f.faster + f.slower + f.tie;
-        let pct = (f.geomean_speedup - 1.0).abs() * 100.0;
-        let line = if f.slower > 0 && f.slower >= f.faster {
-            format!(
-                "{}: {} is slower than {} in {} of {total} case(s) (geometric mean {:.0} % slower); {}.",
-                f.family, f.environment, c.baseline, f.slower, (1.0 - f.geomean_speedup) * 100.0, hint(&f.family)
-            )
-        } else if f.faster > 0 {
-            format!(
-                "{}: {} is faster than {} in {} of {total} case(s) (geometric mean {pct:.0} % {}).",
-                f.family,
-                f.environment,
-                c.baseline,
-                f.faster,
-                if f.geomean_speedup >= 1.0 {
-                    "faster"
-                } else {
-                    "slower"
-                }
-            )
-        } else {
-            format!(
-                "{}: no difference beyond ±{:.0} % between {} and {} could be shown in {total} case(s).",
-                f.family,
-                c.threshold * 100.0,
-                f.environment,
-                c.baseline
-            )
-        };
-        out.push(line);
-    }
-    out
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::config::{RepPolicy, RunConfig, Suite};
-    use crate::results::{MetricResult, SCHEMA_VERSION};
-    use crate::stats::rng::Rng;
-    use crate::stats::{summarize, Sample};
-    use std::collections::BTreeMap;
-    use std::path::Path;
-
-    /// A synthetic run: each case is (key, metric, direction, samples).
-    pub(crate) fn run(
-        label: &str,
-        id: &str,
-        cases: &[(&str, &str, Direction, Vec<f64>)],
-    ) -> ResultFile {
-        let fp = crate::probe::probe_fixture(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe/firecracker"),
-        );
-        ResultFile {
-            schema_version: SCHEMA_VERSION,
-            envbench_version: "0.1.0".into(),
-            run_id: id.into(),
-            label: label.into(),
-            status: RunStatus::Complete,
-            started_utc: "2026-11-22T10:00:00Z".into(),
-            ended_utc: Some("2026-11-22T10:01:00Z".into()),
-            config: RunConfig {
-                suite: Suite::Quick,
-                reps: RepPolicy::for_suite(Suite::Quick),
-                only: vec![],
-                dirs: vec![],
-                label: label.into(),
-                output: "x.json".into(),
-                seed: 1,
-                threads: None,
-                fake_clock: false,
-                mem_bandwidth_gbs: None,
-            },
-            fingerprint: fp,
-            cases: cases
-                .iter()
-                .map(|(key, metric, direction, samples)| CaseResult {
-                    key: key.to_string(),
-                    bench: key.split('[').next().unwrap().to_string(),
-                    params: BTreeMap::new(),
-                    status: CaseStatus::Ok,
-                    reason: None,
-                    warmup_reps: 1,
-                    stop_reason: "max_reps".into(),
-                    started_utc: String::new(),
-                    duration_secs: 1.0,
-                    metrics: vec![MetricResult {
-                        name: metric.to_string(),
-                        unit: if *direction == Direction::HigherIsBetter {
-                            Unit::OpsPerSec
-                        } else {
-                            Unit::Nanoseconds
-                        },
-                        direction: *direction,
-                        summary: Sample::new(samples.clone()).ok().map(|s| summarize(&s, 1)),
-                        samples: samples.clone(),
-                    }],
-                    anomalies: vec![],
-                    notes: vec![],
-                    details: None,
-                })
-                .collect(),
-            derived: vec![],
-            anomalies: vec![],
-            notes: vec![],
-        }
-    }
-
-    /// `n` draws around `center` with ±`spread` relative noise (sum of uniforms).
-    pub(crate) fn draws(rng: &mut Rng, n: usize, center: f64, spread: f64) -> Vec<f64> {
-        (0..n)
-            .map(|_| {
-                center * (1.0 + spread * ((0..4).map(|_| rng.unit_f64()).sum::<f64>() / 2.0 - 1.0))
-            })
-            .collect()
-    }
-
-    fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
-        Environment {
-            label: label.into(),
-            runs,
-        }
-    }
-
-    const OPTS: Options = Options {
-        threshold: None,
-        seed: 42,
-    };
-
-    #[test]
-    fn a_to_a_comparison_is_overwhelmingly_tie() {
-        let mut rng = Rng::new(5);
-        let keys: Vec<String> = (0..40).map(|i| format!("os.case{i}")).collect();
-        let mk = |rng: &mut Rng| -> Vec<(&str, &str, Direction, Vec<f64>)> {
-            keys.iter()
-                .map(|k| {
-                    (
-                        k.as_str(),
-                        "rate",
-                        Direction::HigherIsBetter,
-                        draws(rng, 10, 100.0, 0.1),
-                    )
-                })
-                .collect()
-        };
-        let (a, b) = (mk(&mut rng), mk(&mut rng));
-        let c = compare(
-            &[
-                env("A", vec![run("A", "a1", &a)]),
-                env("B", vec![run("B", "b1", &b)]),
-            ],
-            &OPTS,
-        )
-        .unwrap();
-        let decided = c
-            .metrics
-            .iter()
-            .filter(|m| m.verdict != Verdict::Tie)
-            .count();
-        // FDR control at 5 % plus the 5 % band: at most 5 % false verdicts
-        assert!(
-            decided * 20 <= c.metrics.len(),
-            "{decided} of {} decided",
-            c.metrics.len()
-        );
-        assert!(!c.between_run && c.warnings.iter().any(|w| w.contains("within-run only")));
-    }
-
-    #[test]
-    fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
-        let mut rng = Rng::new(9);
-        let base = run(
-            "native",
-            "n1",
-            &[
-                (
-                    "cpu.x",
-                    "rate",
-                    Direction::HigherIsBetter,
-                    draws(&mut rng, 12, 100.0, 0.02),
-                ),
-                (
-                    "os.y",
-                    "latency",
-                    Direction::LowerIsBetter,
-                    draws(&mut rng, 12, 100.0, 0.02),
-                ),
-            ],
-        );
-        let other = run(
-            "wsl1",
-            "w1",
-            &[
-                (
-                    "cpu.x",
-                    "rate",
-                    Direction::HigherIsBetter,
-                    draws(&mut rng, 12, 70.0, 0.02),
-                ),
-                (
-                    "os.y",
-                    "latency",
-                    Direction::LowerIsBetter,
-                    draws(&mut rng, 12, 4000.0, 0.02),
-                ),
-            ],
-        );
-        let c = compare(
-            &[env("native", vec![base]), env("wsl1", vec![other])],
-            &OPTS,
-        )
-        .unwrap();
-        let get = |k: &str| c.metrics.iter().find(|m| m.key == k).unwrap();
-        assert_eq!(get("cpu.x").verdict, Verdict::Slower);
-        assert!(
-            (get("cpu.x").variation_pct - 30.0).abs() < 3.0,
-            "{}",
-            get("cpu.x").variation_pct
-        );
-        assert_eq!(
-            get("os.y").verdict,
-            Verdict::Slower,
-            "a 40x latency is slower"
-        );
-        let overall = c.families.iter().find(|f| f.family == "overall").unwrap();
-        assert_eq!((overall.slower, overall.faster), (2, 0));
-        assert!(c
-            .recommendations
-            .iter()
-            .any(|r| r.starts_with("os: wsl1 is slower")));
-    }
-
-    #[test]
-    fn three_runs_per_side_use_run_medians() {
-        let mut rng = Rng::new(3);
-        let runs = |label: &str, center: f64, rng: &mut Rng| -> Vec<ResultFile> {
-            (0..5)
-                .map(|i| {
-                    run(
-                        label,
-                        &format!("{label}{i}"),
-                        &[(
-                            "mem.s",
-                            "rate",
-                            Direction::HigherIsBetter,
-                            draws(rng, 5, center, 0.02),
-                        )],
-                    )
-                })
-                .collect()
-        };
-        let (a, b) = (runs("A", 100.0, &mut rng), runs("B", 120.0, &mut rng));
-        let c = compare(&[env("A", a), env("B", b)], &OPTS).unwrap();
-        assert!(c.between_run);
-        assert_eq!(c.threshold, DEFAULT_THRESHOLD);
-        assert_eq!(c.metrics[0].basis, "5 vs 5 run medians");
-        assert_eq!(c.metrics[0].verdict, Verdict::Faster);
-    }
-
-    #[test]
-    fn unmatched_cases_are_listed_and_nothing_in_common_is_an_error() {
-        let a = run(
-            "A",
-            "a",
-            &[
-                ("cpu.x", "rate", Direction::HigherIsBetter, vec![1.0, 2.0]),
-                (
-                    "cpu.only_a",
-                    "rate",
-                    Direction::HigherIsBetter,
-                    vec![1.0, 2.0],
-                ),
-            ],
-        );
-        let b = run(
-            "B",
-            "b",
-            &[("cpu.x", "rate", Direction::HigherIsBetter, vec![1.0, 2.0])],
-        );
-        let c = compare(&[env("A", vec![a.clone()]), env("B", vec![b])], &OPTS).unwrap();
-        assert_eq!(
-            c.unmatched,
-            vec![("A".to_string(), "cpu.only_a".to_string())]
-        );
-        let d = run(
-            "D",
-            "d",
-            &[("io.z", "rate", Direction::HigherIsBetter, vec![1.0, 2.0])],
-        );
-        assert!(matches!(
-            compare(&[env("A", vec![a.clone()]), env("D", vec![d])], &OPTS),
-            Err(CompareError::NoCommonCases(..))
-        ));
-        assert!(matches!(
-            compare(&[env("A", vec![a])], &OPTS),
-            Err(CompareError::OneEnvironment(_))
-        ));
-    }
-
-    #[test]
-    fn a_run_compared_with_itself_is_warned_about() {
-        let a = run(
-            "A",
-            "same",
-            &[(
-                "cpu.x",
-                "rate",
-                Direction::HigherIsBetter,
-                vec![1.0, 2.0, 3.0],
-            )],
-        );
-        let c = compare(&[env("A", vec![a.clone()]), env("B", vec![a])], &OPTS).unwrap();
-        assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
-        assert_eq!(c.metrics[0].verdict, Verdict::Tie);
-    }
-
-    #[test]
-    fn a_case_measured_differently_is_warned_about() {
-        let mk = |label: &str, id: &str, method: &str, processes: u64| {
-            let mut r = run(
-                label,
-                id,
-                &[(
-                    "os.fork[n=100]",
-                    "time_per_process",
-                    Direction::LowerIsBetter,
-                    vec![1.0, 2.0, 3.0],
-                )],
-            );
-            r.cases[0].details = Some(serde_json::json!({
-                "method": method, "processes": processes, "limited": null
-            }));
-            r
-        };
-        let same = compare(
-            &[
-                env("A", vec![mk("A", "a1", "tiny", 100)]),
-                env("B", vec![mk("B", "b1", "tiny", 100)]),
-            ],
-            &OPTS,
-        )
-        .unwrap();
-        assert!(
-            !same
-                .warnings
-                .iter()
-                .any(|w| w.contains("measured differently")),
-            "{:?}",
-            same.warnings
-        );
-        let differ = compare(
-            &[
-                env("A", vec![mk("A", "a1", "tiny", 100)]),
-                env("B", vec![mk("B", "b1", "envbench", 60)]),
-            ],
-            &OPTS,
-        )
-        .unwrap();
-        let w: Vec<&String> = differ
-            .warnings
-            .iter()
-            .filter(|w| w.contains("measured differently"))
-            .collect();
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w.iter()
-                .any(|w| w.contains(r#"method: A "tiny"; B "envbench""#)
-                    || w.contains(r#"method: B "envbench"; A "tiny""#)),
-            "{w:?}"
-        );
-        assert!(
-            w.iter().any(|w| w.contains("processes: A 100; B 60")),
-            "{w:?}"
-        );
-    }
-
-    #[test]
-    fn same_seed_gives_the_same_comparison() {
-        let mut rng = Rng::new(1);
-        let a = run(
-            "A",
-            "a",
-            &[(
-                "cpu.x",
-                "rate",
-                Direction::HigherIsBetter,
-                draws(&mut rng, 8, 10.0, 0.1),
-            )],
-        );
-        let b = run(
-            "B",
-            "b",
-            &[(
-                "cpu.x",
-                "rate",
-                Direction::HigherIsBetter,
-                draws(&mut rng, 8, 11.0, 0.1),
-            )],
-        );
-        let envs = [env("A", vec![a]), env("B", vec![b])];
-        let (x, y) = (
-            compare(&envs, &OPTS).unwrap(),
-            compare(&envs, &OPTS).unwrap(),
-        );
-        assert_eq!(x.metrics[0].ratio_ci, y.metrics[0].ratio_ci);
-    }
-}
+pub(crate) mod tests;

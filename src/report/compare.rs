@@ -3,7 +3,7 @@
 //! fixed precision.
 
 use super::{render_markdown, render_text, Table};
-use crate::compare::{Comparison, Verdict};
+use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::units::format_value;
 
 /// How tables become text.
@@ -18,16 +18,19 @@ pub enum Style {
     Markdown,
 }
 
-fn verdict_cell(v: Verdict, color: bool) -> String {
-    let (word, code) = match v {
-        Verdict::Faster => ("faster", "32"),
-        Verdict::Slower => ("slower", "31"),
-        Verdict::Tie => ("tie", "2"),
+/// The verdict's word, coloured on request: faster green, slower red,
+/// tie dim, unclear yellow.
+pub fn verdict_cell(v: Verdict, color: bool) -> String {
+    let code = match v {
+        Verdict::Faster => "32",
+        Verdict::Slower => "31",
+        Verdict::Tie => "2",
+        Verdict::Unclear => "33",
     };
     if color {
-        format!("\x1b[{code}m{word}\x1b[0m")
+        format!("\x1b[{code}m{}\x1b[0m", v.word())
     } else {
-        word.to_string()
+        v.word().to_string()
     }
 }
 
@@ -64,7 +67,7 @@ pub fn fingerprint_table(c: &Comparison) -> Table {
     t
 }
 
-/// Geometric mean speed-up and verdict counts per family and environment.
+/// Geometric mean speed-up and outcome counts per family and environment.
 pub fn summary_table(c: &Comparison) -> Table {
     let mut t = Table::new(&[
         "family",
@@ -73,26 +76,52 @@ pub fn summary_table(c: &Comparison) -> Table {
         ">faster",
         ">slower",
         ">tie",
+        ">unclear",
     ]);
     for f in &c.families {
         t.rows.push(vec![
             f.family.clone(),
             f.environment.clone(),
             if f.geomean_speedup.is_finite() {
-                format!("{:.3}x", f.geomean_speedup)
+                format_ratio(f.geomean_speedup) + "x"
             } else {
                 "-".into()
             },
             f.faster.to_string(),
             f.slower.to_string(),
             f.tie.to_string(),
+            f.unclear.to_string(),
         ]);
     }
     t
 }
 
-/// Every metric comparison.
-pub fn metrics_table(c: &Comparison, color: bool) -> Table {
+/// A ratio with 3 significant digits at least, whatever its size
+/// (0.000512, 0.496, 1.02, 1325).
+pub fn format_ratio(r: f64) -> String {
+    if !r.is_finite() {
+        return "-".into();
+    }
+    let a = r.abs();
+    if a >= 100.0 {
+        format!("{r:.0}")
+    } else if a >= 10.0 {
+        format!("{r:.1}")
+    } else if a >= 0.1 || a == 0.0 {
+        format!("{r:.3}")
+    } else {
+        let digits = (-a.log10()).ceil() as usize + 2;
+        format!("{r:.digits$}")
+    }
+}
+
+fn interval(ci: (f64, f64)) -> String {
+    format!("{} .. {}", format_ratio(ci.0), format_ratio(ci.1))
+}
+
+/// Metric comparisons: headline metrics only, or every metric with
+/// secondary ones marked.
+pub fn metrics_table(c: &Comparison, color: bool, all: bool) -> Table {
     let mut t = Table::new(&[
         "case",
         "metric",
@@ -103,25 +132,79 @@ pub fn metrics_table(c: &Comparison, color: bool) -> Table {
         ">ratio",
         ">95% CI",
         ">variation %",
-        ">p (BH)",
         "verdict",
     ]);
-    for m in &c.metrics {
+    for m in c.metrics.iter().filter(|m| all || m.primary) {
+        let verdict = verdict_cell(m.verdict, color);
         t.rows.push(vec![
             m.key.clone(),
-            m.metric.clone(),
+            if m.primary {
+                m.metric.clone()
+            } else {
+                format!("{} (secondary)", m.metric)
+            },
             m.environment.clone(),
-            format_value(m.base_median),
-            format_value(m.other_median),
+            format_value(m.base_value),
+            format_value(m.other_value),
             m.unit.symbol().to_string(),
-            format!("{:.3}", m.ratio),
-            format!("{:.3} .. {:.3}", m.ratio_ci.0, m.ratio_ci.1),
+            format_ratio(m.ratio),
+            interval(m.ratio_ci),
             format!("{:+.1}", m.variation_pct),
-            format!("{:.3}", m.p_adjusted),
-            verdict_cell(m.verdict, color),
+            if m.ratio_ci_adjusted.is_some() {
+                format!("{verdict} *")
+            } else {
+                verdict
+            },
         ]);
     }
     t
+}
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or("-".into(), |s| format!("{:.0}", s * 100.0))
+}
+
+/// Unclear headline metrics: where their spread comes from and how many
+/// runs per side would resolve them.
+pub fn unclear_table(c: &Comparison) -> Table {
+    let mut t = Table::new(&[
+        "case",
+        "environment",
+        ">ratio",
+        ">95% CI",
+        "basis",
+        ">runs %",
+        ">rounds %",
+        ">reps %",
+        ">runs needed",
+    ]);
+    let unclear = c
+        .metrics
+        .iter()
+        .filter(|m| m.primary && m.verdict == Verdict::Unclear);
+    for m in unclear {
+        let shares = m.variance.shares.unwrap_or([None; 3]);
+        t.rows.push(vec![
+            m.key.clone(),
+            m.environment.clone(),
+            format_ratio(m.ratio),
+            interval(m.ratio_ci),
+            m.basis.describe(),
+            percent(shares[0]),
+            percent(shares[1]),
+            percent(shares[2]),
+            runs_needed(m),
+        ]);
+    }
+    t
+}
+
+fn runs_needed(m: &MetricComparison) -> String {
+    match (m.runs_needed, m.basis.runs.0.min(m.basis.runs.1)) {
+        (Some(n), _) => n.to_string(),
+        (None, 1) => ">= 3".into(),
+        (None, _) => format!("> {}", crate::compare::MAX_ADVISED_RUNS),
+    }
 }
 
 /// One row per case × metric × environment, every number unformatted.
@@ -132,41 +215,61 @@ pub fn csv_table(c: &Comparison) -> Table {
         "case",
         "family",
         "metric",
+        "headline",
         "unit",
         "direction",
-        "base_median",
-        "other_median",
+        "base_value",
+        "other_value",
         "ratio",
         "ratio_ci_low",
         "ratio_ci_high",
+        "ratio_ci_adjusted_low",
+        "ratio_ci_adjusted_high",
+        "confidence_adjusted",
         "variation_pct",
         "p_value",
         "p_adjusted",
         "verdict",
         "basis",
+        "df",
+        "share_runs",
+        "share_rounds",
+        "share_reps",
+        "runs_needed",
     ]);
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for m in &c.metrics {
+        let shares = m.variance.shares.unwrap_or([None; 3]);
         t.rows.push(vec![
             m.environment.clone(),
             c.baseline.clone(),
             m.key.clone(),
             m.family.clone(),
             m.metric.clone(),
+            m.primary.to_string(),
             m.unit.symbol().to_string(),
             serde_json::to_value(m.direction)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            m.base_median.to_string(),
-            m.other_median.to_string(),
+            m.base_value.to_string(),
+            m.other_value.to_string(),
             m.ratio.to_string(),
             m.ratio_ci.0.to_string(),
             m.ratio_ci.1.to_string(),
+            opt(m.ratio_ci_adjusted.map(|c| c.0)),
+            opt(m.ratio_ci_adjusted.map(|c| c.1)),
+            opt(m.confidence_adjusted),
             m.variation_pct.to_string(),
             m.p_value.to_string(),
             m.p_adjusted.to_string(),
-            verdict_cell(m.verdict, false),
-            m.basis.clone(),
+            m.verdict.word().to_string(),
+            m.basis.describe(),
+            m.basis.df.to_string(),
+            opt(shares[0]),
+            opt(shares[1]),
+            opt(shares[2]),
+            m.runs_needed.map_or(String::new(), |n| n.to_string()),
         ]);
     }
     t
@@ -180,8 +283,30 @@ struct Writer {
     color: bool,
 }
 
-/// The whole comparison as text or Markdown.
-pub fn render(c: &Comparison, style: Style) -> String {
+/// The method in one paragraph, for the heading of the cases table.
+pub fn method_note(c: &Comparison) -> String {
+    let levels = if c.between_run {
+        "runs, rounds and repetitions".to_string()
+    } else {
+        format!(
+            "rounds and repetitions, with an assumed {:.0} % spread between runs for a side with one run",
+            c.assumed_run_sd * 100.0
+        )
+    };
+    format!(
+        "ratio = other / {b}; variation = ({b} - other) / {b} x 100, as the seeds report it. \
+         Intervals: hierarchical bootstrap over {levels}. faster/slower: the whole interval beyond \
+         ±{thr:.0} %; tie: the whole 95 % interval inside it; unclear: it straddles an edge. \
+         Headline metrics are controlled for multiple comparisons (false discovery rate {fdr}); \
+         * marks verdicts resting on the interval widened for it.",
+        b = c.baseline,
+        fdr = c.fdr,
+        thr = c.threshold * 100.0
+    )
+}
+
+/// The whole comparison as text or Markdown; `all` adds secondary metrics.
+pub fn render(c: &Comparison, style: Style, all: bool) -> String {
     let w = match style {
         Style::Text { color } => Writer {
             table: render_text,
@@ -218,13 +343,23 @@ pub fn render(c: &Comparison, style: Style) -> String {
     out += &table(&summary_table(c));
     out += "\n";
     out += &heading(&format!(
-        "Cases: ratio = other / {b}; variation = ({b} - other) / {b} x 100, as the seeds report it; \
-         a verdict needs BH-adjusted p < {fdr} and the CI beyond ±{thr:.0} %",
-        b = c.baseline,
-        fdr = c.fdr,
-        thr = c.threshold * 100.0
+        "Cases ({}): {}",
+        if all {
+            "every metric"
+        } else {
+            "headline metrics; --all-metrics for the rest"
+        },
+        method_note(c)
     ));
-    out += &table(&metrics_table(c, color));
+    out += &table(&metrics_table(c, color, all));
+    let unclear = unclear_table(c);
+    if !unclear.rows.is_empty() {
+        out += "\n";
+        out += &heading(
+            "Unclear cases: share of the spread between runs, rounds and repetitions, and runs per environment that would resolve ±threshold",
+        );
+        out += &table(&unclear);
+    }
     if !c.unmatched.is_empty() {
         out += "\n";
         out += &heading("Cases in one environment only (not compared)");
@@ -234,7 +369,7 @@ pub fn render(c: &Comparison, style: Style) -> String {
     }
     out += "\n";
     out += &heading("Recommendations");
-    for r in &c.recommendations {
+    for r in c.recommendations.iter().chain(&c.advice) {
         out += &format!("{bullet}{r}\n");
     }
     out
@@ -309,12 +444,12 @@ mod tests {
 
     #[test]
     fn text_report_snapshot() {
-        insta::assert_snapshot!(render(&comparison().0, Style::Text { color: false }));
+        insta::assert_snapshot!(render(&comparison().0, Style::Text { color: false }, false));
     }
 
     #[test]
     fn markdown_report_snapshot() {
-        insta::assert_snapshot!(render(&comparison().0, Style::Markdown));
+        insta::assert_snapshot!(render(&comparison().0, Style::Markdown, true));
     }
 
     #[test]
@@ -334,9 +469,17 @@ mod tests {
     }
 
     #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(format_ratio(0.000512), "0.000512");
+        assert_eq!(format_ratio(0.496), "0.496");
+        assert_eq!(format_ratio(1325.4), "1325");
+        assert_eq!(format_ratio(0.0234), "0.0234");
+    }
+
+    #[test]
     fn colour_marks_verdicts_only_when_asked() {
         let (c, _) = comparison();
-        assert!(render(&c, Style::Text { color: true }).contains("\x1b[31mslower\x1b[0m"));
-        assert!(!render(&c, Style::Text { color: false }).contains('\x1b'));
+        assert!(render(&c, Style::Text { color: true }, false).contains("\x1b[31mslower\x1b[0m"));
+        assert!(!render(&c, Style::Text { color: false }, false).contains('\x1b'));
     }
 }

@@ -2,7 +2,7 @@
 //! SVG, no script, no network) with the verdict summary, warnings,
 //! recommendations, fingerprints side by side, charts and every metric.
 
-use super::compare::{fingerprint_table, metrics_table, summary_table};
+use super::compare::{fingerprint_table, method_note, metrics_table, summary_table, unclear_table};
 use super::svg::{esc, line_chart, speedup_bars, timeline, Bar, Series};
 use super::{Align, Table};
 use crate::compare::{Comparison, Environment, Verdict};
@@ -134,6 +134,17 @@ fn series(
     out
 }
 
+/// Okabe–Ito colours: faster bluish green, slower vermillion, tie grey,
+/// unclear orange.
+pub fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "#009E73",
+        Verdict::Slower => "#D55E00",
+        Verdict::Tie => "#9a9a9a",
+        Verdict::Unclear => "#E69F00",
+    }
+}
+
 fn charts(c: &Comparison, envs: &[Environment]) -> String {
     let mut s = String::new();
     for other in c.environments.iter().skip(1) {
@@ -142,17 +153,8 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
             .iter()
             .filter(|m| m.primary && m.environment == other.label)
             .map(|m| {
-                let (lo, hi) = match m.direction {
-                    crate::units::Direction::HigherIsBetter => m.ratio_ci,
-                    crate::units::Direction::LowerIsBetter => {
-                        (1.0 / m.ratio_ci.1, 1.0 / m.ratio_ci.0)
-                    }
-                };
-                let color = match m.verdict {
-                    Verdict::Faster => "#009E73",
-                    Verdict::Slower => "#D55E00",
-                    Verdict::Tie => "#9a9a9a",
-                };
+                let (lo, hi) = m.speedup_ci();
+                let color = verdict_color(m.verdict);
                 Bar {
                     label: format!("{} {}", m.key, m.metric),
                     value: m.speedup(),
@@ -332,16 +334,14 @@ pub fn render(c: &Comparison, envs: &[Environment]) -> String {
     let title = format!("envbench: {} against {}", others.join(", "), c.baseline);
     let mut b = format!("<h1>{}</h1>", esc(&title));
     b += &format!(
-        "<p class=\"note\">{}; a verdict needs a Benjamini-Hochberg adjusted p below {} and the whole 95 % CI beyond ±{:.0} %. Variation = (base − other) / base × 100, as the seeds report it. Bootstrap seed {}.</p>",
-        if c.between_run { "Samples are the runs' medians (drift between runs counts as noise)" } else { "Within-run only: repetitions pooled, drift between runs not measured" },
-        c.fdr,
-        c.threshold * 100.0,
+        "<p class=\"note\">{} Bootstrap seed {}.</p>",
+        esc(&method_note(c)),
         c.seed
     );
     b += "<h2>Summary by family</h2>";
     b += &html_table(&summary_table(c));
     b += "<h2>Recommendations</h2><ul>";
-    for r in &c.recommendations {
+    for r in c.recommendations.iter().chain(&c.advice) {
         b += &format!("<li>{}</li>", esc(r));
     }
     b += "</ul>";
@@ -381,8 +381,14 @@ pub fn render(c: &Comparison, envs: &[Environment]) -> String {
     }
     b += "<h2>Charts</h2>";
     b += &charts(c, envs);
+    let unclear = unclear_table(c);
+    if !unclear.rows.is_empty() {
+        b += "<h2>Unclear cases: where the spread comes from</h2>";
+        b += "<p class=\"note\">Share of the variance between runs, between rounds and between repetitions, and the runs per environment that would resolve an effect of the threshold's size.</p>";
+        b += &html_table(&unclear);
+    }
     b += "<h2>Every metric</h2>";
-    b += &html_table(&metrics_table(c, false));
+    b += &html_table(&metrics_table(c, false, true));
     if !c.unmatched.is_empty() {
         b += "<h2>Cases in one environment only</h2><ul>";
         for (e, k) in &c.unmatched {

@@ -1,0 +1,666 @@
+use super::*;
+use crate::config::{RepPolicy, RunConfig, Suite};
+use crate::results::RunStatus;
+use crate::results::{MetricResult, SCHEMA_VERSION};
+use crate::stats::rng::Rng;
+use crate::stats::{summarize, Sample};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A synthetic run: each case is (key, metric, direction, samples).
+pub(crate) fn run(
+    label: &str,
+    id: &str,
+    cases: &[(&str, &str, Direction, Vec<f64>)],
+) -> ResultFile {
+    let fp = crate::probe::probe_fixture(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe/firecracker"),
+    );
+    ResultFile {
+        schema_version: SCHEMA_VERSION,
+        envbench_version: "0.1.0".into(),
+        run_id: id.into(),
+        label: label.into(),
+        status: RunStatus::Complete,
+        started_utc: "2026-11-22T10:00:00Z".into(),
+        ended_utc: Some("2026-11-22T10:01:00Z".into()),
+        config: RunConfig {
+            suite: Suite::Quick,
+            reps: RepPolicy::for_suite(Suite::Quick),
+            only: vec![],
+            dirs: vec![],
+            label: label.into(),
+            output: "x.json".into(),
+            seed: 1,
+            threads: None,
+            fake_clock: false,
+            mem_bandwidth_gbs: None,
+        },
+        fingerprint: fp,
+        rounds: None,
+        cases: cases
+            .iter()
+            .map(|(key, metric, direction, samples)| CaseResult {
+                key: key.to_string(),
+                bench: key.split('[').next().unwrap().to_string(),
+                params: BTreeMap::new(),
+                status: CaseStatus::Ok,
+                reason: None,
+                warmup_reps: 1,
+                stop_reason: "max_reps".into(),
+                started_utc: String::new(),
+                duration_secs: 1.0,
+                rounds: vec![],
+                sample_rounds: vec![],
+                sample_times_secs: vec![],
+                metrics: vec![MetricResult {
+                    name: metric.to_string(),
+                    unit: if *direction == Direction::HigherIsBetter {
+                        Unit::OpsPerSec
+                    } else {
+                        Unit::Nanoseconds
+                    },
+                    direction: *direction,
+                    summary: Sample::new(samples.clone()).ok().map(|s| summarize(&s, 1)),
+                    samples: samples.clone(),
+                }],
+                anomalies: vec![],
+                notes: vec![],
+                details: None,
+            })
+            .collect(),
+        derived: vec![],
+        anomalies: vec![],
+        notes: vec![],
+    }
+}
+
+/// `n` draws around `center` with ±`spread` relative noise (sum of uniforms).
+pub(crate) fn draws(rng: &mut Rng, n: usize, center: f64, spread: f64) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            center * (1.0 + spread * ((0..4).map(|_| rng.unit_f64()).sum::<f64>() / 2.0 - 1.0))
+        })
+        .collect()
+}
+
+pub(crate) fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
+    Environment {
+        label: label.into(),
+        runs,
+    }
+}
+
+const OPTS: Options = Options {
+    threshold: None,
+    seed: 42,
+};
+
+#[test]
+fn a_to_a_comparison_is_overwhelmingly_tie() {
+    let mut rng = Rng::new(5);
+    let keys: Vec<String> = (0..40).map(|i| format!("os.case{i}")).collect();
+    let mk = |rng: &mut Rng| -> Vec<(&str, &str, Direction, Vec<f64>)> {
+        keys.iter()
+            .map(|k| {
+                (
+                    k.as_str(),
+                    "rate",
+                    Direction::HigherIsBetter,
+                    draws(rng, 10, 100.0, 0.1),
+                )
+            })
+            .collect()
+    };
+    let (a, b) = (mk(&mut rng), mk(&mut rng));
+    let c = compare(
+        &[
+            env("A", vec![run("A", "a1", &a)]),
+            env("B", vec![run("B", "b1", &b)]),
+        ],
+        &OPTS,
+    )
+    .unwrap();
+    let decided = c
+        .metrics
+        .iter()
+        .filter(|m| matches!(m.verdict, Verdict::Faster | Verdict::Slower))
+        .count();
+    // FDR control at 5 % plus the 5 % band: at most 5 % false verdicts
+    assert!(
+        decided * 20 <= c.metrics.len(),
+        "{decided} of {} decided",
+        c.metrics.len()
+    );
+    assert!(!c.between_run && c.warnings.iter().any(|w| w.contains("a single run")));
+}
+
+#[test]
+fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
+    let mut rng = Rng::new(9);
+    let base = run(
+        "native",
+        "n1",
+        &[
+            (
+                "cpu.x",
+                "rate",
+                Direction::HigherIsBetter,
+                draws(&mut rng, 12, 100.0, 0.02),
+            ),
+            (
+                "os.y",
+                "latency",
+                Direction::LowerIsBetter,
+                draws(&mut rng, 12, 100.0, 0.02),
+            ),
+        ],
+    );
+    let other = run(
+        "wsl1",
+        "w1",
+        &[
+            (
+                "cpu.x",
+                "rate",
+                Direction::HigherIsBetter,
+                draws(&mut rng, 12, 70.0, 0.02),
+            ),
+            (
+                "os.y",
+                "latency",
+                Direction::LowerIsBetter,
+                draws(&mut rng, 12, 4000.0, 0.02),
+            ),
+        ],
+    );
+    let c = compare(
+        &[env("native", vec![base]), env("wsl1", vec![other])],
+        &OPTS,
+    )
+    .unwrap();
+    let get = |k: &str| c.metrics.iter().find(|m| m.key == k).unwrap();
+    assert_eq!(get("cpu.x").verdict, Verdict::Slower);
+    assert!(
+        (get("cpu.x").variation_pct - 30.0).abs() < 3.0,
+        "{}",
+        get("cpu.x").variation_pct
+    );
+    assert_eq!(
+        get("os.y").verdict,
+        Verdict::Slower,
+        "a 40x latency is slower"
+    );
+    let overall = c.families.iter().find(|f| f.family == "overall").unwrap();
+    assert_eq!((overall.slower, overall.faster), (2, 0));
+    assert!(c
+        .recommendations
+        .iter()
+        .any(|r| r.starts_with("os: wsl1 is slower")));
+}
+
+#[test]
+fn three_runs_per_side_use_run_medians() {
+    let mut rng = Rng::new(3);
+    let runs = |label: &str, center: f64, rng: &mut Rng| -> Vec<ResultFile> {
+        (0..5)
+            .map(|i| {
+                run(
+                    label,
+                    &format!("{label}{i}"),
+                    &[(
+                        "mem.s",
+                        "rate",
+                        Direction::HigherIsBetter,
+                        draws(rng, 5, center, 0.02),
+                    )],
+                )
+            })
+            .collect()
+    };
+    let (a, b) = (runs("A", 100.0, &mut rng), runs("B", 120.0, &mut rng));
+    let c = compare(&[env("A", a), env("B", b)], &OPTS).unwrap();
+    assert!(c.between_run);
+    assert_eq!(c.threshold, DEFAULT_THRESHOLD);
+    assert_eq!(c.metrics[0].basis.describe(), "5 vs 5 runs");
+    assert_eq!(c.metrics[0].basis.top, (Level::Runs, Level::Runs));
+    assert!(!c.metrics[0].basis.assumed_run_spread);
+    assert_eq!(c.metrics[0].verdict, Verdict::Faster);
+}
+
+#[test]
+fn unmatched_cases_are_listed_and_nothing_in_common_is_an_error() {
+    let a = run(
+        "A",
+        "a",
+        &[
+            ("cpu.x", "rate", Direction::HigherIsBetter, vec![1.0, 2.0]),
+            (
+                "cpu.only_a",
+                "rate",
+                Direction::HigherIsBetter,
+                vec![1.0, 2.0],
+            ),
+        ],
+    );
+    let b = run(
+        "B",
+        "b",
+        &[("cpu.x", "rate", Direction::HigherIsBetter, vec![1.0, 2.0])],
+    );
+    let c = compare(&[env("A", vec![a.clone()]), env("B", vec![b])], &OPTS).unwrap();
+    assert_eq!(
+        c.unmatched,
+        vec![("A".to_string(), "cpu.only_a".to_string())]
+    );
+    let d = run(
+        "D",
+        "d",
+        &[("io.z", "rate", Direction::HigherIsBetter, vec![1.0, 2.0])],
+    );
+    assert!(matches!(
+        compare(&[env("A", vec![a.clone()]), env("D", vec![d])], &OPTS),
+        Err(CompareError::NoCommonCases(..))
+    ));
+    assert!(matches!(
+        compare(&[env("A", vec![a])], &OPTS),
+        Err(CompareError::OneEnvironment(_))
+    ));
+}
+
+#[test]
+fn a_run_compared_with_itself_is_warned_about() {
+    let a = run(
+        "A",
+        "same",
+        &[(
+            "cpu.x",
+            "rate",
+            Direction::HigherIsBetter,
+            vec![1.0, 2.0, 3.0],
+        )],
+    );
+    let c = compare(&[env("A", vec![a.clone()]), env("B", vec![a])], &OPTS).unwrap();
+    assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
+    assert_eq!(c.metrics[0].verdict, Verdict::Unclear);
+}
+
+#[test]
+fn a_case_measured_differently_is_warned_about() {
+    let mk = |label: &str, id: &str, method: &str, processes: u64| {
+        let mut r = run(
+            label,
+            id,
+            &[(
+                "os.fork[n=100]",
+                "time_per_process",
+                Direction::LowerIsBetter,
+                vec![1.0, 2.0, 3.0],
+            )],
+        );
+        r.cases[0].details = Some(serde_json::json!({
+            "method": method, "processes": processes, "limited": null
+        }));
+        r
+    };
+    let same = compare(
+        &[
+            env("A", vec![mk("A", "a1", "tiny", 100)]),
+            env("B", vec![mk("B", "b1", "tiny", 100)]),
+        ],
+        &OPTS,
+    )
+    .unwrap();
+    assert!(
+        !same
+            .warnings
+            .iter()
+            .any(|w| w.contains("measured differently")),
+        "{:?}",
+        same.warnings
+    );
+    let differ = compare(
+        &[
+            env("A", vec![mk("A", "a1", "tiny", 100)]),
+            env("B", vec![mk("B", "b1", "envbench", 60)]),
+        ],
+        &OPTS,
+    )
+    .unwrap();
+    let w: Vec<&String> = differ
+        .warnings
+        .iter()
+        .filter(|w| w.contains("measured differently"))
+        .collect();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains(r#"method: A "tiny"; B "envbench""#)
+                || w.contains(r#"method: B "envbench"; A "tiny""#)),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|w| w.contains("processes: A 100; B 60")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn same_seed_gives_the_same_comparison() {
+    let mut rng = Rng::new(1);
+    let a = run(
+        "A",
+        "a",
+        &[(
+            "cpu.x",
+            "rate",
+            Direction::HigherIsBetter,
+            draws(&mut rng, 8, 10.0, 0.1),
+        )],
+    );
+    let b = run(
+        "B",
+        "b",
+        &[(
+            "cpu.x",
+            "rate",
+            Direction::HigherIsBetter,
+            draws(&mut rng, 8, 11.0, 0.1),
+        )],
+    );
+    let envs = [env("A", vec![a]), env("B", vec![b])];
+    let (x, y) = (
+        compare(&envs, &OPTS).unwrap(),
+        compare(&envs, &OPTS).unwrap(),
+    );
+    assert_eq!(x.metrics[0].ratio_ci, y.metrics[0].ratio_ci);
+}
+
+/// A synthetic run whose cases have rounds: (key, direction, rounds of samples).
+pub(crate) fn run_rounds(
+    label: &str,
+    id: &str,
+    cases: &[(String, Direction, Vec<Vec<f64>>)],
+) -> ResultFile {
+    let flat: Vec<(&str, &str, Direction, Vec<f64>)> = cases
+        .iter()
+        .map(|(k, d, rounds)| (k.as_str(), "value", *d, rounds.concat()))
+        .collect();
+    let mut r = run(label, id, &flat);
+    for (case, (_, _, rounds)) in r.cases.iter_mut().zip(cases) {
+        case.sample_rounds = rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(i, round)| std::iter::repeat_n(i as u32, round.len()))
+            .collect();
+    }
+    r
+}
+
+/// An environment of one higher-is-better metric `cpu.x`, runs × rounds × reps.
+fn one_metric(label: &str, data: Vec<Vec<Vec<f64>>>) -> Environment {
+    let runs = data
+        .into_iter()
+        .enumerate()
+        .map(|(r, rounds)| {
+            run_rounds(
+                label,
+                &format!("{label}{r}"),
+                &[("cpu.x".to_string(), Direction::HigherIsBetter, rounds)],
+            )
+        })
+        .collect();
+    env(label, runs)
+}
+
+/// Between-run spread of synthetic metric `i`: most metrics steady (2 %),
+/// some drifting (5 %), one in ten drifting 20 % (huge pages by luck, a
+/// busy neighbour), as seen between quick runs on shared VMs.
+fn run_sd(i: usize) -> f64 {
+    match i % 10 {
+        0 => 0.20,
+        1 | 2 => 0.05,
+        _ => 0.02,
+    }
+}
+
+/// Environments of `runs` runs × `rounds` rounds × 3 repetitions for
+/// `metrics` headline metrics; metric i of OTHER is `effect(i)` times BASE
+/// (in speed: a rate multiplied, a time divided).
+fn synthetic(
+    rng: &mut Rng,
+    runs: usize,
+    rounds: usize,
+    metrics: usize,
+    effect: &dyn Fn(usize) -> f64,
+) -> [Environment; 2] {
+    use crate::stats::levels::tests::synth;
+    let side = |rng: &mut Rng, label: &str, other: bool| -> Environment {
+        let per_metric: Vec<Vec<Vec<Vec<f64>>>> = (0..metrics)
+            .map(|i| {
+                let dir_higher = i % 2 == 0;
+                let e = if other { effect(i) } else { 1.0 };
+                let center = if dir_higher { 100.0 * e } else { 100.0 / e };
+                synth(rng, center, (runs, rounds, 3), (run_sd(i), 0.03, 0.01))
+            })
+            .collect();
+        let files = (0..runs)
+            .map(|r| {
+                let cases: Vec<(String, Direction, Vec<Vec<f64>>)> = per_metric
+                    .iter()
+                    .enumerate()
+                    .map(|(i, data)| {
+                        let d = if i % 2 == 0 {
+                            Direction::HigherIsBetter
+                        } else {
+                            Direction::LowerIsBetter
+                        };
+                        (format!("os.case{i}"), d, data[r].clone())
+                    })
+                    .collect();
+                run_rounds(label, &format!("{label}{r}"), &cases)
+            })
+            .collect();
+        env(label, files)
+    };
+    [side(rng, "A", false), side(rng, "B", true)]
+}
+
+fn outcomes(c: &Comparison) -> Vec<Verdict> {
+    c.metrics
+        .iter()
+        .filter(|m| m.primary)
+        .map(|m| m.verdict)
+        .collect()
+}
+
+#[test]
+fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
+    for (runs, rounds) in [(1, 3), (3, 1), (3, 3), (1, 1)] {
+        let (mut called, mut total) = (0, 0);
+        for seed in 0..200 {
+            let mut rng = Rng::new(seed);
+            let envs = synthetic(&mut rng, runs, rounds, 10, &|_| 1.0);
+            let c = compare(
+                &envs,
+                &Options {
+                    threshold: None,
+                    seed,
+                },
+            )
+            .unwrap();
+            let v = outcomes(&c);
+            called += v
+                .iter()
+                .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
+                .count();
+            total += v.len();
+        }
+        let rate = called as f64 / total as f64;
+        assert!(rate <= 0.05, "{runs} run(s) x {rounds} round(s): {rate}");
+    }
+}
+
+#[test]
+fn two_fold_effects_are_found_every_time() {
+    for (runs, rounds) in [(1, 3), (3, 1)] {
+        for seed in 0..200 {
+            let mut rng = Rng::new(seed);
+            // half the metrics 2x faster, half 2x slower; none drifting 20 %
+            let envs = synthetic(&mut rng, runs, rounds, 9, &|i| {
+                if i < 5 {
+                    2.0
+                } else {
+                    0.5
+                }
+            });
+            let c = compare(
+                &envs,
+                &Options {
+                    threshold: None,
+                    seed,
+                },
+            )
+            .unwrap();
+            for m in c.metrics.iter().filter(|m| m.key != "os.case0") {
+                let i: usize = m.key["os.case".len()..].parse().unwrap();
+                let want = if i < 5 {
+                    Verdict::Faster
+                } else {
+                    Verdict::Slower
+                };
+                assert_eq!(
+                    m.verdict, want,
+                    "{runs}x{rounds} seed {seed} {}: {:?}",
+                    m.key, m.ratio_ci
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_few_large_effects_among_many_nulls_are_still_found() {
+    // one run per side, 20 headline metrics, two of them 2x: the false
+    // coverage adjustment widens their intervals, and they still clear the band
+    for seed in 0..50 {
+        let mut rng = Rng::new(seed);
+        let envs = synthetic(&mut rng, 1, 3, 20, &|i| {
+            if i == 3 || i == 4 {
+                2.0
+            } else {
+                1.0
+            }
+        });
+        let c = compare(
+            &envs,
+            &Options {
+                threshold: None,
+                seed,
+            },
+        )
+        .unwrap();
+        let get = |k: &str| c.metrics.iter().find(|m| m.key == k).unwrap();
+        assert_eq!(get("os.case3").verdict, Verdict::Faster, "seed {seed}");
+        assert_eq!(get("os.case4").verdict, Verdict::Faster, "seed {seed}");
+        let adjusted = get("os.case3").confidence_adjusted.unwrap();
+        assert!(adjusted > 0.95 && adjusted < 1.0, "{adjusted}");
+    }
+}
+
+#[test]
+fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
+    use crate::stats::levels::tests::synth;
+    let mut found = 0;
+    for seed in 0..200 {
+        let mut rng = Rng::new(seed);
+        let mk = |rng: &mut Rng, label: &str, center: f64| {
+            one_metric(label, synth(rng, center, (3, 3, 5), (0.0, 0.0, 0.01)))
+        };
+        let envs = [mk(&mut rng, "A", 100.0), mk(&mut rng, "B", 105.0)];
+        let c = compare(
+            &envs,
+            &Options {
+                threshold: None,
+                seed,
+            },
+        )
+        .unwrap();
+        found += usize::from(c.metrics[0].verdict == Verdict::Faster);
+    }
+    assert!(found >= 196, "{found} of 200");
+}
+
+#[test]
+fn a_thousandfold_effect_reads_as_one() {
+    let mut rng = Rng::new(2);
+    let envs = synthetic(&mut rng, 3, 1, 4, &|_| 0.001);
+    let c = compare(&envs, &OPTS).unwrap();
+    assert!(
+        outcomes(&c).iter().all(|v| *v == Verdict::Slower),
+        "{:?}",
+        outcomes(&c)
+    );
+    let rec = c.recommendations.join(" ");
+    assert!(rec.contains("x slower"), "{rec}");
+    assert!(!rec.contains("no difference"), "{rec}");
+    assert_eq!(describe_speedup(1.0 / 1325.0), "1325x slower");
+    assert_eq!(describe_speedup(2.0), "2.0x faster");
+    assert_eq!(describe_speedup(0.97), "3 % slower");
+}
+
+#[test]
+fn unclear_cases_come_with_advice() {
+    // one run per side: advice is to make three
+    let mut rng = Rng::new(4);
+    let envs = synthetic(&mut rng, 1, 3, 4, &|_| 1.0);
+    let c = compare(&envs, &OPTS).unwrap();
+    assert!(outcomes(&c).iter().all(|v| *v == Verdict::Unclear));
+    assert!(c.advice[0].contains("at least 3 runs"), "{:?}", c.advice);
+    assert!(
+        c.recommendations[0].contains("unclear"),
+        "{:?}",
+        c.recommendations
+    );
+    // three noisy runs per side: the cookbook names a number of runs
+    let mut rng = Rng::new(5);
+    let envs = synthetic(&mut rng, 3, 3, 4, &|_| 1.0);
+    let c = compare(&envs, &OPTS).unwrap();
+    let unclear: Vec<&MetricComparison> = c
+        .metrics
+        .iter()
+        .filter(|m| m.verdict == Verdict::Unclear)
+        .collect();
+    assert!(!unclear.is_empty());
+    assert!(
+        c.advice
+            .iter()
+            .any(|a| a.contains("more run(s) per environment") || a.contains("vary too much")),
+        "{:?}",
+        c.advice
+    );
+    assert!(unclear[0].variance.shares.is_some());
+}
+
+#[test]
+fn steady_equal_environments_are_a_tie() {
+    use crate::stats::levels::tests::synth;
+    let mut rng = Rng::new(8);
+    let mk = |rng: &mut Rng, label: &str| {
+        one_metric(label, synth(rng, 100.0, (3, 3, 5), (0.001, 0.001, 0.002)))
+    };
+    let envs = [mk(&mut rng, "A"), mk(&mut rng, "B")];
+    let c = compare(&envs, &OPTS).unwrap();
+    assert_eq!(
+        c.metrics[0].verdict,
+        Verdict::Tie,
+        "{:?}",
+        c.metrics[0].ratio_ci
+    );
+    assert!(
+        c.recommendations[0].contains("equal within"),
+        "{:?}",
+        c.recommendations
+    );
+    assert!(c.advice.is_empty());
+}

@@ -1,0 +1,98 @@
+//! Verdicts: the four outcomes from an interval and the threshold band, and
+//! multiple-comparison control over the headline metrics of one
+//! environment (Benjamini–Hochberg selection, Benjamini–Yekutieli
+//! false-coverage-adjusted intervals for the selected).
+
+use super::{orient_interval, MetricComparison};
+use crate::stats::levels::LogRatio;
+use crate::units::Direction;
+use serde::Serialize;
+
+/// Outcome of one comparison, oriented by the metric's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The whole interval of the speed-up lies above the band.
+    Faster,
+    /// The whole interval lies below the band.
+    Slower,
+    /// The whole interval lies inside the band: shown equal (a technical tie).
+    Tie,
+    /// The interval straddles an edge of the band: not enough data to tell.
+    Unclear,
+}
+
+impl Verdict {
+    /// The word used in every report.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Tie => "tie",
+            Verdict::Unclear => "unclear",
+        }
+    }
+}
+
+/// The band on the log-ratio (other/base) inside which a metric of this
+/// direction is a tie: speed-ups within [1 − t, 1 + t].
+pub(super) fn band(direction: Direction, threshold: f64) -> (f64, f64) {
+    let (slow, fast) = ((1.0 - threshold).ln(), (1.0 + threshold).ln());
+    match direction {
+        Direction::HigherIsBetter => (slow, fast),
+        Direction::LowerIsBetter => (-fast, -slow),
+    }
+}
+
+/// The outcome of a speed-up interval against the band.
+pub(super) fn classify(speedup: (f64, f64), threshold: f64) -> Verdict {
+    let (lo, hi) = speedup;
+    if lo > 1.0 + threshold {
+        Verdict::Faster
+    } else if hi < 1.0 - threshold {
+        Verdict::Slower
+    } else if lo >= 1.0 - threshold && hi <= 1.0 + threshold {
+        Verdict::Tie
+    } else {
+        Verdict::Unclear
+    }
+}
+
+fn exp_interval((lo, hi): (f64, f64)) -> (f64, f64) {
+    (lo.exp(), hi.exp())
+}
+
+/// Judges the metrics of one environment. Secondary metrics: the plain
+/// 95 % interval decides. Headline metrics: Benjamini–Hochberg at `fdr`
+/// over their p-values selects R of m as beyond the band; a selected one is
+/// faster or slower by its interval at level 1 − R·fdr/m (which lies beyond
+/// the band exactly when it was selected); the others are tie when their
+/// 95 % interval lies inside the band and unclear otherwise.
+pub(super) fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64, fdr: f64) {
+    let headline: Vec<usize> = (0..metrics.len())
+        .filter(|&i| metrics[i].0.primary)
+        .collect();
+    let p: Vec<f64> = headline.iter().map(|&i| metrics[i].0.p_value).collect();
+    let adjusted = crate::stats::hypothesis::benjamini_hochberg(&p);
+    let m = headline.len().max(1) as f64;
+    let selected = adjusted.iter().filter(|&&q| q < fdr).count();
+    let level = 1.0 - selected as f64 * fdr / m;
+    for (k, &i) in headline.iter().enumerate() {
+        let (mc, lr) = &mut metrics[i];
+        mc.p_adjusted = adjusted[k];
+        let plain = classify(orient_interval(mc.direction, mc.ratio_ci), threshold);
+        mc.verdict = if adjusted[k] < fdr {
+            let wide = exp_interval(lr.interval(level));
+            mc.ratio_ci_adjusted = Some(wide);
+            mc.confidence_adjusted = Some(level);
+            classify(orient_interval(mc.direction, wide), threshold)
+        } else if plain == Verdict::Tie {
+            Verdict::Tie
+        } else {
+            Verdict::Unclear
+        };
+    }
+    for (mc, _) in metrics.iter_mut().filter(|(mc, _)| !mc.primary) {
+        mc.verdict = classify(orient_interval(mc.direction, mc.ratio_ci), threshold);
+    }
+}

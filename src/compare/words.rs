@@ -1,0 +1,309 @@
+//! Words that follow the numbers: fingerprints side by side, warnings,
+//! per-family recommendations and advice on how many more runs would
+//! resolve what is unclear.
+
+use super::{Comparison, Environment, FingerprintRow, Verdict, MAX_ADVISED_RUNS};
+use crate::results::{ResultFile, RunStatus};
+use crate::stats::levels::UNMEASURED_RUN_SD;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A speed-up in words: "2.0x faster", "1325x slower", "3 % slower".
+pub fn describe_speedup(s: f64) -> String {
+    if !s.is_finite() || s <= 0.0 {
+        return "not comparable".into();
+    }
+    if s >= 1.5 {
+        format!("{} faster", factor(s))
+    } else if s <= 1.0 / 1.5 {
+        format!("{} slower", factor(1.0 / s))
+    } else if s >= 1.0 {
+        format!("{:.0} % faster", (s - 1.0) * 100.0)
+    } else {
+        format!("{:.0} % slower", (1.0 - s) * 100.0)
+    }
+}
+
+fn factor(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}x")
+    } else {
+        format!("{x:.1}x")
+    }
+}
+
+pub(super) fn fingerprint_rows(envs: &[Environment]) -> Vec<FingerprintRow> {
+    type Field = (&'static str, fn(&ResultFile) -> String);
+    let fields: [Field; 11] = [
+        ("virtualization", |r| r.fingerprint.virtualization.summary()),
+        ("kernel", |r| {
+            r.fingerprint.os.kernel_release.clone().unwrap_or_default()
+        }),
+        ("distro", |r| {
+            r.fingerprint.os.distro.clone().unwrap_or_default()
+        }),
+        ("cpu model", |r| {
+            r.fingerprint.cpu.model.clone().unwrap_or_default()
+        }),
+        ("logical CPUs", |r| {
+            r.fingerprint.cpu.logical_cpus.to_string()
+        }),
+        ("usable CPUs", |r| {
+            r.fingerprint
+                .cpu
+                .usable_cpus
+                .map_or(String::new(), |c| c.to_string())
+        }),
+        ("memory", |r| {
+            r.fingerprint
+                .memory
+                .total_bytes
+                .map_or("unknown".into(), |b| {
+                    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+                })
+        }),
+        ("cgroup limits", |r| {
+            let c = &r.fingerprint.cgroup;
+            format!(
+                "cpu {} / mem {}",
+                c.cpu_quota_cpus.map_or("none".into(), |q| q.to_string()),
+                c.memory_limit_bytes
+                    .map_or("none".into(), |m| format!("{} MiB", m >> 20))
+            )
+        }),
+        ("clock source", |r| {
+            r.fingerprint.clock.source.clone().unwrap_or_default()
+        }),
+        ("filesystems", |r| {
+            r.fingerprint
+                .dirs
+                .iter()
+                .map(|d| d.fs_type.clone().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+        ("suite", |r| r.config.suite.name().to_string()),
+    ];
+    fields
+        .iter()
+        .map(|(name, get)| {
+            let values: Vec<String> = envs
+                .iter()
+                .map(|e| e.runs.first().map(get).unwrap_or_default())
+                .collect();
+            let differs = values.iter().any(|v| *v != values[0]);
+            FingerprintRow {
+                field: name.to_string(),
+                values,
+                differs,
+            }
+        })
+        .collect()
+}
+
+pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
+    let mut w = Vec::new();
+    let base = &envs[0].runs[0].fingerprint;
+    for e in &envs[1..] {
+        let f = &e.runs[0].fingerprint;
+        if f.cpu.model != base.cpu.model || f.cpu.logical_cpus != base.cpu.logical_cpus {
+            w.push(format!("{} runs on different CPUs than {}: differences may be the hardware's, not the environment's", e.label, envs[0].label));
+        }
+        let (a, b) = (
+            f.memory.total_bytes.unwrap_or(0) as f64,
+            base.memory.total_bytes.unwrap_or(0) as f64,
+        );
+        if b > 0.0 && (a - b).abs() / b > 0.1 {
+            w.push(format!(
+                "{} sees {:.1} GiB of memory, {} sees {:.1} GiB (a VM or WSL 2 gets a share)",
+                e.label,
+                a / 1073741824.0,
+                envs[0].label,
+                b / 1073741824.0
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for e in envs {
+        for r in &e.runs {
+            if !seen.insert(r.run_id.clone()) {
+                w.push(format!(
+                    "run {} appears twice: comparing a run with itself says nothing",
+                    r.run_id
+                ));
+            }
+            if r.status != RunStatus::Complete {
+                w.push(
+                    format!(
+                        "run {} of {} is {:?}, not complete",
+                        r.run_id, e.label, r.status
+                    )
+                    .to_lowercase(),
+                );
+            }
+            let n = r.anomalies.len() + r.cases.iter().map(|c| c.anomalies.len()).sum::<usize>();
+            if n > 0 {
+                let noun = if n == 1 { "anomaly" } else { "anomalies" };
+                w.push(format!(
+                    "run {} of {} has {n} {noun}; see `envbench show`",
+                    r.run_id, e.label
+                ));
+            }
+        }
+    }
+    w.extend(method_warnings(envs));
+    if !between_run {
+        w.push(format!(
+            "an environment has a single run: drift between runs is not measured, so each such side \
+             is given an assumed spread of {:.0} % between runs and only large effects can be called; \
+             make 3 runs per environment, alternating them (A B A B A B)",
+            UNMEASURED_RUN_SD * 100.0
+        ));
+    }
+    w
+}
+
+/// Result details that say how a case was measured: when they differ
+/// between environments (a fallback helper, fewer processes allowed by a
+/// limit), the figures are not like for like.
+const METHOD_DETAILS: &[&str] = &["method", "program", "processes", "threads"];
+
+/// One warning per case whose [`METHOD_DETAILS`] differ between runs.
+fn method_warnings(envs: &[Environment]) -> Vec<String> {
+    // (case key, detail) -> value -> environments that recorded it
+    let mut seen: BTreeMap<(&str, &str), BTreeMap<String, BTreeSet<&str>>> = BTreeMap::new();
+    for e in envs {
+        for r in &e.runs {
+            for c in &r.cases {
+                let Some(details) = c.details.as_ref() else {
+                    continue;
+                };
+                for &k in METHOD_DETAILS {
+                    if let Some(v) = details.get(k).filter(|v| !v.is_null()) {
+                        // strings quoted, numbers as they are
+                        let v = v
+                            .as_str()
+                            .map_or_else(|| v.to_string(), |s| format!("{s:?}"));
+                        seen.entry((c.key.as_str(), k))
+                            .or_default()
+                            .entry(v)
+                            .or_default()
+                            .insert(e.label.as_str());
+                    }
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, values)| values.len() > 1)
+        .map(|((case, detail), values)| {
+            let said: Vec<String> = values
+                .into_iter()
+                .map(|(v, labels)| {
+                    format!("{} {v}", labels.into_iter().collect::<Vec<_>>().join(", "))
+                })
+                .collect();
+            format!(
+                "{case} was measured differently ({detail}: {}): its figures are not like for like",
+                said.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// Family hints: what a slower family means for work.
+fn hint(family: &str) -> &'static str {
+    match family {
+        "cpu" => "CPU-bound work (compilers, numerics) will feel it",
+        "mem" => "memory-bound work (large arrays, databases) will feel it",
+        "io" => "keep file-heavy work on the faster side's filesystem",
+        "os" => "process- and syscall-heavy work (shell scripts, builds, git) will feel it",
+        "net" => "network services on loopback will feel it",
+        _ => "",
+    }
+}
+
+pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
+    let band = c.threshold * 100.0;
+    let mut out = Vec::new();
+    for f in c.families.iter().filter(|f| f.family != "overall") {
+        let total = f.total();
+        let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
+        let geo = describe_speedup(f.geomean_speedup);
+        let mut line = if f.slower > 0 && f.slower >= f.faster {
+            format!(
+                "{fam}: {env} is slower than {base} in {} of {total} case(s) (geometric mean {geo}); {}.",
+                f.slower,
+                hint(fam)
+            )
+        } else if f.faster > 0 {
+            format!(
+                "{fam}: {env} is faster than {base} in {} of {total} case(s) (geometric mean {geo}).",
+                f.faster
+            )
+        } else if f.tie == total {
+            format!("{fam}: {env} and {base} are equal within ±{band:.0} % in all {total} case(s) (a technical tie).")
+        } else {
+            format!(
+                "{fam}: no case is shown faster or slower, and {} of {total} are unclear: their intervals \
+                 straddle the ±{band:.0} % band (geometric mean {geo}, not a verdict).",
+                f.unclear
+            )
+        };
+        let others: Vec<String> = [
+            (f.faster, "faster"),
+            (f.slower, "slower"),
+            (f.tie, "tie"),
+            (f.unclear, "unclear"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect();
+        if others.len() > 1 {
+            line += &format!(" In all: {}.", others.join(", "));
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// How many more runs would resolve the unclear headline metrics.
+pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
+    let unclear: Vec<&super::MetricComparison> = c
+        .metrics
+        .iter()
+        .filter(|m| m.primary && m.verdict == Verdict::Unclear)
+        .collect();
+    if unclear.is_empty() {
+        return Vec::new();
+    }
+    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
+    if fewest < 2 {
+        return vec![format!(
+            "{} case(s) are unclear. With one run per environment the spread between runs is assumed, \
+             not measured: make at least 3 runs per environment (alternating them) and compare again.",
+            unclear.len()
+        )];
+    }
+    let needed: Vec<usize> = unclear.iter().filter_map(|m| m.runs_needed).collect();
+    let hopeless = unclear.len() - needed.len();
+    let mut out = Vec::new();
+    if let Some(&most) = needed.iter().max() {
+        let more = most.saturating_sub(fewest).max(1);
+        out.push(format!(
+            "make {more} more run(s) per environment (about {most} in all) to resolve {} of {} unclear \
+             case(s) at ±{:.0} %, judging by how much runs, rounds and repetitions varied here.",
+            needed.len(),
+            unclear.len(),
+            c.threshold * 100.0
+        ));
+    }
+    if hopeless > 0 {
+        out.push(format!(
+            "{hopeless} unclear case(s) vary too much between runs to resolve ±{:.0} % with up to \
+             {MAX_ADVISED_RUNS} runs: steady the machine (see the warnings) or judge them with a wider --threshold.",
+            c.threshold * 100.0
+        ));
+    }
+    out
+}
