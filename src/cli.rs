@@ -181,6 +181,12 @@ pub struct RunArgs {
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
     #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs)]
     pub mem_bandwidth: Option<f64>,
+    /// Elements per STREAM array (8 bytes each, three arrays). [default:
+    /// 16777216 in quick, 67108864 in standard and full: 4x a 32 MiB or a
+    /// 128 MiB last-level cache] A case whose arrays are under 4x the
+    /// cache gets a note saying which size meets STREAM's rule.
+    #[arg(long, value_name = "N", value_parser = parse_stream_elems)]
+    pub stream_elems: Option<usize>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -280,6 +286,15 @@ fn parse_positive_gbs(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_stream_elems(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1000 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a whole number of elements, at least 1000"
+        )),
+    }
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
@@ -351,6 +366,13 @@ mod tests {
     fn bandwidth_must_be_a_positive_number_of_gbs() {
         assert!(parse_positive_gbs("0").unwrap_err().contains("GB/s"));
         assert_eq!(parse_positive_gbs("51.2"), Ok(51.2));
+    }
+
+    #[test]
+    fn stream_elems_must_be_a_whole_number_of_at_least_1000() {
+        assert_eq!(parse_stream_elems("16777216"), Ok(1 << 24));
+        assert!(parse_stream_elems("999").is_err());
+        assert!(parse_stream_elems("1e6").is_err());
     }
 
     #[test]
