@@ -16,6 +16,7 @@
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::pages::{thp_mode, PageBuf, PagePolicy};
 use crate::config::Suite;
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
@@ -291,7 +292,7 @@ impl Bench for Stream {
                 }
                 other => other,
             })?;
-        let mut trial = StreamTrial::new(elems, threads);
+        let mut trial = StreamTrial::new(elems, threads)?;
         let llc = crate::probe::cpu::live_llc_bytes();
         trial.llc_bytes = llc;
         trial.notes.extend(size_note(elems, llc));
@@ -305,11 +306,17 @@ impl Bench for Stream {
     }
 }
 
+/// The page size STREAM's arrays ask for: small pages, which every kernel
+/// gives whatever its THP mode, so the figure does not depend on luck or
+/// on the distribution's default; and which C STREAM's malloc'd arrays get
+/// under the common THP mode `madvise`.
+pub const STREAM_PAGES: PagePolicy = PagePolicy::Small;
+
 /// Three arrays and a thread count.
 pub struct StreamTrial {
-    a: Vec<f64>,
-    b: Vec<f64>,
-    c: Vec<f64>,
+    a: PageBuf<f64>,
+    b: PageBuf<f64>,
+    c: PageBuf<f64>,
     threads: usize,
     /// The last-level cache the sizing rule was checked against.
     llc_bytes: Option<u64>,
@@ -318,18 +325,21 @@ pub struct StreamTrial {
 }
 
 impl StreamTrial {
-    /// A trial over arrays of `elems` elements on `threads` threads. Zeroed
-    /// allocations of this size come from mmap: no page is touched until a
+    /// A trial over arrays of `elems` elements on `threads` threads, each
+    /// its own mapping with [`STREAM_PAGES`]: no page is touched until a
     /// thread first writes its own block.
-    pub fn new(elems: usize, threads: usize) -> StreamTrial {
-        StreamTrial {
-            a: vec![0.0; elems],
-            b: vec![0.0; elems],
-            c: vec![0.0; elems],
+    ///
+    /// # Errors
+    /// The error of mmap or madvise.
+    pub fn new(elems: usize, threads: usize) -> std::io::Result<StreamTrial> {
+        Ok(StreamTrial {
+            a: PageBuf::new(elems, STREAM_PAGES)?,
+            b: PageBuf::new(elems, STREAM_PAGES)?,
+            c: PageBuf::new(elems, STREAM_PAGES)?,
             threads,
             llc_bytes: None,
             notes: Vec::new(),
-        }
+        })
     }
 
     /// One STREAM run: times[iteration][kernel] in seconds and the error
@@ -431,11 +441,25 @@ impl Trial for StreamTrial {
     }
 
     fn details(&mut self) -> Option<Value> {
+        for buf in [&self.a, &self.b, &self.c] {
+            if let Some(n) = buf.shortfall_note() {
+                self.notes.push(n);
+                break;
+            }
+        }
+        let huge: Option<u64> = [&self.a, &self.b, &self.c]
+            .iter()
+            .map(|b| b.anon_huge_bytes())
+            .sum();
         Some(serde_json::json!({
             "array_elems": self.a.len(),
             "bytes_per_array": self.a.len() * 8,
             "ntimes": NTIMES,
             "llc_bytes": self.llc_bytes,
+            "pages": STREAM_PAGES.name(),
+            "page_request": STREAM_PAGES.request(),
+            "thp_mode": thp_mode(),
+            "anon_huge_bytes": huge,
             "validation": "STREAM check passed on every repetition",
         }))
     }
@@ -487,7 +511,7 @@ mod tests {
     #[test]
     fn a_clean_run_passes_validation_for_one_and_several_threads() {
         for threads in [1, 3] {
-            let mut t = StreamTrial::new(10_001, threads);
+            let mut t = StreamTrial::new(10_001, threads).unwrap();
             let (times, errors) = t.run(&Clock::real(), false);
             assert_eq!(times.len(), NTIMES);
             check(errors, 10_001, expected_values(NTIMES)).unwrap();
@@ -502,7 +526,7 @@ mod tests {
 
     #[test]
     fn validation_catches_a_corrupted_array() {
-        let mut t = StreamTrial::new(1000, 2);
+        let mut t = StreamTrial::new(1000, 2).unwrap();
         let (_, errors) = t.run(&Clock::real(), true);
         let err = check(errors, 1000, expected_values(NTIMES)).unwrap_err();
         assert!(err.contains("array a"), "{err}");
