@@ -193,6 +193,10 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print every metric of every case at the end, not only each case's
+    /// headline metric.
+    #[arg(long)]
+    pub all_metrics: bool,
     /// History database the run is recorded in. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -231,6 +235,9 @@ pub struct ShowArgs {
     /// A result file written by `envbench run`, or a history id.
     #[arg(value_name = "FILE|ID")]
     pub run: String,
+    /// Print every metric of every case, not only each case's headline metric.
+    #[arg(long)]
+    pub all_metrics: bool,
     /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
