@@ -205,6 +205,9 @@ PY
 # thread, 10 iterations, best of the last 9, 24 bytes per element), at the
 # same array size, with 1 and 2 threads; three STREAM runs per round on each
 # side, median of their best Triad rates.
+# envbench's arrays ask for small pages (MADV_NOHUGEPAGE); the C program's
+# malloc'd arrays get small pages under THP "madvise" but huge ones under
+# "always": read /sys/kernel/mm/transparent_hugepage/enabled with this row.
 section_mem() {
   cat > "$work/stream.c" <<'C'
 #include <omp.h>
