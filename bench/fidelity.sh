@@ -205,6 +205,9 @@ PY
 # thread, 10 iterations, best of the last 9, 24 bytes per element), at the
 # same array size, with 1 and 2 threads; three STREAM runs per round on each
 # side, median of their best Triad rates.
+# envbench's arrays ask for small pages (MADV_NOHUGEPAGE); the C program's
+# malloc'd arrays get small pages under THP "madvise" but huge ones under
+# "always": read /sys/kernel/mm/transparent_hugepage/enabled with this row.
 section_mem() {
   cat > "$work/stream.c" <<'C'
 #include <omp.h>
@@ -260,7 +263,11 @@ C
 # (N = 100 children that pause, kill, reap; one run per fresh process, median
 # of 5 processes, as the seed ran it; envbench forks from its tiny no_std
 # helper, which is as small as this C program); os.pipe round trip against
-# perf bench sched pipe; os.spawn against a C fork+exec+wait loop starting
+# perf bench sched pipe under the same placement: cpus=same against
+# `taskset -c A perf bench sched pipe` (both processes on CPU A, as envbench
+# pins them), cpus=split against `taskset -c A,B` (taskset can only allow
+# the two CPUs; envbench pins parent to A and child to B, so read the split
+# row as a bound, not a match); os.spawn against a C fork+exec+wait loop starting
 # the same program (the tiny helper's `exit`; envbench's helper spawns itself
 # from a memfd, the C loop spawns a copy in /dev/shm).
 section_os() {
@@ -308,22 +315,34 @@ C
   # builds it, in shared memory as envbench's memfd copy is
   rustc --edition 2021 --crate-type bin -C opt-level=2 -C panic=abort -C debuginfo=0 \
     -o "$shm/tiny" "$repo/helpers/tiny.rs"
-  local ef=() rf=() ep=() rp=() es=() rs=()
+  local ef=() rf=() ep=() rp=() eq=() rq=() es=() rs=()
+  # the first two CPUs this shell may use, as envbench picks them
+  local cpu_a cpu_b
+  read -r cpu_a cpu_b < <(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1] if len(c) > 1 else '')")
   for ((i = 0; i < rounds; i++)); do
     "$envbench" run --no-history --suite quick --quiet --force --only os.fork,os.pipe,os.spawn --reps 5..5 -o "$work/e.json" >/dev/null
     ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
-    ep+=("$(envbench_median "os.pipe[mode=pingpong]" round_trip)")
+    ep+=("$(envbench_median "os.pipe[cpus=same,mode=pingpong]" round_trip)")
+    if [ -n "$cpu_b" ]; then
+      eq+=("$(envbench_median "os.pipe[cpus=split,mode=pingpong]" round_trip)")
+    fi
     es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
     # seed 003 ran its program once per measurement: five fresh processes, median
     rf+=("$(for _ in 1 2 3 4 5; do "$work/procs" fork; done | sort -g | sed -n 3p)")
     if perf bench sched pipe -l 1000 >/dev/null 2>&1; then
-      rp+=("$(perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
+      rp+=("$(taskset -c "$cpu_a" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
+      if [ -n "$cpu_b" ]; then
+        rq+=("$(taskset -c "$cpu_a,$cpu_b" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
+      fi
     fi
     rs+=("$("$work/procs" spawn "$shm/tiny")")
   done
   summarize "os.fork[n=100] time_per_process" us "C fork loop (seed 003)" "${ef[*]}" "${rf[*]}"
   if [ ${#rp[@]} -gt 0 ]; then
-    summarize "os.pipe[mode=pingpong] round_trip" us "perf bench sched pipe" "${ep[*]}" "${rp[*]}"
+    summarize "os.pipe[cpus=same,mode=pingpong] round_trip" us "taskset -c $cpu_a perf bench sched pipe" "${ep[*]}" "${rp[*]}"
+    if [ ${#rq[@]} -gt 0 ]; then
+      summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "taskset -c $cpu_a,$cpu_b perf bench sched pipe" "${eq[*]}" "${rq[*]}"
+    fi
   else
     echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
   fi

@@ -14,7 +14,8 @@
 //!     per page for `touched`), reads /proc/meminfo, forks N children that
 //!     pause, reads /proc/meminfo again, then kills and reaps every child.
 //!     Writes to stdout, separated by NUL bytes: the nanoseconds from before
-//!     the first fork to after the last, the first meminfo, the second.
+//!     the first fork to after the last, the first meminfo, the second, then
+//!     /proc/PID/smaps_rollup of each paused child (read before the kill).
 //!     On a fork failure it kills and reaps the children it made and writes
 //!     `fork-failed MADE ERRNO` to stderr, exit 1. Bad arguments: exit 2.
 //!   tiny spawn fork_exec|posix_spawn COUNT
@@ -125,8 +126,13 @@ fn write_all(fd: c_int, mut bytes: &[u8]) {
 }
 
 /// Writes `v` in decimal.
-fn write_u64(fd: c_int, mut v: u64) {
+fn write_u64(fd: c_int, v: u64) {
     let mut buf = [0u8; 20];
+    write_all(fd, decimal(v, &mut buf));
+}
+
+/// `v` in decimal, in the tail of `buf`.
+fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -138,7 +144,7 @@ fn write_u64(fd: c_int, mut v: u64) {
             break;
         }
     }
-    write_all(fd, buf.get(i..).unwrap_or(&[]));
+    buf.get(i..).unwrap_or(&[])
 }
 
 fn parse_count(arg: &CStr) -> Option<usize> {
@@ -158,8 +164,34 @@ fn parse_count(arg: &CStr) -> Option<usize> {
 
 /// Reads /proc/meminfo into `buf`; returns the length read (0 on failure).
 fn read_meminfo(buf: &mut [u8; MEMINFO_BYTES]) -> usize {
+    read_file(c"/proc/meminfo".as_ptr(), buf)
+}
+
+/// Writes /proc/PID/smaps_rollup of `pid` to stdout (nothing if unreadable).
+fn write_rollup(pid: c_int, buf: &mut [u8; MEMINFO_BYTES]) {
+    let mut path = [0u8; 48];
+    let mut len = 0;
+    let mut push = |bytes: &[u8]| {
+        for &b in bytes {
+            if let Some(slot) = path.get_mut(len) {
+                *slot = b;
+                len += 1;
+            }
+        }
+    };
+    push(b"/proc/");
+    let mut digits = [0u8; 20];
+    push(decimal(pid as u64, &mut digits));
+    push(b"/smaps_rollup\0");
+    let n = read_file(path.as_ptr().cast(), buf);
+    write_all(1, buf.get(..n).unwrap_or(&[]));
+}
+
+/// Reads the file at the NUL-terminated `path` into `buf`; returns the
+/// length read (0 on failure).
+fn read_file(path: *const c_char, buf: &mut [u8; MEMINFO_BYTES]) -> usize {
     // SAFETY: a NUL-terminated path; flags 0 is O_RDONLY.
-    let fd = unsafe { open(c"/proc/meminfo".as_ptr(), 0) };
+    let fd = unsafe { open(path, 0) };
     if fd < 0 {
         return 0;
     }
@@ -281,6 +313,15 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     }
     let elapsed = now_ns() - t0;
     let after_len = read_meminfo(&mut after);
+    write_u64(1, elapsed.max(0) as u64);
+    write_all(1, b"\0");
+    write_all(1, before.get(..before_len).unwrap_or(&[]));
+    write_all(1, b"\0");
+    write_all(1, after.get(..after_len).unwrap_or(&[]));
+    for &pid in pids.get(..made).unwrap_or(&[]) {
+        write_all(1, b"\0");
+        write_rollup(pid, &mut before);
+    }
     let reaped = reap(pids.get(..made).unwrap_or(&[]));
     if reaped != made {
         write_all(2, b"reaped ");
@@ -290,11 +331,6 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
         write_all(2, b" children\n");
         return 1;
     }
-    write_u64(1, elapsed.max(0) as u64);
-    write_all(1, b"\0");
-    write_all(1, before.get(..before_len).unwrap_or(&[]));
-    write_all(1, b"\0");
-    write_all(1, after.get(..after_len).unwrap_or(&[]));
     0
 }
 

@@ -194,12 +194,22 @@ pub struct RunArgs {
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
     #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs)]
     pub mem_bandwidth: Option<f64>,
+    /// Elements per STREAM array (8 bytes each, three arrays). [default:
+    /// 16777216 in quick, 67108864 in standard and full: 4x a 32 MiB or a
+    /// 128 MiB last-level cache] A case whose arrays are under 4x the
+    /// cache gets a note saying which size meets STREAM's rule.
+    #[arg(long, value_name = "N", value_parser = parse_stream_elems)]
+    pub stream_elems: Option<usize>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long)]
     pub seed: Option<u64>,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print every metric of every case at the end, not only each case's
+    /// headline metric.
+    #[arg(long)]
+    pub all_metrics: bool,
     /// History database the run is recorded in. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -238,6 +248,9 @@ pub struct ShowArgs {
     /// A result file written by `envbench run`, or a history id.
     #[arg(value_name = "FILE|ID")]
     pub run: String,
+    /// Print every metric of every case, not only each case's headline metric.
+    #[arg(long)]
+    pub all_metrics: bool,
     /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -290,6 +303,15 @@ fn parse_positive_gbs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("'{s}' is not a positive bandwidth in GB/s")),
+    }
+}
+
+fn parse_stream_elems(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1000 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a whole number of elements, at least 1000"
+        )),
     }
 }
 
@@ -367,6 +389,13 @@ mod tests {
     fn bandwidth_must_be_a_positive_number_of_gbs() {
         assert!(parse_positive_gbs("0").unwrap_err().contains("GB/s"));
         assert_eq!(parse_positive_gbs("51.2"), Ok(51.2));
+    }
+
+    #[test]
+    fn stream_elems_must_be_a_whole_number_of_at_least_1000() {
+        assert_eq!(parse_stream_elems("16777216"), Ok(1 << 24));
+        assert!(parse_stream_elems("999").is_err());
+        assert!(parse_stream_elems("1e6").is_err());
     }
 
     #[test]

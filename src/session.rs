@@ -69,7 +69,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &fingerprint,
         config.threads.clone(),
         config.dirs.clone(),
-    );
+    )
+    .with_stream_elems(args.stream_elems);
     let cases: Vec<(&dyn Bench, CaseSpec)> = benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
@@ -190,7 +191,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     file.ended_utc = Some(utc_iso(wall_now_secs()));
     store::save(&config.output, &file).context("saving results")?;
 
-    crate::print_stdout(&report::summary::render(&file))?;
+    crate::print_stdout(&report::summary::render(&file, args.all_metrics))?;
     reporter.message(&format!("results: {}", config.output.display()));
     if !args.no_history {
         let db = args.db.clone().unwrap_or_else(crate::history::default_path);

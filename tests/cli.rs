@@ -210,6 +210,29 @@ fn result_file_round_trips() {
 }
 
 #[test]
+fn show_prints_headline_metrics_unless_asked_for_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "a.json", "3").assert().success();
+    // os.syscall's cases have latency (headline) and rate
+    envbench()
+        .arg("show")
+        .arg(tmp.path().join("a.json"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("latency")
+                .and(predicate::str::contains("--all-metrics"))
+                .and(predicate::str::contains(" rate ").not()),
+        );
+    envbench()
+        .args(["show", "--all-metrics"])
+        .arg(tmp.path().join("a.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(" rate "));
+}
+
+#[test]
 fn show_refuses_non_json_newer_schema_and_foreign_files() {
     let tmp = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {

@@ -97,9 +97,15 @@ pub struct Plan {
     pub threads: Option<Vec<usize>>,
     /// Target directories.
     pub dirs: Vec<PathBuf>,
-    /// Size of the last-level cache in bytes, if known (STREAM sizes its
-    /// arrays from it).
-    pub llc_bytes: Option<u64>,
+    /// STREAM's elements per array given with `--stream-elems`; None for
+    /// the suite's fixed size.
+    ///
+    /// A plan holds no probed fact but the CPU count: a case's key must be
+    /// the same on the same hardware whatever a VM or container reports
+    /// (its L3, its memory), so sizes are fixed per suite and the facts
+    /// they are checked against are read when a case is prepared and
+    /// written as notes.
+    pub stream_elems: Option<usize>,
 }
 
 impl Plan {
@@ -115,7 +121,15 @@ impl Plan {
             cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
             threads,
             dirs,
-            llc_bytes: fp.cpu.last_level_cache_bytes(),
+            stream_elems: None,
+        }
+    }
+
+    /// The plan with STREAM's array size given by the user (`--stream-elems`).
+    pub fn with_stream_elems(self, stream_elems: Option<usize>) -> Plan {
+        Plan {
+            stream_elems,
+            ..self
         }
     }
 
@@ -453,7 +467,7 @@ impl TestEnv {
             cpus,
             threads: None,
             dirs: vec![std::env::temp_dir()],
-            llc_bytes: Some(1 << 20),
+            stream_elems: None,
         }
     }
 }
@@ -512,6 +526,35 @@ mod tests {
                     Err(e) => panic!("{}: {e}", case.key()),
                 }
             }
+        }
+    }
+
+    #[test]
+    fn case_keys_do_not_depend_on_the_reported_cache_or_memory() {
+        // the same 2-CPU machine as a host (32 MiB L3) and as a guest that
+        // reports a 260 MiB L3 and another amount of memory
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/probe/firecracker");
+        let host = crate::probe::probe_fixture(&dir);
+        let mut guest = host.clone();
+        for c in &mut guest.cpu.caches {
+            c.size_bytes = 260 << 20;
+        }
+        guest.memory.total_bytes = guest.memory.total_bytes.map(|b| b / 3);
+        guest.memory.available_bytes = guest.memory.available_bytes.map(|b| b / 3);
+        assert_ne!(
+            host.cpu.last_level_cache_bytes(),
+            guest.cpu.last_level_cache_bytes()
+        );
+        for suite in Suite::ALL {
+            let keys = |fp: &crate::probe::Fingerprint| -> Vec<String> {
+                let plan = Plan::from_fingerprint(suite, fp, None, vec![PathBuf::from(".")]);
+                ALL.iter()
+                    .flat_map(|b| b.cases(&plan))
+                    .map(|c| c.key())
+                    .collect()
+            };
+            assert_eq!(keys(&host), keys(&guest), "{suite:?}");
         }
     }
 

@@ -60,10 +60,11 @@ pub struct CpuInfo {
 impl CpuInfo {
     /// Size in bytes of the largest cache level (the last-level cache).
     pub fn last_level_cache_bytes(&self) -> Option<u64> {
-        self.caches
-            .iter()
-            .max_by_key(|c| c.level)
-            .map(|c| c.size_bytes)
+        CpuInfo::llc_of(&self.caches)
+    }
+
+    fn llc_of(caches: &[Cache]) -> Option<u64> {
+        caches.iter().max_by_key(|c| c.level).map(|c| c.size_bytes)
     }
 }
 
@@ -185,6 +186,12 @@ pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -
             .map(|khz| khz / 1000.0),
         governor,
     }
+}
+
+/// The last-level cache of this machine in bytes, read from sysfs as the
+/// fingerprint reads it (for checks made while a case is prepared).
+pub fn live_llc_bytes() -> Option<u64> {
+    CpuInfo::llc_of(&read_caches(&Roots::live()))
 }
 
 fn read_caches(roots: &Roots) -> Vec<Cache> {

@@ -59,15 +59,17 @@ pub fn parse_dmidecode_memory(text: &str) -> Option<(u32, u32)> {
     Some((modules, speed?)).filter(|(m, _)| *m > 0)
 }
 
+/// Bytes of a `KEY:   123 kB` line (the kB of `/proc` are KiB), or None
+/// when the line is another key's.
+pub fn kib_line_bytes(line: &str, key: &str) -> Option<u64> {
+    let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+    let n: u64 = rest.split_whitespace().next()?.parse().ok()?;
+    Some(n * 1024)
+}
+
 /// Parses `/proc/meminfo` (values in kB, i.e. KiB).
 pub fn parse_meminfo(text: &str) -> MemoryInfo {
-    let kib = |key: &str| -> Option<u64> {
-        text.lines().find_map(|l| {
-            let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-            let n: u64 = rest.split_whitespace().next()?.parse().ok()?;
-            Some(n * 1024)
-        })
-    };
+    let kib = |key: &str| text.lines().find_map(|l| kib_line_bytes(l, key));
     MemoryInfo {
         total_bytes: kib("MemTotal"),
         available_bytes: kib("MemAvailable"),

@@ -1,8 +1,12 @@
-//! The table printed after a run: each case's metrics with median, CI,
-//! spread and repetitions, or the reason a case has no numbers.
+//! The table printed after a run and by `envbench show`: one row per case
+//! with its headline metric (the first: the one that drives early stopping
+//! and that `compare` leads with), its median, 95 % CI and status, grouped
+//! by family, so that a quick run fits a screen; or, with `--all-metrics`,
+//! every metric with its spread. A case without numbers shows its reason.
 
 use super::{render_text, Table};
-use crate::results::{CaseResult, CaseStatus, ResultFile};
+use crate::results::{CaseResult, CaseStatus, MetricResult, ResultFile};
+use crate::stats::Summary;
 use crate::units::format_value;
 
 /// One short phrase for a finished case: its first metric's median, or why not.
@@ -27,7 +31,94 @@ pub fn one_line(case: &CaseResult) -> String {
     }
 }
 
-/// The run's results as a table.
+/// `ok`, `ok (2 outlier(s))`, or `skipped: reason`.
+fn status_text(case: &CaseResult, outliers: usize) -> String {
+    if case.status != CaseStatus::Ok {
+        return format!(
+            "{}: {}",
+            format!("{:?}", case.status).to_lowercase(),
+            case.reason.as_deref().unwrap_or_default()
+        );
+    }
+    if outliers == 0 {
+        "ok".into()
+    } else {
+        format!("ok ({outliers} outlier(s))")
+    }
+}
+
+/// Metric name, median, CI of the median, unit.
+fn metric_cells(m: &MetricResult, s: &Summary) -> [String; 4] {
+    [
+        m.name.clone(),
+        format_value(s.median),
+        format!(
+            "{} .. {}",
+            format_value(s.median_ci_low),
+            format_value(s.median_ci_high)
+        ),
+        m.unit.symbol().to_string(),
+    ]
+}
+
+/// One row per case: family (on its first case), case, headline metric,
+/// median, CI, unit, n, status.
+pub fn headline_table(file: &ResultFile) -> Table {
+    let mut t = Table::new(&[
+        "family",
+        "case",
+        "headline",
+        ">median",
+        ">95% CI of median",
+        "unit",
+        ">n",
+        "status",
+    ]);
+    let mut families: Vec<&str> = Vec::new();
+    for case in &file.cases {
+        let family = case.bench.split('.').next().unwrap_or("");
+        if !families.contains(&family) {
+            families.push(family);
+        }
+    }
+    for family in families {
+        let mut first = true;
+        for case in file
+            .cases
+            .iter()
+            .filter(|c| c.bench.split('.').next() == Some(family))
+        {
+            let headline = case
+                .metrics
+                .first()
+                .and_then(|m| m.summary.as_ref().map(|s| (m, s)))
+                .filter(|_| case.status == CaseStatus::Ok);
+            let mut row = vec![
+                if first {
+                    family.to_string()
+                } else {
+                    String::new()
+                },
+                case.key.clone(),
+            ];
+            first = false;
+            match headline {
+                Some((m, s)) => {
+                    row.extend(metric_cells(m, s));
+                    row.extend([s.n.to_string(), status_text(case, s.outliers.len())]);
+                }
+                None => {
+                    row.extend(std::iter::repeat_n(String::new(), 5));
+                    row.push(status_text(case, 0));
+                }
+            }
+            t.rows.push(row);
+        }
+    }
+    t
+}
+
+/// The run's results as a table, every metric of every case.
 pub fn table(file: &ResultFile) -> Table {
     let mut t = Table::new(&[
         "case",
@@ -41,52 +132,43 @@ pub fn table(file: &ResultFile) -> Table {
     ]);
     for case in &file.cases {
         if case.status != CaseStatus::Ok {
-            t.rows.push(vec![
-                case.key.clone(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                format!(
-                    "{:?}: {}",
-                    case.status,
-                    case.reason.clone().unwrap_or_default()
-                )
-                .to_lowercase(),
-            ]);
+            let mut row = vec![case.key.clone()];
+            row.extend(std::iter::repeat_n(String::new(), 6));
+            row.push(status_text(case, 0));
+            t.rows.push(row);
             continue;
         }
         for m in &case.metrics {
             let Some(s) = &m.summary else { continue };
-            let flags = if s.outliers.is_empty() {
-                String::new()
-            } else {
-                format!(" ({} outlier(s))", s.outliers.len())
-            };
-            t.rows.push(vec![
-                case.key.clone(),
-                m.name.clone(),
-                format_value(s.median),
-                format!(
-                    "{} .. {}",
-                    format_value(s.median_ci_low),
-                    format_value(s.median_ci_high)
-                ),
-                m.unit.symbol().to_string(),
+            let mut row = vec![case.key.clone()];
+            row.extend(metric_cells(m, s));
+            row.extend([
                 format!("{:.1}", s.cv * 100.0),
                 s.n.to_string(),
-                format!("ok{flags}"),
+                status_text(case, s.outliers.len()),
             ]);
+            t.rows.push(row);
         }
     }
     t
 }
 
-/// The table, followed by anomalies, as text.
-pub fn render(file: &ResultFile) -> String {
-    let mut out = render_text(&table(file));
+/// The headline table (or, with `all_metrics`, every metric), followed by
+/// anomalies, as text.
+pub fn render(file: &ResultFile, all_metrics: bool) -> String {
+    let mut out = if all_metrics {
+        render_text(&table(file))
+    } else {
+        let t = headline_table(file);
+        let total: usize = file.cases.iter().map(|c| c.metrics.len()).sum();
+        let mut out = render_text(&t);
+        if total > t.rows.len() {
+            out += &format!(
+                "headline metric per case; {total} metrics in all: --all-metrics shows every one\n"
+            );
+        }
+        out
+    };
     let anomalies: Vec<String> = file
         .anomalies
         .iter()
@@ -106,7 +188,7 @@ pub fn render(file: &ResultFile) -> String {
 }
 
 /// A stored run: a header naming the run and environment, then [`render`].
-pub fn render_file(file: &ResultFile) -> String {
+pub fn render_file(file: &ResultFile, all_metrics: bool) -> String {
     let fp = &file.fingerprint;
     let mut out = format!(
         "run {} ({}), label {}, suite {}, started {}\nenvironment: {} on {}, kernel {}, {} CPU(s)\n\n",
@@ -120,6 +202,60 @@ pub fn render_file(file: &ResultFile) -> String {
         fp.os.kernel_release.as_deref().unwrap_or("unknown"),
         fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus),
     );
-    out += &render(file);
+    out += &render(file, all_metrics);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::run;
+    use crate::units::{Direction, Unit};
+
+    /// Two families, a case with a second metric, a skipped case.
+    fn file() -> ResultFile {
+        let mut f = run(
+            "native",
+            "r1",
+            &[
+                (
+                    "cpu.int",
+                    "loops_per_sec",
+                    Direction::HigherIsBetter,
+                    vec![100.0, 102.0, 98.0, 101.0],
+                ),
+                (
+                    "os.syscall[call=getppid]",
+                    "latency",
+                    Direction::LowerIsBetter,
+                    vec![95.0, 96.0, 94.0, 95.5],
+                ),
+                (
+                    "os.pipe[cpus=split,mode=pingpong]",
+                    "round_trip",
+                    Direction::LowerIsBetter,
+                    vec![],
+                ),
+            ],
+        );
+        let second = MetricResult {
+            name: "rate".into(),
+            unit: Unit::OpsPerSec,
+            ..f.cases[1].metrics[0].clone()
+        };
+        f.cases[1].metrics.push(second);
+        f.cases[2].status = CaseStatus::Skipped;
+        f.cases[2].reason = Some("cannot place the processes: only one usable CPU (0)".into());
+        f
+    }
+
+    #[test]
+    fn summary_shows_one_headline_row_per_case_by_family() {
+        insta::assert_snapshot!("headline_summary", render(&file(), false));
+    }
+
+    #[test]
+    fn summary_with_all_metrics_shows_every_metric() {
+        insta::assert_snapshot!("all_metrics_summary", render(&file(), true));
+    }
 }

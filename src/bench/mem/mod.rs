@@ -2,6 +2,7 @@
 //! derived machine balance and bandwidth efficiency.
 
 pub mod latency;
+pub mod pages;
 pub mod stream;
 
 use crate::results::{CaseResult, Derived};

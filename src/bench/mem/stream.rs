@@ -1,8 +1,10 @@
 //! `mem.stream`: STREAM's Copy, Scale, Add and Triad (seed 000: Triad
 //! 28 672 MB/s native against 27 072 MB/s in WSL 2 at one thread).
 //!
-//! As STREAM: three f64 arrays of at least 4× the last-level cache (and at
-//! least 10 million elements); each thread owns one contiguous block of
+//! As STREAM: three f64 arrays, of a fixed size per suite (see
+//! [`suite_elems`]) or the user's `--stream-elems`, checked against STREAM's
+//! rule "each array at least 4× the last-level cache" with a note on the
+//! case when it is not met; each thread owns one contiguous block of
 //! every array (OpenMP's static schedule) and touches it first; a
 //! repetition initialises a = 1, b = 2, c = 0 and runs the four kernels
 //! NTIMES = 10 times with a barrier around each kernel; the first iteration
@@ -14,6 +16,8 @@
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::pages::{thp_mode, PageBuf, PagePolicy};
+use crate::config::Suite;
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
@@ -84,10 +88,51 @@ impl Kernel {
     }
 }
 
-/// Elements per array: 4× the last-level cache, at least [`MIN_ELEMS`].
-pub fn array_elems(llc_bytes: Option<u64>) -> usize {
-    let by_cache = llc_bytes.map_or(0, |b| (4 * b).div_ceil(8) as usize);
-    by_cache.max(MIN_ELEMS)
+/// Elements per array in the quick suite: 2^24 (128 MiB per array, 384 MiB
+/// in all). It is above STREAM's floor of 10 million elements and meets the
+/// 4× rule for last-level caches up to 32 MiB (most desktop CPUs, one Zen
+/// CCD, this project's EPYC guest); a repetition moves 13.4 GB, about
+/// 0.7 s at 20 GB/s, so the quick suite keeps its minute.
+pub const QUICK_ELEMS: usize = 1 << 24;
+/// Elements per array in the standard and full suites: 2^26 (512 MiB per
+/// array, 1.5 GiB in all), which meets the 4× rule for last-level caches up
+/// to 128 MiB (server CPUs short of the largest); a repetition moves about
+/// 54 GB, 3 s at 20 GB/s. A larger cache (a 260 MiB Xeon L3) gets a note,
+/// and `--stream-elems` for a run that meets the rule there.
+pub const STANDARD_ELEMS: usize = 1 << 26;
+
+/// Elements per array for `suite`. Fixed, never derived from the cache the
+/// environment reports: a VM and its host can report different caches, and
+/// the size is part of the case key that `compare` matches on.
+pub fn suite_elems(suite: Suite) -> usize {
+    match suite {
+        Suite::Quick => QUICK_ELEMS,
+        Suite::Standard | Suite::Full => STANDARD_ELEMS,
+    }
+}
+
+/// The note for a case whose arrays break STREAM's sizing rules (each
+/// array at least 4× the last-level cache, at least [`MIN_ELEMS`]
+/// elements), or None when they hold.
+pub fn size_note(elems: usize, llc_bytes: Option<u64>) -> Option<String> {
+    let bytes = elems as u64 * 8;
+    let mut broken = Vec::new();
+    match llc_bytes {
+        Some(llc) if bytes < 4 * llc => broken.push(format!(
+            "each array ({} MiB) is smaller than 4x the {} MiB last-level cache, so part of the traffic may be served by the cache (--stream-elems {} meets the rule)",
+            bytes >> 20,
+            llc >> 20,
+            (4 * llc).div_ceil(8)
+        )),
+        Some(_) => {}
+        None => broken.push("the last-level cache size is unknown: the 4x rule is not checked".into()),
+    }
+    if elems < MIN_ELEMS {
+        broken.push(format!(
+            "{elems} elements is below STREAM's floor of {MIN_ELEMS}"
+        ));
+    }
+    (!broken.is_empty()).then(|| format!("STREAM sizing: {}", broken.join("; ")))
 }
 
 /// Contiguous blocks of `len` for `threads` threads, sizes differing by at most one.
@@ -220,7 +265,7 @@ impl Bench for Stream {
         "seed 000 (STREAM Triad 1-16 threads, WSL 2 vs native)"
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
-        let elems = array_elems(plan.llc_bytes);
+        let elems = plan.stream_elems.unwrap_or(suite_elems(plan.suite));
         plan.thread_counts()
             .into_iter()
             .map(|t| case(elems, t))
@@ -240,8 +285,18 @@ impl Bench for Stream {
                 case.key()
             )));
         };
-        ctx.require_memory(3 * 8 * elems as u64)?;
-        Ok(Box::new(StreamTrial::new(elems, threads)))
+        ctx.require_memory(3 * 8 * elems as u64)
+            .map_err(|e| match e {
+                BenchError::Unsupported(why) => {
+                    BenchError::Unsupported(format!("{why}; a smaller --stream-elems fits"))
+                }
+                other => other,
+            })?;
+        let mut trial = StreamTrial::new(elems, threads)?;
+        let llc = crate::probe::cpu::live_llc_bytes();
+        trial.llc_bytes = llc;
+        trial.notes.extend(size_note(elems, llc));
+        Ok(Box::new(trial))
     }
     fn needs_warmup(&self) -> bool {
         false // each repetition touches its arrays untimed and discards its first iteration
@@ -251,25 +306,40 @@ impl Bench for Stream {
     }
 }
 
+/// The page size STREAM's arrays ask for: small pages, which every kernel
+/// gives whatever its THP mode, so the figure does not depend on luck or
+/// on the distribution's default; and which C STREAM's malloc'd arrays get
+/// under the common THP mode `madvise`.
+pub const STREAM_PAGES: PagePolicy = PagePolicy::Small;
+
 /// Three arrays and a thread count.
 pub struct StreamTrial {
-    a: Vec<f64>,
-    b: Vec<f64>,
-    c: Vec<f64>,
+    a: PageBuf<f64>,
+    b: PageBuf<f64>,
+    c: PageBuf<f64>,
     threads: usize,
+    /// The last-level cache the sizing rule was checked against.
+    llc_bytes: Option<u64>,
+    /// Sizing rules the arrays break, if any.
+    notes: Vec<String>,
 }
 
 impl StreamTrial {
-    /// A trial over arrays of `elems` elements on `threads` threads. Zeroed
-    /// allocations of this size come from mmap: no page is touched until a
+    /// A trial over arrays of `elems` elements on `threads` threads, each
+    /// its own mapping with [`STREAM_PAGES`]: no page is touched until a
     /// thread first writes its own block.
-    pub fn new(elems: usize, threads: usize) -> StreamTrial {
-        StreamTrial {
-            a: vec![0.0; elems],
-            b: vec![0.0; elems],
-            c: vec![0.0; elems],
+    ///
+    /// # Errors
+    /// The error of mmap or madvise.
+    pub fn new(elems: usize, threads: usize) -> std::io::Result<StreamTrial> {
+        Ok(StreamTrial {
+            a: PageBuf::new(elems, STREAM_PAGES)?,
+            b: PageBuf::new(elems, STREAM_PAGES)?,
+            c: PageBuf::new(elems, STREAM_PAGES)?,
             threads,
-        }
+            llc_bytes: None,
+            notes: Vec::new(),
+        })
     }
 
     /// One STREAM run: times[iteration][kernel] in seconds and the error
@@ -371,12 +441,31 @@ impl Trial for StreamTrial {
     }
 
     fn details(&mut self) -> Option<Value> {
+        for buf in [&self.a, &self.b, &self.c] {
+            if let Some(n) = buf.shortfall_note() {
+                self.notes.push(n);
+                break;
+            }
+        }
+        let huge: Option<u64> = [&self.a, &self.b, &self.c]
+            .iter()
+            .map(|b| b.anon_huge_bytes())
+            .sum();
         Some(serde_json::json!({
             "array_elems": self.a.len(),
             "bytes_per_array": self.a.len() * 8,
             "ntimes": NTIMES,
+            "llc_bytes": self.llc_bytes,
+            "pages": STREAM_PAGES.name(),
+            "page_request": STREAM_PAGES.request(),
+            "thp_mode": thp_mode(),
+            "anon_huge_bytes": huge,
             "validation": "STREAM check passed on every repetition",
         }))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 }
 
@@ -418,12 +507,11 @@ fn derive_scalability(cases: &[&CaseResult]) -> Vec<Derived> {
 mod tests {
     use super::*;
     use crate::bench::TestEnv;
-    use crate::config::Suite;
 
     #[test]
     fn a_clean_run_passes_validation_for_one_and_several_threads() {
         for threads in [1, 3] {
-            let mut t = StreamTrial::new(10_001, threads);
+            let mut t = StreamTrial::new(10_001, threads).unwrap();
             let (times, errors) = t.run(&Clock::real(), false);
             assert_eq!(times.len(), NTIMES);
             check(errors, 10_001, expected_values(NTIMES)).unwrap();
@@ -438,18 +526,29 @@ mod tests {
 
     #[test]
     fn validation_catches_a_corrupted_array() {
-        let mut t = StreamTrial::new(1000, 2);
+        let mut t = StreamTrial::new(1000, 2).unwrap();
         let (_, errors) = t.run(&Clock::real(), true);
         let err = check(errors, 1000, expected_values(NTIMES)).unwrap_err();
         assert!(err.contains("array a"), "{err}");
     }
 
     #[test]
-    fn sizes_follow_the_cache_rule() {
-        assert_eq!(array_elems(None), MIN_ELEMS);
-        assert_eq!(array_elems(Some(1 << 20)), MIN_ELEMS);
-        // 36608 KiB last-level cache (this machine): 4x = 146.4 MB = 18.7 M doubles
-        assert_eq!(array_elems(Some(36608 * 1024)), 36608 * 1024 * 4 / 8);
+    fn suite_sizes_meet_the_cache_rule_for_common_caches() {
+        // 32 MiB (a Zen 4 EPYC guest) in quick, 128 MiB in standard and full
+        assert_eq!(size_note(suite_elems(Suite::Quick), Some(32 << 20)), None);
+        for suite in [Suite::Standard, Suite::Full] {
+            assert_eq!(size_note(suite_elems(suite), Some(128 << 20)), None);
+        }
+    }
+
+    #[test]
+    fn a_large_cache_is_noted_with_the_size_that_meets_the_rule() {
+        // a 260 MiB Xeon L3: 4x = 1040 MiB = 136 314 880 doubles
+        let note = size_note(STANDARD_ELEMS, Some(260 << 20)).unwrap();
+        assert!(note.contains("smaller than 4x the 260 MiB"), "{note}");
+        assert!(note.contains("--stream-elems 136314880"), "{note}");
+        let note = size_note(1000, None).unwrap();
+        assert!(note.contains("unknown") && note.contains("floor"), "{note}");
     }
 
     #[test]
@@ -478,18 +577,21 @@ mod tests {
     }
 
     #[test]
-    fn cases_use_the_cache_rule_and_thread_counts() {
-        let keys: Vec<String> = Stream
-            .cases(&TestEnv::plan(Suite::Quick, 2))
-            .iter()
-            .map(CaseSpec::key)
-            .collect();
+    fn cases_use_the_suite_size_or_the_users_and_thread_counts() {
+        let keys =
+            |plan: &Plan| -> Vec<String> { Stream.cases(plan).iter().map(CaseSpec::key).collect() };
         assert_eq!(
-            keys,
+            keys(&TestEnv::plan(Suite::Quick, 2)),
             vec![
-                "mem.stream[array_elems=10000000,threads=1]",
-                "mem.stream[array_elems=10000000,threads=2]"
+                "mem.stream[array_elems=16777216,threads=1]",
+                "mem.stream[array_elems=16777216,threads=2]"
             ]
         );
+        assert_eq!(
+            keys(&TestEnv::plan(Suite::Standard, 1)),
+            vec!["mem.stream[array_elems=67108864,threads=1]"]
+        );
+        let mine = TestEnv::plan(Suite::Standard, 1).with_stream_elems(Some(1000));
+        assert_eq!(keys(&mine), vec!["mem.stream[array_elems=1000,threads=1]"]);
     }
 }

@@ -3,11 +3,18 @@
 //! each way: a round trip is two context switches, what `perf bench sched
 //! pipe` reports (seed 004 ran UnixBench's pipe and context-switch tests
 //! under WSL 1 and WSL 2).
+//!
+//! The ping-pong runs with both processes on one CPU (`cpus=same`: a round
+//! trip is two context switches) and on two (`cpus=split`: two cross-CPU
+//! wake-ups), placed by envbench with sched_setaffinity; left to the
+//! scheduler, the figure flips between the two from run to run. The
+//! reference for `same` is `taskset -c CPU perf bench sched pipe`.
 
 use super::super::clock::Clock;
 use super::super::{
     calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
 };
+use super::affinity::{self, Pinned, Placement};
 use super::{fork_child, Children};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
@@ -79,33 +86,36 @@ impl Bench for Pipe {
         "seed 004 (UnixBench Pipe Throughput and Pipe-based Context Switching); perf bench sched pipe"
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
-        vec![
-            CaseSpec {
-                bench: self.id(),
-                params: BTreeMap::from([("mode".to_string(), Value::from("throughput"))]),
-                metrics: vec![MetricSpec {
-                    name: "loops_per_sec",
+        vec![CaseSpec {
+            bench: self.id(),
+            params: BTreeMap::from([("mode".to_string(), Value::from("throughput"))]),
+            metrics: vec![MetricSpec {
+                name: "loops_per_sec",
+                unit: Unit::OpsPerSec,
+                direction: Direction::HigherIsBetter,
+            }],
+        }]
+        .into_iter()
+        .chain([Placement::Same, Placement::Split].map(|p| CaseSpec {
+            bench: self.id(),
+            params: BTreeMap::from([
+                ("cpus".to_string(), Value::from(p.name())),
+                ("mode".to_string(), Value::from("pingpong")),
+            ]),
+            metrics: vec![
+                MetricSpec {
+                    name: "round_trip",
+                    unit: Unit::Microseconds,
+                    direction: Direction::LowerIsBetter,
+                },
+                MetricSpec {
+                    name: "round_trips_per_sec",
                     unit: Unit::OpsPerSec,
                     direction: Direction::HigherIsBetter,
-                }],
-            },
-            CaseSpec {
-                bench: self.id(),
-                params: BTreeMap::from([("mode".to_string(), Value::from("pingpong"))]),
-                metrics: vec![
-                    MetricSpec {
-                        name: "round_trip",
-                        unit: Unit::Microseconds,
-                        direction: Direction::LowerIsBetter,
-                    },
-                    MetricSpec {
-                        name: "round_trips_per_sec",
-                        unit: Unit::OpsPerSec,
-                        direction: Direction::HigherIsBetter,
-                    },
-                ],
-            },
-        ]
+                },
+            ],
+        }))
+        .collect()
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         match case.params.get("mode").and_then(Value::as_str) {
@@ -121,7 +131,13 @@ impl Bench for Pipe {
                 Ok(Box::new(t))
             }
             Some("pingpong") => {
-                let mut t = PingPong::start()?;
+                let placement = case
+                    .params
+                    .get("cpus")
+                    .and_then(Value::as_str)
+                    .and_then(Placement::from_name)
+                    .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key())))?;
+                let mut t = PingPong::start(Some(placement))?;
                 t.loops = calibrate(ctx, |n| t.spin(n))?;
                 Ok(Box::new(t))
             }
@@ -165,10 +181,29 @@ struct PingPong {
     from_child: OwnedFd,
     _child: Children,
     loops: u64,
+    /// The placement and its (parent, child) CPUs, when one was asked for.
+    placed: Option<(Placement, usize, usize)>,
+    /// The parent's pin, undone on drop (after the child is reaped).
+    _pinned: Option<Pinned>,
 }
 
 impl PingPong {
-    fn start() -> Result<PingPong, BenchError> {
+    /// Starts the echo child; with a placement, pins this thread and the
+    /// child to their CPUs first.
+    ///
+    /// # Errors
+    /// [`BenchError::Unsupported`] when the placement cannot be made.
+    fn start(placement: Option<Placement>) -> Result<PingPong, BenchError> {
+        let unplaceable =
+            |why: String| BenchError::Unsupported(format!("cannot place the processes: {why}"));
+        let cpus = match placement {
+            Some(p) => {
+                let allowed = affinity::allowed_cpus().map_err(|e| unplaceable(e.to_string()))?;
+                let (a, b) = p.cpus(&allowed).map_err(unplaceable)?;
+                Some((p, a, b))
+            }
+            None => None,
+        };
         let (down_r, down_w) = pipe()?;
         let (up_r, up_w) = pipe()?;
         let (cr, cw, pw, pr) = (
@@ -191,11 +226,23 @@ impl PingPong {
         let mut child = Children::default();
         child.push(pid);
         drop((down_r, up_w));
+        let mut _pinned = None;
+        if let Some((_, parent_cpu, child_cpu)) = cpus {
+            // on failure `child` drops: the child is killed and reaped
+            affinity::pin(pid, child_cpu)
+                .map_err(|e| unplaceable(format!("child to CPU {child_cpu}: {e}")))?;
+            _pinned = Some(
+                Pinned::to(parent_cpu)
+                    .map_err(|e| unplaceable(format!("parent to CPU {parent_cpu}: {e}")))?,
+            );
+        }
         Ok(PingPong {
             to_child: down_w,
             from_child: up_r,
             _child: child,
             loops: 0,
+            placed: cpus,
+            _pinned,
         })
     }
 
@@ -219,6 +266,16 @@ impl Trial for PingPong {
             self.loops as f64 / secs,
         ])
     }
+
+    fn details(&mut self) -> Option<Value> {
+        let (p, parent, child) = self.placed?;
+        Some(serde_json::json!({
+            "cpus": p.name(),
+            "parent_cpu": parent,
+            "child_cpu": child,
+            "placement": "sched_setaffinity by envbench",
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -230,15 +287,26 @@ mod tests {
     fn both_modes_measure() {
         let env = TestEnv::real(0.005);
         for case in Pipe.cases(&TestEnv::plan(crate::config::Suite::Quick, 1)) {
-            let mut t = Pipe.prepare(&case, &env.ctx()).unwrap();
+            let mut t = match Pipe.prepare(&case, &env.ctx()) {
+                Ok(t) => t,
+                // one usable CPU: split cannot be placed
+                Err(BenchError::Unsupported(why)) if case.params["cpus"] == "split" => {
+                    assert!(why.contains("only one"), "{why}");
+                    continue;
+                }
+                Err(e) => panic!("{}: {e}", case.key()),
+            };
             let v = t.once(&env.clock).unwrap();
             assert!(v.iter().all(|x| *x > 0.0), "{}: {v:?}", case.key());
+            if case.params.contains_key("cpus") {
+                assert_eq!(t.details().unwrap()["cpus"], case.params["cpus"]);
+            }
         }
     }
 
     #[test]
     fn the_echo_child_is_reaped_when_the_trial_drops() {
-        let mut t = PingPong::start().unwrap();
+        let mut t = PingPong::start(None).unwrap();
         t.spin(10).unwrap();
         let pid = t._child.pids[0];
         drop(t);

@@ -1,0 +1,152 @@
+//! Placement of a benchmark's processes on CPUs: which CPUs this thread may
+//! use, pinning it to one, and putting the old mask back afterwards.
+//!
+//! Why: a pipe ping-pong between two processes on one CPU costs two context
+//! switches per round trip; on two CPUs it costs two cross-CPU wake-ups,
+//! which may also wake an idle CPU from a sleep state. Left to the scheduler,
+//! runs flip between the two (`perf bench sched pipe` ratios of 0.085 and
+//! 2.22 in one session), so envbench chooses and records the placement.
+
+use std::io;
+
+/// Where the two processes of a case run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Both on the first CPU this process may use.
+    Same,
+    /// The parent on the first usable CPU, the child on the second.
+    Split,
+}
+
+impl Placement {
+    /// `same`, `split`: the `cpus` parameter of a case.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Same => "same",
+            Placement::Split => "split",
+        }
+    }
+
+    /// The placement named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Placement> {
+        match name {
+            "same" => Some(Placement::Same),
+            "split" => Some(Placement::Split),
+            _ => None,
+        }
+    }
+
+    /// The (parent, child) CPUs among `allowed`, or why there are none.
+    ///
+    /// # Errors
+    /// Names the shortage: no usable CPU, or only one for `split`.
+    pub fn cpus(self, allowed: &[usize]) -> Result<(usize, usize), String> {
+        match (self, allowed) {
+            (_, []) => Err("no usable CPU in the affinity mask".into()),
+            (Placement::Same, [a, ..]) => Ok((*a, *a)),
+            (Placement::Split, [a, b, ..]) => Ok((*a, *b)),
+            (Placement::Split, [a]) => Err(format!(
+                "only one usable CPU ({a}): two processes cannot be placed on two CPUs"
+            )),
+        }
+    }
+}
+
+/// The CPUs the calling thread may run on, in increasing order.
+///
+/// # Errors
+/// The error of `sched_getaffinity`.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    let set = get()?;
+    // SAFETY: CPU_ISSET reads the set within its fixed size.
+    Ok((0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+fn get() -> io::Result<libc::cpu_set_t> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the size is its own.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(set)
+}
+
+fn set(pid: libc::pid_t, mask: &libc::cpu_set_t) -> io::Result<()> {
+    // SAFETY: the mask is a valid set of its own size; pid 0 is the calling thread.
+    if unsafe { libc::sched_setaffinity(pid, std::mem::size_of_val(mask), mask) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pins the process or thread `pid` (0: the calling thread) to `cpu`; a
+/// parent pins the child it forked this way, so an error reaches the parent.
+///
+/// # Errors
+/// The error of `sched_setaffinity` (EINVAL for a CPU outside the cgroup's
+/// cpuset, EPERM under some sandboxes).
+pub fn pin(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
+    let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut mask) };
+    set(pid, &mask)
+}
+
+/// The calling thread pinned to one CPU until dropped; then its old mask
+/// is put back, so later cases run where they would have.
+pub struct Pinned {
+    saved: libc::cpu_set_t,
+}
+
+impl Pinned {
+    /// Pins the calling thread to `cpu`.
+    ///
+    /// # Errors
+    /// The error of reading or setting the mask.
+    pub fn to(cpu: usize) -> io::Result<Pinned> {
+        let saved = get()?;
+        pin(0, cpu)?;
+        Ok(Pinned { saved })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // the old mask held this thread before, so setting it again succeeds
+        let _ = set(0, &self.saved);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_take_the_first_usable_cpus() {
+        assert_eq!(Placement::Same.cpus(&[3, 5]), Ok((3, 3)));
+        assert_eq!(Placement::Split.cpus(&[3, 5]), Ok((3, 5)));
+        assert!(Placement::Split
+            .cpus(&[3])
+            .unwrap_err()
+            .contains("only one"));
+        assert!(Placement::Same.cpus(&[]).is_err());
+        assert_eq!(Placement::from_name("split"), Some(Placement::Split));
+    }
+
+    #[test]
+    fn pinning_is_undone_on_drop() {
+        // a thread of its own, so no other test's thread is pinned
+        std::thread::spawn(|| {
+            let before = allowed_cpus().unwrap();
+            {
+                let _p = Pinned::to(before[0]).unwrap();
+                assert_eq!(allowed_cpus().unwrap(), vec![before[0]]);
+            }
+            assert_eq!(allowed_cpus().unwrap(), before);
+        })
+        .join()
+        .unwrap();
+    }
+}
