@@ -112,7 +112,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         (Some(a), Some(l)) => Some(a.min(l)),
         (a, l) => a.or(l),
     };
-    let mut ctx = Context {
+    let ctx = Context {
         clock: &clock,
         reps: &policies[0],
         seed: config.seed,
@@ -133,7 +133,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        ctx.reps = &policies[round as usize];
         let order = round_order(cases.len(), config.seed, round);
         if let Some(r) = file.rounds.as_mut() {
             r.started += 1;
@@ -159,8 +158,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             } else {
                 key.clone()
             };
-            let run = runner::run_case(*bench, case, &ctx, &mut |p| {
-                reporter.rep(index, &shown, ctx.reps.reps_max, p)
+            let policy = round_policy(&policies[round as usize], results[i].as_ref());
+            let case_ctx = Context {
+                reps: &policy,
+                ..ctx
+            };
+            let run = runner::run_case(*bench, case, &case_ctx, &mut |p| {
+                reporter.rep(index, &shown, policy.reps_max, p)
             });
             let elapsed = run.elapsed;
             merge_round(&mut results[i], case, run, round, run_start, config.seed);
@@ -363,6 +367,23 @@ fn new_result_file(
         derived: Vec::new(),
         anomalies,
         notes,
+    }
+}
+
+/// The policy of a case in a round: after its first round, a case whose
+/// repetitions each take more than half the round's budget skips its
+/// warm-up (a repetition that long warms itself, and warming it again
+/// would break the suite's budget: os.fork_cow after touching 256 MiB).
+fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> RepPolicy {
+    let long = so_far
+        .and_then(|r| r.rounds.first())
+        .is_some_and(|first| {
+            let trials = f64::from((first.warmup_reps + first.reps).max(1));
+            first.duration_secs / trials > policy.budget_secs / 2.0
+        });
+    RepPolicy {
+        warmup: if long { 0 } else { policy.warmup },
+        ..policy.clone()
     }
 }
 

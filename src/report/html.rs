@@ -135,13 +135,13 @@ fn series(
 }
 
 /// Okabe–Ito colours: faster bluish green, slower vermillion, tie grey,
-/// unclear orange.
+/// unclear sky blue.
 pub fn verdict_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "#009E73",
         Verdict::Slower => "#D55E00",
         Verdict::Tie => "#9a9a9a",
-        Verdict::Unclear => "#E69F00",
+        Verdict::Unclear => "#56B4E9",
     }
 }
 
@@ -171,7 +171,7 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
                     other.label, c.baseline
                 ),
                 &format!(
-                    "speed-up (log scale; > 1x: {} faster; green faster, orange slower, grey tie)",
+                    "speed-up (log scale; > 1x: {} faster; green faster, vermillion slower, grey tie, blue unclear)",
                     other.label
                 ),
                 &bars,
@@ -222,27 +222,29 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
             );
         }
     }
-    let pct: Vec<Series> = envs
-        .iter()
-        .flat_map(|e| {
-            [
-                (
-                    "os.spawn",
-                    &[("latency_p50", 50.0), ("latency_p95", 95.0)][..],
-                    "spawn",
-                ),
-                (
-                    "cpu.primes",
-                    &[
-                        ("latency_min", 0.0),
-                        ("latency_p95", 95.0),
-                        ("latency_max", 100.0),
-                    ][..],
-                    "primes event",
-                ),
-            ]
-            .into_iter()
-            .flat_map(move |(bench, points, what)| {
+    // one chart per benchmark: their latencies have different units
+    let percentile_charts: [(&str, &[(&str, f64)], &str, &str); 2] = [
+        (
+            "os.spawn",
+            &[("latency_p50", 50.0), ("latency_p95", 95.0)],
+            "spawn",
+            "us per spawn",
+        ),
+        (
+            "cpu.primes",
+            &[
+                ("latency_min", 0.0),
+                ("latency_p95", 95.0),
+                ("latency_max", 100.0),
+            ],
+            "primes event",
+            "ms per event",
+        ),
+    ];
+    for (bench, points, what, unit) in percentile_charts {
+        let pct: Vec<Series> = envs
+            .iter()
+            .flat_map(|e| {
                 let mut by_case: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
                 for (metric, p) in points {
                     for (params, v) in env_points(e, bench, metric) {
@@ -252,7 +254,7 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
                                 format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
                             })
                             .collect();
-                        let name = format!("{} {what} {}", e.label, tag.join(","));
+                        let name = format!("{} {}", e.label, tag.join(","));
                         match by_case.iter_mut().find(|(n, _)| *n == name) {
                             Some((_, pts)) => pts.push((*p, v)),
                             None => by_case.push((name, vec![(*p, v)])),
@@ -263,18 +265,17 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
                     .into_iter()
                     .map(|(name, points)| Series { name, points })
             })
-            .collect::<Vec<_>>()
-        })
-        .collect();
-    if !pct.is_empty() {
-        s += &line_chart(
-            "Latency percentiles (os.spawn per spawn, cpu.primes per event)",
-            "percentile (0 = min, 100 = max)",
-            "latency (us for spawn, ms for primes; log)",
-            &pct,
-            false,
-            true,
-        );
+            .collect();
+        if !pct.is_empty() {
+            s += &line_chart(
+                &format!("{bench}: latency percentiles per {what}"),
+                "percentile (0 = min, 100 = max)",
+                &format!("latency ({unit}; log)"),
+                &pct,
+                false,
+                true,
+            );
+        }
     }
     let lat = series(envs, "mem.latency", "latency", "size_kib", None);
     if !lat.is_empty() {

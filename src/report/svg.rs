@@ -109,8 +109,10 @@ fn tick_label(v: f64) -> String {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")
-    } else {
+    } else if a >= 0.001 {
         format!("{v:.3}")
+    } else {
+        format!("{:.0e}", v)
     }
 }
 
@@ -141,12 +143,22 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
         .filter(|v| *v > 0.0)
         .map(|v| v.log2().abs())
         .fold(0.25, f64::max);
-    let span = extreme.ceil().max(1.0);
+    // at most 2^40 either way: a ratio beyond that is shown at the edge
+    let span = extreme.ceil().clamp(1.0, 40.0);
     let (x0, x1) = (label_w, w - 20.0);
-    let px = |v: f64| x0 + (v.max(1e-9).log2() + span) / (2.0 * span) * (x1 - x0);
+    let px = |v: f64| x0 + (v.max(1e-12).log2().clamp(-span, span) + span) / (2.0 * span) * (x1 - x0);
     let mut s = open_svg(w, h, title);
     let y_end = 40.0 + row * bars.len() as f64;
-    for e in -(span as i32)..=(span as i32) {
+    // ticks every 2^step, few enough that their labels never touch
+    let widest = (-(span as i32)..=(span as i32))
+        .map(|e| text_px(&format!("{}x", tick_label(2f64.powi(e)))))
+        .fold(0.0, f64::max);
+    let room = ((x1 - x0) / (widest + 12.0)).floor().max(2.0);
+    let mut step = 1;
+    while f64::from(2 * span as i32 / step + 1) > room {
+        step *= 2;
+    }
+    for e in (-(span as i32)..=(span as i32)).filter(|e| e % step == 0) {
         let v = 2f64.powi(e);
         let x = px(v);
         let _ = write!(
@@ -248,8 +260,14 @@ pub fn line_chart(
         s,
         r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axisline"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" class="axisline"/>"#
     );
+    let mut last_y = f64::INFINITY;
     for t in ya.ticks() {
         let y = ya.px(t);
+        // keep labels 14 px apart (y grows downwards)
+        if last_y - y < 14.0 {
+            continue;
+        }
+        last_y = y;
         let _ = write!(
             s,
             r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" class="grid"/><text x="{:.0}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
@@ -266,13 +284,20 @@ pub fn line_chart(
         v.dedup();
         v
     };
+    // a label that would touch the one before it is left out
+    let mut last_right = f64::NEG_INFINITY;
     for t in xticks {
         let x = xa.px(t);
+        let label = tick_label(t);
+        let half = text_px(&label) / 2.0;
+        if x - half < last_right + 6.0 {
+            continue;
+        }
+        last_right = x + half;
         let _ = write!(
             s,
-            r#"<text x="{x:.1}" y="{:.0}" class="tick" text-anchor="middle">{}</text>"#,
-            y0 + 16.0,
-            tick_label(t)
+            r#"<text x="{x:.1}" y="{:.0}" class="tick" text-anchor="middle">{label}</text>"#,
+            y0 + 20.0,
         );
     }
     for (i, ser) in series.iter().enumerate() {

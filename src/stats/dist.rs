@@ -98,7 +98,7 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 /// CDF of Student's t with `df` degrees of freedom (df > 0; ∞ or very
 /// large is the normal).
 pub fn t_cdf(x: f64, df: f64) -> f64 {
-    if !(df < NORMAL_DF) {
+    if df.is_nan() || df >= NORMAL_DF {
         return normal_cdf(x);
     }
     if x.is_infinite() {

@@ -402,4 +402,4 @@ fn pooled<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
