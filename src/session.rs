@@ -375,12 +375,10 @@ fn new_result_file(
 /// warm-up (a repetition that long warms itself, and warming it again
 /// would break the suite's budget: os.fork_cow after touching 256 MiB).
 fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> RepPolicy {
-    let long = so_far
-        .and_then(|r| r.rounds.first())
-        .is_some_and(|first| {
-            let trials = f64::from((first.warmup_reps + first.reps).max(1));
-            first.duration_secs / trials > policy.budget_secs / 2.0
-        });
+    let long = so_far.and_then(|r| r.rounds.first()).is_some_and(|first| {
+        let trials = f64::from((first.warmup_reps + first.reps).max(1));
+        first.duration_secs / trials > policy.budget_secs / 2.0
+    });
     RepPolicy {
         warmup: if long { 0 } else { policy.warmup },
         ..policy.clone()

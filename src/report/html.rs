@@ -145,6 +145,15 @@ pub fn verdict_color(v: Verdict) -> &'static str {
     }
 }
 
+/// A percentile chart: bench, (metric, percentile) points, what one
+/// sample is, the unit.
+type PercentileChart = (
+    &'static str,
+    &'static [(&'static str, f64)],
+    &'static str,
+    &'static str,
+);
+
 fn charts(c: &Comparison, envs: &[Environment]) -> String {
     let mut s = String::new();
     for other in c.environments.iter().skip(1) {
@@ -223,7 +232,7 @@ fn charts(c: &Comparison, envs: &[Environment]) -> String {
         }
     }
     // one chart per benchmark: their latencies have different units
-    let percentile_charts: [(&str, &[(&str, f64)], &str, &str); 2] = [
+    let percentile_charts: [PercentileChart; 2] = [
         (
             "os.spawn",
             &[("latency_p50", 50.0), ("latency_p95", 95.0)],

@@ -146,7 +146,8 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
     // at most 2^40 either way: a ratio beyond that is shown at the edge
     let span = extreme.ceil().clamp(1.0, 40.0);
     let (x0, x1) = (label_w, w - 20.0);
-    let px = |v: f64| x0 + (v.max(1e-12).log2().clamp(-span, span) + span) / (2.0 * span) * (x1 - x0);
+    let px =
+        |v: f64| x0 + (v.max(1e-12).log2().clamp(-span, span) + span) / (2.0 * span) * (x1 - x0);
     let mut s = open_svg(w, h, title);
     let y_end = 40.0 + row * bars.len() as f64;
     // ticks every 2^step, few enough that their labels never touch
