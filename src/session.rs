@@ -57,13 +57,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             utc_compact(started)
         ));
     }
-    if config.output.exists() && !args.force {
-        return Err(UsageError(format!(
-            "{} exists; choose another -o FILE or pass --force to overwrite it",
-            config.output.display()
-        ))
-        .into());
-    }
+    config.output = store::output_path(&config.output, args.force, "-o").map_err(UsageError)?;
     let plan = Plan::from_fingerprint(
         config.suite,
         &fingerprint,
@@ -75,8 +69,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
         .collect();
     let mut file = new_result_file(&config, fingerprint, started, &host);
-    store::save(&config.output, &file)
-        .map_err(|e| UsageError(format!("cannot write the result file: {e}")))?;
+    store::save(&config.output, &file).map_err(|e| {
+        if e.is_bad_path() {
+            anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
+        } else {
+            anyhow::Error::new(e).context("cannot write the result file")
+        }
+    })?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&interrupted))?;

@@ -128,6 +128,72 @@ fn existing_output_is_not_overwritten_without_force() {
         .success();
 }
 
+/// Makes a special file in `dir` with `mknod` (tests run as root): a
+/// character device standing in for /dev/full or /dev/null, or a FIFO.
+fn mknod(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    let status = std::process::Command::new("mknod")
+        .arg(&p)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mknod {name} {args:?}");
+    p
+}
+
+fn file_type(p: &Path) -> std::fs::FileType {
+    std::fs::symlink_metadata(p).unwrap().file_type()
+}
+
+#[test]
+fn output_that_is_a_device_fifo_directory_or_link_to_one_is_refused_and_kept() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let full = mknod(tmp.path(), "full", &["c", "1", "7"]);
+    let null = mknod(tmp.path(), "null", &["c", "1", "3"]);
+    let fifo = mknod(tmp.path(), "fifo", &["p"]);
+    let dir = tmp.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let link = tmp.path().join("link-to-full");
+    std::os::unix::fs::symlink(&full, &link).unwrap();
+    for (out, kind) in [
+        (&full, "character device"),
+        (&null, "character device"),
+        (&fifo, "FIFO"),
+        (&dir, "directory"),
+        (&link, "character device"),
+    ] {
+        fake_run(tmp.path(), out.to_str().unwrap(), "3")
+            .arg("--force")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(kind).and(predicate::str::contains("regular file")));
+    }
+    assert!(file_type(&full).is_char_device() && file_type(&null).is_char_device());
+    assert!(file_type(&fifo).is_fifo() && file_type(&dir).is_dir());
+    assert!(file_type(&link).is_symlink());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn output_through_a_symlink_writes_the_target_and_keeps_the_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    fake_run(tmp.path(), "link.json", "3")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    fake_run(tmp.path(), "link.json", "3")
+        .arg("--force")
+        .assert()
+        .success();
+    assert!(file_type(&link).is_symlink());
+    assert!(store::load(&target).is_ok());
+}
+
 #[test]
 fn bad_repetitions_and_budgets_are_usage_errors() {
     for args in [
