@@ -160,10 +160,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Repetitions: MIN..MAX, or N for exactly N. MIN is at least 2.
-    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps)]
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps, allow_negative_numbers = true)]
     pub reps: Option<(u32, u32)>,
-    /// Warm-up repetitions per case, discarded.
-    #[arg(long, value_name = "N")]
+    /// Warm-up repetitions per case, discarded (at most 100).
+    #[arg(long, value_name = "N", value_parser = parse_warmup, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
     /// Time budget per case in seconds: no repetition beyond the minimum
     /// starts after it.
@@ -175,7 +175,7 @@ pub struct RunArgs {
     pub ci_target: Option<f64>,
     /// Thread counts for multithreaded benchmarks, comma-separated.
     /// [default: 1, 2, 4 ... up to the usable CPUs]
-    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]
     pub threads: Option<Vec<usize>>,
     /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
@@ -241,12 +241,55 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
+/// Most warm-up repetitions: warm-up runs before the case's time budget
+/// starts, so a large count would make the progress estimate a lie.
+pub const MAX_WARMUP: u32 = 100;
+
+/// A whole number of at most `max`, with a message that says what is wrong.
+fn parse_whole(t: &str, max: u64) -> Result<u64, String> {
+    let t = t.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if let Some(rest) = t.strip_prefix('-') {
+        if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "'{t}' is negative: a positive whole number is needed"
+            ));
+        }
+    }
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{t}' is not a whole number"));
+    }
+    match digits.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("'{t}' is too large (at most {max})")),
+    }
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let cap = crate::bench::os::HARD_CAP;
+    match parse_whole(s, u64::MAX) {
+        Ok(0) => Err("0 threads: thread counts must be positive whole numbers".into()),
+        Ok(n) if n > cap as u64 => Err(format!(
+            "'{}' is above envbench's hard cap of {cap} threads (it measures, it does not stress-test)",
+            s.trim()
+        )),
+        Ok(n) => Ok(n as usize),
+        Err(e) if e.contains("negative") => Err(format!(
+            "'{}': thread counts must be positive whole numbers",
+            s.trim()
+        )),
+        Err(e) => Err(e.replace("at most 18446744073709551615", &format!("at most {cap}"))),
+    }
+}
+
+fn parse_warmup(s: &str) -> Result<u32, String> {
+    parse_whole(s, u64::from(MAX_WARMUP))
+        .map(|n| n as u32)
+        .map_err(|e| format!("{e}: warm-up repetitions run outside the case's time budget"))
+}
+
 fn parse_reps(s: &str) -> Result<(u32, u32), String> {
-    let parse = |t: &str| {
-        t.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("'{t}' is not a whole number"))
-    };
+    let parse = |t: &str| parse_whole(t, u64::from(u32::MAX)).map(|n| n as u32);
     let (min, max) = match s.split_once("..") {
         Some((a, b)) => (parse(a)?, parse(b)?),
         None => {
@@ -345,6 +388,32 @@ mod tests {
         assert!(parse_reps("1..5").is_err());
         assert!(parse_reps("9..3").is_err());
         assert!(parse_reps("a..b").is_err());
+        assert!(parse_reps("99999999999").unwrap_err().contains("too large"));
+        assert!(parse_reps("-3").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn thread_counts_are_positive_and_capped() {
+        assert_eq!(parse_threads("8"), Ok(8));
+        assert!(parse_threads("0").unwrap_err().contains("positive"));
+        assert!(parse_threads("-1")
+            .unwrap_err()
+            .contains("positive whole numbers"));
+        assert!(parse_threads("5000").unwrap_err().contains("cap of 4096"));
+        assert!(parse_threads("99999999999999999999")
+            .unwrap_err()
+            .contains("too large (at most 4096)"));
+        assert!(parse_threads("two")
+            .unwrap_err()
+            .contains("not a whole number"));
+    }
+
+    #[test]
+    fn warmup_is_bounded() {
+        assert_eq!(parse_warmup("0"), Ok(0));
+        assert!(parse_warmup("4294967295")
+            .unwrap_err()
+            .contains("at most 100"));
     }
 
     #[test]

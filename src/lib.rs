@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod check;
 pub mod cleanup;
 pub mod cli;
 pub mod compare;

@@ -13,7 +13,7 @@ use crate::results::{
     self, Anomaly, CaseResult, CaseStatus, ResultFile, RunStatus, SCHEMA_VERSION,
 };
 use crate::units::{utc_compact, utc_iso, wall_now_secs};
-use crate::{report, store, UsageError};
+use crate::{check, report, store, UsageError};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,12 +34,15 @@ const HIGH_LOAD_PER_CPU: f64 = 0.5;
 /// [`UsageError`] for bad input (before measuring); I/O errors saving results.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut config = args.to_config();
-    let benches = bench::select(&config.only).map_err(|bad| UsageError(unknown_pattern(&bad)))?;
+    check::patterns(&args.only)?;
+    let benches =
+        bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
     config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
     for d in &config.dirs {
         check_writable_dir(d)?;
     }
     let fingerprint = probe::probe_live(&config.dirs);
+    check::thread_counts(config.threads.as_deref(), &fingerprint)?;
     let started = wall_now_secs();
     let host = fingerprint
         .os
@@ -206,17 +209,6 @@ fn derive_all(benches: &[&dyn Bench], file: &ResultFile) -> Vec<results::Derived
     ));
     out.extend(peak);
     out
-}
-
-fn unknown_pattern(bad: &str) -> String {
-    let mut families: Vec<&str> = bench::ALL.iter().map(|b| b.family().name()).collect();
-    families.dedup();
-    let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
-    format!(
-        "no benchmark matches '{bad}'; valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
-        families.join(", "),
-        ids.join(", ")
-    )
 }
 
 /// Checks a target directory by creating and removing a directory of our own in it.

@@ -214,6 +214,41 @@ fn bad_repetitions_and_budgets_are_usage_errors() {
 }
 
 #[test]
+fn thread_counts_warmup_and_empty_patterns_are_refused_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, msg) in [
+        (&["--threads", "0"][..], "must be positive whole numbers"),
+        (&["--threads", "-1"], "must be positive whole numbers"),
+        (&["--threads", "999999"], "hard cap of 4096"),
+        (
+            &["--threads", "99999999999999999999"],
+            "too large (at most 4096)",
+        ),
+        (&["--warmup", "4294967295"], "too large (at most 100)"),
+        (&["--reps", "99999999999"], "too large"),
+        (&["--only", ""], "empty pattern"),
+        (&["--only", ",,,"], "empty pattern"),
+    ] {
+        envbench()
+            .current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--no-history"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // forty stars match every bench at once, without backtracking for minutes
+    let stars = "*".repeat(40);
+    envbench()
+        .args(["run", "--only", &format!("{stars}x{stars}")])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no benchmark matches"));
+}
+
+#[test]
 fn fake_clock_run_writes_exact_schema_valid_results() {
     let tmp = tempfile::tempdir().unwrap();
     fake_run(tmp.path(), "out.json", "4")
