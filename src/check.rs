@@ -83,6 +83,78 @@ pub fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), 
     Ok(())
 }
 
+/// Refuses a `--label` that is not one printable line fit for a file
+/// name and a history key: empty, control or bidirectional-override
+/// characters, a path separator or `..` (compare would read such a label as
+/// a path), or longer than [`MAX_LABEL_CHARS`].
+///
+/// # Errors
+/// [`UsageError`] naming the offending character.
+pub fn label(l: &str) -> Result<(), UsageError> {
+    let bad = |why: String| {
+        Err(UsageError(format!(
+            "--label {}: {why}; use one printable line such as native, wsl2 or vm-kvm",
+            crate::terminal::escape(l)
+        )))
+    };
+    if l.trim().is_empty() {
+        return bad("empty (leave --label out to use the detected virtualisation)".into());
+    }
+    if let Some(c) = l.chars().find(|&c| crate::terminal::is_unsafe(c)) {
+        return bad(format!("holds the control character U+{:04X}", c as u32));
+    }
+    if l.contains('/') || l.contains('\\') || l.contains("..") {
+        return bad("holds a path separator or '..'".into());
+    }
+    if l.chars().count() > MAX_LABEL_CHARS {
+        return bad(format!("longer than {MAX_LABEL_CHARS} characters"));
+    }
+    Ok(())
+}
+
+/// statfs magic numbers of filesystems that hold no files of ours.
+const PSEUDO_FS: [(i64, &str); 4] = [
+    (0x9FA0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6367_7270, "cgroup2"),
+    (0x1CD1, "devpts"),
+];
+
+/// Checks a `--dir` target by creating and removing a directory of our own
+/// in it, and says why that failed: a pseudo-filesystem, a read-only one,
+/// or permissions.
+///
+/// # Errors
+/// [`UsageError`] naming the directory and the cause.
+pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
+    let Err(e) = std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir))
+    else {
+        return Ok(());
+    };
+    let why = match (statfs_magic(dir), e.raw_os_error()) {
+        (Some(m), _) if PSEUDO_FS.iter().any(|(p, _)| *p == m) => {
+            let name = PSEUDO_FS.iter().find(|(p, _)| *p == m).map_or("", |p| p.1);
+            format!("it is on {name}, a kernel pseudo-filesystem that holds no files")
+        }
+        (_, Some(libc::EROFS)) => "its filesystem is mounted read-only".into(),
+        (_, Some(libc::EACCES | libc::EPERM)) => "no permission to create files there".into(),
+        _ => "cannot create a directory in it".into(),
+    };
+    Err(UsageError(format!(
+        "--dir {}: not writable: {why} ({e}); give a directory on a disk or tmpfs",
+        dir.display()
+    )))
+}
+
+fn statfs_magic(dir: &std::path::Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs writes only into `st`; `c` is NUL-terminated.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0).then_some(st.f_type as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +179,30 @@ mod tests {
         assert!(cap <= bench::os::HARD_CAP);
         let (cap, why) = thread_cap(1, Some(64 << 20));
         assert!(cap < 16, "64 MiB allows few threads: {cap} ({why})");
+    }
+
+    #[test]
+    fn labels_are_one_printable_line_without_paths() {
+        for l in ["native", "wsl2", "vm-kvm 2 cores", "Ärger"] {
+            assert!(label(l).is_ok(), "{l}");
+        }
+        for (l, why) in [
+            ("", "empty"),
+            ("a\nb", "U+000A"),
+            ("\u{1b}[2J", "U+001B"),
+            ("abc\u{202e}def", "U+202E"),
+            ("a/b/../c", "path separator"),
+            ("a\\b", "path separator"),
+            ("..", "path separator"),
+        ] {
+            let err = label(l).unwrap_err().0;
+            assert!(err.contains(why), "{l:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn proc_is_named_as_a_pseudo_filesystem() {
+        let err = writable_dir(std::path::Path::new("/proc")).unwrap_err().0;
+        assert!(err.contains("procfs"), "{err}");
     }
 }

@@ -45,8 +45,7 @@ pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<Res
             continue;
         }
         if history.is_none() {
-            let path = db.cloned().unwrap_or_else(crate::history::default_path);
-            history = Some(History::open(&path)?);
+            history = Some(History::open_read_only(&crate::history::db_path(db)?)?);
         }
         let h = history.as_ref().expect("invariant: opened just above");
         let runs = match text.parse::<i64>() {

@@ -22,6 +22,7 @@ pub mod results;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod terminal;
 pub mod units;
 
 use std::io::Write;
@@ -60,8 +61,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::History(args) => {
-            let db = args.db.clone().unwrap_or_else(history::default_path);
-            let entries = history::History::open(&db)?.list()?;
+            let db = history::db_path(args.db.as_ref())?;
+            let entries = history::History::open_read_only(&db)?.list()?;
             let text = if args.json {
                 serde_json::to_string_pretty(&entries)? + "\n"
             } else {

@@ -15,7 +15,7 @@ use crate::results::{
 use crate::units::{utc_compact, utc_iso, wall_now_secs};
 use crate::{check, report, store, UsageError};
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,11 +35,14 @@ const HIGH_LOAD_PER_CPU: f64 = 0.5;
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut config = args.to_config();
     check::patterns(&args.only)?;
+    if let Some(l) = &args.label {
+        check::label(l)?;
+    }
     let benches =
         bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
     config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
     for d in &config.dirs {
-        check_writable_dir(d)?;
+        check::writable_dir(d)?;
     }
     let fingerprint = probe::probe_live(&config.dirs);
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
@@ -150,11 +153,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::print_stdout(&report::summary::render(&file))?;
     reporter.message(&format!("results: {}", config.output.display()));
     if !args.no_history {
-        let db = args.db.clone().unwrap_or_else(crate::history::default_path);
         let written =
             std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
-        match crate::history::History::open(&db).and_then(|h| h.record(&file, &written)) {
-            Ok(id) => reporter.message(&format!("history: run {id} in {}", db.display())),
+        match crate::history::record_run(args.db.as_ref(), &file, &written) {
+            Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
             Err(e) => reporter.message(&format!(
                 "warning: not recorded in the history: {e}; the result file is complete"
             )),
@@ -209,14 +211,6 @@ fn derive_all(benches: &[&dyn Bench], file: &ResultFile) -> Vec<results::Derived
     ));
     out.extend(peak);
     out
-}
-
-/// Checks a target directory by creating and removing a directory of our own in it.
-fn check_writable_dir(dir: &Path) -> Result<(), UsageError> {
-    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
-    std::fs::create_dir(&probe_dir)
-        .and_then(|()| std::fs::remove_dir(&probe_dir))
-        .map_err(|e| UsageError(format!("--dir {}: not writable ({e})", dir.display())))
 }
 
 fn file_safe(s: &str) -> String {

@@ -98,7 +98,72 @@ fn unwritable_dir_is_a_usage_error() {
         .args(["run", "--dir", "/proc"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not writable"));
+        .stderr(predicate::str::contains("not writable").and(predicate::str::contains("procfs")));
+}
+
+#[test]
+fn labels_must_be_one_printable_line_without_path_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (label, msg) in [
+        ("a\nb", "U+000A"),
+        ("", "empty"),
+        ("a/b/../c", "path separator"),
+        ("\u{1b}]0;pwned\u{7}", "U+001B"),
+        ("x\u{202e}y", "U+202E"),
+    ] {
+        envbench()
+            .current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--no-history", "--label", label])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg).and(predicate::str::contains("--label")));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn without_a_home_there_is_no_history_and_read_only_commands_create_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (var, value) in [("XDG_DATA_HOME", Some("relative/dir")), ("HOME", None)] {
+        let mut c = envbench();
+        c.current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--only", "os.syscall", "--reps", "3"])
+            .args(["-o", "out.json", "--force"])
+            .env_remove("HOME");
+        match value {
+            Some(v) => c.env(var, v),
+            None => c.env_remove(var).env_remove("XDG_DATA_HOME"),
+        };
+        c.assert().success().stderr(predicate::str::contains(
+            "not recorded in the history: no history database",
+        ));
+    }
+    assert!(
+        !tmp.path().join("relative").exists(),
+        "relative XDG_DATA_HOME ignored"
+    );
+    envbench()
+        .env_remove("HOME")
+        .env_remove("XDG_DATA_HOME")
+        .arg("history")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("pass --db PATH"));
+    // history, show and compare only read: a missing database stays missing
+    let db = tmp.path().join("no/such/dir/h.sqlite3");
+    envbench()
+        .arg("history")
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    envbench()
+        .args(["show", "7", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a file, nor a history id"));
+    assert!(!tmp.path().join("no").exists());
 }
 
 #[test]
