@@ -24,6 +24,7 @@ pub mod stats;
 pub mod store;
 pub mod terminal;
 pub mod units;
+pub mod validate;
 
 use std::io::Write;
 use std::path::PathBuf;

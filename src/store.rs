@@ -12,7 +12,12 @@ use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Why a result file could not be read or written.
+/// Largest result file read: a real one is a few MiB; this keeps
+/// `show /dev/zero` or a runaway file from filling memory.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Why a result file could not be read or written. Causes are part of the
+/// message, not `source`s, so `{err:#}` prints each once.
 #[derive(Debug, Error)]
 pub enum StoreError {
     /// Written by a newer envbench.
@@ -26,34 +31,60 @@ pub enum StoreError {
         supported: u32,
     },
     /// Not an envbench result file.
-    #[error("{path}: not an envbench result file (no schema_version field)")]
+    #[error("{path}: not an envbench result file ({why})")]
     NotAResultFile {
         /// The file.
         path: PathBuf,
+        /// What is missing or wrong, e.g. `no schema_version field`.
+        why: String,
     },
     /// Read or write failure.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The destination exists and is not a regular file; it is left as it is.
-    #[error("{path} is a {kind}, not a regular file; envbench writes results only into regular files and left it untouched")]
+    #[error("{path} is a {kind}, not a regular file; envbench reads and writes results only in regular files and left it untouched")]
     NotRegular {
         /// The destination.
         path: PathBuf,
         /// What it is: `character device`, `FIFO`, `directory` ...
         kind: &'static str,
     },
+    /// Larger than [`MAX_FILE_BYTES`].
+    #[error("{path}: larger than {} MiB; not an envbench result file", MAX_FILE_BYTES >> 20)]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
     /// Malformed JSON or a field of the wrong type.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Json {
         /// The file.
         path: PathBuf,
         /// serde's message, with line and column.
-        source: serde_json::Error,
+        cause: serde_json::Error,
+    },
+    /// A field of the wrong shape, with the path to it.
+    #[error("{path}: field {field}: {cause}")]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// e.g. `cases[3].metrics[0].unit`.
+        field: String,
+        /// serde's message, with line and column.
+        cause: serde_json::Error,
+    },
+    /// Values that parse but cannot be true (see [`crate::validate`]).
+    #[error("{path}: {msg}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Which field and why.
+        msg: String,
     },
 }
 
@@ -65,8 +96,8 @@ impl StoreError {
         use std::io::ErrorKind as K;
         match self {
             StoreError::NotRegular { .. } => true,
-            StoreError::Io { source, .. } => matches!(
-                source.kind(),
+            StoreError::Io { cause, .. } => matches!(
+                cause.kind(),
                 K::NotFound | K::PermissionDenied | K::NotADirectory | K::IsADirectory
             ),
             _ => false,
@@ -159,9 +190,9 @@ fn ensure_replaceable(path: &Path) -> Result<(), StoreError> {
 /// `path` only if `path` is a regular file or missing (checked again at the
 /// rename itself, so a path that turned into a device meanwhile is kept).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
+    let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     ensure_replaceable(path)?;
     let name = path
@@ -236,9 +267,9 @@ fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()>
 /// loses nothing. Where the filesystem lacks renameat2, a check then a
 /// plain rename.
 fn replace_regular(tmp: &Path, path: &Path) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
+    let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     match renameat2(tmp, path, libc::RENAME_EXCHANGE) {
         Ok(()) => {
@@ -278,35 +309,74 @@ fn is_unsupported(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS))
 }
 
-/// Reads a result file, refusing newer schemas.
+/// Reads a result file, refusing newer schemas, what is not a regular
+/// file (a FIFO is opened non-blocking and refused, never waited on) and
+/// files above [`MAX_FILE_BYTES`].
 ///
 /// # Errors
-/// [`StoreError`] naming `path`: unreadable, not JSON, not a result file,
-/// newer schema, or a field of the wrong shape.
+/// [`StoreError`] naming `path`: unreadable, not a regular file, too large,
+/// not JSON, not a result file, newer schema, a field of the wrong shape,
+/// or values that cannot be true.
 pub fn load(path: &Path) -> Result<ResultFile, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Io {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
-        source,
-    })?;
+        cause,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(StoreError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_name(&meta.file_type()),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut text = String::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
     parse(path, &text)
 }
 
-/// Parses result-file text; `path` is only used in errors.
+/// Parses and validates result-file text; `path` is only used in errors.
 ///
 /// # Errors
 /// As [`load`].
 pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
-    let json = |source| StoreError::Json {
-        path: path.to_path_buf(),
-        source,
-    };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(json)?;
-    let version = value
-        .get("schema_version")
-        .and_then(serde_json::Value::as_u64)
-        .ok_or_else(|| StoreError::NotAResultFile {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|cause| StoreError::Json {
             path: path.to_path_buf(),
+            cause,
         })?;
+    let not_result = |why: String| StoreError::NotAResultFile {
+        path: path.to_path_buf(),
+        why,
+    };
+    let version = match value.get("schema_version") {
+        None if value.is_object() => return Err(not_result("no schema_version field".into())),
+        None => return Err(not_result("not a JSON object".into())),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            not_result(format!(
+                "schema_version is {}, expected a whole number from 1 to {SCHEMA_VERSION}",
+                json_type(v)
+            ))
+        })?,
+    };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(StoreError::SchemaTooNew {
             path: path.to_path_buf(),
@@ -314,7 +384,37 @@ pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
             supported: SCHEMA_VERSION,
         });
     }
-    serde_json::from_value(value).map_err(json)
+    if version == 0 {
+        return Err(not_result(format!(
+            "schema_version 0; versions run from 1 to {SCHEMA_VERSION}"
+        )));
+    }
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let mut file: ResultFile =
+        serde_path_to_error::deserialize(de).map_err(|e| StoreError::Field {
+            path: path.to_path_buf(),
+            field: e.path().to_string(),
+            cause: e.into_inner(),
+        })?;
+    crate::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
+        path: path.to_path_buf(),
+        msg,
+    })?;
+    Ok(file)
+}
+
+/// A JSON value's type in words, for messages.
+fn json_type(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::Bool(_) => "a boolean".into(),
+        serde_json::Value::Number(n) => format!("the number {n}"),
+        serde_json::Value::String(s) => {
+            format!("a string ({:?})", crate::terminal::escape(s))
+        }
+        serde_json::Value::Array(_) => "an array".into(),
+        serde_json::Value::Object(_) => "an object".into(),
+    }
 }
 
 #[cfg(test)]

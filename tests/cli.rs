@@ -406,6 +406,84 @@ fn show_refuses_non_json_newer_schema_and_foreign_files() {
 }
 
 #[test]
+fn show_reads_only_regular_files_and_names_each_problem_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "good.json", "3").assert().success();
+    let good = std::fs::read_to_string(tmp.path().join("good.json")).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let fifo = mknod(tmp.path(), "fifo", &["p"]);
+    let cases = [
+        (fifo, "is a FIFO"),
+        (tmp.path().to_path_buf(), "is a directory"),
+        (
+            write("empty.json", ""),
+            "empty.json: EOF while parsing a value at line 1 column 0",
+        ),
+        (
+            write("string.json", "{\"schema_version\": \"1\"}"),
+            "schema_version is a string",
+        ),
+        (
+            write("zero.json", "{\"schema_version\": 0}"),
+            "schema_version 0",
+        ),
+        (
+            write(
+                "unit.json",
+                &good.replacen("\"unit\": \"ns\"", "\"unit\": 7", 1),
+            ),
+            "field cases[0].metrics[0].unit: expected value at line",
+        ),
+    ];
+    for (path, msg) in cases {
+        let out = envbench()
+            .arg("show")
+            .arg(&path)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(msg), "{msg}: {err}");
+        assert!(
+            err.contains(&*path.to_string_lossy()),
+            "names the file: {err}"
+        );
+        let cause = err.rsplit(": ").next().unwrap();
+        assert_eq!(err.matches(cause).count(), 1, "cause printed once: {err}");
+    }
+}
+
+#[test]
+fn show_marks_impossible_samples_invalid_and_escapes_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "good.json", "3").assert().success();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("good.json")).unwrap())
+            .unwrap();
+    v["label"] = "\u{1b}]0;title\u{7}\u{202e}x".into();
+    v["cases"][0]["metrics"][0]["samples"][1] = (-5.0).into();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let out = envbench().arg("show").arg(&bad).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(text.contains("\\u{1b}"), "{text}");
+    assert!(
+        text.contains("samples[1] = -5 is a negative time"),
+        "{text}"
+    );
+}
+
+#[test]
 fn info_describes_tmpfs_and_prints_json() {
     let out = envbench()
         .args(["info", "--json", "--dir", "/dev/shm"])
