@@ -105,6 +105,9 @@ pub struct CompareArgs {
     /// Also write the comparison as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Overwrite existing --csv, --html or --json files (never an input).
+    #[arg(long)]
+    pub force: bool,
     /// Seed of the bootstrap.
     #[arg(long)]
     pub seed: Option<u64>,

@@ -57,7 +57,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Cmd::Compare(args) => compare_cli::run(&args),
         cli::Cmd::Show(args) => {
             for file in compare_cli::resolve(&[PathBuf::from(&args.run)], args.db.as_ref())? {
-                print_stdout(&report::summary::render_file(&file))?;
+                print_stdout(&terminal::escape_output(&report::summary::render_file(
+                    &file,
+                )))?;
             }
             Ok(ExitCode::SUCCESS)
         }

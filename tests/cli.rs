@@ -912,6 +912,60 @@ fn compare_refuses_bad_inputs_clearly() {
 }
 
 #[test]
+fn compare_outputs_never_overwrite_inputs_each_other_or_existing_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);
+    let b = labelled_runs(tmp.path(), "B", 1, "os.syscall").remove(0);
+    let before = std::fs::read_to_string(&a).unwrap();
+    let existing = tmp.path().join("old.csv");
+    std::fs::write(&existing, "keep").unwrap();
+    let dev = mknod(tmp.path(), "null", &["c", "1", "3"]);
+    let cmp = |extra: &[&std::ffi::OsStr]| {
+        envbench()
+            .current_dir(tmp.path())
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .args(extra)
+            .assert()
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    for (extra, msg) in [
+        (
+            vec![os("--csv"), a.clone().into(), os("--force")],
+            "one of the files being compared",
+        ),
+        (
+            vec![os("--json"), os("./A0.json"), os("--force")],
+            "one of the files being compared",
+        ),
+        (
+            vec![os("--csv"), os("x.out"), os("--json"), os("x.out")],
+            "both write",
+        ),
+        (vec![os("--csv"), existing.clone().into()], "--force"),
+        (
+            vec![os("--html"), dev.clone().into(), os("--force")],
+            "character device",
+        ),
+    ] {
+        let extra: Vec<&std::ffi::OsStr> = extra.iter().map(|s| s.as_os_str()).collect();
+        cmp(&extra).code(2).stderr(predicate::str::contains(msg));
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    cmp(&[
+        std::ffi::OsStr::new("--csv"),
+        existing.as_os_str(),
+        std::ffi::OsStr::new("--force"),
+    ])
+    .success();
+    assert!(std::fs::read_to_string(&existing)
+        .unwrap()
+        .starts_with("environment,"));
+}
+
+#[test]
 fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("h.sqlite3");
@@ -968,7 +1022,7 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         .stdout(predicate::str::contains("label native"));
     // history id 1 against every run labelled vm: two runs in that environment
     let out = envbench()
-        .args(["compare", "1", "vm", "--json", "c.json", "--db"])
+        .args(["compare", "1", "vm", "--json", "cmp.json", "--db"])
         .arg(&db)
         .current_dir(tmp.path())
         .output()
@@ -979,7 +1033,8 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         String::from_utf8_lossy(&out.stderr)
     );
     let cmp: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("c.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("cmp.json")).unwrap())
+            .unwrap();
     assert_eq!(cmp["environments"][1]["runs"].as_array().unwrap().len(), 2);
     envbench()
         .args(["compare", "1", "nosuchlabel", "--db"])
