@@ -91,7 +91,7 @@ pub struct CompareArgs {
     pub other: Vec<PathBuf>,
     /// Minimum effect in percent for a verdict. [default: 2, or 5 with
     /// fewer than 3 runs per environment]
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
@@ -174,7 +174,7 @@ pub struct RunArgs {
     pub budget: Option<f64>,
     /// Stop repeating once the 95 % CI of the median is within ± this many
     /// percent of it.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub ci_target: Option<f64>,
     /// Thread counts for multithreaded benchmarks, comma-separated.
     /// [default: 1, 2, 4 ... up to the usable CPUs]
@@ -182,10 +182,10 @@ pub struct RunArgs {
     pub threads: Option<Vec<usize>>,
     /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
-    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs)]
+    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs, allow_negative_numbers = true)]
     pub mem_bandwidth: Option<f64>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// No progress on stderr.
     #[arg(short, long)]

@@ -393,7 +393,10 @@ pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
     let mut file: ResultFile =
         serde_path_to_error::deserialize(de).map_err(|e| StoreError::Field {
             path: path.to_path_buf(),
-            field: e.path().to_string(),
+            field: match e.path().to_string() {
+                p if p == "." => "(top level)".into(),
+                p => p,
+            },
             cause: e.into_inner(),
         })?;
     crate::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
