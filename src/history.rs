@@ -40,8 +40,8 @@ pub enum HistoryError {
         path: PathBuf,
         /// The history id.
         id: i64,
-        /// serde's error.
-        cause: serde_json::Error,
+        /// What the reader found wrong.
+        cause: String,
     },
     /// Cannot create the directory for the database.
     #[error("{path}: {cause}")]
@@ -299,10 +299,13 @@ impl History {
     }
 
     fn parse(&self, id: i64, json: &str) -> Result<ResultFile, HistoryError> {
-        serde_json::from_str(json).map_err(|cause| HistoryError::BadRun {
-            path: self.path.clone(),
-            id,
-            cause,
+        // through the file reader, so stored runs are validated and escaped too
+        crate::store::parse(Path::new(&format!("run {id}")), json).map_err(|e| {
+            HistoryError::BadRun {
+                path: self.path.clone(),
+                id,
+                cause: e.to_string(),
+            }
         })
     }
 

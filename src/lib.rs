@@ -69,7 +69,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             let text = if args.json {
                 serde_json::to_string_pretty(&entries)? + "\n"
             } else {
-                report::render_text(&report::history_table(&entries))
+                terminal::escape_output(&report::render_text(&report::history_table(&entries)))
             };
             print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
