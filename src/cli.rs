@@ -91,7 +91,7 @@ pub struct CompareArgs {
     pub other: Vec<PathBuf>,
     /// Minimum effect in percent for a verdict. [default: 2, or 5 with
     /// fewer than 3 runs per environment]
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
@@ -109,6 +109,9 @@ pub struct CompareArgs {
     /// Also write the comparison as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Overwrite existing --csv, --html or --json files (never an input).
+    #[arg(long)]
+    pub force: bool,
     /// Seed of the bootstrap.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -165,7 +168,7 @@ pub struct RunArgs {
     pub force: bool,
     /// Repetitions per case over all rounds: MIN..MAX, or N for exactly N.
     /// MIN is at least 2. Each round runs its share (at least one).
-    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps)]
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps, allow_negative_numbers = true)]
     pub reps: Option<(u32, u32)>,
     /// Rounds: passes over the whole case list, each in a new seeded
     /// shuffle with every case prepared afresh (new buffers, new child
@@ -175,8 +178,8 @@ pub struct RunArgs {
     /// level of its statistics. [default: 3 in quick and standard, 5 in full]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: Option<u32>,
-    /// Warm-up repetitions per case, discarded.
-    #[arg(long, value_name = "N")]
+    /// Warm-up repetitions per case and round, discarded (at most 100).
+    #[arg(long, value_name = "N", value_parser = parse_warmup, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
     /// Time budget per case in seconds: no repetition beyond the minimum
     /// starts after it.
@@ -184,15 +187,15 @@ pub struct RunArgs {
     pub budget: Option<f64>,
     /// Stop repeating once the 95 % CI of the median is within ± this many
     /// percent of it.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub ci_target: Option<f64>,
     /// Thread counts for multithreaded benchmarks, comma-separated.
     /// [default: 1, 2, 4 ... up to the usable CPUs]
-    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]
     pub threads: Option<Vec<usize>>,
     /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
     /// STREAM's efficiency; as root envbench reads it from dmidecode.
-    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs)]
+    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs, allow_negative_numbers = true)]
     pub mem_bandwidth: Option<f64>,
     /// Elements per STREAM array (8 bytes each, three arrays). [default:
     /// 16777216 in quick, 67108864 in standard and full: 4x a 32 MiB or a
@@ -201,7 +204,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_stream_elems)]
     pub stream_elems: Option<usize>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// No progress on stderr.
     #[arg(short, long)]
@@ -267,12 +270,55 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
+/// Most warm-up repetitions: warm-up runs before the case's time budget
+/// starts, so a large count would make the progress estimate a lie.
+pub const MAX_WARMUP: u32 = 100;
+
+/// A whole number of at most `max`, with a message that says what is wrong.
+fn parse_whole(t: &str, max: u64) -> Result<u64, String> {
+    let t = t.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if let Some(rest) = t.strip_prefix('-') {
+        if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "'{t}' is negative: a positive whole number is needed"
+            ));
+        }
+    }
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{t}' is not a whole number"));
+    }
+    match digits.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("'{t}' is too large (at most {max})")),
+    }
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let cap = crate::bench::os::HARD_CAP;
+    match parse_whole(s, u64::MAX) {
+        Ok(0) => Err("0 threads: thread counts must be positive whole numbers".into()),
+        Ok(n) if n > cap as u64 => Err(format!(
+            "'{}' is above envbench's hard cap of {cap} threads (it measures, it does not stress-test)",
+            s.trim()
+        )),
+        Ok(n) => Ok(n as usize),
+        Err(e) if e.contains("negative") => Err(format!(
+            "'{}': thread counts must be positive whole numbers",
+            s.trim()
+        )),
+        Err(e) => Err(e.replace("at most 18446744073709551615", &format!("at most {cap}"))),
+    }
+}
+
+fn parse_warmup(s: &str) -> Result<u32, String> {
+    parse_whole(s, u64::from(MAX_WARMUP))
+        .map(|n| n as u32)
+        .map_err(|e| format!("{e}: warm-up repetitions run outside the case's time budget"))
+}
+
 fn parse_reps(s: &str) -> Result<(u32, u32), String> {
-    let parse = |t: &str| {
-        t.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("'{t}' is not a whole number"))
-    };
+    let parse = |t: &str| parse_whole(t, u64::from(u32::MAX)).map(|n| n as u32);
     let (min, max) = match s.split_once("..") {
         Some((a, b)) => (parse(a)?, parse(b)?),
         None => {
@@ -383,6 +429,32 @@ mod tests {
         assert!(parse_reps("1..5").is_err());
         assert!(parse_reps("9..3").is_err());
         assert!(parse_reps("a..b").is_err());
+        assert!(parse_reps("99999999999").unwrap_err().contains("too large"));
+        assert!(parse_reps("-3").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn thread_counts_are_positive_and_capped() {
+        assert_eq!(parse_threads("8"), Ok(8));
+        assert!(parse_threads("0").unwrap_err().contains("positive"));
+        assert!(parse_threads("-1")
+            .unwrap_err()
+            .contains("positive whole numbers"));
+        assert!(parse_threads("5000").unwrap_err().contains("cap of 4096"));
+        assert!(parse_threads("99999999999999999999")
+            .unwrap_err()
+            .contains("too large (at most 4096)"));
+        assert!(parse_threads("two")
+            .unwrap_err()
+            .contains("not a whole number"));
+    }
+
+    #[test]
+    fn warmup_is_bounded() {
+        assert_eq!(parse_warmup("0"), Ok(0));
+        assert!(parse_warmup("4294967295")
+            .unwrap_err()
+            .contains("at most 100"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::results::ResultFile;
 use crate::{store, UsageError};
 use anyhow::Context as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Groups runs by label, in order of first appearance.
@@ -45,8 +45,7 @@ pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<Res
             continue;
         }
         if history.is_none() {
-            let path = db.cloned().unwrap_or_else(crate::history::default_path);
-            history = Some(History::open(&path)?);
+            history = Some(History::open_read_only(&crate::history::db_path(db)?)?);
         }
         let h = history.as_ref().expect("invariant: opened just above");
         let runs = match text.parse::<i64>() {
@@ -120,11 +119,62 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
     Ok(envs)
 }
 
+/// `path` made absolute with its directory's links resolved, so two
+/// spellings of one file compare equal, whether or not it exists yet.
+fn identity(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    path.file_name().map_or(dir.clone(), |n| dir.join(n))
+}
+
+/// The requested output files, checked before anything is read or
+/// computed: none may be an input, two may not share a path, an existing
+/// one needs `--force`, and a device, FIFO or directory is refused.
+fn outputs(args: &CompareArgs) -> Result<Vec<(&'static str, PathBuf)>, UsageError> {
+    let inputs: Vec<PathBuf> = (args.files.iter().chain(&args.base).chain(&args.other))
+        .filter(|p| p.is_file())
+        .map(|p| identity(p))
+        .collect();
+    let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
+    for (flag, path) in [
+        ("--csv", &args.csv),
+        ("--html", &args.html),
+        ("--json", &args.json),
+    ] {
+        let Some(path) = path else { continue };
+        let id = identity(path);
+        if inputs.contains(&id) {
+            return Err(UsageError(format!(
+                "{flag} {}: is one of the files being compared; choose another name",
+                path.display()
+            )));
+        }
+        if let Some((other, _)) = out.iter().find(|(_, p)| identity(p) == id) {
+            return Err(UsageError(format!(
+                "{flag} and {other} both write {}; give each its own file",
+                path.display()
+            )));
+        }
+        out.push((
+            flag,
+            store::output_path(path, args.force, flag).map_err(UsageError)?,
+        ));
+    }
+    Ok(out)
+}
+
 /// Runs `envbench compare`.
 ///
 /// # Errors
 /// Usage errors, unreadable files, environments that cannot be compared.
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let outputs = outputs(args)?;
     let envs = environments(args)?;
     let cmp = compare(
         &envs,
@@ -146,19 +196,20 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         Style::Text { color }
     };
-    if let Some(path) = &args.csv {
-        std::fs::write(path, render_csv(&csv_table(&cmp)))
-            .with_context(|| format!("writing {}", path.display()))?;
+    for (flag, path) in &outputs {
+        let text = match *flag {
+            "--csv" => render_csv(&csv_table(&cmp)),
+            "--html" => crate::report::html::render(&cmp, &envs),
+            _ => {
+                serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n"
+            }
+        };
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some(path) = &args.html {
-        std::fs::write(path, crate::report::html::render(&cmp, &envs))
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    if let Some(path) = &args.json {
-        let json =
-            serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n";
-        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
-    }
-    crate::print_stdout(&render(&cmp, style, args.all_metrics || args.markdown))?;
+    crate::print_stdout(&crate::terminal::escape_output(&render(
+        &cmp,
+        style,
+        args.all_metrics || args.markdown,
+    )))?;
     Ok(ExitCode::SUCCESS)
 }

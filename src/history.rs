@@ -24,32 +24,38 @@ pub enum HistoryError {
         /// Its user_version.
         found: i64,
     },
-    /// Not a SQLite database, or damaged.
-    #[error("{path}: not a usable envbench history database ({source}); result files still work")]
+    /// Not a SQLite database, or damaged. (The cause is in the message and
+    /// not a `source`, so `{err:#}` prints it once.)
+    #[error("{path}: not a usable envbench history database ({cause}); result files still work")]
     Sqlite {
         /// The database.
         path: PathBuf,
         /// SQLite's error.
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// A stored run that no longer parses.
-    #[error("{path}: run {id} is stored in a form this envbench cannot read ({source})")]
+    #[error("{path}: run {id} is stored in a form this envbench cannot read ({cause})")]
     BadRun {
         /// The database.
         path: PathBuf,
         /// The history id.
         id: i64,
-        /// serde's error.
-        source: serde_json::Error,
+        /// What the reader found wrong.
+        cause: String,
     },
     /// Cannot create the directory for the database.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The directory.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
+    /// No home directory to keep a history in.
+    #[error(
+        "no history database: neither an absolute XDG_DATA_HOME nor HOME is set; pass --db PATH"
+    )]
+    NoHome,
 }
 
 /// One listed run.
@@ -76,47 +82,124 @@ pub struct Entry {
 }
 
 /// `$XDG_DATA_HOME/envbench/history.sqlite3`, else `~/.local/share/envbench/...`.
-pub fn default_path() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("envbench").join("history.sqlite3")
+/// Relative values are ignored, as the XDG Base Directory spec says; with
+/// no home at all there is no default (never a history in the shared /tmp).
+///
+/// # Errors
+/// [`HistoryError::NoHome`].
+pub fn default_path() -> Result<PathBuf, HistoryError> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let base = absolute("XDG_DATA_HOME")
+        .or_else(|| absolute("HOME").map(|h| h.join(".local/share")))
+        .ok_or(HistoryError::NoHome)?;
+    Ok(base.join("envbench").join("history.sqlite3"))
+}
+
+/// `--db PATH` if given, else [`default_path`].
+///
+/// # Errors
+/// [`HistoryError::NoHome`].
+pub fn db_path(given: Option<&PathBuf>) -> Result<PathBuf, HistoryError> {
+    given.cloned().map_or_else(default_path, Ok)
+}
+
+/// Records `run`, written to `file_path`, in the history at `--db` or the
+/// default place; returns its history id and the database's path.
+///
+/// # Errors
+/// [`HistoryError`], including [`HistoryError::NoHome`].
+pub fn record_run(
+    db: Option<&PathBuf>,
+    run: &ResultFile,
+    file_path: &Path,
+) -> Result<(i64, PathBuf), HistoryError> {
+    let db = db_path(db)?;
+    let id = History::open(&db)?.record(run, file_path)?;
+    Ok((id, db))
+}
+
+/// Refuses a database whose `user_version` is newer than [`DB_VERSION`].
+fn refuse_newer(conn: &Connection, path: &Path) -> Result<(), HistoryError> {
+    let found: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|cause| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+    if found > DB_VERSION {
+        return Err(HistoryError::TooNew {
+            path: path.to_path_buf(),
+            found,
+        });
+    }
+    Ok(())
 }
 
 /// An open history database.
 pub struct History {
     conn: Connection,
     path: PathBuf,
+    /// False for a read-only history without the runs table (an empty or
+    /// missing database): it lists nothing.
+    has_runs: bool,
 }
 
 impl History {
+    /// Opens the database at `path` for reading only, so `history`, `show`
+    /// and `compare` work on a read-only directory; a missing database is an
+    /// empty history and is not created.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming `path`.
+    pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
+        let sql = |cause| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            cause,
+        };
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if path.exists() {
+            Connection::open_with_flags(path, flags).map_err(sql)?
+        } else {
+            Connection::open_in_memory().map_err(sql)?
+        };
+        refuse_newer(&conn, path)?;
+        let has_runs = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(sql)?
+            > 0;
+        Ok(History {
+            conn,
+            path: path.to_path_buf(),
+            has_runs,
+        })
+    }
+
     /// Opens (creating if needed) the database at `path`.
     ///
     /// # Errors
     /// [`HistoryError`] naming `path`.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
+            std::fs::create_dir_all(dir).map_err(|cause| HistoryError::Io {
                 path: dir.to_path_buf(),
-                source,
+                cause,
             })?;
         }
-        let sql = |source| HistoryError::Sqlite {
+        let sql = |cause| HistoryError::Sqlite {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let conn = Connection::open(path).map_err(sql)?;
-        let found: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        if found > DB_VERSION {
-            return Err(HistoryError::TooNew {
-                path: path.to_path_buf(),
-                found,
-            });
-        }
+        refuse_newer(&conn, path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
                 id INTEGER PRIMARY KEY,
@@ -136,13 +219,14 @@ impl History {
         Ok(History {
             conn,
             path: path.to_path_buf(),
+            has_runs: true,
         })
     }
 
-    fn sql(&self, source: rusqlite::Error) -> HistoryError {
+    fn sql(&self, cause: rusqlite::Error) -> HistoryError {
         HistoryError::Sqlite {
             path: self.path.clone(),
-            source,
+            cause,
         }
     }
 
@@ -189,6 +273,9 @@ impl History {
     /// # Errors
     /// [`HistoryError::Sqlite`].
     pub fn list(&self) -> Result<Vec<Entry>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT id, run_id, label, host, virtualization, started_utc, suite, status, path FROM runs ORDER BY id")
@@ -212,10 +299,13 @@ impl History {
     }
 
     fn parse(&self, id: i64, json: &str) -> Result<ResultFile, HistoryError> {
-        serde_json::from_str(json).map_err(|source| HistoryError::BadRun {
-            path: self.path.clone(),
-            id,
-            source,
+        // through the file reader, so stored runs are validated and escaped too
+        crate::store::parse(Path::new(&format!("run {id}")), json).map_err(|e| {
+            HistoryError::BadRun {
+                path: self.path.clone(),
+                id,
+                cause: e.to_string(),
+            }
         })
     }
 
@@ -224,6 +314,9 @@ impl History {
     /// # Errors
     /// [`HistoryError`].
     pub fn get(&self, id: i64) -> Result<Option<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(None);
+        }
         let json: Option<String> = self
             .conn
             .query_row("SELECT json FROM runs WHERE id = ?1", [id], |r| r.get(0))
@@ -237,6 +330,9 @@ impl History {
     /// # Errors
     /// [`HistoryError`].
     pub fn by_label(&self, label: &str) -> Result<Vec<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT id, json FROM runs WHERE label = ?1 ORDER BY id")
@@ -305,6 +401,25 @@ mod tests {
             History::open(&p),
             Err(HistoryError::TooNew { found: 7, .. })
         ));
+    }
+
+    #[test]
+    fn read_only_opening_creates_nothing_and_reads_a_read_only_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("h.sqlite3");
+        assert!(History::open_read_only(&p)
+            .unwrap()
+            .list()
+            .unwrap()
+            .is_empty());
+        assert!(!p.exists(), "a read-only open creates no file");
+        History::open(&p)
+            .unwrap()
+            .record(&sample("native", "r1"), Path::new("a.json"))
+            .unwrap();
+        let ro = History::open_read_only(&p).unwrap();
+        assert_eq!(ro.list().unwrap().len(), 1);
+        assert_eq!(ro.by_label("native").unwrap().len(), 1);
     }
 
     #[test]

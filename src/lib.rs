@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod check;
 pub mod cleanup;
 pub mod cli;
 pub mod compare;
@@ -21,7 +22,9 @@ pub mod results;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod terminal;
 pub mod units;
+pub mod validate;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,17 +57,20 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Cmd::Compare(args) => compare_cli::run(&args),
         cli::Cmd::Show(args) => {
             for file in compare_cli::resolve(&[PathBuf::from(&args.run)], args.db.as_ref())? {
-                print_stdout(&report::summary::render_file(&file, args.all_metrics))?;
+                print_stdout(&terminal::escape_output(&report::summary::render_file(
+                    &file,
+                    args.all_metrics,
+                )))?;
             }
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::History(args) => {
-            let db = args.db.clone().unwrap_or_else(history::default_path);
-            let entries = history::History::open(&db)?.list()?;
+            let db = history::db_path(args.db.as_ref())?;
+            let entries = history::History::open_read_only(&db)?.list()?;
             let text = if args.json {
                 serde_json::to_string_pretty(&entries)? + "\n"
             } else {
-                report::render_text(&report::history_table(&entries))
+                terminal::escape_output(&report::render_text(&report::history_table(&entries)))
             };
             print_stdout(&text)?;
             Ok(ExitCode::SUCCESS)

@@ -13,9 +13,9 @@ use crate::results::{
     self, Anomaly, CaseResult, CaseStatus, ResultFile, RunStatus, SCHEMA_VERSION,
 };
 use crate::units::{utc_compact, utc_iso, wall_now_secs};
-use crate::{report, store, UsageError};
+use crate::{check, report, store, UsageError};
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,12 +34,18 @@ const HIGH_LOAD_PER_CPU: f64 = 0.5;
 /// [`UsageError`] for bad input (before measuring); I/O errors saving results.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut config = args.to_config();
-    let benches = bench::select(&config.only).map_err(|bad| UsageError(unknown_pattern(&bad)))?;
+    check::patterns(&args.only)?;
+    if let Some(l) = &args.label {
+        check::label(l)?;
+    }
+    let benches =
+        bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
     config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
     for d in &config.dirs {
-        check_writable_dir(d)?;
+        check::writable_dir(d)?;
     }
     let fingerprint = probe::probe_live(&config.dirs);
+    check::thread_counts(config.threads.as_deref(), &fingerprint)?;
     let started = wall_now_secs();
     let host = fingerprint
         .os
@@ -57,13 +63,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             utc_compact(started)
         ));
     }
-    if config.output.exists() && !args.force {
-        return Err(UsageError(format!(
-            "{} exists; choose another -o FILE or pass --force to overwrite it",
-            config.output.display()
-        ))
-        .into());
-    }
+    config.output = store::output_path(&config.output, args.force, "-o").map_err(UsageError)?;
     let plan = Plan::from_fingerprint(
         config.suite,
         &fingerprint,
@@ -76,8 +76,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
         .collect();
     let mut file = new_result_file(&config, fingerprint, started, &host);
-    store::save(&config.output, &file)
-        .map_err(|e| UsageError(format!("cannot write the result file: {e}")))?;
+    store::save(&config.output, &file).map_err(|e| {
+        if e.is_bad_path() {
+            anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
+        } else {
+            anyhow::Error::new(e).context("cannot write the result file")
+        }
+    })?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     watch_signals(Arc::clone(&interrupted))?;
@@ -198,11 +203,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::print_stdout(&report::summary::render(&file, args.all_metrics))?;
     reporter.message(&format!("results: {}", config.output.display()));
     if !args.no_history {
-        let db = args.db.clone().unwrap_or_else(crate::history::default_path);
         let written =
             std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
-        match crate::history::History::open(&db).and_then(|h| h.record(&file, &written)) {
-            Ok(id) => reporter.message(&format!("history: run {id} in {}", db.display())),
+        match crate::history::record_run(args.db.as_ref(), &file, &written) {
+            Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
             Err(e) => reporter.message(&format!(
                 "warning: not recorded in the history: {e}; the result file is complete"
             )),
@@ -257,25 +261,6 @@ fn derive_all(benches: &[&dyn Bench], file: &ResultFile) -> Vec<results::Derived
     ));
     out.extend(peak);
     out
-}
-
-fn unknown_pattern(bad: &str) -> String {
-    let mut families: Vec<&str> = bench::ALL.iter().map(|b| b.family().name()).collect();
-    families.dedup();
-    let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
-    format!(
-        "no benchmark matches '{bad}'; valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
-        families.join(", "),
-        ids.join(", ")
-    )
-}
-
-/// Checks a target directory by creating and removing a directory of our own in it.
-fn check_writable_dir(dir: &Path) -> Result<(), UsageError> {
-    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
-    std::fs::create_dir(&probe_dir)
-        .and_then(|()| std::fs::remove_dir(&probe_dir))
-        .map_err(|e| UsageError(format!("--dir {}: not writable ({e})", dir.display())))
 }
 
 fn file_safe(s: &str) -> String {

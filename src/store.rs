@@ -1,12 +1,23 @@
 //! Loading and saving result files. Saving is atomic (write a sibling, then
 //! rename), so a crash mid-write leaves the previous version intact; every
-//! error names the file.
+//! error names the file. The rename only ever replaces a regular file: a
+//! device, FIFO, socket, directory or symbolic link at the destination is
+//! refused and kept (`-o /dev/null --force` as root once replaced the
+//! device node with a JSON file).
 
 use crate::results::{ResultFile, SCHEMA_VERSION};
+use std::fs::FileType;
+use std::io::Write as _;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Why a result file could not be read or written.
+/// Largest result file read: a real one is a few MiB; this keeps
+/// `show /dev/zero` or a runaway file from filling memory.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Why a result file could not be read or written. Causes are part of the
+/// message, not `source`s, so `{err:#}` prints each once.
 #[derive(Debug, Error)]
 pub enum StoreError {
     /// Written by a newer envbench.
@@ -20,78 +31,352 @@ pub enum StoreError {
         supported: u32,
     },
     /// Not an envbench result file.
-    #[error("{path}: not an envbench result file (no schema_version field)")]
+    #[error("{path}: not an envbench result file ({why})")]
     NotAResultFile {
         /// The file.
         path: PathBuf,
+        /// What is missing or wrong, e.g. `no schema_version field`.
+        why: String,
     },
     /// Read or write failure.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        cause: std::io::Error,
+    },
+    /// The destination exists and is not a regular file; it is left as it is.
+    #[error("{path} is a {kind}, not a regular file; envbench reads and writes results only in regular files and left it untouched")]
+    NotRegular {
+        /// The destination.
+        path: PathBuf,
+        /// What it is: `character device`, `FIFO`, `directory` ...
+        kind: &'static str,
+    },
+    /// Larger than [`MAX_FILE_BYTES`].
+    #[error("{path}: larger than {} MiB; not an envbench result file", MAX_FILE_BYTES >> 20)]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
     },
     /// Malformed JSON or a field of the wrong type.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Json {
         /// The file.
         path: PathBuf,
         /// serde's message, with line and column.
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
+    /// A field of the wrong shape, with the path to it.
+    #[error("{path}: field {field}: {cause}")]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// e.g. `cases[3].metrics[0].unit`.
+        field: String,
+        /// serde's message, with line and column.
+        cause: serde_json::Error,
+    },
+    /// Values that parse but cannot be true (see [`crate::validate`]).
+    #[error("{path}: {msg}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Which field and why.
+        msg: String,
+    },
+}
+
+impl StoreError {
+    /// Whether the error is about the path the user gave (missing directory,
+    /// no permission, not a regular file) rather than a failure while
+    /// writing (disk full, I/O error).
+    pub fn is_bad_path(&self) -> bool {
+        use std::io::ErrorKind as K;
+        match self {
+            StoreError::NotRegular { .. } => true,
+            StoreError::Io { cause, .. } => matches!(
+                cause.kind(),
+                K::NotFound | K::PermissionDenied | K::NotADirectory | K::IsADirectory
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// What a file type is, in words.
+pub fn kind_name(t: &FileType) -> &'static str {
+    if t.is_file() {
+        "regular file"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+/// Checks an output path given as `flag` before anything is measured or
+/// rendered, and returns the path to write: `path` itself, or the final
+/// target of a symbolic link at `path` (the link is followed, never
+/// replaced). An existing regular file needs `force`.
+///
+/// # Errors
+/// A message for a usage error: a device, FIFO, socket or directory, a
+/// dangling link, or an existing file without `force`.
+pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(format!("{flag} {}: {e}", path.display())),
+        Ok(m) => m,
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::canonicalize(path).map_err(|e| {
+            format!(
+                "{flag} {}: a symbolic link whose target cannot be used ({e}); give the target itself",
+                path.display()
+            )
+        })?;
+        return output_path(&target, force, flag);
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "{flag} {}: is a {}; results are written only into regular files (writing would replace it)",
+            path.display(),
+            kind_name(&meta.file_type())
+        ));
+    }
+    if !force {
+        return Err(format!(
+            "{} exists; choose another {flag} FILE or pass --force to overwrite it",
+            path.display()
+        ));
+    }
+    Ok(path.to_path_buf())
 }
 
 /// Writes `file` to `path` atomically.
 ///
 /// # Errors
-/// [`StoreError::Io`] naming `path`.
+/// [`StoreError::NotRegular`] when `path` is anything but a regular file
+/// or missing; [`StoreError::Io`] naming `path`.
 pub fn save(path: &Path, file: &ResultFile) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     let json = serde_json::to_vec_pretty(file).expect("invariant: result types always serialise");
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, &json).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    write_atomic(path, &json)
 }
 
-/// Reads a result file, refusing newer schemas.
+/// Refuses a destination that exists and is not a regular file.
+fn ensure_replaceable(path: &Path) -> Result<(), StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.is_file() => Err(StoreError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_name(&m.file_type()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a temporary file beside `path`, fsyncs it, and renames it over
+/// `path` only if `path` is a regular file or missing (checked again at the
+/// rename itself, so a path that turned into a device meanwhile is kept).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io = |cause| StoreError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    ensure_replaceable(path)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io(std::io::Error::other("names no file")))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    drop(f);
+    let renamed = written
+        .map_err(io)
+        .and_then(|()| replace_regular(&tmp, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return renamed;
+    }
+    // make the rename itself durable
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// A new file `.NAME.PID.N.partial` in `dir`, never one that exists.
+fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let mut n = 0u32;
+    loop {
+        let tmp = dir.join(format!(".{name}.{}.{n}.partial", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            other => return other.map(|f| (tmp, f)),
+        }
+    }
+}
+
+/// `renameat2(2)` on the current directory's paths.
+fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: both strings are NUL-terminated and outlive the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            flags,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Moves `tmp` to `path` if `path` is missing or a regular file. With
+/// RENAME_EXCHANGE the old `path` lands at `tmp`, where its type is
+/// checked: anything but a regular file is swapped back, so even a race
+/// loses nothing. Where the filesystem lacks renameat2, a check then a
+/// plain rename.
+fn replace_regular(tmp: &Path, path: &Path) -> Result<(), StoreError> {
+    let io = |cause| StoreError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    match renameat2(tmp, path, libc::RENAME_EXCHANGE) {
+        Ok(()) => {
+            if let Err(e) = ensure_replaceable(tmp) {
+                // put the old one back; our file returns to `tmp` and is removed by the caller
+                renameat2(tmp, path, libc::RENAME_EXCHANGE).map_err(io)?;
+                return Err(match e {
+                    StoreError::NotRegular { kind, .. } => StoreError::NotRegular {
+                        path: path.to_path_buf(),
+                        kind,
+                    },
+                    other => other,
+                });
+            }
+            std::fs::remove_file(tmp).map_err(io)
+        }
+        // nothing at `path`: create it, but never over something that appeared meanwhile
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            match renameat2(tmp, path, libc::RENAME_NOREPLACE) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    ensure_replaceable(path)?;
+                    Err(io(e))
+                }
+                Err(e) if is_unsupported(&e) => std::fs::rename(tmp, path).map_err(io),
+                other => other.map_err(io),
+            }
+        }
+        Err(e) if is_unsupported(&e) => {
+            ensure_replaceable(path)?;
+            std::fs::rename(tmp, path).map_err(io)
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+fn is_unsupported(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS))
+}
+
+/// Reads a result file, refusing newer schemas, what is not a regular
+/// file (a FIFO is opened non-blocking and refused, never waited on) and
+/// files above [`MAX_FILE_BYTES`].
 ///
 /// # Errors
-/// [`StoreError`] naming `path`: unreadable, not JSON, not a result file,
-/// newer schema, or a field of the wrong shape.
+/// [`StoreError`] naming `path`: unreadable, not a regular file, too large,
+/// not JSON, not a result file, newer schema, a field of the wrong shape,
+/// or values that cannot be true.
 pub fn load(path: &Path) -> Result<ResultFile, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Io {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
-        source,
-    })?;
+        cause,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(StoreError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_name(&meta.file_type()),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut text = String::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
     parse(path, &text)
 }
 
-/// Parses result-file text; `path` is only used in errors.
+/// Parses and validates result-file text; `path` is only used in errors.
 ///
 /// # Errors
 /// As [`load`].
 pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
-    let json = |source| StoreError::Json {
-        path: path.to_path_buf(),
-        source,
-    };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(json)?;
-    let version = value
-        .get("schema_version")
-        .and_then(serde_json::Value::as_u64)
-        .ok_or_else(|| StoreError::NotAResultFile {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|cause| StoreError::Json {
             path: path.to_path_buf(),
+            cause,
         })?;
+    let not_result = |why: String| StoreError::NotAResultFile {
+        path: path.to_path_buf(),
+        why,
+    };
+    let version = match value.get("schema_version") {
+        None if value.is_object() => return Err(not_result("no schema_version field".into())),
+        None => return Err(not_result("not a JSON object".into())),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            not_result(format!(
+                "schema_version is {}, expected a whole number from 1 to {SCHEMA_VERSION}",
+                json_type(v)
+            ))
+        })?,
+    };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(StoreError::SchemaTooNew {
             path: path.to_path_buf(),
@@ -99,5 +384,133 @@ pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
             supported: SCHEMA_VERSION,
         });
     }
-    serde_json::from_value(value).map_err(json)
+    if version == 0 {
+        return Err(not_result(format!(
+            "schema_version 0; versions run from 1 to {SCHEMA_VERSION}"
+        )));
+    }
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let mut file: ResultFile =
+        serde_path_to_error::deserialize(de).map_err(|e| StoreError::Field {
+            path: path.to_path_buf(),
+            field: match e.path().to_string() {
+                p if p == "." => "(top level)".into(),
+                p => p,
+            },
+            cause: e.into_inner(),
+        })?;
+    crate::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
+        path: path.to_path_buf(),
+        msg,
+    })?;
+    Ok(file)
+}
+
+/// A JSON value's type in words, for messages.
+fn json_type(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::Bool(_) => "a boolean".into(),
+        serde_json::Value::Number(n) => format!("the number {n}"),
+        serde_json::Value::String(s) => {
+            format!("a string ({:?})", crate::terminal::escape(s))
+        }
+        serde_json::Value::Array(_) => "an array".into(),
+        serde_json::Value::Object(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A character device like /dev/null (1, 3), made in `dir`.
+    fn mknod_null(dir: &Path) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt as _;
+        let p = dir.join("null");
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid path; tests run as root in a temporary directory.
+        let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+        p
+    }
+
+    #[test]
+    fn saving_over_a_device_fails_and_keeps_the_device() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = mknod_null(tmp.path());
+        let err = write_atomic(&dev, b"{}").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::NotRegular {
+                    kind: "character device",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(std::fs::symlink_metadata(&dev)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn a_device_that_appears_at_the_rename_is_swapped_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = mknod_null(tmp.path());
+        let file = tmp.path().join(".partial");
+        std::fs::write(&file, "new").unwrap();
+        let err = replace_regular(&file, &dev).unwrap_err();
+        assert!(matches!(err, StoreError::NotRegular { .. }), "{err}");
+        assert!(std::fs::symlink_metadata(&dev)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+
+    #[test]
+    fn saving_replaces_a_regular_file_and_creates_a_missing_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn output_paths_follow_links_and_refuse_what_is_not_a_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = mknod_null(tmp.path());
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&dev, &link).unwrap();
+        for p in [&dev, &link, &tmp.path().to_path_buf()] {
+            let err = output_path(p, true, "-o").unwrap_err();
+            assert!(
+                err.contains("results are written only into regular files"),
+                "{err}"
+            );
+        }
+        let file = tmp.path().join("f.json");
+        std::fs::write(&file, "x").unwrap();
+        let flink = tmp.path().join("flink");
+        std::os::unix::fs::symlink(&file, &flink).unwrap();
+        assert_eq!(
+            output_path(&flink, true, "-o").unwrap(),
+            std::fs::canonicalize(&file).unwrap()
+        );
+        assert!(output_path(&flink, false, "-o")
+            .unwrap_err()
+            .contains("--force"));
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        assert!(output_path(&dangling, true, "-o").is_err());
+    }
 }

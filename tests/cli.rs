@@ -98,7 +98,72 @@ fn unwritable_dir_is_a_usage_error() {
         .args(["run", "--dir", "/proc"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not writable"));
+        .stderr(predicate::str::contains("not writable").and(predicate::str::contains("procfs")));
+}
+
+#[test]
+fn labels_must_be_one_printable_line_without_path_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (label, msg) in [
+        ("a\nb", "U+000A"),
+        ("", "empty"),
+        ("a/b/../c", "path separator"),
+        ("\u{1b}]0;pwned\u{7}", "U+001B"),
+        ("x\u{202e}y", "U+202E"),
+    ] {
+        envbench()
+            .current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--no-history", "--label", label])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg).and(predicate::str::contains("--label")));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn without_a_home_there_is_no_history_and_read_only_commands_create_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (var, value) in [("XDG_DATA_HOME", Some("relative/dir")), ("HOME", None)] {
+        let mut c = envbench();
+        c.current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--only", "os.syscall", "--reps", "3"])
+            .args(["-o", "out.json", "--force"])
+            .env_remove("HOME");
+        match value {
+            Some(v) => c.env(var, v),
+            None => c.env_remove(var).env_remove("XDG_DATA_HOME"),
+        };
+        c.assert().success().stderr(predicate::str::contains(
+            "not recorded in the history: no history database",
+        ));
+    }
+    assert!(
+        !tmp.path().join("relative").exists(),
+        "relative XDG_DATA_HOME ignored"
+    );
+    envbench()
+        .env_remove("HOME")
+        .env_remove("XDG_DATA_HOME")
+        .arg("history")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("pass --db PATH"));
+    // history, show and compare only read: a missing database stays missing
+    let db = tmp.path().join("no/such/dir/h.sqlite3");
+    envbench()
+        .arg("history")
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    envbench()
+        .args(["show", "7", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a file, nor a history id"));
+    assert!(!tmp.path().join("no").exists());
 }
 
 #[test]
@@ -128,6 +193,72 @@ fn existing_output_is_not_overwritten_without_force() {
         .success();
 }
 
+/// Makes a special file in `dir` with `mknod` (tests run as root): a
+/// character device standing in for /dev/full or /dev/null, or a FIFO.
+fn mknod(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    let status = std::process::Command::new("mknod")
+        .arg(&p)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mknod {name} {args:?}");
+    p
+}
+
+fn file_type(p: &Path) -> std::fs::FileType {
+    std::fs::symlink_metadata(p).unwrap().file_type()
+}
+
+#[test]
+fn output_that_is_a_device_fifo_directory_or_link_to_one_is_refused_and_kept() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let full = mknod(tmp.path(), "full", &["c", "1", "7"]);
+    let null = mknod(tmp.path(), "null", &["c", "1", "3"]);
+    let fifo = mknod(tmp.path(), "fifo", &["p"]);
+    let dir = tmp.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let link = tmp.path().join("link-to-full");
+    std::os::unix::fs::symlink(&full, &link).unwrap();
+    for (out, kind) in [
+        (&full, "character device"),
+        (&null, "character device"),
+        (&fifo, "FIFO"),
+        (&dir, "directory"),
+        (&link, "character device"),
+    ] {
+        fake_run(tmp.path(), out.to_str().unwrap(), "3")
+            .arg("--force")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(kind).and(predicate::str::contains("regular file")));
+    }
+    assert!(file_type(&full).is_char_device() && file_type(&null).is_char_device());
+    assert!(file_type(&fifo).is_fifo() && file_type(&dir).is_dir());
+    assert!(file_type(&link).is_symlink());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn output_through_a_symlink_writes_the_target_and_keeps_the_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    fake_run(tmp.path(), "link.json", "3")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    fake_run(tmp.path(), "link.json", "3")
+        .arg("--force")
+        .assert()
+        .success();
+    assert!(file_type(&link).is_symlink());
+    assert!(store::load(&target).is_ok());
+}
+
 #[test]
 fn bad_repetitions_and_budgets_are_usage_errors() {
     for args in [
@@ -145,6 +276,41 @@ fn bad_repetitions_and_budgets_are_usage_errors() {
             .code(2)
             .stderr(predicate::str::contains("error"));
     }
+}
+
+#[test]
+fn thread_counts_warmup_and_empty_patterns_are_refused_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, msg) in [
+        (&["--threads", "0"][..], "must be positive whole numbers"),
+        (&["--threads", "-1"], "must be positive whole numbers"),
+        (&["--threads", "999999"], "hard cap of 4096"),
+        (
+            &["--threads", "99999999999999999999"],
+            "too large (at most 4096)",
+        ),
+        (&["--warmup", "4294967295"], "too large (at most 100)"),
+        (&["--reps", "99999999999"], "too large"),
+        (&["--only", ""], "empty pattern"),
+        (&["--only", ",,,"], "empty pattern"),
+    ] {
+        envbench()
+            .current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--no-history"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // forty stars match every bench at once, without backtracking for minutes
+    let stars = "*".repeat(40);
+    envbench()
+        .args(["run", "--only", &format!("{stars}x{stars}")])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no benchmark matches"));
 }
 
 #[test]
@@ -271,6 +437,84 @@ fn show_refuses_non_json_newer_schema_and_foreign_files() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("/nonexistent/x.json"));
+}
+
+#[test]
+fn show_reads_only_regular_files_and_names_each_problem_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "good.json", "3").assert().success();
+    let good = std::fs::read_to_string(tmp.path().join("good.json")).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let fifo = mknod(tmp.path(), "fifo", &["p"]);
+    let cases = [
+        (fifo, "is a FIFO"),
+        (tmp.path().to_path_buf(), "is a directory"),
+        (
+            write("empty.json", ""),
+            "empty.json: EOF while parsing a value at line 1 column 0",
+        ),
+        (
+            write("string.json", "{\"schema_version\": \"1\"}"),
+            "schema_version is a string",
+        ),
+        (
+            write("zero.json", "{\"schema_version\": 0}"),
+            "schema_version 0",
+        ),
+        (
+            write(
+                "unit.json",
+                &good.replacen("\"unit\": \"ns\"", "\"unit\": 7", 1),
+            ),
+            "field cases[0].metrics[0].unit: expected value at line",
+        ),
+    ];
+    for (path, msg) in cases {
+        let out = envbench()
+            .arg("show")
+            .arg(&path)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(msg), "{msg}: {err}");
+        assert!(
+            err.contains(&*path.to_string_lossy()),
+            "names the file: {err}"
+        );
+        let cause = err.rsplit(": ").next().unwrap();
+        assert_eq!(err.matches(cause).count(), 1, "cause printed once: {err}");
+    }
+}
+
+#[test]
+fn show_marks_impossible_samples_invalid_and_escapes_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "good.json", "3").assert().success();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("good.json")).unwrap())
+            .unwrap();
+    v["label"] = "\u{1b}]0;title\u{7}\u{202e}x".into();
+    v["cases"][0]["metrics"][0]["samples"][1] = (-5.0).into();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let out = envbench().arg("show").arg(&bad).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(text.contains("\\u{1b}"), "{text}");
+    assert!(
+        text.contains("samples[1] = -5 is a negative time"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -443,10 +687,13 @@ fn sigint_to_the_process_group_leaves_no_child_behind() {
     );
     let pgid = child.id() as i32;
     let start = Instant::now();
-    while processes_in_group(pgid).len() < 2 && start.elapsed() < Duration::from_secs(20) {
+    // judge by the count that ended the wait: a short-lived child may be gone by a second look
+    let mut seen = processes_in_group(pgid).len();
+    while seen < 2 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(10));
+        seen = processes_in_group(pgid).len();
     }
-    assert!(processes_in_group(pgid).len() >= 2, "children were running");
+    assert!(seen >= 2, "children were running");
     // SAFETY: signalling the process group of our own child, as a terminal's Ctrl-C does.
     unsafe { libc::kill(-pgid, libc::SIGINT) };
     let status = child.wait_with_output().unwrap().status;
@@ -704,6 +951,60 @@ fn compare_refuses_bad_inputs_clearly() {
 }
 
 #[test]
+fn compare_outputs_never_overwrite_inputs_each_other_or_existing_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);
+    let b = labelled_runs(tmp.path(), "B", 1, "os.syscall").remove(0);
+    let before = std::fs::read_to_string(&a).unwrap();
+    let existing = tmp.path().join("old.csv");
+    std::fs::write(&existing, "keep").unwrap();
+    let dev = mknod(tmp.path(), "null", &["c", "1", "3"]);
+    let cmp = |extra: &[&std::ffi::OsStr]| {
+        envbench()
+            .current_dir(tmp.path())
+            .arg("compare")
+            .arg(&a)
+            .arg(&b)
+            .args(extra)
+            .assert()
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    for (extra, msg) in [
+        (
+            vec![os("--csv"), a.clone().into(), os("--force")],
+            "one of the files being compared",
+        ),
+        (
+            vec![os("--json"), os("./A0.json"), os("--force")],
+            "one of the files being compared",
+        ),
+        (
+            vec![os("--csv"), os("x.out"), os("--json"), os("x.out")],
+            "both write",
+        ),
+        (vec![os("--csv"), existing.clone().into()], "--force"),
+        (
+            vec![os("--html"), dev.clone().into(), os("--force")],
+            "character device",
+        ),
+    ] {
+        let extra: Vec<&std::ffi::OsStr> = extra.iter().map(|s| s.as_os_str()).collect();
+        cmp(&extra).code(2).stderr(predicate::str::contains(msg));
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    cmp(&[
+        std::ffi::OsStr::new("--csv"),
+        existing.as_os_str(),
+        std::ffi::OsStr::new("--force"),
+    ])
+    .success();
+    assert!(std::fs::read_to_string(&existing)
+        .unwrap()
+        .starts_with("environment,"));
+}
+
+#[test]
 fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("h.sqlite3");
@@ -760,7 +1061,7 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         .stdout(predicate::str::contains("label native"));
     // history id 1 against every run labelled vm: two runs in that environment
     let out = envbench()
-        .args(["compare", "1", "vm", "--json", "c.json", "--db"])
+        .args(["compare", "1", "vm", "--json", "cmp.json", "--db"])
         .arg(&db)
         .current_dir(tmp.path())
         .output()
@@ -771,7 +1072,8 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         String::from_utf8_lossy(&out.stderr)
     );
     let cmp: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("c.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("cmp.json")).unwrap())
+            .unwrap();
     assert_eq!(cmp["environments"][1]["runs"].as_array().unwrap().len(), 2);
     envbench()
         .args(["compare", "1", "nosuchlabel", "--db"])

@@ -169,12 +169,22 @@ pub fn render_markdown(t: &Table) -> String {
 }
 
 /// CSV (RFC 4180): fields with a comma, quote or line break are quoted.
+///
+/// A text cell starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with
+/// `'`, so a spreadsheet does not run it as a formula (a label
+/// `=HYPERLINK(...)`); numbers, negative ones included, stay numbers.
 pub fn render_csv(t: &Table) -> String {
     let field = |s: &str| {
+        let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err();
+        let s = if formula {
+            format!("'{s}")
+        } else {
+            s.to_string()
+        };
         if s.contains([',', '"', '\n', '\r']) {
             format!("\"{}\"", s.replace('"', "\"\""))
         } else {
-            s.to_string()
+            s
         }
     };
     let mut out = t
@@ -193,6 +203,20 @@ pub fn render_csv(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_text_cells_that_look_like_formulas_are_neutralised() {
+        let t = Table {
+            columns: vec![],
+            rows: vec![vec![
+                "=HYPERLINK(1)".into(),
+                "-3.2".into(),
+                "@x".into(),
+                "a".into(),
+            ]],
+        };
+        assert_eq!(render_csv(&t), "\n'=HYPERLINK(1),-3.2,'@x,a\n");
+    }
 
     fn sample() -> Table {
         let mut t = Table::new(&["name", ">value"]);

@@ -64,8 +64,14 @@ impl Axis {
             lo = lo.min(0.0);
             hi *= 1.1;
         }
-        if hi <= lo {
+        if !lo.is_finite() {
+            lo = 0.0;
+        }
+        if !hi.is_finite() || hi <= lo {
             hi = lo + 1.0;
+        }
+        if log {
+            lo = lo.max(hi - MAX_DECADES);
         }
         Axis {
             lo,
@@ -116,6 +122,13 @@ fn tick_label(v: f64) -> String {
     }
 }
 
+/// Widest speed-up axis, in powers of two either side of 1x (about six
+/// decades): beyond it bars are drawn at the edge.
+pub const MAX_SPAN_LOG2: f64 = 20.0;
+
+/// Widest log axis, in decades.
+const MAX_DECADES: f64 = 12.0;
+
 /// One bar: label, value, CI low and high, fill colour.
 #[derive(Debug, Clone)]
 pub struct Bar {
@@ -133,21 +146,35 @@ pub struct Bar {
 
 /// Horizontal bars of speed-ups on a log2-symmetric axis around 1x, with CI
 /// whiskers and a dashed line at 1x.
+///
+/// A bar whose value is not a finite positive number (a median of 0 gives
+/// an infinite speed-up) is left out with a note under the axis, and the
+/// axis spans at most 2^±[`MAX_SPAN_LOG2`].
 pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
+    let all = bars.len();
+    let bars: Vec<&Bar> = bars
+        .iter()
+        .filter(|b| b.value.is_finite() && b.value > 0.0)
+        .collect();
+    let x_label = match all - bars.len() {
+        0 => x_label.to_string(),
+        n => format!("{x_label} ({n} not drawn: speed-up not finite)"),
+    };
     let label_w = bars.iter().map(|b| text_px(&b.label)).fold(80.0, f64::max) + 16.0;
     let (w, row) = (fit_title(label_w + 520.0, title), 22.0);
     let h = 60.0 + row * bars.len() as f64 + 40.0;
     let extreme = bars
         .iter()
         .flat_map(|b| [b.value, b.lo, b.hi])
-        .filter(|v| *v > 0.0)
+        .filter(|v| *v > 0.0 && v.is_finite())
         .map(|v| v.log2().abs())
         .fold(0.25, f64::max);
-    // at most 2^40 either way: a ratio beyond that is shown at the edge
-    let span = extreme.ceil().clamp(1.0, 40.0);
+    let span = extreme.ceil().clamp(1.0, MAX_SPAN_LOG2);
     let (x0, x1) = (label_w, w - 20.0);
-    let px =
-        |v: f64| x0 + (v.max(1e-12).log2().clamp(-span, span) + span) / (2.0 * span) * (x1 - x0);
+    let px = |v: f64| {
+        let e = if v > 0.0 { v.log2() } else { -span };
+        x0 + (e.clamp(-span, span) + span) / (2.0 * span) * (x1 - x0)
+    };
     let mut s = open_svg(w, h, title);
     let y_end = 40.0 + row * bars.len() as f64;
     // ticks every 2^step, few enough that their labels never touch
@@ -205,7 +232,7 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
         r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text></svg>"#,
         (x0 + x1) / 2.0,
         h - 8.0,
-        esc(x_label)
+        esc(&x_label)
     );
     s
 }
@@ -397,6 +424,22 @@ pub fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn infinite_and_huge_speed_ups_draw_a_bounded_chart() {
+        let bar = |value: f64| Bar {
+            label: "x".into(),
+            value,
+            lo: value / 2.0,
+            hi: value * 2.0,
+            color: PALETTE[0].into(),
+        };
+        let svg = speedup_bars("t", "speed-up", &[bar(f64::INFINITY), bar(1e300), bar(2.0)]);
+        assert!(svg.contains("1 not drawn"));
+        assert!(svg.matches("class=\"grid\"").count() <= 2 * MAX_SPAN_LOG2 as usize + 1);
+        let a = Axis::new(1.0, f64::INFINITY, true, 0.0, 100.0);
+        assert!(a.ticks().len() <= MAX_DECADES as usize + 1);
+    }
 
     #[test]
     fn escapes_markup() {

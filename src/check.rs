@@ -1,0 +1,208 @@
+//! Checks of `envbench run`'s input made before anything is measured:
+//! patterns, labels and thread counts. Each refusal is a [`UsageError`]
+//! (exit 2) that says what is wrong and what is allowed.
+
+use crate::bench;
+use crate::probe::Fingerprint;
+use crate::UsageError;
+
+/// Threads allowed per usable CPU: enough to study oversubscription,
+/// few enough that a typo (`--threads 999999`) cannot exhaust the machine.
+pub const THREADS_PER_CPU: usize = 64;
+
+/// Longest label accepted, in characters.
+pub const MAX_LABEL_CHARS: usize = 100;
+
+/// The valid `--only` patterns, for messages.
+pub fn valid_patterns() -> String {
+    let mut families: Vec<&str> = bench::ALL.iter().map(|b| b.family().name()).collect();
+    families.dedup();
+    let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
+    format!(
+        "valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
+        families.join(", "),
+        ids.join(", ")
+    )
+}
+
+/// The message for a pattern that matches no benchmark.
+pub fn unknown_pattern(bad: &str) -> String {
+    format!("no benchmark matches '{bad}'; {}", valid_patterns())
+}
+
+/// Refuses an empty `--only` pattern (`--only ''`, `--only os,,cpu`),
+/// which would otherwise select the whole suite.
+///
+/// # Errors
+/// [`UsageError`] listing the valid patterns.
+pub fn patterns(raw: &[String]) -> Result<(), UsageError> {
+    if raw.iter().any(|p| p.trim().is_empty()) {
+        return Err(UsageError(format!(
+            "--only has an empty pattern; give ids, families or globs separated by commas ({})",
+            valid_patterns()
+        )));
+    }
+    Ok(())
+}
+
+/// The most threads one case may start here, and which limit sets it:
+/// [`THREADS_PER_CPU`] per usable CPU, RLIMIT_NPROC, the cgroup pids
+/// limit, available memory and [`HARD_CAP`] (see [`bench::os::headroom`]).
+pub fn thread_cap(cpus: usize, mem_available_bytes: Option<u64>) -> (usize, String) {
+    let room = bench::os::headroom(mem_available_bytes);
+    let by_cpu = cpus.max(1).saturating_mul(THREADS_PER_CPU);
+    if by_cpu < room.max {
+        (
+            by_cpu,
+            format!("{THREADS_PER_CPU} per usable CPU, {cpus} usable CPU(s)"),
+        )
+    } else {
+        (room.max, room.limited_by)
+    }
+}
+
+/// Refuses `--threads` counts above [`thread_cap`] for this machine.
+///
+/// # Errors
+/// [`UsageError`] naming the count, the cap and the limit that sets it.
+pub fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), UsageError> {
+    let Some(&most) = threads.and_then(|t| t.iter().max()) else {
+        return Ok(());
+    };
+    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1);
+    let mem = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    };
+    let (cap, why) = thread_cap(cpus, mem);
+    if most > cap {
+        return Err(UsageError(format!(
+            "--threads {most} is above the cap of {cap} threads on this machine (set by {why})"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a `--label` that is not one printable line fit for a file
+/// name and a history key: empty, control or bidirectional-override
+/// characters, a path separator or `..` (compare would read such a label as
+/// a path), or longer than [`MAX_LABEL_CHARS`].
+///
+/// # Errors
+/// [`UsageError`] naming the offending character.
+pub fn label(l: &str) -> Result<(), UsageError> {
+    let bad = |why: String| {
+        Err(UsageError(format!(
+            "--label {}: {why}; use one printable line such as native, wsl2 or vm-kvm",
+            crate::terminal::escape(l)
+        )))
+    };
+    if l.trim().is_empty() {
+        return bad("empty (leave --label out to use the detected virtualisation)".into());
+    }
+    if let Some(c) = l.chars().find(|&c| crate::terminal::is_unsafe(c)) {
+        return bad(format!("holds the control character U+{:04X}", c as u32));
+    }
+    if l.contains('/') || l.contains('\\') || l.contains("..") {
+        return bad("holds a path separator or '..'".into());
+    }
+    if l.chars().count() > MAX_LABEL_CHARS {
+        return bad(format!("longer than {MAX_LABEL_CHARS} characters"));
+    }
+    Ok(())
+}
+
+/// statfs magic numbers of filesystems that hold no files of ours.
+const PSEUDO_FS: [(i64, &str); 4] = [
+    (0x9FA0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6367_7270, "cgroup2"),
+    (0x1CD1, "devpts"),
+];
+
+/// Checks a `--dir` target by creating and removing a directory of our own
+/// in it, and says why that failed: a pseudo-filesystem, a read-only one,
+/// or permissions.
+///
+/// # Errors
+/// [`UsageError`] naming the directory and the cause.
+pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
+    let Err(e) = std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir))
+    else {
+        return Ok(());
+    };
+    let why = match (statfs_magic(dir), e.raw_os_error()) {
+        (Some(m), _) if PSEUDO_FS.iter().any(|(p, _)| *p == m) => {
+            let name = PSEUDO_FS.iter().find(|(p, _)| *p == m).map_or("", |p| p.1);
+            format!("it is on {name}, a kernel pseudo-filesystem that holds no files")
+        }
+        (_, Some(libc::EROFS)) => "its filesystem is mounted read-only".into(),
+        (_, Some(libc::EACCES | libc::EPERM)) => "no permission to create files there".into(),
+        _ => "cannot create a directory in it".into(),
+    };
+    Err(UsageError(format!(
+        "--dir {}: not writable: {why} ({e}); give a directory on a disk or tmpfs",
+        dir.display()
+    )))
+}
+
+fn statfs_magic(dir: &std::path::Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs writes only into `st`; `c` is NUL-terminated.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0).then_some(st.f_type as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_patterns_are_refused_with_the_valid_ones() {
+        for raw in [vec![String::new()], vec!["os".into(), " ".into()]] {
+            let err = patterns(&raw).unwrap_err().0;
+            assert!(
+                err.contains("empty pattern") && err.contains("os.syscall"),
+                "{err}"
+            );
+        }
+        assert!(patterns(&["os".into()]).is_ok());
+    }
+
+    #[test]
+    fn the_thread_cap_is_bounded_by_cpus_and_the_hard_cap() {
+        let (cap, why) = thread_cap(2, None);
+        assert!(cap <= 2 * THREADS_PER_CPU, "{cap} {why}");
+        let (cap, _) = thread_cap(1000, None);
+        assert!(cap <= bench::os::HARD_CAP);
+        let (cap, why) = thread_cap(1, Some(64 << 20));
+        assert!(cap < 16, "64 MiB allows few threads: {cap} ({why})");
+    }
+
+    #[test]
+    fn labels_are_one_printable_line_without_paths() {
+        for l in ["native", "wsl2", "vm-kvm 2 cores", "Ärger"] {
+            assert!(label(l).is_ok(), "{l}");
+        }
+        for (l, why) in [
+            ("", "empty"),
+            ("a\nb", "U+000A"),
+            ("\u{1b}[2J", "U+001B"),
+            ("abc\u{202e}def", "U+202E"),
+            ("a/b/../c", "path separator"),
+            ("a\\b", "path separator"),
+            ("..", "path separator"),
+        ] {
+            let err = label(l).unwrap_err().0;
+            assert!(err.contains(why), "{l:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn proc_is_named_as_a_pseudo_filesystem() {
+        let err = writable_dir(std::path::Path::new("/proc")).unwrap_err().0;
+        assert!(err.contains("procfs"), "{err}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Text from files on the terminal: control characters, escape sequences
+//! and bidirectional overrides in a label or note could clear the screen,
+//! set the window title or reorder what the user reads, so they are shown
+//! escaped (`\u{1b}`), as Rust's `escape_debug` would.
+
+/// Whether `c` must not reach a terminal raw: C0 and C1 controls (tab and
+/// newline included: one field stays on one line), DEL, and the Unicode
+/// format characters that reorder or hide text (bidi overrides and
+/// isolates, zero-width marks, BOM).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `s` with every [`is_unsafe`] character written as `\u{XX}`.
+pub fn escape(s: &str) -> String {
+    if !s.chars().any(is_unsafe) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if is_unsafe(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Rendered output made safe to print: like [`escape`], but keeping line
+/// breaks and tabs, and the colour sequences (`ESC [ digits ; ... m`) that
+/// envbench itself writes. Catches strings a file carries that [`escape`]
+/// was not applied to (fingerprint fields, for example).
+pub fn escape_output(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '\u{1b}' {
+            if let Some(sgr) = colour_sequence(rest) {
+                out.push_str(sgr);
+                rest = &rest[sgr.len()..];
+                continue;
+            }
+        }
+        if is_unsafe(c) && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The SGR colour sequence at the start of `s`, if there is one.
+fn colour_sequence(s: &str) -> Option<&str> {
+    let body = s.strip_prefix("\u{1b}[")?;
+    let n = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (body.as_bytes().get(n) == Some(&b'm')).then(|| &s[..2 + n + 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_keeps_lines_and_colours_but_not_other_sequences() {
+        assert_eq!(escape_output("a\tb\n"), "a\tb\n");
+        assert_eq!(
+            escape_output("\u{1b}[1;32mok\u{1b}[0m"),
+            "\u{1b}[1;32mok\u{1b}[0m"
+        );
+        assert_eq!(
+            escape_output("\u{1b}[2J\u{1b}]0;t\u{7}"),
+            "\\u{1b}[2J\\u{1b}]0;t\\u{7}"
+        );
+        assert_eq!(escape_output("x\u{202e}y"), "x\\u{202e}y");
+    }
+
+    #[test]
+    fn escapes_controls_escape_sequences_and_bidi_overrides() {
+        assert_eq!(escape("native"), "native");
+        assert_eq!(escape("a\nb"), "a\\u{a}b");
+        assert_eq!(escape("\u{1b}[2Jx"), "\\u{1b}[2Jx");
+        assert_eq!(escape("ab\u{202e}cd"), "ab\\u{202e}cd");
+        assert_eq!(escape("Ärger ✓"), "Ärger ✓");
+    }
+}

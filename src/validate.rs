@@ -1,0 +1,187 @@
+//! Checks a parsed result file before anything reads its numbers, so a
+//! hand-edited, truncated or fuzzed file cannot produce confident verdicts
+//! on nonsense (a ratio of −1, an infinite speed-up, a stored median its
+//! samples contradict). Called from [`crate::store::parse`].
+//!
+//! - Case keys are unique (else the file is refused, naming both).
+//! - Samples are finite and in their unit's domain (times ≥ 0, rates > 0),
+//!   and a time metric's median is above 0 (0 is below the clock's
+//!   resolution and would make an infinite speed-up); otherwise the case is
+//!   marked `invalid` with the field and the reason, and compare skips it.
+//! - Summaries are recomputed from the samples; a stored one that disagrees
+//!   is replaced and the case gets a `summary_recomputed` anomaly.
+//! - Strings shown to the user (label, keys, reasons, notes, anomaly
+//!   messages) have control and bidi characters escaped.
+
+use crate::results::{Anomaly, CaseResult, CaseStatus, ResultFile};
+use crate::stats::{summarize, Sample, Summary};
+use crate::terminal::escape;
+use std::collections::HashMap;
+
+/// Most samples one metric may hold: a run keeps at most a few hundred;
+/// recomputing the bootstrap of millions would take minutes.
+pub const MAX_SAMPLES: usize = 100_000;
+
+/// Validates `file` in place: escapes strings, marks impossible cases
+/// invalid, recomputes summaries.
+///
+/// # Errors
+/// A message naming the field, for problems that make the whole file
+/// unusable (repeated case keys, too many samples).
+pub fn validate(file: &mut ResultFile) -> Result<(), String> {
+    file.label = escape(&file.label);
+    file.notes.iter_mut().for_each(|n| *n = escape(n));
+    file.anomalies.iter_mut().for_each(escape_anomaly);
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let seed = file.config.seed;
+    for (i, case) in file.cases.iter_mut().enumerate() {
+        case.key = escape(&case.key);
+        if let Some(first) = seen.insert(case.key.clone(), i) {
+            return Err(format!(
+                "cases[{i}].key '{}' repeats cases[{first}].key; each case may appear once",
+                case.key
+            ));
+        }
+        check_case(i, case, seed)?;
+    }
+    Ok(())
+}
+
+fn escape_anomaly(a: &mut Anomaly) {
+    a.kind = escape(&a.kind);
+    a.message = escape(&a.message);
+}
+
+/// Checks one case's metrics; an impossible value marks it invalid.
+fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> {
+    case.reason = case.reason.as_deref().map(escape);
+    case.notes.iter_mut().for_each(|n| *n = escape(n));
+    case.anomalies.iter_mut().for_each(escape_anomaly);
+    let mut problem = None;
+    for (m, metric) in case.metrics.iter_mut().enumerate() {
+        let field = format!("cases[{i}].metrics[{m}]");
+        if metric.samples.len() > MAX_SAMPLES {
+            return Err(format!(
+                "{field}.samples: {} samples, more than the {MAX_SAMPLES} envbench reads",
+                metric.samples.len()
+            ));
+        }
+        let unit = metric.unit;
+        let bad = metric.samples.iter().enumerate().find_map(|(j, &v)| {
+            let why = if !v.is_finite() {
+                "not a finite number"
+            } else if unit.is_time() && v < 0.0 {
+                "a negative time"
+            } else if unit.is_rate() && v <= 0.0 {
+                "a rate that is not above 0"
+            } else {
+                return None;
+            };
+            Some(format!("{field}.samples[{j}] = {v} is {why}"))
+        });
+        if let Some(b) = bad {
+            problem.get_or_insert(b);
+            metric.summary = None;
+            continue;
+        }
+        let fresh = Sample::new(metric.samples.clone())
+            .ok()
+            .map(|s| summarize(&s, seed));
+        if unit.is_time() && fresh.as_ref().is_some_and(|s| s.median <= 0.0) {
+            problem.get_or_insert(format!(
+                "{field} ({}) has median 0: below the clock's resolution, so no ratio can be formed",
+                metric.name
+            ));
+        }
+        if !agrees(metric.summary.as_ref(), fresh.as_ref()) {
+            case.anomalies.push(Anomaly {
+                kind: "summary_recomputed".into(),
+                message: format!(
+                    "{field}.summary disagreed with its samples and was recomputed from them when read"
+                ),
+            });
+        }
+        metric.summary = fresh;
+    }
+    if let Some(p) = problem {
+        if case.status == CaseStatus::Ok {
+            case.status = CaseStatus::Invalid;
+            case.reason = Some(format!("{p} (found when the file was read)"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a stored summary matches the recomputed one on the figures
+/// reports use (count, median, mean, spread), to rounding.
+fn agrees(stored: Option<&Summary>, fresh: Option<&Summary>) -> bool {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300);
+    match (stored, fresh) {
+        (None, None) => true,
+        (Some(s), Some(f)) => {
+            s.n == f.n
+                && close(s.median, f.median)
+                && close(s.mean, f.mean)
+                && close(s.min, f.min)
+                && close(s.max, f.max)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::run;
+    use crate::units::Direction;
+
+    fn one(samples: Vec<f64>, unit_name: &str) -> ResultFile {
+        let mut f = run(
+            "a",
+            "r",
+            &[("os.x", "latency", Direction::LowerIsBetter, samples)],
+        );
+        if unit_name == "ns" {
+            f.cases[0].metrics[0].unit = crate::units::Unit::Nanoseconds;
+        }
+        f
+    }
+
+    #[test]
+    fn negative_times_and_zero_medians_make_the_case_invalid() {
+        for s in [vec![1.0, -2.0, 3.0], vec![0.0, 0.0, 0.0]] {
+            let mut f = one(s, "ns");
+            validate(&mut f).unwrap();
+            assert_eq!(f.cases[0].status, CaseStatus::Invalid);
+            assert!(f.cases[0]
+                .reason
+                .as_ref()
+                .unwrap()
+                .contains("cases[0].metrics[0]"));
+        }
+    }
+
+    #[test]
+    fn a_summary_that_disagrees_is_recomputed_and_flagged() {
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        f.cases[0].metrics[0].samples = vec![1000.0, 2000.0, 3000.0];
+        validate(&mut f).unwrap();
+        let m = &f.cases[0].metrics[0];
+        assert_eq!(m.summary.as_ref().unwrap().median, 2000.0);
+        assert!(f.cases[0]
+            .anomalies
+            .iter()
+            .any(|a| a.kind == "summary_recomputed"));
+        assert_eq!(f.cases[0].status, CaseStatus::Ok);
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_and_labels_escaped() {
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        f.label = "\u{1b}[2J".into();
+        validate(&mut f).unwrap();
+        assert_eq!(f.label, "\\u{1b}[2J");
+        f.cases.push(f.cases[0].clone());
+        assert!(validate(&mut f).unwrap_err().contains("repeats cases[0]"));
+    }
+}

@@ -1,0 +1,327 @@
+//! A table of bad inputs, each run through the binary on its own: CLI
+//! arguments, result files, history databases and compare outputs. Every
+//! one must end with the expected exit code and a message naming the
+//! problem, and never with a panic (exit 101).
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+/// One bad input: the arguments (`{d}` is the scratch directory, `{a}` and
+/// `{b}` two valid result files labelled A and B), the exit code and a
+/// piece of the message.
+struct Bad {
+    args: &'static str,
+    code: i32,
+    msg: &'static str,
+}
+
+const fn bad(args: &'static str, code: i32, msg: &'static str) -> Bad {
+    Bad { args, code, msg }
+}
+
+const RUN: &str = "run --fake-clock --quiet --no-history --only os.syscall";
+
+/// Bad `run` arguments (after [`RUN`]).
+const RUN_ARGS: &[Bad] = &[
+    bad("--threads 0", 2, "positive whole numbers"),
+    bad("--threads -1", 2, "positive whole numbers"),
+    bad("--threads x", 2, "not a whole number"),
+    bad("--threads 999999", 2, "hard cap of 4096"),
+    bad("--threads 99999999999999999999999", 2, "too large"),
+    bad("--threads 1,,2", 2, "not a whole number"),
+    bad("--warmup 4294967295", 2, "at most 100"),
+    bad("--warmup -1", 2, "negative"),
+    bad("--reps 0", 2, "at least 2"),
+    bad("--reps 1", 2, "at least 2"),
+    bad("--reps 5..2", 2, "smaller than MIN"),
+    bad("--reps 99999999999", 2, "too large"),
+    bad("--reps -3", 2, "negative"),
+    bad("--reps a..b", 2, "not a whole number"),
+    bad("--budget 0", 2, "positive number of seconds"),
+    bad("--budget -1", 2, "positive number of seconds"),
+    bad("--budget inf", 2, "positive number of seconds"),
+    bad("--budget x", 2, "not a number of seconds"),
+    bad("--ci-target 0", 2, "percentage"),
+    bad("--ci-target 100", 2, "percentage"),
+    bad("--mem-bandwidth 0", 2, "GB/s"),
+    bad("--mem-bandwidth -5", 2, "GB/s"),
+    bad("--suite huge", 2, "invalid value"),
+    bad("--only nope", 2, "no benchmark matches 'nope'"),
+    bad("--only ,,,", 2, "empty pattern"),
+    bad("--only os,", 2, "empty pattern"),
+    bad("--label a/b", 2, "path separator"),
+    bad("--label ..", 2, "path separator"),
+    bad("--label a\\b", 2, "path separator"),
+    bad("--dir /nonexistent/x", 2, "not an existing directory"),
+    bad("--dir /proc", 2, "procfs"),
+    bad("--dir {d}/a.json", 2, "not an existing directory"),
+    bad("-o {a}", 2, "--force"),
+    bad("-o {d}", 2, "is a directory"),
+    bad("-o {d}/null --force", 2, "character device"),
+    bad("-o {d}/fifo --force", 2, "FIFO"),
+    bad("-o {d}/nodir/x.json", 2, "cannot write the result file"),
+    bad("--seed -1", 2, "invalid value"),
+    bad("--nonesuch", 2, "unexpected argument"),
+];
+
+/// Bad result files for `show` (written under `{d}`), and other readers.
+const FILES: &[(&str, &str, &str)] = &[
+    (
+        "empty.json",
+        "",
+        "EOF while parsing a value at line 1 column 0",
+    ),
+    ("space.json", "   \n", "EOF while parsing"),
+    ("garbage.json", "STREAM version", "expected value at line 1"),
+    ("array.json", "[1, 2]", "not a JSON object"),
+    ("null.json", "null", "not a JSON object"),
+    ("other.json", "{\"hello\": 1}", "no schema_version field"),
+    (
+        "string.json",
+        "{\"schema_version\": \"1\"}",
+        "schema_version is a string",
+    ),
+    (
+        "float.json",
+        "{\"schema_version\": 1.5}",
+        "schema_version is the number 1.5",
+    ),
+    (
+        "negative.json",
+        "{\"schema_version\": -1}",
+        "schema_version is the number -1",
+    ),
+    ("zero.json", "{\"schema_version\": 0}", "schema_version 0"),
+    (
+        "newer.json",
+        "{\"schema_version\": 99}",
+        "newer than this envbench",
+    ),
+    (
+        "huge.json",
+        "{\"schema_version\": 1e999}",
+        "number out of range",
+    ),
+    (
+        "missing.json",
+        "{\"schema_version\": 1}",
+        "field (top level): missing field",
+    ),
+    (
+        "truncated.json",
+        "{\"schema_version\": 1, \"label\": \"x\"",
+        "EOF while parsing",
+    ),
+    ("binary.json", "\u{0}\u{1}\u{2}", "expected value"),
+];
+
+/// A table entry for each file above, read by `show`.
+fn file_cases(dir: &Path) -> Vec<(String, i32, String)> {
+    FILES
+        .iter()
+        .map(|(name, text, msg)| {
+            std::fs::write(dir.join(name), text).unwrap();
+            (format!("show {{d}}/{name}"), 1, msg.to_string())
+        })
+        .collect()
+}
+
+/// Bad inputs to the other commands.
+const OTHER: &[Bad] = &[
+    bad("show {d}/fifo", 1, "is a FIFO"),
+    bad("show {d}", 1, "is a directory"),
+    bad("show {d}/null", 1, "is a character device"),
+    bad("show /nonexistent/x.json", 1, "/nonexistent/x.json"),
+    bad("show {d}/mutated-negative.json", 0, "is a negative time"),
+    bad("show {d}/mutated-dup.json", 1, "repeats cases[0]"),
+    bad(
+        "show {d}/mutated-type.json",
+        1,
+        "field cases[0].metrics: invalid type",
+    ),
+    bad(
+        "show {d}/mutated-unit.json",
+        1,
+        "field cases[0].metrics[0].unit",
+    ),
+    bad(
+        "history --db {d}/corrupt.sqlite3",
+        1,
+        "not a usable envbench history database",
+    ),
+    bad(
+        "history --db {d}/newer.sqlite3",
+        1,
+        "newer than this envbench supports",
+    ),
+    bad(
+        "show 1 --db {d}/corrupt.sqlite3",
+        1,
+        "not a usable envbench history database",
+    ),
+    bad(
+        "show 5 --db {d}/empty.sqlite3",
+        2,
+        "not a file, nor a history id",
+    ),
+    bad(
+        "show 1 --db {d}/nodir/h.sqlite3",
+        2,
+        "not a file, nor a history id",
+    ),
+    bad(
+        "compare A B --db {d}/newer.sqlite3",
+        1,
+        "newer than this envbench supports",
+    ),
+    bad(
+        "compare {a} {b} --csv {a}",
+        2,
+        "one of the files being compared",
+    ),
+    bad(
+        "compare {a} {b} --json {b} --force",
+        2,
+        "one of the files being compared",
+    ),
+    bad("compare {a} {b} --csv {d}/o --html {d}/o", 2, "both write"),
+    bad("compare {a} {b} --csv {d}/exists.csv", 2, "--force"),
+    bad(
+        "compare {a} {b} --html {d}/null --force",
+        2,
+        "character device",
+    ),
+    bad("compare {a} {b} --json {d}", 2, "is a directory"),
+    bad("compare {a} {b} --html {d}/nodir/r.html", 1, "writing"),
+    bad("compare {a}", 1, "need at least two environments"),
+    bad("compare", 2, "give result files"),
+    bad("compare {a} {b} --threshold 0", 2, "percentage"),
+    bad("compare {a} {b} --baseline Z", 2, "no run has that label"),
+    bad("compare --base {a}", 2, "--other"),
+    bad(
+        "compare {a} {d}/zero-median.json --html {d}/r.html",
+        1,
+        "no case is common",
+    ),
+    bad("compare {a} {d}/empty.json", 1, "empty.json"),
+];
+
+fn envbench(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("envbench").unwrap();
+    c.env("XDG_DATA_HOME", dir.join("xdg")).current_dir(dir);
+    c
+}
+
+/// Two valid runs, special files and damaged copies in a fresh directory.
+fn setup(dir: &Path) -> (PathBuf, PathBuf) {
+    let mut files = Vec::new();
+    // each run also makes a history database, damaged below
+    for (label, db) in [("A", "empty.sqlite3"), ("B", "newer.sqlite3")] {
+        let out = dir.join(format!("{label}.json"));
+        envbench(dir)
+            .args(RUN.replace(" --no-history", "").split(' '))
+            .args(["--reps", "3", "--label", label, "--db", db, "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        files.push(out);
+    }
+    for (name, args) in [("null", &["c", "1", "3"][..]), ("fifo", &["p"])] {
+        let ok = std::process::Command::new("mknod")
+            .arg(dir.join(name))
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    std::fs::write(dir.join("exists.csv"), "keep").unwrap();
+    std::fs::write(dir.join("corrupt.sqlite3"), vec![0x42u8; 4096]).unwrap();
+    set_user_version(&dir.join("newer.sqlite3"), 9);
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let mutate = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        std::fs::write(dir.join(name), v.to_string()).unwrap();
+    };
+    mutate("mutated-negative.json", &|v| {
+        v["cases"][0]["metrics"][0]["samples"][0] = (-1.0).into()
+    });
+    mutate("mutated-dup.json", &|v| {
+        let c = v["cases"][0].clone();
+        v["cases"].as_array_mut().unwrap().push(c);
+    });
+    mutate("mutated-type.json", &|v| {
+        v["cases"][0]["metrics"] = "x".into()
+    });
+    mutate("mutated-unit.json", &|v| {
+        v["cases"][0]["metrics"][0]["unit"] = "furlongs".into()
+    });
+    mutate("zero-median.json", &|v| {
+        v["label"] = "Z".into();
+        for c in v["cases"].as_array_mut().unwrap() {
+            for m in c["metrics"].as_array_mut().unwrap() {
+                let n = m["samples"].as_array().unwrap().len();
+                m["samples"] = vec![0.0; n].into();
+            }
+        }
+    });
+    (files.remove(0), files.remove(0))
+}
+
+/// Sets SQLite's user_version without a SQLite dependency in the tests:
+/// the file header keeps it at byte offset 60, big-endian.
+fn set_user_version(path: &Path, v: u32) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[60..64].copy_from_slice(&v.to_be_bytes());
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn sixty_bad_inputs_each_get_their_exit_code_and_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (a, b) = setup(d);
+    let mut table: Vec<(String, i32, String)> = RUN_ARGS
+        .iter()
+        .map(|c| (format!("{RUN} {}", c.args), c.code, c.msg.to_string()))
+        .collect();
+    table.extend(file_cases(d));
+    table.extend(
+        OTHER
+            .iter()
+            .map(|c| (c.args.to_string(), c.code, c.msg.to_string())),
+    );
+    assert!(table.len() >= 60, "{} cases", table.len());
+    let mut failures = Vec::new();
+    for (args, code, msg) in &table {
+        let args: Vec<String> = args
+            .split(' ')
+            .map(|w| {
+                w.replace("{d}", &d.to_string_lossy())
+                    .replace("{a}", &a.to_string_lossy())
+                    .replace("{b}", &b.to_string_lossy())
+            })
+            .collect();
+        let out = envbench(d)
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
+        if out.status.code() != Some(*code)
+            || !all.contains(msg.as_str())
+            || all.contains("panicked")
+        {
+            failures.push(format!(
+                "{args:?}: exit {:?} (want {code}), want {msg:?} in:\n{all}",
+                out.status.code()
+            ));
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("exists.csv")).unwrap(),
+        "keep"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
