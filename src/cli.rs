@@ -89,8 +89,9 @@ pub struct CompareArgs {
     /// Runs of the environment to compare with --base.
     #[arg(long, num_args = 1.., value_name = "FILE")]
     pub other: Vec<PathBuf>,
-    /// Minimum effect in percent for a verdict. [default: 2, or 5 with
-    /// fewer than 3 runs per environment]
+    /// Half-width of the band, in percent: a speed-up whose interval lies
+    /// wholly inside ±this is a tie, wholly beyond it faster or slower.
+    /// [default: 2]
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     /// Print Markdown (for papers and issues) instead of aligned text.

@@ -445,7 +445,7 @@ fn merge_round(
     match run.status {
         CaseStatus::Ok => {}
         CaseStatus::Interrupted => r.notes.push(format!(
-            "round {} interrupted; the repetitions of the rounds before it are kept",
+            "round {} interrupted; every finished repetition is kept",
             round + 1
         )),
         status => {

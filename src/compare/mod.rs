@@ -411,13 +411,15 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             }
         }
         verdict::judge_all(&mut mine, threshold, FDR);
-        for (m, _) in mine.iter_mut() {
-            if m.primary && m.verdict == Verdict::Unclear {
+        for (m, lr) in mine.iter_mut() {
+            if m.primary && m.verdict == Verdict::Unclear && m.basis.runs.0.min(m.basis.runs.1) >= 2
+            {
                 let b = &m.basis;
+                let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
                 m.runs_needed = m.variance.components.runs_needed(
                     b.rounds_per_run.0.min(b.rounds_per_run.1),
                     b.reps_per_round.0.min(b.reps_per_round.1),
-                    (1.0 + threshold).ln(),
+                    margin,
                     MAX_ADVISED_RUNS,
                 );
             }

@@ -18,7 +18,8 @@ pub enum Verdict {
     Slower,
     /// The whole interval lies inside the band: shown equal (a technical tie).
     Tie,
-    /// The interval straddles an edge of the band: not enough data to tell.
+    /// Not enough data to tell: the interval straddles an edge of the band,
+    /// or lies beyond it only before the control for multiple comparisons.
     Unclear,
 }
 

@@ -16,10 +16,14 @@ pub fn describe_speedup(s: f64) -> String {
         format!("{} faster", factor(s))
     } else if s <= 1.0 / 1.5 {
         format!("{} slower", factor(1.0 / s))
-    } else if s >= 1.0 {
-        format!("{:.0} % faster", (s - 1.0) * 100.0)
     } else {
-        format!("{:.0} % slower", (1.0 - s) * 100.0)
+        let pct = (s - 1.0).abs() * 100.0;
+        let word = if s >= 1.0 { "faster" } else { "slower" };
+        if pct < 10.0 {
+            format!("{pct:.1} % {word}")
+        } else {
+            format!("{pct:.0} % {word}")
+        }
     }
 }
 
@@ -225,7 +229,11 @@ fn hint(family: &str) -> &'static str {
 pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
     let band = c.threshold * 100.0;
     let mut out = Vec::new();
-    for f in c.families.iter().filter(|f| f.family != "overall") {
+    for f in c
+        .families
+        .iter()
+        .filter(|f| f.family != "overall" && f.total() > 0)
+    {
         let total = f.total();
         let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
         let geo = describe_speedup(f.geomean_speedup);
@@ -245,7 +253,8 @@ pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
         } else {
             format!(
                 "{fam}: no case is shown faster or slower, and {} of {total} are unclear: their intervals \
-                 straddle the ±{band:.0} % band (geometric mean {geo}, not a verdict).",
+                 straddle the ±{band:.0} % band, or leave it only before the control for multiple \
+                 comparisons (geometric mean {geo}, not a verdict).",
                 f.unclear
             )
         };
@@ -277,31 +286,39 @@ pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
     if unclear.is_empty() {
         return Vec::new();
     }
-    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
-    if fewest < 2 {
-        return vec![format!(
-            "{} case(s) are unclear. With one run per environment the spread between runs is assumed, \
-             not measured: make at least 3 runs per environment (alternating them) and compare again.",
-            unclear.len()
-        )];
-    }
-    let needed: Vec<usize> = unclear.iter().filter_map(|m| m.runs_needed).collect();
-    let hopeless = unclear.len() - needed.len();
+    let (single, measured): (Vec<&super::MetricComparison>, Vec<&super::MetricComparison>) =
+        unclear
+            .iter()
+            .copied()
+            .partition(|m| m.basis.runs.0.min(m.basis.runs.1) < 2);
     let mut out = Vec::new();
-    if let Some(&most) = needed.iter().max() {
-        let more = most.saturating_sub(fewest).max(1);
+    if !single.is_empty() {
         out.push(format!(
-            "make {more} more run(s) per environment (about {most} in all) to resolve {} of {} unclear \
-             case(s) at ±{:.0} %, judging by how much runs, rounds and repetitions varied here.",
+            "{} case(s) are unclear with one run on a side: the spread between runs is assumed, \
+             not measured. Make at least 3 runs per environment (alternating them) and compare again.",
+            single.len()
+        ));
+    }
+    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
+    let needed: Vec<usize> = measured.iter().filter_map(|m| m.runs_needed).collect();
+    let hopeless = measured.len() - needed.len();
+    if let Some(&most) = needed.iter().max() {
+        let total = most.max(fewest + 1);
+        out.push(format!(
+            "make {} more run(s) per environment (about {total} in all) to resolve {} of {} unclear \
+             case(s), judging by how much runs, rounds and repetitions varied here and how close \
+             each estimate lies to the ±{:.0} % band's edge.",
+            total - fewest,
             needed.len(),
-            unclear.len(),
+            measured.len(),
             c.threshold * 100.0
         ));
     }
     if hopeless > 0 {
         out.push(format!(
-            "{hopeless} unclear case(s) vary too much between runs to resolve ±{:.0} % with up to \
-             {MAX_ADVISED_RUNS} runs: steady the machine (see the warnings) or judge them with a wider --threshold.",
+            "{hopeless} unclear case(s) would need more than {MAX_ADVISED_RUNS} runs per environment: \
+             they vary too much between runs, or lie on the edge of the ±{:.0} % band; steady the \
+             machine (see the warnings) or judge them with another --threshold.",
             c.threshold * 100.0
         ));
     }

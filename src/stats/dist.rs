@@ -8,7 +8,7 @@
 use super::hypothesis::erfc;
 
 /// Degrees of freedom above which the t distribution is taken as normal.
-const NORMAL_DF: f64 = 1e7;
+const NORMAL_DF: f64 = 1e4;
 
 /// Standard normal CDF.
 pub fn normal_cdf(x: f64) -> f64 {

@@ -155,6 +155,11 @@ impl Levels {
         let mut devs: Vec<f64> = (0..resamples)
             .map(|_| self.resample(rng, &mut buf) - estimate)
             .collect();
+        // centred on the replicates' mean: resampling the repetitions of a
+        // round biases its median (from {a, b, outlier} it never falls
+        // below b), and a biased cloud would read as a one-sided certainty
+        let centre = devs.iter().sum::<f64>() / resamples as f64;
+        devs.iter_mut().for_each(|d| *d -= centre);
         let boot = devs.iter().map(|d| d * d).sum::<f64>() / resamples as f64;
         let k = if boot > 0.0 {
             (target / boot).sqrt()
@@ -230,17 +235,25 @@ impl Components {
 
     /// The cookbook (Kalibera and Jones): the fewest runs per side, with
     /// `rounds` rounds of `reps` repetitions each, for which the interval's
-    /// half-width t(2n−2) · √(2 V(n)) on the log scale falls within `band`,
-    /// so that an effect of the band's size can be told from none.
-    /// V(n) = (σ²runs + σ²rounds/r + σ²reps/(r k)) / n. None when the
-    /// between-run variance is unmeasured or more than `max_runs` are needed.
-    pub fn runs_needed(&self, rounds: f64, reps: f64, band: f64, max_runs: usize) -> Option<usize> {
+    /// half-width t(2n−2) · √(2 V(n)) on the log scale falls within
+    /// `margin`: for an unclear comparison, the distance from its estimate
+    /// to the nearest edge of the band, so that the interval then lies on
+    /// one side of that edge. V(n) = (σ²runs + σ²rounds/r + σ²reps/(r k)) / n.
+    /// None when the between-run variance is unmeasured or more than
+    /// `max_runs` are needed.
+    pub fn runs_needed(
+        &self,
+        rounds: f64,
+        reps: f64,
+        margin: f64,
+        max_runs: usize,
+    ) -> Option<usize> {
         let (r, k) = (rounds.max(1.0), reps.max(1.0));
         let per_run =
             self.runs? + self.rounds.unwrap_or(0.0) / r + self.repetitions.unwrap_or(0.0) / (r * k);
         (2..=max_runs).find(|&n| {
             let half = t_quantile(0.975, (2 * n - 2) as f64) * (2.0 * per_run / n as f64).sqrt();
-            half <= band
+            half <= margin
         })
     }
 }
