@@ -575,6 +575,25 @@ mod tests {
     }
 
     #[test]
+    fn with_the_same_thread_list_fewer_cpus_give_the_same_case_keys() {
+        // a guest limited to one CPU, run with --threads 1,2 as its host is
+        // (what bench/verdicts.sh does with taskset): every case matches
+        for suite in Suite::ALL {
+            let keys = |cpus: usize| -> Vec<String> {
+                let mut p = plan(suite);
+                p.cpus = cpus;
+                p.threads = Some(vec![1, 2]);
+                ALL.iter()
+                    .flat_map(|b| b.cases(&p))
+                    .map(|c| c.key())
+                    .collect()
+            };
+            assert_eq!(keys(1), keys(2), "{suite:?}");
+            assert_eq!(keys(2), keys(16), "{suite:?}");
+        }
+    }
+
+    #[test]
     fn thread_counts_are_powers_of_two_plus_the_cpu_count() {
         let mut p = plan(Suite::Quick);
         p.cpus = 6;

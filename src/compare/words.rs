@@ -168,8 +168,17 @@ pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
 
 /// Result details that say how a case was measured: when they differ
 /// between environments (a fallback helper, fewer processes allowed by a
-/// limit), the figures are not like for like.
-const METHOD_DETAILS: &[&str] = &["method", "program", "processes", "threads"];
+/// limit, transparent huge pages off on one side, affinity that could not
+/// be set), the figures are not like for like.
+const METHOD_DETAILS: &[&str] = &[
+    "method",
+    "program",
+    "processes",
+    "threads",
+    "thp_mode",
+    "page_request",
+    "placement",
+];
 
 /// One warning per case whose [`METHOD_DETAILS`] differ between runs.
 fn method_warnings(envs: &[Environment]) -> Vec<String> {
