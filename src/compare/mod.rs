@@ -370,44 +370,14 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                     continue;
                 };
                 let seed = seed_for(opts.seed, &[&other.label, key, &m.name]);
-                mine.push(measure(
-                    &b,
-                    &o,
-                    seed,
-                    MetricComparison {
-                        environment: other.label.clone(),
-                        key: key.clone(),
-                        family: case.bench.split('.').next().unwrap_or("").to_string(),
-                        metric: m.name.clone(),
-                        unit: m.unit,
-                        direction: m.direction,
-                        primary: i == 0,
-                        base_value: 0.0,
-                        other_value: 0.0,
-                        ratio: 1.0,
-                        ratio_ci: (1.0, 1.0),
-                        ratio_ci_adjusted: None,
-                        confidence_adjusted: None,
-                        variation_pct: 0.0,
-                        p_value: 1.0,
-                        p_adjusted: 1.0,
-                        verdict: Verdict::Unclear,
-                        basis: Basis {
-                            runs: (b.runs(), o.runs()),
-                            rounds_per_run: (b.rounds_per_run(), o.rounds_per_run()),
-                            reps_per_round: (b.reps_per_round(), o.reps_per_round()),
-                            top: (b.top(), o.top()),
-                            df: f64::INFINITY,
-                            assumed_run_spread: false,
-                        },
-                        variance: Variance {
-                            components: Components::pool(&b.components(), &o.components()),
-                            shares: None,
-                        },
-                        runs_needed: None,
-                    },
-                    threshold,
-                ));
+                let subject = Subject {
+                    environment: &other.label,
+                    key,
+                    family: case.bench.split('.').next().unwrap_or(""),
+                    metric: m,
+                    primary: i == 0,
+                };
+                mine.push(measure(&b, &o, seed, &subject, threshold));
             }
         }
         verdict::judge_all(&mut mine, threshold, FDR);
@@ -463,27 +433,62 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     Ok(cmp)
 }
 
-/// Fills the estimates, interval and p-value of one metric.
+/// What one comparison is about: which metric of which case, against which environment.
+struct Subject<'a> {
+    environment: &'a str,
+    key: &'a str,
+    family: &'a str,
+    metric: &'a crate::results::MetricResult,
+    primary: bool,
+}
+
+/// The estimates, interval and p-value of one metric; its verdict is
+/// provisional until [`verdict::judge_all`] has seen the whole environment.
 fn measure(
     b: &Levels,
     o: &Levels,
     seed: u64,
-    mut m: MetricComparison,
+    s: &Subject,
     threshold: f64,
 ) -> (MetricComparison, levels::LogRatio) {
     let lr = levels::log_ratio(b, o, UNMEASURED_RUN_SD, seed, RESAMPLES);
     let (lo, hi) = lr.interval(CONFIDENCE);
-    m.base_value = b.estimate().exp();
-    m.other_value = o.estimate().exp();
-    m.ratio = lr.point.exp();
-    m.ratio_ci = (lo.exp(), hi.exp());
-    m.variation_pct = (1.0 - m.ratio) * 100.0;
-    let (down, up) = verdict::band(m.direction, threshold);
-    m.p_value = lr.p_beyond(down, up);
-    m.p_adjusted = m.p_value;
-    m.basis.df = lr.df;
-    m.basis.assumed_run_spread = lr.assumed_run_spread;
-    m.variance.shares = m.variance.components.shares();
+    let (down, up) = verdict::band(s.metric.direction, threshold);
+    let p_value = lr.p_beyond(down, up);
+    let ratio = lr.point.exp();
+    let components = Components::pool(&b.components(), &o.components());
+    let m = MetricComparison {
+        environment: s.environment.to_string(),
+        key: s.key.to_string(),
+        family: s.family.to_string(),
+        metric: s.metric.name.clone(),
+        unit: s.metric.unit,
+        direction: s.metric.direction,
+        primary: s.primary,
+        base_value: b.estimate().exp(),
+        other_value: o.estimate().exp(),
+        ratio,
+        ratio_ci: (lo.exp(), hi.exp()),
+        ratio_ci_adjusted: None,
+        confidence_adjusted: None,
+        variation_pct: (1.0 - ratio) * 100.0,
+        p_value,
+        p_adjusted: p_value,
+        verdict: Verdict::Unclear,
+        basis: Basis {
+            runs: (b.runs(), o.runs()),
+            rounds_per_run: (b.rounds_per_run(), o.rounds_per_run()),
+            reps_per_round: (b.reps_per_round(), o.reps_per_round()),
+            top: (b.top(), o.top()),
+            df: lr.df,
+            assumed_run_spread: lr.assumed_run_spread,
+        },
+        variance: Variance {
+            shares: components.shares(),
+            components,
+        },
+        runs_needed: None,
+    };
     (m, lr)
 }
 

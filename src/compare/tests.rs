@@ -149,42 +149,29 @@ fn a_to_a_comparison_rarely_calls_a_difference() {
 #[test]
 fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
     let mut rng = Rng::new(9);
-    let base = run(
-        "native",
-        "n1",
-        &[
-            (
-                "cpu.x",
-                "rate",
-                Direction::HigherIsBetter,
-                draws(&mut rng, 12, 100.0, 0.02),
-            ),
-            (
-                "os.y",
-                "latency",
-                Direction::LowerIsBetter,
-                draws(&mut rng, 12, 100.0, 0.02),
-            ),
-        ],
-    );
-    let other = run(
-        "wsl1",
-        "w1",
-        &[
-            (
-                "cpu.x",
-                "rate",
-                Direction::HigherIsBetter,
-                draws(&mut rng, 12, 70.0, 0.02),
-            ),
-            (
-                "os.y",
-                "latency",
-                Direction::LowerIsBetter,
-                draws(&mut rng, 12, 4000.0, 0.02),
-            ),
-        ],
-    );
+    // a rate (higher is better) and a latency (lower is better)
+    let mut side = |label: &str, rate: f64, latency: f64| {
+        run(
+            label,
+            &format!("{label}1"),
+            &[
+                (
+                    "cpu.x",
+                    "rate",
+                    Direction::HigherIsBetter,
+                    draws(&mut rng, 12, rate, 0.02),
+                ),
+                (
+                    "os.y",
+                    "latency",
+                    Direction::LowerIsBetter,
+                    draws(&mut rng, 12, latency, 0.02),
+                ),
+            ],
+        )
+    };
+    let base = side("native", 100.0, 100.0);
+    let other = side("wsl1", 70.0, 4000.0);
     let c = compare(
         &[env("native", vec![base]), env("wsl1", vec![other])],
         &OPTS,

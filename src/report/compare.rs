@@ -83,7 +83,7 @@ pub fn summary_table(c: &Comparison) -> Table {
             f.family.clone(),
             f.environment.clone(),
             if f.geomean_speedup.is_finite() {
-                format_ratio(f.geomean_speedup) + "x"
+                format_value(f.geomean_speedup) + "x"
             } else {
                 "-".into()
             },
@@ -96,27 +96,8 @@ pub fn summary_table(c: &Comparison) -> Table {
     t
 }
 
-/// A ratio with 3 significant digits at least, whatever its size
-/// (0.000512, 0.496, 1.02, 1325).
-pub fn format_ratio(r: f64) -> String {
-    if !r.is_finite() {
-        return "-".into();
-    }
-    let a = r.abs();
-    if a >= 100.0 {
-        format!("{r:.0}")
-    } else if a >= 10.0 {
-        format!("{r:.1}")
-    } else if a >= 0.1 || a == 0.0 {
-        format!("{r:.3}")
-    } else {
-        let digits = (-a.log10()).ceil() as usize + 2;
-        format!("{r:.digits$}")
-    }
-}
-
 fn interval(ci: (f64, f64)) -> String {
-    format!("{} .. {}", format_ratio(ci.0), format_ratio(ci.1))
+    format!("{} .. {}", format_value(ci.0), format_value(ci.1))
 }
 
 /// Metric comparisons: headline metrics only, or every metric with
@@ -147,7 +128,7 @@ pub fn metrics_table(c: &Comparison, color: bool, all: bool) -> Table {
             format_value(m.base_value),
             format_value(m.other_value),
             m.unit.symbol().to_string(),
-            format_ratio(m.ratio),
+            format_value(m.ratio),
             interval(m.ratio_ci),
             format!("{:+.1}", m.variation_pct),
             if m.ratio_ci_adjusted.is_some() {
@@ -187,7 +168,7 @@ pub fn unclear_table(c: &Comparison) -> Table {
         t.rows.push(vec![
             m.key.clone(),
             m.environment.clone(),
-            format_ratio(m.ratio),
+            format_value(m.ratio),
             interval(m.ratio_ci),
             m.basis.describe(),
             percent(shares[0]),
@@ -466,14 +447,6 @@ mod tests {
     fn html_snapshot() {
         let (c, e) = comparison();
         insta::assert_snapshot!(crate::report::html::render(&c, &e));
-    }
-
-    #[test]
-    fn ratios_keep_three_significant_digits() {
-        assert_eq!(format_ratio(0.000512), "0.000512");
-        assert_eq!(format_ratio(0.496), "0.496");
-        assert_eq!(format_ratio(1325.4), "1325");
-        assert_eq!(format_ratio(0.0234), "0.0234");
     }
 
     #[test]
