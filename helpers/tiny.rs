@@ -45,6 +45,7 @@ struct Timespec {
 unsafe extern "C" {
     fn fork() -> c_int;
     fn pause() -> c_int;
+    fn prctl(option: c_int, ...) -> c_int;
     fn kill(pid: c_int, sig: c_int) -> c_int;
     fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
     fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
@@ -293,9 +294,14 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     let t0 = now_ns();
     let mut made = 0;
     while made < n {
-        // SAFETY: the child only calls pause (async-signal-safe) forever.
+        // SAFETY: the child only calls prctl and pause (async-signal-safe).
         let pid = unsafe { fork() };
         if pid == 0 {
+            // die with this helper: if envbench is killed while the helper
+            // writes the children's smaps_rollup (before reaping them), the
+            // helper dies of SIGPIPE and no paused child outlives it
+            // SAFETY: PR_SET_PDEATHSIG (1) with SIGKILL (9) has no memory effects.
+            unsafe { prctl(1, 9 as core::ffi::c_ulong) };
             loop {
                 // SAFETY: pause has no preconditions.
                 unsafe { pause() };

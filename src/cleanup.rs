@@ -46,6 +46,14 @@ pub fn remove_scratch_dir(path: &Path) {
     live.retain(|p| p != path);
 }
 
+/// Runs `f` under the scratch lock, so that a second Ctrl-C waits for it:
+/// a temporary file created, written and renamed inside `f` is never left
+/// behind by an emergency exit.
+pub fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
+    let _live = scratch();
+    f()
+}
+
 /// Waits for an [`emergency_exit`] under way (which never returns), so
 /// that the normal end of a run cannot cut it short.
 #[derive(Debug)]

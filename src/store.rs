@@ -202,16 +202,21 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
-    drop(f);
-    let renamed = written
-        .map_err(io)
-        .and_then(|()| replace_regular(&tmp, path));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        return renamed;
-    }
+    crate::cleanup::uninterrupted(|| {
+        let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
+        let written = f.write_all(bytes).and_then(|()| f.sync_all());
+        drop(f);
+        let renamed = written
+            .map_err(io)
+            .and_then(|()| replace_regular(&tmp, path));
+        // only our own regular file is removed: if putting an old device or
+        // FIFO back failed, it is what now sits at `tmp`, and it stays
+        let ours = std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file());
+        if renamed.is_err() && ours {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        renamed
+    })?;
     // make the rename itself durable
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -275,7 +280,13 @@ fn replace_regular(tmp: &Path, path: &Path) -> Result<(), StoreError> {
         Ok(()) => {
             if let Err(e) = ensure_replaceable(tmp) {
                 // put the old one back; our file returns to `tmp` and is removed by the caller
-                renameat2(tmp, path, libc::RENAME_EXCHANGE).map_err(io)?;
+                renameat2(tmp, path, libc::RENAME_EXCHANGE).map_err(|e| {
+                    io(std::io::Error::other(format!(
+                        "could not put the old {} back ({e}); it is now at {}",
+                        path.display(),
+                        tmp.display()
+                    )))
+                })?;
                 return Err(match e {
                     StoreError::NotRegular { kind, .. } => StoreError::NotRegular {
                         path: path.to_path_buf(),

@@ -37,8 +37,11 @@ fn status_text(case: &CaseResult, outliers: usize) -> String {
         return format!(
             "{}: {}",
             format!("{:?}", case.status).to_lowercase(),
-            case.reason.as_deref().unwrap_or_default()
+            case.reason.as_deref().unwrap_or("no reason recorded")
         );
+    }
+    if case.metrics.first().is_none_or(|m| m.summary.is_none()) {
+        return "ok, but fewer than 2 samples: no summary".into();
     }
     if outliers == 0 {
         "ok".into()
