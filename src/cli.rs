@@ -97,8 +97,10 @@ pub struct CompareArgs {
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
     pub markdown: bool,
-    /// Show every metric, secondary ones too (the terminal shows each
-    /// case's headline metric; Markdown and the files always hold all).
+    /// Show every metric, secondary ones too, and each family's views
+    /// (GFLOPS by threads, latency percentiles, ...) as tables. The
+    /// terminal otherwise shows each case's headline metric; Markdown and
+    /// the files always hold all, and --html draws the views as charts.
     #[arg(long)]
     pub all_metrics: bool,
     /// Also write one CSV row per case x metric x environment to FILE.
