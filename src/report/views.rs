@@ -74,6 +74,9 @@ fn param_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
+/// Points of a line being gathered: its identity, its unit, its (x, y).
+type Gathered<Id> = Vec<(Id, Unit, Vec<(f64, f64)>)>;
+
 /// A chart's series in one unit.
 struct Chart {
     unit: Unit,
@@ -114,7 +117,7 @@ fn lines_charts(envs: &[Environment], bench: &str, l: &Lines) -> Vec<Chart> {
     let mut charts = Vec::new();
     for e in envs {
         // the line a point belongs to: the values of every `by` parameter
-        let mut lines: Vec<(Vec<String>, Unit, Vec<(f64, f64)>)> = Vec::new();
+        let mut lines: Gathered<Vec<String>> = Vec::new();
         for p in points(e, bench, l.metric) {
             let Some(x) = p.params.get(l.x).and_then(Value::as_f64) else {
                 continue;
@@ -170,7 +173,7 @@ fn percentile_charts(envs: &[Environment], bench: &str, p: &Percentiles) -> Vec<
     let named = varying(envs, bench, &keys);
     let mut charts = Vec::new();
     for e in envs {
-        let mut by_case: Vec<(String, Unit, Vec<(f64, f64)>)> = Vec::new();
+        let mut by_case: Gathered<String> = Vec::new();
         for (metric, pct) in p.points {
             for pt in points(e, bench, metric) {
                 let tag: Vec<String> = pt
@@ -564,7 +567,7 @@ mod tests {
         let mut e = envs(1.0);
         for env in &mut e {
             for r in &mut env.runs {
-                r.cases.retain(|c| c.params["size"] == Value::from(10));
+                r.cases.retain(|c| c.params["size"] == 10);
             }
         }
         let v = lines(&["size"], YValue::Metric);
