@@ -209,6 +209,10 @@ pub struct RunArgs {
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
+    /// Print the plan (every case, its rounds, repetitions and budget, and
+    /// the suite's total) and exit without measuring or writing anything.
+    #[arg(long)]
+    pub plan: bool,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,

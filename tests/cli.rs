@@ -1116,3 +1116,40 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         .success()
         .stderr(predicate::str::contains("not recorded in the history"));
 }
+
+#[test]
+fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--plan", "--only", "os", "--suite", "quick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("os.syscall[call=getppid]"), "{text}");
+    assert!(
+        text.contains("suite quick: case budgets add up to"),
+        "{text}"
+    );
+    // nothing written: no result file, no scratch directory
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // a budget given by the user is kept as it is
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--plan",
+            "--budget",
+            "0.5",
+            "--threads",
+            "1,2,4,8,16,32",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("0.50") && !text.contains("instead of"),
+        "{text}"
+    );
+}
