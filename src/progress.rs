@@ -1,8 +1,8 @@
 //! Progress of a run on stderr: one line per case, rewritten in place on a
 //! terminal, with an estimate of the time left. Before a case has run, its
-//! round is expected to take its budget share plus a second of preparation;
-//! once it has run, its later rounds are expected to take what its last
-//! round took, so the estimate sharpens after the first round.
+//! round is expected to take its budget share plus a fifth of a second of
+//! preparation; once it has run, its later rounds are expected to take what
+//! its last round took, so the estimate sharpens after the first round.
 
 use crate::bench::runner::Progress;
 use crate::results::CaseStatus;
@@ -20,8 +20,9 @@ pub struct Reporter {
 }
 
 /// What a case is expected to cost per round before it has run, beyond its
-/// budget share: preparing it (allocating, forking, calibrating).
-const PREPARE_GUESS: Duration = Duration::from_secs(1);
+/// budget share: preparing it (allocating, forking, calibrating; tens of
+/// milliseconds for most cases, seconds for the largest arrays).
+const PREPARE_GUESS: Duration = Duration::from_millis(200);
 
 impl Reporter {
     /// A reporter for `total` items (cases × rounds) over `cases` cases
@@ -131,6 +132,10 @@ pub fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{} m {:02} s", s / 60, s % 60)
+    } else if d < Duration::from_millis(500) {
+        "0 s".into()
+    } else if s == 0 {
+        "1 s".into()
     } else {
         format!("{s} s")
     }

@@ -82,6 +82,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for a in &file.anomalies {
         reporter.message(&format!("warning: {}", a.message));
     }
+    // a budget the user gave, and the fake clock's exact counts, are kept
+    let deadline = match (args.budget, config.fake_clock) {
+        (None, false) => config.suite.target_secs(),
+        _ => None,
+    };
     run_rounds(
         &config,
         &benches,
@@ -89,6 +94,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &mut file,
         &interrupted,
         &mut reporter,
+        deadline,
     )?;
     let was_interrupted = interrupted.load(Ordering::SeqCst);
     file.status = if was_interrupted {
@@ -219,8 +225,21 @@ fn name_run(
     Ok(())
 }
 
+/// The budget of the next case's round when the run has `deadline`
+/// seconds in all, `elapsed` are gone and `items` case rounds remain
+/// (this one included): its share of the time left, never more than the
+/// planned `budget` and never less than `floor`. Cutting repetitions this
+/// way keeps the suite's time when preparing cases costs more than planned
+/// (STREAM's arrays on a slow machine), before any case is dropped.
+fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, floor: f64) -> f64 {
+    let share = (deadline - elapsed).max(0.0) / items.max(1) as f64;
+    share.clamp(floor.min(budget), budget)
+}
+
 /// Runs every case round by round, each round in a new shuffle, saving the
-/// file after each case. Stops early on Ctrl-C.
+/// file after each case. Stops early on Ctrl-C. With a `deadline` (seconds
+/// for the whole loop), a run that falls behind gives later case rounds
+/// less budget ([`catch_up_budget`]).
 fn run_rounds(
     config: &RunConfig,
     benches: &[&'static dyn Bench],
@@ -228,7 +247,10 @@ fn run_rounds(
     file: &mut ResultFile,
     interrupted: &AtomicBool,
     reporter: &mut Reporter,
+    deadline: Option<f64>,
 ) -> anyhow::Result<()> {
+    // case rounds whose budget was cut to catch up, and the smallest budget
+    let mut cut = (0usize, f64::INFINITY);
     let clock = if config.fake_clock {
         Clock::fake(FAKE_STEP)
     } else {
@@ -287,13 +309,30 @@ fn run_rounds(
             } else {
                 key.clone()
             };
-            let policy = round_policy(&policies[round as usize], results[i].as_ref());
+            let mut policy = round_policy(&policies[round as usize], results[i].as_ref());
+            let rest = &order[pos + 1..];
+            let rounds_after = rounds - round - 1;
+            if let Some(d) = deadline {
+                let live = |j: &usize| {
+                    results[*j]
+                        .as_ref()
+                        .is_none_or(|r| r.status == CaseStatus::Ok)
+                };
+                let items = 1
+                    + rest.iter().filter(|j| live(j)).count()
+                    + rounds_after as usize * (0..cases.len()).filter(live).count();
+                let elapsed = clock.now().saturating_sub(run_start).as_secs_f64();
+                let floor = config.suite.min_budget_secs() / f64::from(rounds);
+                policy.budget_secs = catch_up_budget(policy.budget_secs, d, elapsed, items, floor);
+                if policy.budget_secs < policies[round as usize].budget_secs - 1e-9 {
+                    cut.0 += 1;
+                    cut.1 = cut.1.min(policy.budget_secs);
+                }
+            }
             let case_ctx = Context {
                 reps: &policy,
                 ..ctx
             };
-            let rest = &order[pos + 1..];
-            let rounds_after = rounds - round - 1;
             let run = {
                 let reporter = &*reporter;
                 runner::run_case(*bench, case, &case_ctx, &mut |p| {
@@ -321,6 +360,15 @@ fn run_rounds(
             file.derived = derive_all(benches, file);
             store::save(&config.output, file).context("saving results")?;
         }
+    }
+    if cut.0 > 0 {
+        file.notes.push(format!(
+            "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per round)",
+            deadline.unwrap_or_default(),
+            cut.0,
+            cut.1,
+            policies[0].budget_secs
+        ));
     }
     Ok(())
 }
@@ -648,6 +696,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_behind_its_deadline_cuts_budgets_not_cases() {
+        // on time: 40 s left for 20 case rounds of 0.62 s: the plan holds
+        assert_eq!(catch_up_budget(0.62, 54.0, 14.0, 20, 0.2), 0.62);
+        // behind: 10 s left for 20 case rounds: half a second each
+        assert!((catch_up_budget(0.62, 54.0, 44.0, 20, 0.2) - 0.5).abs() < 1e-12);
+        // far behind or past the deadline: the floor, never zero
+        assert_eq!(catch_up_budget(0.62, 54.0, 60.0, 20, 0.2), 0.2);
+        // a planned budget under the floor is not raised
+        assert_eq!(catch_up_budget(0.1, 54.0, 60.0, 20, 0.2), 0.1);
+    }
+
+    #[test]
     fn a_given_budget_and_the_full_suite_are_left_alone() {
         let mut reps = RepPolicy::for_suite(Suite::Quick);
         reps.budget_secs = 5.0;
@@ -663,7 +723,10 @@ mod tests {
         let secs = Duration::from_secs;
         let mut r = Reporter::new(true, 6, 3, secs(2));
         // nothing run: each case's round is its budget plus a second
-        assert_eq!(r.left(0, secs(0), &[1, 2], 1), secs(3 * 3 + 3 * 3));
+        assert_eq!(
+            r.left(0, secs(0), &[1, 2], 1),
+            Duration::from_millis(6 * 2200)
+        );
         r.learn(0, secs(1));
         r.learn(1, secs(5));
         r.forget(2);
