@@ -92,17 +92,30 @@ pub struct Timeline {
     pub end: &'static str,
 }
 
-/// Rows of one parameter's values, columns of another's; each cell the
-/// variation and verdict of `metric` for each environment against the
-/// baseline.
+/// A table of verdicts: rows, a column per environment and value of
+/// the parameter `columns`; each cell the variation and verdict against
+/// the baseline (seed 000's Table 4: operations by threads).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    /// Parameter of the rows, e.g. `op`.
-    pub rows: &'static str,
+    /// What the rows are.
+    pub rows: GridRows,
     /// Parameter of the columns, e.g. `threads`.
     pub columns: &'static str,
-    /// Metric of the cells; None for each case's headline metric.
-    pub metric: Option<&'static str>,
+}
+
+/// The rows of a [`Grid`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum GridRows {
+    /// One row per value of a parameter, cells of one metric (None: each
+    /// case's headline metric).
+    Param {
+        /// The parameter, e.g. `n`.
+        name: &'static str,
+        /// The metric of the cells.
+        metric: Option<&'static str>,
+    },
+    /// One row per metric, e.g. `write`, `rewrite`, `read`, `reread`.
+    Metrics(&'static [&'static str]),
 }
 
 /// A view with the bench it belongs to.

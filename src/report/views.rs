@@ -8,7 +8,9 @@ use super::Table;
 use crate::compare::{Comparison, Environment};
 use crate::results::{CaseResult, CaseStatus};
 use crate::units::{format_value, Unit};
-use crate::view::{BenchView, Grid, Lines, Percentiles, Scale, Timeline, ViewKind, YValue};
+use crate::view::{
+    BenchView, Grid, GridRows, Lines, Percentiles, Scale, Timeline, ViewKind, YValue,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -324,20 +326,27 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
     let mut cols: Vec<(String, String)> = Vec::new();
     let mut cells: BTreeMap<(String, String, String), String> = BTreeMap::new();
     for m in &c.metrics {
-        let wanted = match g.metric {
-            Some(name) => m.metric == name,
-            None => m.primary,
-        };
         let Some(p) = params.get(m.key.as_str()) else {
             continue;
         };
-        let (Some(r), Some(col)) = (p.get(g.rows), p.get(g.columns)) else {
+        let Some(col) = p.get(g.columns) else {
             continue;
         };
-        if !wanted {
-            continue;
-        }
-        let (r, col) = (param_text(r), param_text(col));
+        let r = match &g.rows {
+            GridRows::Param { name, metric } => {
+                let wanted = match metric {
+                    Some(want) => m.metric == *want,
+                    None => m.primary,
+                };
+                match p.get(*name) {
+                    Some(v) if wanted => param_text(v),
+                    _ => continue,
+                }
+            }
+            GridRows::Metrics(names) if names.contains(&m.metric.as_str()) => m.metric.clone(),
+            GridRows::Metrics(_) => continue,
+        };
+        let col = param_text(col);
         if !rows.contains(&r) {
             rows.push(r.clone());
         }
@@ -358,9 +367,17 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         (Some(x), Some(y)) => x.total_cmp(&y),
         _ => a.cmp(b),
     };
-    rows.sort_by(order);
+    match &g.rows {
+        GridRows::Param { .. } => rows.sort_by(order),
+        // metrics in the order the view lists them
+        GridRows::Metrics(names) => rows.sort_by_key(|r| names.iter().position(|n| n == r)),
+    }
     cols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order(&a.1, &b.1)));
-    let titles: Vec<String> = std::iter::once(g.rows.to_string())
+    let first = match &g.rows {
+        GridRows::Param { name, .. } => (*name).to_string(),
+        GridRows::Metrics(_) => "metric".to_string(),
+    };
+    let titles: Vec<String> = std::iter::once(first)
         .chain(cols.iter().map(|(e, v)| format!(">{e} {}={v}", g.columns)))
         .collect();
     let refs: Vec<&str> = titles.iter().map(String::as_str).collect();
@@ -660,9 +677,11 @@ mod tests {
         )
         .unwrap();
         let g = Grid {
-            rows: "size",
+            rows: GridRows::Param {
+                name: "size",
+                metric: None,
+            },
             columns: "threads",
-            metric: None,
         };
         let t = grid_table(&c, &e, "fam.rate", &g).unwrap();
         let titles: Vec<&str> = t.columns.iter().map(|c| c.title.as_str()).collect();
@@ -683,6 +702,15 @@ mod tests {
                 "{row:?}"
             );
         }
+        // metrics as rows (seed 000's operations by threads)
+        let g = Grid {
+            rows: GridRows::Metrics(&["rate", "absent"]),
+            columns: "threads",
+        };
+        let t = grid_table(&c, &e, "fam.rate", &g).unwrap();
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.rows[0][0], "rate");
+        assert!(t.rows[0][3].ends_with(" faster"), "{:?}", t.rows[0]);
     }
 
     #[test]

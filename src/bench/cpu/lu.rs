@@ -14,7 +14,7 @@ use crate::config::Suite;
 use crate::results::{CaseResult, Derived};
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
-use crate::view::{Grid, Lines, Scale, View, ViewKind, YValue};
+use crate::view::{Grid, GridRows, Lines, Scale, View, ViewKind, YValue};
 use dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting::{factor, solve};
 use faer::{Mat, Par};
@@ -125,9 +125,11 @@ impl super::super::Bench for Lu {
             View {
                 title: "GFLOPS against the baseline by matrix order and threads",
                 kind: ViewKind::Grid(Grid {
-                    rows: "n",
+                    rows: GridRows::Param {
+                        name: "n",
+                        metric: Some("gflops"),
+                    },
                     columns: "threads",
-                    metric: Some("gflops"),
                 }),
             },
         ]
