@@ -75,7 +75,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
         .collect();
+    let idle = crate::validity::idle::before_run(&config, args.quiet)?; // validity (#15): idle check
     let mut file = new_result_file(&config, fingerprint, started, &host);
+    file.anomalies.extend(idle); // validity (#15)
     store::save(&config.output, &file).map_err(|e| {
         if e.is_bad_path() {
             anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
@@ -168,6 +170,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 reps: &policy,
                 ..ctx
             };
+            crate::validity::canary::between_cases(&clock, run_start, &mut file); // validity (#15): canary
             let run = runner::run_case(*bench, case, &case_ctx, &mut |p| {
                 reporter.rep(index, &shown, policy.reps_max, p)
             });
@@ -183,6 +186,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             );
             file.cases = results.iter().flatten().cloned().collect();
             file.derived = derive_all(&benches, &file);
+            crate::validity::assess(&mut file); // validity (#15): suspect flags
             store::save(&config.output, &file).context("saving results")?;
         }
     }
@@ -198,6 +202,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         RunStatus::Complete
     };
     file.ended_utc = Some(utc_iso(wall_now_secs()));
+    crate::validity::canary::measure(&clock, run_start, &mut file); // validity (#15): last canary
+    crate::validity::assess(&mut file); // validity (#15)
     store::save(&config.output, &file).context("saving results")?;
 
     crate::print_stdout(&report::summary::render(&file, args.all_metrics))?;
@@ -352,6 +358,8 @@ fn new_result_file(
         derived: Vec::new(),
         anomalies,
         notes,
+        canary: None,
+        suspect: Vec::new(),
     }
 }
 
@@ -422,6 +430,7 @@ fn merge_round(
         all.extend(new);
     }
     r.metrics = results::metric_results(&case.metrics, samples, seed);
+    crate::validity::telemetry::extend(&mut r.telemetry, r.sample_rounds.len(), run.telemetry); // validity (#15)
     r.sample_rounds
         .extend(std::iter::repeat_n(round, times.len()));
     r.sample_times_secs.extend(times);
@@ -474,5 +483,7 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         anomalies: run.anomalies,
         notes: run.notes,
         details: run.details,
+        telemetry: Some(run.telemetry), // validity (#15)
+        suspect: Vec::new(),
     }
 }
