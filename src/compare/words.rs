@@ -245,7 +245,11 @@ pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
     {
         let total = f.total();
         let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
-        let geo = describe_speedup(f.geomean_speedup);
+        let geo = if f.suspect == total && !c.include_suspect {
+            "not formed: every case is suspect".to_string()
+        } else {
+            describe_speedup(f.geomean_speedup)
+        };
         let mut line = if f.slower > 0 && f.slower >= f.faster {
             format!(
                 "{fam}: {env} is slower than {base} in {} of {total} case(s) (geometric mean {geo}); {}.",
