@@ -106,8 +106,9 @@ pub struct Telemetry {
     /// 1-minute load average after the repetition (/proc/loadavg).
     #[serde(default, skip_serializing_if = "all_none")]
     pub load_1m: Vec<Option<f64>>,
-    /// Runnable tasks besides envbench's reading thread after the
-    /// repetition (/proc/loadavg's fourth field, minus one).
+    /// Runnable tasks besides envbench's reading thread just before the
+    /// repetition, when envbench's own workers are idle (/proc/loadavg's
+    /// fourth field, minus one).
     #[serde(default, skip_serializing_if = "all_none")]
     pub runnable_others: Vec<Option<u32>>,
     /// Mean current frequency of the usable CPUs after the repetition, MHz

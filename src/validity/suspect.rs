@@ -182,7 +182,7 @@ fn load(t: &Telemetry, cpus: usize) -> Option<Suspect> {
     (mean > LOAD_SUSPECT_PER_CPU * cpus as f64).then(|| Suspect {
         kind: "load".into(),
         message: format!(
-            "{mean:.1} other task(s) on average were ready to run after each repetition, on {cpus} \
+            "{mean:.1} other task(s) on average were ready to run before each repetition, on {cpus} \
              usable CPU(s) (load average up to {load:.2}): other work competed with this case"
         ),
     })

@@ -4,7 +4,8 @@
 //! into the case's [`Telemetry`]. A snapshot reads `/proc/stat`'s first
 //! line, `/proc/loadavg`, `getrusage` and, where they exist, the cpufreq
 //! `scaling_cur_freq` files (and `/proc/meminfo` for io.* cases): some tens
-//! of microseconds, against repetitions of at least half a millisecond.
+//! of microseconds (about 40 µs, 80 µs with `/proc/meminfo`, on the
+//! project's VM), against repetitions of at least half a millisecond.
 //!
 //! Parsing takes text, so fixtures test it; the live readers are thin.
 
@@ -217,8 +218,10 @@ pub fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
     t.iowait_share.push(share(|d| d.iowait));
     t.cpu_ticks.push(cpu.map(|d| d.total()));
     t.load_1m.push(after.load.map(|l| l.0));
+    // taken before the repetition: right after it, envbench's own worker
+    // threads (a rayon pool spinning down) would count as others
     t.runnable_others
-        .push(after.load.map(|l| l.1.saturating_sub(1)));
+        .push(before.load.map(|l| l.1.saturating_sub(1)));
     t.freq_mhz.push(after.freq_mhz.map(f64::round));
     t.nivcsw.push(match (before.nivcsw, after.nivcsw) {
         (Some(b), Some(a)) => Some(a.saturating_sub(b)),
@@ -278,7 +281,9 @@ mod tests {
             load: Some((1.5, 3)),
             ..Snapshot::default()
         };
-        record(&mut t, &snap(a), &snap(b));
+        let mut before = snap(a);
+        before.load = Some((1.4, 3));
+        record(&mut t, &before, &snap(b));
         assert_eq!(t.steal_share, vec![Some(0.2)]);
         assert_eq!(t.iowait_share, vec![Some(0.1)]);
         assert_eq!(t.runnable_others, vec![Some(2)]);
