@@ -118,6 +118,12 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Count suspect cases in the per-family and overall geometric means.
+    /// A case is suspect when a run flagged it (steal time, a frequency
+    /// change, load, a drifting canary, a trend across rounds, a CV that
+    /// never settled); it is marked ! and named in the warnings either way.
+    #[arg(long)]
+    pub include_suspect: bool,
     /// Colour verdicts.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,
@@ -226,6 +232,15 @@ pub struct RunArgs {
     /// Do not record the run in the history database.
     #[arg(long)]
     pub no_history: bool,
+    /// Before measuring, wait up to SECONDS for other processes to use
+    /// less than a quarter of a CPU (sampled each second from /proc/stat).
+    /// Without it, a busy machine only gets a warning in the result file.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_wait_secs, allow_negative_numbers = true)]
+    pub wait_idle: Option<f64>,
+    /// Refuse to measure (exit code 3) when other processes still use more
+    /// than a quarter of a CPU after the idle check (and --wait-idle).
+    #[arg(long)]
+    pub require_idle: bool,
     /// Testing only: a fake clock that advances 10 ms per read, so counts
     /// and budgets are exact and instant. Timings are synthetic, except
     /// those taken inside child processes (os.fork's helper, os.multiprog).
@@ -242,6 +257,11 @@ pub struct InfoArgs {
     /// Print JSON (the `fingerprint` object of a result file).
     #[arg(long)]
     pub json: bool,
+    /// List what would make measurements steadier on this machine
+    /// (governor, turbo, SMT, background load, swap, transparent huge
+    /// pages) and how to set each. Changes nothing.
+    #[arg(long, conflicts_with = "json")]
+    pub tuning: bool,
 }
 
 /// `envbench list` options.
@@ -352,6 +372,19 @@ fn parse_positive_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Longest `--wait-idle`: an hour; longer is better done by a scheduler.
+pub const MAX_WAIT_IDLE_SECS: f64 = 3600.0;
+
+fn parse_wait_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_WAIT_IDLE_SECS => Ok(v),
+        Ok(_) => Err(format!(
+            "'{s}': the wait must be a positive number of seconds, at most {MAX_WAIT_IDLE_SECS}"
+        )),
+        Err(_) => Err(format!("'{s}' is not a number of seconds")),
+    }
+}
+
 fn parse_positive_gbs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
@@ -414,6 +447,8 @@ impl RunArgs {
             threads: self.threads.clone(),
             fake_clock: self.fake_clock,
             mem_bandwidth_gbs: self.mem_bandwidth,
+            wait_idle_secs: self.wait_idle,
+            require_idle: self.require_idle,
         }
     }
 }

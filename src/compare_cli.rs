@@ -181,6 +181,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         &Options {
             threshold: args.threshold,
             seed: args.seed.unwrap_or(DEFAULT_SEED),
+            include_suspect: args.include_suspect,
         },
     )?;
     let color = match args.color {

@@ -166,6 +166,13 @@ pub struct RunConfig {
     /// Theoretical memory bandwidth in GB/s given by the user, for STREAM efficiency.
     #[serde(default)]
     pub mem_bandwidth_gbs: Option<f64>,
+    /// `--wait-idle`: how long to wait, seconds, for other processes to
+    /// quieten before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_idle_secs: Option<f64>,
+    /// `--require-idle`: refuse to measure on a busy machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_idle: bool,
 }
 
 /// The seed used when the user gives none; fixed, so reports reproduce.

@@ -25,6 +25,7 @@ pub mod store;
 pub mod terminal;
 pub mod units;
 pub mod validate;
+pub mod validity;
 pub mod view;
 
 use std::io::Write;
@@ -44,6 +45,12 @@ pub struct UsageError(pub String);
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.cmd {
         cli::Cmd::Run(args) => session::run(&args),
+        cli::Cmd::Info(args) if args.tuning => {
+            let cpus = probe::usable_cpus().unwrap_or(1);
+            let advice = validity::tuning::advise(&probe::Roots::live(), cpus);
+            print_stdout(&validity::tuning::render(&advice))?;
+            Ok(ExitCode::SUCCESS)
+        }
         cli::Cmd::Info(args) => {
             let dirs = default_dirs(args.dirs)?;
             let fp = probe::probe_live(&dirs);

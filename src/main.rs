@@ -1,5 +1,6 @@
 //! The envbench binary: parse arguments, run, map the outcome to an exit code
-//! (0 ok, 1 failure, 2 usage error, 130 interrupted; a closed stdout pipe is
+//! (0 ok, 1 failure, 2 usage error, 3 not idle under --require-idle,
+//! 130 interrupted; a closed stdout pipe is
 //! not an error).
 use clap::Parser;
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ fn main() -> ExitCode {
             eprintln!("envbench: {err:#}");
             if err.downcast_ref::<envbench::UsageError>().is_some() {
                 ExitCode::from(2)
+            } else if err.downcast_ref::<envbench::validity::NotIdle>().is_some() {
+                ExitCode::from(envbench::validity::idle::NOT_IDLE_EXIT)
             } else {
                 ExitCode::from(1)
             }

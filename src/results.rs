@@ -54,6 +54,81 @@ pub struct ResultFile {
     pub anomalies: Vec<Anomaly>,
     /// Run-level remarks.
     pub notes: Vec<String>,
+    /// The canary kernels measured between cases (see
+    /// [`crate::validity::canary`]); absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<Canary>,
+    /// Run-level reasons to doubt every case (a governor other than
+    /// `performance`, a machine that was not idle), recomputed at every save.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect: Vec<Suspect>,
+}
+
+/// The canary: a fixed CPU kernel and a fixed memory kernel, measured
+/// between cases. Parallel arrays, one entry per measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Canary {
+    /// When each measurement ended, seconds since the run started
+    /// (monotonic clock, as `sample_times_secs`).
+    pub times_secs: Vec<f64>,
+    /// The CPU kernel's rate, millions of loop iterations per second.
+    pub cpu_mops: Vec<f64>,
+    /// The memory kernel's read bandwidth, MB/s (10^6 bytes).
+    pub mem_mbs: Vec<f64>,
+}
+
+/// A reason to doubt a case's figures, in plain words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Suspect {
+    /// `steal`, `frequency`, `high_cv`, `trend`, `canary`, `load`
+    /// (cases); `governor`, `not_idle` (runs).
+    pub kind: String,
+    /// What was seen and why it matters.
+    pub message: String,
+}
+
+/// What the machine did around each repetition of a case: parallel to
+/// every metric's `samples` (one entry per measured repetition). A `null`
+/// entry, or an absent or empty array, means unknown, never zero.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Telemetry {
+    /// CPU time the hypervisor gave to others during the repetition
+    /// (/proc/stat `steal`), as a share of all CPU time of all CPUs.
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub steal_share: Vec<Option<f64>>,
+    /// Idle time waiting for I/O (/proc/stat `iowait`), as a share of all CPU time.
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub iowait_share: Vec<Option<f64>>,
+    /// All CPU time of all CPUs during the repetition, in clock ticks
+    /// (USER_HZ, usually 100 a second per CPU): the weight of the shares.
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub cpu_ticks: Vec<Option<u64>>,
+    /// 1-minute load average after the repetition (/proc/loadavg).
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub load_1m: Vec<Option<f64>>,
+    /// Runnable tasks besides envbench's reading thread just before the
+    /// repetition, when envbench's own workers are idle (/proc/loadavg's
+    /// fourth field, minus one).
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub runnable_others: Vec<Option<u32>>,
+    /// Mean current frequency of the usable CPUs after the repetition, MHz
+    /// (cpufreq `scaling_cur_freq`; absent where cpufreq is not exposed).
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub freq_mhz: Vec<Option<f64>>,
+    /// Involuntary context switches of envbench's process during the
+    /// repetition (getrusage `ru_nivcsw`): its threads were preempted.
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub nivcsw: Vec<Option<u64>>,
+    /// io.* cases: dirty page cache after the repetition, KiB (/proc/meminfo `Dirty`).
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub dirty_kib: Vec<Option<u64>>,
+    /// io.* cases: page cache under writeback after the repetition, KiB.
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub writeback_kib: Vec<Option<u64>>,
+}
+
+fn all_none<T>(v: &[Option<T>]) -> bool {
+    v.iter().all(Option::is_none)
 }
 
 /// The rounds of a run: passes over the case list, each in a new shuffle.
@@ -161,6 +236,15 @@ pub struct CaseResult {
     /// Bench-specific extra data (e.g. a timeline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// What the machine did around each repetition; absent in files
+    /// written before telemetry existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Telemetry>,
+    /// Reasons to doubt this case's figures, recomputed at every save;
+    /// `compare` marks suspect cases and leaves them out of its geometric
+    /// means unless `--include-suspect`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect: Vec<Suspect>,
 }
 
 /// The repetitions of one metric.

@@ -50,7 +50,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| "host".into());
     name_run(&mut config, &fingerprint, started, &host, args.force)?;
+    let idle = crate::validity::idle::before_run(&config, args.quiet)?;
     let mut file = new_result_file(&config, fingerprint, started, &host);
+    file.anomalies.extend(idle);
     file.notes.extend(budget_note);
     store::save(&config.output, &file).map_err(|e| {
         if e.is_bad_path() {
@@ -103,6 +105,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         RunStatus::Complete
     };
     file.ended_utc = Some(utc_iso(wall_now_secs()));
+    crate::validity::assess(&mut file);
     store::save(&config.output, &file).context("saving results")?;
     print_and_record(args, &config, &file, &reporter)?;
     finish(&config, &file, was_interrupted, &reporter)
@@ -333,6 +336,7 @@ fn run_rounds(
                 reps: &policy,
                 ..ctx
             };
+            crate::validity::canary::between_cases(&clock, run_start, file);
             let run = {
                 let reporter = &*reporter;
                 runner::run_case(*bench, case, &case_ctx, &mut |p| {
@@ -358,9 +362,11 @@ fn run_rounds(
             );
             file.cases = results.iter().flatten().cloned().collect();
             file.derived = derive_all(benches, file);
+            crate::validity::assess(file);
             store::save(&config.output, file).context("saving results")?;
         }
     }
+    crate::validity::canary::measure(&clock, run_start, file);
     if cut.0 > 0 {
         file.notes.push(format!(
             "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per round)",
@@ -547,6 +553,8 @@ fn new_result_file(
         derived: Vec::new(),
         anomalies,
         notes,
+        canary: None,
+        suspect: Vec::new(),
     }
 }
 
@@ -617,6 +625,7 @@ fn merge_round(
         all.extend(new);
     }
     r.metrics = results::metric_results(&case.metrics, samples, seed);
+    crate::validity::telemetry::extend(&mut r.telemetry, r.sample_rounds.len(), run.telemetry);
     r.sample_rounds
         .extend(std::iter::repeat_n(round, times.len()));
     r.sample_times_secs.extend(times);
@@ -669,6 +678,8 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         anomalies: run.anomalies,
         notes: run.notes,
         details: run.details,
+        telemetry: Some(run.telemetry),
+        suspect: Vec::new(),
     }
 }
 

@@ -11,9 +11,9 @@
 //! - Summaries are recomputed from the samples; a stored one that disagrees
 //!   is replaced and the case gets a `summary_recomputed` anomaly.
 //! - Strings shown to the user (label, keys, reasons, notes, anomaly
-//!   messages) have control and bidi characters escaped.
+//!   messages, suspect flags) have control and bidi characters escaped.
 
-use crate::results::{Anomaly, CaseResult, CaseStatus, ResultFile};
+use crate::results::{Anomaly, CaseResult, CaseStatus, ResultFile, Suspect};
 use crate::stats::{summarize, Sample, Summary};
 use crate::terminal::escape;
 use std::collections::HashMap;
@@ -32,6 +32,7 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.label = escape(&file.label);
     file.notes.iter_mut().for_each(|n| *n = escape(n));
     file.anomalies.iter_mut().for_each(escape_anomaly);
+    file.suspect.iter_mut().for_each(escape_suspect);
     let mut seen: HashMap<String, usize> = HashMap::new();
     let seed = file.config.seed;
     for (i, case) in file.cases.iter_mut().enumerate() {
@@ -52,11 +53,17 @@ fn escape_anomaly(a: &mut Anomaly) {
     a.message = escape(&a.message);
 }
 
+fn escape_suspect(s: &mut Suspect) {
+    s.kind = escape(&s.kind);
+    s.message = escape(&s.message);
+}
+
 /// Checks one case's metrics; an impossible value marks it invalid.
 fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> {
     case.reason = case.reason.as_deref().map(escape);
     case.notes.iter_mut().for_each(|n| *n = escape(n));
     case.anomalies.iter_mut().for_each(escape_anomaly);
+    case.suspect.iter_mut().for_each(escape_suspect);
     let mut problem = None;
     for (m, metric) in case.metrics.iter_mut().enumerate() {
         let field = format!("cases[{i}].metrics[{m}]");

@@ -1259,3 +1259,47 @@ fn sigkill_during_fork_cases_leaves_no_child_behind() {
         left.len()
     );
 }
+
+#[test]
+fn info_tuning_lists_each_setting_without_changing_anything() {
+    envbench()
+        .args(["info", "--tuning"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("nothing is changed")
+                .and(predicate::str::contains("CPU governor"))
+                .and(predicate::str::contains("SMT"))
+                .and(predicate::str::contains("swap"))
+                .and(predicate::str::contains("transparent huge pages")),
+        );
+}
+
+#[test]
+fn bad_idle_waits_are_usage_errors() {
+    for wait in ["0", "-3", "x", "3601"] {
+        envbench()
+            .args(["run", "--wait-idle", wait])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--wait-idle"));
+    }
+}
+
+/// A fake-clock run stores telemetry parallel to the samples, the canary
+/// and (re)computed suspect flags; the idle check is short and leaves at
+/// most a `not_idle` anomaly on this shared machine.
+#[test]
+fn a_run_stores_telemetry_and_the_canary() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(tmp.path(), "out.json", "4").assert().success();
+    let f = store::load(&tmp.path().join("out.json")).unwrap();
+    let canary = f.canary.expect("canary");
+    assert!(canary.times_secs.len() >= 2);
+    assert_eq!(canary.cpu_mops.len(), canary.times_secs.len());
+    for c in &f.cases {
+        let t = c.telemetry.as_ref().expect("telemetry");
+        assert_eq!(t.cpu_ticks.len(), c.metrics[0].samples.len());
+        assert_eq!(t.load_1m.len(), c.sample_rounds.len());
+    }
+}

@@ -45,6 +45,7 @@ fn exercise(text: &str) {
         &Options {
             threshold: None,
             seed: 1,
+            include_suspect: false,
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::compare::csv_table(&cmp));

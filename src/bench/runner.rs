@@ -68,6 +68,9 @@ pub struct CaseRun {
     pub details: Option<Value>,
     /// Remarks of the trial (limits applied and the like).
     pub notes: Vec<String>,
+    /// What the machine did around each measured repetition, parallel to
+    /// `samples` (sampled outside the timed region).
+    pub telemetry: crate::results::Telemetry,
 }
 
 /// Progress of a case, for display.
@@ -100,6 +103,7 @@ pub fn run_case(
         elapsed: Duration::ZERO,
         details: None,
         notes: Vec::new(),
+        telemetry: Default::default(),
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -180,6 +184,7 @@ fn repeat(
         }
         run.warmup_done += 1;
     }
+    let sampler = crate::validity::telemetry::Sampler::new(&case.bench);
     let mut done = 0u32;
     while done < policy.reps_max {
         let elapsed = clock.now().saturating_sub(start);
@@ -196,6 +201,8 @@ fn repeat(
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
         }
+        // telemetry is read outside the repetition's own timing
+        let before = sampler.snapshot();
         let t0 = clock.now();
         let values = match trial.once(clock) {
             Ok(v) => v,
@@ -204,6 +211,7 @@ fn repeat(
         if clock.now().saturating_sub(t0) < SHORT_REP {
             short_reps += 1;
         }
+        let after = sampler.snapshot();
         if let Err(msg) = check_values(case, &values) {
             run.anomalies.push(Anomaly {
                 kind: "impossible_value".into(),
@@ -214,6 +222,7 @@ fn repeat(
         for (slot, v) in run.samples.iter_mut().zip(values) {
             slot.push(v);
         }
+        crate::validity::telemetry::record(&mut run.telemetry, &before, &after);
         run.rep_ends.push(clock.now());
         done += 1;
         on_progress(Progress {
@@ -360,6 +369,29 @@ mod tests {
         assert_eq!(r.samples[0].len(), 3);
         assert_eq!(r.warmup_done, 1);
         assert_eq!(r.stop, StopReason::CiTarget);
+    }
+
+    #[test]
+    fn telemetry_has_one_entry_per_measured_repetition() {
+        let r = go(
+            &Scripted(vec![1.0, 9.0, 3.0, 7.0], None),
+            &policy(3, 6, 100.0),
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        let t = &r.telemetry;
+        let n = r.samples[0].len();
+        assert_eq!(n, 6);
+        for len in [
+            t.steal_share.len(),
+            t.cpu_ticks.len(),
+            t.load_1m.len(),
+            t.nivcsw.len(),
+            t.freq_mhz.len(),
+        ] {
+            assert_eq!(len, n);
+        }
+        // the warm-up is not recorded; /proc is readable on the test machine
+        assert!(t.load_1m.iter().all(Option::is_some));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //! rate, 2005). Secondary metrics keep plain 95 % intervals and are marked
 //! secondary.
 //!
+//! Suspect cases (a flag of [`crate::validity::suspect`] in any run of
+//! either side) keep their verdicts but are marked, named in the warnings
+//! and left out of the geometric means unless `include_suspect`.
+//!
 //! Environments are groups of runs (one label, or files given with
 //! `--base`/`--other`). Reads only `results` types; rendering is in
 //! `report::compare`.
@@ -158,6 +162,11 @@ pub struct MetricComparison {
     /// effect of the threshold's size (None: between-run spread unmeasured
     /// or more than [`MAX_ADVISED_RUNS`] needed).
     pub runs_needed: Option<usize>,
+    /// Why the case is suspect, one line per flag and run (empty: not
+    /// suspect); a suspect case is left out of the geometric means unless
+    /// `--include-suspect`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspect: Vec<String>,
 }
 
 impl MetricComparison {
@@ -204,6 +213,14 @@ pub struct FamilySummary {
     pub tie: usize,
     /// ... unclear (not enough data to tell).
     pub unclear: usize,
+    /// Headline metrics of suspect cases (counted above; left out of
+    /// `geomean_speedup` unless the comparison includes suspect cases).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub suspect: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl FamilySummary {
@@ -265,6 +282,9 @@ pub struct Comparison {
     pub recommendations: Vec<String>,
     /// What to do next: how many more runs would resolve the unclear cases.
     pub advice: Vec<String>,
+    /// Whether suspect cases count in the geometric means (`--include-suspect`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub include_suspect: bool,
 }
 
 /// Options of a comparison.
@@ -274,6 +294,8 @@ pub struct Options {
     pub threshold: Option<f64>,
     /// Bootstrap seed.
     pub seed: u64,
+    /// Count suspect cases in the geometric means (`--include-suspect`).
+    pub include_suspect: bool,
 }
 
 /// FNV-1a of the strings: a per-comparison bootstrap seed that does not
@@ -361,6 +383,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             let Some(case) = base.runs.iter().find_map(|r| ok_case(r, key)) else {
                 continue;
             };
+            let suspect = words::suspect_lines(&[base, other], key);
             for (i, m) in case.metrics.iter().enumerate() {
                 let (Some(b), Some(o)) = (nested(base, key, &m.name), nested(other, key, &m.name))
                 else {
@@ -377,7 +400,9 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                     metric: m,
                     primary: i == 0,
                 };
-                mine.push(measure(&b, &o, seed, &subject, threshold));
+                let (mut mc, lr) = measure(&b, &o, seed, &subject, threshold);
+                mc.suspect = suspect.clone();
+                mine.push((mc, lr));
             }
         }
         verdict::judge_all(&mut mine, threshold, FDR);
@@ -397,8 +422,13 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         metrics.extend(mine.into_iter().map(|(m, _)| m));
     }
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
-    let families = summarize_families(&metrics);
+    let families = summarize_families(&metrics, opts.include_suspect);
     let mut warnings = words::warnings(envs, between_run);
+    warnings.extend(words::suspect_warnings(
+        envs,
+        &metrics,
+        opts.include_suspect,
+    ));
     if !not_comparable.is_empty() {
         warnings.push(format!(
             "no ratio for {} headline metric(s) with zero or negative values: {}",
@@ -427,6 +457,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         metrics,
         families,
         unmatched,
+        include_suspect: opts.include_suspect,
     };
     cmp.recommendations = words::recommendations(&cmp);
     cmp.advice = words::advice(&cmp, envs);
@@ -488,11 +519,12 @@ fn measure(
             components,
         },
         runs_needed: None,
+        suspect: Vec::new(),
     };
     (m, lr)
 }
 
-fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
+fn summarize_families(metrics: &[MetricComparison], include_suspect: bool) -> Vec<FamilySummary> {
     let mut groups: Vec<(String, String)> = metrics
         .iter()
         .map(|m| (m.environment.clone(), m.family.clone()))
@@ -512,6 +544,7 @@ fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
                 .collect();
             let logs: Vec<f64> = chosen
                 .iter()
+                .filter(|m| include_suspect || m.suspect.is_empty())
                 .map(|m| m.speedup())
                 .filter(|s| *s > 0.0 && s.is_finite())
                 .map(f64::ln)
@@ -527,6 +560,7 @@ fn summarize_families(metrics: &[MetricComparison]) -> Vec<FamilySummary> {
                 slower: count(Verdict::Slower),
                 tie: count(Verdict::Tie),
                 unclear: count(Verdict::Unclear),
+                suspect: chosen.iter().filter(|m| !m.suspect.is_empty()).count(),
                 family,
                 environment: env,
             }

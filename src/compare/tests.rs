@@ -35,6 +35,8 @@ pub(crate) fn run(
             threads: None,
             fake_clock: false,
             mem_bandwidth_gbs: None,
+            wait_idle_secs: None,
+            require_idle: false,
         },
         fingerprint: fp,
         rounds: None,
@@ -67,11 +69,15 @@ pub(crate) fn run(
                 anomalies: vec![],
                 notes: vec![],
                 details: None,
+                telemetry: None,
+                suspect: vec![],
             })
             .collect(),
         derived: vec![],
         anomalies: vec![],
         notes: vec![],
+        canary: None,
+        suspect: vec![],
     }
 }
 
@@ -94,6 +100,7 @@ pub(crate) fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
 const OPTS: Options = Options {
     threshold: None,
     seed: 42,
+    include_suspect: false,
 };
 
 #[test]
@@ -484,6 +491,7 @@ fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
                 &Options {
                     threshold: None,
                     seed,
+                    include_suspect: false,
                 },
             )
             .unwrap();
@@ -517,6 +525,7 @@ fn two_fold_effects_are_found_every_time() {
                 &Options {
                     threshold: None,
                     seed,
+                    include_suspect: false,
                 },
             )
             .unwrap();
@@ -555,6 +564,7 @@ fn a_few_large_effects_among_many_nulls_are_still_found() {
             &Options {
                 threshold: None,
                 seed,
+                include_suspect: false,
             },
         )
         .unwrap();
@@ -581,6 +591,7 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
             &Options {
                 threshold: None,
                 seed,
+                include_suspect: false,
             },
         )
         .unwrap();
@@ -662,4 +673,83 @@ fn steady_equal_environments_are_a_tie() {
         c.recommendations
     );
     assert!(c.advice.is_empty());
+}
+
+#[test]
+fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
+    let lower = Direction::LowerIsBetter;
+    let base = run(
+        "base",
+        "b1",
+        &[
+            ("os.a", "latency", lower, vec![100.0, 101.0, 99.0, 100.5]),
+            ("os.b", "latency", lower, vec![100.0, 101.0, 99.0, 100.5]),
+        ],
+    );
+    let mut other = run(
+        "other",
+        "o1",
+        &[
+            // twice as fast, but measured under steal time
+            ("os.a", "latency", lower, vec![50.0, 50.5, 49.5, 50.2]),
+            ("os.b", "latency", lower, vec![100.0, 101.0, 99.0, 100.5]),
+        ],
+    );
+    other.cases[0].suspect.push(crate::results::Suspect {
+        kind: "steal".into(),
+        message: "the hypervisor took 9.0 % of the CPU time".into(),
+    });
+    let envs = [env("base", vec![base]), env("other", vec![other])];
+    let overall = |include_suspect: bool| {
+        let c = compare(
+            &envs,
+            &Options {
+                include_suspect,
+                ..OPTS
+            },
+        )
+        .unwrap();
+        let f = c
+            .families
+            .iter()
+            .find(|f| f.family == "overall")
+            .unwrap()
+            .clone();
+        (c, f)
+    };
+    let (c, f) = overall(false);
+    assert!(
+        (f.geomean_speedup - 1.0).abs() < 0.02,
+        "{}",
+        f.geomean_speedup
+    );
+    assert_eq!((f.suspect, f.total()), (1, 2));
+    let a = c.metrics.iter().find(|m| m.key == "os.a").unwrap();
+    assert!(
+        a.suspect[0].contains("other (o1): steal: the hypervisor"),
+        "{:?}",
+        a.suspect
+    );
+    assert!(c
+        .warnings
+        .iter()
+        .any(|w| w.contains("os.a") && w.contains("left out")));
+    let text = crate::report::compare::render(
+        &c,
+        &envs,
+        &[],
+        crate::report::compare::Style::Markdown,
+        false,
+    );
+    assert!(text.contains("os.a !"), "{text}");
+    assert!(text.contains("suspect (left out)"), "{text}");
+    // the verdict statistics do not change
+    let (ci, fi) = overall(true);
+    assert!(
+        (fi.geomean_speedup - 2f64.sqrt()).abs() < 0.03,
+        "{}",
+        fi.geomean_speedup
+    );
+    let ai = ci.metrics.iter().find(|m| m.key == "os.a").unwrap();
+    assert_eq!((ai.verdict, ai.ratio_ci), (a.verdict, a.ratio_ci));
 }

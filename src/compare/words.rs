@@ -245,7 +245,11 @@ pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
     {
         let total = f.total();
         let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
-        let geo = describe_speedup(f.geomean_speedup);
+        let geo = if f.suspect == total && !c.include_suspect {
+            "not formed: every case is suspect".to_string()
+        } else {
+            describe_speedup(f.geomean_speedup)
+        };
         let mut line = if f.slower > 0 && f.slower >= f.faster {
             format!(
                 "{fam}: {env} is slower than {base} in {} of {total} case(s) (geometric mean {geo}); {}.",
@@ -332,4 +336,57 @@ pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Why `key` is suspect, one line per flag and run of `envs` (validity
+/// flags stored in the result files); empty when no run flags it.
+pub(super) fn suspect_lines(envs: &[&Environment], key: &str) -> Vec<String> {
+    envs.iter()
+        .flat_map(|e| {
+            e.runs.iter().flat_map(move |r| {
+                r.cases
+                    .iter()
+                    .filter(move |c| c.key == key)
+                    .flat_map(|c| &c.suspect)
+                    .map(move |s| format!("{} ({}): {}: {}", e.label, r.run_id, s.kind, s.message))
+            })
+        })
+        .collect()
+}
+
+/// One warning per suspect case and environment, and one per run-level
+/// flag (a governor other than `performance`).
+pub(super) fn suspect_warnings(
+    envs: &[Environment],
+    metrics: &[super::MetricComparison],
+    include: bool,
+) -> Vec<String> {
+    let fate = if include {
+        "counted in the geometric means (--include-suspect)"
+    } else {
+        "left out of the geometric means; --include-suspect counts it"
+    };
+    let mut w: Vec<String> = metrics
+        .iter()
+        .filter(|m| m.primary && !m.suspect.is_empty())
+        .map(|m| {
+            format!(
+                "suspect (! in the tables): {} against {}, {fate}: {}",
+                m.key,
+                m.environment,
+                m.suspect.join("; ")
+            )
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for e in envs {
+        for r in &e.runs {
+            for s in &r.suspect {
+                if seen.insert((e.label.as_str(), s.kind.as_str(), s.message.as_str())) {
+                    w.push(format!("{} ({}): {}", e.label, r.run_id, s.message));
+                }
+            }
+        }
+    }
+    w
 }

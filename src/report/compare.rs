@@ -70,7 +70,7 @@ pub fn fingerprint_table(c: &Comparison) -> Table {
 
 /// Geometric mean speed-up and outcome counts per family and environment.
 pub fn summary_table(c: &Comparison) -> Table {
-    let mut t = Table::new(&[
+    let mut titles = vec![
         "family",
         "environment",
         ">speed-up (geomean)",
@@ -78,7 +78,17 @@ pub fn summary_table(c: &Comparison) -> Table {
         ">slower",
         ">tie",
         ">unclear",
-    ]);
+    ];
+    // validity (#15): suspect cases are counted in their own column
+    let suspect = c.families.iter().any(|f| f.suspect > 0);
+    if suspect {
+        titles.push(if c.include_suspect {
+            ">suspect (counted)"
+        } else {
+            ">suspect (left out)"
+        });
+    }
+    let mut t = Table::new(&titles);
     for f in &c.families {
         t.rows.push(vec![
             f.family.clone(),
@@ -93,6 +103,12 @@ pub fn summary_table(c: &Comparison) -> Table {
             f.tie.to_string(),
             f.unclear.to_string(),
         ]);
+        if suspect {
+            t.rows
+                .last_mut()
+                .expect("invariant: pushed just above")
+                .push(f.suspect.to_string());
+        }
     }
     t
 }
@@ -119,7 +135,12 @@ pub fn metrics_table(c: &Comparison, color: bool, all: bool) -> Table {
     for m in c.metrics.iter().filter(|m| all || m.primary) {
         let verdict = verdict_cell(m.verdict, color);
         t.rows.push(vec![
-            m.key.clone(),
+            // validity (#15): a suspect case is marked
+            if m.suspect.is_empty() {
+                m.key.clone()
+            } else {
+                format!("{} !", m.key)
+            },
             if m.primary {
                 m.metric.clone()
             } else {
@@ -275,12 +296,21 @@ pub fn method_note(c: &Comparison) -> String {
             c.assumed_run_sd * 100.0
         )
     };
+    let suspect = if c.metrics.iter().any(|m| !m.suspect.is_empty()) {
+        if c.include_suspect {
+            " ! marks a suspect case (see the warnings); it counts in the geometric means."
+        } else {
+            " ! marks a suspect case (see the warnings); it is left out of the geometric means."
+        }
+    } else {
+        ""
+    };
     format!(
         "ratio = other / {b}; variation = ({b} - other) / {b} x 100, as the seeds report it. \
          Intervals: hierarchical bootstrap over {levels}. faster/slower: the whole interval beyond \
          ±{thr:.0} %; tie: the whole 95 % interval inside it; unclear: it straddles an edge. \
          Headline metrics are controlled for multiple comparisons (false discovery rate {fdr}); \
-         * marks verdicts resting on the interval widened for it.",
+         * marks verdicts resting on the interval widened for it.{suspect}",
         b = c.baseline,
         fdr = c.fdr,
         thr = c.threshold * 100.0
@@ -430,6 +460,7 @@ mod tests {
                 &Options {
                     threshold: None,
                     seed: 7,
+                    include_suspect: false,
                 },
             )
             .unwrap(),

@@ -10,7 +10,8 @@ use crate::view::BenchView;
 
 const TEMPLATE: &str = include_str!("templates/report.html");
 
-/// A table as HTML; rows whose first cell ends in " *" are highlighted.
+/// A table as HTML; rows whose first cell ends in " *" (differs) or " !"
+/// (suspect) are highlighted.
 fn html_table(t: &Table) -> String {
     let class = |a: Align| {
         if a == Align::Right {
@@ -25,7 +26,9 @@ fn html_table(t: &Table) -> String {
     }
     s += "</tr></thead><tbody>";
     for r in &t.rows {
-        let diff = r.first().is_some_and(|c| c.ends_with(" *"));
+        let diff = r
+            .first()
+            .is_some_and(|c| c.ends_with(" *") || c.ends_with(" !"));
         s += if diff { "<tr class=\"diff\">" } else { "<tr>" };
         for (cell, col) in r.iter().zip(&t.columns) {
             let v = match cell.as_str() {

@@ -187,6 +187,20 @@ pub fn render(file: &ResultFile, all_metrics: bool) -> String {
         out += &anomalies.join("\n");
         out += "\n";
     }
+    // validity (#15): reasons to doubt cases, as compare will mark them
+    let suspect: Vec<String> = (file.suspect.iter().map(|s| ("run", s)))
+        .chain(
+            file.cases
+                .iter()
+                .flat_map(|c| c.suspect.iter().map(move |s| (c.key.as_str(), s))),
+        )
+        .map(|(k, s)| format!("  {k}: {}: {}", s.kind, s.message))
+        .collect();
+    if !suspect.is_empty() {
+        out += "\nsuspect (compare leaves these cases out of its geometric means):\n";
+        out += &suspect.join("\n");
+        out += "\n";
+    }
     out
 }
 
@@ -255,6 +269,22 @@ mod tests {
     #[test]
     fn summary_shows_one_headline_row_per_case_by_family() {
         insta::assert_snapshot!("headline_summary", render(&file(), false));
+    }
+
+    #[test]
+    fn suspect_flags_are_listed_after_the_table() {
+        let mut f = file();
+        f.cases[0].suspect.push(crate::results::Suspect {
+            kind: "load".into(),
+            message: "2.0 other task(s)".into(),
+        });
+        let text = render(&f, false);
+        assert!(text.contains("suspect (compare leaves"), "{text}");
+        assert!(
+            text.contains("  cpu.count: load: 2.0 other task(s)"),
+            "{text}"
+        );
+        assert!(!render(&file(), false).contains("suspect"));
     }
 
     #[test]

@@ -659,6 +659,7 @@ mod tests {
             &Options {
                 threshold: None,
                 seed: 1,
+                include_suspect: false,
             },
         )
         .unwrap();
@@ -673,6 +674,7 @@ mod tests {
             &Options {
                 threshold: None,
                 seed: 1,
+                include_suspect: false,
             },
         )
         .unwrap();

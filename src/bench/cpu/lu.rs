@@ -453,6 +453,8 @@ mod tests {
             anomalies: vec![],
             notes: vec![],
             details: None,
+            telemetry: None,
+            suspect: vec![],
         };
         let (one, two) = (result(1, 4.0), result(2, 2.5));
         let d = derive_scaling(&[&one, &two]);

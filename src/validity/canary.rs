@@ -1,0 +1,236 @@
+//! The canary: a fixed CPU kernel and a fixed memory kernel, each a few
+//! tens of milliseconds, measured between cases (at most every
+//! [`CANARY_INTERVAL_SECS`]) and once at the end. The machine, not the
+//! case, is what changes them: steal time, a frequency change, a busy
+//! neighbour on the host. On the project's machines the same figures moved
+//! 10-65 % within half an hour; the canary says when that happened, and a
+//! case whose repetitions ran next to a canary reading more than
+//! [`CANARY_TOLERANCE`] away from the run's median is suspect.
+
+use crate::bench::clock::Clock;
+use crate::bench::mem::pages::{PageBuf, PagePolicy};
+use crate::results::{Canary, ResultFile, Suspect};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// Least time between two canary measurements: cases in the quick suite
+/// take about half a second, and the canary must stay a few percent of the
+/// run (about 40-60 ms per measurement).
+pub const CANARY_INTERVAL_SECS: f64 = 2.0;
+
+/// A case is suspect when a canary reading next to its repetitions lies
+/// more than this share away from the run's median of that kernel.
+pub const CANARY_TOLERANCE: f64 = 0.10;
+
+/// Fewest canary readings for a median worth comparing with.
+pub const CANARY_MIN_READINGS: usize = 3;
+
+/// Iterations of one chunk of the CPU kernel (about 1-2 ms on a current core).
+const CPU_CHUNK_ITERS: u64 = 1 << 20;
+/// Chunks per measurement; the median chunk rate is the reading.
+const CPU_CHUNKS: usize = 9;
+/// The memory kernel's buffer: 64 MiB, twice a 32 MiB last-level cache,
+/// so the reads come from memory (a 16 MiB buffer half in cache read
+/// 19-60 GB/s in one run, as other work evicted it or not). Allocated and
+/// touched before timing and unmapped after, so no memory stays held
+/// between cases (a held buffer would make every fork from envbench
+/// copy its page tables).
+const MEM_BYTES: usize = 64 << 20;
+/// Timed passes over the buffer per measurement; the median pass rate is the reading.
+const MEM_PASSES: usize = 3;
+
+/// Measures the canary if none was measured yet or the last one is at
+/// least [`CANARY_INTERVAL_SECS`] old, appending to `file.canary`.
+pub fn between_cases(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
+    let now = clock.now().saturating_sub(run_start).as_secs_f64();
+    let last = file
+        .canary
+        .as_ref()
+        .and_then(|c| c.times_secs.last().copied());
+    if last.is_none_or(|t| now - t >= CANARY_INTERVAL_SECS) {
+        measure(clock, run_start, file);
+    }
+}
+
+/// Measures the canary now (at the end of the run, so the last cases are
+/// bracketed too), appending to `file.canary`.
+pub fn measure(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
+    // under the fake clock the readings are synthetic anyway: keep tests instant
+    let scale = if clock.is_fake() { 64 } else { 1 };
+    let cpu = cpu_mops(clock, CPU_CHUNK_ITERS / scale);
+    let mem = mem_mbs(clock, MEM_BYTES / scale as usize);
+    let c = file.canary.get_or_insert_with(Canary::default);
+    c.times_secs
+        .push(clock.now().saturating_sub(run_start).as_secs_f64());
+    c.cpu_mops.push(cpu);
+    c.mem_mbs.push(mem);
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The CPU kernel: a dependent chain of multiply-xorshift steps (integer
+/// ALU latency; no memory traffic). Millions of iterations per second.
+fn cpu_mops(clock: &Clock, iters: u64) -> f64 {
+    let mut rates: Vec<f64> = (0..CPU_CHUNKS)
+        .map(|_| {
+            let t0 = clock.now();
+            let mut x = black_box(0x9E37_79B9_7F4A_7C15u64);
+            for _ in 0..iters {
+                x ^= x >> 29;
+                x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            }
+            black_box(x);
+            let secs = clock.now().saturating_sub(t0).as_secs_f64().max(1e-9);
+            iters as f64 / secs / 1e6
+        })
+        .collect();
+    median(&mut rates)
+}
+
+/// The memory kernel: sums a buffer larger than most last-level caches,
+/// four independent accumulators so the loads, not the adds, set the pace.
+/// The buffer asks for small pages: on the project's VM the same kernel on
+/// huge pages read 10 or 31 GB/s as the kernel granted them or not, a
+/// luck the canary must not have (small pages: 21 GB/s ± 3 %). A plain
+/// vector where mmap fails. MB/s.
+fn mem_mbs(clock: &Clock, bytes: usize) -> f64 {
+    let len = bytes / 8;
+    let mut mapped = PageBuf::<f64>::new(len, PagePolicy::Small).ok();
+    let mut owned = Vec::new();
+    let buf: &mut [f64] = match mapped.as_deref_mut() {
+        Some(b) => b,
+        None => {
+            owned.resize(len, 0.0);
+            &mut owned
+        }
+    };
+    // writing every element faults the pages in outside the timing
+    buf.fill(1.0);
+    let mut rates: Vec<f64> = (0..MEM_PASSES)
+        .map(|_| {
+            let t0 = clock.now();
+            let mut acc = [0.0f64; 4];
+            for c in black_box(&*buf).chunks_exact(4) {
+                for (a, v) in acc.iter_mut().zip(c) {
+                    *a += *v;
+                }
+            }
+            black_box(acc);
+            let secs = clock.now().saturating_sub(t0).as_secs_f64().max(1e-9);
+            bytes as f64 / secs / 1e6
+        })
+        .collect();
+    median(&mut rates)
+}
+
+/// The canary rule for one case: the readings taken just before and just
+/// after each of its repetitions (`rep_times_secs`, run-relative end
+/// times), checked against each kernel's run median. None when the case
+/// ran among steady readings or there are too few readings to tell.
+pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
+    let n = canary.times_secs.len();
+    if n < CANARY_MIN_READINGS || rep_times_secs.is_empty() {
+        return None;
+    }
+    let near: std::collections::BTreeSet<usize> = rep_times_secs
+        .iter()
+        .flat_map(|&t| {
+            let after = canary.times_secs.partition_point(|&c| c < t);
+            [after.checked_sub(1), (after < n).then_some(after)]
+        })
+        .flatten()
+        .collect();
+    let mut worst: Option<(f64, &str, f64)> = None;
+    for (name, values) in [("CPU", &canary.cpu_mops), ("memory", &canary.mem_mbs)] {
+        if values.len() != n {
+            continue;
+        }
+        let med = median(&mut values.clone());
+        for &i in &near {
+            let dev = values[i] / med - 1.0;
+            if dev.abs() > CANARY_TOLERANCE && worst.is_none_or(|w| dev.abs() > w.0.abs()) {
+                worst = Some((dev, name, canary.times_secs[i]));
+            }
+        }
+    }
+    let (dev, name, at) = worst?;
+    Some(Suspect {
+        kind: "canary".into(),
+        message: format!(
+            "the {name} canary ran {:.0} % {} than its run median at {at:.1} s, next to this case's \
+             repetitions: the machine itself was {} then (steal time, frequency, a busy neighbour), \
+             beyond the {:.0} % the canary allows",
+            dev.abs() * 100.0,
+            if dev < 0.0 { "slower" } else { "faster" },
+            if dev < 0.0 { "slower" } else { "faster" },
+            CANARY_TOLERANCE * 100.0
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canary(values: &[f64]) -> Canary {
+        Canary {
+            times_secs: (0..values.len()).map(|i| i as f64 * 2.0).collect(),
+            cpu_mops: values.to_vec(),
+            mem_mbs: vec![10_000.0; values.len()],
+        }
+    }
+
+    #[test]
+    fn a_case_next_to_a_slow_canary_reading_is_suspect() {
+        // readings at 0, 2, 4, 6, 8 s; the one at 4 s is 20 % slow
+        let c = canary(&[100.0, 101.0, 80.0, 99.0, 100.0]);
+        let s = judge(&[4.5, 5.0], &c).expect("suspect");
+        assert_eq!(s.kind, "canary");
+        assert!(s.message.contains("20 % slower"), "{}", s.message);
+        assert!(s.message.contains("at 4.0 s"), "{}", s.message);
+        // a case between 6 and 8 s saw only steady readings
+        assert_eq!(judge(&[6.5, 7.9], &c), None);
+    }
+
+    #[test]
+    fn small_drift_within_the_tolerance_is_not_suspect() {
+        let c = canary(&[100.0, 95.0, 104.0, 92.0, 100.0, 108.0]);
+        for t in [0.5, 3.0, 5.0, 7.0, 9.0, 11.0] {
+            assert_eq!(judge(&[t], &c), None, "at {t}");
+        }
+    }
+
+    #[test]
+    fn too_few_readings_or_no_times_say_nothing() {
+        assert_eq!(judge(&[1.0], &canary(&[100.0, 50.0])), None);
+        assert_eq!(judge(&[], &canary(&[100.0, 50.0, 100.0, 100.0])), None);
+    }
+
+    #[test]
+    fn the_fake_clock_canary_is_instant_and_steady() {
+        let clock = Clock::fake(Duration::from_millis(10));
+        let mut f = crate::compare::tests::run("a", "r", &[]);
+        for _ in 0..3 {
+            measure(&clock, Duration::ZERO, &mut f);
+        }
+        let c = f.canary.unwrap();
+        assert_eq!(c.cpu_mops.len(), 3);
+        assert!(c.cpu_mops.windows(2).all(|w| w[0] == w[1]));
+        assert!(c.mem_mbs.iter().all(|v| *v > 0.0 && v.is_finite()));
+    }
+
+    #[test]
+    fn the_real_canary_gives_finite_positive_rates() {
+        let clock = Clock::real();
+        let mut f = crate::compare::tests::run("a", "r", &[]);
+        between_cases(&clock, Duration::ZERO, &mut f);
+        // a second call right after is within the interval: no new reading
+        between_cases(&clock, Duration::ZERO, &mut f);
+        let c = f.canary.unwrap();
+        assert_eq!(c.times_secs.len(), 1);
+        assert!(c.cpu_mops[0] > 0.0 && c.mem_mbs[0] > 0.0);
+    }
+}

@@ -1,0 +1,337 @@
+//! Per-repetition telemetry: what the machine did while a repetition ran.
+//! The runner takes a [`Snapshot`] just before and just after each timed
+//! repetition (outside its timed region) and [`record`]s the difference
+//! into the case's [`Telemetry`]. A snapshot reads `/proc/stat`'s first
+//! line, `/proc/loadavg`, `getrusage` and, where they exist, the cpufreq
+//! `scaling_cur_freq` files (and `/proc/meminfo` for io.* cases): some tens
+//! of microseconds (about 40 µs, 80 µs with `/proc/meminfo`, on the
+//! project's VM), against repetitions of at least half a millisecond.
+//!
+//! Parsing takes text, so fixtures test it; the live readers are thin.
+
+use crate::results::Telemetry;
+use std::path::PathBuf;
+
+/// Aggregate CPU time of all CPUs from `/proc/stat`'s `cpu` line, in
+/// clock ticks (USER_HZ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTimes {
+    /// user + nice (guest time is inside user).
+    pub user: u64,
+    /// system + irq + softirq.
+    pub system: u64,
+    /// idle.
+    pub idle: u64,
+    /// iowait: idle while I/O was outstanding.
+    pub iowait: u64,
+    /// steal: time the hypervisor ran something else (0 on older kernels
+    /// that lack the column).
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// Every tick counted.
+    pub fn total(&self) -> u64 {
+        self.user + self.system + self.idle + self.iowait + self.steal
+    }
+
+    /// Ticks spent running tasks (user, system, interrupts).
+    pub fn busy(&self) -> u64 {
+        self.user + self.system
+    }
+
+    /// `self - earlier`, column by column (a counter that went backwards,
+    /// as after a CPU went offline, counts as 0).
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+            idle: self.idle.saturating_sub(earlier.idle),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            steal: self.steal.saturating_sub(earlier.steal),
+        }
+    }
+}
+
+/// The aggregate `cpu` line of `/proc/stat`:
+/// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`.
+/// Returns None when the line is missing or has fewer than four columns.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let cols: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|c| c.parse().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    let col = |i: usize| cols.get(i).copied().unwrap_or(0);
+    if cols.len() < 4 {
+        return None;
+    }
+    Some(CpuTimes {
+        user: col(0) + col(1),
+        system: col(2) + col(5) + col(6),
+        idle: col(3),
+        iowait: col(4),
+        steal: col(7),
+    })
+}
+
+/// `/proc/loadavg` (`0.52 0.58 0.59 2/345 12345`): the 1-minute load and
+/// the number of runnable tasks (the reader included).
+pub fn parse_loadavg(text: &str) -> Option<(f64, u32)> {
+    let mut f = text.split_whitespace();
+    let load: f64 = f.next()?.parse().ok()?;
+    let running: u32 = f.nth(2)?.split('/').next()?.parse().ok()?;
+    Some((load, running))
+}
+
+/// `Dirty:` and `Writeback:` of `/proc/meminfo`, KiB.
+pub fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
+    let kib = |key: &str| {
+        text.lines()
+            .find_map(|l| crate::probe::memory::kib_line_bytes(l, key))
+            .map(|b| b / 1024)
+    };
+    (kib("Dirty"), kib("Writeback"))
+}
+
+/// cpufreq's `scaling_cur_freq` (kHz) as MHz.
+pub fn parse_cur_freq_mhz(text: &str) -> Option<f64> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|k| *k > 0.0)
+        .map(|k| k / 1000.0)
+}
+
+/// What the machine looked like at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Snapshot {
+    /// `/proc/stat`, when readable.
+    pub cpu: Option<CpuTimes>,
+    /// `/proc/loadavg`: (1-minute load, runnable tasks).
+    pub load: Option<(f64, u32)>,
+    /// Mean current frequency, MHz.
+    pub freq_mhz: Option<f64>,
+    /// Involuntary context switches of this process so far.
+    pub nivcsw: Option<u64>,
+    /// (Dirty, Writeback) KiB, io.* cases only.
+    pub dirty: (Option<u64>, Option<u64>),
+}
+
+/// Most cpufreq files read per snapshot: the mean of the first usable
+/// CPUs tells a frequency change apart; reading hundreds would cost more
+/// than the repetition on a big machine.
+const MAX_FREQ_FILES: usize = 16;
+
+/// Takes snapshots for one case.
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    io: bool,
+    freq_files: Vec<PathBuf>,
+}
+
+impl Sampler {
+    /// A sampler for a case of `bench` (io.* cases also read page-cache
+    /// writeback). Finds the cpufreq files of the usable CPUs once.
+    pub fn new(bench: &str) -> Sampler {
+        let freq_files = usable_cpu_ids()
+            .into_iter()
+            .map(|c| {
+                PathBuf::from(format!(
+                    "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq"
+                ))
+            })
+            .filter(|p| p.exists())
+            .take(MAX_FREQ_FILES)
+            .collect();
+        Sampler {
+            io: bench.starts_with("io."),
+            freq_files,
+        }
+    }
+
+    /// Reads the machine's state now.
+    pub fn snapshot(&self) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        let freqs: Vec<f64> = self
+            .freq_files
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .filter_map(|t| parse_cur_freq_mhz(&t))
+            .collect();
+        Snapshot {
+            cpu: read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
+            load: read("/proc/loadavg").and_then(|t| parse_loadavg(&t)),
+            freq_mhz: (!freqs.is_empty()).then(|| freqs.iter().sum::<f64>() / freqs.len() as f64),
+            nivcsw: own_nivcsw(),
+            dirty: if self.io {
+                read("/proc/meminfo").map_or((None, None), |t| parse_meminfo_dirty(&t))
+            } else {
+                (None, None)
+            },
+        }
+    }
+}
+
+/// The CPUs this process may run on (sched_getaffinity), in order.
+fn usable_cpu_ids() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the call fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// `ru_nivcsw` of this process (all its threads).
+fn own_nivcsw() -> Option<u64> {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        (libc::getrusage(libc::RUSAGE_SELF, &mut ru) == 0).then_some(ru.ru_nivcsw as u64)
+    }
+}
+
+/// Rounds a share to 5 decimals (0.001 % of CPU time): keeps the file
+/// compact without losing anything a tick can resolve.
+fn round_share(x: f64) -> f64 {
+    (x * 1e5).round() / 1e5
+}
+
+/// Appends one repetition, measured between `before` and `after`, to `t`.
+/// Every array gets exactly one entry, so they stay parallel to the samples.
+pub fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
+    let cpu = match (before.cpu, after.cpu) {
+        (Some(b), Some(a)) => Some(a.since(&b)),
+        _ => None,
+    };
+    let share = |f: fn(&CpuTimes) -> u64| {
+        cpu.filter(|d| d.total() > 0)
+            .map(|d| round_share(f(&d) as f64 / d.total() as f64))
+    };
+    t.steal_share.push(share(|d| d.steal));
+    t.iowait_share.push(share(|d| d.iowait));
+    t.cpu_ticks.push(cpu.map(|d| d.total()));
+    t.load_1m.push(after.load.map(|l| l.0));
+    // taken before the repetition: right after it, envbench's own worker
+    // threads (a rayon pool spinning down) would count as others
+    t.runnable_others
+        .push(before.load.map(|l| l.1.saturating_sub(1)));
+    t.freq_mhz.push(after.freq_mhz.map(f64::round));
+    t.nivcsw.push(match (before.nivcsw, after.nivcsw) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+        _ => None,
+    });
+    t.dirty_kib.push(after.dirty.0);
+    t.writeback_kib.push(after.dirty.1);
+}
+
+/// Appends the repetitions of a later round; arrays that a stored file
+/// left empty (unknown) are padded with unknowns first, so every array
+/// stays parallel to the samples.
+pub fn extend(all: &mut Option<Telemetry>, reps_before: usize, more: Telemetry) {
+    let t = all.get_or_insert_with(Telemetry::default);
+    fn join<T>(a: &mut Vec<Option<T>>, n: usize, b: Vec<Option<T>>) {
+        a.resize_with(n, || None);
+        a.extend(b);
+    }
+    join(&mut t.steal_share, reps_before, more.steal_share);
+    join(&mut t.iowait_share, reps_before, more.iowait_share);
+    join(&mut t.cpu_ticks, reps_before, more.cpu_ticks);
+    join(&mut t.load_1m, reps_before, more.load_1m);
+    join(&mut t.runnable_others, reps_before, more.runnable_others);
+    join(&mut t.freq_mhz, reps_before, more.freq_mhz);
+    join(&mut t.nivcsw, reps_before, more.nivcsw);
+    join(&mut t.dirty_kib, reps_before, more.dirty_kib);
+    join(&mut t.writeback_kib, reps_before, more.writeback_kib);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_A: &str = include_str!("../../tests/fixtures/validity/proc_stat_a.txt");
+    const STAT_B: &str = include_str!("../../tests/fixtures/validity/proc_stat_b.txt");
+
+    #[test]
+    fn parses_proc_stat_with_a_steal_column() {
+        let a = parse_proc_stat(STAT_A).unwrap();
+        assert_eq!(a.user, 811_497 + 335);
+        assert_eq!(a.system, 104_184 + 386); // system + irq (0) + softirq
+        assert_eq!((a.idle, a.iowait, a.steal), (2_352_123, 3411, 943));
+    }
+
+    #[test]
+    fn steal_share_is_the_delta_over_all_cpu_time() {
+        let (a, b) = (
+            parse_proc_stat(STAT_A).unwrap(),
+            parse_proc_stat(STAT_B).unwrap(),
+        );
+        let d = b.since(&a);
+        // fixture b: 100 ticks later, 20 of them stolen, 10 in iowait
+        assert_eq!(d.total(), 100);
+        let mut t = Telemetry::default();
+        let snap = |cpu| Snapshot {
+            cpu: Some(cpu),
+            load: Some((1.5, 3)),
+            ..Snapshot::default()
+        };
+        let mut before = snap(a);
+        before.load = Some((1.4, 3));
+        record(&mut t, &before, &snap(b));
+        assert_eq!(t.steal_share, vec![Some(0.2)]);
+        assert_eq!(t.iowait_share, vec![Some(0.1)]);
+        assert_eq!(t.runnable_others, vec![Some(2)]);
+        assert_eq!(t.freq_mhz, vec![None]);
+    }
+
+    #[test]
+    fn an_old_kernel_without_steal_reads_as_zero_steal() {
+        let t = parse_proc_stat("cpu  10 0 5 100 2\ncpu0 10 0 5 100 2\n").unwrap();
+        assert_eq!((t.steal, t.iowait, t.total()), (0, 2, 117));
+        assert!(parse_proc_stat("cpu0 1 2 3 4\n").is_none());
+        assert!(parse_proc_stat("cpu  1 x 3 4\n").is_none());
+    }
+
+    #[test]
+    fn parses_loadavg_meminfo_and_frequency() {
+        assert_eq!(parse_loadavg("2.61 1.09 0.40 2/98 4931\n"), Some((2.61, 2)));
+        assert_eq!(parse_loadavg("garbage"), None);
+        let mi = "MemTotal: 100 kB\nDirty:             1234 kB\nWriteback:           0 kB\n";
+        assert_eq!(parse_meminfo_dirty(mi), (Some(1234), Some(0)));
+        assert_eq!(parse_cur_freq_mhz("3400000\n"), Some(3400.0));
+        assert_eq!(parse_cur_freq_mhz("0\n"), None);
+    }
+
+    #[test]
+    fn a_later_round_pads_unknown_arrays_to_stay_parallel() {
+        let mut all = None;
+        let mut one = Telemetry::default();
+        record(&mut one, &Snapshot::default(), &Snapshot::default());
+        extend(&mut all, 0, one.clone());
+        // a stored file dropped its all-unknown arrays: 3 earlier repetitions
+        let mut stored = all.take().unwrap();
+        stored.freq_mhz.clear();
+        let mut all = Some(stored);
+        extend(&mut all, 3, one);
+        let t = all.unwrap();
+        assert_eq!(t.freq_mhz.len(), 4);
+        assert_eq!(t.steal_share.len(), 4);
+    }
+
+    #[test]
+    fn live_snapshots_read_this_machine() {
+        let s = Sampler::new("cpu.x");
+        let (a, b) = (s.snapshot(), s.snapshot());
+        let mut t = Telemetry::default();
+        record(&mut t, &a, &b);
+        assert!(a.cpu.is_some() && a.load.is_some() && a.nivcsw.is_some());
+        assert_eq!(t.dirty_kib, vec![None]);
+        assert!(Sampler::new("io.seq").snapshot().dirty.0.is_some());
+    }
+}
