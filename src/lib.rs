@@ -81,7 +81,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 config::Suite::Quick,
                 &fp,
                 None,
-                vec![PathBuf::from(".")],
+                bench::NamedDir::zip(&[], &[PathBuf::from(".")]),
             );
             let text = if args.json {
                 serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"

@@ -44,6 +44,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for d in &config.dirs {
         check::writable_dir(d)?;
     }
+    let names: Vec<Option<String>> = args.dirs.iter().map(|d| d.name.clone()).collect();
+    let dirs = check::dir_names(&names, &config.dirs)?;
     let fingerprint = probe::probe_live(&config.dirs);
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
     let started = wall_now_secs();
@@ -68,14 +70,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         config.suite,
         &fingerprint,
         config.threads.clone(),
-        config.dirs.clone(),
+        dirs.clone(),
     )
-    .with_stream_elems(args.stream_elems);
+    .with_stream_elems(args.stream_elems)
+    .with_io(bench::io::IoOptions {
+        file_size: args.file_size,
+        record: args.record,
+        total: args.io_total,
+    });
     let cases: Vec<(&dyn Bench, CaseSpec)> = benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
         .collect();
     let mut file = new_result_file(&config, fingerprint, started, &host);
+    file.notes.push(bench::io::dirs_note(&dirs));
     store::save(&config.output, &file).map_err(|e| {
         if e.is_bad_path() {
             anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
@@ -123,7 +131,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         seed: config.seed,
         interrupted: &interrupted,
         mem_available_bytes,
-        dirs: &config.dirs,
+        dirs: &dirs,
         cpus: plan.cpus,
     };
     let run_start = clock.now();
