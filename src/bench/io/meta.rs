@@ -28,7 +28,7 @@ pub const FILES_PER_DIR: u64 = 100;
 /// quick so that a repetition stays near 50 ms.
 pub fn suite_files(suite: Suite) -> u64 {
     match suite {
-        Suite::Quick => 1000,
+        Suite::Quick => 500,
         Suite::Standard | Suite::Full => 10_000,
     }
 }
@@ -52,7 +52,7 @@ impl Bench for Meta {
         "meta"
     }
     fn summary(&self) -> &'static str {
-        "small files: create, stat, read and delete 1000 (quick) or 10 000 files of 4 KiB in a tree \
+        "small files: create, stat, read and delete 500 (quick) or 10 000 files of 4 KiB in a tree \
          of 100 per directory; operations/s per phase"
     }
     fn reproduces(&self) -> &'static str {
