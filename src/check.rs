@@ -203,7 +203,10 @@ mod tests {
 
     #[test]
     fn dirs_get_positional_default_names_and_must_not_share_one() {
-        let paths = [std::path::PathBuf::from("/a"), std::path::PathBuf::from("/b")];
+        let paths = [
+            std::path::PathBuf::from("/a"),
+            std::path::PathBuf::from("/b"),
+        ];
         let named = dir_names(&[Some("ext4".into()), None], &paths).unwrap();
         assert_eq!(named[0].name, "ext4");
         assert_eq!(named[1].name, "dir2");
@@ -211,7 +214,10 @@ mod tests {
         let err = dir_names(&[None, Some("dir1".into())], &paths)
             .unwrap_err()
             .0;
-        assert!(err.contains("'dir1'") && err.contains("/a") && err.contains("/b"), "{err}");
+        assert!(
+            err.contains("'dir1'") && err.contains("/a") && err.contains("/b"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -249,9 +249,10 @@ pub struct RunArgs {
 /// `envbench info` options.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// Directory whose filesystem to describe; repeatable. [default: the current directory]
-    #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<PathBuf>,
+    /// Directory whose filesystem to describe, as `run --dir` takes it
+    /// ([NAME=]PATH); repeatable. [default: the current directory]
+    #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
+    pub dirs: Vec<DirArg>,
     /// Print JSON (the `fingerprint` object of a result file).
     #[arg(long)]
     pub json: bool,
@@ -536,8 +537,12 @@ mod tests {
         assert_eq!(named.path, PathBuf::from("/home/me/w"));
         assert_eq!(parse_dir("/tmp/a=b").unwrap().name, None);
         assert_eq!(parse_dir(".").unwrap().path, PathBuf::from("."));
-        assert!(parse_dir("=/tmp").unwrap_err().contains("not a directory name"));
-        assert!(parse_dir("my dir=/tmp").unwrap_err().contains("letters, digits"));
+        assert!(parse_dir("=/tmp")
+            .unwrap_err()
+            .contains("not a directory name"));
+        assert!(parse_dir("my dir=/tmp")
+            .unwrap_err()
+            .contains("letters, digits"));
         assert!(parse_dir("a=").unwrap_err().contains("a=PATH"));
     }
 

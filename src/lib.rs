@@ -44,7 +44,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.cmd {
         cli::Cmd::Run(args) => session::run(&args),
         cli::Cmd::Info(args) => {
-            let dirs = default_dirs(args.dirs)?;
+            let dirs = default_dirs(args.dirs.into_iter().map(|d| d.path).collect())?;
             let fp = probe::probe_live(&dirs);
             let text = if args.json {
                 serde_json::to_string_pretty(&fp)? + "\n"

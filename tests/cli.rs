@@ -1179,7 +1179,10 @@ fn io_cases_run_for_every_named_dir_and_leave_no_scratch_behind() {
             assert!(fs["fs_type"].is_string(), "{}", c.key);
         }
     }
-    assert!(file.notes.iter().any(|n| n.contains("a = x") && n.contains("b = y")));
+    assert!(file
+        .notes
+        .iter()
+        .any(|n| n.contains("a = x") && n.contains("b = y")));
     // the same names on other paths give the same keys
     for d in ["p", "q"] {
         std::fs::create_dir(tmp.path().join(d)).unwrap();
@@ -1251,5 +1254,9 @@ fn sigint_during_io_removes_every_file_written() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
     assert_eq!(store::load(&path).unwrap().status, RunStatus::Interrupted);
-    assert_eq!(walk(&target), Vec::<String>::new(), "the scratch directory is gone");
+    assert_eq!(
+        walk(&target),
+        Vec::<String>::new(),
+        "the scratch directory is gone"
+    );
 }

@@ -109,8 +109,15 @@ impl Bench for Dd {
         } else {
             ColdMethod::for_this_process()
         };
-        DdTrial::new(target, op, Block::new(block as usize, ctx.seed), size, cold, ctx)
-            .map(|t| Box::new(t) as Box<dyn Trial>)
+        DdTrial::new(
+            target,
+            op,
+            Block::new(block as usize, ctx.seed),
+            size,
+            cold,
+            ctx,
+        )
+        .map(|t| Box::new(t) as Box<dyn Trial>)
     }
 }
 
@@ -136,9 +143,12 @@ impl ColdMethod {
 
     fn describe(self) -> &'static str {
         match self {
-            ColdMethod::DropCaches => "the page cache is dropped with sync; echo 3 > /proc/sys/vm/drop_caches",
+            ColdMethod::DropCaches => {
+                "cold reads began after sync; echo 3 > /proc/sys/vm/drop_caches (the whole page cache)"
+            }
             ColdMethod::Fadvise => {
-                "the file is dropped from the page cache with posix_fadvise(POSIX_FADV_DONTNEED) (not root)"
+                "cold reads began after posix_fadvise(POSIX_FADV_DONTNEED) on the file \
+                 (drop_caches needs root, and a fake-clock test run never drops the machine's cache)"
             }
         }
     }
@@ -155,6 +165,9 @@ struct DdTrial {
     rep: u64,
     /// Largest fraction of the file still cached when a cold read began.
     most_resident: Option<f64>,
+    /// How the cold reads actually emptied the cache (drop_caches can be
+    /// refused, then fadvise is used and said).
+    methods_used: Vec<ColdMethod>,
     notes: Vec<String>,
 }
 
@@ -177,6 +190,7 @@ impl DdTrial {
             read_path: None,
             rep: 0,
             most_resident: None,
+            methods_used: Vec::new(),
         };
         match OPS[op].0 {
             "write_fdatasync" => t
@@ -189,7 +203,6 @@ impl DdTrial {
             _ => t.write_read_file()?,
         }
         if OPS[op].0 == "read_cold" {
-            t.notes.push(cold.describe().to_string());
             let exceeds = ctx.mem_available_bytes.map(|m| size > m);
             t.notes.push(match exceeds {
                 Some(true) => format!("the file ({}) is larger than free memory", size_text(size)),
@@ -206,10 +219,14 @@ impl DdTrial {
     /// Skips the case where O_DIRECT is refused, at open or at the first write.
     fn check_direct(&mut self) -> Result<(), BenchError> {
         let path = self.target.file("direct-probe");
-        let fs = self.target.info.fs_type.clone().unwrap_or_else(|| "?".into());
-        let refused = |e: std::io::Error, at: &str| {
-            direct_refusal(e, at, &self.target.dir.name, &fs, &path)
-        };
+        let fs = self
+            .target
+            .info
+            .fs_type
+            .clone()
+            .unwrap_or_else(|| "?".into());
+        let refused =
+            |e: std::io::Error, at: &str| direct_refusal(e, at, &self.target.dir.name, &fs, &path);
         let mut f = create_new(&path, libc::O_DIRECT).map_err(|e| refused(e, "open"))?;
         let one = (4096u64).min(self.size);
         write_blocks(&mut f, &self.block, one).map_err(|e| refused(e, "write"))?;
@@ -263,10 +280,17 @@ impl DdTrial {
     }
 
     fn read(&mut self, clock: &Clock) -> Result<f64, BenchError> {
-        let path = self.read_path.clone().expect("invariant: read cases write their file");
+        let path = self
+            .read_path
+            .clone()
+            .expect("invariant: read cases write their file");
         let mut f = File::open(&path).map_err(|e| failed("opening", &path, e))?;
         if OPS[self.op].0 == "read_cold" {
-            empty_cache(&f, self.cold).map_err(|e| failed("dropping the cache of", &path, e))?;
+            let used = empty_cache(&f, self.cold)
+                .map_err(|e| failed("dropping the cache of", &path, e))?;
+            if !self.methods_used.contains(&used) {
+                self.methods_used.push(used);
+            }
             if let Some(r) = resident_fraction(&f, self.size) {
                 self.most_resident = Some(self.most_resident.unwrap_or(0.0).max(r));
             }
@@ -299,7 +323,8 @@ impl Trial for DdTrial {
     fn details(&mut self) -> Option<Value> {
         let mut d = self.target.details();
         if OPS[self.op].0 == "read_cold" {
-            d["cold_method"] = Value::from(format!("{:?}", self.cold));
+            let used: Vec<String> = self.methods_used.iter().map(|m| format!("{m:?}")).collect();
+            d["cold_methods"] = Value::from(used);
             d["most_resident_fraction"] = serde_json::json!(self.most_resident);
         }
         Some(d)
@@ -307,6 +332,12 @@ impl Trial for DdTrial {
 
     fn notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
+        notes.extend(self.methods_used.iter().map(|m| m.describe().to_string()));
+        if self.cold == ColdMethod::DropCaches && self.methods_used.contains(&ColdMethod::Fadvise) {
+            notes.push(
+                "writing /proc/sys/vm/drop_caches was refused: fadvise was used instead".into(),
+            );
+        }
         if let Some(r) = self.most_resident.filter(|&r| r > 0.05) {
             notes.push(format!(
                 "up to {:.0} % of the file was still cached when a cold read began: the \
@@ -338,14 +369,16 @@ fn direct_refusal(
     }
 }
 
-/// Empties the page cache of `f` (clean after the fsync in prepare).
-fn empty_cache(f: &File, method: ColdMethod) -> std::io::Result<()> {
+/// Empties the page cache of `f` (clean after the fsync in prepare) with
+/// `method`, or with fadvise when drop_caches is refused (a container's
+/// read-only /proc/sys); returns the method used.
+fn empty_cache(f: &File, method: ColdMethod) -> std::io::Result<ColdMethod> {
     if method == ColdMethod::DropCaches {
         // SAFETY: sync has no preconditions.
         unsafe { libc::sync() };
         // an existing kernel control file, not a file of ours
         if std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok() {
-            return Ok(());
+            return Ok(ColdMethod::DropCaches);
         }
     }
     // SAFETY: a valid open descriptor; fadvise only advises the kernel.
@@ -353,7 +386,7 @@ fn empty_cache(f: &File, method: ColdMethod) -> std::io::Result<()> {
     if rc != 0 {
         return Err(std::io::Error::from_raw_os_error(rc));
     }
-    Ok(())
+    Ok(ColdMethod::Fadvise)
 }
 
 /// The fraction of `f`'s first `size` bytes in the page cache (mincore),
@@ -417,11 +450,22 @@ mod tests {
                 other => other.unwrap(),
             };
             assert!(t.once(&env.clock).unwrap()[0] > 0.0, "{op}");
+            if op == "read_cold" {
+                assert!(
+                    t.notes().iter().any(|n| n.contains("posix_fadvise")),
+                    "{:?}",
+                    t.notes()
+                );
+            }
             if let Some(p) = &t.read_path {
                 assert!(super::super::holds_blocks(p, &t.block, 256 << 10).unwrap());
             }
             drop(t);
-            assert_eq!(std::fs::read_dir(&env.dirs[0].path).unwrap().count(), 0, "{op}");
+            assert_eq!(
+                std::fs::read_dir(&env.dirs[0].path).unwrap().count(),
+                0,
+                "{op}"
+            );
         }
     }
 
@@ -460,7 +504,10 @@ mod tests {
         ctx.dirs = &dirs;
         match Dd.prepare(&case("write_direct"), &ctx) {
             Err(BenchError::Unsupported(why)) => {
-                assert!(why.contains("refuses O_DIRECT") && why.contains("tmpfs"), "{why}")
+                assert!(
+                    why.contains("refuses O_DIRECT") && why.contains("tmpfs"),
+                    "{why}"
+                )
             }
             Err(e) => panic!("{e}"),
             Ok(mut t) => {
@@ -485,7 +532,10 @@ mod tests {
         f.sync_all().unwrap();
         let f = File::open(&path).unwrap();
         assert_eq!(resident_fraction(&f, 1 << 20), Some(1.0), "just written");
-        empty_cache(&f, ColdMethod::Fadvise).unwrap();
+        assert_eq!(
+            empty_cache(&f, ColdMethod::Fadvise).unwrap(),
+            ColdMethod::Fadvise
+        );
         let fs = super::super::describe(&NamedDir {
             name: "t".into(),
             path: tmp.path().to_path_buf(),

@@ -166,7 +166,9 @@ impl Trial for MetaTrial {
         }
         times[2] = clock.now().saturating_sub(t);
         if buf != self.content.bytes() {
-            return Err(BenchError::Failed("a file does not hold what was written".into()));
+            return Err(BenchError::Failed(
+                "a file does not hold what was written".into(),
+            ));
         }
 
         let t = clock.now();
@@ -207,7 +209,12 @@ mod tests {
         assert_eq!(v.len(), PHASES.len());
         assert!(v.iter().all(|x| *x > 0.0), "{v:?}");
         let base = &env.dirs[0].path;
-        let scratch = std::fs::read_dir(base).unwrap().next().unwrap().unwrap().path();
+        let scratch = std::fs::read_dir(base)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
         drop(t);
         assert_eq!(std::fs::read_dir(base).unwrap().count(), 0);
@@ -219,7 +226,12 @@ mod tests {
         let case = Meta.cases(&TestEnv::plan(Suite::Quick, 1)).remove(0);
         let mut t = Meta.prepare(&case, &env.ctx()).unwrap();
         let base = &env.dirs[0].path;
-        let scratch = std::fs::read_dir(base).unwrap().next().unwrap().unwrap().path();
+        let scratch = std::fs::read_dir(base)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         // something in the way of the first repetition's tree: never reused
         std::fs::create_dir(scratch.join("tree-1")).unwrap();
         std::fs::write(scratch.join("tree-1/keep"), b"x").unwrap();

@@ -78,7 +78,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let bytes = n
         .checked_mul(1u64 << shift)
         .ok_or_else(|| format!("'{t}' is too large"))?;
-    if bytes < MIN_SIZE_BYTES || bytes % MIN_SIZE_BYTES != 0 {
+    if bytes < MIN_SIZE_BYTES || !bytes.is_multiple_of(MIN_SIZE_BYTES) {
         return Err(format!(
             "'{t}' is not a whole number of 4 KiB pages (O_DIRECT and the record sizes need them)"
         ));
@@ -90,7 +90,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// that divides it, for case keys.
 pub fn size_label(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -168,18 +168,12 @@ impl Target {
             .dirs
             .iter()
             .find(|d| d.name == name)
-            .ok_or_else(|| {
-                BenchError::Unsupported(format!("no --dir named '{name}' in this run"))
-            })?
+            .ok_or_else(|| BenchError::Unsupported(format!("no --dir named '{name}' in this run")))?
             .clone();
         let info = describe(&dir);
         check_room(&dir, info.free_bytes, need_bytes)?;
         let scratch = ScratchDir::new(&dir.path, purpose)?;
-        Ok(Target {
-            dir,
-            info,
-            scratch,
-        })
+        Ok(Target { dir, info, scratch })
     }
 
     /// A path inside the scratch directory.
@@ -425,7 +419,12 @@ mod tests {
             let case = bench.cases(&plan).remove(0);
             // Ctrl-C arrived: prepare wrote its files, no repetition runs
             let run = runner::run_case(bench, &case, &ctx, &mut |_| {});
-            assert_eq!(run.status, crate::results::CaseStatus::Interrupted, "{}", case.key());
+            assert_eq!(
+                run.status,
+                crate::results::CaseStatus::Interrupted,
+                "{}",
+                case.key()
+            );
             assert_eq!(
                 std::fs::read_dir(&env.dirs[0].path).unwrap().count(),
                 0,
@@ -444,7 +443,9 @@ mod tests {
         assert!(parse_size("100").unwrap_err().contains("4 KiB pages"));
         assert!(parse_size("1.5G").unwrap_err().contains("not a size"));
         assert!(parse_size("-1M").unwrap_err().contains("not a size"));
-        assert!(parse_size("99999999999T").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999T")
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]
@@ -472,7 +473,10 @@ mod tests {
         let BenchError::Unsupported(why) = err else {
             panic!("not a skip")
         };
-        assert!(why.contains("small") && why.contains("100.0 MiB free"), "{why}");
+        assert!(
+            why.contains("small") && why.contains("100.0 MiB free"),
+            "{why}"
+        );
         assert!(check_room(&dir, Some(1 << 30), 64 << 20).is_ok());
         // unknown free space does not block the case
         assert!(check_room(&dir, None, 1 << 40).is_ok());

@@ -12,7 +12,9 @@
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{count_param, create_new, failed, size_label, size_param, size_text, write_blocks, Block, Target};
+use super::{
+    count_param, create_new, failed, size_label, size_param, size_text, write_blocks, Block, Target,
+};
 use crate::config::Suite;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
@@ -57,8 +59,16 @@ const METRICS: [(&str, Unit, Direction); 9] = [
     ("reads_per_sec", Unit::OpsPerSec, Direction::HigherIsBetter),
     ("writes_per_sec", Unit::OpsPerSec, Direction::HigherIsBetter),
     ("fsyncs_per_sec", Unit::OpsPerSec, Direction::HigherIsBetter),
-    ("read_throughput", Unit::MebibytesPerSec, Direction::HigherIsBetter),
-    ("written_throughput", Unit::MebibytesPerSec, Direction::HigherIsBetter),
+    (
+        "read_throughput",
+        Unit::MebibytesPerSec,
+        Direction::HigherIsBetter,
+    ),
+    (
+        "written_throughput",
+        Unit::MebibytesPerSec,
+        Direction::HigherIsBetter,
+    ),
     ("latency_min", Unit::Milliseconds, Direction::LowerIsBetter),
     ("latency_avg", Unit::Milliseconds, Direction::LowerIsBetter),
     ("latency_max", Unit::Milliseconds, Direction::LowerIsBetter),
@@ -225,7 +235,7 @@ impl Requests {
 
     /// One event: an fsync of the round under way, or a read or a write.
     fn event(&mut self) -> std::io::Result<()> {
-        if self.dirty && self.requests % FSYNC_FREQ == 0 {
+        if self.dirty && self.requests.is_multiple_of(FSYNC_FREQ) {
             self.files[self.fsync_next].sync_all()?;
             self.fsyncs += 1;
             self.fsync_next += 1;

@@ -174,7 +174,10 @@ impl Trial for SeqTrial {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("invariant: an io.seq worker does not panic"))
+                .map(|h| {
+                    h.join()
+                        .expect("invariant: an io.seq worker does not panic")
+                })
                 .collect()
         });
         for p in &paths {
@@ -227,7 +230,13 @@ fn worker(
 }
 
 /// Write and rewrite end with fsync; reads must return the whole file.
-fn one_op(f: &mut File, op: usize, block: &Block, buf: &mut Block, size: u64) -> std::io::Result<()> {
+fn one_op(
+    f: &mut File,
+    op: usize,
+    block: &Block,
+    buf: &mut Block,
+    size: u64,
+) -> std::io::Result<()> {
     f.seek(SeekFrom::Start(0))?;
     if op < 2 {
         write_blocks(f, block, size)?;
@@ -248,7 +257,9 @@ fn check_first_record(f: &File, block: &Block, size: u64) -> std::io::Result<()>
     let mut head = vec![0u8; n];
     f.read_exact_at(&mut head, 0)?;
     if head != block.bytes()[..n] {
-        return Err(std::io::Error::other("the file does not hold what was written"));
+        return Err(std::io::Error::other(
+            "the file does not hold what was written",
+        ));
     }
     Ok(())
 }
@@ -293,8 +304,14 @@ mod tests {
         let r = rates(&[a, b], 1_000_000);
         // 2 MB in 250 ms; threads at 10 and 5 MB/s
         assert!((r[0] - 8.0).abs() < 1e-9, "{r:?}");
-        assert!((r[4] - 5.0).abs() < 1e-9 && (r[5] - 10.0).abs() < 1e-9, "{r:?}");
-        assert_eq!(r.len(), Seq.cases(&TestEnv::plan(Suite::Quick, 1))[0].metrics.len());
+        assert!(
+            (r[4] - 5.0).abs() < 1e-9 && (r[5] - 10.0).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert_eq!(
+            r.len(),
+            Seq.cases(&TestEnv::plan(Suite::Quick, 1))[0].metrics.len()
+        );
     }
 
     #[test]
@@ -321,8 +338,14 @@ mod tests {
         let path = tmp.path().join("f");
         let block = Block::new(64 << 10, 3);
         let clock = Clock::real();
-        let spans = worker(create_new(&path, 0).unwrap(), &Barrier::new(1), &clock, &block, 200_704)
-            .unwrap();
+        let spans = worker(
+            create_new(&path, 0).unwrap(),
+            &Barrier::new(1),
+            &clock,
+            &block,
+            200_704,
+        )
+        .unwrap();
         assert!(spans.iter().all(|(a, b)| b >= a));
         assert!(super::super::holds_blocks(&path, &block, 200_704).unwrap());
     }
