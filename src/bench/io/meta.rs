@@ -200,6 +200,16 @@ mod tests {
     use super::*;
     use crate::bench::TestEnv;
 
+    /// The one entry of `dir`: the case's scratch directory.
+    fn only_entry(dir: &std::path::Path) -> PathBuf {
+        let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        entries[0].clone()
+    }
+
     #[test]
     fn every_phase_touches_every_file_and_the_tree_is_gone_after() {
         let env = TestEnv::real(0.01);
@@ -209,12 +219,7 @@ mod tests {
         assert_eq!(v.len(), PHASES.len());
         assert!(v.iter().all(|x| *x > 0.0), "{v:?}");
         let base = &env.dirs[0].path;
-        let scratch = std::fs::read_dir(base)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let scratch = only_entry(base);
         assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
         drop(t);
         assert_eq!(std::fs::read_dir(base).unwrap().count(), 0);
@@ -226,12 +231,7 @@ mod tests {
         let case = Meta.cases(&TestEnv::plan(Suite::Quick, 1)).remove(0);
         let mut t = Meta.prepare(&case, &env.ctx()).unwrap();
         let base = &env.dirs[0].path;
-        let scratch = std::fs::read_dir(base)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let scratch = only_entry(base);
         // something in the way of the first repetition's tree: never reused
         std::fs::create_dir(scratch.join("tree-1")).unwrap();
         std::fs::write(scratch.join("tree-1/keep"), b"x").unwrap();
