@@ -168,6 +168,8 @@ struct DdTrial {
     /// How the cold reads actually emptied the cache (drop_caches can be
     /// refused, then fadvise is used and said).
     methods_used: Vec<ColdMethod>,
+    /// The quickest fdatasync of a whole file, seconds.
+    fastest_sync: Option<f64>,
     notes: Vec<String>,
 }
 
@@ -191,6 +193,7 @@ impl DdTrial {
             rep: 0,
             most_resident: None,
             methods_used: Vec::new(),
+            fastest_sync: None,
         };
         match OPS[op].0 {
             "write_fdatasync" => t
@@ -271,7 +274,10 @@ impl DdTrial {
         let n = write_blocks(&mut f, &self.block, self.size)
             .map_err(|e| failed("writing", &path, e))?;
         if OPS[self.op].0 == "write_fdatasync" {
+            let before = clock.now();
             f.sync_data().map_err(|e| failed("fdatasync", &path, e))?;
+            let took = clock.now().saturating_sub(before).as_secs_f64();
+            self.fastest_sync = Some(self.fastest_sync.map_or(took, |s: f64| s.min(took)));
         }
         drop(f);
         let t1 = clock.now();
@@ -333,6 +339,10 @@ impl Trial for DdTrial {
     fn notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         notes.extend(self.methods_used.iter().map(|m| m.describe().to_string()));
+        notes.extend(
+            self.fastest_sync
+                .and_then(|s| super::implausible_sync(&self.target.info, s)),
+        );
         if self.cold == ColdMethod::DropCaches && self.methods_used.contains(&ColdMethod::Fadvise) {
             notes.push(
                 "writing /proc/sys/vm/drop_caches was refused: fadvise was used instead".into(),

@@ -346,6 +346,40 @@ pub fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bo
             .all(|c| c == &block.bytes()[..c.len()]))
 }
 
+/// A flush of written data faster than this on a spinning disk or across a
+/// network cannot have reached the storage (a disk rotation takes
+/// milliseconds, a network round trip tens of microseconds).
+pub const IMPLAUSIBLE_SYNC_SECS: f64 = 10e-6;
+
+/// Whether `fs_type` reaches its storage over a network or a hypervisor
+/// channel (9P is WSL 2's share of Windows files, seed 004).
+fn is_remote(fs_type: &str) -> bool {
+    matches!(
+        fs_type,
+        "9p" | "nfs" | "nfs4" | "cifs" | "smb3" | "virtiofs" | "drvfs" | "ceph" | "glusterfs"
+    ) || fs_type.starts_with("fuse")
+}
+
+/// A note when a flush of written data (`secs`, the quickest seen) was
+/// too fast for the storage behind `info`: a rotational device or a
+/// network or host filesystem whose fsync is then probably not honoured.
+pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
+    let remote = info.fs_type.as_deref().is_some_and(is_remote);
+    let spinning = info.rotational == Some(true);
+    (secs < IMPLAUSIBLE_SYNC_SECS && (remote || spinning)).then(|| {
+        format!(
+            "a flush of written data took {:.1} us on a {} filesystem: faster than the storage \
+             can answer, so it probably did not reach it (fsync not honoured)",
+            secs * 1e6,
+            if spinning {
+                "rotational"
+            } else {
+                "network or host"
+            }
+        )
+    })
+}
+
 /// Metric bytes per second as 10⁶ B/s (IOzone's and dd's MB/s), with an
 /// interval of zero (the fake clock, a coarse timer) counted as 1 ns.
 pub fn mb_per_sec(bytes: u64, secs: f64) -> f64 {
@@ -480,6 +514,26 @@ mod tests {
         assert!(check_room(&dir, Some(1 << 30), 64 << 20).is_ok());
         // unknown free space does not block the case
         assert!(check_room(&dir, None, 1 << 40).is_ok());
+    }
+
+    #[test]
+    fn a_flush_too_fast_for_a_spinning_or_remote_disk_is_noted() {
+        let info = |fs: &str, rotational| DirInfo {
+            fs_type: Some(fs.into()),
+            rotational,
+            ..DirInfo::default()
+        };
+        assert!(implausible_sync(&info("9p", None), 2e-6)
+            .unwrap()
+            .contains("network or host"));
+        assert!(implausible_sync(&info("ext4", Some(true)), 5e-6)
+            .unwrap()
+            .contains("rotational"));
+        assert!(implausible_sync(&info("fuse.sshfs", None), 1e-6).is_some());
+        // an SSD or tmpfs may answer that fast; a slower flush is plausible
+        assert_eq!(implausible_sync(&info("ext4", Some(false)), 2e-6), None);
+        assert_eq!(implausible_sync(&info("tmpfs", None), 1e-7), None);
+        assert_eq!(implausible_sync(&info("9p", None), 3e-3), None);
     }
 
     #[test]
