@@ -7,18 +7,28 @@
 #
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-# Sections: syscall, cpu, mem, os, hpcc (more arrive with each benchmark family).
+#                     [--io-dir DIR] [--io-size SIZE] [--io-secs N]
+# Sections: syscall, cpu, mem, os, hpcc, io (more arrive with each benchmark
+# family). io works in a fresh directory under --io-dir (default: the
+# temporary directory) with files of --io-size (default 256M) and random I/O
+# runs of --io-secs (default 5).
 set -euo pipefail
 
 rounds=5
-sections="syscall,cpu,mem,os,hpcc"
+sections="syscall,cpu,mem,os,hpcc,io"
 install=1
+io_dir=""
+io_size=256M
+io_secs=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --sections) sections=$2; shift 2 ;;
     --no-install) install=0; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --io-dir) io_dir=$2; shift 2 ;;
+    --io-size) io_size=$2; shift 2 ;;
+    --io-secs) io_secs=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -27,7 +37,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-fidelity.XXXXXX")
 # shared memory, the backing of the memfd envbench runs its tiny helper from
 shm=$(mktemp -d /dev/shm/envbench-fidelity.XXXXXX 2>/dev/null || echo "$work")
-trap 'rm -rf "$work" "$shm"' EXIT
+io_scratch=""  # the io section's directory, under --io-dir
+trap 'rm -rf "$work" "$shm" ${io_scratch:+"$io_scratch"}' EXIT
 trap 'exit 130' INT TERM
 
 # Installs Debian packages the sections need, when root and allowed.
@@ -398,6 +409,98 @@ section_hpcc() {
     hs+=("$(run_hpcc 7500 1 SingleSTREAM_Triad | awk '{ print $1 * 1000 }')")
   done
   summarize "mem.stream[threads=1] triad_rate" MB/s "hpcc SingleSTREAM" "${es[*]}" "${hs[*]}"
+}
+
+# ---------------------------------------------------------------- io
+# All in one fresh directory under --io-dir, alternating on the same
+# filesystem. io.random against sysbench fileio rndrw with the same file set
+# (128 files, --io-size in all), 16 KiB blocks, 1.5 reads per write, fsync
+# every 100 requests; envbench repeats 1 s runs (suite standard), sysbench
+# runs --io-secs. io.seq write and read against fio with one file of
+# --io-size per job, 1 MiB blocks, fsync at the end of the write
+# (end_fsync=1), no preallocation (fallocate=none, as IOzone's initial
+# write), and invalidate=0 so that the read, like IOzone's, reads the files
+# the write made (filename_format) from the page cache. io.dd against dd itself: bs=64K conv=fdatasync,
+# bs=1M oflag=direct, and a read with bs=1M of a file just written.
+section_io() {
+  need_pkgs sysbench fio >/dev/null 2>&1 || true
+  command -v sysbench >/dev/null && command -v fio >/dev/null || { echo "sysbench or fio missing; io section skipped" >&2; return 0; }
+  io_scratch=$(mktemp -d "${io_dir:-$work}/envbench-fidelity-io.XXXXXX")
+  local d=$io_scratch
+  local bytes
+  bytes=$(python3 -c "
+import sys; s = sys.argv[1].upper(); m = {'K': 10, 'M': 20, 'G': 30}
+print(int(s[:-1]) << m[s[-1]] if s[-1] in m else int(s))" "$io_size")
+  local label
+  label=$(python3 -c "
+import sys; b = int(sys.argv[1])
+for sh, u in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
+    if b >= 1 << sh and b % (1 << sh) == 0: print(f'{b >> sh}{u}'); break
+else: print(f'{b}B')" "$bytes")
+  e_io() { "$envbench" run --no-history --suite standard --quiet --force --dir "io=$d" --file-size "$io_size" --io-total "$io_size" --reps 3..3 --rounds 1 "$@" -o "$work/e.json" >/dev/null; }
+
+  # io.random against sysbench fileio rndrw
+  local sb=(--file-num=128 --file-total-size="$bytes" --file-block-size=16384)
+  local er=() rr=() ew=() rw=()
+  for ((i = 0; i < rounds; i++)); do
+    e_io --only io.random
+    local key="io.random[block=16KiB,dir=io,duration_ms=1000,total_size=$label]"
+    er+=("$(envbench_median "$key" reads_per_sec)")
+    ew+=("$(envbench_median "$key" written_throughput)")
+    mkdir "$d/sb"
+    local out
+    out=$(cd "$d/sb" && sysbench fileio "${sb[@]}" prepare >/dev/null && sysbench fileio "${sb[@]}" --file-test-mode=rndrw --time="$io_secs" run)
+    rm -rf "$d/sb"
+    rr+=("$(awk '/reads\/s:/ { print $2 }' <<<"$out")")
+    rw+=("$(awk '/written, MiB\/s:/ { print $3 }' <<<"$out")")
+  done
+  summarize "io.random reads_per_sec" ops/s "sysbench fileio rndrw" "${er[*]}" "${rr[*]}"
+  summarize "io.random written_throughput" MiB/s "sysbench fileio rndrw" "${ew[*]}" "${rw[*]}"
+
+  # io.seq against fio, 1 and 2 threads
+  for t in 1 2; do
+    local esw=() rsw=() esr=() rsr=()
+    for ((i = 0; i < rounds; i++)); do
+      e_io --only io.seq --threads "$t"
+      local key="io.seq[dir=io,file_size=$label,record=1MiB,threads=$t]"
+      esw+=("$(envbench_median "$key" write)")
+      esr+=("$(envbench_median "$key" read)")
+      mkdir "$d/fio"
+      local json
+      json=$(fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
+        --end_fsync=1 --fallocate=none --group_reporting --output-format=json \
+        --name=rd --stonewall --rw=read --bs=1M --size="$bytes" --numjobs="$t" --invalidate=0 \
+        --group_reporting --unlink=1)
+      rm -rf "$d/fio"
+      rsw+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][0]['write']['bw_bytes'] / 1e6)" <<<"$json")")
+      rsr+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][1]['read']['bw_bytes'] / 1e6)" <<<"$json")")
+    done
+    summarize "io.seq[threads=$t] write" MB/s "fio write end_fsync=1" "${esw[*]}" "${rsw[*]}"
+    summarize "io.seq[threads=$t] read" MB/s "fio read (cached)" "${esr[*]}" "${rsr[*]}"
+  done
+
+  # io.dd against dd; dd prints bytes ... copied, SECONDS s, RATE
+  dd_rate() { awk '/copied/ { print $1 / $(NF-3) / 1e6 }'; }
+  local ef=() rf=() ed=() rd=() ew2=() rw2=()
+  local blocks64=$((bytes / 65536)) blocks1m=$((bytes / 1048576))
+  for ((i = 0; i < rounds; i++)); do
+    e_io --only io.dd
+    ef+=("$(envbench_median "io.dd[block=64KiB,dir=io,file_size=$label,op=write_fdatasync]" throughput)")
+    ed+=("$(envbench_median "io.dd[block=1MiB,dir=io,file_size=$label,op=write_direct]" throughput)")
+    ew2+=("$(envbench_median "io.dd[block=1MiB,dir=io,file_size=$label,op=read_warm]" throughput)")
+    rf+=("$(dd if=/dev/zero of="$d/ddfile" bs=64K count="$blocks64" conv=fdatasync 2>&1 | dd_rate)")
+    rm -f "$d/ddfile"
+    rd+=("$(dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" oflag=direct 2>&1 | dd_rate)")
+    rm -f "$d/ddfile"
+    dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" conv=fdatasync 2>/dev/null
+    cat "$d/ddfile" >/dev/null
+    rw2+=("$(dd if="$d/ddfile" of=/dev/null bs=1M 2>&1 | dd_rate)")
+    rm -f "$d/ddfile"
+  done
+  summarize "io.dd[op=write_fdatasync] throughput" MB/s "dd bs=64K conv=fdatasync" "${ef[*]}" "${rf[*]}"
+  summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct" "${ed[*]}" "${rd[*]}"
+  summarize "io.dd[op=read_warm] throughput" MB/s "dd bs=1M (cached)" "${ew2[*]}" "${rw2[*]}"
+  rm -rf "$d"
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2

@@ -112,6 +112,36 @@ pub fn label(l: &str) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The target directories with their names: a `--dir` given without a
+/// name is `dirN` for its position N (from 1), the default directory
+/// `dir1`.
+///
+/// # Errors
+/// [`UsageError`] when two directories have the same name.
+pub fn dir_names(
+    names: &[Option<String>],
+    dirs: &[std::path::PathBuf],
+) -> Result<Vec<bench::NamedDir>, UsageError> {
+    let given: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| n.clone().unwrap_or_else(|| format!("dir{}", i + 1)))
+        .collect();
+    let named = bench::NamedDir::zip(&given, dirs);
+    for (i, d) in named.iter().enumerate() {
+        if let Some(first) = named[..i].iter().find(|e| e.name == d.name) {
+            return Err(UsageError(format!(
+                "--dir: the name '{}' is given to both {} and {}; each directory needs its own \
+                 name (--dir NAME=PATH; a plain PATH is named dirN by its position)",
+                d.name,
+                first.path.display(),
+                d.path.display()
+            )));
+        }
+    }
+    Ok(named)
+}
+
 /// statfs magic numbers of filesystems that hold no files of ours.
 const PSEUDO_FS: [(i64, &str); 4] = [
     (0x9FA0, "procfs"),
@@ -169,6 +199,25 @@ mod tests {
             );
         }
         assert!(patterns(&["os".into()]).is_ok());
+    }
+
+    #[test]
+    fn dirs_get_positional_default_names_and_must_not_share_one() {
+        let paths = [
+            std::path::PathBuf::from("/a"),
+            std::path::PathBuf::from("/b"),
+        ];
+        let named = dir_names(&[Some("ext4".into()), None], &paths).unwrap();
+        assert_eq!(named[0].name, "ext4");
+        assert_eq!(named[1].name, "dir2");
+        assert_eq!(dir_names(&[], &paths[..1]).unwrap()[0].name, "dir1");
+        let err = dir_names(&[None, Some("dir1".into())], &paths)
+            .unwrap_err()
+            .0;
+        assert!(
+            err.contains("'dir1'") && err.contains("/a") && err.contains("/b"),
+            "{err}"
+        );
     }
 
     #[test]

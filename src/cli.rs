@@ -160,11 +160,16 @@ pub struct RunArgs {
     /// (cpu.*), comma-separated. `envbench list` shows them all.
     #[arg(long, value_delimiter = ',', value_name = "PATTERN,...")]
     pub only: Vec<String>,
-    /// Directory for file benchmarks; repeat to compare filesystems in one
-    /// run. envbench works in a fresh subdirectory and removes it.
-    /// [default: the current directory]
-    #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<PathBuf>,
+    /// Directory for file benchmarks, with the name it has in case keys;
+    /// repeat to compare filesystems in one run (`--dir ext4=. --dir
+    /// shm=/dev/shm`). The name (letters, digits, `_`, `-`) is what
+    /// matches across environments, never the path, so `--dir
+    /// work=/home/me/w` in one and `--dir work=/mnt/c/w` in another compare
+    /// as the same cases. A plain PATH is named dir1, dir2 ... by position
+    /// (write ./a=b for a path holding `=`). envbench works in a fresh
+    /// subdirectory and removes it. [default: the current directory, as dir1]
+    #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
+    pub dirs: Vec<DirArg>,
     /// Name of this environment, e.g. native, wsl2, vm. [default: the
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]
@@ -212,6 +217,20 @@ pub struct RunArgs {
     /// cache gets a note saying which size meets STREAM's rule.
     #[arg(long, value_name = "N", value_parser = parse_stream_elems)]
     pub stream_elems: Option<usize>,
+    /// io.seq's file per thread and io.dd's file, e.g. 64M, 1G (suffixes
+    /// K, M, G, T are powers of 1024). [default: 16M in quick, 256M in
+    /// standard, 2G in full for io.seq; 16M, 512M, 1G for io.dd]
+    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
+    pub file_size: Option<u64>,
+    /// io.seq's record: the size of each read and write call (IOzone -r).
+    /// [default: 1M]
+    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
+    pub record: Option<u64>,
+    /// io.random's file set, written before timing (sysbench
+    /// --file-total-size); make it larger than memory to reach the device.
+    /// [default: 64M in quick, 1G in standard, 30G in full]
+    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
+    pub io_total: Option<u64>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
@@ -251,9 +270,10 @@ pub struct RunArgs {
 /// `envbench info` options.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// Directory whose filesystem to describe; repeatable. [default: the current directory]
-    #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<PathBuf>,
+    /// Directory whose filesystem to describe, as `run --dir` takes it
+    /// ([NAME=]PATH); repeatable. [default: the current directory]
+    #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
+    pub dirs: Vec<DirArg>,
     /// Print JSON (the `fingerprint` object of a result file).
     #[arg(long)]
     pub json: bool,
@@ -401,6 +421,45 @@ fn parse_stream_elems(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A `--dir` value: `NAME=PATH` or a plain `PATH`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirArg {
+    /// The name given, if any.
+    pub name: Option<String>,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+/// `NAME=PATH` when the text before the first `=` holds no `/` (a path
+/// such as `/tmp/a=b` stays a path); the name must be `[A-Za-z0-9_-]+`.
+fn parse_dir(s: &str) -> Result<DirArg, String> {
+    let named = s.split_once('=').filter(|(name, _)| !name.contains('/'));
+    let Some((name, path)) = named else {
+        return Ok(DirArg {
+            name: None,
+            path: PathBuf::from(s),
+        });
+    };
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.is_empty() || !name.chars().all(valid) {
+        return Err(format!(
+            "'{name}' is not a directory name: use letters, digits, '_' and '-' (NAME=PATH), \
+             or write ./{s} for a path holding '='"
+        ));
+    }
+    if path.is_empty() {
+        return Err(format!("{name}= names no directory: write {name}=PATH"));
+    }
+    Ok(DirArg {
+        name: Some(name.to_string()),
+        path: PathBuf::from(path),
+    })
+}
+
+fn parse_io_size(s: &str) -> Result<u64, String> {
+    crate::bench::io::parse_size(s)
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
@@ -440,7 +499,7 @@ impl RunArgs {
                 .map(|p| p.trim().to_string())
                 .filter(|p| !p.is_empty())
                 .collect(),
-            dirs: self.dirs.clone(),
+            dirs: self.dirs.iter().map(|d| d.path.clone()).collect(),
             label: self.label.clone().unwrap_or_default(),
             output: self.output.clone().unwrap_or_default(),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
@@ -510,6 +569,22 @@ mod tests {
         assert_eq!(parse_stream_elems("16777216"), Ok(1 << 24));
         assert!(parse_stream_elems("999").is_err());
         assert!(parse_stream_elems("1e6").is_err());
+    }
+
+    #[test]
+    fn dirs_are_named_or_plain_paths() {
+        let named = parse_dir("ext4=/home/me/w").unwrap();
+        assert_eq!(named.name.as_deref(), Some("ext4"));
+        assert_eq!(named.path, PathBuf::from("/home/me/w"));
+        assert_eq!(parse_dir("/tmp/a=b").unwrap().name, None);
+        assert_eq!(parse_dir(".").unwrap().path, PathBuf::from("."));
+        assert!(parse_dir("=/tmp")
+            .unwrap_err()
+            .contains("not a directory name"));
+        assert!(parse_dir("my dir=/tmp")
+            .unwrap_err()
+            .contains("letters, digits"));
+        assert!(parse_dir("a=").unwrap_err().contains("a=PATH"));
     }
 
     #[test]

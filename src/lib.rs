@@ -52,7 +52,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::Info(args) => {
-            let dirs = default_dirs(args.dirs)?;
+            let dirs = default_dirs(args.dirs.into_iter().map(|d| d.path).collect())?;
             let fp = probe::probe_live(&dirs);
             let text = if args.json {
                 serde_json::to_string_pretty(&fp)? + "\n"
@@ -89,7 +89,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 config::Suite::Quick,
                 &fp,
                 None,
-                vec![PathBuf::from(".")],
+                bench::NamedDir::zip(&[], &[PathBuf::from(".")]),
             );
             let text = if args.json {
                 serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"

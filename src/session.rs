@@ -34,13 +34,17 @@ const HIGH_LOAD_PER_CPU: f64 = 0.5;
 /// # Errors
 /// [`UsageError`] for bad input (before measuring); I/O errors saving results.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (mut config, benches) = validate(args)?;
+    let (mut config, benches, dirs) = validate(args)?;
     let fingerprint = probe::probe_live(&config.dirs);
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
-    let cases = plan_cases(&benches, &config, &fingerprint, args.stream_elems);
+    let planned = Planned {
+        cases: plan_cases(&benches, &config, &fingerprint, &dirs, args),
+        dirs,
+    };
+    let cases = &planned.cases;
     let budget_note = fit_budget(&mut config.reps, config.suite, cases.len(), args.budget);
     if args.plan {
-        crate::print_stdout(&plan_text(&config, &cases, budget_note.as_deref()))?;
+        crate::print_stdout(&plan_text(&config, cases, budget_note.as_deref()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let started = wall_now_secs();
@@ -53,6 +57,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let idle = crate::validity::idle::before_run(&config, args.quiet)?;
     let mut file = new_result_file(&config, fingerprint, started, &host);
     file.anomalies.extend(idle);
+    file.notes.push(bench::io::dirs_note(&planned.dirs));
     file.notes.extend(budget_note);
     store::save(&config.output, &file).map_err(|e| {
         if e.is_bad_path() {
@@ -92,7 +97,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run_rounds(
         &config,
         &benches,
-        &cases,
+        &planned,
         &mut file,
         &interrupted,
         &mut reporter,
@@ -111,9 +116,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     finish(&config, &file, was_interrupted, &reporter)
 }
 
-/// Checks the arguments and turns them into a configuration and the
-/// selected benches, before anything is probed or measured.
-fn validate(args: &RunArgs) -> anyhow::Result<(RunConfig, Vec<&'static dyn Bench>)> {
+/// The cases of a run and the named directories they write in.
+struct Planned {
+    cases: Vec<(&'static dyn Bench, CaseSpec)>,
+    dirs: Vec<bench::NamedDir>,
+}
+
+/// Checks the arguments and turns them into a configuration, the
+/// selected benches and the named target directories, before anything is
+/// probed or measured.
+fn validate(
+    args: &RunArgs,
+) -> anyhow::Result<(RunConfig, Vec<&'static dyn Bench>, Vec<bench::NamedDir>)> {
     let mut config = args.to_config();
     check::patterns(&args.only)?;
     if let Some(l) = &args.label {
@@ -125,7 +139,9 @@ fn validate(args: &RunArgs) -> anyhow::Result<(RunConfig, Vec<&'static dyn Bench
     for d in &config.dirs {
         check::writable_dir(d)?;
     }
-    Ok((config, benches))
+    let names: Vec<Option<String>> = args.dirs.iter().map(|d| d.name.clone()).collect();
+    let dirs = check::dir_names(&names, &config.dirs)?;
+    Ok((config, benches, dirs))
 }
 
 /// The cases of the selected benches for this suite, in bench order.
@@ -133,15 +149,21 @@ fn plan_cases(
     benches: &[&'static dyn Bench],
     config: &RunConfig,
     fingerprint: &Fingerprint,
-    stream_elems: Option<usize>,
+    dirs: &[bench::NamedDir],
+    args: &RunArgs,
 ) -> Vec<(&'static dyn Bench, CaseSpec)> {
     let plan = Plan::from_fingerprint(
         config.suite,
         fingerprint,
         config.threads.clone(),
-        config.dirs.clone(),
+        dirs.to_vec(),
     )
-    .with_stream_elems(stream_elems);
+    .with_stream_elems(args.stream_elems)
+    .with_io(bench::io::IoOptions {
+        file_size: args.file_size,
+        record: args.record,
+        total: args.io_total,
+    });
     benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
@@ -246,12 +268,13 @@ fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, floor
 fn run_rounds(
     config: &RunConfig,
     benches: &[&'static dyn Bench],
-    cases: &[(&'static dyn Bench, CaseSpec)],
+    planned: &Planned,
     file: &mut ResultFile,
     interrupted: &AtomicBool,
     reporter: &mut Reporter,
     deadline: Option<f64>,
 ) -> anyhow::Result<()> {
+    let cases = &planned.cases;
     // case rounds whose budget was cut to catch up, and the smallest budget
     let mut cut = (0usize, f64::INFINITY);
     let clock = if config.fake_clock {
@@ -272,7 +295,7 @@ fn run_rounds(
         seed: config.seed,
         interrupted,
         mem_available_bytes,
-        dirs: &config.dirs,
+        dirs: &planned.dirs,
         cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
     };
     let run_start = clock.now();

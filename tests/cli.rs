@@ -1117,6 +1117,150 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         .stderr(predicate::str::contains("not recorded in the history"));
 }
 
+/// A fake-clock run of the io family on two named directories, with
+/// KiB-sized files.
+fn io_run(tmp: &Path, dirs: &[&str]) -> Command {
+    let mut c = envbench();
+    c.current_dir(tmp).args([
+        "run",
+        "--fake-clock",
+        "--quiet",
+        "--no-history",
+        "--only",
+        "io",
+        "--reps",
+        "2",
+        "--rounds",
+        "1",
+        "--file-size",
+        "64K",
+        "--record",
+        "16K",
+        "--io-total",
+        "2M",
+        "-o",
+        "out.json",
+    ]);
+    for d in dirs {
+        c.args(["--dir", d]);
+    }
+    c
+}
+
+#[test]
+fn io_cases_run_for_every_named_dir_and_leave_no_scratch_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    for d in ["x", "y"] {
+        std::fs::create_dir(tmp.path().join(d)).unwrap();
+    }
+    io_run(tmp.path(), &["a=x", "b=y"]).assert().success();
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    let keys: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
+    for bench in ["io.seq", "io.random", "io.dd", "io.meta"] {
+        for dir in ["dir=a", "dir=b"] {
+            assert!(
+                keys.iter().any(|k| k.starts_with(bench) && k.contains(dir)),
+                "{bench} {dir}: {keys:?}"
+            );
+        }
+    }
+    for c in &file.cases {
+        assert!(
+            matches!(c.status, CaseStatus::Ok | CaseStatus::Skipped),
+            "{}: {:?} {:?}",
+            c.key,
+            c.status,
+            c.reason
+        );
+        if c.status == CaseStatus::Ok {
+            let fs = &c.details.as_ref().unwrap()["dir"]["filesystem"];
+            let path = if c.params["dir"] == "a" { "x" } else { "y" };
+            assert!(fs["path"].as_str().unwrap().ends_with(path), "{}", c.key);
+            assert!(fs["fs_type"].is_string(), "{}", c.key);
+        }
+    }
+    assert!(file
+        .notes
+        .iter()
+        .any(|n| n.contains("a = x") && n.contains("b = y")));
+    // the same names on other paths give the same keys
+    for d in ["p", "q"] {
+        std::fs::create_dir(tmp.path().join(d)).unwrap();
+    }
+    std::fs::rename(tmp.path().join("out.json"), tmp.path().join("first.json")).unwrap();
+    io_run(tmp.path(), &["a=p", "b=q"]).assert().success();
+    let again = store::load(&tmp.path().join("out.json")).unwrap();
+    let mut k1: Vec<_> = file.cases.iter().map(|c| c.key.clone()).collect();
+    let mut k2: Vec<_> = again.cases.iter().map(|c| c.key.clone()).collect();
+    k1.sort();
+    k2.sort();
+    assert_eq!(k1, k2);
+    assert_eq!(
+        walk(tmp.path()),
+        ["first.json", "out.json", "p", "q", "x", "y"],
+        "no envbench-* directory is left"
+    );
+}
+
+#[test]
+fn bad_dir_names_and_repeated_names_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("x")).unwrap();
+    for (dirs, says) in [
+        (vec!["my dir=x"], "letters, digits"),
+        (vec!["=x"], "not a directory name"),
+        (vec!["a=x", "a=."], "given to both"),
+        (vec!["x", "dir1=."], "given to both"),
+        (vec!["a=nonexistent"], "not an existing directory"),
+    ] {
+        io_run(tmp.path(), &dirs)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    assert_eq!(walk(tmp.path()), ["x"]);
+}
+
+#[test]
+fn sigint_during_io_removes_every_file_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let child = start_run(
+        tmp.path(),
+        &[
+            "--no-history",
+            "--only",
+            "io.random",
+            "--dir",
+            "t=t",
+            "--io-total",
+            "4M",
+            "--reps",
+            "400..400",
+            "--ci-target",
+            "0.001",
+            "--budget",
+            "60",
+        ],
+    );
+    let path = tmp.path().join("out.json");
+    let start = Instant::now();
+    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    assert_eq!(store::load(&path).unwrap().status, RunStatus::Interrupted);
+    assert_eq!(
+        walk(&target),
+        Vec::<String>::new(),
+        "the scratch directory is gone"
+    );
+}
+
 #[test]
 fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod io;
 pub mod mem;
 pub mod os;
 pub mod runner;
@@ -95,8 +96,8 @@ pub struct Plan {
     pub cpus: usize,
     /// Thread counts the user asked for, if any.
     pub threads: Option<Vec<usize>>,
-    /// Target directories.
-    pub dirs: Vec<PathBuf>,
+    /// Target directories, each under the name that enters case keys.
+    pub dirs: Vec<NamedDir>,
     /// STREAM's elements per array given with `--stream-elems`; None for
     /// the suite's fixed size.
     ///
@@ -106,6 +107,37 @@ pub struct Plan {
     /// they are checked against are read when a case is prepared and
     /// written as notes.
     pub stream_elems: Option<usize>,
+    /// Sizes of the io family given by the user (`--file-size`,
+    /// `--record`, `--io-total`); None for the suite's.
+    pub io: io::IoOptions,
+}
+
+/// A target directory and the name it has in case keys (`--dir NAME=PATH`):
+/// the name, never the path, enters a key, so `/home/me/work` in one
+/// environment and `/mnt/c/work` in another compare as the same case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedDir {
+    /// `dir1`, `ext4`, `winshare` ...: `[A-Za-z0-9_-]+`, unique in a run.
+    pub name: String,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl NamedDir {
+    /// `dirs` with their `names`; a directory without a name gets `dirN`
+    /// for its position N (from 1).
+    pub fn zip(names: &[String], dirs: &[PathBuf]) -> Vec<NamedDir> {
+        dirs.iter()
+            .enumerate()
+            .map(|(i, path)| NamedDir {
+                name: names
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("dir{}", i + 1)),
+                path: path.clone(),
+            })
+            .collect()
+    }
 }
 
 impl Plan {
@@ -114,7 +146,7 @@ impl Plan {
         suite: Suite,
         fp: &crate::probe::Fingerprint,
         threads: Option<Vec<usize>>,
-        dirs: Vec<PathBuf>,
+        dirs: Vec<NamedDir>,
     ) -> Plan {
         Plan {
             suite,
@@ -122,7 +154,13 @@ impl Plan {
             threads,
             dirs,
             stream_elems: None,
+            io: io::IoOptions::default(),
         }
+    }
+
+    /// The plan with the io family's sizes given by the user.
+    pub fn with_io(self, io: io::IoOptions) -> Plan {
+        Plan { io, ..self }
     }
 
     /// The plan with STREAM's array size given by the user (`--stream-elems`).
@@ -162,8 +200,9 @@ pub struct Context<'a> {
     /// Memory a case may use, bytes: the smaller of MemAvailable and the
     /// cgroup limit at the start of the run; None when unknown.
     pub mem_available_bytes: Option<u64>,
-    /// Target directories; file-making benches work in a [`ScratchDir`] below the first.
-    pub dirs: &'a [PathBuf],
+    /// Target directories; file-making benches work in a [`ScratchDir`]
+    /// below the first, the io family below the one a case names.
+    pub dirs: &'a [NamedDir],
     /// CPUs this process may use.
     pub cpus: usize,
 }
@@ -371,6 +410,10 @@ pub const ALL: &[&dyn Bench] = &[
     &cpu::loops::FloatLoop,
     &mem::stream::Stream,
     &mem::latency::Latency,
+    &io::seq::Seq,
+    &io::random::Random,
+    &io::dd::Dd,
+    &io::meta::Meta,
     &os::syscall::Syscall,
     &os::process::Fork,
     &os::process::ForkCow,
@@ -457,29 +500,44 @@ pub(crate) struct TestEnv {
     pub clock: Clock,
     pub reps: RepPolicy,
     pub stop: AtomicBool,
+    /// `dir1`: a temporary directory removed with the environment.
+    pub dirs: Vec<NamedDir>,
+    _tmp: tempfile::TempDir,
 }
 
 #[cfg(test)]
 impl TestEnv {
     /// The real clock, repetitions of about `rep_target_secs`.
     pub fn real(rep_target_secs: f64) -> TestEnv {
-        TestEnv {
-            clock: Clock::real(),
-            reps: RepPolicy {
+        TestEnv::with_clock(
+            Clock::real(),
+            RepPolicy {
                 rep_target_secs,
                 ..RepPolicy::for_suite(Suite::Quick)
             },
+        )
+    }
+
+    fn with_clock(clock: Clock, reps: RepPolicy) -> TestEnv {
+        let tmp = tempfile::tempdir().expect("invariant: the temp dir is writable");
+        TestEnv {
+            clock,
+            reps,
             stop: AtomicBool::new(false),
+            dirs: vec![NamedDir {
+                name: "dir1".into(),
+                path: tmp.path().to_path_buf(),
+            }],
+            _tmp: tmp,
         }
     }
 
     /// A fake clock advancing 1 ms a read.
     pub fn fake() -> TestEnv {
-        TestEnv {
-            clock: Clock::fake(std::time::Duration::from_millis(1)),
-            reps: RepPolicy::for_suite(Suite::Quick),
-            stop: AtomicBool::new(false),
-        }
+        TestEnv::with_clock(
+            Clock::fake(std::time::Duration::from_millis(1)),
+            RepPolicy::for_suite(Suite::Quick),
+        )
     }
 
     /// The context benches see.
@@ -490,19 +548,24 @@ impl TestEnv {
             seed: 1,
             interrupted: &self.stop,
             mem_available_bytes: Some(TEST_MEMORY_BYTES),
-            dirs: &[],
+            dirs: &self.dirs,
             cpus: 2,
         }
     }
 
-    /// A plan for `suite` on `cpus` CPUs with the temp dir as target.
+    /// A plan for `suite` on `cpus` CPUs with `dir1` as target and the
+    /// io family's sizes in KiBs (tests keep disk use small).
     pub fn plan(suite: Suite, cpus: usize) -> Plan {
         Plan {
             suite,
             cpus,
             threads: None,
-            dirs: vec![std::env::temp_dir()],
+            dirs: vec![NamedDir {
+                name: "dir1".into(),
+                path: std::env::temp_dir(),
+            }],
             stream_elems: None,
+            io: io::IoOptions::tiny(),
         }
     }
 }
@@ -583,7 +646,12 @@ mod tests {
         );
         for suite in Suite::ALL {
             let keys = |fp: &crate::probe::Fingerprint| -> Vec<String> {
-                let plan = Plan::from_fingerprint(suite, fp, None, vec![PathBuf::from(".")]);
+                let plan = Plan::from_fingerprint(
+                    suite,
+                    fp,
+                    None,
+                    NamedDir::zip(&[], &[PathBuf::from(".")]),
+                );
                 ALL.iter()
                     .flat_map(|b| b.cases(&plan))
                     .map(|c| c.key())

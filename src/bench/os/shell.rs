@@ -89,7 +89,7 @@ impl Bench for Shell {
             .dirs
             .first()
             .ok_or_else(|| BenchError::Unsupported("no target directory".into()))?;
-        let scratch = ScratchDir::new(base, "shell")?;
+        let scratch = ScratchDir::new(&base.path, "shell")?;
         let input = input_text(ctx.seed);
         let mut dirs = Vec::with_capacity(copies);
         for i in 0..copies {
@@ -214,7 +214,7 @@ mod tests {
     fn the_script_runs_and_its_directory_is_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let env = TestEnv::real(0.001);
-        let dirs = vec![tmp.path().to_path_buf()];
+        let dirs = crate::bench::NamedDir::zip(&[], &[tmp.path().to_path_buf()]);
         let mut ctx = env.ctx();
         ctx.dirs = &dirs;
         let case = &Shell.cases(&TestEnv::plan(crate::config::Suite::Quick, 1))[1];

@@ -1,0 +1,561 @@
+//! `io.dd`: the dd transfers the seeds timed (seed 004: `dd bs=64K
+//! count=32K conv=fdatasync` then a read of the file, ext4 against the 9P
+//! share of Windows files; seed 003: `dd bs=1M count=1024` buffered and
+//! with `oflag=direct`, and reads with and without the page cache). One
+//! case per transfer, MB/s (10⁶ B/s, as dd prints):
+//!
+//! - `write_fdatasync`: 64 KiB blocks, fdatasync before the clock stops;
+//! - `write_buffered`: 1 MiB blocks, no sync (what reaches the page cache);
+//! - `write_direct`: 1 MiB blocks with O_DIRECT; a filesystem that refuses
+//!   O_DIRECT (tmpfs answers EINVAL) skips the case saying so — there is
+//!   no quiet fallback to buffered writes;
+//! - `read_warm`: 1 MiB blocks from a file just written and read;
+//! - `read_cold`: the same after dropping the file from the page cache:
+//!   `drop_caches` as root (seed 003's `echo 3`), otherwise
+//!   `posix_fadvise(DONTNEED)` on the file; the case says which, whether
+//!   the file was larger than free memory, and how much of it was still
+//!   cached (mincore) when the read began.
+//!
+//! Every write goes to a new file (O_EXCL) removed after the repetition.
+
+use super::super::clock::Clock;
+use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::{
+    create_new, failed, mb_per_sec, read_blocks, size_label, size_param, size_text, write_blocks,
+    Block, Target,
+};
+use crate::config::Suite;
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+use std::path::PathBuf;
+
+/// The transfers, with their block sizes.
+const OPS: [(&str, u64); 5] = [
+    ("write_fdatasync", 64 << 10),
+    ("write_buffered", 1 << 20),
+    ("write_direct", 1 << 20),
+    ("read_warm", 1 << 20),
+    ("read_cold", 1 << 20),
+];
+
+/// The file of a suite: the seeds' 1 GiB in full, less where one
+/// repetition must stay short.
+pub fn suite_file_size(suite: Suite) -> u64 {
+    match suite {
+        Suite::Quick => 16 << 20,
+        Suite::Standard => 512 << 20,
+        Suite::Full => 1 << 30,
+    }
+}
+
+/// The `io.dd` bench.
+#[derive(Debug)]
+pub struct Dd;
+
+impl Bench for Dd {
+    fn family(&self) -> Family {
+        Family::Io
+    }
+    fn name(&self) -> &'static str {
+        "dd"
+    }
+    fn summary(&self) -> &'static str {
+        "dd transfers: write 64 KiB blocks + fdatasync, buffered write, O_DIRECT write (skipped where \
+         refused), warm and cold read; MB/s; a file of 16 MiB (quick), 512 MiB (standard), 1 GiB \
+         (full) per repetition"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 004 (dd conv=fdatasync, ext4 vs 9P), seed 003 (dd buffered, oflag=direct, cold read)"
+    }
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        let size = plan.io.file_size.unwrap_or(suite_file_size(plan.suite));
+        let mut cases = Vec::new();
+        for dir in &plan.dirs {
+            for (op, block) in OPS {
+                cases.push(CaseSpec {
+                    bench: self.id(),
+                    params: BTreeMap::from([
+                        ("dir".to_string(), Value::from(dir.name.clone())),
+                        ("op".to_string(), Value::from(op)),
+                        ("block".to_string(), Value::from(size_label(block))),
+                        ("file_size".to_string(), Value::from(size_label(size))),
+                    ]),
+                    metrics: vec![MetricSpec {
+                        name: "throughput",
+                        unit: Unit::MegabytesPerSec,
+                        direction: Direction::HigherIsBetter,
+                    }],
+                });
+            }
+        }
+        cases
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let op = case
+            .params
+            .get("op")
+            .and_then(Value::as_str)
+            .and_then(|o| OPS.iter().position(|(name, _)| *name == o))
+            .ok_or_else(|| BenchError::Failed(format!("{}: bad op", case.key())))?;
+        let block = size_param(case, "block")?;
+        let size = size_param(case, "file_size")?;
+        let target = Target::open(ctx, case, "dd", size)?;
+        let cold = if ctx.clock.is_fake() {
+            // a fake-clock run is a test: never drop the whole machine's cache
+            ColdMethod::Fadvise
+        } else {
+            ColdMethod::for_this_process()
+        };
+        DdTrial::new(
+            target,
+            op,
+            Block::new(block as usize, ctx.seed),
+            size,
+            cold,
+            ctx,
+        )
+        .map(|t| Box::new(t) as Box<dyn Trial>)
+    }
+}
+
+/// How the cold read empties the page cache.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ColdMethod {
+    /// `sync; echo 3 > /proc/sys/vm/drop_caches` (root only; the whole machine).
+    DropCaches,
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` on the (clean) file.
+    Fadvise,
+}
+
+impl ColdMethod {
+    /// drop_caches when running as root, fadvise otherwise.
+    pub fn for_this_process() -> ColdMethod {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            ColdMethod::DropCaches
+        } else {
+            ColdMethod::Fadvise
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            ColdMethod::DropCaches => {
+                "cold reads began after sync; echo 3 > /proc/sys/vm/drop_caches (the whole page cache)"
+            }
+            ColdMethod::Fadvise => {
+                "cold reads began after posix_fadvise(POSIX_FADV_DONTNEED) on the file \
+                 (drop_caches needs root, and a fake-clock test run never drops the machine's cache)"
+            }
+        }
+    }
+}
+
+struct DdTrial {
+    target: Target,
+    op: usize,
+    block: Block,
+    size: u64,
+    cold: ColdMethod,
+    /// The file the reads read (written in prepare).
+    read_path: Option<PathBuf>,
+    rep: u64,
+    /// Largest fraction of the file still cached when a cold read began.
+    most_resident: Option<f64>,
+    /// How the cold reads actually emptied the cache (drop_caches can be
+    /// refused, then fadvise is used and said).
+    methods_used: Vec<ColdMethod>,
+    /// The quickest fdatasync of a whole file, seconds.
+    fastest_sync: Option<f64>,
+    notes: Vec<String>,
+}
+
+impl DdTrial {
+    fn new(
+        target: Target,
+        op: usize,
+        block: Block,
+        size: u64,
+        cold: ColdMethod,
+        ctx: &Context,
+    ) -> Result<DdTrial, BenchError> {
+        let mut t = DdTrial {
+            notes: vec![target.note()],
+            target,
+            op,
+            block,
+            size,
+            cold,
+            read_path: None,
+            rep: 0,
+            most_resident: None,
+            methods_used: Vec::new(),
+            fastest_sync: None,
+        };
+        match OPS[op].0 {
+            "write_fdatasync" => t
+                .notes
+                .push("the clock stops after fdatasync, as dd conv=fdatasync".into()),
+            "write_buffered" => t.notes.push(
+                "no sync: the rate is that of the page cache taking the data, as plain dd".into(),
+            ),
+            "write_direct" => t.check_direct()?,
+            _ => t.write_read_file()?,
+        }
+        if OPS[op].0 == "read_cold" {
+            let exceeds = ctx.mem_available_bytes.map(|m| size > m);
+            t.notes.push(match exceeds {
+                Some(true) => format!("the file ({}) is larger than free memory", size_text(size)),
+                Some(false) => format!(
+                    "the file ({}) is smaller than free memory: only the drop keeps the read cold",
+                    size_text(size)
+                ),
+                None => "free memory unknown".into(),
+            });
+        }
+        Ok(t)
+    }
+
+    /// Skips the case where O_DIRECT is refused, at open or at the first write.
+    fn check_direct(&mut self) -> Result<(), BenchError> {
+        let path = self.target.file("direct-probe");
+        let fs = self
+            .target
+            .info
+            .fs_type
+            .clone()
+            .unwrap_or_else(|| "?".into());
+        let refused =
+            |e: std::io::Error, at: &str| direct_refusal(e, at, &self.target.dir.name, &fs, &path);
+        let mut f = create_new(&path, libc::O_DIRECT).map_err(|e| refused(e, "open"))?;
+        let one = (4096u64).min(self.size);
+        write_blocks(&mut f, &self.block, one).map_err(|e| refused(e, "write"))?;
+        drop(f);
+        std::fs::remove_file(&path).map_err(|e| failed("removing", &path, e))?;
+        self.notes.push(
+            "O_DIRECT: the page cache is bypassed, no sync at the end, as dd oflag=direct".into(),
+        );
+        if matches!(fs.as_str(), "tmpfs" | "ramfs") {
+            self.notes.push(format!(
+                "{fs} accepts O_DIRECT (Linux 6.6 and later) but keeps its files in memory: \
+                 nothing is bypassed, the rate is a memory copy"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The file the read cases read: written, fsynced, read once.
+    fn write_read_file(&mut self) -> Result<(), BenchError> {
+        let path = self.target.file("read");
+        let mut f = create_new(&path, 0).map_err(|e| failed("creating", &path, e))?;
+        write_blocks(&mut f, &self.block, self.size).map_err(|e| failed("writing", &path, e))?;
+        f.sync_all().map_err(|e| failed("fsync", &path, e))?;
+        drop(f);
+        let mut buf = Block::new(self.block.bytes().len(), 0);
+        let mut r = File::open(&path).map_err(|e| failed("opening", &path, e))?;
+        read_blocks(&mut r, &mut buf).map_err(|e| failed("reading", &path, e))?;
+        self.read_path = Some(path);
+        Ok(())
+    }
+
+    fn write(&mut self, clock: &Clock) -> Result<f64, BenchError> {
+        self.rep += 1;
+        let path = self.target.file(&format!("dd-{}", self.rep));
+        let flags = if OPS[self.op].0 == "write_direct" {
+            libc::O_DIRECT
+        } else {
+            0
+        };
+        let mut f = create_new(&path, flags).map_err(|e| failed("creating", &path, e))?;
+        let t0 = clock.now();
+        let n = write_blocks(&mut f, &self.block, self.size)
+            .map_err(|e| failed("writing", &path, e))?;
+        if OPS[self.op].0 == "write_fdatasync" {
+            let before = clock.now();
+            f.sync_data().map_err(|e| failed("fdatasync", &path, e))?;
+            let took = clock.now().saturating_sub(before).as_secs_f64();
+            self.fastest_sync = Some(self.fastest_sync.map_or(took, |s: f64| s.min(took)));
+        }
+        drop(f);
+        let t1 = clock.now();
+        std::fs::remove_file(&path).map_err(|e| failed("removing", &path, e))?;
+        Ok(mb_per_sec(n, t1.saturating_sub(t0).as_secs_f64()))
+    }
+
+    fn read(&mut self, clock: &Clock) -> Result<f64, BenchError> {
+        let path = self
+            .read_path
+            .clone()
+            .expect("invariant: read cases write their file");
+        let mut f = File::open(&path).map_err(|e| failed("opening", &path, e))?;
+        if OPS[self.op].0 == "read_cold" {
+            let used = empty_cache(&f, self.cold)
+                .map_err(|e| failed("dropping the cache of", &path, e))?;
+            if !self.methods_used.contains(&used) {
+                self.methods_used.push(used);
+            }
+            if let Some(r) = resident_fraction(&f, self.size) {
+                self.most_resident = Some(self.most_resident.unwrap_or(0.0).max(r));
+            }
+        }
+        let mut buf = Block::new(self.block.bytes().len(), 0);
+        let t0 = clock.now();
+        let n = read_blocks(&mut f, &mut buf).map_err(|e| failed("reading", &path, e))?;
+        let t1 = clock.now();
+        if n != self.size {
+            return Err(BenchError::Failed(format!(
+                "read {n} bytes of {}, a {}-byte file",
+                path.display(),
+                self.size
+            )));
+        }
+        Ok(mb_per_sec(n, t1.saturating_sub(t0).as_secs_f64()))
+    }
+}
+
+impl Trial for DdTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let rate = if OPS[self.op].0.starts_with("write") {
+            self.write(clock)?
+        } else {
+            self.read(clock)?
+        };
+        Ok(vec![rate])
+    }
+
+    fn details(&mut self) -> Option<Value> {
+        let mut d = self.target.details();
+        if OPS[self.op].0 == "read_cold" {
+            let used: Vec<String> = self.methods_used.iter().map(|m| format!("{m:?}")).collect();
+            d["cold_methods"] = Value::from(used);
+            d["most_resident_fraction"] = serde_json::json!(self.most_resident);
+        }
+        Some(d)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        notes.extend(self.methods_used.iter().map(|m| m.describe().to_string()));
+        notes.extend(
+            self.fastest_sync
+                .and_then(|s| super::implausible_sync(&self.target.info, s)),
+        );
+        if self.cold == ColdMethod::DropCaches && self.methods_used.contains(&ColdMethod::Fadvise) {
+            notes.push(
+                "writing /proc/sys/vm/drop_caches was refused: fadvise was used instead".into(),
+            );
+        }
+        if let Some(r) = self.most_resident.filter(|&r| r > 0.05) {
+            notes.push(format!(
+                "up to {:.0} % of the file was still cached when a cold read began: the \
+                 filesystem kept pages the drop asked it to free",
+                r * 100.0
+            ));
+        }
+        notes
+    }
+}
+
+/// What an O_DIRECT error at `at` (open or write) means: EINVAL is the
+/// filesystem refusing it (tmpfs before Linux 6.6, 9P, many FUSE
+/// filesystems), which skips the case; anything else is a failure.
+fn direct_refusal(
+    e: std::io::Error,
+    at: &str,
+    dir: &str,
+    fs: &str,
+    path: &std::path::Path,
+) -> BenchError {
+    if e.raw_os_error() == Some(libc::EINVAL) {
+        BenchError::Unsupported(format!(
+            "the filesystem of {dir} ({fs}) refuses O_DIRECT (EINVAL at {at}); envbench does not \
+             fall back to buffered writes"
+        ))
+    } else {
+        failed(at, path, e)
+    }
+}
+
+/// Empties the page cache of `f` (clean after the fsync in prepare) with
+/// `method`, or with fadvise when drop_caches is refused (a container's
+/// read-only /proc/sys); returns the method used.
+fn empty_cache(f: &File, method: ColdMethod) -> std::io::Result<ColdMethod> {
+    if method == ColdMethod::DropCaches {
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        // an existing kernel control file, not a file of ours
+        if std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok() {
+            return Ok(ColdMethod::DropCaches);
+        }
+    }
+    // SAFETY: a valid open descriptor; fadvise only advises the kernel.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    Ok(ColdMethod::Fadvise)
+}
+
+/// The fraction of `f`'s first `size` bytes in the page cache (mincore),
+/// or None where the file cannot be mapped.
+fn resident_fraction(f: &File, size: u64) -> Option<f64> {
+    let page = 4096usize;
+    let len = usize::try_from(size).ok().filter(|&l| l > 0)?;
+    // SAFETY: a read-only shared mapping of an open file, unmapped below;
+    // no page is touched, so none is read in.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return None;
+    }
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `addr` maps `len` bytes; `vec` has one byte per page.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(addr, len) };
+    if rc != 0 {
+        return None;
+    }
+    Some(vec.iter().filter(|&&b| b & 1 == 1).count() as f64 / vec.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{NamedDir, TestEnv};
+
+    fn case(op: &str) -> CaseSpec {
+        Dd.cases(&TestEnv::plan(Suite::Quick, 1))
+            .into_iter()
+            .find(|c| c.params["op"] == op)
+            .unwrap()
+    }
+
+    #[test]
+    fn every_transfer_moves_the_whole_file_and_leaves_nothing() {
+        let env = TestEnv::real(0.01);
+        for (op, _) in OPS {
+            let c = case(op);
+            let target = Target::open(&env.ctx(), &c, "dd-test", 1 << 20).unwrap();
+            let block = Block::new(64 << 10, 5);
+            let index = OPS.iter().position(|o| o.0 == op).unwrap();
+            let cold = ColdMethod::Fadvise;
+            let t = DdTrial::new(target, index, block, 256 << 10, cold, &env.ctx());
+            let mut t = match t {
+                Err(BenchError::Unsupported(why)) => {
+                    assert!(op == "write_direct" && why.contains("O_DIRECT"), "{why}");
+                    continue;
+                }
+                other => other.unwrap(),
+            };
+            assert!(t.once(&env.clock).unwrap()[0] > 0.0, "{op}");
+            if op == "read_cold" {
+                assert!(
+                    t.notes().iter().any(|n| n.contains("posix_fadvise")),
+                    "{:?}",
+                    t.notes()
+                );
+            }
+            if let Some(p) = &t.read_path {
+                assert!(super::super::holds_blocks(p, &t.block, 256 << 10).unwrap());
+            }
+            drop(t);
+            assert_eq!(
+                std::fs::read_dir(&env.dirs[0].path).unwrap().count(),
+                0,
+                "{op}"
+            );
+        }
+    }
+
+    #[test]
+    fn einval_for_o_direct_skips_the_case_and_other_errors_fail_it() {
+        let p = std::path::Path::new("/x/direct-probe");
+        let einval = std::io::Error::from_raw_os_error(libc::EINVAL);
+        match direct_refusal(einval, "open", "win", "9p", p) {
+            BenchError::Unsupported(why) => assert!(
+                why.contains("win (9p) refuses O_DIRECT (EINVAL at open)")
+                    && why.contains("does not fall back"),
+                "{why}"
+            ),
+            other => panic!("{other}"),
+        }
+        let eio = std::io::Error::from_raw_os_error(libc::EIO);
+        assert!(matches!(
+            direct_refusal(eio, "write", "win", "9p", p),
+            BenchError::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn o_direct_on_tmpfs_is_refused_or_said_to_be_a_memory_copy() {
+        // tmpfs refused O_DIRECT with EINVAL until Linux 6.6 and takes it since
+        let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+            eprintln!("no /dev/shm here: nothing to show");
+            return;
+        };
+        let env = TestEnv::real(0.01);
+        let dirs = vec![NamedDir {
+            name: "dir1".into(),
+            path: shm.path().to_path_buf(),
+        }];
+        let mut ctx = env.ctx();
+        ctx.dirs = &dirs;
+        match Dd.prepare(&case("write_direct"), &ctx) {
+            Err(BenchError::Unsupported(why)) => {
+                assert!(
+                    why.contains("refuses O_DIRECT") && why.contains("tmpfs"),
+                    "{why}"
+                )
+            }
+            Err(e) => panic!("{e}"),
+            Ok(mut t) => {
+                assert!(t.once(&env.clock).unwrap()[0] > 0.0);
+                assert!(
+                    t.notes().iter().any(|n| n.contains("memory copy")),
+                    "{:?}",
+                    t.notes()
+                );
+            }
+        }
+        // either way its scratch directory is gone
+        assert_eq!(std::fs::read_dir(shm.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn fadvise_leaves_a_clean_file_uncached_except_on_tmpfs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        let mut f = create_new(&path, 0).unwrap();
+        write_blocks(&mut f, &Block::new(65536, 1), 1 << 20).unwrap();
+        f.sync_all().unwrap();
+        let f = File::open(&path).unwrap();
+        assert_eq!(resident_fraction(&f, 1 << 20), Some(1.0), "just written");
+        assert_eq!(
+            empty_cache(&f, ColdMethod::Fadvise).unwrap(),
+            ColdMethod::Fadvise
+        );
+        let fs = super::super::describe(&NamedDir {
+            name: "t".into(),
+            path: tmp.path().to_path_buf(),
+        });
+        let r = resident_fraction(&f, 1 << 20).unwrap();
+        if fs.statfs_type.as_deref() == Some("tmpfs") {
+            // tmpfs has no backing store: its pages stay, which the note reports
+            assert_eq!(r, 1.0);
+        } else {
+            assert!(r < 0.5, "{r} of the file still cached on {:?}", fs.fs_type);
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! The file I/O family: IOzone-style sequential throughput (`io.seq`),
+//! sysbench fileio random read/write with fsync (`io.random`), dd-style
+//! sequential transfers (`io.dd`) and small-file metadata (`io.meta`).
+//!
+//! Every case names its directory by the `--dir` NAME (`dir=dir1`), never
+//! by its path, so runs in environments that mount the same storage at
+//! different paths compare. The path and the filesystem facts of the
+//! directory (probed by [`crate::probe::storage`]) are the case's notes
+//! and details. A case works in a fresh [`ScratchDir`] under its
+//! directory, which is removed with everything in it on every path
+//! (success, error, Ctrl-C); it checks the free space before writing and
+//! creates every file it writes with `O_CREAT|O_EXCL`.
+
+pub mod dd;
+pub mod meta;
+pub mod random;
+pub mod seq;
+
+use super::{BenchError, CaseSpec, Context, NamedDir, ScratchDir};
+use crate::probe::storage::DirInfo;
+use serde_json::{json, Value};
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Sizes of the family given on the command line; None means the suite's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IoOptions {
+    /// io.seq's file per thread and io.dd's file (`--file-size`).
+    pub file_size: Option<u64>,
+    /// io.seq's record (`--record`).
+    pub record: Option<u64>,
+    /// io.random's file set (`--io-total`).
+    pub total: Option<u64>,
+}
+
+impl IoOptions {
+    /// KiB-sized files, for tests.
+    #[cfg(test)]
+    pub fn tiny() -> IoOptions {
+        IoOptions {
+            file_size: Some(256 << 10),
+            record: Some(64 << 10),
+            total: Some(1 << 20),
+        }
+    }
+}
+
+/// Room kept free beyond what a case writes: a filesystem filled to the
+/// last block misbehaves for everyone using it.
+pub const SPACE_MARGIN_MIN_BYTES: u64 = 64 << 20;
+
+/// Smallest size accepted for a file or a record: one page, the unit
+/// O_DIRECT needs.
+pub const MIN_SIZE_BYTES: u64 = 4096;
+
+/// Parses `64M`, `1G`, `512K`, `4096` (suffixes K, M, G, T are powers of
+/// 1024; `KiB`, `MB` and the like are read the same way): a whole number
+/// of pages.
+///
+/// # Errors
+/// A message saying what is wrong.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits_end);
+    let shift = match suffix.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G")),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G"))?;
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("'{t}' is too large"))?;
+    if bytes < MIN_SIZE_BYTES || !bytes.is_multiple_of(MIN_SIZE_BYTES) {
+        return Err(format!(
+            "'{t}' is not a whole number of 4 KiB pages (O_DIRECT and the record sizes need them)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `16MiB`, `1GiB`, `64KiB`, `4096B`: the exact size in the largest unit
+/// that divides it, for case keys.
+pub fn size_label(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// The size parameter `key` of `case`, written by [`size_label`].
+///
+/// # Errors
+/// [`BenchError::Failed`] when it is missing or malformed (a bug).
+pub fn size_param(case: &CaseSpec, key: &str) -> Result<u64, BenchError> {
+    case.params
+        .get(key)
+        .and_then(Value::as_str)
+        .and_then(|s| parse_size(s).ok())
+        .ok_or_else(|| BenchError::Failed(format!("{}: bad parameter {key}", case.key())))
+}
+
+/// A whole-number parameter of `case`, at least 1.
+///
+/// # Errors
+/// [`BenchError::Failed`] when it is missing (a bug).
+pub fn count_param(case: &CaseSpec, key: &str) -> Result<u64, BenchError> {
+    case.params
+        .get(key)
+        .and_then(Value::as_u64)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| BenchError::Failed(format!("{}: bad parameter {key}", case.key())))
+}
+
+/// The run note naming each directory: `directories: dir1 = /home/me/w`.
+pub fn dirs_note(dirs: &[NamedDir]) -> String {
+    let list: Vec<String> = dirs
+        .iter()
+        .map(|d| format!("{} = {}", d.name, d.path.display()))
+        .collect();
+    format!(
+        "directories (cases name them, not their paths): {}",
+        list.join(", ")
+    )
+}
+
+/// Where a case writes: its named directory, that directory's filesystem
+/// facts, and the fresh scratch directory below it (removed on drop).
+#[derive(Debug)]
+pub struct Target {
+    /// The `--dir` the case names.
+    pub dir: NamedDir,
+    /// Filesystem facts of the directory.
+    pub info: DirInfo,
+    /// The case's own directory, removed with everything in it on drop.
+    pub scratch: ScratchDir,
+}
+
+impl Target {
+    /// Finds the directory named by `case`'s `dir` parameter, describes its
+    /// filesystem, checks it has room for `need_bytes` plus a margin and
+    /// creates the scratch directory `purpose`.
+    ///
+    /// # Errors
+    /// [`BenchError::Unsupported`] without room or for an unknown name;
+    /// [`BenchError::Failed`] when the scratch directory cannot be made.
+    pub fn open(
+        ctx: &Context,
+        case: &CaseSpec,
+        purpose: &str,
+        need_bytes: u64,
+    ) -> Result<Target, BenchError> {
+        let name = case
+            .params
+            .get("dir")
+            .and_then(Value::as_str)
+            .ok_or_else(|| BenchError::Failed(format!("{}: no dir parameter", case.key())))?;
+        let dir = ctx
+            .dirs
+            .iter()
+            .find(|d| d.name == name)
+            .ok_or_else(|| BenchError::Unsupported(format!("no --dir named '{name}' in this run")))?
+            .clone();
+        let info = describe(&dir);
+        check_room(&dir, info.free_bytes, need_bytes)?;
+        let scratch = ScratchDir::new(&dir.path, purpose)?;
+        Ok(Target { dir, info, scratch })
+    }
+
+    /// A path inside the scratch directory.
+    pub fn file(&self, name: &str) -> std::path::PathBuf {
+        self.scratch.path().join(name)
+    }
+
+    /// One line naming the directory and its filesystem.
+    pub fn note(&self) -> String {
+        let i = &self.info;
+        let or = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".into());
+        format!(
+            "{} = {}: {} on {} (device {}), mount options {}",
+            self.dir.name,
+            self.dir.path.display(),
+            or(&i.fs_type),
+            or(&i.source),
+            or(&i.device),
+            or(&i.mount_options)
+        )
+    }
+
+    /// The case's details: `{"dir": {"name", "filesystem"}}`.
+    pub fn details(&self) -> Value {
+        json!({ "dir": { "name": self.dir.name, "filesystem": self.info } })
+    }
+}
+
+/// Filesystem facts of `dir` from the same probe as the fingerprint.
+fn describe(dir: &NamedDir) -> DirInfo {
+    let mut notes = Vec::new();
+    let mut infos = crate::probe::storage::probe_dirs(
+        &crate::probe::Roots::live(),
+        std::slice::from_ref(&dir.path),
+        &mut notes,
+    );
+    infos.pop().unwrap_or_default()
+}
+
+/// Refuses a case that would write `need` bytes where `free` (None when
+/// statfs could not tell) leaves less than that plus a margin of 10 % or
+/// [`SPACE_MARGIN_MIN_BYTES`], whichever is larger.
+///
+/// # Errors
+/// [`BenchError::Unsupported`] naming both sizes and the directory.
+pub fn check_room(dir: &NamedDir, free: Option<u64>, need: u64) -> Result<(), BenchError> {
+    let margin = (need / 10).max(SPACE_MARGIN_MIN_BYTES);
+    match free {
+        Some(free) if need.saturating_add(margin) > free => Err(BenchError::Unsupported(format!(
+            "{} ({}) has {} free; this case writes {} and keeps {} spare: a smaller \
+             --file-size or --io-total fits",
+            dir.name,
+            dir.path.display(),
+            size_text(free),
+            size_text(need),
+            size_text(margin)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `1.5 GiB`, `12.0 MiB`: a size for people.
+pub fn size_text(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// Creates `path`, which must not exist (`O_CREAT|O_EXCL`), for reading
+/// and writing, with `flags` (e.g. `O_DIRECT`) added.
+///
+/// # Errors
+/// The error of `open(2)`.
+pub fn create_new(path: &Path, flags: i32) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(flags)
+        .open(path)
+}
+
+/// A page-aligned buffer of seeded bytes (not zeros, which compressing
+/// or deduplicating filesystems would not store), usable for O_DIRECT.
+#[derive(Debug)]
+pub struct Block {
+    storage: Vec<u8>,
+    offset: usize,
+    len: usize,
+}
+
+/// Alignment of [`Block`]: the page size O_DIRECT asks for at most.
+const ALIGN: usize = 4096;
+
+impl Block {
+    /// `len` bytes drawn from `seed`.
+    pub fn new(len: usize, seed: u64) -> Block {
+        let mut storage = vec![0u8; len + ALIGN];
+        let offset = storage.as_ptr().align_offset(ALIGN);
+        let mut rng = crate::stats::rng::Rng::new(seed);
+        for chunk in storage[offset..offset + len].chunks_mut(8) {
+            let v = rng.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+        Block {
+            storage,
+            offset,
+            len,
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.storage[self.offset..self.offset + self.len]
+    }
+
+    /// The bytes, writable (a read buffer).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.storage[self.offset..self.offset + self.len]
+    }
+}
+
+/// Writes `size` bytes to `file` from its current position in calls of
+/// `block.len()` (the last one shorter); returns the bytes written.
+///
+/// # Errors
+/// The first write error.
+pub fn write_blocks(file: &mut File, block: &Block, size: u64) -> std::io::Result<u64> {
+    use std::io::Write;
+    let mut done = 0u64;
+    while done < size {
+        let n = (size - done).min(block.len as u64) as usize;
+        file.write_all(&block.bytes()[..n])?;
+        done += n as u64;
+    }
+    Ok(done)
+}
+
+/// Reads `file` from its current position to the end in calls of
+/// `buf.len()`; returns the bytes read.
+///
+/// # Errors
+/// The first read error.
+pub fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut done = 0u64;
+    loop {
+        match file.read(buf.bytes_mut()) {
+            Ok(0) => return Ok(done),
+            Ok(n) => done += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether `path` holds `size` bytes made of `block` repeated (the last
+/// copy cut short): what [`write_blocks`] wrote.
+///
+/// # Errors
+/// The error reading the file.
+pub fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bool> {
+    let data = std::fs::read(path)?;
+    Ok(data.len() as u64 == size
+        && data
+            .chunks(block.len)
+            .all(|c| c == &block.bytes()[..c.len()]))
+}
+
+/// A flush of written data faster than this on a spinning disk or across a
+/// network cannot have reached the storage (a disk rotation takes
+/// milliseconds, a network round trip tens of microseconds).
+pub const IMPLAUSIBLE_SYNC_SECS: f64 = 10e-6;
+
+/// Whether `fs_type` reaches its storage over a network or a hypervisor
+/// channel (9P is WSL 2's share of Windows files, seed 004).
+fn is_remote(fs_type: &str) -> bool {
+    matches!(
+        fs_type,
+        "9p" | "nfs" | "nfs4" | "cifs" | "smb3" | "virtiofs" | "drvfs" | "ceph" | "glusterfs"
+    ) || fs_type.starts_with("fuse")
+}
+
+/// A note when a flush of written data (`secs`, the quickest seen) was
+/// too fast for the storage behind `info`: a rotational device or a
+/// network or host filesystem whose fsync is then probably not honoured.
+pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
+    let remote = info.fs_type.as_deref().is_some_and(is_remote);
+    let spinning = info.rotational == Some(true);
+    (secs < IMPLAUSIBLE_SYNC_SECS && (remote || spinning)).then(|| {
+        format!(
+            "a flush of written data took {:.1} us on a {} filesystem: faster than the storage \
+             can answer, so it probably did not reach it (fsync not honoured)",
+            secs * 1e6,
+            if spinning {
+                "rotational"
+            } else {
+                "network or host"
+            }
+        )
+    })
+}
+
+/// Metric bytes per second as 10⁶ B/s (IOzone's and dd's MB/s), with an
+/// interval of zero (the fake clock, a coarse timer) counted as 1 ns.
+pub fn mb_per_sec(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 / secs.max(1e-9) / 1e6
+}
+
+/// `fsync(2)` or `fdatasync(2)` errors as [`BenchError::Failed`] naming the file.
+pub fn failed(what: &str, path: &Path, e: std::io::Error) -> BenchError {
+    BenchError::Failed(format!("{what} {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{runner, Bench, Plan, TestEnv};
+    use crate::config::Suite;
+
+    fn io_benches() -> Vec<&'static dyn Bench> {
+        crate::bench::ALL
+            .iter()
+            .copied()
+            .filter(|b| b.family() == crate::bench::Family::Io)
+            .collect()
+    }
+
+    #[test]
+    fn keys_name_the_directory_never_its_path() {
+        let named = |path: &str| {
+            let mut p = TestEnv::plan(Suite::Standard, 2);
+            p.dirs = vec![
+                NamedDir {
+                    name: "work".into(),
+                    path: path.into(),
+                },
+                NamedDir {
+                    name: "shm".into(),
+                    path: "/dev/shm".into(),
+                },
+            ];
+            p
+        };
+        let keys = |p: &Plan| -> Vec<String> {
+            io_benches()
+                .iter()
+                .flat_map(|b| b.cases(p))
+                .map(|c| c.key())
+                .collect()
+        };
+        let (a, b) = (keys(&named("/home/me/work")), keys(&named("/mnt/c/work")));
+        assert_eq!(a, b);
+        assert_eq!(io_benches().len(), 4);
+        for bench in ["io.seq", "io.random", "io.dd", "io.meta"] {
+            for dir in ["dir=work", "dir=shm"] {
+                assert!(
+                    a.iter().any(|k| k.starts_with(bench) && k.contains(dir)),
+                    "{bench} {dir}: {a:?}"
+                );
+            }
+        }
+        assert!(a.iter().all(|k| !k.contains('/')), "{a:?}");
+    }
+
+    #[test]
+    fn an_interrupted_case_leaves_no_file_behind() {
+        let env = TestEnv::real(0.01);
+        let plan = TestEnv::plan(Suite::Quick, 1);
+        let mut ctx = env.ctx();
+        let stop = std::sync::atomic::AtomicBool::new(true);
+        ctx.interrupted = &stop;
+        for bench in io_benches() {
+            let case = bench.cases(&plan).remove(0);
+            // Ctrl-C arrived: prepare wrote its files, no repetition runs
+            let run = runner::run_case(bench, &case, &ctx, &mut |_| {});
+            assert_eq!(
+                run.status,
+                crate::results::CaseStatus::Interrupted,
+                "{}",
+                case.key()
+            );
+            assert_eq!(
+                std::fs::read_dir(&env.dirs[0].path).unwrap().count(),
+                0,
+                "{}",
+                case.key()
+            );
+        }
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes_and_whole_pages() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("8192"), Ok(8192));
+        assert!(parse_size("100").unwrap_err().contains("4 KiB pages"));
+        assert!(parse_size("1.5G").unwrap_err().contains("not a size"));
+        assert!(parse_size("-1M").unwrap_err().contains("not a size"));
+        assert!(parse_size("99999999999T")
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn size_labels_are_exact_and_parse_back() {
+        for b in [4096u64, 64 << 10, 16 << 20, 3 << 30, (1 << 20) + 4096] {
+            let label = size_label(b);
+            let case = CaseSpec {
+                bench: "io.x".into(),
+                params: [("size".to_string(), Value::from(label.clone()))].into(),
+                metrics: vec![],
+            };
+            assert_eq!(size_param(&case, "size").unwrap(), b, "{label}");
+        }
+        assert_eq!(size_label(16 << 20), "16MiB");
+        assert_eq!(size_label((1 << 20) + 4096), "1028KiB");
+    }
+
+    #[test]
+    fn a_directory_without_room_is_refused_with_both_sizes() {
+        let dir = NamedDir {
+            name: "small".into(),
+            path: "/mnt/small".into(),
+        };
+        let err = check_room(&dir, Some(100 << 20), 64 << 20).unwrap_err();
+        let BenchError::Unsupported(why) = err else {
+            panic!("not a skip")
+        };
+        assert!(
+            why.contains("small") && why.contains("100.0 MiB free"),
+            "{why}"
+        );
+        assert!(check_room(&dir, Some(1 << 30), 64 << 20).is_ok());
+        // unknown free space does not block the case
+        assert!(check_room(&dir, None, 1 << 40).is_ok());
+    }
+
+    #[test]
+    fn a_flush_too_fast_for_a_spinning_or_remote_disk_is_noted() {
+        let info = |fs: &str, rotational| DirInfo {
+            fs_type: Some(fs.into()),
+            rotational,
+            ..DirInfo::default()
+        };
+        assert!(implausible_sync(&info("9p", None), 2e-6)
+            .unwrap()
+            .contains("network or host"));
+        assert!(implausible_sync(&info("ext4", Some(true)), 5e-6)
+            .unwrap()
+            .contains("rotational"));
+        assert!(implausible_sync(&info("fuse.sshfs", None), 1e-6).is_some());
+        // an SSD or tmpfs may answer that fast; a slower flush is plausible
+        assert_eq!(implausible_sync(&info("ext4", Some(false)), 2e-6), None);
+        assert_eq!(implausible_sync(&info("tmpfs", None), 1e-7), None);
+        assert_eq!(implausible_sync(&info("9p", None), 3e-3), None);
+    }
+
+    #[test]
+    fn blocks_are_aligned_seeded_and_written_back_exactly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let block = Block::new(8192, 7);
+        assert_eq!(block.bytes().as_ptr() as usize % ALIGN, 0);
+        assert_ne!(block.bytes(), Block::new(8192, 8).bytes());
+        let path = tmp.path().join("f");
+        let mut f = create_new(&path, 0).unwrap();
+        assert_eq!(write_blocks(&mut f, &block, 20_000).unwrap(), 20_000);
+        assert!(holds_blocks(&path, &block, 20_000).unwrap());
+        let mut again = std::fs::File::open(&path).unwrap();
+        let mut buf = Block::new(4096, 0);
+        assert_eq!(read_blocks(&mut again, &mut buf).unwrap(), 20_000);
+        // never opened again for writing
+        assert_eq!(
+            create_new(&path, 0).unwrap_err().kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
+    }
+}

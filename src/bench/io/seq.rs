@@ -1,0 +1,369 @@
+//! `io.seq`: IOzone's write, rewrite, read and re-read in throughput mode
+//! (seed 000 ran `iozone` with 1 to 16 threads and found WSL 2's rewrite
+//! 78.5 % below native). Each thread has its own file of the case's size,
+//! written and read in records (IOzone -r); the threads start each
+//! operation together, and the aggregate rate is all bytes over the time
+//! from the first thread's start to the last one's end, as IOzone's
+//! "Children see throughput" over the whole group; the slowest and the
+//! fastest thread are reported beside it.
+//!
+//! One case per directory and thread count carries all four operations as
+//! metrics, because IOzone runs them as one sequence on the same files (a
+//! rewrite needs the file the write made, a re-read the read before it):
+//! separate cases would each have to write the file first, doubling the
+//! I/O of a suite that must fit a minute. The initial write is the
+//! headline: it is the operation that must reach the storage (it ends with
+//! fsync and allocates the blocks), while reads that follow at once are
+//! served from the page cache as in IOzone without -I.
+
+use super::super::clock::Clock;
+use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::{
+    count_param, create_new, failed, mb_per_sec, read_blocks, size_label, size_param, size_text,
+    write_blocks, Block, Target,
+};
+use crate::config::Suite;
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// The operations in IOzone's order.
+const OPS: [&str; 4] = ["write", "rewrite", "read", "reread"];
+/// `<op>_slowest_thread` for each of [`OPS`].
+const SLOWEST: [&str; 4] = [
+    "write_slowest_thread",
+    "rewrite_slowest_thread",
+    "read_slowest_thread",
+    "reread_slowest_thread",
+];
+/// `<op>_fastest_thread` for each of [`OPS`].
+const FASTEST: [&str; 4] = [
+    "write_fastest_thread",
+    "rewrite_fastest_thread",
+    "read_fastest_thread",
+    "reread_fastest_thread",
+];
+
+/// IOzone's record of 1 MiB per read and write call.
+pub const DEFAULT_RECORD: u64 = 1 << 20;
+
+/// The file per thread of a suite: small enough that one repetition stays
+/// short (the runner repeats it at least 5 times in standard), large
+/// enough that fsync has real work. Seed 000's files were 2 GiB (full).
+pub fn suite_file_size(suite: Suite) -> u64 {
+    match suite {
+        Suite::Quick => 16 << 20,
+        Suite::Standard => 256 << 20,
+        Suite::Full => 2 << 30,
+    }
+}
+
+/// The `io.seq` bench.
+#[derive(Debug)]
+pub struct Seq;
+
+impl Bench for Seq {
+    fn family(&self) -> Family {
+        Family::Io
+    }
+    fn name(&self) -> &'static str {
+        "seq"
+    }
+    fn summary(&self) -> &'static str {
+        "IOzone throughput mode: a file per thread written (with fsync), rewritten, read and re-read \
+         in 1 MiB records; aggregate, slowest and fastest thread in MB/s; writes 16 MiB (quick), \
+         256 MiB (standard), 2 GiB (full) per thread and repetition"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 000 (IOzone write/rewrite/read/re-read, 1-16 threads, WSL 2 vs native)"
+    }
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        let file = plan.io.file_size.unwrap_or(suite_file_size(plan.suite));
+        let record = plan.io.record.unwrap_or(DEFAULT_RECORD);
+        let mut metrics: Vec<MetricSpec> = OPS.iter().map(|n| rate(n)).collect();
+        for i in 0..OPS.len() {
+            metrics.push(rate(SLOWEST[i]));
+            metrics.push(rate(FASTEST[i]));
+        }
+        let mut cases = Vec::new();
+        for dir in &plan.dirs {
+            for threads in plan.thread_counts() {
+                cases.push(CaseSpec {
+                    bench: self.id(),
+                    params: BTreeMap::from([
+                        ("dir".to_string(), Value::from(dir.name.clone())),
+                        ("threads".to_string(), Value::from(threads)),
+                        ("file_size".to_string(), Value::from(size_label(file))),
+                        ("record".to_string(), Value::from(size_label(record))),
+                    ]),
+                    metrics: metrics.clone(),
+                });
+            }
+        }
+        cases
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let threads = count_param(case, "threads")? as usize;
+        let file_size = size_param(case, "file_size")?;
+        let record = size_param(case, "record")?;
+        let total = file_size.saturating_mul(threads as u64);
+        let target = Target::open(ctx, case, "seq", total)?;
+        let mut notes = vec![
+            target.note(),
+            format!(
+                "write and rewrite include fsync before close (IOzone -e); read and re-read follow at \
+                 once, as in IOzone, so they are served from the page cache unless {} exceeds memory",
+                size_text(total)
+            ),
+        ];
+        if ctx.mem_available_bytes.is_some_and(|m| total > m) {
+            notes.push("the files exceed the memory available: reads reach the device".into());
+        }
+        Ok(Box::new(SeqTrial {
+            target,
+            threads,
+            file_size,
+            block: Block::new(record as usize, ctx.seed),
+            rep: 0,
+            notes,
+        }))
+    }
+}
+
+fn rate(name: &'static str) -> MetricSpec {
+    MetricSpec {
+        name,
+        unit: Unit::MegabytesPerSec,
+        direction: Direction::HigherIsBetter,
+    }
+}
+
+struct SeqTrial {
+    target: Target,
+    threads: usize,
+    file_size: u64,
+    block: Block,
+    rep: u64,
+    notes: Vec<String>,
+}
+
+/// When one thread started and ended each operation.
+type Spans = [(Duration, Duration); 4];
+
+impl Trial for SeqTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        self.rep += 1;
+        let paths: Vec<_> = (0..self.threads)
+            .map(|i| self.target.file(&format!("seq-{}-{i}", self.rep)))
+            .collect();
+        let mut files = Vec::with_capacity(self.threads);
+        for p in &paths {
+            files.push(create_new(p, 0).map_err(|e| failed("creating", p, e))?);
+        }
+        let barrier = Barrier::new(self.threads);
+        let (block, size) = (&self.block, self.file_size);
+        let outcomes: Vec<std::io::Result<Spans>> = std::thread::scope(|s| {
+            let handles: Vec<_> = files
+                .into_iter()
+                .map(|f| s.spawn(|| worker(f, &barrier, clock, block, size)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .expect("invariant: an io.seq worker does not panic")
+                })
+                .collect()
+        });
+        for p in &paths {
+            std::fs::remove_file(p).map_err(|e| failed("removing", p, e))?;
+        }
+        let spans: Vec<Spans> = outcomes
+            .into_iter()
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| BenchError::Failed(format!("io.seq: {e}")))?;
+        Ok(rates(&spans, self.file_size))
+    }
+
+    fn details(&mut self) -> Option<Value> {
+        Some(self.target.details())
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}
+
+/// One thread's part: each operation after the others are ready. A thread
+/// whose operation fails still meets every barrier, so none waits forever.
+fn worker(
+    mut f: File,
+    barrier: &Barrier,
+    clock: &Clock,
+    block: &Block,
+    size: u64,
+) -> std::io::Result<Spans> {
+    let mut spans: Spans = Default::default();
+    let mut buf = Block::new(block.bytes().len(), 0);
+    let mut error = None;
+    for (i, span) in spans.iter_mut().enumerate() {
+        barrier.wait();
+        if error.is_some() {
+            continue;
+        }
+        let t0 = clock.now();
+        match one_op(&mut f, i, block, &mut buf, size) {
+            Ok(()) => *span = (t0, clock.now()),
+            Err(e) => error = Some(e),
+        }
+    }
+    if let Some(e) = error {
+        return Err(e);
+    }
+    check_first_record(&f, block, size)?;
+    Ok(spans)
+}
+
+/// Write and rewrite end with fsync; reads must return the whole file.
+fn one_op(
+    f: &mut File,
+    op: usize,
+    block: &Block,
+    buf: &mut Block,
+    size: u64,
+) -> std::io::Result<()> {
+    f.seek(SeekFrom::Start(0))?;
+    if op < 2 {
+        write_blocks(f, block, size)?;
+        return f.sync_all();
+    }
+    let n = read_blocks(f, buf)?;
+    if n != size {
+        return Err(std::io::Error::other(format!(
+            "read {n} bytes of a {size}-byte file"
+        )));
+    }
+    Ok(())
+}
+
+/// The file starts with what was written (checked after timing).
+fn check_first_record(f: &File, block: &Block, size: u64) -> std::io::Result<()> {
+    let n = (block.bytes().len() as u64).min(size) as usize;
+    let mut head = vec![0u8; n];
+    f.read_exact_at(&mut head, 0)?;
+    if head != block.bytes()[..n] {
+        return Err(std::io::Error::other(
+            "the file does not hold what was written",
+        ));
+    }
+    Ok(())
+}
+
+/// Aggregate per operation (all bytes over first start to last end), then
+/// the slowest and fastest thread of each.
+fn rates(spans: &[Spans], file_size: u64) -> Vec<f64> {
+    let mut aggregate = Vec::with_capacity(4);
+    let mut extremes = Vec::with_capacity(8);
+    for op in 0..OPS.len() {
+        let first = spans.iter().map(|s| s[op].0).min().unwrap_or_default();
+        let last = spans.iter().map(|s| s[op].1).max().unwrap_or_default();
+        let total = file_size * spans.len() as u64;
+        aggregate.push(mb_per_sec(total, last.saturating_sub(first).as_secs_f64()));
+        let each: Vec<f64> = spans
+            .iter()
+            .map(|s| mb_per_sec(file_size, s[op].1.saturating_sub(s[op].0).as_secs_f64()))
+            .collect();
+        extremes.push(each.iter().copied().fold(f64::INFINITY, f64::min));
+        extremes.push(each.iter().copied().fold(0.0, f64::max));
+    }
+    aggregate.extend(extremes);
+    aggregate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TestEnv;
+
+    fn case_for(threads: usize) -> CaseSpec {
+        let mut plan = TestEnv::plan(Suite::Quick, 2);
+        plan.threads = Some(vec![threads]);
+        Seq.cases(&plan).remove(0)
+    }
+
+    #[test]
+    fn aggregate_spans_from_first_start_to_last_end() {
+        let ms = Duration::from_millis;
+        let a: Spans = [(ms(0), ms(100)); 4];
+        let b: Spans = [(ms(50), ms(250)); 4];
+        let r = rates(&[a, b], 1_000_000);
+        // 2 MB in 250 ms; threads at 10 and 5 MB/s
+        assert!((r[0] - 8.0).abs() < 1e-9, "{r:?}");
+        assert!(
+            (r[4] - 5.0).abs() < 1e-9 && (r[5] - 10.0).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert_eq!(
+            r.len(),
+            Seq.cases(&TestEnv::plan(Suite::Quick, 1))[0].metrics.len()
+        );
+    }
+
+    #[test]
+    fn a_repetition_writes_and_reads_every_byte_and_leaves_nothing() {
+        let env = TestEnv::real(0.01);
+        let case = case_for(2);
+        let mut t = Seq.prepare(&case, &env.ctx()).unwrap();
+        let v = t.once(&env.clock).unwrap();
+        assert!(v.iter().all(|x| x.is_finite() && *x > 0.0), "{v:?}");
+        assert!(t.notes().iter().any(|n| n.contains("fsync before close")));
+        let base = &env.dirs[0].path;
+        // the scratch directory is empty between repetitions ...
+        let scratch: Vec<_> = std::fs::read_dir(base).unwrap().flatten().collect();
+        assert_eq!(scratch.len(), 1);
+        assert_eq!(std::fs::read_dir(scratch[0].path()).unwrap().count(), 0);
+        // ... and gone with the trial
+        drop(t);
+        assert_eq!(std::fs::read_dir(base).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_worker_reads_back_what_it_wrote() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        let block = Block::new(64 << 10, 3);
+        let clock = Clock::real();
+        let spans = worker(
+            create_new(&path, 0).unwrap(),
+            &Barrier::new(1),
+            &clock,
+            &block,
+            200_704,
+        )
+        .unwrap();
+        assert!(spans.iter().all(|(a, b)| b >= a));
+        assert!(super::super::holds_blocks(&path, &block, 200_704).unwrap());
+    }
+
+    #[test]
+    fn a_directory_without_room_for_the_files_skips_the_case() {
+        let env = TestEnv::real(0.01);
+        let mut plan = TestEnv::plan(Suite::Quick, 2);
+        plan.threads = Some(vec![2]);
+        plan.io.file_size = Some(1 << 50); // 1 PiB per thread
+        let case = Seq.cases(&plan).remove(0);
+        match Seq.prepare(&case, &env.ctx()) {
+            Err(BenchError::Unsupported(why)) => {
+                assert!(why.contains("free") && why.contains("--file-size"), "{why}")
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("2 PiB fitted"),
+        }
+        assert_eq!(std::fs::read_dir(&env.dirs[0].path).unwrap().count(), 0);
+    }
+}
