@@ -70,7 +70,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         config.threads.clone(),
         config.dirs.clone(),
     )
-    .with_stream_elems(args.stream_elems);
+    .with_stream_elems(args.stream_elems)
+    .with_net(args.net_target());
     let cases: Vec<(&dyn Bench, CaseSpec)> = benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))

@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod cpu;
 pub mod mem;
+pub mod net;
 pub mod os;
 pub mod runner;
 
@@ -106,6 +107,8 @@ pub struct Plan {
     /// they are checked against are read when a case is prepared and
     /// written as notes.
     pub stream_elems: Option<usize>,
+    /// Where the network benches point (`--net-host`, `--http-url`).
+    pub net: net::NetTarget,
 }
 
 impl Plan {
@@ -122,6 +125,7 @@ impl Plan {
             threads,
             dirs,
             stream_elems: None,
+            net: net::NetTarget::default(),
         }
     }
 
@@ -131,6 +135,11 @@ impl Plan {
             stream_elems,
             ..self
         }
+    }
+
+    /// The plan with the network target the user chose.
+    pub fn with_net(self, net: net::NetTarget) -> Plan {
+        Plan { net, ..self }
     }
 
     /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
@@ -374,6 +383,9 @@ pub const ALL: &[&dyn Bench] = &[
     &os::pipe::Pipe,
     &os::shell::Shell,
     &os::multiprog::Multiprog,
+    &net::echo::TcpEcho,
+    &net::stream::TcpStreamBench,
+    &net::http::Http,
 ];
 
 /// Whether `id` matches a user pattern: an exact id, a family name, or a
@@ -484,6 +496,7 @@ impl TestEnv {
             threads: None,
             dirs: vec![std::env::temp_dir()],
             stream_elems: None,
+            net: net::NetTarget::default(),
         }
     }
 }

@@ -1,0 +1,545 @@
+//! `net.http`: seed 002's web-server experiment. A built-in HTTP/1.1
+//! server (hyper on a small tokio runtime, keep-alive) serves pages of
+//! 1 KiB, 10 KiB and 100 KiB from memory, and a built-in closed-loop client
+//! (hyper too) keeps C = 1 ... 16 connections busy: each sends a request as
+//! soon as the previous response has fully arrived, with no think time,
+//! for a fixed duration. The warm-up repetition opens nothing new: the
+//! connections are made when the case is prepared and reused by every
+//! repetition.
+//!
+//! With `--http-url` the client loads the user's server instead (the seed
+//! compared Apache with IIS) and no server of envbench's runs.
+//!
+//! Requests/s counts complete responses of any status; `errors` counts
+//! those with a status of 400 or more (wrk's "Non-2xx or 3xx responses").
+//! A connection that is refused, reset or silent for 5 s ends the case,
+//! its reason naming the connection and the responses counted before it.
+//! Thread counts are bounded: the server and the client each run at most
+//! two tokio workers.
+
+use super::super::clock::Clock;
+use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::{broken, case_host, case_usize, host_params, load_duration, percentiles, IO_TIMEOUT};
+use crate::config::Suite;
+use crate::units::{Direction, Unit};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// Seed 002's page sizes: 1 KB, 10 KB and 100 KB (here KiB).
+pub const PAGE_BYTES: [usize; 3] = [1024, 10 * 1024, 100 * 1024];
+/// Seed 002's numbers of simultaneous clients.
+pub const CLIENTS: [usize; 5] = [1, 2, 4, 8, 16];
+/// Most tokio worker threads of the server, and of the client.
+pub const MAX_WORKERS: usize = 2;
+
+/// The path of the built-in page of `bytes` bytes: `/1k.html` ...
+pub fn page_path(bytes: usize) -> String {
+    format!("/{}k.html", bytes / 1024)
+}
+
+/// The body of a page: `bytes` printable bytes.
+pub fn page_body(bytes: usize) -> Bytes {
+    const LINE: &[u8] = b"envbench page: seed 002 measured Apache and IIS with 1, 10, 100 KB.\n";
+    LINE.iter().copied().cycle().take(bytes).collect()
+}
+
+/// The `net.http` bench.
+#[derive(Debug)]
+pub struct Http;
+
+impl Bench for Http {
+    fn family(&self) -> Family {
+        Family::Net
+    }
+    fn name(&self) -> &'static str {
+        "http"
+    }
+    fn summary(&self) -> &'static str {
+        "built-in HTTP/1.1 keep-alive server, 1/10/100 KiB pages, closed-loop client with 1-16 connections"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 002 (Apache vs IIS, 1-16 clients, 1/10/100 KB pages); wrk against nginx"
+    }
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        let quick = plan.suite == Suite::Quick;
+        let clients: &[usize] = if quick { &[1, 16] } else { &CLIENTS };
+        let targets: Vec<(&str, Value)> = match &plan.net.http_url {
+            Some(url) => vec![("url", Value::from(url.text()))],
+            None if quick => vec![("page", Value::from(PAGE_BYTES[1]))],
+            None => PAGE_BYTES
+                .iter()
+                .map(|&b| ("page", Value::from(b)))
+                .collect(),
+        };
+        let mut cases = Vec::new();
+        for (name, target) in &targets {
+            for &c in clients {
+                let mut params = if plan.net.http_url.is_some() {
+                    Default::default()
+                } else {
+                    host_params(&plan.net)
+                };
+                params.insert((*name).to_string(), target.clone());
+                params.insert("clients".into(), Value::from(c));
+                cases.push(CaseSpec {
+                    bench: self.id(),
+                    params,
+                    metrics: metrics(),
+                });
+            }
+        }
+        cases
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let clients = case_usize(case, "clients")?;
+        let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);
+        let (server, target) = match case.params.get("url").and_then(Value::as_str) {
+            Some(url) => (None, user_target(url)?),
+            None => {
+                let page = case_usize(case, "page")?;
+                let server = HttpServer::start(case_host(case)?, workers(MAX_WORKERS))?;
+                let target = Target {
+                    addr: server.addr(),
+                    authority: server.addr().to_string(),
+                    path: page_path(page),
+                };
+                (Some(server), target)
+            }
+        };
+        let mut client = LoadClient::connect(target, clients, workers(clients))?;
+        client.check_first_response()?;
+        Ok(Box::new(HttpTrial {
+            client,
+            server,
+            duration: load_duration(ctx),
+            latencies_us: Vec::new(),
+        }))
+    }
+}
+
+fn metrics() -> Vec<MetricSpec> {
+    let m = super::metric;
+    vec![
+        m(
+            "requests_per_sec",
+            Unit::OpsPerSec,
+            Direction::HigherIsBetter,
+        ),
+        m(
+            "throughput",
+            Unit::MegabytesPerSec,
+            Direction::HigherIsBetter,
+        ),
+        m("latency_p50", Unit::Microseconds, Direction::LowerIsBetter),
+        m("latency_p99", Unit::Microseconds, Direction::LowerIsBetter),
+        m("errors", Unit::Count, Direction::LowerIsBetter),
+    ]
+}
+
+/// A tokio runtime of `workers` threads named `name` (at most 15 bytes).
+fn runtime(workers: usize, name: &str) -> io::Result<Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .max_blocking_threads(1)
+        .thread_name(name)
+        .enable_io()
+        .enable_time()
+        .build()
+}
+
+/// The built-in server. Dropping it shuts its runtime down: the accept
+/// loop and every connection are dropped (closing their sockets) and the
+/// worker threads joined.
+pub struct HttpServer {
+    rt: Option<Runtime>,
+    addr: SocketAddr,
+    workers: usize,
+}
+
+impl HttpServer {
+    /// Serves the pages of [`PAGE_BYTES`] at [`page_path`] on `host`, on a
+    /// port the OS chooses, with `workers` threads.
+    ///
+    /// # Errors
+    /// Binding or building the runtime.
+    pub fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
+        let std_listener = std::net::TcpListener::bind(SocketAddr::new(host, 0))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let rt = runtime(workers, "net-http-srv")?;
+        let pages: Arc<Vec<(String, Bytes)>> = Arc::new(
+            PAGE_BYTES
+                .iter()
+                .map(|&b| (page_path(b), page_body(b)))
+                .collect(),
+        );
+        let listener = {
+            let _guard = rt.enter();
+            tokio::net::TcpListener::from_std(std_listener)?
+        };
+        rt.spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        stream.set_nodelay(true).ok();
+                        tokio::spawn(serve_connection(stream, Arc::clone(&pages)));
+                    }
+                    // out of descriptors and the like: retry a little later
+                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            }
+        });
+        Ok(HttpServer {
+            rt: Some(rt),
+            addr,
+            workers,
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(IO_TIMEOUT);
+        }
+    }
+}
+
+async fn serve_connection(stream: tokio::net::TcpStream, pages: Arc<Vec<(String, Bytes)>>) {
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let resp = respond(&pages, req.method(), req.uri().path());
+        async move { Ok::<_, Infallible>(resp) }
+    });
+    // a client that goes away ends the connection; nothing to report
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+fn respond(pages: &[(String, Bytes)], method: &Method, path: &str) -> Response<Full<Bytes>> {
+    let status = |s: StatusCode| {
+        let mut r = Response::new(Full::new(Bytes::from_static(b"")));
+        *r.status_mut() = s;
+        r
+    };
+    if method != Method::GET && method != Method::HEAD {
+        return status(StatusCode::METHOD_NOT_ALLOWED);
+    }
+    match pages.iter().find(|(p, _)| p == path) {
+        Some((_, body)) => {
+            let mut r = Response::new(Full::new(body.clone()));
+            r.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("text/html"),
+            );
+            r
+        }
+        None => status(StatusCode::NOT_FOUND),
+    }
+}
+
+/// What the client loads.
+#[derive(Debug, Clone)]
+struct Target {
+    addr: SocketAddr,
+    /// `Host:` header.
+    authority: String,
+    /// Path and query.
+    path: String,
+}
+
+/// The target of `--http-url`, resolved.
+fn user_target(url: &str) -> Result<Target, BenchError> {
+    let u = super::parse_http_url(url).map_err(BenchError::Failed)?;
+    let addr = (u.host.as_str(), u.port)
+        .to_socket_addrs()
+        .map_err(|e| BenchError::Failed(format!("cannot resolve {}: {e}", u.host)))?
+        .next()
+        .ok_or_else(|| BenchError::Failed(format!("{} has no address", u.host)))?;
+    Ok(Target {
+        addr,
+        authority: u.authority(),
+        path: u.path,
+    })
+}
+
+/// One repetition's counts on one connection.
+#[derive(Debug, Default)]
+struct Tally {
+    responses: u64,
+    errors: u64,
+    body_bytes: u64,
+    latencies_us: Vec<f64>,
+}
+
+/// C keep-alive connections on the client's own runtime. Dropping it
+/// closes them and joins the runtime's threads.
+struct LoadClient {
+    senders: Vec<SendRequest<Empty<Bytes>>>,
+    target: Target,
+    rt: Option<Runtime>,
+    workers: usize,
+}
+
+impl LoadClient {
+    /// Opens `clients` connections to `target`.
+    ///
+    /// # Errors
+    /// [`BenchError::Failed`] naming the target when a connection fails.
+    fn connect(target: Target, clients: usize, workers: usize) -> Result<LoadClient, BenchError> {
+        let rt = runtime(workers, "net-http-cli")?;
+        let addr = target.addr;
+        let senders = rt.block_on(async {
+            let mut senders = Vec::with_capacity(clients);
+            for _ in 0..clients {
+                senders.push(open(addr).await?);
+            }
+            Ok::<_, io::Error>(senders)
+        });
+        let senders = senders.map_err(|e| {
+            BenchError::Failed(format!(
+                "cannot connect to {addr}: {e} (is the server running and listening there?)"
+            ))
+        })?;
+        Ok(LoadClient {
+            senders,
+            target,
+            rt: Some(rt),
+            workers,
+        })
+    }
+
+    /// One request on the first connection; a status of 400 or more is an
+    /// error for the user to fix before loading.
+    fn check_first_response(&mut self) -> Result<(), BenchError> {
+        let request = request(&self.target);
+        let rt = self
+            .rt
+            .as_ref()
+            .expect("invariant: the runtime lives until drop");
+        let sender = &mut self.senders[0];
+        let answer = rt.block_on(async {
+            let resp = tokio::time::timeout(IO_TIMEOUT, async {
+                sender.ready().await?;
+                let resp = sender.send_request(request).await?;
+                let status = resp.status();
+                resp.into_body().collect().await?;
+                Ok::<_, hyper::Error>(status)
+            })
+            .await;
+            match resp {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err(format!("no response within {} s", IO_TIMEOUT.as_secs())),
+            }
+        });
+        let url = format!("http://{}{}", self.target.authority, self.target.path);
+        match answer {
+            Ok(s) if s.as_u16() < 400 => Ok(()),
+            Ok(s) => Err(BenchError::Failed(format!(
+                "GET {url} answered {s}; give the URL of a page the server has"
+            ))),
+            Err(e) => Err(BenchError::Failed(format!("GET {url}: {e}"))),
+        }
+    }
+
+    /// Loads every connection until `duration` has passed; returns the
+    /// tallies, or the first connection failure with the totals before it.
+    fn load(&mut self, duration: Duration) -> Result<Vec<Tally>, BenchError> {
+        let deadline = Instant::now() + duration;
+        let rt = self
+            .rt
+            .take()
+            .expect("invariant: the runtime lives until drop");
+        let handles: Vec<_> = self
+            .senders
+            .drain(..)
+            .map(|s| rt.spawn(load_connection(s, request(&self.target), deadline)))
+            .collect();
+        let results = rt.block_on(async {
+            let mut out = Vec::with_capacity(handles.len());
+            for h in handles {
+                out.push(h.await);
+            }
+            out
+        });
+        self.rt = Some(rt);
+        let mut tallies = Vec::with_capacity(results.len());
+        let mut failure = None;
+        for (i, r) in results.into_iter().enumerate() {
+            match r {
+                Ok((Ok(sender), tally)) => {
+                    self.senders.push(sender);
+                    tallies.push(tally);
+                }
+                Ok((Err(e), tally)) => {
+                    failure.get_or_insert((i, e));
+                    tallies.push(tally);
+                }
+                Err(e) => {
+                    failure.get_or_insert((i, e.to_string()));
+                }
+            }
+        }
+        match failure {
+            None => Ok(tallies),
+            Some((i, e)) => {
+                let responses: u64 = tallies.iter().map(|t| t.responses).sum();
+                let errors: u64 = tallies.iter().map(|t| t.errors).sum();
+                Err(broken(
+                    &format!(
+                        "connection {} of {} to {}",
+                        i + 1,
+                        tallies.len().max(i + 1),
+                        self.target.addr
+                    ),
+                    responses,
+                    &format!("{e}; responses counted, {errors} with an error status"),
+                ))
+            }
+        }
+    }
+}
+
+impl Drop for LoadClient {
+    fn drop(&mut self) {
+        self.senders.clear();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(IO_TIMEOUT);
+        }
+    }
+}
+
+/// A keep-alive connection whose driver runs on the current runtime.
+async fn open(addr: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
+    let stream = tokio::time::timeout(IO_TIMEOUT, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
+    stream.set_nodelay(true)?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(io::Error::other)?;
+    tokio::spawn(async move {
+        // ends when the sender is dropped or the peer closes
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+fn request(target: &Target) -> Request<Empty<Bytes>> {
+    Request::get(target.path.as_str())
+        .header(hyper::header::HOST, target.authority.as_str())
+        .body(Empty::new())
+        .expect("invariant: a parsed path and authority make a valid request")
+}
+
+/// Requests on one connection, each right after the previous response,
+/// until `deadline`. Returns the connection for the next repetition, or
+/// why it failed, with what was counted before.
+async fn load_connection(
+    mut sender: SendRequest<Empty<Bytes>>,
+    template: Request<Empty<Bytes>>,
+    deadline: Instant,
+) -> (Result<SendRequest<Empty<Bytes>>, String>, Tally) {
+    let mut tally = Tally::default();
+    while Instant::now() < deadline {
+        let mut req = Request::new(Empty::new());
+        *req.uri_mut() = template.uri().clone();
+        *req.headers_mut() = template.headers().clone();
+        let t0 = Instant::now();
+        let one = tokio::time::timeout(IO_TIMEOUT, async {
+            sender.ready().await?;
+            let resp = sender.send_request(req).await?;
+            let status = resp.status();
+            let mut body = resp.into_body();
+            let mut bytes = 0u64;
+            while let Some(frame) = body.frame().await {
+                if let Ok(data) = frame?.into_data() {
+                    bytes += data.len() as u64;
+                }
+            }
+            Ok::<_, hyper::Error>((status, bytes))
+        })
+        .await;
+        match one {
+            Ok(Ok((status, bytes))) => {
+                tally.latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                tally.responses += 1;
+                tally.body_bytes += bytes;
+                tally.errors += u64::from(status.as_u16() >= 400);
+            }
+            Ok(Err(e)) => return (Err(e.to_string()), tally),
+            Err(_) => {
+                let e = format!("no response within {} s", IO_TIMEOUT.as_secs());
+                return (Err(e), tally);
+            }
+        }
+    }
+    (Ok(sender), tally)
+}
+
+/// One prepared case. The client drops before the server.
+struct HttpTrial {
+    client: LoadClient,
+    server: Option<HttpServer>,
+    duration: Duration,
+    latencies_us: Vec<f64>,
+}
+
+impl Trial for HttpTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let t0 = clock.now();
+        let tallies = self.client.load(self.duration)?;
+        let secs = clock.now().saturating_sub(t0).as_secs_f64();
+        self.latencies_us.clear();
+        let (mut responses, mut errors, mut bytes) = (0u64, 0u64, 0u64);
+        for t in tallies {
+            responses += t.responses;
+            errors += t.errors;
+            bytes += t.body_bytes;
+            self.latencies_us.extend(t.latencies_us);
+        }
+        let p = percentiles(&mut self.latencies_us).ok_or_else(|| {
+            BenchError::Failed(format!(
+                "no response within a repetition of {:.2} s",
+                self.duration.as_secs_f64()
+            ))
+        })?;
+        Ok(vec![
+            responses as f64 / secs,
+            bytes as f64 / secs / 1e6,
+            p.p50,
+            p.p99,
+            errors as f64,
+        ])
+    }
+
+    fn details(&mut self) -> Option<Value> {
+        Some(serde_json::json!({
+            "target": format!("http://{}{}", self.client.target.authority, self.client.target.path),
+            "server": if self.server.is_some() { "built-in (hyper, keep-alive)" } else { "the user's (--http-url)" },
+            "server_workers": self.server.as_ref().map(|s| s.workers),
+            "client_workers": self.client.workers,
+            "duration_secs": self.duration.as_secs_f64(),
+            "throughput_counts": "response bodies only",
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;
