@@ -124,6 +124,7 @@ impl Bench for Http {
             server,
             duration: load_duration(ctx),
             latencies_us: Vec::new(),
+            reconnects: 0,
         }))
     }
 }
@@ -285,6 +286,8 @@ struct Tally {
     responses: u64,
     errors: u64,
     body_bytes: u64,
+    /// New connections opened after the server closed one cleanly.
+    reconnects: u64,
     latencies_us: Vec<f64>,
 }
 
@@ -369,7 +372,10 @@ impl LoadClient {
         let handles: Vec<_> = self
             .senders
             .drain(..)
-            .map(|s| rt.spawn(load_connection(s, request(&self.target), deadline)))
+            .map(|s| {
+                let template = request(&self.target);
+                rt.spawn(load_connection(s, self.target.addr, template, deadline))
+            })
             .collect();
         let results = rt.block_on(async {
             let mut out = Vec::with_capacity(handles.len());
@@ -449,15 +455,31 @@ fn request(target: &Target) -> Request<Empty<Bytes>> {
 }
 
 /// Requests on one connection, each right after the previous response,
-/// until `deadline`. Returns the connection for the next repetition, or
-/// why it failed, with what was counted before.
+/// until `deadline`. A server may end a keep-alive connection cleanly
+/// (`Connection: close`, or closing it while idle, as Apache does after
+/// 100 requests); the client then opens a new one, counted in
+/// `reconnects`. Returns the connection for the next repetition, or why it
+/// failed (a refused reconnection, a reset, a timeout), with what was
+/// counted before.
 async fn load_connection(
     mut sender: SendRequest<Empty<Bytes>>,
+    addr: SocketAddr,
     template: Request<Empty<Bytes>>,
     deadline: Instant,
 ) -> (Result<SendRequest<Empty<Bytes>>, String>, Tally) {
     let mut tally = Tally::default();
+    let mut closing = false;
     while Instant::now() < deadline {
+        if closing || sender.is_closed() || sender.ready().await.is_err() {
+            match open(addr).await {
+                Ok(s) => sender = s,
+                Err(e) => {
+                    let e = format!("reconnecting after the server closed the connection: {e}");
+                    return (Err(e), tally);
+                }
+            }
+            tally.reconnects += 1;
+        }
         let mut req = Request::new(Empty::new());
         *req.uri_mut() = template.uri().clone();
         *req.headers_mut() = template.headers().clone();
@@ -466,6 +488,10 @@ async fn load_connection(
             sender.ready().await?;
             let resp = sender.send_request(req).await?;
             let status = resp.status();
+            let close = resp
+                .headers()
+                .get(hyper::header::CONNECTION)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
             let mut body = resp.into_body();
             let mut bytes = 0u64;
             while let Some(frame) = body.frame().await {
@@ -473,15 +499,16 @@ async fn load_connection(
                     bytes += data.len() as u64;
                 }
             }
-            Ok::<_, hyper::Error>((status, bytes))
+            Ok::<_, hyper::Error>((status, bytes, close))
         })
         .await;
         match one {
-            Ok(Ok((status, bytes))) => {
+            Ok(Ok((status, bytes, close))) => {
                 tally.latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
                 tally.responses += 1;
                 tally.body_bytes += bytes;
                 tally.errors += u64::from(status.as_u16() >= 400);
+                closing = close;
             }
             Ok(Err(e)) => return (Err(e.to_string()), tally),
             Err(_) => {
@@ -499,6 +526,8 @@ struct HttpTrial {
     server: Option<HttpServer>,
     duration: Duration,
     latencies_us: Vec<f64>,
+    /// Reconnections over every repetition so far.
+    reconnects: u64,
 }
 
 impl Trial for HttpTrial {
@@ -512,6 +541,7 @@ impl Trial for HttpTrial {
             responses += t.responses;
             errors += t.errors;
             bytes += t.body_bytes;
+            self.reconnects += t.reconnects;
             self.latencies_us.extend(t.latencies_us);
         }
         let p = percentiles(&mut self.latencies_us).ok_or_else(|| {
@@ -538,6 +568,17 @@ impl Trial for HttpTrial {
             "duration_secs": self.duration.as_secs_f64(),
             "throughput_counts": "response bodies only",
         }))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        if self.reconnects == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "the server closed keep-alive connections {} time(s) in this round; the client \
+             reconnected each time, inside the measured time (wrk does the same)",
+            self.reconnects
+        )]
     }
 }
 

@@ -21,6 +21,46 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::time::Duration;
 
+/// The hidden argument that runs the built-in HTTP server alone, for
+/// bench/fidelity.sh to load it with wrk: `__http_serve SECONDS`.
+pub const HTTP_SERVE_ARG: &str = "__http_serve";
+/// The longest the hidden server helper runs.
+const HTTP_SERVE_MAX_SECS: u64 = 3600;
+
+/// Runs the hidden helper when `args` (argv without argv[0]) name it: the
+/// built-in HTTP server on 127.0.0.1, its base URL on stdout, for SECONDS
+/// (at most an hour) or until killed. None for an ordinary command line.
+pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
+    use std::io::Write;
+    if args.first().map(String::as_str) != Some(HTTP_SERVE_ARG) {
+        return None;
+    }
+    let secs = match args.get(1).and_then(|s| s.parse::<u64>().ok()) {
+        Some(s) if (1..=HTTP_SERVE_MAX_SECS).contains(&s) => s,
+        _ => {
+            eprintln!("envbench: {HTTP_SERVE_ARG} SECONDS (1 to {HTTP_SERVE_MAX_SECS})");
+            return Some(std::process::ExitCode::from(2));
+        }
+    };
+    let server = match http::HttpServer::start(DEFAULT_HOST, http::MAX_WORKERS) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("envbench: cannot start the HTTP server: {e}");
+            return Some(std::process::ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout();
+    if writeln!(out, "http://{}/", server.addr())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return Some(std::process::ExitCode::from(1));
+    }
+    std::thread::sleep(Duration::from_secs(secs));
+    drop(server);
+    Some(std::process::ExitCode::SUCCESS)
+}
+
 /// The address envbench's own servers use unless `--net-host` names another.
 pub const DEFAULT_HOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 

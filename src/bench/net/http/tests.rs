@@ -196,3 +196,46 @@ fn quick_has_two_points_and_standard_all_fifteen() {
     );
     assert_eq!(Http.cases(&TestEnv::plan(Suite::Standard, 2)).len(), 15);
 }
+
+#[test]
+fn a_server_closing_keep_alive_connections_makes_the_client_reconnect() {
+    let _g = testing::lock();
+    // one response per connection, with `Connection: close`, as a server at
+    // its keep-alive limit answers
+    let listener = std::net::TcpListener::bind((DEFAULT_HOST, 0)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let server = std::thread::spawn(move || {
+        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            let Ok((s, _)) = listener.accept() else {
+                continue;
+            };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let mut w = s;
+            let _ =
+                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    let target = Target {
+        addr,
+        authority: addr.to_string(),
+        path: "/".into(),
+    };
+    let mut client = LoadClient::connect(target, 1, 1).unwrap();
+    let tallies = client.load(Duration::from_millis(30)).unwrap();
+    assert!(tallies[0].responses > 1, "{tallies:?}");
+    assert!(
+        tallies[0].reconnects >= tallies[0].responses - 1,
+        "{tallies:?}"
+    );
+    assert_eq!(tallies[0].body_bytes, 2 * tallies[0].responses);
+    drop(client);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(std::net::TcpStream::connect(addr));
+    server.join().unwrap();
+}
