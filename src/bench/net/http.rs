@@ -14,8 +14,9 @@
 //! those with a status of 400 or more (wrk's "Non-2xx or 3xx responses").
 //! A connection that is refused, reset or silent for 5 s ends the case,
 //! its reason naming the connection and the responses counted before it.
-//! Thread counts are bounded: the server and the client each run at most
-//! two tokio workers.
+//! Thread counts are bounded: the server runs a tokio runtime of at most
+//! two workers; the client, like wrk, at most two threads, each with a
+//! single-threaded runtime and its share of the connections.
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
@@ -148,7 +149,7 @@ fn metrics() -> Vec<MetricSpec> {
     ]
 }
 
-/// A tokio runtime of `workers` threads named `name` (at most 15 bytes).
+/// The server's tokio runtime: `workers` threads named `name` (at most 15 bytes).
 fn runtime(workers: usize, name: &str) -> io::Result<Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
@@ -291,40 +292,54 @@ struct Tally {
     latencies_us: Vec<f64>,
 }
 
-/// C keep-alive connections on the client's own runtime. Dropping it
-/// closes them and joins the runtime's threads.
-struct LoadClient {
+/// One client thread's share of the connections, on a single-threaded
+/// runtime of its own: as wrk's threads, each with its own event loop, so
+/// a request's wake-ups never cross threads.
+struct Worker {
+    rt: Runtime,
     senders: Vec<SendRequest<Empty<Bytes>>>,
+}
+
+/// C keep-alive connections spread over at most [`MAX_WORKERS`] workers.
+/// A repetition runs each worker's runtime on a thread of its own, joined
+/// before it returns, so between repetitions the client has no thread.
+/// Dropping it closes every connection.
+struct LoadClient {
+    workers: Vec<Worker>,
     target: Target,
-    rt: Option<Runtime>,
-    workers: usize,
 }
 
 impl LoadClient {
-    /// Opens `clients` connections to `target`.
+    /// Opens `clients` connections to `target`, spread over `workers`.
     ///
     /// # Errors
     /// [`BenchError::Failed`] naming the target when a connection fails.
     fn connect(target: Target, clients: usize, workers: usize) -> Result<LoadClient, BenchError> {
-        let rt = runtime(workers, "net-http-cli")?;
+        let mut ws = Vec::with_capacity(workers);
+        for _ in 0..workers.max(1) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()?;
+            ws.push(Worker {
+                rt,
+                senders: Vec::new(),
+            });
+        }
         let addr = target.addr;
-        let senders = rt.block_on(async {
-            let mut senders = Vec::with_capacity(clients);
-            for _ in 0..clients {
-                senders.push(open(addr).await?);
-            }
-            Ok::<_, io::Error>(senders)
-        });
-        let senders = senders.map_err(|e| {
-            BenchError::Failed(format!(
-                "cannot connect to {addr}: {e} (is the server running and listening there?)"
-            ))
-        })?;
+        for i in 0..clients {
+            let n = ws.len();
+            let w = &mut ws[i % n];
+            let sender = w.rt.block_on(open(addr)).map_err(|e| {
+                BenchError::Failed(format!(
+                    "cannot connect to {addr}: {e} (is the server running and listening there?)"
+                ))
+            })?;
+            w.senders.push(sender);
+        }
         Ok(LoadClient {
-            senders,
+            workers: ws,
             target,
-            rt: Some(rt),
-            workers,
         })
     }
 
@@ -332,12 +347,9 @@ impl LoadClient {
     /// error for the user to fix before loading.
     fn check_first_response(&mut self) -> Result<(), BenchError> {
         let request = request(&self.target);
-        let rt = self
-            .rt
-            .as_ref()
-            .expect("invariant: the runtime lives until drop");
-        let sender = &mut self.senders[0];
-        let answer = rt.block_on(async {
+        let w = &mut self.workers[0];
+        let sender = &mut w.senders[0];
+        let answer = w.rt.block_on(async {
             let resp = tokio::time::timeout(IO_TIMEOUT, async {
                 sender.ready().await?;
                 let resp = sender.send_request(request).await?;
@@ -365,43 +377,32 @@ impl LoadClient {
     /// tallies, or the first connection failure with the totals before it.
     fn load(&mut self, duration: Duration) -> Result<Vec<Tally>, BenchError> {
         let deadline = Instant::now() + duration;
-        let rt = self
-            .rt
-            .take()
-            .expect("invariant: the runtime lives until drop");
-        let handles: Vec<_> = self
-            .senders
-            .drain(..)
-            .map(|s| {
-                let template = request(&self.target);
-                rt.spawn(load_connection(s, self.target.addr, template, deadline))
-            })
-            .collect();
-        let results = rt.block_on(async {
-            let mut out = Vec::with_capacity(handles.len());
-            for h in handles {
-                out.push(h.await);
-            }
-            out
+        let target = &self.target;
+        // per connection: its tally and, when it failed, why
+        let outcomes: Vec<(Tally, Option<String>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .workers
+                .iter_mut()
+                .map(|w| {
+                    std::thread::Builder::new()
+                        .name("net-http-cli".into())
+                        .spawn_scoped(scope, move || run_worker(w, target, deadline))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.map(|h| h.join()) {
+                    Ok(Ok(v)) => v,
+                    Ok(Err(_)) => vec![(Tally::default(), Some("a client thread panicked".into()))],
+                    Err(e) => vec![(Tally::default(), Some(format!("no client thread: {e}")))],
+                })
+                .collect()
         });
-        self.rt = Some(rt);
-        let mut tallies = Vec::with_capacity(results.len());
-        let mut failure = None;
-        for (i, r) in results.into_iter().enumerate() {
-            match r {
-                Ok((Ok(sender), tally)) => {
-                    self.senders.push(sender);
-                    tallies.push(tally);
-                }
-                Ok((Err(e), tally)) => {
-                    failure.get_or_insert((i, e));
-                    tallies.push(tally);
-                }
-                Err(e) => {
-                    failure.get_or_insert((i, e.to_string()));
-                }
-            }
-        }
+        let failure = outcomes
+            .iter()
+            .enumerate()
+            .find_map(|(i, (_, f))| f.as_ref().map(|f| (i, f.clone())));
+        let tallies: Vec<Tally> = outcomes.into_iter().map(|(t, _)| t).collect();
         match failure {
             None => Ok(tallies),
             Some((i, e)) => {
@@ -411,7 +412,7 @@ impl LoadClient {
                     &format!(
                         "connection {} of {} to {}",
                         i + 1,
-                        tallies.len().max(i + 1),
+                        tallies.len(),
                         self.target.addr
                     ),
                     responses,
@@ -420,15 +421,39 @@ impl LoadClient {
             }
         }
     }
+
+    /// Client threads a repetition uses.
+    fn threads(&self) -> usize {
+        self.workers.len()
+    }
 }
 
-impl Drop for LoadClient {
-    fn drop(&mut self) {
-        self.senders.clear();
-        if let Some(rt) = self.rt.take() {
-            rt.shutdown_timeout(IO_TIMEOUT);
+/// Runs one worker's connections until `deadline` on the calling thread;
+/// the connections that are still usable go back to the worker.
+fn run_worker(w: &mut Worker, target: &Target, deadline: Instant) -> Vec<(Tally, Option<String>)> {
+    let senders: Vec<_> = w.senders.drain(..).collect();
+    let results = w.rt.block_on(async {
+        let tasks: Vec<_> = senders
+            .into_iter()
+            .map(|s| tokio::spawn(load_connection(s, target.addr, request(target), deadline)))
+            .collect();
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            out.push(t.await);
         }
-    }
+        out
+    });
+    results
+        .into_iter()
+        .map(|r| match r {
+            Ok((Ok(sender), tally)) => {
+                w.senders.push(sender);
+                (tally, None)
+            }
+            Ok((Err(e), tally)) => (tally, Some(e)),
+            Err(e) => (Tally::default(), Some(e.to_string())),
+        })
+        .collect()
 }
 
 /// A keep-alive connection whose driver runs on the current runtime.
@@ -564,7 +589,7 @@ impl Trial for HttpTrial {
             "target": format!("http://{}{}", self.client.target.authority, self.client.target.path),
             "server": if self.server.is_some() { "built-in (hyper, keep-alive)" } else { "the user's (--http-url)" },
             "server_workers": self.server.as_ref().map(|s| s.workers),
-            "client_workers": self.client.workers,
+            "client_threads": self.client.threads(),
             "duration_secs": self.duration.as_secs_f64(),
             "throughput_counts": "response bodies only",
         }))

@@ -92,7 +92,7 @@ fn a_case_measures_and_leaves_no_thread_or_socket() {
             // every response carried the 1 KiB body
             assert!((v[1] * 1e6 / v[0] - 1024.0).abs() < 1e-6, "{v:?}");
         }
-        assert_eq!(t.details().unwrap()["client_workers"], c.min(2));
+        assert_eq!(t.details().unwrap()["client_threads"], c.min(2));
         drop(t);
         assert_eq!(testing::counts(), before, "{c} client(s)");
     }
