@@ -224,6 +224,11 @@ impl Trial for StreamTrial {
         self.set_phase(Phase::Send);
         let (t0, b0) = (clock.now(), self.received.load(Ordering::Relaxed));
         std::thread::sleep(self.duration);
+        // on a machine too busy to move a byte in that time, wait for one
+        let waited = std::time::Instant::now();
+        while self.received.load(Ordering::Relaxed) == b0 && waited.elapsed() < IO_TIMEOUT {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let (t1, b1) = (clock.now(), self.received.load(Ordering::Relaxed));
         self.set_phase(Phase::Pause);
         self.wait_idle();
@@ -233,6 +238,12 @@ impl Trial for StreamTrial {
                 b1 - b0,
                 &format!("{why} (bytes received in this repetition)"),
             ));
+        }
+        if b1 == b0 {
+            return Err(BenchError::Failed(format!(
+                "bulk transfer: no byte arrived in {} s",
+                IO_TIMEOUT.as_secs()
+            )));
         }
         let secs = t1.saturating_sub(t0).as_secs_f64();
         Ok(vec![(b1 - b0) as f64 / secs / 1e6])
