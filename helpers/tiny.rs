@@ -45,6 +45,8 @@ struct Timespec {
 unsafe extern "C" {
     fn fork() -> c_int;
     fn pause() -> c_int;
+    fn getpid() -> c_int;
+    fn getppid() -> c_int;
     fn prctl(option: c_int, ...) -> c_int;
     fn kill(pid: c_int, sig: c_int) -> c_int;
     fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
@@ -292,6 +294,8 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
     let mut after = [0u8; MEMINFO_BYTES];
     let before_len = read_meminfo(&mut before);
     let t0 = now_ns();
+    // SAFETY: getpid has no preconditions.
+    let helper = unsafe { getpid() };
     let mut made = 0;
     while made < n {
         // SAFETY: the child only calls prctl and pause (async-signal-safe).
@@ -302,6 +306,11 @@ fn fork_mode(n: usize, extra: &CStr) -> c_int {
             // helper dies of SIGPIPE and no paused child outlives it
             // SAFETY: PR_SET_PDEATHSIG (1) with SIGKILL (9) has no memory effects.
             unsafe { prctl(1, 9 as core::ffi::c_ulong) };
+            // the helper died between the fork and the prctl: go now
+            // SAFETY: getppid has no preconditions; _exit is async-signal-safe.
+            if unsafe { getppid() } != helper {
+                unsafe { _exit(1) };
+            }
             loop {
                 // SAFETY: pause has no preconditions.
                 unsafe { pause() };

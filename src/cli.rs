@@ -97,8 +97,10 @@ pub struct CompareArgs {
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
     pub markdown: bool,
-    /// Show every metric, secondary ones too (the terminal shows each
-    /// case's headline metric; Markdown and the files always hold all).
+    /// Show every metric, secondary ones too, and each family's views
+    /// (GFLOPS by threads, latency percentiles, ...) as tables. The
+    /// terminal otherwise shows each case's headline metric; Markdown and
+    /// the files always hold all, and --html draws the views as charts.
     #[arg(long)]
     pub all_metrics: bool,
     /// Also write one CSV row per case x metric x environment to FILE.
@@ -219,6 +221,10 @@ pub struct RunArgs {
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
+    /// Print the plan (every case, its rounds, repetitions and budget, and
+    /// the suite's total) and exit without measuring or writing anything.
+    #[arg(long)]
+    pub plan: bool,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,

@@ -196,10 +196,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         Style::Text { color }
     };
+    let views = crate::bench::views();
     for (flag, path) in &outputs {
         let text = match *flag {
             "--csv" => render_csv(&csv_table(&cmp)),
-            "--html" => crate::report::html::render(&cmp, &envs),
+            "--html" => crate::report::html::render(&cmp, &envs, &views),
             _ => {
                 serde_json::to_string_pretty(&cmp).expect("invariant: comparisons serialise") + "\n"
             }
@@ -208,6 +209,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     crate::print_stdout(&crate::terminal::escape_output(&render(
         &cmp,
+        &envs,
+        &views,
         style,
         args.all_metrics || args.markdown,
     )))?;

@@ -29,6 +29,29 @@ impl Suite {
             Suite::Full => "full",
         }
     }
+
+    /// Seconds of case budgets the suite shares among its cases, so that
+    /// it keeps its time on any machine (more CPUs mean more thread
+    /// counts, more families mean more cases): quick stays under a minute
+    /// and standard under ten on two cores, with room for preparing cases.
+    /// None for full, which follows the seeds' protocol however long.
+    pub fn target_secs(self) -> Option<f64> {
+        match self {
+            Suite::Quick => Some(54.0),
+            Suite::Standard => Some(480.0),
+            Suite::Full => None,
+        }
+    }
+
+    /// The smallest budget a case is given when the suite's time is
+    /// shared out: below it a case's rounds could not each finish a repetition.
+    pub fn min_budget_secs(self) -> f64 {
+        match self {
+            Suite::Quick => 0.6,
+            Suite::Standard => 3.0,
+            Suite::Full => 30.0,
+        }
+    }
 }
 
 /// Repetition policy: how many, how long, when to stop.

@@ -25,6 +25,7 @@ pub mod store;
 pub mod terminal;
 pub mod units;
 pub mod validate;
+pub mod view;
 
 use std::io::Write;
 use std::path::PathBuf;

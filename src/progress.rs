@@ -1,6 +1,8 @@
 //! Progress of a run on stderr: one line per case, rewritten in place on a
-//! terminal, with an upper bound on the time left (the sum of remaining
-//! budgets; cases that converge early finish sooner).
+//! terminal, with an estimate of the time left. Before a case has run, its
+//! round is expected to take its budget share plus a fifth of a second of
+//! preparation; once it has run, its later rounds are expected to take what
+//! its last round took, so the estimate sharpens after the first round.
 
 use crate::bench::runner::Progress;
 use crate::results::CaseStatus;
@@ -13,18 +15,56 @@ pub struct Reporter {
     enabled: bool,
     tty: bool,
     total: usize,
-    budget: Duration,
+    /// Expected time of one round of each case.
+    expected: Vec<Duration>,
 }
 
+/// What a case is expected to cost per round before it has run, beyond its
+/// budget share: preparing it (allocating, forking, calibrating; tens of
+/// milliseconds for most cases, seconds for the largest arrays).
+const PREPARE_GUESS: Duration = Duration::from_millis(200);
+
 impl Reporter {
-    /// A reporter for `total` cases of `budget` each.
-    pub fn new(quiet: bool, total: usize, budget: Duration) -> Reporter {
+    /// A reporter for `total` items (cases × rounds) over `cases` cases
+    /// whose rounds each have `round_budget`.
+    pub fn new(quiet: bool, total: usize, cases: usize, round_budget: Duration) -> Reporter {
         Reporter {
             enabled: !quiet,
             tty: std::io::stderr().is_terminal(),
             total,
-            budget,
+            expected: vec![round_budget + PREPARE_GUESS; cases],
         }
+    }
+
+    /// Case `case` took `took` in its latest round: expect as much of the next.
+    pub fn learn(&mut self, case: usize, took: Duration) {
+        if let Some(e) = self.expected.get_mut(case) {
+            *e = took;
+        }
+    }
+
+    /// Case `case` will not run again (skipped, failed).
+    pub fn forget(&mut self, case: usize) {
+        self.learn(case, Duration::ZERO);
+    }
+
+    /// Time left: the rest of the current round (`rest`, the cases after the
+    /// current one), `rounds_after` whole rounds, and what the current case
+    /// is expected to take beyond `elapsed`.
+    pub fn left(
+        &self,
+        current: usize,
+        elapsed: Duration,
+        rest: &[usize],
+        rounds_after: u32,
+    ) -> Duration {
+        let sum = |it: &mut dyn Iterator<Item = Duration>| it.fold(Duration::ZERO, |a, b| a + b);
+        let now = self
+            .expected
+            .get(current)
+            .map_or(Duration::ZERO, |e| e.saturating_sub(elapsed));
+        now + sum(&mut rest.iter().filter_map(|&i| self.expected.get(i).copied()))
+            + sum(&mut self.expected.iter().copied()) * rounds_after
     }
 
     /// Prints a line of its own (warnings, the output path).
@@ -41,22 +81,16 @@ impl Reporter {
         }
     }
 
-    fn left(&self, index: usize, elapsed: Duration) -> String {
-        let remaining_cases = (self.total - index - 1) as u32;
-        let left = self.budget.saturating_sub(elapsed) + self.budget * remaining_cases;
-        format!("<= {} left", format_duration(left))
-    }
-
     /// A repetition of case `index` (0-based) finished.
-    pub fn rep(&self, index: usize, key: &str, reps_max: u32, p: Progress) {
+    pub fn rep(&self, index: usize, key: &str, reps_max: u32, p: Progress, left: Duration) {
         if self.enabled && self.tty {
             eprint!(
-                "\r\x1b[K[{}/{}] {key}  rep {}/{reps_max}  {:.1} s  ({})",
+                "\r\x1b[K[{}/{}] {key}  rep {}/{reps_max}  {:.1} s  (~{} left)",
                 index + 1,
                 self.total,
                 p.reps_done,
                 p.elapsed.as_secs_f64(),
-                self.left(index, p.elapsed)
+                format_duration(left)
             );
             let _ = std::io::stderr().flush();
         }
@@ -70,6 +104,7 @@ impl Reporter {
         status: CaseStatus,
         detail: &str,
         elapsed: Duration,
+        left: Duration,
     ) {
         if !self.enabled {
             return;
@@ -83,11 +118,11 @@ impl Reporter {
             CaseStatus::Interrupted => "interrupted",
         };
         eprintln!(
-            "[{}/{}] {key}: {word} {detail} ({:.1} s, {})",
+            "[{}/{}] {key}: {word} {detail} ({:.1} s, ~{} left)",
             index + 1,
             self.total,
             elapsed.as_secs_f64(),
-            self.left(index, self.budget)
+            format_duration(left)
         );
     }
 }
@@ -97,6 +132,10 @@ pub fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{} m {:02} s", s / 60, s % 60)
+    } else if d < Duration::from_millis(500) {
+        "0 s".into()
+    } else if s == 0 {
+        "1 s".into()
     } else {
         format!("{s} s")
     }

@@ -6,7 +6,7 @@
 
 use crate::bench::{self, clock::Clock, runner, Bench, CaseSpec, Context, Plan};
 use crate::cli::RunArgs;
-use crate::config::{RepPolicy, RunConfig};
+use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::probe::{self, Fingerprint};
 use crate::progress::Reporter;
 use crate::results::{
@@ -28,55 +28,36 @@ const FAKE_STEP: Duration = Duration::from_millis(10);
 /// reported: other work is competing with the benchmarks.
 const HIGH_LOAD_PER_CPU: f64 = 0.5;
 
-/// Runs the battery as `args` say.
+/// Runs the battery as `args` say, along the flow: validate, probe, plan,
+/// run the cases round by round, derive, save, print.
 ///
 /// # Errors
 /// [`UsageError`] for bad input (before measuring); I/O errors saving results.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let mut config = args.to_config();
-    check::patterns(&args.only)?;
-    if let Some(l) = &args.label {
-        check::label(l)?;
-    }
-    let benches =
-        bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
-    config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
-    for d in &config.dirs {
-        check::writable_dir(d)?;
-    }
+    let (mut config, benches) = validate(args)?;
     let fingerprint = probe::probe_live(&config.dirs);
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
+    let cases = plan_cases(
+        &benches,
+        &config,
+        &fingerprint,
+        args.stream_elems,
+        args.net_target(),
+    );
+    let budget_note = fit_budget(&mut config.reps, config.suite, cases.len(), args.budget);
+    if args.plan {
+        crate::print_stdout(&plan_text(&config, &cases, budget_note.as_deref()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let started = wall_now_secs();
     let host = fingerprint
         .os
         .hostname
         .clone()
         .unwrap_or_else(|| "host".into());
-    if config.label.is_empty() {
-        config.label = fingerprint.virtualization.summary().replace('/', "-");
-    }
-    if config.output.as_os_str().is_empty() {
-        config.output = PathBuf::from(format!(
-            "envbench-{}-{}-{}.json",
-            file_safe(&config.label),
-            file_safe(&host),
-            utc_compact(started)
-        ));
-    }
-    config.output = store::output_path(&config.output, args.force, "-o").map_err(UsageError)?;
-    let plan = Plan::from_fingerprint(
-        config.suite,
-        &fingerprint,
-        config.threads.clone(),
-        config.dirs.clone(),
-    )
-    .with_stream_elems(args.stream_elems)
-    .with_net(args.net_target());
-    let cases: Vec<(&dyn Bench, CaseSpec)> = benches
-        .iter()
-        .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
-        .collect();
+    name_run(&mut config, &fingerprint, started, &host, args.force)?;
     let mut file = new_result_file(&config, fingerprint, started, &host);
+    file.notes.extend(budget_note);
     store::save(&config.output, &file).map_err(|e| {
         if e.is_bad_path() {
             anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
@@ -89,17 +70,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     watch_signals(Arc::clone(&interrupted))?;
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    let rounds = config.reps.rounds.max(1);
-    let policies: Vec<RepPolicy> = (0..rounds).map(|r| config.reps.per_round(r)).collect();
-    let reporter = Reporter::new(
+    let mut reporter = Reporter::new(
         args.quiet,
-        cases.len() * rounds as usize,
-        policies[0].budget(),
+        cases.len() * config.reps.rounds.max(1) as usize,
+        cases.len(),
+        config.reps.per_round(0).budget(),
     );
     reporter.message(&format!(
-        "envbench {}: {} case(s) x {rounds} round(s), suite {}, label {}, writing {}",
+        "envbench {}: {} case(s) x {} round(s), suite {}, label {}, writing {}",
         env!("CARGO_PKG_VERSION"),
         cases.len(),
+        config.reps.rounds.max(1),
         config.suite.name(),
         config.label,
         config.output.display()
@@ -107,12 +88,184 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for a in &file.anomalies {
         reporter.message(&format!("warning: {}", a.message));
     }
+    // a budget the user gave, and the fake clock's exact counts, are kept
+    let deadline = match (args.budget, config.fake_clock) {
+        (None, false) => config.suite.target_secs(),
+        _ => None,
+    };
+    run_rounds(
+        &config,
+        &benches,
+        &cases,
+        &mut file,
+        &interrupted,
+        &mut reporter,
+        deadline,
+    )?;
+    let was_interrupted = interrupted.load(Ordering::SeqCst);
+    file.status = if was_interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    file.ended_utc = Some(utc_iso(wall_now_secs()));
+    store::save(&config.output, &file).context("saving results")?;
+    print_and_record(args, &config, &file, &reporter)?;
+    finish(&config, &file, was_interrupted, &reporter)
+}
 
+/// Checks the arguments and turns them into a configuration and the
+/// selected benches, before anything is probed or measured.
+fn validate(args: &RunArgs) -> anyhow::Result<(RunConfig, Vec<&'static dyn Bench>)> {
+    let mut config = args.to_config();
+    check::patterns(&args.only)?;
+    if let Some(l) = &args.label {
+        check::label(l)?;
+    }
+    let benches =
+        bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
+    config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
+    for d in &config.dirs {
+        check::writable_dir(d)?;
+    }
+    Ok((config, benches))
+}
+
+/// The cases of the selected benches for this suite, in bench order.
+fn plan_cases(
+    benches: &[&'static dyn Bench],
+    config: &RunConfig,
+    fingerprint: &Fingerprint,
+    stream_elems: Option<usize>,
+    net: crate::bench::net::NetTarget,
+) -> Vec<(&'static dyn Bench, CaseSpec)> {
+    let plan = Plan::from_fingerprint(
+        config.suite,
+        fingerprint,
+        config.threads.clone(),
+        config.dirs.clone(),
+    )
+    .with_stream_elems(stream_elems)
+    .with_net(net);
+    benches
+        .iter()
+        .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
+        .collect()
+}
+
+/// Shares the suite's time among its cases: when the suite has a target
+/// ([`Suite::target_secs`]) and the cases' budgets would add up to more,
+/// each case's budget shrinks to its share, down to a floor
+/// ([`Suite::min_budget_secs`]) below which a case could not finish its
+/// minimum repetitions. A budget given with `--budget` is kept as it is.
+/// Returns a note for the result file when it changed the budget.
+fn fit_budget(
+    reps: &mut RepPolicy,
+    suite: Suite,
+    cases: usize,
+    given: Option<f64>,
+) -> Option<String> {
+    let target = suite.target_secs()?;
+    if given.is_some() || cases == 0 {
+        return None;
+    }
+    let share = (target / cases as f64).max(suite.min_budget_secs());
+    if share >= reps.budget_secs {
+        return None;
+    }
+    let was = reps.budget_secs;
+    reps.budget_secs = share;
+    Some(format!(
+        "budget per case {share:.2} s instead of {was:.2} s: the {} suite's {target:.0} s of case budgets shared among {cases} cases (--budget sets it)",
+        suite.name()
+    ))
+}
+
+/// `run --plan`: what would run, how often and for how long at most.
+fn plan_text(config: &RunConfig, cases: &[(&dyn Bench, CaseSpec)], note: Option<&str>) -> String {
+    let rounds = config.reps.rounds.max(1);
+    let r = &config.reps;
+    let mut t = report::Table::new(&["case", ">rounds", ">reps", ">budget s"]);
+    for (_, c) in cases {
+        t.rows.push(vec![
+            c.key(),
+            rounds.to_string(),
+            format!("{}..{}", r.reps_min, r.reps_max),
+            format!("{:.2}", r.budget_secs),
+        ]);
+    }
+    let mut out = report::render_text(&t);
+    out += &format!(
+        "\n{} case(s) x {rounds} round(s), suite {}: case budgets add up to {}; preparing cases (allocating, forking, calibrating) and minimum repetitions that outlast a budget come on top.\n",
+        cases.len(),
+        config.suite.name(),
+        crate::progress::format_duration(Duration::from_secs_f64(
+            r.budget_secs * cases.len() as f64
+        )),
+    );
+    if let Some(n) = note {
+        out += &format!("{n}\n");
+    }
+    out
+}
+
+/// Fills in the label and the output path the user left out, and checks
+/// the output path.
+fn name_run(
+    config: &mut RunConfig,
+    fingerprint: &Fingerprint,
+    started: f64,
+    host: &str,
+    force: bool,
+) -> anyhow::Result<()> {
+    if config.label.is_empty() {
+        config.label = fingerprint.virtualization.summary().replace('/', "-");
+    }
+    if config.output.as_os_str().is_empty() {
+        config.output = PathBuf::from(format!(
+            "envbench-{}-{}-{}.json",
+            file_safe(&config.label),
+            file_safe(host),
+            utc_compact(started)
+        ));
+    }
+    config.output = store::output_path(&config.output, force, "-o").map_err(UsageError)?;
+    Ok(())
+}
+
+/// The budget of the next case's round when the run has `deadline`
+/// seconds in all, `elapsed` are gone and `items` case rounds remain
+/// (this one included): its share of the time left, never more than the
+/// planned `budget` and never less than `floor`. Cutting repetitions this
+/// way keeps the suite's time when preparing cases costs more than planned
+/// (STREAM's arrays on a slow machine), before any case is dropped.
+fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, floor: f64) -> f64 {
+    let share = (deadline - elapsed).max(0.0) / items.max(1) as f64;
+    share.clamp(floor.min(budget), budget)
+}
+
+/// Runs every case round by round, each round in a new shuffle, saving the
+/// file after each case. Stops early on Ctrl-C. With a `deadline` (seconds
+/// for the whole loop), a run that falls behind gives later case rounds
+/// less budget ([`catch_up_budget`]).
+fn run_rounds(
+    config: &RunConfig,
+    benches: &[&'static dyn Bench],
+    cases: &[(&'static dyn Bench, CaseSpec)],
+    file: &mut ResultFile,
+    interrupted: &AtomicBool,
+    reporter: &mut Reporter,
+    deadline: Option<f64>,
+) -> anyhow::Result<()> {
+    // case rounds whose budget was cut to catch up, and the smallest budget
+    let mut cut = (0usize, f64::INFINITY);
     let clock = if config.fake_clock {
         Clock::fake(FAKE_STEP)
     } else {
         Clock::real()
     };
+    let rounds = config.reps.rounds.max(1);
+    let policies: Vec<RepPolicy> = (0..rounds).map(|r| config.reps.per_round(r)).collect();
     let fp = &file.fingerprint;
     let mem_available_bytes = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
         (Some(a), Some(l)) => Some(a.min(l)),
@@ -122,10 +275,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         clock: &clock,
         reps: &policies[0],
         seed: config.seed,
-        interrupted: &interrupted,
+        interrupted,
         mem_available_bytes,
         dirs: &config.dirs,
-        cpus: plan.cpus,
+        cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
     };
     let run_start = clock.now();
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
@@ -164,61 +317,110 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             } else {
                 key.clone()
             };
-            let policy = round_policy(&policies[round as usize], results[i].as_ref());
+            let mut policy = round_policy(&policies[round as usize], results[i].as_ref());
+            let rest = &order[pos + 1..];
+            let rounds_after = rounds - round - 1;
+            if let Some(d) = deadline {
+                let live = |j: &usize| {
+                    results[*j]
+                        .as_ref()
+                        .is_none_or(|r| r.status == CaseStatus::Ok)
+                };
+                let items = 1
+                    + rest.iter().filter(|j| live(j)).count()
+                    + rounds_after as usize * (0..cases.len()).filter(live).count();
+                let elapsed = clock.now().saturating_sub(run_start).as_secs_f64();
+                let floor = config.suite.min_budget_secs() / f64::from(rounds);
+                policy.budget_secs = catch_up_budget(policy.budget_secs, d, elapsed, items, floor);
+                if policy.budget_secs < policies[round as usize].budget_secs - 1e-9 {
+                    cut.0 += 1;
+                    cut.1 = cut.1.min(policy.budget_secs);
+                }
+            }
             let case_ctx = Context {
                 reps: &policy,
                 ..ctx
             };
-            let run = runner::run_case(*bench, case, &case_ctx, &mut |p| {
-                reporter.rep(index, &shown, policy.reps_max, p)
-            });
+            let run = {
+                let reporter = &*reporter;
+                runner::run_case(*bench, case, &case_ctx, &mut |p| {
+                    let left = reporter.left(i, p.elapsed, rest, rounds_after);
+                    reporter.rep(index, &shown, policy.reps_max, p, left);
+                })
+            };
             let elapsed = run.elapsed;
             merge_round(&mut results[i], case, run, round, run_start, config.seed);
             let result = results[i].as_ref().expect("merge_round fills the slot");
+            if result.status == CaseStatus::Ok {
+                reporter.learn(i, elapsed);
+            } else {
+                reporter.forget(i);
+            }
             reporter.case_done(
                 index,
                 &shown,
                 result.status,
                 &report::summary::one_line(result),
                 elapsed,
+                reporter.left(i, elapsed, rest, rounds_after),
             );
             file.cases = results.iter().flatten().cloned().collect();
-            file.derived = derive_all(&benches, &file);
-            store::save(&config.output, &file).context("saving results")?;
+            file.derived = derive_all(benches, file);
+            store::save(&config.output, file).context("saving results")?;
         }
     }
-    let failed = file
-        .cases
-        .iter()
-        .filter(|c| c.status == CaseStatus::Failed)
-        .count();
-    let was_interrupted = interrupted.load(Ordering::SeqCst);
-    file.status = if was_interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    file.ended_utc = Some(utc_iso(wall_now_secs()));
-    store::save(&config.output, &file).context("saving results")?;
+    if cut.0 > 0 {
+        file.notes.push(format!(
+            "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per round)",
+            deadline.unwrap_or_default(),
+            cut.0,
+            cut.1,
+            policies[0].budget_secs
+        ));
+    }
+    Ok(())
+}
 
-    crate::print_stdout(&report::summary::render(&file, args.all_metrics))?;
+/// Prints the summary and records the run in the history database.
+fn print_and_record(
+    args: &RunArgs,
+    config: &RunConfig,
+    file: &ResultFile,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    crate::print_stdout(&report::summary::render(file, args.all_metrics))?;
     reporter.message(&format!("results: {}", config.output.display()));
     if !args.no_history {
         let written =
             std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
-        match crate::history::record_run(args.db.as_ref(), &file, &written) {
+        match crate::history::record_run(args.db.as_ref(), file, &written) {
             Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
             Err(e) => reporter.message(&format!(
                 "warning: not recorded in the history: {e}; the result file is complete"
             )),
         }
     }
+    Ok(())
+}
+
+/// The exit code: 130 when interrupted, an error when a case failed.
+fn finish(
+    config: &RunConfig,
+    file: &ResultFile,
+    was_interrupted: bool,
+    reporter: &Reporter,
+) -> anyhow::Result<ExitCode> {
     if was_interrupted {
         reporter.message(
             "interrupted: the result file keeps every finished case and is marked \"interrupted\"",
         );
         return Ok(ExitCode::from(130));
     }
+    let failed = file
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
     if failed > 0 {
         anyhow::bail!(
             "{failed} case(s) failed; reasons are in {}",
@@ -475,5 +677,73 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         anomalies: run.anomalies,
         notes: run.notes,
         details: run.details,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_time_is_shared_among_many_cases() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        // few cases: their budgets fit, nothing changes
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 10, None), None);
+        assert_eq!(reps.budget_secs, 2.0);
+        // a 16-CPU machine's thread counts and every family: 60 cases
+        let note = fit_budget(&mut reps, Suite::Quick, 60, None).unwrap();
+        assert!((reps.budget_secs * 60.0 - 54.0).abs() < 1e-9, "{note}");
+        // never below the floor at which rounds cannot finish a repetition
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        fit_budget(&mut reps, Suite::Quick, 1000, None);
+        assert_eq!(reps.budget_secs, Suite::Quick.min_budget_secs());
+        // standard keeps its ten minutes the same way
+        let mut reps = RepPolicy::for_suite(Suite::Standard);
+        fit_budget(&mut reps, Suite::Standard, 96, None);
+        assert!(reps.budget_secs * 96.0 <= 480.0 + 1e-9);
+    }
+
+    #[test]
+    fn a_run_behind_its_deadline_cuts_budgets_not_cases() {
+        // on time: 40 s left for 20 case rounds of 0.62 s: the plan holds
+        assert_eq!(catch_up_budget(0.62, 54.0, 14.0, 20, 0.2), 0.62);
+        // behind: 10 s left for 20 case rounds: half a second each
+        assert!((catch_up_budget(0.62, 54.0, 44.0, 20, 0.2) - 0.5).abs() < 1e-12);
+        // far behind or past the deadline: the floor, never zero
+        assert_eq!(catch_up_budget(0.62, 54.0, 60.0, 20, 0.2), 0.2);
+        // a planned budget under the floor is not raised
+        assert_eq!(catch_up_budget(0.1, 54.0, 60.0, 20, 0.2), 0.1);
+    }
+
+    #[test]
+    fn a_given_budget_and_the_full_suite_are_left_alone() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        reps.budget_secs = 5.0;
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 100, Some(5.0)), None);
+        assert_eq!(reps.budget_secs, 5.0);
+        let mut reps = RepPolicy::for_suite(Suite::Full);
+        assert_eq!(fit_budget(&mut reps, Suite::Full, 500, None), None);
+        assert_eq!(reps.budget_secs, 60.0);
+    }
+
+    #[test]
+    fn the_estimate_of_time_left_learns_from_each_round() {
+        let secs = Duration::from_secs;
+        let mut r = Reporter::new(true, 6, 3, secs(2));
+        // nothing run: each case's round is its budget plus a second
+        assert_eq!(
+            r.left(0, secs(0), &[1, 2], 1),
+            Duration::from_millis(6 * 2200)
+        );
+        r.learn(0, secs(1));
+        r.learn(1, secs(5));
+        r.forget(2);
+        // case 1 half done in the last round: 2.5 s of it left
+        assert_eq!(
+            r.left(1, Duration::from_millis(2500), &[], 0),
+            Duration::from_millis(2500)
+        );
+        // one more whole round: 1 + 5 + 0
+        assert_eq!(r.left(0, secs(1), &[1, 2], 1), secs(5) + secs(6));
     }
 }

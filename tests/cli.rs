@@ -1268,3 +1268,146 @@ fn sigint_during_a_net_case_stops_it_promptly() {
     let file = store::load(&path).unwrap();
     assert_eq!(file.status, RunStatus::Interrupted);
 }
+
+#[test]
+fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--plan", "--only", "os", "--suite", "quick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("os.syscall[call=getppid]"), "{text}");
+    assert!(
+        text.contains("suite quick: case budgets add up to"),
+        "{text}"
+    );
+    // nothing written: no result file, no scratch directory
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // a budget given by the user is kept as it is
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--plan",
+            "--budget",
+            "0.5",
+            "--threads",
+            "1,2,4,8,16,32",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("0.50") && !text.contains("instead of"),
+        "{text}"
+    );
+}
+
+/// Every process below `root`: (pid, state) from /proc/*/stat.
+fn descendants(root: i32) -> Vec<(i32, char)> {
+    let mut procs: Vec<(i32, i32, char)> = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after ')'
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        let ppid = f.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        procs.push((pid, ppid, state));
+    }
+    let mut out: Vec<(i32, char)> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid, state) in &procs {
+            if ppid == p && !out.iter().any(|o| o.0 == pid) {
+                out.push((pid, state));
+                frontier.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn sigkill_during_fork_cases_leaves_no_child_behind() {
+    // SIGKILL cannot be caught: the children (paused forks, the tiny
+    // helper, its children) must die with envbench by themselves
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .current_dir(tmp.path())
+        .env("XDG_DATA_HOME", tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--no-history",
+            "--only",
+            "os.fork,os.fork_cow",
+            "--rounds",
+            "1",
+            "--reps",
+            "50",
+            "-o",
+            "out.json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let root = child.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen: Vec<i32> = Vec::new();
+    // wait until a case holds many paused children
+    while Instant::now() < deadline {
+        let d = descendants(root);
+        for (pid, _) in &d {
+            if !seen.contains(pid) {
+                seen.push(*pid);
+            }
+        }
+        if d.len() >= 20 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        seen.len() >= 20,
+        "never saw the fork cases' children: {seen:?}"
+    );
+    unsafe { libc::kill(root, libc::SIGKILL) };
+    child.wait().unwrap();
+    let alive = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| Some(s.rsplit_once(')')?.1.trim_start().chars().next()? != 'Z'))
+            .unwrap_or(false)
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    let mut left: Vec<i32> = seen.clone();
+    while Instant::now() < until {
+        left.retain(alive);
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // never leave them to the machine, even when the test fails
+    // (pids may be reused after their death, so only the survivors found just now)
+    for pid in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "{} children outlived envbench: {left:?}",
+        left.len()
+    );
+}

@@ -48,9 +48,12 @@ fn exercise(text: &str) {
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::compare::csv_table(&cmp));
-        let _ = envbench::report::html::render(&cmp, &envs);
+        let views = envbench::bench::views();
+        let _ = envbench::report::html::render(&cmp, &envs, &views);
         let _ = envbench::report::compare::render(
             &cmp,
+            &envs,
+            &views,
             envbench::report::compare::Style::Text { color: false },
             true,
         );

@@ -266,6 +266,11 @@ pub trait Bench: Sync {
         Vec::new()
     }
 
+    /// The charts and tables this bench asks the report for.
+    fn views(&self) -> Vec<crate::view::View> {
+        Vec::new()
+    }
+
     /// `family.name`, e.g. `os.syscall`.
     fn id(&self) -> String {
         format!("{}.{}", self.family().name(), self.name())
@@ -387,6 +392,20 @@ pub const ALL: &[&dyn Bench] = &[
     &net::stream::TcpStreamBench,
     &net::http::Http,
 ];
+
+/// Every bench's views, in the order of [`ALL`].
+pub fn views() -> Vec<crate::view::BenchView> {
+    ALL.iter()
+        .flat_map(|b| {
+            b.views()
+                .into_iter()
+                .map(move |view| crate::view::BenchView {
+                    bench: b.id(),
+                    view,
+                })
+        })
+        .collect()
+}
 
 /// Whether `id` matches a user pattern: an exact id, a family name, or a
 /// glob with `*`.

@@ -3,8 +3,9 @@
 //! fixed precision.
 
 use super::{render_markdown, render_text, Table};
-use crate::compare::{Comparison, MetricComparison, Verdict};
+use crate::compare::{Comparison, Environment, MetricComparison, Verdict};
 use crate::units::format_value;
+use crate::view::BenchView;
 
 /// How tables become text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +288,13 @@ pub fn method_note(c: &Comparison) -> String {
 }
 
 /// The whole comparison as text or Markdown; `all` adds secondary metrics.
-pub fn render(c: &Comparison, style: Style, all: bool) -> String {
+pub fn render(
+    c: &Comparison,
+    envs: &[Environment],
+    views: &[BenchView],
+    style: Style,
+    all: bool,
+) -> String {
     let w = match style {
         Style::Text { color } => Writer {
             table: render_text,
@@ -341,6 +348,13 @@ pub fn render(c: &Comparison, style: Style, all: bool) -> String {
         );
         out += &table(&unclear);
     }
+    if all {
+        for (title, t) in super::views::tables(c, envs, views) {
+            out += "\n";
+            out += &heading(&title);
+            out += &table(&t);
+        }
+    }
     if !c.unmatched.is_empty() {
         out += "\n";
         out += &heading("Cases in one environment only (not compared)");
@@ -374,19 +388,19 @@ mod tests {
                 id,
                 &[
                     (
-                        "cpu.lu[n=1000,threads=1]",
+                        "cpu.dense[n=1000,threads=1]",
                         "gflops",
                         Direction::HigherIsBetter,
                         draws(&mut rng, 8, cpu, 0.02),
                     ),
                     (
-                        "os.fork[n=100]",
+                        "os.create[n=100]",
                         "time_per_process",
                         Direction::LowerIsBetter,
                         draws(&mut rng, 8, lat, 0.02),
                     ),
                     (
-                        "os.syscall[call=getppid]",
+                        "os.call[call=getppid]",
                         "latency",
                         Direction::LowerIsBetter,
                         draws(&mut rng, 8, 95.0, 0.02),
@@ -425,12 +439,14 @@ mod tests {
 
     #[test]
     fn text_report_snapshot() {
-        insta::assert_snapshot!(render(&comparison().0, Style::Text { color: false }, false));
+        let (c, e) = comparison();
+        insta::assert_snapshot!(render(&c, &e, &[], Style::Text { color: false }, false));
     }
 
     #[test]
     fn markdown_report_snapshot() {
-        insta::assert_snapshot!(render(&comparison().0, Style::Markdown, true));
+        let (c, e) = comparison();
+        insta::assert_snapshot!(render(&c, &e, &[], Style::Markdown, true));
     }
 
     #[test]
@@ -446,13 +462,14 @@ mod tests {
     #[test]
     fn html_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(crate::report::html::render(&c, &e));
+        insta::assert_snapshot!(crate::report::html::render(&c, &e, &[]));
     }
 
     #[test]
     fn colour_marks_verdicts_only_when_asked() {
-        let (c, _) = comparison();
-        assert!(render(&c, Style::Text { color: true }, false).contains("\x1b[31mslower\x1b[0m"));
-        assert!(!render(&c, Style::Text { color: false }, false).contains('\x1b'));
+        let (c, e) = comparison();
+        assert!(render(&c, &e, &[], Style::Text { color: true }, false)
+            .contains("\x1b[31mslower\x1b[0m"));
+        assert!(!render(&c, &e, &[], Style::Text { color: false }, false).contains('\x1b'));
     }
 }

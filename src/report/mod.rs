@@ -7,6 +7,7 @@ pub mod fingerprint;
 pub mod html;
 pub mod summary;
 pub mod svg;
+pub mod views;
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

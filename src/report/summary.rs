@@ -222,19 +222,19 @@ mod tests {
             "r1",
             &[
                 (
-                    "cpu.int",
+                    "cpu.count",
                     "loops_per_sec",
                     Direction::HigherIsBetter,
                     vec![100.0, 102.0, 98.0, 101.0],
                 ),
                 (
-                    "os.syscall[call=getppid]",
+                    "os.call[call=getppid]",
                     "latency",
                     Direction::LowerIsBetter,
                     vec![95.0, 96.0, 94.0, 95.5],
                 ),
                 (
-                    "os.pipe[cpus=split,mode=pingpong]",
+                    "os.pingpong[cpus=split,mode=pingpong]",
                     "round_trip",
                     Direction::LowerIsBetter,
                     vec![],

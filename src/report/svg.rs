@@ -477,14 +477,14 @@ mod tests {
             "speed-up",
             "x",
             &[Bar {
-                label: "cpu.lu".into(),
+                label: "cpu.dense".into(),
                 value: 0.5,
                 lo: 0.4,
                 hi: 0.6,
                 color: "#000".into(),
             }],
         );
-        assert!(b.contains(">cpu.lu<") && b.contains("<rect") && b.contains("class=\"one\""));
+        assert!(b.contains(">cpu.dense<") && b.contains("<rect") && b.contains("class=\"one\""));
         let t = timeline("t", &[(0.0, 1.0), (0.1, 2.0)]);
         assert_eq!(t.matches("<rect").count(), 2);
     }

@@ -14,6 +14,7 @@ use crate::config::Suite;
 use crate::results::{CaseResult, Derived};
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
+use crate::view::{Grid, Lines, Scale, View, ViewKind, YValue};
 use dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting::{factor, solve};
 use faer::{Mat, Par};
@@ -100,6 +101,38 @@ impl super::super::Bench for Lu {
         }
         cases
     }
+    fn views(&self) -> Vec<View> {
+        let by_threads = |title, y_label, y| View {
+            title,
+            kind: ViewKind::Lines(Lines {
+                metric: "gflops",
+                y_label,
+                y,
+                y_scale: Scale::Linear,
+                x: "threads",
+                x_label: "threads",
+                x_scale: Scale::Linear,
+                by: &["n"],
+            }),
+        };
+        vec![
+            by_threads("GFLOPS by threads", "rate", YValue::Metric),
+            by_threads(
+                "speed-up T1/Tn by threads",
+                "speed-up over 1 thread",
+                YValue::RatioToX(1.0),
+            ),
+            View {
+                title: "GFLOPS against the baseline by matrix order and threads",
+                kind: ViewKind::Grid(Grid {
+                    rows: "n",
+                    columns: "threads",
+                    metric: Some("gflops"),
+                }),
+            },
+        ]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let (n, threads) = (param(case, "n")?, param(case, "threads")?);
         // A kept pristine, a working copy, b and x.

@@ -16,6 +16,7 @@ use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Pla
 use crate::config::Suite;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
+use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -166,6 +167,20 @@ impl Bench for Primes {
             })
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "latency percentiles per event",
+            kind: ViewKind::Percentiles(Percentiles {
+                points: &[
+                    ("latency_min", 0.0),
+                    ("latency_p95", 95.0),
+                    ("latency_max", 100.0),
+                ],
+                per: "event",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let get = |k: &str| {
             case.params

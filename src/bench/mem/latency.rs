@@ -24,6 +24,7 @@ use super::pages::{huge_pages_unavailable, PageBuf, PagePolicy, Zeroable};
 use crate::config::Suite;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
+use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -124,6 +125,22 @@ impl Bench for Latency {
         }
         cases
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "time per dependent load by working set",
+            kind: ViewKind::Lines(Lines {
+                metric: "latency",
+                y_label: "time per load",
+                y: YValue::Metric,
+                y_scale: Scale::Log,
+                x: "size_kib",
+                x_label: "working set (KiB)",
+                x_scale: Scale::Log,
+                by: &["pages"],
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let kib = case
             .params

@@ -20,6 +20,7 @@ use super::pages::{thp_mode, PageBuf, PagePolicy};
 use crate::config::Suite;
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
+use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -271,6 +272,26 @@ impl Bench for Stream {
             .map(|t| case(elems, t))
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        let by_threads = |title, metric, y_label| View {
+            title,
+            kind: ViewKind::Lines(Lines {
+                metric,
+                y_label,
+                y: YValue::Metric,
+                y_scale: Scale::Linear,
+                x: "threads",
+                x_label: "threads",
+                x_scale: Scale::Linear,
+                by: &["array_elems"],
+            }),
+        };
+        vec![
+            by_threads("Triad by threads", "triad_rate", "Triad rate"),
+            by_threads("Copy by threads", "copy_rate", "Copy rate"),
+        ]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let get = |k: &str| {
             case.params

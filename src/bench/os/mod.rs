@@ -103,6 +103,8 @@ impl Drop for Children {
 /// # Errors
 /// The `fork` error (EAGAIN at a process limit).
 pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: fork has no preconditions; the child only runs `child`
     // (async-signal-safe by contract) and _exit.
     match unsafe { libc::fork() } {
@@ -113,10 +115,43 @@ pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
                 libc::signal(libc::SIGINT, libc::SIG_DFL);
                 libc::signal(libc::SIGTERM, libc::SIG_DFL);
             }
+            die_with_parent(parent);
             child();
             unsafe { libc::_exit(0) }
         }
         pid => Ok(pid),
+    }
+}
+
+/// In a new child: asks the kernel for SIGKILL when the thread that forked
+/// it ends, so that no child outlives envbench even when envbench is
+/// killed with SIGKILL (no cleanup of its own can run then); and exits at
+/// once if `parent` already died between the fork and this call.
+/// Async-signal-safe: two system calls.
+fn die_with_parent(parent: libc::pid_t) {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only make system calls;
+    // _exit is async-signal-safe.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+    }
+}
+
+/// `cmd`'s process dies with envbench (see [`die_with_parent`]): for the
+/// helpers and shells a case starts, which must not outlive a SIGKILL.
+pub fn die_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes the
+    // async-signal-safe calls of die_with_parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            die_with_parent(parent);
+            Ok(())
+        })
     }
 }
 

@@ -16,6 +16,7 @@ use super::{bounded_count, fork_child, Children};
 use crate::bench::cpu::loops::int_loops;
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Timeline, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -175,6 +176,17 @@ impl Bench for Multiprog {
     fn needs_warmup(&self) -> bool {
         false // every repetition starts cold processes; that is what it measures
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "one bar per process (seed 002's figures 6.1-6.5)",
+            kind: ViewKind::Timeline(Timeline {
+                detail: "timeline_last_repetition",
+                start: "start_s",
+                end: "end_s",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let get = |k: &str| {
             case.params

@@ -19,6 +19,7 @@ use super::tiny::{run_helper, Tiny};
 use super::Children;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
+use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -104,6 +105,16 @@ impl Bench for Spawn {
             })
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "latency percentiles per spawn",
+            kind: ViewKind::Percentiles(Percentiles {
+                points: &[("latency_p50", 50.0), ("latency_p95", 95.0)],
+                per: "spawn",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let method = match case.params.get("method").and_then(Value::as_str) {
             Some("fork_exec") => Method::ForkExec,
