@@ -8,14 +8,14 @@
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
 #                     [--io-dir DIR] [--io-size SIZE] [--io-secs N]
-# Sections: syscall, cpu, mem, os, hpcc, io (more arrive with each benchmark
+# Sections: syscall, cpu, mem, os, hpcc, io, net (more arrive with each benchmark
 # family). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 5).
 set -euo pipefail
 
 rounds=5
-sections="syscall,cpu,mem,os,hpcc,io"
+sections="syscall,cpu,mem,os,hpcc,io,net"
 install=1
 io_dir=""
 io_size=256M
@@ -38,7 +38,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-fidelity.XXXXXX")
 # shared memory, the backing of the memfd envbench runs its tiny helper from
 shm=$(mktemp -d /dev/shm/envbench-fidelity.XXXXXX 2>/dev/null || echo "$work")
 io_scratch=""  # the io section's directory, under --io-dir
-trap 'rm -rf "$work" "$shm" ${io_scratch:+"$io_scratch"}' EXIT
+# servers a section started (nginx, sockperf, iperf3, envbench's HTTP
+# helper), stopped by PID on every way out
+started=()
+stop_started() {
+  local p
+  for p in "${started[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${started[@]}"; do wait "$p" 2>/dev/null || true; done
+  started=()
+}
+trap 'stop_started; rm -rf "$work" "$shm" ${io_scratch:+"$io_scratch"}' EXIT
 trap 'exit 130' INT TERM
 
 # Installs Debian packages the sections need, when root and allowed.
@@ -501,6 +510,123 @@ else: print(f'{b}B')" "$bytes")
   summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct" "${ed[*]}" "${rd[*]}"
   summarize "io.dd[op=read_warm] throughput" MB/s "dd bs=1M (cached)" "${ew2[*]}" "${rw2[*]}"
   rm -rf "$d"
+}
+
+# ---------------------------------------------------------------- net
+# Everything on 127.0.0.1, on ports the OS reports free. net.tcp_echo's
+# median round trip on a kept connection against `sockperf ping-pong` (TCP,
+# 64 bytes, back to back with --mps=max; sockperf prints half the round
+# trip, so its median is doubled); net.tcp_stream against iperf3 with 1 and
+# 2 streams (receiver's rate, first second omitted); net.http's client
+# against wrk on the same nginx (started here with its own configuration:
+# 2 workers, access log off, unlimited keep-alive requests) at 1 and 16
+# connections per page, wrk with as many threads as envbench's client
+# (min(C, 2)); and envbench's built-in server (the hidden `__http_serve`
+# helper) against that nginx under the same wrk load. Targets: echo, stream
+# and client within 15 % (ratio 0.85-1.15), server at least 0.8.
+section_net() {
+  need_pkgs sockperf iperf3 wrk nginx >/dev/null 2>&1 || true
+  local tool
+  for tool in sockperf iperf3 wrk nginx; do
+    command -v "$tool" >/dev/null || { echo "$tool missing; net section skipped" >&2; return 0; }
+  done
+  free_port() { python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+  wait_port() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+      sleep 0.05
+    done
+    echo "nothing listens on 127.0.0.1:$1" >&2; return 1
+  }
+  local secs=2 dir="$work/net"
+  # nginx's workers run as nobody when started by root: the pages must be reachable
+  chmod o+x "$work"
+  mkdir -p "$dir/www" "$dir/tmp" && chmod -R o+rX "$dir"
+  local page
+  for page in 1 10 100; do
+    python3 -c "import sys; sys.stdout.write(('x' * 63 + '\n') * (16 * int(sys.argv[1])))" "$page" > "$dir/www/${page}k.html"
+  done
+
+  local sp ip ng
+  sp=$(free_port); sockperf server --tcp -i 127.0.0.1 -p "$sp" >/dev/null 2>&1 & started+=($!)
+  ip=$(free_port); iperf3 -s -B 127.0.0.1 -p "$ip" >/dev/null 2>&1 & started+=($!)
+  ng=$(free_port)
+  cat > "$dir/nginx.conf" <<NGINX
+worker_processes 2;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp;
+  proxy_temp_path $dir/tmp;
+  fastcgi_temp_path $dir/tmp;
+  uwsgi_temp_path $dir/tmp;
+  scgi_temp_path $dir/tmp;
+  types { text/html html; }
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 65;
+  keepalive_requests 1000000000;
+  server { listen 127.0.0.1:$ng; root $dir/www; }
+}
+NGINX
+  nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" & started+=($!)
+  "$envbench" __http_serve 3600 > "$dir/serve.url" & started+=($!)
+  wait_port "$sp" && wait_port "$ip" && wait_port "$ng" || return 0
+  local i
+  for ((i = 0; i < 100; i++)); do [ -s "$dir/serve.url" ] && break; sleep 0.05; done
+  local own
+  own=$(head -n 1 "$dir/serve.url")
+
+  # echo: median round trip, us
+  e_echo() { envbench_run net.tcp_echo && envbench_median "net.tcp_echo[connection=kept,requests=5000]" round_trip_p50; }
+  r_echo() {
+    sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp" -m 64 -t "$secs" --mps=max 2>/dev/null |
+      awk '/percentile 50.000/ { print $NF * 2 }'
+  }
+  alternate "net.tcp_echo[connection=kept] round_trip_p50" us e_echo r_echo "sockperf ping-pong x2"
+
+  # stream: MB/s, 1 and 2 connections
+  local n
+  for n in 1 2; do
+    e_stream() {
+      "$envbench" run --no-history --suite standard --quiet --force --only net.tcp_stream --reps 5..5 -o "$work/e.json" >/dev/null &&
+        envbench_median "net.tcp_stream[connections=$n]" throughput
+    }
+    r_stream() {
+      iperf3 -c 127.0.0.1 -p "$ip" -t $((secs + 1)) -O 1 -P "$n" -J 2>/dev/null |
+        python3 -c "import json, sys; print(json.load(sys.stdin)['end']['sum_received']['bits_per_second'] / 8e6)"
+    }
+    alternate "net.tcp_stream[connections=$n] throughput" MB/s e_stream r_stream "iperf3 -P $n"
+  done
+
+  # wrk_rate URL C: requests/s of wrk with min(C, 2) threads
+  wrk_rate() {
+    local t=$(($2 < 2 ? $2 : 2))
+    wrk -t "$t" -c "$2" -d "${secs}s" "$1" | awk '/^Requests\/sec:/ { print $2 }'
+  }
+  local c
+  for page in 1 10 100; do
+    local url="http://127.0.0.1:$ng/${page}k.html"
+    local e1=() e16=() w1=() w16=() o1=() o16=() n1=() n16=()
+    for ((i = 0; i < rounds; i++)); do
+      "$envbench" run --no-history --suite quick --quiet --force --only net.http --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
+      e1+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
+      e16+=("$(envbench_median "net.http[clients=16,url=$url]" requests_per_sec)")
+      w1+=("$(wrk_rate "$url" 1)"); w16+=("$(wrk_rate "$url" 16)")
+      o1+=("$(wrk_rate "${own}${page}k.html" 1)"); n1+=("$(wrk_rate "$url" 1)")
+      o16+=("$(wrk_rate "${own}${page}k.html" 16)"); n16+=("$(wrk_rate "$url" 16)")
+    done
+    summarize "net.http client, nginx ${page}k, 1 conn" req/s "wrk -t1 -c1" "${e1[*]}" "${w1[*]}"
+    summarize "net.http client, nginx ${page}k, 16 conns" req/s "wrk -t2 -c16" "${e16[*]}" "${w16[*]}"
+    summarize "net.http server under wrk -c1, ${page}k" req/s "nginx (2 workers)" "${o1[*]}" "${n1[*]}"
+    summarize "net.http server under wrk -c16, ${page}k" req/s "nginx (2 workers)" "${o16[*]}" "${n16[*]}"
+  done
+  stop_started
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2

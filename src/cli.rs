@@ -231,6 +231,18 @@ pub struct RunArgs {
     /// [default: 64M in quick, 1G in standard, 30G in full]
     #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
     pub io_total: Option<u64>,
+    /// A local IP address for the network benches' servers instead of
+    /// 127.0.0.1 (e.g. ::1). It must be an address of this machine: the
+    /// servers run here, and Linux carries traffic between its own
+    /// addresses over the loopback device whichever address is used.
+    #[arg(long, value_name = "ADDR", value_parser = crate::bench::net::parse_net_host)]
+    pub net_host: Option<std::net::IpAddr>,
+    /// Aim net.http's load client at a server you run, e.g.
+    /// http://127.0.0.1:8080/index.html, instead of envbench's built-in
+    /// one (only plain http://; the page must answer with a status under
+    /// 400). The client opens 1 to 16 keep-alive connections to it.
+    #[arg(long, value_name = "URL", value_parser = crate::bench::net::parse_http_url)]
+    pub http_url: Option<crate::bench::net::HttpUrl>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
@@ -468,6 +480,14 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 }
 
 impl RunArgs {
+    /// Where the network benches point.
+    pub fn net_target(&self) -> crate::bench::net::NetTarget {
+        crate::bench::net::NetTarget {
+            host: self.net_host,
+            http_url: self.http_url.clone(),
+        }
+    }
+
     /// The configuration, with suite defaults under the user's overrides.
     /// `label` and `output` are resolved by the caller, which knows the
     /// fingerprint; here they are taken as given (empty when absent).

@@ -7,10 +7,14 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Hidden helpers the OS benchmarks start; they run before any parsing.
-    let args = std::env::args_os()
+    let args: Vec<String> = std::env::args_os()
         .skip(1)
-        .map(|a| a.to_string_lossy().into_owned());
-    if let Some(code) = envbench::bench::os::helper(args) {
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(code) = envbench::bench::os::helper(args.iter().cloned()) {
+        return code;
+    }
+    if let Some(code) = envbench::bench::net::helper(&args) {
         return code;
     }
     let cli = envbench::cli::Cli::parse();

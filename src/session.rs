@@ -163,7 +163,8 @@ fn plan_cases(
         file_size: args.file_size,
         record: args.record,
         total: args.io_total,
-    });
+    })
+    .with_net(args.net_target());
     benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))

@@ -1262,6 +1262,158 @@ fn sigint_during_io_removes_every_file_written() {
 }
 
 #[test]
+fn fake_clock_net_run_measures_every_quick_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--fake-clock", "--quiet", "--no-history"])
+        .args(["--only", "net", "--reps", "3", "-o", "out.json"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("net.http[clients=16,page=10240]"));
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    let keys: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
+    for key in [
+        "net.tcp_echo[connection=kept,requests=5000]",
+        "net.tcp_echo[connection=new,requests=500]",
+        "net.tcp_stream[connections=1]",
+        "net.http[clients=1,page=10240]",
+        "net.http[clients=16,page=10240]",
+    ] {
+        assert!(keys.contains(&key), "{key} missing from {keys:?}");
+    }
+    assert_eq!(keys.len(), 5);
+    for case in &file.cases {
+        assert_eq!(
+            case.status,
+            CaseStatus::Ok,
+            "{}: {:?}",
+            case.key,
+            case.reason
+        );
+        assert!(
+            case.metrics.iter().all(|m| m.samples.len() == 3),
+            "{}",
+            case.key
+        );
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn net_options_refuse_bad_addresses_and_urls() {
+    for (flag, value, says) in [
+        ("--net-host", "192.0.2.1", "cannot listen on 192.0.2.1"),
+        ("--net-host", "example.org", "not an IP address"),
+        ("--http-url", "https://127.0.0.1/", "only http://"),
+        ("--http-url", "http://127.0.0.1:70000/", "not a port"),
+    ] {
+        envbench()
+            .args(["run", "--fake-clock", "--only", "net", flag, value])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+}
+
+#[test]
+fn http_url_aims_the_client_at_another_server() {
+    use std::io::BufRead;
+    // envbench's own server, alone (the helper fidelity.sh loads with wrk)
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
+        .args(["__http_serve", "30"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut base = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut base)
+        .unwrap();
+    let url = format!("{}1k.html", base.trim());
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--fake-clock", "--quiet", "--no-history"])
+        .args(["--only", "net.http", "--reps", "2", "--http-url", &url])
+        .args(["-o", "out.json"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    // SAFETY: stopping our own child by its PID.
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    server.wait().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    let keys: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            format!("net.http[clients=1,url={url}]"),
+            format!("net.http[clients=16,url={url}]")
+        ]
+    );
+    assert!(file.cases.iter().all(|c| c.status == CaseStatus::Ok));
+    // the server is gone: a clear failure, not a hang
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--fake-clock", "--quiet", "--no-history", "--force"])
+        .args(["--only", "net.http", "--reps", "2", "--http-url", &url])
+        .args(["-o", "out.json"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    for c in &file.cases {
+        assert_eq!(c.status, CaseStatus::Failed);
+        assert!(
+            c.reason.as_deref().unwrap().contains("cannot connect to"),
+            "{:?}",
+            c.reason
+        );
+    }
+}
+
+#[test]
+fn sigint_during_a_net_case_stops_it_promptly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let child = start_run(
+        tmp.path(),
+        &[
+            "--only",
+            "net.http",
+            "--reps",
+            "400..400",
+            "--ci-target",
+            "0.001",
+            "--budget",
+            "60",
+        ],
+    );
+    let path = tmp.path().join("out.json");
+    let start = Instant::now();
+    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = Instant::now();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    // a repetition is a fraction of a second; the server and client shut down with the case
+    assert!(signalled.elapsed() < Duration::from_secs(10));
+    let file = store::load(&path).unwrap();
+    assert_eq!(file.status, RunStatus::Interrupted);
+}
+
+#[test]
 fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let out = envbench()

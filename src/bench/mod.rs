@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cpu;
 pub mod io;
 pub mod mem;
+pub mod net;
 pub mod os;
 pub mod runner;
 
@@ -110,6 +111,8 @@ pub struct Plan {
     /// Sizes of the io family given by the user (`--file-size`,
     /// `--record`, `--io-total`); None for the suite's.
     pub io: io::IoOptions,
+    /// Where the network benches point (`--net-host`, `--http-url`).
+    pub net: net::NetTarget,
 }
 
 /// A target directory and the name it has in case keys (`--dir NAME=PATH`):
@@ -155,6 +158,7 @@ impl Plan {
             dirs,
             stream_elems: None,
             io: io::IoOptions::default(),
+            net: net::NetTarget::default(),
         }
     }
 
@@ -169,6 +173,11 @@ impl Plan {
             stream_elems,
             ..self
         }
+    }
+
+    /// The plan with the network target the user chose.
+    pub fn with_net(self, net: net::NetTarget) -> Plan {
+        Plan { net, ..self }
     }
 
     /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
@@ -422,6 +431,9 @@ pub const ALL: &[&dyn Bench] = &[
     &os::pipe::Pipe,
     &os::shell::Shell,
     &os::multiprog::Multiprog,
+    &net::echo::TcpEcho,
+    &net::stream::TcpStreamBench,
+    &net::http::Http,
 ];
 
 /// Every bench's views, in the order of [`ALL`].
@@ -566,6 +578,7 @@ impl TestEnv {
             }],
             stream_elems: None,
             io: io::IoOptions::tiny(),
+            net: net::NetTarget::default(),
         }
     }
 }

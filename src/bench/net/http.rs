@@ -1,0 +1,614 @@
+//! `net.http`: seed 002's web-server experiment. A built-in HTTP/1.1
+//! server (hyper on a small tokio runtime, keep-alive) serves pages of
+//! 1 KiB, 10 KiB and 100 KiB from memory, and a built-in closed-loop client
+//! (hyper too) keeps C = 1 ... 16 connections busy: each sends a request as
+//! soon as the previous response has fully arrived, with no think time,
+//! for a fixed duration. The warm-up repetition opens nothing new: the
+//! connections are made when the case is prepared and reused by every
+//! repetition.
+//!
+//! With `--http-url` the client loads the user's server instead (the seed
+//! compared Apache with IIS) and no server of envbench's runs.
+//!
+//! Requests/s counts complete responses of any status; `errors` counts
+//! those with a status of 400 or more (wrk's "Non-2xx or 3xx responses").
+//! A connection that is refused, reset or silent for 5 s ends the case,
+//! its reason naming the connection and the responses counted before it.
+//! Thread counts are bounded: the server runs a tokio runtime of at most
+//! two workers; the client, like wrk, at most two threads, each with a
+//! single-threaded runtime and its share of the connections.
+
+use super::super::clock::Clock;
+use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::{broken, case_host, case_usize, host_params, load_duration, percentiles, IO_TIMEOUT};
+use crate::config::Suite;
+use crate::units::{Direction, Unit};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// Seed 002's page sizes: 1 KB, 10 KB and 100 KB (here KiB).
+pub const PAGE_BYTES: [usize; 3] = [1024, 10 * 1024, 100 * 1024];
+/// Seed 002's numbers of simultaneous clients.
+pub const CLIENTS: [usize; 5] = [1, 2, 4, 8, 16];
+/// Most tokio worker threads of the server, and of the client.
+pub const MAX_WORKERS: usize = 2;
+
+/// The path of the built-in page of `bytes` bytes: `/1k.html` ...
+pub fn page_path(bytes: usize) -> String {
+    format!("/{}k.html", bytes / 1024)
+}
+
+/// The body of a page: `bytes` printable bytes.
+pub fn page_body(bytes: usize) -> Bytes {
+    const LINE: &[u8] = b"envbench page: seed 002 measured Apache and IIS with 1, 10, 100 KB.\n";
+    LINE.iter().copied().cycle().take(bytes).collect()
+}
+
+/// The `net.http` bench.
+#[derive(Debug)]
+pub struct Http;
+
+impl Bench for Http {
+    fn family(&self) -> Family {
+        Family::Net
+    }
+    fn name(&self) -> &'static str {
+        "http"
+    }
+    fn summary(&self) -> &'static str {
+        "built-in HTTP/1.1 keep-alive server, 1/10/100 KiB pages, closed-loop client with 1-16 connections"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 002 (Apache vs IIS, 1-16 clients, 1/10/100 KB pages); wrk against nginx"
+    }
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        let quick = plan.suite == Suite::Quick;
+        let clients: &[usize] = if quick { &[1, 16] } else { &CLIENTS };
+        let targets: Vec<(&str, Value)> = match &plan.net.http_url {
+            Some(url) => vec![("url", Value::from(url.text()))],
+            None if quick => vec![("page", Value::from(PAGE_BYTES[1]))],
+            None => PAGE_BYTES
+                .iter()
+                .map(|&b| ("page", Value::from(b)))
+                .collect(),
+        };
+        let mut cases = Vec::new();
+        for (name, target) in &targets {
+            for &c in clients {
+                let mut params = if plan.net.http_url.is_some() {
+                    Default::default()
+                } else {
+                    host_params(&plan.net)
+                };
+                params.insert((*name).to_string(), target.clone());
+                params.insert("clients".into(), Value::from(c));
+                cases.push(CaseSpec {
+                    bench: self.id(),
+                    params,
+                    metrics: metrics(),
+                });
+            }
+        }
+        cases
+    }
+    fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
+        let clients = case_usize(case, "clients")?;
+        let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);
+        let (server, target) = match case.params.get("url").and_then(Value::as_str) {
+            Some(url) => (None, user_target(url)?),
+            None => {
+                let page = case_usize(case, "page")?;
+                let server = HttpServer::start(case_host(case)?, workers(MAX_WORKERS))?;
+                let target = Target {
+                    addr: server.addr(),
+                    authority: server.addr().to_string(),
+                    path: page_path(page),
+                };
+                (Some(server), target)
+            }
+        };
+        let mut client = LoadClient::connect(target, clients, workers(clients))?;
+        client.check_first_response()?;
+        Ok(Box::new(HttpTrial {
+            client,
+            server,
+            duration: load_duration(ctx),
+            latencies_us: Vec::new(),
+            reconnects: 0,
+        }))
+    }
+}
+
+fn metrics() -> Vec<MetricSpec> {
+    let m = super::metric;
+    vec![
+        m(
+            "requests_per_sec",
+            Unit::OpsPerSec,
+            Direction::HigherIsBetter,
+        ),
+        m(
+            "throughput",
+            Unit::MegabytesPerSec,
+            Direction::HigherIsBetter,
+        ),
+        m("latency_p50", Unit::Microseconds, Direction::LowerIsBetter),
+        m("latency_p99", Unit::Microseconds, Direction::LowerIsBetter),
+        m("errors", Unit::Count, Direction::LowerIsBetter),
+    ]
+}
+
+/// The server's tokio runtime: `workers` threads named `name` (at most 15 bytes).
+fn runtime(workers: usize, name: &str) -> io::Result<Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .max_blocking_threads(1)
+        .thread_name(name)
+        .enable_io()
+        .enable_time()
+        .build()
+}
+
+/// The built-in server. Dropping it shuts its runtime down: the accept
+/// loop and every connection are dropped (closing their sockets) and the
+/// worker threads joined.
+pub struct HttpServer {
+    rt: Option<Runtime>,
+    addr: SocketAddr,
+    workers: usize,
+}
+
+impl HttpServer {
+    /// Serves the pages of [`PAGE_BYTES`] at [`page_path`] on `host`, on a
+    /// port the OS chooses, with `workers` threads.
+    ///
+    /// # Errors
+    /// Binding or building the runtime.
+    pub fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
+        let std_listener = std::net::TcpListener::bind(SocketAddr::new(host, 0))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let rt = runtime(workers, "net-http-srv")?;
+        let pages: Arc<Vec<(String, Bytes)>> = Arc::new(
+            PAGE_BYTES
+                .iter()
+                .map(|&b| (page_path(b), page_body(b)))
+                .collect(),
+        );
+        let listener = {
+            let _guard = rt.enter();
+            tokio::net::TcpListener::from_std(std_listener)?
+        };
+        rt.spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        stream.set_nodelay(true).ok();
+                        tokio::spawn(serve_connection(stream, Arc::clone(&pages)));
+                    }
+                    // out of descriptors and the like: retry a little later
+                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            }
+        });
+        Ok(HttpServer {
+            rt: Some(rt),
+            addr,
+            workers,
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(IO_TIMEOUT);
+        }
+    }
+}
+
+async fn serve_connection(stream: tokio::net::TcpStream, pages: Arc<Vec<(String, Bytes)>>) {
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let resp = respond(&pages, req.method(), req.uri().path());
+        async move { Ok::<_, Infallible>(resp) }
+    });
+    // a client that goes away ends the connection; nothing to report
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+fn respond(pages: &[(String, Bytes)], method: &Method, path: &str) -> Response<Full<Bytes>> {
+    let status = |s: StatusCode| {
+        let mut r = Response::new(Full::new(Bytes::from_static(b"")));
+        *r.status_mut() = s;
+        r
+    };
+    if method != Method::GET && method != Method::HEAD {
+        return status(StatusCode::METHOD_NOT_ALLOWED);
+    }
+    match pages.iter().find(|(p, _)| p == path) {
+        Some((_, body)) => {
+            let mut r = Response::new(Full::new(body.clone()));
+            r.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("text/html"),
+            );
+            r
+        }
+        None => status(StatusCode::NOT_FOUND),
+    }
+}
+
+/// What the client loads.
+#[derive(Debug, Clone)]
+struct Target {
+    addr: SocketAddr,
+    /// `Host:` header.
+    authority: String,
+    /// Path and query.
+    path: String,
+}
+
+/// The target of `--http-url`, resolved.
+fn user_target(url: &str) -> Result<Target, BenchError> {
+    let u = super::parse_http_url(url).map_err(BenchError::Failed)?;
+    let addr = (u.host.as_str(), u.port)
+        .to_socket_addrs()
+        .map_err(|e| BenchError::Failed(format!("cannot resolve {}: {e}", u.host)))?
+        .next()
+        .ok_or_else(|| BenchError::Failed(format!("{} has no address", u.host)))?;
+    Ok(Target {
+        addr,
+        authority: u.authority(),
+        path: u.path,
+    })
+}
+
+/// One repetition's counts on one connection.
+#[derive(Debug, Default)]
+struct Tally {
+    responses: u64,
+    errors: u64,
+    body_bytes: u64,
+    /// New connections opened after the server closed one cleanly.
+    reconnects: u64,
+    latencies_us: Vec<f64>,
+}
+
+/// One client thread's share of the connections, on a single-threaded
+/// runtime of its own: as wrk's threads, each with its own event loop, so
+/// a request's wake-ups never cross threads.
+struct Worker {
+    rt: Runtime,
+    senders: Vec<SendRequest<Empty<Bytes>>>,
+}
+
+/// C keep-alive connections spread over at most [`MAX_WORKERS`] workers.
+/// A repetition runs each worker's runtime on a thread of its own, joined
+/// before it returns, so between repetitions the client has no thread.
+/// Dropping it closes every connection.
+struct LoadClient {
+    workers: Vec<Worker>,
+    target: Target,
+}
+
+impl LoadClient {
+    /// Opens `clients` connections to `target`, spread over `workers`.
+    ///
+    /// # Errors
+    /// [`BenchError::Failed`] naming the target when a connection fails.
+    fn connect(target: Target, clients: usize, workers: usize) -> Result<LoadClient, BenchError> {
+        let mut ws = Vec::with_capacity(workers);
+        for _ in 0..workers.max(1) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()?;
+            ws.push(Worker {
+                rt,
+                senders: Vec::new(),
+            });
+        }
+        let addr = target.addr;
+        for i in 0..clients {
+            let n = ws.len();
+            let w = &mut ws[i % n];
+            let sender = w.rt.block_on(open(addr)).map_err(|e| {
+                BenchError::Failed(format!(
+                    "cannot connect to {addr}: {e} (is the server running and listening there?)"
+                ))
+            })?;
+            w.senders.push(sender);
+        }
+        Ok(LoadClient {
+            workers: ws,
+            target,
+        })
+    }
+
+    /// One request on the first connection; a status of 400 or more is an
+    /// error for the user to fix before loading.
+    fn check_first_response(&mut self) -> Result<(), BenchError> {
+        let request = request(&self.target);
+        let w = &mut self.workers[0];
+        let sender = &mut w.senders[0];
+        let answer = w.rt.block_on(async {
+            let resp = tokio::time::timeout(IO_TIMEOUT, async {
+                sender.ready().await?;
+                let resp = sender.send_request(request).await?;
+                let status = resp.status();
+                resp.into_body().collect().await?;
+                Ok::<_, hyper::Error>(status)
+            })
+            .await;
+            match resp {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err(format!("no response within {} s", IO_TIMEOUT.as_secs())),
+            }
+        });
+        let url = format!("http://{}{}", self.target.authority, self.target.path);
+        match answer {
+            Ok(s) if s.as_u16() < 400 => Ok(()),
+            Ok(s) => Err(BenchError::Failed(format!(
+                "GET {url} answered {s}; give the URL of a page the server has"
+            ))),
+            Err(e) => Err(BenchError::Failed(format!("GET {url}: {e}"))),
+        }
+    }
+
+    /// Loads every connection until `duration` has passed; returns the
+    /// tallies, or the first connection failure with the totals before it.
+    fn load(&mut self, duration: Duration) -> Result<Vec<Tally>, BenchError> {
+        let deadline = Instant::now() + duration;
+        let target = &self.target;
+        // per connection: its tally and, when it failed, why
+        let outcomes: Vec<(Tally, Option<String>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .workers
+                .iter_mut()
+                .map(|w| {
+                    std::thread::Builder::new()
+                        .name("net-http-cli".into())
+                        .spawn_scoped(scope, move || run_worker(w, target, deadline))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.map(|h| h.join()) {
+                    Ok(Ok(v)) => v,
+                    Ok(Err(_)) => vec![(Tally::default(), Some("a client thread panicked".into()))],
+                    Err(e) => vec![(Tally::default(), Some(format!("no client thread: {e}")))],
+                })
+                .collect()
+        });
+        let failure = outcomes
+            .iter()
+            .enumerate()
+            .find_map(|(i, (_, f))| f.as_ref().map(|f| (i, f.clone())));
+        let tallies: Vec<Tally> = outcomes.into_iter().map(|(t, _)| t).collect();
+        match failure {
+            None => Ok(tallies),
+            Some((i, e)) => {
+                let responses: u64 = tallies.iter().map(|t| t.responses).sum();
+                let errors: u64 = tallies.iter().map(|t| t.errors).sum();
+                Err(broken(
+                    &format!(
+                        "connection {} of {} to {}",
+                        i + 1,
+                        tallies.len(),
+                        self.target.addr
+                    ),
+                    responses,
+                    &format!("{e}; responses counted, {errors} with an error status"),
+                ))
+            }
+        }
+    }
+
+    /// Client threads a repetition uses.
+    fn threads(&self) -> usize {
+        self.workers.len()
+    }
+}
+
+/// Runs one worker's connections until `deadline` on the calling thread;
+/// the connections that are still usable go back to the worker.
+fn run_worker(w: &mut Worker, target: &Target, deadline: Instant) -> Vec<(Tally, Option<String>)> {
+    let senders: Vec<_> = w.senders.drain(..).collect();
+    let results = w.rt.block_on(async {
+        let tasks: Vec<_> = senders
+            .into_iter()
+            .map(|s| tokio::spawn(load_connection(s, target.addr, request(target), deadline)))
+            .collect();
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            out.push(t.await);
+        }
+        out
+    });
+    results
+        .into_iter()
+        .map(|r| match r {
+            Ok((Ok(sender), tally)) => {
+                w.senders.push(sender);
+                (tally, None)
+            }
+            Ok((Err(e), tally)) => (tally, Some(e)),
+            Err(e) => (Tally::default(), Some(e.to_string())),
+        })
+        .collect()
+}
+
+/// A keep-alive connection whose driver runs on the current runtime.
+async fn open(addr: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
+    let stream = tokio::time::timeout(IO_TIMEOUT, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
+    stream.set_nodelay(true)?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(io::Error::other)?;
+    tokio::spawn(async move {
+        // ends when the sender is dropped or the peer closes
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+fn request(target: &Target) -> Request<Empty<Bytes>> {
+    Request::get(target.path.as_str())
+        .header(hyper::header::HOST, target.authority.as_str())
+        .body(Empty::new())
+        .expect("invariant: a parsed path and authority make a valid request")
+}
+
+/// Requests on one connection, each right after the previous response,
+/// until `deadline` (at least one). A server may end a keep-alive connection cleanly
+/// (`Connection: close`, or closing it while idle, as Apache does after
+/// 100 requests); the client then opens a new one, counted in
+/// `reconnects`. Returns the connection for the next repetition, or why it
+/// failed (a refused reconnection, a reset, a timeout), with what was
+/// counted before.
+async fn load_connection(
+    mut sender: SendRequest<Empty<Bytes>>,
+    addr: SocketAddr,
+    template: Request<Empty<Bytes>>,
+    deadline: Instant,
+) -> (Result<SendRequest<Empty<Bytes>>, String>, Tally) {
+    let mut tally = Tally::default();
+    let mut closing = false;
+    // at least one request, however slow: a repetition always has a latency
+    loop {
+        if closing || sender.is_closed() || sender.ready().await.is_err() {
+            match open(addr).await {
+                Ok(s) => sender = s,
+                Err(e) => {
+                    let e = format!("reconnecting after the server closed the connection: {e}");
+                    return (Err(e), tally);
+                }
+            }
+            tally.reconnects += 1;
+        }
+        let mut req = Request::new(Empty::new());
+        *req.uri_mut() = template.uri().clone();
+        *req.headers_mut() = template.headers().clone();
+        let t0 = Instant::now();
+        let one = tokio::time::timeout(IO_TIMEOUT, async {
+            sender.ready().await?;
+            let resp = sender.send_request(req).await?;
+            let status = resp.status();
+            let close = resp
+                .headers()
+                .get(hyper::header::CONNECTION)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+            let mut body = resp.into_body();
+            let mut bytes = 0u64;
+            while let Some(frame) = body.frame().await {
+                if let Ok(data) = frame?.into_data() {
+                    bytes += data.len() as u64;
+                }
+            }
+            Ok::<_, hyper::Error>((status, bytes, close))
+        })
+        .await;
+        match one {
+            Ok(Ok((status, bytes, close))) => {
+                tally.latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
+                tally.responses += 1;
+                tally.body_bytes += bytes;
+                tally.errors += u64::from(status.as_u16() >= 400);
+                closing = close;
+            }
+            Ok(Err(e)) => return (Err(e.to_string()), tally),
+            Err(_) => {
+                let e = format!("no response within {} s", IO_TIMEOUT.as_secs());
+                return (Err(e), tally);
+            }
+        }
+        if Instant::now() >= deadline {
+            return (Ok(sender), tally);
+        }
+    }
+}
+
+/// One prepared case. The client drops before the server.
+struct HttpTrial {
+    client: LoadClient,
+    server: Option<HttpServer>,
+    duration: Duration,
+    latencies_us: Vec<f64>,
+    /// Reconnections over every repetition so far.
+    reconnects: u64,
+}
+
+impl Trial for HttpTrial {
+    fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
+        let t0 = clock.now();
+        let tallies = self.client.load(self.duration)?;
+        let secs = clock.now().saturating_sub(t0).as_secs_f64();
+        self.latencies_us.clear();
+        let (mut responses, mut errors, mut bytes) = (0u64, 0u64, 0u64);
+        for t in tallies {
+            responses += t.responses;
+            errors += t.errors;
+            bytes += t.body_bytes;
+            self.reconnects += t.reconnects;
+            self.latencies_us.extend(t.latencies_us);
+        }
+        let p = percentiles(&mut self.latencies_us).ok_or_else(|| {
+            BenchError::Failed(format!(
+                "no response within a repetition of {:.2} s",
+                self.duration.as_secs_f64()
+            ))
+        })?;
+        Ok(vec![
+            responses as f64 / secs,
+            bytes as f64 / secs / 1e6,
+            p.p50,
+            p.p99,
+            errors as f64,
+        ])
+    }
+
+    fn details(&mut self) -> Option<Value> {
+        Some(serde_json::json!({
+            "target": format!("http://{}{}", self.client.target.authority, self.client.target.path),
+            "server": if self.server.is_some() { "built-in (hyper, keep-alive)" } else { "the user's (--http-url)" },
+            "server_workers": self.server.as_ref().map(|s| s.workers),
+            "client_threads": self.client.threads(),
+            "duration_secs": self.duration.as_secs_f64(),
+            "throughput_counts": "response bodies only",
+        }))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        if self.reconnects == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "the server closed keep-alive connections {} time(s) in this round; the client \
+             reconnected each time, inside the measured time (wrk does the same)",
+            self.reconnects
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests;
