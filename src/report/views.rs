@@ -322,6 +322,18 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         .flat_map(|e| cases(e, bench))
         .map(|cs| (cs.key.as_str(), &cs.params))
         .collect();
+    // other parameters that tell cases apart (a second directory, say)
+    // name the rows too, so that no two cases share a cell
+    let mut others: Vec<&str> = params
+        .values()
+        .flat_map(|p| p.keys().map(String::as_str))
+        .filter(|k| {
+            *k != g.columns && !matches!(&g.rows, GridRows::Param { name, .. } if name == k)
+        })
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    let others = varying(envs, bench, &others);
     let mut rows: Vec<String> = Vec::new();
     let mut cols: Vec<(String, String)> = Vec::new();
     let mut cells: BTreeMap<(String, String, String), String> = BTreeMap::new();
@@ -345,6 +357,15 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
             }
             GridRows::Metrics(names) if names.contains(&m.metric.as_str()) => m.metric.clone(),
             GridRows::Metrics(_) => continue,
+        };
+        let tags: Vec<String> = others
+            .iter()
+            .filter_map(|k| Some(format!("{k}={}", param_text(p.get(k)?))))
+            .collect();
+        let r = if tags.is_empty() {
+            r
+        } else {
+            format!("{r} {}", tags.join(","))
         };
         let col = param_text(col);
         if !rows.contains(&r) {
@@ -370,7 +391,10 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
     match &g.rows {
         GridRows::Param { .. } => rows.sort_by(order),
         // metrics in the order the view lists them
-        GridRows::Metrics(names) => rows.sort_by_key(|r| names.iter().position(|n| n == r)),
+        GridRows::Metrics(names) => rows.sort_by_key(|r| {
+            let metric = r.split(' ').next().unwrap_or_default();
+            (names.iter().position(|n| *n == metric), r.clone())
+        }),
     }
     cols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order(&a.1, &b.1)));
     let first = match &g.rows {
@@ -710,8 +734,9 @@ mod tests {
             columns: "threads",
         };
         let t = grid_table(&c, &e, "fam.rate", &g).unwrap();
-        assert_eq!(t.rows.len(), 1);
-        assert_eq!(t.rows[0][0], "rate");
+        // the sizes tell the cases apart, so they name the rows too
+        let rows: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(rows, ["rate size=10", "rate size=20"]);
         assert!(t.rows[0][3].ends_with(" faster"), "{:?}", t.rows[0]);
     }
 

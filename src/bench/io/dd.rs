@@ -26,6 +26,7 @@ use super::{
 };
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Grid, GridRows, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -93,6 +94,19 @@ impl Bench for Dd {
         }
         cases
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "transfers by directory against the baseline",
+            kind: ViewKind::Grid(Grid {
+                rows: GridRows::Param {
+                    name: "op",
+                    metric: Some("throughput"),
+                },
+                columns: "dir",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let op = case
             .params

@@ -13,6 +13,7 @@ use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Pla
 use super::{count_param, create_new, failed, Block, Target};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Grid, GridRows, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -79,6 +80,21 @@ impl Bench for Meta {
             })
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "small-file phases by directory against the baseline",
+            kind: ViewKind::Grid(Grid {
+                rows: GridRows::Metrics(&[
+                    "creates_per_sec",
+                    "stats_per_sec",
+                    "reads_per_sec",
+                    "deletes_per_sec",
+                ]),
+                columns: "dir",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = count_param(case, "files")?;
         // data plus about one block of metadata per file

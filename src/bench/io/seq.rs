@@ -24,6 +24,7 @@ use super::{
 };
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Grid, GridRows, Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -107,6 +108,33 @@ impl Bench for Seq {
         }
         cases
     }
+    fn views(&self) -> Vec<View> {
+        let by_threads = |title, metric| View {
+            title,
+            kind: ViewKind::Lines(Lines {
+                metric,
+                y_label: "aggregate rate",
+                y: YValue::Metric,
+                y_scale: Scale::Linear,
+                x: "threads",
+                x_label: "threads",
+                x_scale: Scale::Linear,
+                by: &["dir", "file_size", "record"],
+            }),
+        };
+        vec![
+            View {
+                title: "operations by threads against the baseline (seed 000's Table 4)",
+                kind: ViewKind::Grid(Grid {
+                    rows: GridRows::Metrics(&["write", "rewrite", "read", "reread"]),
+                    columns: "threads",
+                }),
+            },
+            by_threads("initial write by threads", "write"),
+            by_threads("read by threads", "read"),
+        ]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let threads = count_param(case, "threads")? as usize;
         let file_size = size_param(case, "file_size")?;

@@ -21,6 +21,7 @@ use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Pla
 use super::{broken, case_host, case_usize, host_params, percentiles, IO_TIMEOUT};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -77,6 +78,20 @@ impl Bench for TcpEcho {
             })
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "round-trip percentiles per request",
+            kind: ViewKind::Percentiles(Percentiles {
+                points: &[
+                    ("round_trip_p50", 50.0),
+                    ("round_trip_p99", 99.0),
+                    ("round_trip_max", 100.0),
+                ],
+                per: "request",
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let requests = case_usize(case, "requests")?;
         let kept = match case.params.get("connection").and_then(Value::as_str) {

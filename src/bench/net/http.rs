@@ -23,6 +23,7 @@ use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Pla
 use super::{broken, case_host, case_usize, host_params, load_duration, percentiles, IO_TIMEOUT};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
+use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::Incoming;
@@ -102,6 +103,38 @@ impl Bench for Http {
         }
         cases
     }
+    fn views(&self) -> Vec<View> {
+        // seed 002's figures: requests/s and latency against clients, a
+        // line per page size
+        let by_clients = |title, metric, y_label, y_scale| View {
+            title,
+            kind: ViewKind::Lines(Lines {
+                metric,
+                y_label,
+                y: YValue::Metric,
+                y_scale,
+                x: "clients",
+                x_label: "concurrent connections",
+                x_scale: Scale::Log,
+                by: &["page", "url", "host"],
+            }),
+        };
+        vec![
+            by_clients(
+                "requests/s by clients",
+                "requests_per_sec",
+                "requests",
+                Scale::Linear,
+            ),
+            by_clients(
+                "p99 latency by clients",
+                "latency_p99",
+                "p99 latency",
+                Scale::Log,
+            ),
+        ]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let clients = case_usize(case, "clients")?;
         let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);

@@ -13,6 +13,7 @@ use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
 use super::{case_host, case_usize, host_params, load_duration, IO_TIMEOUT};
 use crate::units::{Direction, Unit};
+use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -80,6 +81,22 @@ impl Bench for TcpStreamBench {
             })
             .collect()
     }
+    fn views(&self) -> Vec<View> {
+        vec![View {
+            title: "bulk transfer by connections",
+            kind: ViewKind::Lines(Lines {
+                metric: "throughput",
+                y_label: "received",
+                y: YValue::Metric,
+                y_scale: Scale::Linear,
+                x: "connections",
+                x_label: "connections",
+                x_scale: Scale::Linear,
+                by: &["host"],
+            }),
+        }]
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let n = case_usize(case, "connections")?;
         let t = StreamTrial::start(case_host(case)?, n, load_duration(ctx))?;
