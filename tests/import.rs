@@ -116,7 +116,10 @@ fn output_is_never_overwritten_without_force_nor_a_device_replaced() {
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("old.json")).unwrap()).unwrap();
     assert_eq!(written["cases"][0]["key"], "io.dd_copy[bytes=4194304]");
-    assert_eq!(written["label"], "old", "the label defaults to the output's name");
+    assert_eq!(
+        written["label"], "old",
+        "the label defaults to the output's name"
+    );
     envbench(d)
         .args(["import", "--from", "dd", "--force", "-o", "/dev/null"])
         .arg(fixture("dd-c.txt"))

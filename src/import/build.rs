@@ -58,6 +58,9 @@ pub struct Options {
     pub seed: u64,
 }
 
+/// A record with the round (input file index) and input it came from.
+type Placed<'a> = (u32, &'a Input, Record);
+
 /// FNV-1a, 64 bits: a stable digest of the inputs for the run id, so
 /// importing the same outputs twice gives the same id and `compare` warns
 /// when a run is compared with itself.
@@ -73,7 +76,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// A message naming the file and line for a `--param` the output
 /// contradicts, or naming the key for a bad `--env`.
 pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
-    let mut cases: Vec<(String, Vec<(u32, &Input, Record)>)> = Vec::new();
+    let mut cases: Vec<(String, Vec<Placed>)> = Vec::new();
     let mut orders = vec![Vec::new(); inputs.len()];
     for (round, input) in inputs.iter().enumerate() {
         for rec in &input.parsed.records {
@@ -253,9 +256,9 @@ fn screen(rec: &mut Record) {
     }
 }
 
-fn case(key: String, recs: &[(u32, &Input, Record)], seed: u64) -> CaseResult {
+fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
     let first = &recs[0].2;
-    let used: Vec<&(u32, &Input, Record)> = recs
+    let used: Vec<&Placed> = recs
         .iter()
         .filter(|r| !r.2.flags.iter().any(Flag::excludes))
         .collect();
@@ -447,7 +450,7 @@ fn bytes(v: &str) -> Option<u64> {
         _ => (v, 1),
     };
     let x: f64 = num.trim().parse().ok()?;
-    (x.is_finite() && x >= 0.0).then(|| (x * mult as f64) as u64)
+    (x.is_finite() && x >= 0.0).then_some((x * mult as f64) as u64)
 }
 
 /// The fingerprint: what `--env` states, then what the outputs reveal;

@@ -96,7 +96,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         get("HPL_BnormI"),
     ) {
         let scaled = r / (eps * (a * x + b) * n);
-        if !(scaled < HPL_RESIDUAL_LIMIT) {
+        if scaled.is_nan() || scaled >= HPL_RESIDUAL_LIMIT {
             hpl.flag("failed_validation", format!("HPL's scaled residual {scaled:.3} is not below {HPL_RESIDUAL_LIMIT}: the solution is wrong, so its speed means nothing"));
         }
     }

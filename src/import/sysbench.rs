@@ -9,7 +9,7 @@
 //! The test is known from its sections (CPU speed, a memory transfer line,
 //! File operations); threads and mutex print the same sections, so a
 //! mutex run is told by its one event per thread (sysbench's mutex test
-//! runs exactly one event in each thread) unless `--param test=` says.
+//! runs exactly one event in each thread); the case notes say so.
 //! Parameters come from the header (`Number of threads`, `Prime numbers
 //! limit` ...) where it was kept; without it the thread count is
 //! total events / events per thread and the rest stays unknown.
@@ -162,9 +162,15 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             },
             line,
         );
-        r.notes.push(format!("the output does not name its test: read as {} because {} (--param test=threads|mutex says otherwise)",
+        r.notes.push(format!(
+            "the output does not name its test: read as {} because {}",
             if mutex { "mutex" } else { "threads" },
-            if mutex { "every thread ran exactly one event, as sysbench's mutex test does" } else { "threads ran more than one event each" }));
+            if mutex {
+                "every thread ran exactly one event, as sysbench's mutex test does"
+            } else {
+                "threads ran more than one event each"
+            }
+        ));
         if mutex {
             r.metrics
                 .push(Measure::lower("total_time", Unit::Seconds, total_time));
