@@ -56,6 +56,109 @@ pub enum Cmd {
     /// per environment the verdict rests on the runs' medians (drift
     /// between runs counts as noise); with fewer it is "within-run only".
     Compare(CompareArgs),
+    /// Turn other tools' outputs (STREAM, sysbench, IOzone, fio, dd, hpcc)
+    /// into a result file that compare and show read like envbench's own.
+    ///
+    /// Outputs of the same case become repetitions of one case: each FILE
+    /// is one round of one run (ten STREAM outputs = ten samples), so
+    /// compare assumes the between-run spread of a single run; import the
+    /// outputs of each boot or session separately, under one --label, to
+    /// make several runs. Where the tool's method is envbench's own
+    /// (STREAM = mem.stream, sysbench cpu = cpu.primes) the ids and
+    /// metrics match and compare sets them side by side; other tools get
+    /// ids of their own. Values that cannot be true (negative times, rates
+    /// beyond any memory system) are kept as anomalies with an explanation
+    /// and left out of the statistics.
+    ///
+    /// Example: envbench import --from stream --label wsl2 --env
+    /// virtualization=wsl2 stream-*.txt -o wsl2.json
+    Import(ImportArgs),
+}
+
+/// Tool whose output `import` reads.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ImportFormat {
+    /// Recognise each file's tool and say which on stderr.
+    Auto,
+    /// stream.c 5.x output (-> mem.stream).
+    Stream,
+    /// sysbench 1.0 cpu (-> cpu.primes), memory, threads, mutex, fileio.
+    Sysbench,
+    /// IOzone -a tables and -t "Children see / Parent sees" lines.
+    Iozone,
+    /// fio --output-format=json or json+.
+    Fio,
+    /// dd summary lines (GNU in any locale, BusyBox, BSD); one per repetition.
+    Dd,
+    /// HPC Challenge hpccoutf.txt summary section.
+    Hpcc,
+}
+
+impl ImportFormat {
+    /// The format, or None for auto.
+    pub fn format(self) -> Option<crate::import::Format> {
+        use crate::import::Format as F;
+        match self {
+            ImportFormat::Auto => None,
+            ImportFormat::Stream => Some(F::Stream),
+            ImportFormat::Sysbench => Some(F::Sysbench),
+            ImportFormat::Iozone => Some(F::Iozone),
+            ImportFormat::Fio => Some(F::Fio),
+            ImportFormat::Dd => Some(F::Dd),
+            ImportFormat::Hpcc => Some(F::Hpcc),
+        }
+    }
+}
+
+/// `envbench import` options.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The tool that wrote the files.
+    #[arg(long, value_enum)]
+    pub from: ImportFormat,
+    /// Outputs to import; each is one round.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Result file to write.
+    #[arg(short, long, value_name = "OUT.json")]
+    pub output: PathBuf,
+    /// Overwrite the result file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Name of the environment the outputs come from, e.g. native, wsl2.
+    /// [default: the virtualization given with --env, else OUT's file name
+    /// without .json]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A fact about the environment the outputs do not reveal, e.g.
+    /// virtualization=wsl2, cpu_model='AMD Ryzen 7 5700X', logical_cpus=16,
+    /// memory=32G, kernel=5.15.153.1, fs_type=ext4 (repeatable; a wrong key
+    /// lists the known ones). What is not stated stays unknown.
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub env: Vec<(String, String)>,
+    /// A case parameter the outputs do not print, added to every case's
+    /// key, e.g. max_prime=20000 for sysbench cpu outputs without their
+    /// header, op=write_fdatasync for dd (repeatable). One that an output
+    /// prints differently is refused.
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub params: Vec<(String, String)>,
+    /// Seed of the summaries' bootstrap (stored in the result).
+    #[arg(long, allow_negative_numbers = true)]
+    pub seed: Option<u64>,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v))
+            if !k.trim().is_empty()
+                && k.trim()
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(format!("'{s}' is not KEY=VALUE with a snake_case KEY")),
+    }
 }
 
 /// When to colour the terminal output.

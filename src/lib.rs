@@ -15,6 +15,7 @@ pub mod compare;
 pub mod compare_cli;
 pub mod config;
 pub mod history;
+pub mod import;
 pub mod probe;
 pub mod progress;
 pub mod report;
@@ -63,6 +64,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cli::Cmd::Compare(args) => compare_cli::run(&args),
+        cli::Cmd::Import(args) => import::command::run(&args),
         cli::Cmd::Show(args) => {
             for file in compare_cli::resolve(&[PathBuf::from(&args.run)], args.db.as_ref())? {
                 print_stdout(&terminal::escape_output(&report::summary::render_file(

@@ -1,0 +1,735 @@
+//! Parsed outputs → one [`ResultFile`].
+//!
+//! How imported data enters `compare` (see DESIGN.md, Statistics): one
+//! import is one **run**; each input file is one **round** of it (a tool
+//! invocation: a fresh process, prepared afresh, like envbench's rounds);
+//! the records of one case in one file are its **repetitions** (one for
+//! most tools, one per summary line for a log of dd runs). A side made of
+//! one import therefore has one run, and `compare` gives it the assumed
+//! between-run spread; importing the outputs of each boot or session
+//! separately under the same `--label` makes several runs, whose drift
+//! `compare` then measures.
+//!
+//! A record whose values cannot be true (negative time, a rate at or
+//! below zero or beyond any memory system, a failed validation, a tool
+//! error) is kept in the case's anomalies, with its values in
+//! `details.excluded`, and left out of the samples; a case with no usable
+//! record is `invalid` with that reason. A time printed as exactly 0 is
+//! below the tool's print resolution and is left out (a zero median makes
+//! no ratio).
+
+use super::{Flag, Format, Parsed, Record};
+use crate::config::{RepPolicy, RunConfig, Suite};
+use crate::probe::{self, Fingerprint};
+use crate::results::{
+    Anomaly, CaseResult, CaseRound, CaseStatus, MetricResult, ResultFile, Rounds, RunStatus,
+};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One parsed input file.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// As the user gave it.
+    pub path: PathBuf,
+    /// The format it was read as.
+    pub format: Format,
+    /// What the parser found.
+    pub parsed: Parsed,
+    /// Modification time, seconds since the Unix epoch.
+    pub modified_unix: Option<f64>,
+    /// FNV-1a of its bytes, for the run id.
+    pub digest: u64,
+}
+
+/// What the user stated.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Environment label.
+    pub label: String,
+    /// `--env KEY=VALUE`, in order.
+    pub env: Vec<(String, String)>,
+    /// `--param KEY=VALUE`, in order.
+    pub params: Vec<(String, String)>,
+    /// Output path (recorded in the config).
+    pub output: PathBuf,
+    /// Seed of the summaries' bootstrap.
+    pub seed: u64,
+}
+
+/// A record with the round (input file index) and input it came from.
+type Placed<'a> = (u32, &'a Input, Record);
+
+/// FNV-1a, 64 bits: a stable digest of the inputs for the run id, so
+/// importing the same outputs twice gives the same id and `compare` warns
+/// when a run is compared with itself.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Builds the result file.
+///
+/// # Errors
+/// A message naming the file and line for a `--param` the output
+/// contradicts, or naming the key for a bad `--env`.
+pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
+    let mut cases: Vec<(String, Vec<Placed>)> = Vec::new();
+    let mut orders = vec![Vec::new(); inputs.len()];
+    for (round, input) in inputs.iter().enumerate() {
+        for rec in &input.parsed.records {
+            let mut rec = rec.clone();
+            apply_params(&mut rec, &opts.params)
+                .map_err(|m| format!("{}:{}: {m}", input.path.display(), rec.line))?;
+            screen(&mut rec);
+            let key = crate::bench::CaseSpec {
+                bench: rec.bench.clone(),
+                params: rec.params.clone(),
+                metrics: Vec::new(),
+            }
+            .key();
+            if !orders[round].contains(&key) {
+                orders[round].push(key.clone());
+            }
+            match cases.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push((round as u32, input, rec)),
+                None => cases.push((key, vec![(round as u32, input, rec)])),
+            }
+        }
+    }
+    let case_results = cases
+        .into_iter()
+        .map(|(key, recs)| case(key, &recs, opts.seed))
+        .collect();
+    let started = inputs
+        .iter()
+        .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix))
+        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.min(t))));
+    let ended = inputs
+        .iter()
+        .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix))
+        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.max(t))));
+    let digest = fnv1a(
+        &inputs
+            .iter()
+            .flat_map(|i| i.digest.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    let mut formats: Vec<&str> = inputs.iter().map(|i| i.format.name()).collect();
+    formats.sort_unstable();
+    formats.dedup();
+    let fingerprint = fingerprint(inputs, &opts.env)?;
+    let mut notes = vec![
+        format!(
+            "imported by envbench import from {} {} output file(s): each file is one round of this one run, so compare assumes the between-run spread of a single run; import each boot or session separately under one --label to make several runs",
+            inputs.len(),
+            formats.join("+")
+        ),
+        "config describes no envbench run: suite, repetition policy and budget are placeholders of the schema; rounds are the imported files".into(),
+        match started {
+            Some(_) => "started_utc and ended_utc: the earliest and latest time the outputs print, else their files' modification times".into(),
+            None => "started_utc unknown: no output printed a time and no modification time was readable".into(),
+        },
+    ];
+    let mut tools: Vec<String> = inputs
+        .iter()
+        .filter_map(|i| i.parsed.facts.tool.clone())
+        .collect();
+    tools.sort();
+    tools.dedup();
+    if !tools.is_empty() {
+        notes.push(format!("tools: {}", tools.join(", ")));
+    }
+    for i in inputs {
+        notes.extend(
+            i.parsed
+                .notes
+                .iter()
+                .map(|n| format!("{}: {n}", i.path.display())),
+        );
+    }
+    let iso = |t: Option<f64>| t.map(crate::units::utc_iso);
+    let rounds = inputs.len() as u32;
+    Ok(ResultFile {
+        schema_version: crate::results::SCHEMA_VERSION,
+        envbench_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: format!("import-{}-{digest:016x}", formats.join("+")),
+        label: opts.label.clone(),
+        status: RunStatus::Complete,
+        started_utc: iso(started).unwrap_or_default(),
+        ended_utc: iso(ended),
+        config: RunConfig {
+            suite: Suite::Full,
+            reps: RepPolicy {
+                warmup: 0,
+                reps_min: 1,
+                reps_max: 1,
+                budget_secs: 0.0,
+                ci_target: 0.0,
+                rep_target_secs: 0.0,
+                rounds,
+            },
+            only: Vec::new(),
+            dirs: Vec::new(),
+            label: opts.label.clone(),
+            output: opts.output.clone(),
+            seed: opts.seed,
+            threads: None,
+            fake_clock: false,
+            mem_bandwidth_gbs: None,
+            wait_idle_secs: None,
+            require_idle: false,
+        },
+        fingerprint,
+        rounds: Some(Rounds {
+            planned: rounds,
+            started: rounds,
+            seed: opts.seed,
+            orders,
+        }),
+        cases: case_results,
+        derived: Vec::new(),
+        anomalies: Vec::new(),
+        notes,
+        canary: None,
+        suspect: Vec::new(),
+    })
+}
+
+/// A `--param` value: a whole or decimal number when it reads as one.
+fn param_value(v: &str) -> Value {
+    if let Ok(n) = v.parse::<u64>() {
+        return Value::from(n);
+    }
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() => Value::from(x),
+        _ => Value::from(v),
+    }
+}
+
+/// Adds the user's parameters; one the output states otherwise is an error.
+fn apply_params(rec: &mut Record, params: &[(String, String)]) -> Result<(), String> {
+    for (k, v) in params {
+        let v = param_value(v);
+        match rec.params.get(k) {
+            Some(Value::String(s)) if s == "unknown" => {}
+            Some(old) if *old != v => {
+                return Err(format!("--param {k}={v} but the output says {k}={old}; leave --param out for what the output states"));
+            }
+            _ => {}
+        }
+        rec.params.insert(k.clone(), v);
+    }
+    Ok(())
+}
+
+/// Drops times printed as 0 and flags values no measurement can give.
+fn screen(rec: &mut Record) {
+    let mut notes = Vec::new();
+    rec.metrics.retain(|m| {
+        let zero = m.unit.is_time() && m.value == 0.0;
+        if zero {
+            notes.push(format!("{} printed as 0: below the tool's print resolution, so left out (a zero time makes no ratio)", m.name));
+        }
+        !zero
+    });
+    rec.notes.extend(notes);
+    if rec.flags.iter().any(Flag::excludes) {
+        return;
+    }
+    let bad: Vec<String> = rec
+        .metrics
+        .iter()
+        .filter(|m| {
+            !m.value.is_finite()
+                || (m.unit.is_time() && m.value < 0.0)
+                || (m.unit.is_rate() && m.value <= 0.0)
+        })
+        .map(|m| format!("{} = {} {}", m.name, m.value, m.unit.symbol()))
+        .collect();
+    if !bad.is_empty() {
+        rec.flag(
+            "impossible_value",
+            format!(
+                "{}: a negative time or a rate at or below zero cannot be measured",
+                bad.join(", ")
+            ),
+        );
+    }
+}
+
+fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
+    let first = &recs[0].2;
+    let used: Vec<&Placed> = recs
+        .iter()
+        .filter(|r| !r.2.flags.iter().any(Flag::excludes))
+        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    let mut names: Vec<(String, crate::units::Unit, crate::units::Direction)> = used
+        .first()
+        .map(|r| {
+            r.2.metrics
+                .iter()
+                .map(|m| (m.name.clone(), m.unit, m.direction))
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            first
+                .metrics
+                .iter()
+                .map(|m| (m.name.clone(), m.unit, m.direction))
+                .collect()
+        });
+    names.retain(|(n, _, _)| {
+        let missing: Vec<String> = used
+            .iter()
+            .filter(|r| !r.2.metrics.iter().any(|m| m.name == *n))
+            .map(|r| format!("{}:{}", r.1.path.display(), r.2.line))
+            .collect();
+        if !missing.is_empty() {
+            notes.push(format!(
+                "{n} left out: {} do(es) not print it",
+                missing.join(", ")
+            ));
+        }
+        missing.is_empty()
+    });
+    let metrics = names
+        .iter()
+        .map(|(n, unit, direction)| {
+            let samples: Vec<f64> = used
+                .iter()
+                .filter_map(|r| r.2.metrics.iter().find(|m| m.name == *n).map(|m| m.value))
+                .collect();
+            MetricResult {
+                name: n.clone(),
+                unit: *unit,
+                direction: *direction,
+                summary: crate::stats::Sample::new(samples.clone())
+                    .ok()
+                    .map(|s| crate::stats::summarize(&s, seed)),
+                samples,
+            }
+        })
+        .collect();
+    let mut anomalies = Vec::new();
+    let mut excluded = Vec::new();
+    let mut sources = Vec::new();
+    for (round, input, rec) in recs {
+        let at = format!("{}:{}", input.path.display(), rec.line);
+        let out = rec.flags.iter().any(Flag::excludes);
+        for f in &rec.flags {
+            let tail = if out {
+                " This output is left out of the statistics; its values are kept in details.excluded."
+            } else {
+                ""
+            };
+            anomalies.push(Anomaly {
+                kind: f.kind.into(),
+                message: format!(
+                    "{at} (round {round}): {}.{tail}",
+                    f.message.trim_end_matches('.')
+                ),
+            });
+        }
+        if out {
+            let values: serde_json::Map<String, Value> = rec
+                .metrics
+                .iter()
+                .map(|m| (m.name.clone(), json!(m.value)))
+                .collect();
+            excluded.push(json!({"file": input.path.display().to_string(), "line": rec.line, "round": round, "values": values,
+                "why": rec.flags.iter().filter(|f| f.excludes()).map(|f| f.kind).collect::<Vec<_>>()}));
+        }
+        sources.push(json!({"file": input.path.display().to_string(), "format": input.format.name(), "line": rec.line, "round": round}));
+        for n in &rec.notes {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    let mut by_round: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+    for (round, _, rec) in recs {
+        let e = by_round.entry(*round).or_default();
+        e.0 += 1;
+        if !rec.flags.iter().any(Flag::excludes) {
+            e.1 += 1;
+        }
+    }
+    let time_of = |round: u32| {
+        recs.iter()
+            .find(|r| r.0 == round)
+            .and_then(|r| r.1.parsed.facts.started_unix.or(r.1.modified_unix))
+            .map(crate::units::utc_iso)
+            .unwrap_or_default()
+    };
+    let rounds: Vec<CaseRound> = by_round
+        .iter()
+        .map(|(&round, &(_, ok))| CaseRound {
+            round,
+            started_utc: time_of(round),
+            duration_secs: 0.0,
+            warmup_reps: 0,
+            reps: ok,
+            stop_reason: "imported".into(),
+            status: if ok > 0 {
+                CaseStatus::Ok
+            } else {
+                CaseStatus::Invalid
+            },
+        })
+        .collect();
+    let (status, reason) = if used.is_empty() {
+        (CaseStatus::Invalid, Some(format!("every imported output of this case ({}) holds values that cannot be true; see its anomalies", recs.len())))
+    } else {
+        (CaseStatus::Ok, None)
+    };
+    let mut details = json!({"imported_from": sources});
+    if !excluded.is_empty() {
+        details["excluded"] = Value::from(excluded);
+    }
+    CaseResult {
+        key,
+        bench: first.bench.clone(),
+        params: first.params.clone(),
+        status,
+        reason,
+        warmup_reps: 0,
+        stop_reason: "imported".into(),
+        started_utc: rounds
+            .first()
+            .map(|r| r.started_utc.clone())
+            .unwrap_or_default(),
+        duration_secs: 0.0,
+        rounds,
+        sample_rounds: used.iter().map(|r| r.0).collect(),
+        sample_times_secs: Vec::new(),
+        metrics,
+        anomalies,
+        notes,
+        details: Some(details),
+        telemetry: None,
+        suspect: Vec::new(),
+    }
+}
+
+/// Every `--env` key, with what it fills.
+pub const ENV_KEYS: &[(&str, &str)] = &[
+    (
+        "virtualization",
+        "layers outermost first, '/'-separated: bare-metal, kvm, wsl2, wsl2/docker ...",
+    ),
+    ("kernel", "kernel release, e.g. 6.1.0-13-amd64"),
+    ("distro", "e.g. Ubuntu 22.04"),
+    ("arch", "e.g. x86_64"),
+    ("hostname", "host name"),
+    ("cpu_model", "e.g. AMD Ryzen 7 5700X 8-Core Processor"),
+    ("cpu_vendor", "e.g. AuthenticAMD"),
+    ("logical_cpus", "logical CPUs online"),
+    ("usable_cpus", "CPUs the tool could use"),
+    ("sockets", "CPU sockets"),
+    ("cores", "physical cores"),
+    ("governor", "CPU frequency governor"),
+    ("mhz", "CPU clock, MHz"),
+    ("memory", "total memory, bytes or with K/M/G/T (binary)"),
+    ("swap", "total swap, same units"),
+    ("cgroup_cpus", "cgroup CPU quota, CPUs"),
+    ("cgroup_memory", "cgroup memory limit, same units as memory"),
+    ("clock_source", "e.g. tsc, hyperv_clocksource_tsc_page"),
+    (
+        "fs_type",
+        "filesystem of the tested directory, e.g. ext4, 9p",
+    ),
+    ("dir", "the tested directory"),
+];
+
+/// `4G`, `512M`, `16384` → bytes (binary multiples).
+fn bytes(v: &str) -> Option<u64> {
+    let v = v.trim().trim_end_matches("iB").trim_end_matches('B');
+    let (num, mult) = match v.chars().last()? {
+        'K' | 'k' => (&v[..v.len() - 1], 1u64 << 10),
+        'M' => (&v[..v.len() - 1], 1 << 20),
+        'G' => (&v[..v.len() - 1], 1 << 30),
+        'T' => (&v[..v.len() - 1], 1 << 40),
+        _ => (v, 1),
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then_some((x * mult as f64) as u64)
+}
+
+/// The fingerprint: what `--env` states, then what the outputs reveal;
+/// everything else stays unknown (None, empty, or 0 logical CPUs).
+fn fingerprint(inputs: &[Input], env: &[(String, String)]) -> Result<Fingerprint, String> {
+    let mut fp = Fingerprint {
+        os: probe::os::OsInfo::default(),
+        virtualization: probe::virt::Virtualization::default(),
+        cgroup: probe::cgroup::CgroupInfo::default(),
+        cpu: probe::cpu::CpuInfo::default(),
+        memory: probe::memory::MemoryInfo::default(),
+        clock: probe::timer::ClockInfo::default(),
+        dirs: Vec::new(),
+        load_average: None,
+        build: probe::BuildInfo { profile: "import".into(), ..probe::BuildInfo::current() },
+        notes: vec!["imported: only what --env states and the outputs reveal is known; every other field is unknown (logical_cpus 0 means unknown)".into()],
+    };
+    for (k, v) in env {
+        set_env(&mut fp, k, v).map_err(|why| format!("--env {k}={v}: {why}"))?;
+    }
+    for i in inputs {
+        let f = &i.parsed.facts;
+        if let Some(h) = &f.hostname {
+            match &fp.os.hostname {
+                None => fp.os.hostname = Some(h.clone()),
+                Some(s) if s != h => fp
+                    .notes
+                    .push(format!("{} names host {h}, not {s}", i.path.display())),
+                _ => {}
+            }
+        }
+        if let (None, Some(r)) = (fp.clock.resolution_ns, f.clock_resolution_ns) {
+            fp.clock.resolution_ns = Some(r);
+            fp.notes.push(format!(
+                "clock resolution {r} ns as {} reports it",
+                f.tool.as_deref().unwrap_or("the tool")
+            ));
+        }
+    }
+    Ok(fp)
+}
+
+fn set_env(fp: &mut Fingerprint, k: &str, v: &str) -> Result<(), String> {
+    let count = || {
+        v.parse::<usize>()
+            .map_err(|_| "not a whole number".to_string())
+    };
+    let size = || bytes(v).ok_or_else(|| "not a size (e.g. 16G, 512M, 17179869184)".to_string());
+    let text = || Some(v.to_string());
+    if v.trim().is_empty() {
+        return Err("empty value".into());
+    }
+    match k {
+        "virtualization" => {
+            fp.virtualization.layers = v
+                .split('/')
+                .map(|l| probe::virt::VirtLayer {
+                    kind: "stated".into(),
+                    name: l.trim().into(),
+                    evidence: vec!["--env virtualization".into()],
+                })
+                .collect();
+        }
+        "kernel" => fp.os.kernel_release = text(),
+        "distro" => fp.os.distro = text(),
+        "arch" => fp.os.arch = v.into(),
+        "hostname" => fp.os.hostname = text(),
+        "cpu_model" => fp.cpu.model = text(),
+        "cpu_vendor" => fp.cpu.vendor = text(),
+        "logical_cpus" => fp.cpu.logical_cpus = count()?,
+        "usable_cpus" => fp.cpu.usable_cpus = Some(count()?),
+        "sockets" => fp.cpu.sockets = Some(count()?),
+        "cores" => fp.cpu.cores = Some(count()?),
+        "governor" => fp.cpu.governor = text(),
+        "mhz" => fp.cpu.mhz = Some(v.parse().map_err(|_| "not a number of MHz".to_string())?),
+        "memory" => fp.memory.total_bytes = Some(size()?),
+        "swap" => fp.memory.swap_total_bytes = Some(size()?),
+        "cgroup_cpus" => {
+            fp.cgroup.cpu_quota_cpus =
+                Some(v.parse().map_err(|_| "not a number of CPUs".to_string())?)
+        }
+        "cgroup_memory" => fp.cgroup.memory_limit_bytes = Some(size()?),
+        "clock_source" => fp.clock.source = text(),
+        "fs_type" | "dir" => {
+            if fp.dirs.is_empty() {
+                fp.dirs.push(probe::storage::DirInfo::default());
+            }
+            if k == "dir" {
+                fp.dirs[0].path = PathBuf::from(v);
+            } else {
+                fp.dirs[0].fs_type = text();
+            }
+        }
+        _ => {
+            let keys: Vec<&str> = ENV_KEYS.iter().map(|k| k.0).collect();
+            return Err(format!("unknown key; known keys: {}", keys.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::Format;
+
+    fn input(name: &str, format: Format, text: &str) -> Input {
+        Input {
+            path: PathBuf::from(name),
+            format,
+            parsed: format.parse(text).unwrap(),
+            modified_unix: Some(1_795_442_000.0),
+            digest: fnv1a(text.as_bytes()),
+        }
+    }
+
+    fn opts() -> Options {
+        Options {
+            label: "wsl2".into(),
+            seed: 7,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn files_of_one_case_become_rounds_with_one_sample_each() {
+        let inputs = [
+            input(
+                "a.txt",
+                Format::Stream,
+                include_str!("../../tests/fixtures/import/stream-t1-a.txt"),
+            ),
+            input(
+                "b.txt",
+                Format::Stream,
+                include_str!("../../tests/fixtures/import/stream-t1-b.txt"),
+            ),
+        ];
+        let f = build(&inputs, &opts()).unwrap();
+        assert_eq!(f.cases.len(), 1);
+        let c = &f.cases[0];
+        assert_eq!(c.key, "mem.stream[array_elems=2000000,threads=1]");
+        assert_eq!(c.sample_rounds, [0, 1]);
+        assert_eq!(c.metrics[0].samples, [34934.3, 32810.7]);
+        assert_eq!(
+            c.samples_by_round("triad_rate").unwrap(),
+            [vec![34934.3], vec![32810.7]]
+        );
+        assert_eq!(f.rounds.as_ref().unwrap().started, 2);
+        assert!(f.run_id.starts_with("import-stream-"));
+        assert_eq!(f.fingerprint.clock.resolution_ns, Some(1000.0));
+    }
+
+    #[test]
+    fn anomalous_outputs_are_kept_in_anomalies_and_details_but_not_in_samples() {
+        let inputs = [
+            input(
+                "a1.txt",
+                Format::Stream,
+                include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a1.txt"),
+            ),
+            input(
+                "a2.txt",
+                Format::Stream,
+                include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a2.txt"),
+            ),
+        ];
+        let mut f = build(&inputs, &opts()).unwrap();
+        crate::validate::validate(&mut f).unwrap();
+        let c = &f.cases[0];
+        assert_eq!(c.status, CaseStatus::Invalid);
+        assert!(c.metrics.iter().all(|m| m.samples.is_empty()));
+        assert!(c.anomalies.iter().any(|a| a.kind == "clock_jump"
+            && a.message.contains("a1.txt")
+            && a.message.contains("-10799.598152")));
+        let ex = &c.details.as_ref().unwrap()["excluded"];
+        assert_eq!(ex[0]["values"]["add_time_avg"], -1199.874228);
+        assert_eq!(ex[1]["round"], 1);
+        assert!(c.rounds.iter().all(|r| r.status == CaseStatus::Invalid));
+    }
+
+    #[test]
+    fn one_implausible_iozone_operation_leaves_the_others_usable() {
+        let inputs = [input(
+            "b1.txt",
+            Format::Iozone,
+            include_str!("../../tests/fixtures/import/iozone-throughput-wsl2-appendix-b1.txt"),
+        )];
+        let f = build(&inputs, &opts()).unwrap();
+        let st: Vec<(&str, CaseStatus)> =
+            f.cases.iter().map(|c| (c.key.as_str(), c.status)).collect();
+        assert_eq!(
+            st[1],
+            (
+                "io.iozone_throughput[op=rewriters,threads=1]",
+                CaseStatus::Invalid
+            )
+        );
+        assert!(st.iter().filter(|s| s.1 == CaseStatus::Ok).count() == 3);
+    }
+
+    #[test]
+    fn params_fill_unknowns_and_contradictions_are_refused() {
+        let seed = [input(
+            "w1.txt",
+            Format::Sysbench,
+            include_str!("../../tests/fixtures/import/sysbench-cpu-seed001-wsl2-1.txt"),
+        )];
+        let mut o = opts();
+        o.params = vec![("max_prime".into(), "20000".into())];
+        let f = build(&seed, &o).unwrap();
+        assert_eq!(
+            f.cases[0].key,
+            "cpu.primes[max_prime=20000,threads=4,time_secs=60]"
+        );
+        o.params = vec![("threads".into(), "2".into())];
+        let e = build(&seed, &o).unwrap_err();
+        assert!(
+            e.starts_with("w1.txt:") && e.contains("the output says threads=4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn zero_latencies_are_left_out_with_a_note() {
+        let inputs = [
+            input(
+                "n1.txt",
+                Format::Sysbench,
+                include_str!("../../tests/fixtures/import/sysbench-fileio-seed001-native-1.txt"),
+            ),
+            input(
+                "n2.txt",
+                Format::Sysbench,
+                include_str!("../../tests/fixtures/import/sysbench-fileio-seed001-native-2.txt"),
+            ),
+        ];
+        let mut f = build(&inputs, &opts()).unwrap();
+        crate::validate::validate(&mut f).unwrap();
+        let c = &f.cases[0];
+        assert_eq!(c.status, CaseStatus::Ok);
+        assert!(!c.metrics.iter().any(|m| m.name == "latency_min"));
+        assert_eq!(c.metrics[0].samples, [8.62, 8.65]);
+        assert!(c
+            .notes
+            .iter()
+            .any(|n| n.contains("latency_min printed as 0")));
+    }
+
+    #[test]
+    fn env_fills_the_fingerprint_and_unknown_keys_are_named() {
+        let inputs = [input(
+            "h.txt",
+            Format::Hpcc,
+            include_str!("../../tests/fixtures/import/hpccoutf.txt"),
+        )];
+        let mut o = opts();
+        o.env = vec![
+            ("virtualization".into(), "wsl2".into()),
+            ("memory".into(), "16G".into()),
+            ("logical_cpus".into(), "16".into()),
+        ];
+        let f = build(&inputs, &o).unwrap();
+        assert_eq!(f.fingerprint.virtualization.summary(), "wsl2");
+        assert_eq!(f.fingerprint.memory.total_bytes, Some(16 << 30));
+        assert_eq!(f.fingerprint.cpu.logical_cpus, 16);
+        assert_eq!(f.fingerprint.os.hostname.as_deref(), Some("vm"));
+        assert_eq!(f.fingerprint.cpu.model, None);
+        o.env = vec![("colour".into(), "red".into())];
+        assert!(build(&inputs, &o)
+            .unwrap_err()
+            .contains("known keys: virtualization"));
+        o.env = vec![("memory".into(), "lots".into())];
+        assert!(build(&inputs, &o).unwrap_err().contains("not a size"));
+    }
+}

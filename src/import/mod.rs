@@ -1,0 +1,415 @@
+//! `envbench import`: other tools' outputs (STREAM, sysbench, IOzone, fio,
+//! dd, hpcc) turned into result files that `compare` and the reports
+//! handle like envbench's own runs.
+//!
+//! Each format has a parser, `parse(&str) -> Result<Parsed, ParseError>`,
+//! that only reads: it returns [`Record`]s (one measurement of one case
+//! each, with the values the tool printed, in envbench's units) and the
+//! [`Facts`] the output reveals about its environment. [`build`] turns the
+//! records of every file into one [`crate::results::ResultFile`]: records
+//! with the same case key become repetitions of one case, each input file
+//! is one round, and values that cannot be true are kept in the case's
+//! anomalies and details but left out of its statistics.
+
+pub mod build;
+pub mod command;
+pub mod dd;
+pub mod fio;
+pub mod hpcc;
+pub mod iozone;
+pub mod stream;
+pub mod sysbench;
+
+use crate::units::{Direction, Unit};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Largest input read: tool outputs are kilobytes (a fio json+ log a few
+/// MiB); this keeps `/dev/zero` or a disk image from filling memory.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// A tool whose output envbench reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Format {
+    /// McCalpin's stream.c 5.x.
+    Stream,
+    /// sysbench 1.0 cpu, memory, threads, mutex, fileio.
+    Sysbench,
+    /// IOzone `-a` tables and `-t` throughput lines.
+    Iozone,
+    /// fio `--output-format=json` or `json+`.
+    Fio,
+    /// GNU (and BSD, BusyBox) dd summary lines.
+    Dd,
+    /// HPC Challenge's hpccoutf.txt.
+    Hpcc,
+}
+
+impl Format {
+    /// Every format, in the order `--from auto` tries them.
+    pub const ALL: [Format; 6] = [
+        Format::Fio,
+        Format::Hpcc,
+        Format::Stream,
+        Format::Iozone,
+        Format::Sysbench,
+        Format::Dd,
+    ];
+
+    /// `stream`, `sysbench` ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Stream => "stream",
+            Format::Sysbench => "sysbench",
+            Format::Iozone => "iozone",
+            Format::Fio => "fio",
+            Format::Dd => "dd",
+            Format::Hpcc => "hpcc",
+        }
+    }
+
+    /// Parses one output of this format.
+    ///
+    /// # Errors
+    /// [`ParseError`] with the line and what was expected there.
+    pub fn parse(self, text: &str) -> Result<Parsed, ParseError> {
+        match self {
+            Format::Stream => stream::parse(text),
+            Format::Sysbench => sysbench::parse(text),
+            Format::Iozone => iozone::parse(text),
+            Format::Fio => fio::parse(text),
+            Format::Dd => dd::parse(text),
+            Format::Hpcc => hpcc::parse(text),
+        }
+    }
+
+    /// Whether `text` looks like this format's output: a marker line only
+    /// that tool prints.
+    pub fn looks_like(self, text: &str) -> bool {
+        match self {
+            Format::Fio => text.trim_start().starts_with('{') && text.contains("\"fio version\""),
+            Format::Hpcc => {
+                text.contains("Begin of Summary section.")
+                    || text.contains("HPC Challenge Benchmark")
+            }
+            Format::Stream => text.contains("STREAM version") || text.contains("Best Rate MB/s"),
+            Format::Iozone => {
+                text.contains("Iozone: Performance Test")
+                    || text.contains("Children see throughput")
+                    || (text.contains("reclen") && text.contains("rewrite"))
+            }
+            Format::Sysbench => {
+                text.contains("Threads fairness:") || text.contains("General statistics:")
+            }
+            Format::Dd => dd::find_summaries(text).next().is_some(),
+        }
+    }
+}
+
+/// The format of `text`, tried in [`Format::ALL`] order.
+pub fn detect(text: &str) -> Option<Format> {
+    Format::ALL.into_iter().find(|f| f.looks_like(text))
+}
+
+/// A parser's refusal: the 1-based line and what is wrong there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    /// 1-based line of the input (0: the input as a whole).
+    pub line: usize,
+    /// What was expected or found.
+    pub msg: String,
+}
+
+impl ParseError {
+    /// An error at `line`.
+    pub fn at(line: usize, msg: impl Into<String>) -> ParseError {
+        ParseError {
+            line,
+            msg: msg.into(),
+        }
+    }
+}
+
+/// Why an input file could not be imported.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {format} output: {msg}", file.display())]
+pub struct ImportError {
+    /// The input file.
+    pub file: PathBuf,
+    /// The format it was read as (or `auto`).
+    pub format: &'static str,
+    /// 1-based line (0: the file as a whole).
+    pub line: usize,
+    /// What is wrong.
+    pub msg: String,
+}
+
+/// One value a tool printed, in envbench's unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measure {
+    /// snake_case, no unit.
+    pub name: String,
+    /// Unit of `value`.
+    pub unit: Unit,
+    /// Whether higher is better.
+    pub direction: Direction,
+    /// The value.
+    pub value: f64,
+}
+
+impl Measure {
+    /// A higher-is-better value.
+    pub fn higher(name: &str, unit: Unit, value: f64) -> Measure {
+        Measure {
+            name: name.into(),
+            unit,
+            direction: Direction::HigherIsBetter,
+            value,
+        }
+    }
+
+    /// A lower-is-better value.
+    pub fn lower(name: &str, unit: Unit, value: f64) -> Measure {
+        Measure {
+            name: name.into(),
+            unit,
+            direction: Direction::LowerIsBetter,
+            value,
+        }
+    }
+}
+
+/// Something odd a parser saw in one record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    /// `impossible_value`, `implausible_rate`, `clock_jump`,
+    /// `failed_validation`, `tool_error` (the record is left out of the
+    /// statistics) or `missing_section` (it is kept).
+    pub kind: &'static str,
+    /// What was seen and what it means.
+    pub message: String,
+}
+
+impl Flag {
+    /// Whether the record's values cannot be trusted at all.
+    pub fn excludes(&self) -> bool {
+        self.kind != "missing_section"
+    }
+}
+
+/// One measurement of one case, as one tool output printed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Bench id: envbench's own where the method is the same (`mem.stream`,
+    /// `cpu.primes`), otherwise one naming the tool (`io.fio`).
+    pub bench: String,
+    /// Case parameters; `Value::String("unknown")` for one the output does
+    /// not reveal (`--param` can state it).
+    pub params: BTreeMap<String, Value>,
+    /// Values, the headline first.
+    pub metrics: Vec<Measure>,
+    /// Problems seen in this record.
+    pub flags: Vec<Flag>,
+    /// Remarks (an inferred parameter, a method that differs from envbench's).
+    pub notes: Vec<String>,
+    /// 1-based line where the record starts.
+    pub line: usize,
+}
+
+impl Record {
+    /// A record of `bench` at `line` with no parameters or values yet.
+    pub fn new(bench: &str, line: usize) -> Record {
+        Record {
+            bench: bench.into(),
+            params: BTreeMap::new(),
+            metrics: Vec::new(),
+            flags: Vec::new(),
+            notes: Vec::new(),
+            line,
+        }
+    }
+
+    /// Sets a parameter.
+    pub fn param(&mut self, k: &str, v: impl Into<Value>) -> &mut Record {
+        self.params.insert(k.into(), v.into());
+        self
+    }
+
+    /// The value of metric `name`, if the output printed it.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.value)
+    }
+
+    /// Adds a flag.
+    pub fn flag(&mut self, kind: &'static str, message: String) {
+        self.flags.push(Flag { kind, message });
+    }
+}
+
+/// What an output reveals about the environment it ran in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// Host name printed by the tool.
+    pub hostname: Option<String>,
+    /// Timer resolution the tool measured or reports, ns.
+    pub clock_resolution_ns: Option<f64>,
+    /// When the tool ran, seconds since the Unix epoch.
+    pub started_unix: Option<f64>,
+    /// Tool and version, e.g. `sysbench 1.0.20`.
+    pub tool: Option<String>,
+}
+
+/// A parsed output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    /// Measurements, in the order printed.
+    pub records: Vec<Record>,
+    /// What the output reveals.
+    pub facts: Facts,
+    /// File-level remarks.
+    pub notes: Vec<String>,
+}
+
+/// Lines with 1-based numbers.
+pub(crate) fn numbered(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, l))
+}
+
+/// A number printed by a tool: `1,234.5` is refused, `4,2` (a decimal
+/// comma) read as 4.2, a non-breaking or thin space ignored.
+pub(crate) fn number(s: &str) -> Option<f64> {
+    let t: String = s
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, '\u{a0}' | '\u{202f}'))
+        .map(|c| if c == ',' { '.' } else { c })
+        .collect();
+    if t.is_empty() || t.matches('.').count() > 1 {
+        return None;
+    }
+    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+/// The value after `key` on a `key ... value` line, e.g. `events per
+/// second:  3900.13`.
+pub(crate) fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.trim_start()
+        .strip_prefix(key)
+        .map(|rest| rest.trim().trim_start_matches(':').trim())
+}
+
+/// Reads an input file: a regular file of at most [`MAX_INPUT_BYTES`],
+/// never a FIFO waited on; text, with invalid UTF-8 replaced (numbers are
+/// ASCII) but NUL bytes refused as binary data.
+///
+/// # Errors
+/// [`ImportError`] naming the file (and the line of a NUL byte).
+pub fn read_input(path: &Path, format: &'static str) -> Result<String, ImportError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let err = |line, msg: String| ImportError {
+        file: path.to_path_buf(),
+        format,
+        line,
+        msg,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| err(0, format!("cannot open: {e}")))?;
+    let meta = f.metadata().map_err(|e| err(0, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(err(
+            0,
+            format!(
+                "is a {}, not a regular file; give a saved tool output",
+                crate::store::kind_name(&meta.file_type())
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(0, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(err(
+            0,
+            format!(
+                "larger than {} MiB; not a tool output",
+                MAX_INPUT_BYTES >> 20
+            ),
+        ));
+    }
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(err(0, "the file is empty".into()));
+    }
+    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+        let line = bytes[..pos].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(err(
+            line,
+            "binary data (a NUL byte), not a text output".into(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_take_decimal_commas_and_refuse_thousands_separators() {
+        assert_eq!(number("4,2"), Some(4.2));
+        assert_eq!(number("0.00390094"), Some(0.00390094));
+        assert_eq!(number("5.1908e-05"), Some(5.1908e-05));
+        assert_eq!(number("1.048.576"), None);
+        assert_eq!(number("nan"), None);
+        assert_eq!(number("4194304\u{a0}"), Some(4194304.0));
+    }
+
+    #[test]
+    fn every_fixture_is_detected_as_its_format() {
+        let cases = [
+            (
+                include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a1.txt"),
+                Format::Stream,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/sysbench-cpu-debian.txt"),
+                Format::Sysbench,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/fio-randrw.json"),
+                Format::Fio,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/dd-de.txt"),
+                Format::Dd,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/hpccoutf.txt"),
+                Format::Hpcc,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/iozone-auto.txt"),
+                Format::Iozone,
+            ),
+            (
+                include_str!("../../tests/fixtures/import/iozone-throughput-wsl2-appendix-b1.txt"),
+                Format::Iozone,
+            ),
+        ];
+        for (text, f) in cases {
+            assert_eq!(detect(text), Some(f));
+        }
+        assert_eq!(detect("hello world\n"), None);
+    }
+}
