@@ -227,6 +227,13 @@ pub struct CompareArgs {
     /// never settled); it is marked ! and named in the warnings either way.
     #[arg(long)]
     pub include_suspect: bool,
+    /// Compare the directories of the runs given with each other: each
+    /// `--dir` NAME becomes an environment (the first named is the
+    /// baseline, or --baseline NAME), with the cases that ran in it, so
+    /// one run with `--dir ext4=~/w --dir share=/mnt/c/w` compares the two
+    /// filesystems as seed 004 did. Cases without a directory are left out.
+    #[arg(long)]
+    pub dirs: bool,
     /// Colour verdicts.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,

@@ -29,6 +29,46 @@ fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
     envs
 }
 
+/// `compare --dirs`: one environment per directory name, holding every
+/// run's cases that ran in that directory, with the directory taken out
+/// of their keys so that the same case in two directories matches.
+fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
+    let mut envs: Vec<Environment> = Vec::new();
+    for f in files {
+        let mut names: Vec<String> = Vec::new();
+        for c in &f.cases {
+            if let Some(n) = c.params.get("dir").and_then(|v| v.as_str()) {
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        for name in names {
+            let mut run = f.clone();
+            run.label = name.clone();
+            run.cases
+                .retain(|c| c.params.get("dir").and_then(|v| v.as_str()) == Some(&name));
+            for c in &mut run.cases {
+                c.params.remove("dir");
+                c.key = c
+                    .key
+                    .replace(&format!("dir={name},"), "")
+                    .replace(&format!(",dir={name}]"), "]")
+                    .replace(&format!("[dir={name}]"), "");
+            }
+            run.derived.clear();
+            match envs.iter_mut().find(|e| e.label == name) {
+                Some(e) => e.runs.push(run),
+                None => envs.push(Environment {
+                    label: name,
+                    runs: vec![run],
+                }),
+            }
+        }
+    }
+    envs
+}
+
 /// The runs an argument names: an existing file, else a history id, else
 /// every run of that label in the history (opened only when needed).
 ///
@@ -66,6 +106,11 @@ pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<Res
 /// The environments the arguments describe, baseline first.
 fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
     if !args.base.is_empty() || !args.other.is_empty() {
+        if args.dirs {
+            return Err(
+                UsageError("--dirs takes result files, not --base and --other".into()).into(),
+            );
+        }
         if args.base.is_empty() || args.other.is_empty() || !args.files.is_empty() {
             return Err(
                 UsageError("--base and --other go together, without other files".into()).into(),
@@ -104,7 +149,24 @@ fn environments(args: &CompareArgs) -> anyhow::Result<Vec<Environment>> {
         )
         .into());
     }
-    let mut envs = by_label(resolve(&args.files, args.db.as_ref())?);
+    let runs = resolve(&args.files, args.db.as_ref())?;
+    let mut envs = if args.dirs {
+        let envs = by_dir(runs);
+        if envs.len() < 2 {
+            return Err(UsageError(format!(
+                "--dirs needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
+                if envs.is_empty() {
+                    "no directory".to_string()
+                } else {
+                    format!("only {}", envs[0].label)
+                }
+            ))
+            .into());
+        }
+        envs
+    } else {
+        by_label(runs)
+    };
     if let Some(b) = &args.baseline {
         let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
             let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();

@@ -1599,3 +1599,78 @@ fn a_run_stores_telemetry_and_the_canary() {
         assert_eq!(t.load_1m.len(), c.sample_rounds.len());
     }
 }
+
+#[test]
+fn compare_dirs_makes_each_directory_an_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    for d in ["a", "b"] {
+        std::fs::create_dir(tmp.path().join(d)).unwrap();
+    }
+    envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--no-history",
+            "--only",
+            "io.meta,os.syscall",
+            "--reps",
+            "3",
+            "--dir",
+            "ext4=a",
+            "--dir",
+            "share=b",
+            "-o",
+            "r.json",
+        ])
+        .assert()
+        .success();
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args(["compare", "--dirs", "r.json", "--json", "c.json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(c["baseline"], "ext4");
+    let keys: Vec<&str> = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["primary"] == true)
+        .map(|m| m["key"].as_str().unwrap())
+        .collect();
+    // the same io.meta case in both directories, matched without its dir;
+    // os.syscall has no directory and is left out
+    assert_eq!(keys, ["io.meta[files=500]"], "{c}");
+    assert!(c["unmatched"].as_array().unwrap().is_empty());
+    // a run with one directory has nothing to compare
+    envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--no-history",
+            "--only",
+            "io.meta",
+            "--reps",
+            "3",
+            "-o",
+            "one.json",
+        ])
+        .assert()
+        .success();
+    envbench()
+        .current_dir(tmp.path())
+        .args(["compare", "--dirs", "one.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("two or more directories"));
+}
