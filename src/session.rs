@@ -388,6 +388,7 @@ fn run_rounds(
             );
             file.cases = results.iter().flatten().cloned().collect();
             file.derived = derive_all(benches, file);
+            bench::io::check_plausibility(&mut file.cases);
             crate::validity::assess(file);
             store::save(&config.output, file).context("saving results")?;
         }

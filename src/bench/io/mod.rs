@@ -380,6 +380,73 @@ pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
     })
 }
 
+/// Write metrics of the io family: the data they claim to have moved
+/// must at least have crossed memory.
+const WRITE_METRICS: &[&str] = &["write", "rewrite", "written_throughput"];
+
+/// Seed 000's lesson (IOzone rates of 1.05e12 kB/s): a write rate above
+/// the memory bandwidth measured in the same run (the best STREAM Triad
+/// median) cannot be real: the data went nowhere (a cache that discards
+/// it, a filesystem that drops it) or the clock failed. Each such io case
+/// gets one `implausible_write` anomaly, once however often this runs
+/// (it runs at every save). Cases measured in MiB/s are compared after
+/// conversion to MB/s.
+pub fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
+    use crate::results::{Anomaly, CaseStatus};
+    use crate::units::Unit;
+    let median = |m: &crate::results::MetricResult| m.summary.as_ref().map(|s| s.median);
+    let bandwidth = cases
+        .iter()
+        .filter(|c| c.bench == "mem.stream" && c.status == CaseStatus::Ok)
+        .filter_map(|c| {
+            c.metrics
+                .iter()
+                .find(|m| m.name == "triad_rate")
+                .and_then(median)
+        })
+        .fold(None, |best: Option<f64>, v| {
+            Some(best.map_or(v, |b| b.max(v)))
+        });
+    let Some(bandwidth) = bandwidth else {
+        return;
+    };
+    for c in cases.iter_mut().filter(|c| c.bench.starts_with("io.")) {
+        if c.anomalies.iter().any(|a| a.kind == "implausible_write") {
+            continue;
+        }
+        let is_write = |name: &str| {
+            WRITE_METRICS.contains(&name)
+                || (name == "throughput"
+                    && c.params
+                        .get("op")
+                        .and_then(|o| o.as_str())
+                        .is_some_and(|o| o.starts_with("write")))
+        };
+        let worst = c
+            .metrics
+            .iter()
+            .filter(|m| is_write(&m.name))
+            .filter_map(|m| {
+                let mb = match m.unit {
+                    Unit::MegabytesPerSec => median(m)?,
+                    Unit::MebibytesPerSec => median(m)? * 1.048_576,
+                    _ => return None,
+                };
+                (mb > bandwidth).then(|| (m.name.clone(), mb))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((name, mb)) = worst {
+            c.anomalies.push(Anomaly {
+                kind: "implausible_write".into(),
+                message: format!(
+                    "{name} = {mb:.0} MB/s is faster than this run's memory bandwidth (STREAM Triad {bandwidth:.0} MB/s): \
+                     the data cannot have been written; a cache or filesystem discarded it, or the clock failed"
+                ),
+            });
+        }
+    }
+}
+
 /// Metric bytes per second as 10⁶ B/s (IOzone's and dd's MB/s), with an
 /// interval of zero (the fake clock, a coarse timer) counted as 1 ns.
 pub fn mb_per_sec(bytes: u64, secs: f64) -> f64 {
@@ -554,5 +621,77 @@ mod tests {
             create_new(&path, 0).unwrap_err().kind(),
             std::io::ErrorKind::AlreadyExists
         );
+    }
+}
+
+#[cfg(test)]
+mod plausibility_tests {
+    use super::check_plausibility;
+    use crate::compare::tests::run;
+    use crate::units::{Direction, Unit};
+
+    #[test]
+    fn a_write_faster_than_memory_is_an_anomaly_once() {
+        let mut f = run(
+            "a",
+            "r",
+            &[
+                (
+                    "mem.stream[threads=1]",
+                    "triad_rate",
+                    Direction::HigherIsBetter,
+                    vec![10_000.0, 10_100.0, 9_900.0],
+                ),
+                (
+                    "io.dd[op=write_buffered]",
+                    "throughput",
+                    Direction::HigherIsBetter,
+                    vec![20_000.0, 21_000.0, 19_000.0],
+                ),
+                (
+                    "io.dd[op=read_warm]",
+                    "throughput",
+                    Direction::HigherIsBetter,
+                    vec![50_000.0, 50_000.0, 50_000.0],
+                ),
+                (
+                    "io.seq[threads=1]",
+                    "write",
+                    Direction::HigherIsBetter,
+                    vec![2_000.0, 2_100.0, 1_900.0],
+                ),
+            ],
+        );
+        f.cases[1]
+            .params
+            .insert("op".into(), serde_json::Value::from("write_buffered"));
+        f.cases[2]
+            .params
+            .insert("op".into(), serde_json::Value::from("read_warm"));
+        for c in &mut f.cases {
+            c.metrics[0].unit = Unit::MegabytesPerSec;
+        }
+        check_plausibility(&mut f.cases);
+        check_plausibility(&mut f.cases);
+        let kinds = |i: usize| -> Vec<String> {
+            f.cases[i]
+                .anomalies
+                .iter()
+                .map(|a| a.kind.clone())
+                .collect()
+        };
+        // the write at twice memory bandwidth, once; a read from the page
+        // cache may beat STREAM (it is not a write); a slow write is fine
+        assert_eq!(kinds(1), ["implausible_write"]);
+        assert!(f.cases[1].anomalies[0].message.contains("20000 MB/s"));
+        assert!(kinds(2).is_empty() && kinds(3).is_empty());
+        // without a STREAM figure in the run there is nothing to compare with
+        let mut g = f.clone();
+        g.cases.remove(0);
+        for c in &mut g.cases {
+            c.anomalies.clear();
+        }
+        check_plausibility(&mut g.cases);
+        assert!(g.cases.iter().all(|c| c.anomalies.is_empty()));
     }
 }
