@@ -552,7 +552,11 @@ section_net() {
   done
 
   local sp ip ng
-  sp=$(free_port); sockperf server --tcp -i 127.0.0.1 -p "$sp" >/dev/null 2>&1 & started+=($!)
+  # sockperf's server on the first CPU; its client on the same CPU or the
+  # next, as net.tcp_echo's cpus=same and cpus=split place theirs
+  local cpu0 cpu1
+  read -r cpu0 cpu1 _ < <(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)))")
+  sp=$(free_port); taskset -c "$cpu0" sockperf server --tcp -i 127.0.0.1 -p "$sp" >/dev/null 2>&1 & started+=($!)
   ip=$(free_port); iperf3 -s -B 127.0.0.1 -p "$ip" >/dev/null 2>&1 & started+=($!)
   ng=$(free_port)
   cat > "$dir/nginx.conf" <<NGINX
@@ -586,12 +590,16 @@ NGINX
   own=$(head -n 1 "$dir/serve.url")
 
   # echo: median round trip, us
-  e_echo() { envbench_run net.tcp_echo && envbench_median "net.tcp_echo[connection=kept,requests=5000]" round_trip_p50; }
-  r_echo() {
-    sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp" -m 64 -t "$secs" --mps=max 2>/dev/null |
-      awk '/percentile 50.000/ { print $NF * 2 }'
-  }
-  alternate "net.tcp_echo[connection=kept] round_trip_p50" us e_echo r_echo "sockperf ping-pong x2"
+  local place cpu
+  for place in same split; do
+    cpu=$cpu0; [ "$place" = split ] && cpu=${cpu1:-$cpu0}
+    e_echo() { envbench_run net.tcp_echo && envbench_median "net.tcp_echo[connection=kept,cpus=$place,requests=5000]" round_trip_p50; }
+    r_echo() {
+      taskset -c "$cpu" sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp" -m 64 -t "$secs" --mps=max 2>/dev/null |
+        awk '/percentile 50.000/ { print $NF * 2 }'
+    }
+    alternate "net.tcp_echo[connection=kept,cpus=$place] round_trip_p50" us e_echo r_echo "sockperf ping-pong x2, client on CPU $cpu"
+  done
 
   # stream: MB/s, 1 and 2 connections
   local n
