@@ -479,13 +479,17 @@ else: print(f'{b}B')" "$bytes")
       esr+=("$(envbench_median "$key" read)")
       mkdir "$d/fio"
       local json
+      # two invocations: with the read job in the same one, fio lays the
+      # files out for it before the write job starts, and the "write" is
+      # then a rewrite of allocated blocks (2.4-2.8 GB/s here, against
+      # 1.4-1.6 GB/s for a write to a new file, as dd conv=fsync)
       json=$(fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
-        --end_fsync=1 --fallocate=none --group_reporting --output-format=json \
-        --name=rd --stonewall --rw=read --bs=1M --size="$bytes" --numjobs="$t" --invalidate=0 \
-        --group_reporting --unlink=1)
-      rm -rf "$d/fio"
+        --end_fsync=1 --fallocate=none --group_reporting --output-format=json)
       rsw+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][0]['write']['bw_bytes'] / 1e6)" <<<"$json")")
-      rsr+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][1]['read']['bw_bytes'] / 1e6)" <<<"$json")")
+      json=$(fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=read --bs=1M --size="$bytes" --numjobs="$t" \
+        --invalidate=0 --group_reporting --output-format=json --unlink=1)
+      rm -rf "$d/fio"
+      rsr+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][0]['read']['bw_bytes'] / 1e6)" <<<"$json")")
     done
     summarize "io.seq[threads=$t] write" MB/s "fio write end_fsync=1" "${esw[*]}" "${rsw[*]}"
     summarize "io.seq[threads=$t] read" MB/s "fio read (cached)" "${esr[*]}" "${rsr[*]}"
