@@ -538,28 +538,12 @@ fn info_describes_tmpfs_and_prints_json() {
 fn sigint_leaves_an_interrupted_file_and_nothing_else() {
     let tmp = tempfile::tempdir().unwrap();
     // Real clock, many long repetitions: the run is still going when the signal arrives.
-    let child = start_run(
+    let (status, _) = interrupt_long_run(
         tmp.path(),
-        &[
-            "--only",
-            "os.syscall",
-            "--reps",
-            "400..400",
-            "--ci-target",
-            "0.001",
-            "--budget",
-            "60",
-        ],
+        &["--only", "os.syscall"],
+        Duration::from_millis(300),
     );
     let path = tmp.path().join("out.json");
-    let start = Instant::now();
-    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling our own child by its PID.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
     let file = store::load(&path).unwrap();
     assert_eq!(file.status, RunStatus::Interrupted);
@@ -591,6 +575,38 @@ fn start_run(dir: &Path, args: &[&str]) -> std::process::Child {
         .process_group(0)
         .spawn()
         .unwrap()
+}
+
+/// Starts a long real-clock run of `args` (400 repetitions, a CI target it
+/// never meets, a 60 s budget) in `dir`, waits until its result file
+/// exists and `settle` more, sends SIGINT, and returns its exit status and
+/// how long it took to end after the signal.
+fn interrupt_long_run(
+    dir: &Path,
+    args: &[&str],
+    settle: Duration,
+) -> (std::process::ExitStatus, Duration) {
+    let long = [
+        "--reps",
+        "400..400",
+        "--ci-target",
+        "0.001",
+        "--budget",
+        "60",
+    ];
+    let all: Vec<&str> = args.iter().chain(&long).copied().collect();
+    let child = start_run(dir, &all);
+    let path = dir.join("out.json");
+    let start = Instant::now();
+    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(settle);
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = Instant::now();
+    let status = child.wait_with_output().unwrap().status;
+    (status, signalled.elapsed())
 }
 
 /// Processes whose process group is `pgid`, from /proc.
@@ -1226,7 +1242,7 @@ fn sigint_during_io_removes_every_file_written() {
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("t");
     std::fs::create_dir(&target).unwrap();
-    let child = start_run(
+    let (status, _) = interrupt_long_run(
         tmp.path(),
         &[
             "--no-history",
@@ -1236,23 +1252,11 @@ fn sigint_during_io_removes_every_file_written() {
             "t=t",
             "--io-total",
             "4M",
-            "--reps",
-            "400..400",
-            "--ci-target",
-            "0.001",
-            "--budget",
-            "60",
         ],
+        Duration::from_millis(500),
     );
+    assert_eq!(status.code(), Some(130));
     let path = tmp.path().join("out.json");
-    let start = Instant::now();
-    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signalling our own child by its PID.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
     assert_eq!(store::load(&path).unwrap().status, RunStatus::Interrupted);
     assert_eq!(
         walk(&target),
@@ -1393,33 +1397,15 @@ fn http_url_aims_the_client_at_another_server() {
 #[test]
 fn sigint_during_a_net_case_stops_it_promptly() {
     let tmp = tempfile::tempdir().unwrap();
-    let child = start_run(
+    let (status, took) = interrupt_long_run(
         tmp.path(),
-        &[
-            "--only",
-            "net.http",
-            "--reps",
-            "400..400",
-            "--ci-target",
-            "0.001",
-            "--budget",
-            "60",
-        ],
+        &["--only", "net.http"],
+        Duration::from_millis(500),
     );
-    let path = tmp.path().join("out.json");
-    let start = Instant::now();
-    while !path.exists() && start.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signalling our own child by its PID.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let signalled = Instant::now();
-    let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
     // a repetition is a fraction of a second; the server and client shut down with the case
-    assert!(signalled.elapsed() < Duration::from_secs(10));
-    let file = store::load(&path).unwrap();
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
     assert_eq!(file.status, RunStatus::Interrupted);
 }
 
