@@ -13,7 +13,7 @@ use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Pla
 use super::{count_param, create_new, failed, Block, Target};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
-use crate::view::{Grid, GridRows, View, ViewKind};
+use crate::view::View;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -81,18 +81,15 @@ impl Bench for Meta {
             .collect()
     }
     fn views(&self) -> Vec<View> {
-        vec![View {
-            title: "small-file phases by directory against the baseline",
-            kind: ViewKind::Grid(Grid {
-                rows: GridRows::Metrics(&[
-                    "creates_per_sec",
-                    "stats_per_sec",
-                    "reads_per_sec",
-                    "deletes_per_sec",
-                ]),
-                columns: "dir",
-            }),
-        }]
+        vec![super::grid_by_dir(
+            "small-file phases by directory against the baseline",
+            &[
+                "creates_per_sec",
+                "stats_per_sec",
+                "reads_per_sec",
+                "deletes_per_sec",
+            ],
+        )]
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {

@@ -380,6 +380,19 @@ pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
     })
 }
 
+/// The view of a bench whose metrics are compared directory against
+/// directory: one row per metric, a column per directory.
+pub fn grid_by_dir(title: &'static str, metrics: &'static [&'static str]) -> crate::view::View {
+    use crate::view::{Grid, GridRows, View, ViewKind};
+    View {
+        title,
+        kind: ViewKind::Grid(Grid {
+            rows: GridRows::Metrics(metrics),
+            columns: "dir",
+        }),
+    }
+}
+
 /// Write metrics of the io family: the data they claim to have moved
 /// must at least have crossed memory.
 const WRITE_METRICS: &[&str] = &["write", "rewrite", "written_throughput"];

@@ -18,7 +18,7 @@ use super::{
 use crate::config::Suite;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
-use crate::view::{Grid, GridRows, View, ViewKind};
+use crate::view::View;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -123,18 +123,15 @@ impl Bench for Random {
             .collect()
     }
     fn views(&self) -> Vec<View> {
-        vec![View {
-            title: "random I/O by directory against the baseline",
-            kind: ViewKind::Grid(Grid {
-                rows: GridRows::Metrics(&[
-                    "reads_per_sec",
-                    "writes_per_sec",
-                    "fsyncs_per_sec",
-                    "latency_p95",
-                ]),
-                columns: "dir",
-            }),
-        }]
+        vec![super::grid_by_dir(
+            "random I/O by directory against the baseline",
+            &[
+                "reads_per_sec",
+                "writes_per_sec",
+                "fsyncs_per_sec",
+                "latency_p95",
+            ],
+        )]
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
