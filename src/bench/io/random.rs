@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// sysbench's --file-num default.
@@ -140,7 +141,7 @@ impl Bench for Random {
         // whole blocks per file, at least one
         let file_size = (total / FILE_NUM as u64 / block).max(1) * block;
         let target = Target::open(ctx, case, "random", file_size * FILE_NUM as u64)?;
-        let files = write_file_set(&target, file_size, ctx.seed)?;
+        let files = write_file_set(&target, file_size, ctx.seed, ctx.interrupted)?;
         let duration = Duration::from_millis(count_param(case, "duration_ms")?);
         let mut notes = vec![
             target.note(),
@@ -171,10 +172,20 @@ impl Bench for Random {
 /// Creates the file set (untimed) with `O_EXCL`, then makes it durable
 /// with one `syncfs` (one journal commit instead of sysbench's fsync per
 /// file, which took seconds on a busy disk; the timed part is the same).
-fn write_file_set(target: &Target, file_size: u64, seed: u64) -> Result<Vec<File>, BenchError> {
+/// Ctrl-C is seen between files (full writes 30 GiB here), and the files
+/// written so far go with the scratch directory.
+fn write_file_set(
+    target: &Target,
+    file_size: u64,
+    seed: u64,
+    interrupted: &AtomicBool,
+) -> Result<Vec<File>, BenchError> {
     let block = Block::new((1 << 20).min(file_size) as usize, seed);
     let files = (0..FILE_NUM)
         .map(|i| {
+            if interrupted.load(Ordering::SeqCst) {
+                return Err(BenchError::Interrupted);
+            }
             let path = target.file(&format!("test_file.{i}"));
             let mut f = create_new(&path, 0).map_err(|e| failed("creating", &path, e))?;
             write_blocks(&mut f, &block, file_size).map_err(|e| failed("writing", &path, e))?;
@@ -372,7 +383,7 @@ mod tests {
         let case = Random.cases(&TestEnv::plan(Suite::Quick, 2)).remove(0);
         let ctx = env.ctx();
         let target = Target::open(&ctx, &case, "random-test", 1 << 20).unwrap();
-        let files = write_file_set(&target, 8192, 1).unwrap();
+        let files = write_file_set(&target, 8192, 1, &env.stop).unwrap();
         let mut r = Requests::new(files, 8192, 4096, 1);
         // a repetition after the first (the warm-up) counts the same: the
         // previous one ended with every file synced, so none is dirty
@@ -388,6 +399,18 @@ mod tests {
         assert_eq!(m.len(), METRICS.len());
         assert!((m[0] - 300.0).abs() < 1e-9 && (m[1] - 200.0).abs() < 1e-9);
         assert!(m[5] <= m[6] && m[6] <= m[7] && m[8] <= m[7], "{m:?}");
+    }
+
+    #[test]
+    fn ctrl_c_while_the_file_set_is_written_stops_and_leaves_nothing() {
+        let env = TestEnv::real(0.01);
+        let case = Random.cases(&TestEnv::plan(Suite::Quick, 2)).remove(0);
+        env.stop.store(true, Ordering::SeqCst);
+        assert!(matches!(
+            Random.prepare(&case, &env.ctx()),
+            Err(BenchError::Interrupted)
+        ));
+        assert_eq!(std::fs::read_dir(&env.dirs[0].path).unwrap().count(), 0);
     }
 
     #[test]
