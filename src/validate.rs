@@ -94,7 +94,10 @@ fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> 
         let fresh = Sample::new(metric.samples.clone())
             .ok()
             .map(|s| summarize(&s, seed));
-        if unit.is_time() && fresh.as_ref().is_some_and(|s| s.median <= 0.0) {
+        // A zero headline time means the clock could not see the work. A
+        // secondary one may be zero by nature (the spread of per-thread
+        // times with one thread): compare lists it as not comparable.
+        if m == 0 && unit.is_time() && fresh.as_ref().is_some_and(|s| s.median <= 0.0) {
             problem.get_or_insert(format!(
                 "{field} ({}) has median 0: below the clock's resolution, so no ratio can be formed",
                 metric.name
@@ -166,6 +169,20 @@ mod tests {
                 .unwrap()
                 .contains("cases[0].metrics[0]"));
         }
+    }
+
+    #[test]
+    fn a_secondary_time_that_is_zero_by_nature_leaves_the_case_valid() {
+        // cpu.primes with one thread: the spread of per-thread times is 0
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        let mut spread = f.cases[0].metrics[0].clone();
+        spread.name = "exec_time_per_thread_stddev".into();
+        spread.unit = crate::units::Unit::Seconds;
+        spread.samples = vec![0.0; 3];
+        f.cases[0].metrics.push(spread);
+        validate(&mut f).unwrap();
+        assert_eq!(f.cases[0].status, CaseStatus::Ok);
+        assert_eq!(f.cases[0].metrics[1].summary.as_ref().unwrap().median, 0.0);
     }
 
     #[test]
