@@ -274,6 +274,13 @@ pub trait Trial {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// What the case saw that makes its figures doubtful (a flush faster
+    /// than its storage can answer); recorded as the case's anomalies,
+    /// which put it among the suspect cases.
+    fn anomalies(&self) -> Vec<crate::results::Anomaly> {
+        Vec::new()
+    }
 }
 
 /// A benchmark.
@@ -291,6 +298,13 @@ pub trait Bench: Sync {
     /// Gets one case ready (allocate, calibrate); may refuse with
     /// [`BenchError::Unsupported`].
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError>;
+
+    /// The most a case holds at once in its `--dir` (bytes): what it
+    /// checks free space for before writing, and what `list` says each
+    /// suite needs. 0 for benches that write nothing.
+    fn disk_bytes(&self, _case: &CaseSpec) -> u64 {
+        0
+    }
 
     /// Whether warm-up repetitions help. A bench whose repetition warms up
     /// by itself (STREAM's untimed first touch and discarded first

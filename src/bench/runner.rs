@@ -118,6 +118,7 @@ pub fn run_case(
             );
             run.details = trial.details();
             run.notes = trial.notes();
+            run.anomalies.extend(trial.anomalies());
         }
         Err(e) => set_error(&mut run, e),
     }

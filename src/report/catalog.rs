@@ -19,12 +19,16 @@ pub struct Entry {
     pub metrics: Vec<String>,
     /// Case keys per suite (quick, standard, full).
     pub cases: Vec<(String, Vec<String>)>,
+    /// Per suite, the most one case holds at once in each `--dir`
+    /// (bytes); empty for benchmarks that write nothing.
+    pub disk_bytes: Vec<(String, u64)>,
 }
 
 /// The catalog for a machine like `plan` (its CPU count decides thread lists).
 pub fn catalog(plan: &Plan) -> Vec<Entry> {
     ALL.iter()
         .map(|b| {
+            let mut disk_bytes = Vec::new();
             let cases: Vec<(String, Vec<String>)> = Suite::ALL
                 .iter()
                 .map(|&suite| {
@@ -32,9 +36,14 @@ pub fn catalog(plan: &Plan) -> Vec<Entry> {
                         suite,
                         ..plan.clone()
                     };
+                    let cases = b.cases(&p);
+                    let most = cases.iter().map(|c| b.disk_bytes(c)).max().unwrap_or(0);
+                    if most > 0 {
+                        disk_bytes.push((suite.name().to_string(), most));
+                    }
                     (
                         suite.name().to_string(),
-                        b.cases(&p).iter().map(|c| c.key()).collect(),
+                        cases.iter().map(|c| c.key()).collect(),
                     )
                 })
                 .collect();
@@ -60,15 +69,33 @@ pub fn catalog(plan: &Plan) -> Vec<Entry> {
                 reproduces: b.reproduces(),
                 metrics,
                 cases,
+                disk_bytes,
             }
         })
         .collect()
 }
 
+/// Bytes as the largest binary unit that keeps a number of at least 1.
+fn bytes_text(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// The catalog as text.
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
-    for e in catalog(plan) {
+    let entries = catalog(plan);
+    for e in &entries {
         out += &format!(
             "{}\n  {}\n  reproduces: {}\n  metrics:    {}\n",
             e.id,
@@ -79,7 +106,68 @@ pub fn render(plan: &Plan) -> String {
         for (suite, keys) in &e.cases {
             out += &format!("  {suite:<10}  {}\n", keys.join("  "));
         }
+        if !e.disk_bytes.is_empty() {
+            let per: Vec<String> = e
+                .disk_bytes
+                .iter()
+                .map(|(suite, b)| format!("{suite} {}", bytes_text(*b)))
+                .collect();
+            out += &format!(
+                "  disk        {} at most at once in each --dir\n",
+                per.join(", ")
+            );
+        }
         out += "\n";
     }
+    // cases run one at a time and remove their files: a suite needs the
+    // room of its largest case in each directory
+    let per: Vec<String> = Suite::ALL
+        .iter()
+        .filter_map(|s| {
+            let most = entries
+                .iter()
+                .flat_map(|e| &e.disk_bytes)
+                .filter(|(name, _)| name == s.name())
+                .map(|(_, b)| *b)
+                .max()?;
+            Some(format!("{} {}", s.name(), bytes_text(most)))
+        })
+        .collect();
+    if !per.is_empty() {
+        out += &format!(
+            "free space each --dir needs: the largest case's files ({}) plus a margin of 10 % (at least 64 MiB); cases run one at a time and remove their files\n",
+            per.join(", ")
+        );
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::TestEnv;
+
+    #[test]
+    fn list_says_what_each_suite_holds_on_disk_per_directory() {
+        let plan = TestEnv::plan(Suite::Quick, 2);
+        let entries = catalog(&plan);
+        let writers: Vec<&Entry> = entries.iter().filter(|e| !e.disk_bytes.is_empty()).collect();
+        assert!(!writers.is_empty());
+        for e in &writers {
+            let sizes: Vec<u64> = e.disk_bytes.iter().map(|(_, b)| *b).collect();
+            assert_eq!(e.disk_bytes.len(), 3, "{}", e.id);
+            assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{}: {sizes:?}", e.id);
+        }
+        // the cpu family writes nothing
+        assert!(entries
+            .iter()
+            .filter(|e| e.id.starts_with("cpu."))
+            .all(|e| e.disk_bytes.is_empty()));
+        let text = render(&plan);
+        assert!(text.contains("at most at once in each --dir"), "{text}");
+        assert!(text.contains("free space each --dir needs"), "{text}");
+        assert_eq!(bytes_text(32 << 20), "32.0 MiB");
+        assert_eq!(bytes_text(3 << 29), "1.5 GiB");
+        assert_eq!(bytes_text(100), "100 B");
+    }
 }

@@ -92,10 +92,14 @@ impl Bench for Meta {
         )]
     }
 
+    fn disk_bytes(&self, case: &CaseSpec) -> u64 {
+        // data plus about one block of metadata per file
+        count_param(case, "files").unwrap_or(0) * 2 * FILE_BYTES as u64
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = count_param(case, "files")?;
-        // data plus about one block of metadata per file
-        let target = Target::open(ctx, case, "meta", files * 2 * FILE_BYTES as u64)?;
+        let target = Target::open(ctx, case, "meta", self.disk_bytes(case))?;
         let notes = vec![
             target.note(),
             format!(

@@ -135,12 +135,18 @@ impl Bench for Random {
         )]
     }
 
+    fn disk_bytes(&self, case: &CaseSpec) -> u64 {
+        match (size_param(case, "total_size"), size_param(case, "block")) {
+            (Ok(total), Ok(block)) => file_size(total, block) * FILE_NUM as u64,
+            _ => 0,
+        }
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let total = size_param(case, "total_size")?;
         let block = size_param(case, "block")?;
-        // whole blocks per file, at least one
-        let file_size = (total / FILE_NUM as u64 / block).max(1) * block;
-        let target = Target::open(ctx, case, "random", file_size * FILE_NUM as u64)?;
+        let file_size = file_size(total, block);
+        let target = Target::open(ctx, case, "random", self.disk_bytes(case))?;
         let files = write_file_set(&target, file_size, ctx.seed, ctx.interrupted)?;
         let duration = Duration::from_millis(count_param(case, "duration_ms")?);
         let mut notes = vec![
@@ -370,6 +376,12 @@ impl Trial for RandomTrial {
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
     }
+}
+
+/// The size of each file of a set of `total` bytes: whole blocks, at
+/// least one.
+fn file_size(total: u64, block: u64) -> u64 {
+    (total / FILE_NUM as u64 / block.max(1)).max(1) * block
 }
 
 #[cfg(test)]

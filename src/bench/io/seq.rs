@@ -135,11 +135,19 @@ impl Bench for Seq {
         ]
     }
 
+    fn disk_bytes(&self, case: &CaseSpec) -> u64 {
+        // a file per thread
+        let threads = count_param(case, "threads").unwrap_or(1);
+        size_param(case, "file_size")
+            .unwrap_or(0)
+            .saturating_mul(threads)
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let threads = count_param(case, "threads")? as usize;
         let file_size = size_param(case, "file_size")?;
         let record = size_param(case, "record")?;
-        let total = file_size.saturating_mul(threads as u64);
+        let total = self.disk_bytes(case);
         let target = Target::open(ctx, case, "seq", total)?;
         let mut notes = vec![
             target.note(),
