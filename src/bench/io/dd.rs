@@ -510,8 +510,8 @@ mod tests {
         let c = case("write_fdatasync");
         let target = Target::open(&env.ctx(), &c, "dd-test", 1 << 20).unwrap();
         let block = Block::new(64 << 10, 5);
-        let mut t = DdTrial::new(target, 0, block, 256 << 10, ColdMethod::Fadvise, &env.ctx())
-            .unwrap();
+        let mut t =
+            DdTrial::new(target, 0, block, 256 << 10, ColdMethod::Fadvise, &env.ctx()).unwrap();
         t.once(&env.clock).unwrap();
         // what the flush took here says nothing: pretend a 9P share answered in 2 us
         t.target.info.fs_type = Some("9p".into());
