@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
-use std::sync::Barrier;
+use std::sync::{Barrier, Condvar, Mutex};
 use std::time::Duration;
 
 /// The operations in IOzone's order.
@@ -202,19 +202,40 @@ impl Trial for SeqTrial {
             files.push(create_new(p, 0).map_err(|e| failed("creating", p, e))?);
         }
         let barrier = Barrier::new(self.threads);
+        let start = Start::default();
         let (block, size) = (&self.block, self.file_size);
         let outcomes: Vec<std::io::Result<Spans>> = std::thread::scope(|s| {
-            let handles: Vec<_> = files
-                .into_iter()
-                .map(|f| s.spawn(|| worker(f, &barrier, clock, block, size)))
-                .collect();
-            handles
+            let (start, barrier) = (&start, &barrier);
+            let mut handles = Vec::with_capacity(files.len());
+            let mut refused = None;
+            for f in files {
+                let spawned = std::thread::Builder::new()
+                    .name("io-seq".into())
+                    .spawn_scoped(s, move || worker(f, start, barrier, clock, block, size));
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        refused = Some(e);
+                        break;
+                    }
+                }
+            }
+            start.open(refused.is_none());
+            let mut out: Vec<std::io::Result<Spans>> = handles
                 .into_iter()
                 .map(|h| {
                     h.join()
                         .expect("invariant: an io.seq worker does not panic")
                 })
-                .collect()
+                .collect();
+            out.extend(refused.map(|e| {
+                Err(std::io::Error::other(format!(
+                    "cannot start thread {} of {}: {e}",
+                    out.len() + 1,
+                    self.threads
+                )))
+            }));
+            out
         });
         for p in &paths {
             std::fs::remove_file(p).map_err(|e| failed("removing", p, e))?;
@@ -235,15 +256,48 @@ impl Trial for SeqTrial {
     }
 }
 
+/// Whether every worker thread of a repetition was started. Workers wait
+/// for it before their first barrier: when a thread cannot be started (a
+/// process limit), the started ones return instead of waiting for ever at
+/// a barrier that thread would never reach.
+#[derive(Default)]
+struct Start {
+    all_started: Mutex<Option<bool>>,
+    decided: Condvar,
+}
+
+impl Start {
+    fn open(&self, all_started: bool) {
+        *self.all_started.lock().unwrap_or_else(|e| e.into_inner()) = Some(all_started);
+        self.decided.notify_all();
+    }
+
+    fn wait(&self) -> bool {
+        let mut s = self.all_started.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match *s {
+                Some(all) => return all,
+                None => s = self.decided.wait(s).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+}
+
 /// One thread's part: each operation after the others are ready. A thread
 /// whose operation fails still meets every barrier, so none waits forever.
 fn worker(
     mut f: File,
+    start: &Start,
     barrier: &Barrier,
     clock: &Clock,
     block: &Block,
     size: u64,
 ) -> std::io::Result<Spans> {
+    if !start.wait() {
+        return Err(std::io::Error::other(
+            "another thread of the repetition could not be started",
+        ));
+    }
     let mut spans: Spans = Default::default();
     let mut buf = Block::new(block.bytes().len(), 0);
     let mut error = None;
@@ -374,8 +428,11 @@ mod tests {
         let path = tmp.path().join("f");
         let block = Block::new(64 << 10, 3);
         let clock = Clock::real();
+        let start = Start::default();
+        start.open(true);
         let spans = worker(
             create_new(&path, 0).unwrap(),
+            &start,
             &Barrier::new(1),
             &clock,
             &block,
@@ -384,6 +441,30 @@ mod tests {
         .unwrap();
         assert!(spans.iter().all(|(a, b)| b >= a));
         assert!(super::super::holds_blocks(&path, &block, 200_704).unwrap());
+    }
+
+    #[test]
+    fn a_worker_whose_sibling_was_not_started_returns_instead_of_waiting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = create_new(&tmp.path().join("f"), 0).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lone = std::thread::spawn(move || {
+            let start = Start::default();
+            // a barrier for two that the missing sibling would never reach
+            let barrier = Barrier::new(2);
+            std::thread::scope(|s| {
+                let (st, b) = (&start, &barrier);
+                let w =
+                    s.spawn(move || worker(f, st, b, &Clock::real(), &Block::new(4096, 1), 4096));
+                start.open(false);
+                tx.send(w.join().unwrap().is_err()).unwrap();
+            });
+        });
+        let failed = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the worker waited at the barrier");
+        assert!(failed);
+        lone.join().unwrap();
     }
 
     #[test]
