@@ -24,7 +24,8 @@ use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Iterations per repetition; the first is discarded (STREAM's NTIMES).
 pub const NTIMES: usize = 10;
@@ -333,6 +334,52 @@ impl Bench for Stream {
 /// under the common THP mode `madvise`.
 pub const STREAM_PAGES: PagePolicy = PagePolicy::Small;
 
+/// Most spins at a [`SpinBarrier`] before a waiter yields its CPU.
+const SPINS_BEFORE_YIELD: u32 = 1 << 16;
+
+/// The barrier around each kernel, whose waiters spin and then yield, as
+/// OpenMP's do by default. A thread put to sleep at a kernel's barrier
+/// (`std::sync::Barrier`) wakes tens of microseconds late on a VM (an
+/// interrupt to a halted vCPU) and starts its block of the next kernel
+/// that much after the clock did. Spinning is bounded: with more threads
+/// than CPUs a waiter soon yields to the thread it waits for.
+pub struct SpinBarrier {
+    threads: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    /// A barrier for `threads` threads.
+    pub fn new(threads: usize) -> SpinBarrier {
+        SpinBarrier {
+            threads: threads.max(1),
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    /// Returns once every thread has called it (again).
+    pub fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            // the last to arrive resets the count, then lets the others go
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < SPINS_BEFORE_YIELD {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
 /// Three arrays and a thread count.
 pub struct StreamTrial {
     a: PageBuf<f64>,
@@ -373,7 +420,7 @@ impl StreamTrial {
             split(&mut self.b, &ranges),
             split(&mut self.c, &ranges),
         );
-        let barrier = Barrier::new(self.threads);
+        let barrier = SpinBarrier::new(self.threads);
         let times = Mutex::new(Vec::with_capacity(NTIMES));
         let errors = Mutex::new([0.0f64; 3]);
         let exp = expected_values(NTIMES);
@@ -543,6 +590,31 @@ mod tests {
                     && t.c.iter().all(|&x| x == ec)
             );
         }
+    }
+
+    #[test]
+    fn no_thread_passes_the_spin_barrier_before_all_arrive() {
+        // more threads than this machine's CPUs: waiters must yield
+        const THREADS: usize = 5;
+        const ROUNDS: usize = 2000;
+        let barrier = SpinBarrier::new(THREADS);
+        let arrivals = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| {
+                    for round in 0..ROUNDS {
+                        arrivals.fetch_add(1, Ordering::SeqCst);
+                        barrier.wait();
+                        // everyone has arrived for this round, nobody for the next
+                        let seen = arrivals.load(Ordering::SeqCst);
+                        assert!(seen >= (round + 1) * THREADS, "{seen} in round {round}");
+                        barrier.wait();
+                        assert!(arrivals.load(Ordering::SeqCst) <= (round + 2) * THREADS);
+                    }
+                });
+            }
+        });
+        assert_eq!(arrivals.into_inner(), THREADS * ROUNDS);
     }
 
     #[test]
