@@ -140,9 +140,11 @@ fn a_server_that_goes_away_mid_run_ends_the_case_with_the_counts() {
     killer.join().unwrap();
     assert!(err.contains("connection "), "{err}");
     assert!(err.contains("the case stops here"), "{err}");
+    // the count comes last: "... (after N completed in this repetition ..."
+    // (a refused reconnection says "reconnecting after the server closed" first)
     let counted: u64 = err
-        .split("after ")
-        .nth(1)
+        .rsplit("(after ")
+        .next()
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count in {err}"));
