@@ -151,12 +151,19 @@ mod tests {
     fn list_says_what_each_suite_holds_on_disk_per_directory() {
         let plan = TestEnv::plan(Suite::Quick, 2);
         let entries = catalog(&plan);
-        let writers: Vec<&Entry> = entries.iter().filter(|e| !e.disk_bytes.is_empty()).collect();
+        let writers: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| !e.disk_bytes.is_empty())
+            .collect();
         assert!(!writers.is_empty());
         for e in &writers {
             let sizes: Vec<u64> = e.disk_bytes.iter().map(|(_, b)| *b).collect();
             assert_eq!(e.disk_bytes.len(), 3, "{}", e.id);
-            assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{}: {sizes:?}", e.id);
+            assert!(
+                sizes.windows(2).all(|w| w[0] <= w[1]),
+                "{}: {sizes:?}",
+                e.id
+            );
         }
         // the cpu family writes nothing
         assert!(entries
