@@ -540,7 +540,9 @@ else: print(f'{b}B')" "$bytes")
 # median round trip on a kept connection against `sockperf ping-pong` (TCP,
 # 64 bytes, back to back with --mps=max; sockperf prints half the round
 # trip, so its median is doubled); net.tcp_stream against iperf3 with 1 and
-# 2 streams (receiver's rate, first second omitted); net.http's client
+# 2 streams (receiver's rate, first second omitted) and, for 2 connections,
+# against two iperf3 clients at once (one iperf3 runs its streams on one
+# thread, envbench has a sender thread per connection); net.http's client
 # against wrk on the same nginx (started here with its own configuration:
 # 2 workers, access log off, unlimited keep-alive requests) at 1 and 16
 # connections per page, wrk with as many threads as envbench's client
@@ -571,13 +573,16 @@ section_net() {
     python3 -c "import sys; sys.stdout.write(('x' * 63 + '\n') * (16 * int(sys.argv[1])))" "$page" > "$dir/www/${page}k.html"
   done
 
-  local sp ip ng
+  local sp ip ip2 ng
   # sockperf's server on the first CPU; its client on the same CPU or the
   # next, as net.tcp_echo's cpus=same and cpus=split place theirs
   local cpu0 cpu1
   read -r cpu0 cpu1 _ < <(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)))")
   sp=$(free_port); taskset -c "$cpu0" sockperf server --tcp -i 127.0.0.1 -p "$sp" >/dev/null 2>&1 & started+=($!)
   ip=$(free_port); iperf3 -s -B 127.0.0.1 -p "$ip" >/dev/null 2>&1 & started+=($!)
+  # a second server: iperf3 (before 3.16) runs all its streams on one
+  # thread, so two connections are measured as two client processes
+  ip2=$(free_port); iperf3 -s -B 127.0.0.1 -p "$ip2" >/dev/null 2>&1 & started+=($!)
   ng=$(free_port)
   cat > "$dir/nginx.conf" <<NGINX
 worker_processes 2;
@@ -603,7 +608,7 @@ http {
 NGINX
   nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" & started+=($!)
   "$envbench" __http_serve 3600 > "$dir/serve.url" & started+=($!)
-  wait_port "$sp" && wait_port "$ip" && wait_port "$ng" || return 0
+  wait_port "$sp" && wait_port "$ip" && wait_port "$ip2" && wait_port "$ng" || return 0
   local i
   for ((i = 0; i < 100; i++)); do [ -s "$dir/serve.url" ] && break; sleep 0.05; done
   local own
@@ -634,6 +639,19 @@ NGINX
     }
     alternate "net.tcp_stream[connections=$n] throughput" MB/s e_stream r_stream "iperf3 -P $n"
   done
+  # two connections as envbench makes them: two senders that run at once,
+  # here two iperf3 clients (a process each) against two servers, summed
+  r_stream2() {
+    iperf3 -c 127.0.0.1 -p "$ip" -t $((secs + 1)) -O 1 -J > "$work/ip1.json" 2>/dev/null &
+    local p1=$!
+    iperf3 -c 127.0.0.1 -p "$ip2" -t $((secs + 1)) -O 1 -J > "$work/ip2.json" 2>/dev/null
+    wait "$p1"
+    python3 -c "
+import json, sys
+print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in sys.argv[1:]) / 8e6)" "$work/ip1.json" "$work/ip2.json"
+  }
+  e_stream2() { local n=2; e_stream; }
+  alternate "net.tcp_stream[connections=2] throughput" MB/s e_stream2 r_stream2 "2 iperf3 clients at once"
 
   # wrk_rate URL C: requests/s of wrk with min(C, 2) threads
   wrk_rate() {
