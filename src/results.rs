@@ -304,7 +304,7 @@ impl CaseResult {
 
 /// Builds the metric results of a case from raw samples, summarising each.
 pub fn metric_results(
-    specs: &[crate::bench::MetricSpec],
+    specs: &[crate::units::MetricSpec],
     samples: Vec<Vec<f64>>,
     seed: u64,
 ) -> Vec<MetricResult> {

@@ -151,6 +151,18 @@ pub fn wall_now_secs() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// What a repetition reports for one metric: its name, unit and
+/// direction (declared by a bench, stored with every result).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    /// snake_case name with no unit in it, e.g. `latency`, `calls_per_sec`.
+    pub name: &'static str,
+    /// Unit of every value.
+    pub unit: Unit,
+    /// Whether higher is better.
+    pub direction: Direction,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,6 @@ pub mod os;
 pub mod runner;
 
 use crate::config::{RepPolicy, Suite};
-use crate::units::{Direction, Unit};
 use clock::Clock;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -48,16 +47,7 @@ impl Family {
     }
 }
 
-/// What a repetition reports for one metric.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricSpec {
-    /// snake_case name with no unit in it, e.g. `latency`, `calls_per_sec`.
-    pub name: &'static str,
-    /// Unit of every value.
-    pub unit: Unit,
-    /// Whether higher is better.
-    pub direction: Direction,
-}
+pub use crate::units::MetricSpec;
 
 /// One benchmark with one set of parameters.
 #[derive(Debug, Clone, PartialEq)]
