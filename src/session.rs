@@ -44,7 +44,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let cases = &planned.cases;
     let budget_note = fit_budget(&mut config.reps, config.suite, cases.len(), args.budget);
     if args.plan {
-        crate::print_stdout(&plan_text(&config, cases, budget_note.as_deref()))?;
+        crate::print_stdout(&plan_text(
+            &config,
+            cases,
+            &planned.dirs,
+            budget_note.as_deref(),
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let started = wall_now_secs();
@@ -200,7 +205,12 @@ fn fit_budget(
 }
 
 /// `run --plan`: what would run, how often and for how long at most.
-fn plan_text(config: &RunConfig, cases: &[(&dyn Bench, CaseSpec)], note: Option<&str>) -> String {
+fn plan_text(
+    config: &RunConfig,
+    cases: &[(&dyn Bench, CaseSpec)],
+    dirs: &[bench::NamedDir],
+    note: Option<&str>,
+) -> String {
     let rounds = config.reps.rounds.max(1);
     let r = &config.reps;
     let mut t = report::Table::new(&["case", ">rounds", ">reps", ">budget s"]);
@@ -223,6 +233,29 @@ fn plan_text(config: &RunConfig, cases: &[(&dyn Bench, CaseSpec)], note: Option<
     );
     if let Some(n) = note {
         out += &format!("{n}\n");
+    }
+    // cases run one at a time and remove their files: each directory
+    // needs room for its largest case
+    for d in dirs {
+        let most = cases
+            .iter()
+            .filter(|(_, c)| c.params.get("dir").and_then(|v| v.as_str()) == Some(&d.name))
+            .map(|(b, c)| b.disk_bytes(c))
+            .max()
+            .unwrap_or(0);
+        if most == 0 {
+            continue;
+        }
+        let free = match bench::io::free_bytes(d) {
+            Some(f) => format!("{} free", bench::io::size_text(f)),
+            None => "free space unknown".into(),
+        };
+        out += &format!(
+            "{} ({}): the largest case holds {} at once ({free}); a case without room for it and a margin is skipped\n",
+            d.name,
+            d.path.display(),
+            bench::io::size_text(most),
+        );
     }
     out
 }

@@ -1426,6 +1426,27 @@ fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
     );
     // nothing written: no result file, no scratch directory
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // the io cases say what they will hold in each directory
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--plan",
+            "--only",
+            "io.seq",
+            "--suite",
+            "quick",
+            "--threads",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("dir1 (") && text.contains("the largest case holds 32.0 MiB at once"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     // a budget given by the user is kept as it is
     let out = envbench()
         .current_dir(tmp.path())
