@@ -32,6 +32,8 @@ extern "C" {
 
 /// The argument that makes envbench exit at once (see `main.rs`).
 pub const EXIT_ARG: &str = "__exit";
+/// Most spawns the tiny helper makes in one run (its MAX_SPAWNS).
+const MAX_SPAWNS_PER_BATCH: u64 = 1_000_000;
 
 /// The envbench binary to start: this executable when it is envbench, else
 /// an `envbench` beside it or one directory up (cargo's test layout).
@@ -152,9 +154,16 @@ impl Bench for Spawn {
             count: 0,
             latencies_us: Vec::new(),
         };
-        trial.count = calibrate_from(ctx, 1, |n| trial.batch(n, ctx.clock).map(drop))?;
+        trial.count = trial.calibrate(ctx)?;
         Ok(Box::new(trial))
     }
+}
+
+/// Spawns that fill `target` seconds when `probe` spawns took `secs`
+/// (the helper's own timing), at least 1, at most the helper's limit.
+fn batch_size(target: f64, secs: f64, probe: u64) -> u64 {
+    let per_spawn = (secs / probe.max(1) as f64).max(1e-6);
+    ((target / per_spawn).round() as u64).clamp(1, MAX_SPAWNS_PER_BATCH)
 }
 
 /// Who spawns, and what.
@@ -222,6 +231,21 @@ fn describe_spawn_failure(stderr: &str) -> String {
 }
 
 impl SpawnTrial {
+    /// Spawns per repetition. The helper's own start (a fork and exec of
+    /// the helper by envbench, and its untimed first spawn) is not a spawn
+    /// and is not timed, so the batch is sized on the time the spawns took
+    /// (the helper's report), not on the batch's wall time: sized on that,
+    /// a quick repetition held 4-6 spawns instead of about 20.
+    fn calibrate(&self, ctx: &Context) -> Result<u64, BenchError> {
+        if ctx.clock.is_fake() || matches!(self.runner, Runner::Envbench { .. }) {
+            // the fallback times from this process: wall time is spawn time
+            return calibrate_from(ctx, 1, |n| self.batch(n, ctx.clock).map(drop));
+        }
+        const PROBE: u64 = 4;
+        let (secs, _) = self.batch(PROBE, ctx.clock)?;
+        Ok(batch_size(ctx.reps.rep_target().as_secs_f64(), secs, PROBE))
+    }
+
     /// Spawns `n` times; returns the seconds in all and each spawn's
     /// microseconds.
     fn batch(&self, n: u64, clock: &Clock) -> Result<(f64, Vec<f64>), BenchError> {
@@ -349,6 +373,20 @@ mod tests {
             "the spawned program did not exit cleanly (status 0x7f00)"
         );
         assert_eq!(describe_spawn_failure("odd"), "spawn helper: odd");
+    }
+
+    #[test]
+    fn a_batch_is_sized_on_the_spawns_own_time() {
+        // quick's 20 ms target, 4 spawns in 4 ms of the helper's time: 20
+        // spawns (sized on the wall time of the batch, helper start
+        // included, it was 4-6)
+        assert_eq!(batch_size(0.02, 0.004, 4), 20);
+        assert_eq!(batch_size(0.1, 0.004, 4), 100);
+        // a spawn longer than the target: one
+        assert_eq!(batch_size(0.02, 0.4, 4), 1);
+        // a clock that saw nothing: capped, never infinite
+        assert_eq!(batch_size(0.02, 0.0, 4), 20_000);
+        assert_eq!(batch_size(1e9, 1e-9, 4), MAX_SPAWNS_PER_BATCH);
     }
 
     #[test]
