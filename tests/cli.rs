@@ -1409,58 +1409,44 @@ fn sigint_during_a_net_case_stops_it_promptly() {
     assert_eq!(file.status, RunStatus::Interrupted);
 }
 
+/// `envbench run --plan ARGS` in `dir`: its standard output, after
+/// checking it succeeded and wrote nothing there.
+fn plan_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = envbench()
+        .current_dir(dir)
+        .args(["run", "--plan"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}");
+    // nothing written: no result file, no scratch directory
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = envbench()
-        .current_dir(tmp.path())
-        .args(["run", "--plan", "--only", "os", "--suite", "quick"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = plan_in(tmp.path(), &["--only", "os", "--suite", "quick"]);
     assert!(text.contains("os.syscall[call=getppid]"), "{text}");
     assert!(
         text.contains("suite quick: case budgets add up to"),
         "{text}"
     );
-    // nothing written: no result file, no scratch directory
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     // the io cases say what they will hold in each directory
-    let out = envbench()
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "--plan",
-            "--only",
-            "io.seq",
-            "--suite",
-            "quick",
-            "--threads",
-            "2",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = plan_in(
+        tmp.path(),
+        &["--only", "io.seq", "--suite", "quick", "--threads", "2"],
+    );
     assert!(
         text.contains("dir1 (") && text.contains("the largest case holds 32.0 MiB at once"),
         "{text}"
     );
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     // a budget given by the user is kept as it is
-    let out = envbench()
-        .current_dir(tmp.path())
-        .args([
-            "run",
-            "--plan",
-            "--budget",
-            "0.5",
-            "--threads",
-            "1,2,4,8,16,32",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = plan_in(
+        tmp.path(),
+        &["--budget", "0.5", "--threads", "1,2,4,8,16,32"],
+    );
     assert!(
         text.contains("0.50") && !text.contains("instead of"),
         "{text}"

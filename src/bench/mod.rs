@@ -267,7 +267,7 @@ pub trait Trial {
 
     /// What the case saw that makes its figures doubtful (a flush faster
     /// than its storage can answer); recorded as the case's anomalies,
-    /// which put it among the suspect cases.
+    /// which `show` and `compare` print with it.
     fn anomalies(&self) -> Vec<crate::results::Anomaly> {
         Vec::new()
     }

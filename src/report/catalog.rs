@@ -1,6 +1,7 @@
 //! `envbench list`: every benchmark, its cases per suite, metrics, units and
 //! the study it reproduces.
 
+use crate::bench::io::size_text;
 use crate::bench::{Plan, ALL};
 use crate::config::Suite;
 use crate::units::Direction;
@@ -75,22 +76,6 @@ pub fn catalog(plan: &Plan) -> Vec<Entry> {
         .collect()
 }
 
-/// Bytes as the largest binary unit that keeps a number of at least 1.
-fn bytes_text(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// The catalog as text.
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
@@ -110,7 +95,7 @@ pub fn render(plan: &Plan) -> String {
             let per: Vec<String> = e
                 .disk_bytes
                 .iter()
-                .map(|(suite, b)| format!("{suite} {}", bytes_text(*b)))
+                .map(|(suite, b)| format!("{suite} {}", size_text(*b)))
                 .collect();
             out += &format!(
                 "  disk        {} at most at once in each --dir\n",
@@ -130,7 +115,7 @@ pub fn render(plan: &Plan) -> String {
                 .filter(|(name, _)| name == s.name())
                 .map(|(_, b)| *b)
                 .max()?;
-            Some(format!("{} {}", s.name(), bytes_text(most)))
+            Some(format!("{} {}", s.name(), size_text(most)))
         })
         .collect();
     if !per.is_empty() {
@@ -173,8 +158,5 @@ mod tests {
         let text = render(&plan);
         assert!(text.contains("at most at once in each --dir"), "{text}");
         assert!(text.contains("free space each --dir needs"), "{text}");
-        assert_eq!(bytes_text(32 << 20), "32.0 MiB");
-        assert_eq!(bytes_text(3 << 29), "1.5 GiB");
-        assert_eq!(bytes_text(100), "100 B");
     }
 }

@@ -202,12 +202,12 @@ impl Target {
     }
 }
 
-/// Filesystem facts of `dir` from the same probe as the fingerprint.
 /// Free bytes in `dir` as statfs reports them (None when it cannot tell).
 pub fn free_bytes(dir: &NamedDir) -> Option<u64> {
     describe(dir).free_bytes
 }
 
+/// Filesystem facts of `dir` from the same probe as the fingerprint.
 fn describe(dir: &NamedDir) -> DirInfo {
     let mut notes = Vec::new();
     let mut infos = crate::probe::storage::probe_dirs(
