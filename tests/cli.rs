@@ -1275,7 +1275,9 @@ fn fake_clock_net_run_measures_every_quick_case() {
         .timeout(Duration::from_secs(60))
         .assert()
         .success()
-        .stdout(predicate::str::contains("net.http[clients=16,page=10240]"));
+        .stdout(predicate::str::contains(
+            "net.http[clients=16,cpus=split,page=10240]",
+        ));
     let file = store::load(&tmp.path().join("out.json")).unwrap();
     let keys: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
     for key in [
@@ -1283,12 +1285,13 @@ fn fake_clock_net_run_measures_every_quick_case() {
         "net.tcp_echo[connection=kept,cpus=split,requests=5000]",
         "net.tcp_echo[connection=new,requests=500]",
         "net.tcp_stream[connections=1]",
-        "net.http[clients=1,page=10240]",
-        "net.http[clients=16,page=10240]",
+        "net.http[clients=1,cpus=same,page=10240]",
+        "net.http[clients=1,cpus=split,page=10240]",
+        "net.http[clients=16,cpus=split,page=10240]",
     ] {
         assert!(keys.contains(&key), "{key} missing from {keys:?}");
     }
-    assert_eq!(keys.len(), 6);
+    assert_eq!(keys.len(), 7);
     for case in &file.cases {
         // two CPUs cannot be had where this process may use one
         if case.status == CaseStatus::Skipped

@@ -17,10 +17,23 @@
 //! Thread counts are bounded: the server runs a tokio runtime of at most
 //! two workers; the client, like wrk, at most two threads, each with a
 //! single-threaded runtime and its share of the connections.
+//!
+//! Placement (`cpus`): with the built-in server, envbench places server and
+//! client, as os.pipe and net.tcp_echo place theirs. Left to the scheduler,
+//! one connection's requests flip between a ping-pong on one CPU and
+//! cross-CPU wake-ups: on this project's 2-vCPU VM, 100 KiB pages at one
+//! connection ran at about 43 000 requests/s on one CPU and 3 000 on two,
+//! and unplaced runs gave anything between. `cpus=split` gives the server
+//! and the client CPUs of their own (half the usable CPUs each, at most
+//! [`MAX_WORKERS`] each), at every number of connections; `cpus=same` puts
+//! both on the first usable CPU, at one connection only. Under
+//! `--http-url` the user's server is where the user put it and the client
+//! runs where envbench may (`taskset` places it).
 
 use super::super::clock::Clock;
 use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
 use super::{broken, case_host, case_usize, host_params, load_duration, percentiles, IO_TIMEOUT};
+use crate::bench::os::affinity::{self, Pinned, Placement};
 use crate::config::Suite;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
@@ -87,18 +100,30 @@ impl Bench for Http {
         let mut cases = Vec::new();
         for (name, target) in &targets {
             for &c in clients {
-                let mut params = if plan.net.http_url.is_some() {
-                    Default::default()
-                } else {
-                    host_params(&plan.net)
+                // the built-in server's cases are placed; at one connection
+                // on one CPU and on two, as the pipe and echo ping-pongs
+                let placements: &[Option<Placement>] = match (&plan.net.http_url, c) {
+                    (Some(_), _) => &[None],
+                    (None, 1) => &[Some(Placement::Same), Some(Placement::Split)],
+                    (None, _) => &[Some(Placement::Split)],
                 };
-                params.insert((*name).to_string(), target.clone());
-                params.insert("clients".into(), Value::from(c));
-                cases.push(CaseSpec {
-                    bench: self.id(),
-                    params,
-                    metrics: metrics(),
-                });
+                for placement in placements {
+                    let mut params = if plan.net.http_url.is_some() {
+                        Default::default()
+                    } else {
+                        host_params(&plan.net)
+                    };
+                    params.insert((*name).to_string(), target.clone());
+                    params.insert("clients".into(), Value::from(c));
+                    if let Some(p) = placement {
+                        params.insert("cpus".into(), Value::from(p.name()));
+                    }
+                    cases.push(CaseSpec {
+                        bench: self.id(),
+                        params,
+                        metrics: metrics(),
+                    });
+                }
             }
         }
         cases
@@ -116,7 +141,7 @@ impl Bench for Http {
                 x: "clients",
                 x_label: "concurrent connections",
                 x_scale: Scale::Log,
-                by: &["page", "url", "host"],
+                by: &["page", "url", "host", "cpus"],
             }),
         };
         vec![
@@ -138,11 +163,28 @@ impl Bench for Http {
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let clients = case_usize(case, "clients")?;
         let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);
+        // (server CPUs, client CPUs) when the case places them
+        let cpus = match case.params.get("cpus").and_then(Value::as_str) {
+            None => None,
+            Some(name) => {
+                let placement = Placement::from_name(name)
+                    .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key())))?;
+                let allowed = affinity::allowed_cpus()?;
+                Some(
+                    placement
+                        .sets(&allowed, MAX_WORKERS)
+                        .map_err(BenchError::Unsupported)?,
+                )
+            }
+        };
         let (server, target) = match case.params.get("url").and_then(Value::as_str) {
             Some(url) => (None, user_target(url)?),
             None => {
                 let page = case_usize(case, "page")?;
-                let server = HttpServer::start(case_host(case)?, workers(MAX_WORKERS))?;
+                let server = match &cpus {
+                    Some((on, _)) => HttpServer::start_on(case_host(case)?, on)?,
+                    None => HttpServer::start(case_host(case)?, workers(MAX_WORKERS))?,
+                };
                 let target = Target {
                     addr: server.addr(),
                     authority: server.addr().to_string(),
@@ -151,7 +193,10 @@ impl Bench for Http {
                 (Some(server), target)
             }
         };
-        let mut client = LoadClient::connect(target, clients, workers(clients))?;
+        let mut client = match cpus {
+            Some((_, on)) => LoadClient::connect(target, clients, clients.min(on.len()), Some(on))?,
+            None => LoadClient::connect(target, clients, workers(clients), None)?,
+        };
         client.check_first_response()?;
         Ok(Box::new(HttpTrial {
             client,
@@ -200,6 +245,8 @@ pub struct HttpServer {
     rt: Option<Runtime>,
     addr: SocketAddr,
     workers: usize,
+    /// The CPUs its threads may use, when placed.
+    cpus: Option<Vec<usize>>,
 }
 
 impl HttpServer {
@@ -209,10 +256,28 @@ impl HttpServer {
     /// # Errors
     /// Binding or building the runtime.
     pub fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
+        HttpServer::launch(host, workers, None)
+    }
+
+    /// [`HttpServer::start`] with a worker per CPU of `cpus`, every thread
+    /// of the server kept on them.
+    ///
+    /// # Errors
+    /// Pinning (a CPU outside this process's mask), binding or building the runtime.
+    pub fn start_on(host: IpAddr, cpus: &[usize]) -> io::Result<HttpServer> {
+        HttpServer::launch(host, cpus.len().max(1), Some(cpus))
+    }
+
+    fn launch(host: IpAddr, workers: usize, cpus: Option<&[usize]>) -> io::Result<HttpServer> {
         let std_listener = std::net::TcpListener::bind(SocketAddr::new(host, 0))?;
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
-        let rt = runtime(workers, "net-http-srv")?;
+        let rt = {
+            // the runtime starts its workers while this thread is pinned:
+            // they, and every thread they start, inherit the mask
+            let _pinned = cpus.map(Pinned::to_set).transpose()?;
+            runtime(workers, "net-http-srv")?
+        };
         let pages: Arc<Vec<(String, Bytes)>> = Arc::new(
             PAGE_BYTES
                 .iter()
@@ -239,6 +304,7 @@ impl HttpServer {
             rt: Some(rt),
             addr,
             workers,
+            cpus: cpus.map(<[usize]>::to_vec),
         })
     }
 
@@ -340,14 +406,22 @@ struct Worker {
 struct LoadClient {
     workers: Vec<Worker>,
     target: Target,
+    /// The CPUs its threads run on, when placed.
+    cpus: Option<Vec<usize>>,
 }
 
 impl LoadClient {
-    /// Opens `clients` connections to `target`, spread over `workers`.
+    /// Opens `clients` connections to `target`, spread over `workers`
+    /// whose threads run on `cpus` when given.
     ///
     /// # Errors
     /// [`BenchError::Failed`] naming the target when a connection fails.
-    fn connect(target: Target, clients: usize, workers: usize) -> Result<LoadClient, BenchError> {
+    fn connect(
+        target: Target,
+        clients: usize,
+        workers: usize,
+        cpus: Option<Vec<usize>>,
+    ) -> Result<LoadClient, BenchError> {
         let mut ws = Vec::with_capacity(workers);
         for _ in 0..workers.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -373,6 +447,7 @@ impl LoadClient {
         Ok(LoadClient {
             workers: ws,
             target,
+            cpus,
         })
     }
 
@@ -409,6 +484,9 @@ impl LoadClient {
     /// Loads every connection until `duration` has passed; returns the
     /// tallies, or the first connection failure with the totals before it.
     fn load(&mut self, duration: Duration) -> Result<Vec<Tally>, BenchError> {
+        // the client threads start while this thread is pinned and inherit
+        // the mask; this thread's own comes back when the guard drops
+        let _pinned = self.cpus.as_deref().map(Pinned::to_set).transpose()?;
         let deadline = Instant::now() + duration;
         let target = &self.target;
         // per connection: its tally and, when it failed, why
@@ -626,6 +704,8 @@ impl Trial for HttpTrial {
             "server": if self.server.is_some() { "built-in (hyper, keep-alive)" } else { "the user's (--http-url)" },
             "server_workers": self.server.as_ref().map(|s| s.workers),
             "client_threads": self.client.threads(),
+            "server_cpus": self.server.as_ref().and_then(|s| s.cpus.clone()),
+            "client_cpus": self.client.cpus,
             "duration_secs": self.duration.as_secs_f64(),
             "throughput_counts": "response bodies only",
         }))

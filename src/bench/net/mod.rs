@@ -42,7 +42,10 @@ pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
             return Some(std::process::ExitCode::from(2));
         }
     };
-    let server = match http::HttpServer::start(DEFAULT_HOST, http::MAX_WORKERS) {
+    // a worker per CPU it may use (`taskset` places it), at most the bench's
+    let workers = crate::bench::os::affinity::allowed_cpus()
+        .map_or(http::MAX_WORKERS, |c| c.len().clamp(1, http::MAX_WORKERS));
+    let server = match http::HttpServer::start(DEFAULT_HOST, workers) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("envbench: cannot start the HTTP server: {e}");

@@ -50,6 +50,28 @@ impl Placement {
             )),
         }
     }
+
+    /// The (first, second) sets of CPUs among `allowed` for two sides that
+    /// may each use up to `per_side` CPUs: `same` gives both the first CPU;
+    /// `split` gives each side its own CPUs, as many as `allowed` holds for
+    /// both (at least one, at most `per_side`), the first side the lower ones.
+    ///
+    /// # Errors
+    /// As [`Placement::cpus`].
+    pub fn sets(
+        self,
+        allowed: &[usize],
+        per_side: usize,
+    ) -> Result<(Vec<usize>, Vec<usize>), String> {
+        let (a, _) = self.cpus(allowed)?;
+        Ok(match self {
+            Placement::Same => (vec![a], vec![a]),
+            Placement::Split => {
+                let k = (allowed.len() / 2).min(per_side).max(1);
+                (allowed[..k].to_vec(), allowed[k..2 * k].to_vec())
+            }
+        })
+    }
 }
 
 /// The CPUs the calling thread may run on, in increasing order.
@@ -88,9 +110,27 @@ fn set(pid: libc::pid_t, mask: &libc::cpu_set_t) -> io::Result<()> {
 /// The error of `sched_setaffinity` (EINVAL for a CPU outside the cgroup's
 /// cpuset, EPERM under some sandboxes).
 pub fn pin(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
+    pin_set(pid, &[cpu])
+}
+
+/// Pins the process or thread `pid` (0: the calling thread) to the CPUs
+/// `cpus`; the threads it starts afterwards inherit the mask.
+///
+/// # Errors
+/// As [`pin`].
+pub fn pin_set(pid: libc::pid_t, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it
+    // (a CPU past CPU_SETSIZE is refused before).
     let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu, &mut mask) };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {cpu} is past the largest CPU set"),
+            ));
+        }
+        unsafe { libc::CPU_SET(cpu, &mut mask) };
+    }
     set(pid, &mask)
 }
 
@@ -106,8 +146,17 @@ impl Pinned {
     /// # Errors
     /// The error of reading or setting the mask.
     pub fn to(cpu: usize) -> io::Result<Pinned> {
+        Pinned::to_set(&[cpu])
+    }
+
+    /// Pins the calling thread to the CPUs `cpus`; threads it starts while
+    /// pinned inherit the mask and keep it.
+    ///
+    /// # Errors
+    /// The error of reading or setting the mask.
+    pub fn to_set(cpus: &[usize]) -> io::Result<Pinned> {
         let saved = get()?;
-        pin(0, cpu)?;
+        pin_set(0, cpus)?;
         Ok(Pinned { saved })
     }
 }
@@ -133,6 +182,19 @@ mod tests {
             .contains("only one"));
         assert!(Placement::Same.cpus(&[]).is_err());
         assert_eq!(Placement::from_name("split"), Some(Placement::Split));
+    }
+
+    #[test]
+    fn split_sets_share_the_cpus_evenly_up_to_a_side_s_share() {
+        let eight: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            Placement::Split.sets(&eight, 2),
+            Ok((vec![0, 1], vec![2, 3]))
+        );
+        assert_eq!(Placement::Split.sets(&[4, 6, 9], 2), Ok((vec![4], vec![6])));
+        assert_eq!(Placement::Same.sets(&eight, 2), Ok((vec![0], vec![0])));
+        assert!(Placement::Split.sets(&[1], 2).is_err());
+        assert!(pin_set(0, &[libc::CPU_SETSIZE as usize]).is_err());
     }
 
     #[test]

@@ -107,7 +107,7 @@ fn error_statuses_are_counted() {
         authority: server.addr().to_string(),
         path: "/missing".into(),
     };
-    let mut client = LoadClient::connect(target, 2, 1).unwrap();
+    let mut client = LoadClient::connect(target, 2, 1, None).unwrap();
     let err = client.check_first_response().unwrap_err().to_string();
     assert!(err.contains("answered 404 Not Found"), "{err}");
     let tallies = client.load(Duration::from_millis(20)).unwrap();
@@ -128,7 +128,7 @@ fn a_server_that_goes_away_mid_run_ends_the_case_with_the_counts() {
         authority: server.addr().to_string(),
         path: page_path(1024),
     };
-    let mut client = LoadClient::connect(target, 4, 2).unwrap();
+    let mut client = LoadClient::connect(target, 4, 2, None).unwrap();
     let killer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(50));
         drop(server);
@@ -186,17 +186,90 @@ fn a_user_url_is_loaded_and_a_dead_one_refused_clearly() {
 }
 
 #[test]
-fn quick_has_two_points_and_standard_all_fifteen() {
+fn quick_has_three_points_and_standard_eighteen() {
     let quick = Http.cases(&TestEnv::plan(Suite::Quick, 2));
     let keys: Vec<String> = quick.iter().map(CaseSpec::key).collect();
     assert_eq!(
         keys,
         [
-            "net.http[clients=1,page=10240]",
-            "net.http[clients=16,page=10240]"
+            "net.http[clients=1,cpus=same,page=10240]",
+            "net.http[clients=1,cpus=split,page=10240]",
+            "net.http[clients=16,cpus=split,page=10240]"
         ]
     );
-    assert_eq!(Http.cases(&TestEnv::plan(Suite::Standard, 2)).len(), 15);
+    // 3 pages x 5 client counts, split, and one connection on one CPU per page
+    assert_eq!(Http.cases(&TestEnv::plan(Suite::Standard, 2)).len(), 18);
+}
+
+/// The CPUs of a `Cpus_allowed_list` such as `0-2,5`.
+fn cpu_list(text: &str) -> Vec<usize> {
+    text.split(',')
+        .flat_map(|part| {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn cpu_lists_read_as_the_kernel_writes_them() {
+    assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
+    assert_eq!(cpu_list("3"), [3]);
+}
+
+/// `Cpus_allowed_list` of every thread of this process named `name`.
+fn threads_cpus(name: &str) -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            if comm.trim() != name {
+                return None;
+            }
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn placed_cases_keep_server_and_client_on_their_cpus() {
+    let _g = testing::lock();
+    let env = TestEnv::real(0.005);
+    let allowed = affinity::allowed_cpus().unwrap();
+    let placed = Http.cases(&TestEnv::plan(Suite::Quick, 2));
+    assert!(placed.iter().all(|c| c.params.contains_key("cpus")));
+    for mut case in placed {
+        case.params.insert("page".into(), Value::from(1024));
+        let placement = Placement::from_name(case.params["cpus"].as_str().unwrap()).unwrap();
+        let Ok((server_cpus, client_cpus)) = placement.sets(&allowed, MAX_WORKERS) else {
+            assert!(matches!(
+                Http.prepare(&case, &env.ctx()),
+                Err(BenchError::Unsupported(_))
+            ));
+            continue;
+        };
+        let mut t = Http.prepare(&case, &env.ctx()).unwrap();
+        // every server thread, workers included, on the server's CPUs
+        let server_threads = threads_cpus("net-http-srv");
+        assert_eq!(server_threads.len(), server_cpus.len(), "{}", case.key());
+        assert!(
+            server_threads.iter().all(|c| cpu_list(c) == server_cpus),
+            "{}: {server_threads:?}",
+            case.key()
+        );
+        t.once(&env.clock).unwrap();
+        let d = t.details().unwrap();
+        assert_eq!(d["server_cpus"], serde_json::json!(server_cpus));
+        assert_eq!(d["client_cpus"], serde_json::json!(client_cpus));
+        assert_eq!(d["server_workers"], server_cpus.len());
+        // the calling thread may run where it could before
+        assert_eq!(affinity::allowed_cpus().unwrap(), allowed, "{}", case.key());
+    }
 }
 
 #[test]
@@ -228,7 +301,7 @@ fn a_server_closing_keep_alive_connections_makes_the_client_reconnect() {
         authority: addr.to_string(),
         path: "/".into(),
     };
-    let mut client = LoadClient::connect(target, 1, 1).unwrap();
+    let mut client = LoadClient::connect(target, 1, 1, None).unwrap();
     let tallies = client.load(Duration::from_millis(30)).unwrap();
     assert!(tallies[0].responses > 1, "{tallies:?}");
     assert!(
