@@ -52,6 +52,8 @@ fn bare_metal_host() {
     );
     assert_eq!(f.cpu.last_level_cache_bytes(), Some(32 * 1024 * 1024));
     assert_eq!(f.cpu.governor.as_deref(), Some("schedutil"));
+    assert_eq!(f.cpu.idle_driver.as_deref(), Some("acpi_idle"));
+    assert_eq!(f.cpu.idle_governor.as_deref(), Some("menu"));
     assert_eq!(f.cpu.max_mhz, Some(4661.0));
     assert_eq!(f.memory.total_bytes, Some(32779372 * 1024));
     assert_eq!(f.clock.source.as_deref(), Some("tsc"));
@@ -83,6 +85,9 @@ fn firecracker_guest_recorded_here() {
     assert_eq!(f.cgroup.memory_limit_bytes, None);
     assert_eq!(f.cpu.logical_cpus, 2);
     assert!(f.cpu.flags.iter().any(|x| x == "avx512f"));
+    // a halted vCPU is woken by the host: the guest's own idle driver
+    assert_eq!(f.cpu.idle_driver.as_deref(), Some("haltpoll"));
+    assert_eq!(f.cpu.idle_governor.as_deref(), Some("haltpoll"));
     assert_eq!(fs_of("firecracker", "/work").as_deref(), Some("ext4"));
     assert_eq!(fs_of("firecracker", "/dev/shm").as_deref(), Some("tmpfs"));
 }
@@ -99,6 +104,7 @@ fn qemu_kvm_guest() {
     assert_eq!(f.clock.source.as_deref(), Some("kvm-clock"));
     assert_eq!(f.cpu.governor, None);
     assert!(f.notes.iter().any(|n| n.contains("governor")));
+    assert_eq!((f.cpu.idle_driver, f.cpu.idle_governor), (None, None));
 }
 
 #[test]

@@ -291,6 +291,47 @@ fn a_run_compared_with_itself_is_warned_about() {
 }
 
 #[test]
+fn different_cpu_idle_drivers_are_warned_about_and_shown() {
+    let case = |id| {
+        run(
+            "A",
+            id,
+            &[(
+                "os.x",
+                "rate",
+                Direction::HigherIsBetter,
+                vec![1.0, 2.0, 3.0],
+            )],
+        )
+    };
+    let (a, mut b) = (case("a"), case("b"));
+    // the fixture is the Xeon guest's: haltpoll / haltpoll
+    let same = compare(
+        &[env("A", vec![a.clone()]), env("B", vec![b.clone()])],
+        &OPTS,
+    )
+    .unwrap();
+    assert!(!same.warnings.iter().any(|w| w.contains("idles its CPUs")));
+    b.fingerprint.cpu.idle_driver = Some("intel_idle".into());
+    b.fingerprint.cpu.idle_governor = Some("menu".into());
+    let c = compare(&[env("A", vec![a]), env("B", vec![b])], &OPTS).unwrap();
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w
+                .contains("B idles its CPUs with intel_idle / menu, A with haltpoll / haltpoll")),
+        "{:?}",
+        c.warnings
+    );
+    let row = c
+        .fingerprint
+        .iter()
+        .find(|r| r.field == "CPU idle")
+        .unwrap();
+    assert!(row.differs, "{row:?}");
+}
+
+#[test]
 fn a_case_measured_differently_is_warned_about() {
     let mk = |label: &str, id: &str, method: &str, processes: u64| {
         let mut r = run(

@@ -37,7 +37,7 @@ fn factor(x: f64) -> String {
 
 pub(super) fn fingerprint_rows(envs: &[Environment]) -> Vec<FingerprintRow> {
     type Field = (&'static str, fn(&ResultFile) -> String);
-    let fields: [Field; 11] = [
+    let fields: [Field; 12] = [
         ("virtualization", |r| r.fingerprint.virtualization.summary()),
         ("kernel", |r| {
             r.fingerprint.os.kernel_release.clone().unwrap_or_default()
@@ -57,6 +57,7 @@ pub(super) fn fingerprint_rows(envs: &[Environment]) -> Vec<FingerprintRow> {
                 .usable_cpus
                 .map_or(String::new(), |c| c.to_string())
         }),
+        ("CPU idle", |r| idle_text(&r.fingerprint.cpu)),
         ("memory", |r| {
             r.fingerprint
                 .memory
@@ -104,6 +105,18 @@ pub(super) fn fingerprint_rows(envs: &[Environment]) -> Vec<FingerprintRow> {
         .collect()
 }
 
+/// `driver / governor` of cpuidle, empty when neither is known.
+fn idle_text(c: &crate::probe::cpu::CpuInfo) -> String {
+    match (&c.idle_driver, &c.idle_governor) {
+        (None, None) => String::new(),
+        (d, g) => format!(
+            "{} / {}",
+            d.as_deref().unwrap_or("?"),
+            g.as_deref().unwrap_or("?")
+        ),
+    }
+}
+
 pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
     let mut w = Vec::new();
     let base = &envs[0].runs[0].fingerprint;
@@ -111,6 +124,15 @@ pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
         let f = &e.runs[0].fingerprint;
         if f.cpu.model != base.cpu.model || f.cpu.logical_cpus != base.cpu.logical_cpus {
             w.push(format!("{} runs on different CPUs than {}: differences may be the hardware's, not the environment's", e.label, envs[0].label));
+        }
+        let (idle, base_idle) = (idle_text(&f.cpu), idle_text(&base.cpu));
+        if !idle.is_empty() && !base_idle.is_empty() && idle != base_idle {
+            w.push(format!(
+                "{} idles its CPUs with {idle}, {} with {base_idle}: waking an idle CPU costs \
+                 what these make it cost, so cases that hand work between CPUs (cpus=split) \
+                 differ by that too",
+                e.label, envs[0].label
+            ));
         }
         let (a, b) = (
             f.memory.total_bytes.unwrap_or(0) as f64,

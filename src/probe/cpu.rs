@@ -1,4 +1,4 @@
-//! CPU model, topology, ISA flags, caches, frequency and governor.
+//! CPU model, topology, ISA flags, caches, frequency and governor, idle driver.
 
 use super::{Notes, Roots};
 use serde::{Deserialize, Serialize};
@@ -55,6 +55,13 @@ pub struct CpuInfo {
     pub max_mhz: Option<f64>,
     /// `scaling_governor`, e.g. `performance`, `powersave`, `schedutil`.
     pub governor: Option<String>,
+    /// cpuidle driver (`/sys/devices/system/cpu/cpuidle/current_driver`),
+    /// e.g. `intel_idle` or `acpi_idle` natively, `haltpoll` in a KVM guest.
+    /// With the governor below it sets what waking an idle CPU costs, which
+    /// the cases that hand work between CPUs (`cpus=split`) measure.
+    pub idle_driver: Option<String>,
+    /// cpuidle governor, e.g. `menu`, `teo`, `haltpoll`.
+    pub idle_governor: Option<String>,
 }
 
 impl CpuInfo {
@@ -166,6 +173,13 @@ pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -
                 .into(),
         );
     }
+    let cpuidle = "/sys/devices/system/cpu/cpuidle";
+    let word = |p: &str| {
+        roots
+            .read(&format!("{cpuidle}/{p}"))
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s != "none")
+    };
     CpuInfo {
         model: facts.model,
         vendor: facts.vendor,
@@ -185,6 +199,9 @@ pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -
             .and_then(|s| s.trim().parse::<f64>().ok())
             .map(|khz| khz / 1000.0),
         governor,
+        idle_driver: word("current_driver"),
+        // read-only where the kernel does not let the governor be switched
+        idle_governor: word("current_governor_ro").or_else(|| word("current_governor")),
     }
 }
 

@@ -80,6 +80,14 @@ pub fn render(fp: &Fingerprint) -> String {
         ),
     );
     row(
+        "cpu idle",
+        format!(
+            "driver {}, governor {}",
+            opt(&c.idle_driver),
+            opt(&c.idle_governor)
+        ),
+    );
+    row(
         "memory",
         format!(
             "{} total, {} available; swap {} ({} free)",
