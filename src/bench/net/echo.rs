@@ -117,14 +117,13 @@ impl Bench for TcpEcho {
             }
         };
         // (server CPU, client CPU) when the case places them
-        let cpus = match case.params.get("cpus").and_then(Value::as_str) {
+        let cpus = match affinity::case_placement(case)? {
             None => None,
-            Some(name) => {
-                let placement = Placement::from_name(name)
-                    .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key())))?;
-                let allowed = affinity::allowed_cpus()?;
-                Some(placement.cpus(&allowed).map_err(BenchError::Unsupported)?)
-            }
+            Some(placement) => Some(
+                placement
+                    .cpus(&affinity::allowed_cpus()?)
+                    .map_err(BenchError::Unsupported)?,
+            ),
         };
         let server = EchoServer::start_on(case_host(case)?, kept, cpus.map(|c| c.0))?;
         let conn = if kept {
@@ -428,24 +427,6 @@ mod tests {
         }
     }
 
-    /// `Cpus_allowed_list` of this process's thread named `name`.
-    fn thread_cpus(name: &str) -> Option<String> {
-        std::fs::read_dir("/proc/self/task")
-            .ok()?
-            .flatten()
-            .find_map(|t| {
-                let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-                if comm.trim() != name {
-                    return None;
-                }
-                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
-                status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .map(|v| v.trim().to_string())
-            })
-    }
-
     #[test]
     fn placed_cases_pin_server_and_client_and_put_the_mask_back() {
         let _g = testing::lock();
@@ -468,7 +449,7 @@ mod tests {
                 continue;
             };
             let mut t = TcpEcho.prepare(&case, &env.ctx()).unwrap();
-            assert_eq!(thread_cpus("net-echo"), Some(server_cpu.to_string()));
+            assert_eq!(testing::thread_cpus("net-echo"), [[server_cpu]]);
             t.once(&env.clock).unwrap();
             assert_eq!(t.details().unwrap()["client_cpu"], client_cpu);
             // the calling thread may run where it could before

@@ -21,7 +21,7 @@
 //! Placement (`cpus`): with the built-in server, envbench places server and
 //! client, as os.pipe and net.tcp_echo place theirs. Left to the scheduler,
 //! one connection's requests flip between a ping-pong on one CPU and
-//! cross-CPU wake-ups: on this project's 2-vCPU VM, 100 KiB pages at one
+//! cross-CPU wake-ups: on this project's Intel Xeon 2-vCPU VM, 100 KiB pages at one
 //! connection ran at about 43 000 requests/s on one CPU and 3 000 on two,
 //! and unplaced runs gave anything between. `cpus=split` gives the server
 //! and the client CPUs of their own (half the usable CPUs each, at most
@@ -164,18 +164,13 @@ impl Bench for Http {
         let clients = case_usize(case, "clients")?;
         let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);
         // (server CPUs, client CPUs) when the case places them
-        let cpus = match case.params.get("cpus").and_then(Value::as_str) {
+        let cpus = match affinity::case_placement(case)? {
             None => None,
-            Some(name) => {
-                let placement = Placement::from_name(name)
-                    .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key())))?;
-                let allowed = affinity::allowed_cpus()?;
-                Some(
-                    placement
-                        .sets(&allowed, MAX_WORKERS)
-                        .map_err(BenchError::Unsupported)?,
-                )
-            }
+            Some(placement) => Some(
+                placement
+                    .sets(&affinity::allowed_cpus()?, MAX_WORKERS)
+                    .map_err(BenchError::Unsupported)?,
+            ),
         };
         let (server, target) = match case.params.get("url").and_then(Value::as_str) {
             Some(url) => (None, user_target(url)?),

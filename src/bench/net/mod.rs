@@ -315,6 +315,42 @@ pub(crate) mod testing {
         LOCK.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The CPUs each thread of this process named `name` may run on, read
+    /// from its `Cpus_allowed_list`.
+    pub fn thread_cpus(name: &str) -> Vec<Vec<usize>> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter_map(|t| {
+                let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+                if comm.trim() != name {
+                    return None;
+                }
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .map(|v| cpu_list(v.trim()))
+            })
+            .collect()
+    }
+
+    /// The CPUs of a `Cpus_allowed_list` such as `0-2,5`.
+    pub fn cpu_list(text: &str) -> Vec<usize> {
+        text.split(',')
+            .flat_map(|part| {
+                let (a, b) = part.split_once('-').unwrap_or((part, part));
+                a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cpu_lists_read_as_the_kernel_writes_them() {
+        assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
+        assert_eq!(cpu_list("3"), [3]);
+    }
+
     /// Threads of this process whose name starts with `net-`.
     pub fn net_threads() -> usize {
         std::fs::read_dir("/proc/self/task")

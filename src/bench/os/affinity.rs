@@ -7,6 +7,7 @@
 //! runs flip between the two (`perf bench sched pipe` ratios of 0.085 and
 //! 2.22 in one session), so envbench chooses and records the placement.
 
+use crate::bench::{BenchError, CaseSpec};
 use std::io;
 
 /// Where the two processes of a case run.
@@ -71,6 +72,22 @@ impl Placement {
                 (allowed[..k].to_vec(), allowed[k..2 * k].to_vec())
             }
         })
+    }
+}
+
+/// The placement a case's `cpus` parameter names: None without one, an
+/// error naming the case for a value that is no placement.
+///
+/// # Errors
+/// [`BenchError::Failed`] for an unknown `cpus`.
+pub fn case_placement(case: &CaseSpec) -> Result<Option<Placement>, BenchError> {
+    match case.params.get("cpus") {
+        None => Ok(None),
+        Some(v) => v
+            .as_str()
+            .and_then(Placement::from_name)
+            .map(Some)
+            .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key()))),
     }
 }
 
@@ -182,6 +199,27 @@ mod tests {
             .contains("only one"));
         assert!(Placement::Same.cpus(&[]).is_err());
         assert_eq!(Placement::from_name("split"), Some(Placement::Split));
+    }
+
+    #[test]
+    fn a_case_names_its_placement_or_none_and_a_bad_one_fails() {
+        let case = |cpus: Option<&str>| CaseSpec {
+            bench: "net.x".into(),
+            params: cpus
+                .map(|c| ("cpus".to_string(), serde_json::Value::from(c)))
+                .into_iter()
+                .collect(),
+            metrics: Vec::new(),
+        };
+        assert_eq!(case_placement(&case(None)).unwrap(), None);
+        assert_eq!(
+            case_placement(&case(Some("split"))).unwrap(),
+            Some(Placement::Split)
+        );
+        match case_placement(&case(Some("both"))) {
+            Err(BenchError::Failed(why)) => assert!(why.contains("bad cpus"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

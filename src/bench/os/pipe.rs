@@ -131,12 +131,9 @@ impl Bench for Pipe {
                 Ok(Box::new(t))
             }
             Some("pingpong") => {
-                let placement = case
-                    .params
-                    .get("cpus")
-                    .and_then(Value::as_str)
-                    .and_then(Placement::from_name)
-                    .ok_or_else(|| BenchError::Failed(format!("{}: bad cpus", case.key())))?;
+                let placement = affinity::case_placement(case)?.ok_or_else(|| {
+                    BenchError::Failed(format!("{}: a ping-pong needs cpus", case.key()))
+                })?;
                 let mut t = PingPong::start(Some(placement))?;
                 t.loops = calibrate(ctx, |n| t.spin(n))?;
                 Ok(Box::new(t))

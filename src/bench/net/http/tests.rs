@@ -201,41 +201,6 @@ fn quick_has_three_points_and_standard_eighteen() {
     assert_eq!(Http.cases(&TestEnv::plan(Suite::Standard, 2)).len(), 18);
 }
 
-/// The CPUs of a `Cpus_allowed_list` such as `0-2,5`.
-fn cpu_list(text: &str) -> Vec<usize> {
-    text.split(',')
-        .flat_map(|part| {
-            let (a, b) = part.split_once('-').unwrap_or((part, part));
-            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
-        })
-        .collect()
-}
-
-#[test]
-fn cpu_lists_read_as_the_kernel_writes_them() {
-    assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
-    assert_eq!(cpu_list("3"), [3]);
-}
-
-/// `Cpus_allowed_list` of every thread of this process named `name`.
-fn threads_cpus(name: &str) -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .flatten()
-        .filter_map(|t| {
-            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-            if comm.trim() != name {
-                return None;
-            }
-            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|v| v.trim().to_string())
-        })
-        .collect()
-}
-
 #[test]
 fn placed_cases_keep_server_and_client_on_their_cpus() {
     let _g = testing::lock();
@@ -255,10 +220,10 @@ fn placed_cases_keep_server_and_client_on_their_cpus() {
         };
         let mut t = Http.prepare(&case, &env.ctx()).unwrap();
         // every server thread, workers included, on the server's CPUs
-        let server_threads = threads_cpus("net-http-srv");
+        let server_threads = testing::thread_cpus("net-http-srv");
         assert_eq!(server_threads.len(), server_cpus.len(), "{}", case.key());
         assert!(
-            server_threads.iter().all(|c| cpu_list(c) == server_cpus),
+            server_threads.iter().all(|c| *c == server_cpus),
             "{}: {server_threads:?}",
             case.key()
         );
