@@ -25,24 +25,17 @@ pub fn valid_patterns() -> String {
     )
 }
 
-/// The message for a pattern that matches no benchmark.
-pub fn unknown_pattern(bad: &str) -> String {
-    format!("no benchmark matches '{bad}'; {}", valid_patterns())
-}
-
-/// Refuses an empty `--only` pattern (`--only ''`, `--only os,,cpu`),
-/// which would otherwise select the whole suite.
+/// Parses the `--only` values (each comma-separated) into selectors.
 ///
 /// # Errors
-/// [`UsageError`] listing the valid patterns.
-pub fn patterns(raw: &[String]) -> Result<(), UsageError> {
-    if raw.iter().any(|p| p.trim().is_empty()) {
-        return Err(UsageError(format!(
-            "--only has an empty pattern; give ids, families or globs separated by commas ({})",
-            valid_patterns()
-        )));
-    }
-    Ok(())
+/// [`UsageError`] for an empty or malformed pattern or one that matches
+/// no benchmark, listing the valid ones.
+pub fn patterns(raw: &[String]) -> Result<Vec<bench::select::Selector>, UsageError> {
+    raw.iter()
+        .flat_map(|r| bench::select::split(r))
+        .map(|p| bench::select::parse(&p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| UsageError(format!("{e} ({})", valid_patterns())))
 }
 
 /// The most threads one case may start here, and which limit sets it:

@@ -267,8 +267,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "quick")]
     pub suite: SuiteArg,
     /// Run only these benchmarks: ids (os.syscall), families (os) or globs
-    /// (cpu.*), comma-separated. `envbench list` shows them all.
-    #[arg(long, value_delimiter = ',', value_name = "PATTERN,...")]
+    /// (cpu.*), comma-separated; parameters in brackets pick cases, written
+    /// as in a case key (io.dd[op=write_direct], net.http[clients=1,page=1KiB]).
+    /// `envbench list` shows the benchmarks, `run --plan` the cases.
+    #[arg(long, value_name = "PATTERN,...")]
     pub only: Vec<String>,
     /// Directory for file benchmarks, with the name it has in case keys;
     /// repeat to compare filesystems in one run (`--dir ext4=. --dir
@@ -626,7 +628,7 @@ impl RunArgs {
             only: self
                 .only
                 .iter()
-                .map(|p| p.trim().to_string())
+                .flat_map(|raw| crate::bench::select::split(raw))
                 .filter(|p| !p.is_empty())
                 .collect(),
             dirs: self.dirs.iter().map(|d| d.path.clone()).collect(),

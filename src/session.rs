@@ -34,11 +34,12 @@ const HIGH_LOAD_PER_CPU: f64 = 0.5;
 /// # Errors
 /// [`UsageError`] for bad input (before measuring); I/O errors saving results.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (mut config, benches, dirs) = validate(args)?;
+    let (mut config, selectors, dirs) = validate(args)?;
+    let benches = bench::select(&selectors);
     let fingerprint = probe::probe_live(&config.dirs);
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
     let planned = Planned {
-        cases: plan_cases(&benches, &config, &fingerprint, &dirs, args),
+        cases: plan_cases(&benches, &selectors, &config, &fingerprint, &dirs, args)?,
         dirs,
     };
     let cases = &planned.cases;
@@ -128,35 +129,41 @@ struct Planned {
 }
 
 /// Checks the arguments and turns them into a configuration, the
-/// selected benches and the named target directories, before anything is
-/// probed or measured.
+/// `--only` selectors and the named target directories, before anything
+/// is probed or measured.
 fn validate(
     args: &RunArgs,
-) -> anyhow::Result<(RunConfig, Vec<&'static dyn Bench>, Vec<bench::NamedDir>)> {
+) -> anyhow::Result<(
+    RunConfig,
+    Vec<bench::select::Selector>,
+    Vec<bench::NamedDir>,
+)> {
     let mut config = args.to_config();
-    check::patterns(&args.only)?;
+    let selectors = check::patterns(&args.only)?;
     if let Some(l) = &args.label {
         check::label(l)?;
     }
-    let benches =
-        bench::select(&config.only).map_err(|bad| UsageError(check::unknown_pattern(&bad)))?;
     config.dirs = crate::default_dirs(std::mem::take(&mut config.dirs))?;
     for d in &config.dirs {
         check::writable_dir(d)?;
     }
     let names: Vec<Option<String>> = args.dirs.iter().map(|d| d.name.clone()).collect();
     let dirs = check::dir_names(&names, &config.dirs)?;
-    Ok((config, benches, dirs))
+    Ok((config, selectors, dirs))
 }
 
-/// The cases of the selected benches for this suite, in bench order.
+/// The cases `--only` selects for this suite, in bench order.
+///
+/// # Errors
+/// [`UsageError`] when a pattern with parameters takes no case.
 fn plan_cases(
     benches: &[&'static dyn Bench],
+    selectors: &[bench::select::Selector],
     config: &RunConfig,
     fingerprint: &Fingerprint,
     dirs: &[bench::NamedDir],
     args: &RunArgs,
-) -> Vec<(&'static dyn Bench, CaseSpec)> {
+) -> Result<Vec<(&'static dyn Bench, CaseSpec)>, UsageError> {
     let plan = Plan::from_fingerprint(
         config.suite,
         fingerprint,
@@ -170,10 +177,11 @@ fn plan_cases(
         total: args.io_total,
     })
     .with_net(args.net_target());
-    benches
+    let planned = benches
         .iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (*b, c)))
-        .collect()
+        .collect();
+    bench::select_cases(selectors, planned).map_err(UsageError)
 }
 
 /// Shares the suite's time among its cases: when the suite has a target

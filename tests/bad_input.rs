@@ -49,6 +49,18 @@ const RUN_ARGS: &[Bad] = &[
     bad("--only nope", 2, "no benchmark matches 'nope'"),
     bad("--only ,,,", 2, "empty pattern"),
     bad("--only os,", 2, "empty pattern"),
+    bad(
+        "--only os.syscall[call=nope]",
+        2,
+        "call is one of getppid, mix",
+    ),
+    bad("--only os.syscall[call]", 2, "not name=value"),
+    bad(
+        "--only os.syscall[x=1]",
+        2,
+        "no parameter 'x' (they have call)",
+    ),
+    bad("--only os.syscall[call=mix", 2, "brackets at the end"),
     bad("--label a/b", 2, "path separator"),
     bad("--label ..", 2, "path separator"),
     bad("--label a\\b", 2, "path separator"),

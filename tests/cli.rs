@@ -1680,3 +1680,41 @@ fn compare_dirs_makes_each_directory_an_environment() {
         .code(2)
         .stderr(predicate::str::contains("two or more directories"));
 }
+
+#[test]
+fn only_with_parameters_runs_just_the_cases_they_pick() {
+    let tmp = tempfile::tempdir().unwrap();
+    envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--no-history",
+            "--reps",
+            "3",
+        ])
+        .args([
+            "--only",
+            "os.syscall[call=mix],os.fork_cow[parent_memory=t*]",
+            "-o",
+            "r.json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("r.json")).unwrap()).unwrap();
+    let keys: Vec<&str> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"os.syscall[call=mix]"), "{keys:?}");
+    assert!(!keys.contains(&"os.syscall[call=getppid]"), "{keys:?}");
+    assert!(
+        keys.contains(&"os.fork_cow[n=100,parent_memory=touched]"),
+        "{keys:?}"
+    );
+    assert_eq!(keys.len(), 2, "{keys:?}");
+}

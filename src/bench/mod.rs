@@ -10,6 +10,7 @@ pub mod mem;
 pub mod net;
 pub mod os;
 pub mod runner;
+pub mod select;
 
 use crate::config::{RepPolicy, Suite};
 use clock::Clock;
@@ -486,21 +487,35 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
     p[pi..].iter().all(|&c| c == b'*')
 }
 
-/// Benches selected by `patterns` (all when empty).
+/// Benches selected by `selectors` (all when empty).
+pub fn select(selectors: &[select::Selector]) -> Vec<&'static dyn Bench> {
+    ALL.iter()
+        .copied()
+        .filter(|b| selectors.is_empty() || selectors.iter().any(|s| s.takes_bench(*b)))
+        .collect()
+}
+
+/// The cases `selectors` take of those planned (all when empty).
 ///
 /// # Errors
-/// Names the first pattern that matches no bench.
-pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Bench>, String> {
-    if let Some(bad) = patterns
-        .iter()
-        .find(|p| !ALL.iter().any(|b| matches_pattern(&b.id(), p)))
-    {
-        return Err(bad.clone());
+/// Explains the first selector with parameters that takes no case.
+pub fn select_cases(
+    selectors: &[select::Selector],
+    planned: Vec<(&'static dyn Bench, CaseSpec)>,
+) -> Result<Vec<(&'static dyn Bench, CaseSpec)>, String> {
+    if selectors.is_empty() {
+        return Ok(planned);
     }
-    Ok(ALL
+    if let Some(s) = selectors
         .iter()
-        .copied()
-        .filter(|b| patterns.is_empty() || patterns.iter().any(|p| matches_pattern(&b.id(), p)))
+        .find(|s| !s.params.is_empty() && !planned.iter().any(|(_, c)| s.takes_case(c)))
+    {
+        let cases: Vec<CaseSpec> = planned.iter().map(|(_, c)| c.clone()).collect();
+        return Err(s.explain_empty(&cases));
+    }
+    Ok(planned
+        .into_iter()
+        .filter(|(_, c)| selectors.iter().any(|s| s.takes_case(c)))
         .collect())
 }
 
@@ -729,12 +744,36 @@ mod tests {
     }
 
     #[test]
-    fn select_names_the_unknown_pattern() {
-        assert_eq!(
-            select(&["os".into(), "nope".into()]).err(),
-            Some("nope".to_string())
-        );
-        assert!(!select(&[]).unwrap().is_empty());
+    fn select_takes_benches_by_their_part_and_cases_by_parameters() {
+        assert_eq!(select(&[]).len(), ALL.len());
+        // what `run` plans for these selectors' benches in quick
+        let planned = |sel: &[select::Selector]| -> Vec<(&'static dyn Bench, CaseSpec)> {
+            let p = plan(Suite::Quick);
+            select(sel)
+                .into_iter()
+                .flat_map(|b| b.cases(&p).into_iter().map(move |c| (b, c)))
+                .collect()
+        };
+        let sel = vec![
+            select::parse("os.syscall[call=getppid]").unwrap(),
+            select::parse("os.fork").unwrap(),
+        ];
+        let ids: Vec<String> = select(&sel).iter().map(|b| b.id()).collect();
+        assert_eq!(ids, vec!["os.syscall", "os.fork"]);
+        let all = planned(&sel);
+        let fork_cases = all.iter().filter(|(b, _)| b.id() == "os.fork").count();
+        let keys: Vec<String> = select_cases(&sel, all)
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.key())
+            .collect();
+        assert_eq!(keys.len(), 1 + fork_cases, "{keys:?}");
+        assert_eq!(keys[0], "os.syscall[call=getppid]");
+        let bad = vec![select::parse("os.syscall[call=getpid]").unwrap()];
+        let Err(why) = select_cases(&bad, planned(&bad)) else {
+            panic!("call=getpid takes no case")
+        };
+        assert!(why.contains("call is one of getppid"), "{why}");
     }
 
     #[test]

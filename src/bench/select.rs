@@ -1,0 +1,286 @@
+//! `--only` patterns: a bench id (`os.syscall`), a family (`os`) or a glob
+//! (`cpu.*`), optionally followed by parameters in brackets that pick
+//! cases, written as in a case key: `io.dd[op=write_direct]`,
+//! `net.http[clients=1,page=1KiB]`. A value may hold `*` (`size=*KiB`).
+//! A pattern without brackets takes every case of its benches.
+
+use super::{Bench, CaseSpec, ALL};
+use serde_json::Value;
+
+/// One parsed `--only` pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selector {
+    /// The bench part: id, family or glob.
+    pub bench: String,
+    /// `name=value` pairs every selected case must have.
+    pub params: Vec<(String, String)>,
+}
+
+/// Splits a comma-separated `--only` value into patterns, leaving the
+/// commas inside brackets to their pattern: `io.dd[op=a,block=1MiB],os`
+/// is two patterns. Empty patterns are kept (and refused by [`parse`]).
+pub fn split(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for ch in raw.chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur);
+    out.into_iter().map(|p| p.trim().to_string()).collect()
+}
+
+/// Parses one pattern.
+///
+/// # Errors
+/// A message naming what is wrong: an empty pattern, an unclosed or
+/// misplaced bracket, a parameter without `=`, or no bench matching.
+pub fn parse(pattern: &str) -> Result<Selector, String> {
+    let p = pattern.trim();
+    if p.is_empty() {
+        return Err(
+            "--only has an empty pattern; give ids, families or globs separated by commas".into(),
+        );
+    }
+    let (bench, params) = match p.find('[') {
+        None if p.contains(']') => return Err(format!("'{p}' has a ']' without a '['")),
+        None => (p, Vec::new()),
+        Some(open) => {
+            let Some(inner) = p[open + 1..].strip_suffix(']') else {
+                return Err(format!(
+                    "'{p}': parameters go in brackets at the end, as in io.dd[op=write_direct]"
+                ));
+            };
+            if inner.contains('[') || inner.contains(']') {
+                return Err(format!("'{p}' has nested brackets"));
+            }
+            let mut params = Vec::new();
+            for pair in inner.split(',') {
+                let Some((k, v)) = pair.split_once('=') else {
+                    return Err(format!(
+                        "'{p}': '{}' is not name=value, as in io.dd[op=write_direct]",
+                        pair.trim()
+                    ));
+                };
+                let (k, v) = (k.trim(), v.trim());
+                if k.is_empty() || v.is_empty() {
+                    return Err(format!("'{p}': '{}' lacks a name or a value", pair.trim()));
+                }
+                params.push((k.to_string(), v.to_string()));
+            }
+            (&p[..open], params)
+        }
+    };
+    if bench.is_empty() {
+        return Err(format!("'{p}' names no benchmark before its brackets"));
+    }
+    if !ALL.iter().any(|b| super::matches_pattern(&b.id(), bench)) {
+        return Err(format!("no benchmark matches '{bench}'"));
+    }
+    Ok(Selector {
+        bench: bench.to_string(),
+        params,
+    })
+}
+
+/// A parameter's value as it reads in a case key.
+fn key_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A value against a wanted one: equal, or a `*`-glob that matches.
+fn value_matches(value: &str, want: &str) -> bool {
+    value == want || super::glob(want.as_bytes(), value.as_bytes())
+}
+
+impl Selector {
+    /// Whether this selector takes cases of `bench`.
+    pub fn takes_bench(&self, bench: &dyn Bench) -> bool {
+        super::matches_pattern(&bench.id(), &self.bench)
+    }
+
+    /// Whether this selector takes `case`: its bench matches and it has
+    /// every parameter with a matching value.
+    pub fn takes_case(&self, case: &CaseSpec) -> bool {
+        super::matches_pattern(&case.bench, &self.bench)
+            && self.params.iter().all(|(k, want)| {
+                case.params
+                    .get(k)
+                    .is_some_and(|v| value_matches(&key_text(v), want))
+            })
+    }
+
+    /// Why this selector took none of `cases` (the cases its benches
+    /// planned): the parameter no case has, or the values each parameter
+    /// takes.
+    pub fn explain_empty(&self, cases: &[CaseSpec]) -> String {
+        let mine: Vec<&CaseSpec> = cases
+            .iter()
+            .filter(|c| super::matches_pattern(&c.bench, &self.bench))
+            .collect();
+        let shown = format!(
+            "{}[{}]",
+            self.bench,
+            self.params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        if mine.is_empty() {
+            return format!(
+                "'{shown}' matches no case: '{}' plans none in this suite",
+                self.bench
+            );
+        }
+        let mut parts = Vec::new();
+        for (k, _) in &self.params {
+            let mut values: Vec<String> = mine
+                .iter()
+                .filter_map(|c| c.params.get(k).map(key_text))
+                .collect();
+            values.sort();
+            values.dedup();
+            if values.is_empty() {
+                let mut names: Vec<&String> = mine.iter().flat_map(|c| c.params.keys()).collect();
+                names.sort();
+                names.dedup();
+                let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                parts.push(format!(
+                    "its cases have no parameter '{k}' (they have {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            } else {
+                parts.push(format!("{k} is one of {}", values.join(", ")));
+            }
+        }
+        format!(
+            "'{shown}' matches no case in this suite: {}",
+            parts.join("; ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn case(bench: &str, params: &[(&str, Value)]) -> CaseSpec {
+        CaseSpec {
+            bench: bench.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            metrics: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn commas_inside_brackets_stay_with_their_pattern() {
+        assert_eq!(
+            split("io.dd[op=write_direct,block=1MiB], os ,cpu.*"),
+            vec!["io.dd[op=write_direct,block=1MiB]", "os", "cpu.*"]
+        );
+        assert_eq!(split("os,"), vec!["os", ""]);
+        assert_eq!(split(""), vec![""]);
+    }
+
+    #[test]
+    fn patterns_parse_into_a_bench_part_and_parameters() {
+        assert_eq!(
+            parse("io.dd[op=write_direct, block=1MiB]").unwrap(),
+            Selector {
+                bench: "io.dd".into(),
+                params: vec![
+                    ("op".into(), "write_direct".into()),
+                    ("block".into(), "1MiB".into())
+                ],
+            }
+        );
+        assert_eq!(parse("os").unwrap().params, vec![]);
+        for (bad, says) in [
+            ("", "empty pattern"),
+            ("io.dd[op=x", "brackets at the end"),
+            ("io.dd]", "without a '['"),
+            ("io.dd[op]", "not name=value"),
+            ("io.dd[=x]", "lacks a name"),
+            ("io.dd[op=]", "lacks a name or a value"),
+            ("io.dd[a=[b]]", "nested"),
+            ("[op=x]", "names no benchmark"),
+            ("nope[op=x]", "no benchmark matches 'nope'"),
+        ] {
+            let err = parse(bad).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn cases_are_taken_by_every_parameter_and_values_may_be_globs() {
+        let direct = case(
+            "io.dd",
+            &[
+                ("op", Value::from("write_direct")),
+                ("block", Value::from("1MiB")),
+            ],
+        );
+        let synced = case(
+            "io.dd",
+            &[
+                ("op", Value::from("write_fdatasync")),
+                ("block", Value::from("64KiB")),
+            ],
+        );
+        let threads = case("cpu.lu", &[("threads", Value::from(2))]);
+        let s = parse("io.dd[op=write_direct]").unwrap();
+        assert!(s.takes_case(&direct) && !s.takes_case(&synced) && !s.takes_case(&threads));
+        let s = parse("io.*[op=write_*,block=64KiB]").unwrap();
+        assert!(!s.takes_case(&direct) && s.takes_case(&synced));
+        // numbers compare as they read in the key
+        let s = parse("cpu.lu[threads=2]").unwrap();
+        assert!(s.takes_case(&threads));
+        assert!(!parse("cpu.lu[threads=1]").unwrap().takes_case(&threads));
+        // a parameter the case lacks takes nothing
+        assert!(!parse("cpu.lu[op=x]").unwrap().takes_case(&threads));
+        assert!(parse("io").unwrap().takes_case(&direct));
+    }
+
+    #[test]
+    fn an_empty_selection_says_which_values_exist() {
+        let cases = vec![
+            case("io.dd", &[("op", Value::from("write_direct"))]),
+            case("io.dd", &[("op", Value::from("read_warm"))]),
+        ];
+        let why = parse("io.dd[op=write_dirct]")
+            .unwrap()
+            .explain_empty(&cases);
+        assert!(
+            why.contains("op is one of read_warm, write_direct"),
+            "{why}"
+        );
+        let why = parse("io.dd[threads=1]").unwrap().explain_empty(&cases);
+        assert!(
+            why.contains("no parameter 'threads' (they have op)"),
+            "{why}"
+        );
+        let why = parse("io.dd[op=x]").unwrap().explain_empty(&[]);
+        assert!(why.contains("plans none"), "{why}");
+    }
+}
