@@ -246,11 +246,11 @@ impl DdTrial {
             .fs_type
             .clone()
             .unwrap_or_else(|| "?".into());
-        let refused =
-            |e: std::io::Error, at: &str| direct_refusal(e, at, &self.target.dir.name, &fs, &path);
+        let name = self.target.dir.name.clone();
+        let refused = |e: std::io::Error, at: &str| direct_refusal(e, at, &name, &fs, &path);
         let mut f = create_new(&path, libc::O_DIRECT).map_err(|e| refused(e, "open"))?;
         let one = (4096u64).min(self.size);
-        write_blocks(&mut f, &self.block, one).map_err(|e| refused(e, "write"))?;
+        write_blocks(&mut f, &mut self.block, one).map_err(|e| refused(e, "write"))?;
         drop(f);
         std::fs::remove_file(&path).map_err(|e| failed("removing", &path, e))?;
         self.notes.push(
@@ -269,7 +269,8 @@ impl DdTrial {
     fn write_read_file(&mut self) -> Result<(), BenchError> {
         let path = self.target.file("read");
         let mut f = create_new(&path, 0).map_err(|e| failed("creating", &path, e))?;
-        write_blocks(&mut f, &self.block, self.size).map_err(|e| failed("writing", &path, e))?;
+        write_blocks(&mut f, &mut self.block, self.size)
+            .map_err(|e| failed("writing", &path, e))?;
         f.sync_all().map_err(|e| failed("fsync", &path, e))?;
         drop(f);
         let mut buf = Block::new(self.block.bytes().len(), 0);
@@ -289,7 +290,7 @@ impl DdTrial {
         };
         let mut f = create_new(&path, flags).map_err(|e| failed("creating", &path, e))?;
         let t0 = clock.now();
-        let n = write_blocks(&mut f, &self.block, self.size)
+        let n = write_blocks(&mut f, &mut self.block, self.size)
             .map_err(|e| failed("writing", &path, e))?;
         if OPS[self.op].0 == "write_fdatasync" {
             let before = clock.now();
@@ -581,7 +582,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("f");
         let mut f = create_new(&path, 0).unwrap();
-        write_blocks(&mut f, &Block::new(65536, 1), 1 << 20).unwrap();
+        write_blocks(&mut f, &mut Block::new(65536, 1), 1 << 20).unwrap();
         f.sync_all().unwrap();
         let f = File::open(&path).unwrap();
         assert_eq!(resident_fraction(&f, 1 << 20), Some(1.0), "just written");

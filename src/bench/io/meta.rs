@@ -152,6 +152,7 @@ impl Trial for MetaTrial {
         }
         for p in &files {
             let mut f = create_new(p, 0).map_err(|e| failed("creating", p, e))?;
+            self.content.stamp();
             f.write_all(self.content.bytes())
                 .map_err(|e| failed("writing", p, e))?;
         }
@@ -182,7 +183,7 @@ impl Trial for MetaTrial {
             }
         }
         times[2] = clock.now().saturating_sub(t);
-        if buf != self.content.bytes() {
+        if !self.content.written_as(&buf) {
             return Err(BenchError::Failed(
                 "a file does not hold what was written".into(),
             ));

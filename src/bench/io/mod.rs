@@ -266,30 +266,77 @@ pub fn create_new(path: &Path, flags: i32) -> std::io::Result<File> {
 
 /// A page-aligned buffer of seeded bytes (not zeros, which compressing
 /// or deduplicating filesystems would not store), usable for O_DIRECT.
+///
+/// Writers call [`Block::stamp`] before each write, so that no two blocks
+/// they write are alike: a block written over and over would be stored
+/// once by a deduplicating filesystem or volume (ZFS with dedup, VDO, a
+/// host's thin storage). fio does the same by default (scramble_buffers),
+/// and the touch is part of what a write costs where the device reads the
+/// buffer from another CPU (a VM's block device).
 #[derive(Debug)]
 pub struct Block {
     storage: Vec<u8>,
     offset: usize,
     len: usize,
+    /// Sets this writer's stamps apart from another's.
+    salt: u64,
+    /// Stamps so far.
+    serial: u64,
 }
 
 /// Alignment of [`Block`]: the page size O_DIRECT asks for at most.
 const ALIGN: usize = 4096;
 
+/// [`Block::stamp`] rewrites the first [`STAMP_BYTES`] of every sector of
+/// this size: a deduplication unit (512 bytes to 128 KiB) holds at least one.
+pub const SECTOR: usize = 512;
+
+/// Bytes of each sector a stamp takes.
+pub const STAMP_BYTES: usize = 8;
+
 impl Block {
     /// `len` bytes drawn from `seed`.
     pub fn new(len: usize, seed: u64) -> Block {
-        let mut storage = vec![0u8; len + ALIGN];
-        let offset = storage.as_ptr().align_offset(ALIGN);
         let mut rng = crate::stats::rng::Rng::new(seed);
-        for chunk in storage[offset..offset + len].chunks_mut(8) {
+        let mut b = Block::zeroed(len, rng.next_u64());
+        for chunk in b.bytes_mut().chunks_mut(8) {
             let v = rng.next_u64().to_le_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);
         }
+        b
+    }
+
+    fn zeroed(len: usize, salt: u64) -> Block {
+        let storage = vec![0u8; len + ALIGN];
+        let offset = storage.as_ptr().align_offset(ALIGN);
         Block {
             storage,
             offset,
             len,
+            salt,
+            serial: 0,
+        }
+    }
+
+    /// A copy for another writer (a thread of io.seq): the same bytes,
+    /// stamps of its own.
+    pub fn for_writer(&self, writer: u64) -> Block {
+        let salt = crate::stats::rng::Rng::new(self.salt ^ writer.wrapping_add(1)).next_u64();
+        let mut b = Block::zeroed(self.len, salt);
+        b.bytes_mut().copy_from_slice(self.bytes());
+        b
+    }
+
+    /// Makes the block unlike every other this writer wrote: the first
+    /// [`STAMP_BYTES`] of each [`SECTOR`] become a number drawn from the
+    /// writer's salt, the stamp's serial and the sector's place.
+    pub fn stamp(&mut self) {
+        self.serial += 1;
+        let base = self.salt ^ (self.serial << 24);
+        for (i, sector) in self.bytes_mut().chunks_mut(SECTOR).enumerate() {
+            let v = (base ^ i as u64).to_le_bytes();
+            let n = sector.len().min(STAMP_BYTES);
+            sector[..n].copy_from_slice(&v[..n]);
         }
     }
 
@@ -302,18 +349,30 @@ impl Block {
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.storage[self.offset..self.offset + self.len]
     }
+
+    /// Whether `data` (at most a block long) is this block's bytes but for
+    /// the stamps: what a write of it left.
+    pub fn written_as(&self, data: &[u8]) -> bool {
+        data.len() <= self.len
+            && data
+                .chunks(SECTOR)
+                .zip(self.bytes().chunks(SECTOR))
+                .all(|(d, b)| d.get(STAMP_BYTES..) == b[..d.len()].get(STAMP_BYTES..))
+    }
 }
 
 /// Writes `size` bytes to `file` from its current position in calls of
-/// `block.len()` (the last one shorter); returns the bytes written.
+/// `block.len()` (the last one shorter), stamping the block before each;
+/// returns the bytes written.
 ///
 /// # Errors
 /// The first write error.
-pub fn write_blocks(file: &mut File, block: &Block, size: u64) -> std::io::Result<u64> {
+pub fn write_blocks(file: &mut File, block: &mut Block, size: u64) -> std::io::Result<u64> {
     use std::io::Write;
     let mut done = 0u64;
     while done < size {
         let n = (size - done).min(block.len as u64) as usize;
+        block.stamp();
         file.write_all(&block.bytes()[..n])?;
         done += n as u64;
     }
@@ -339,16 +398,13 @@ pub fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
 }
 
 /// Whether `path` holds `size` bytes made of `block` repeated (the last
-/// copy cut short): what [`write_blocks`] wrote.
+/// copy cut short) but for the stamps: what [`write_blocks`] wrote.
 ///
 /// # Errors
 /// The error reading the file.
 pub fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bool> {
     let data = std::fs::read(path)?;
-    Ok(data.len() as u64 == size
-        && data
-            .chunks(block.len)
-            .all(|c| c == &block.bytes()[..c.len()]))
+    Ok(data.len() as u64 == size && data.chunks(block.len).all(|c| block.written_as(c)))
 }
 
 /// A flush of written data faster than this on a spinning disk or across a
@@ -624,13 +680,14 @@ mod tests {
     #[test]
     fn blocks_are_aligned_seeded_and_written_back_exactly() {
         let tmp = tempfile::tempdir().unwrap();
-        let block = Block::new(8192, 7);
+        let mut block = Block::new(8192, 7);
         assert_eq!(block.bytes().as_ptr() as usize % ALIGN, 0);
         assert_ne!(block.bytes(), Block::new(8192, 8).bytes());
         let path = tmp.path().join("f");
         let mut f = create_new(&path, 0).unwrap();
-        assert_eq!(write_blocks(&mut f, &block, 20_000).unwrap(), 20_000);
+        assert_eq!(write_blocks(&mut f, &mut block, 20_000).unwrap(), 20_000);
         assert!(holds_blocks(&path, &block, 20_000).unwrap());
+        assert!(!holds_blocks(&path, &Block::new(8192, 8), 20_000).unwrap());
         let mut again = std::fs::File::open(&path).unwrap();
         let mut buf = Block::new(4096, 0);
         assert_eq!(read_blocks(&mut again, &mut buf).unwrap(), 20_000);
@@ -639,6 +696,32 @@ mod tests {
             create_new(&path, 0).unwrap_err().kind(),
             std::io::ErrorKind::AlreadyExists
         );
+    }
+
+    #[test]
+    fn stamps_leave_no_two_sectors_alike_within_or_across_writers() {
+        // 4 KiB blocks of 8 sectors, three writes each by two writers
+        let first = Block::new(4096, 3);
+        let mut writers = [first.for_writer(0), first.for_writer(1)];
+        assert_eq!(writers[1].bytes().as_ptr() as usize % ALIGN, 0);
+        let mut sectors = std::collections::HashSet::new();
+        let mut written = 0;
+        for _ in 0..3 {
+            for w in &mut writers {
+                w.stamp();
+                assert!(first.written_as(w.bytes()), "only the stamps change");
+                for s in w.bytes().chunks(SECTOR) {
+                    sectors.insert(s.to_vec());
+                    written += 1;
+                }
+            }
+        }
+        assert_eq!(sectors.len(), written, "every sector written is unique");
+        // a changed byte outside the stamps is told apart
+        let mut w = first.for_writer(0);
+        w.bytes_mut()[SECTOR + STAMP_BYTES] ^= 1;
+        assert!(!first.written_as(w.bytes()));
+        assert!(first.written_as(&w.bytes()[..SECTOR + STAMP_BYTES]));
     }
 }
 

@@ -192,7 +192,7 @@ fn write_file_set(
     seed: u64,
     interrupted: &AtomicBool,
 ) -> Result<Vec<File>, BenchError> {
-    let block = Block::new(block.min(file_size) as usize, seed);
+    let mut block = Block::new(block.min(file_size) as usize, seed);
     let files = (0..FILE_NUM)
         .map(|i| {
             if interrupted.load(Ordering::SeqCst) {
@@ -200,7 +200,7 @@ fn write_file_set(
             }
             let path = target.file(&format!("test_file.{i}"));
             let mut f = create_new(&path, 0).map_err(|e| failed("creating", &path, e))?;
-            write_blocks(&mut f, &block, file_size).map_err(|e| failed("writing", &path, e))?;
+            write_blocks(&mut f, &mut block, file_size).map_err(|e| failed("writing", &path, e))?;
             Ok(f)
         })
         .collect::<Result<Vec<File>, BenchError>>()?;
@@ -296,6 +296,7 @@ impl Requests {
             file.read_exact_at(&mut self.buf, offset)?;
             self.reads += 1;
         } else {
+            self.block.stamp();
             file.write_all_at(self.block.bytes(), offset)?;
             self.writes += 1;
             self.dirty = true;

@@ -164,7 +164,10 @@ impl Bench for Seq {
             target,
             threads,
             file_size,
-            block: Block::new(record as usize, ctx.seed),
+            blocks: {
+                let first = Block::new(record as usize, ctx.seed);
+                (0..threads as u64).map(|i| first.for_writer(i)).collect()
+            },
             rep: 0,
             notes,
         }))
@@ -183,7 +186,8 @@ struct SeqTrial {
     target: Target,
     threads: usize,
     file_size: u64,
-    block: Block,
+    /// One block per thread, each stamped by its own writer.
+    blocks: Vec<Block>,
     rep: u64,
     notes: Vec<String>,
 }
@@ -203,12 +207,12 @@ impl Trial for SeqTrial {
         }
         let barrier = Barrier::new(self.threads);
         let start = Start::default();
-        let (block, size) = (&self.block, self.file_size);
+        let size = self.file_size;
         let outcomes: Vec<std::io::Result<Spans>> = std::thread::scope(|s| {
             let (start, barrier) = (&start, &barrier);
             let mut handles = Vec::with_capacity(files.len());
             let mut refused = None;
-            for f in files {
+            for (f, block) in files.into_iter().zip(self.blocks.iter_mut()) {
                 let spawned = std::thread::Builder::new()
                     .name("io-seq".into())
                     .spawn_scoped(s, move || worker(f, start, barrier, clock, block, size));
@@ -290,7 +294,7 @@ fn worker(
     start: &Start,
     barrier: &Barrier,
     clock: &Clock,
-    block: &Block,
+    block: &mut Block,
     size: u64,
 ) -> std::io::Result<Spans> {
     if !start.wait() {
@@ -307,7 +311,7 @@ fn worker(
             continue;
         }
         let t0 = clock.now();
-        match one_op(&mut f, i, block, &mut buf, size) {
+        match one_op(&mut f, i, &mut *block, &mut buf, size) {
             Ok(()) => *span = (t0, clock.now()),
             Err(e) => error = Some(e),
         }
@@ -323,7 +327,7 @@ fn worker(
 fn one_op(
     f: &mut File,
     op: usize,
-    block: &Block,
+    block: &mut Block,
     buf: &mut Block,
     size: u64,
 ) -> std::io::Result<()> {
@@ -346,7 +350,7 @@ fn check_first_record(f: &File, block: &Block, size: u64) -> std::io::Result<()>
     let n = (block.bytes().len() as u64).min(size) as usize;
     let mut head = vec![0u8; n];
     f.read_exact_at(&mut head, 0)?;
-    if head != block.bytes()[..n] {
+    if !block.written_as(&head) {
         return Err(std::io::Error::other(
             "the file does not hold what was written",
         ));
@@ -426,7 +430,7 @@ mod tests {
     fn the_worker_reads_back_what_it_wrote() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("f");
-        let block = Block::new(64 << 10, 3);
+        let mut block = Block::new(64 << 10, 3);
         let clock = Clock::real();
         let start = Start::default();
         start.open(true);
@@ -435,7 +439,7 @@ mod tests {
             &start,
             &Barrier::new(1),
             &clock,
-            &block,
+            &mut block,
             200_704,
         )
         .unwrap();
@@ -454,8 +458,9 @@ mod tests {
             let barrier = Barrier::new(2);
             std::thread::scope(|s| {
                 let (st, b) = (&start, &barrier);
-                let w =
-                    s.spawn(move || worker(f, st, b, &Clock::real(), &Block::new(4096, 1), 4096));
+                let w = s.spawn(move || {
+                    worker(f, st, b, &Clock::real(), &mut Block::new(4096, 1), 4096)
+                });
                 start.open(false);
                 tx.send(w.join().unwrap().is_err()).unwrap();
             });
