@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# envbench fidelity: runs envbench and a reference tool alternately (A B A B)
+# envbench fidelity: runs envbench and a reference tool alternately (A B B A)
 # on this machine with the same parameters and prints, per case, both
 # figures and the ratio envbench/reference with its spread over rounds.
 # These machines drift 10-65 % in absolute terms within half an hour, while
@@ -113,8 +113,11 @@ alternate() {
   local label=$1 unit=$2 efn=$3 rfn=$4 rname=$5 e r
   local es=() rs=()
   for ((i = 0; i < rounds; i++)); do
+    # envbench first in even rounds, the reference first in odd ones, so
+    # that a drift within a round falls on both sides alike
+    if ((i % 2 == 1)); then r=$($rfn) || { echo "$label: $rname failed" >&2; return 0; }; fi
     e=$($efn) || { echo "$label: envbench failed" >&2; return 0; }
-    r=$($rfn) || { echo "$label: $rname failed" >&2; return 0; }
+    if ((i % 2 == 0)); then r=$($rfn) || { echo "$label: $rname failed" >&2; return 0; }; fi
     es+=("$e"); rs+=("$r")
   done
   summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
@@ -445,8 +448,9 @@ section_hpcc() {
 # --io-size per job, 1 MiB blocks, fsync at the end of the write
 # (end_fsync=1), no preallocation (fallocate=none, as IOzone's initial
 # write), and invalidate=0 so that the read, like IOzone's, reads the files
-# the write made (filename_format) from the page cache. io.dd against dd itself: bs=64K conv=fdatasync,
-# bs=1M oflag=direct, and a read with bs=1M of a file just written.
+# the write made (filename_format) from the page cache. io.dd against dd
+# itself: bs=64K conv=fdatasync, bs=1M oflag=direct, and a read with bs=1M
+# of a file just written.
 section_io() {
   need_pkgs sysbench fio >/dev/null 2>&1 || true
   command -v sysbench >/dev/null && command -v fio >/dev/null || { echo "sysbench or fio missing; io section skipped" >&2; return 0; }
@@ -462,97 +466,153 @@ import sys; b = int(sys.argv[1])
 for sh, u in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
     if b >= 1 << sh and b % (1 << sh) == 0: print(f'{b >> sh}{u}'); break
 else: print(f'{b}B')" "$bytes")
+  # Each row runs only the case it compares (`--only 'io.dd[op=...]'`),
+  # and both sides measure alike: a warm-up, then the median of three
+  # (envbench's --reps 3..3 with the standard suite's warm-up; the
+  # reference run four times, the first dropped). The order alternates by
+  # round (envbench first in even rounds, the reference first in odd ones)
+  # so that what a write leaves behind (ext4 discards freed blocks, the
+  # page cache writes back) falls on both sides alike. At three rounds of
+  # one envbench run against one reference run, these rows moved 20-40 %
+  # from one run of the script to the next; the io section therefore runs
+  # at least 8 rounds.
+  local iorounds=$((rounds < 8 ? 8 : rounds))
   e_io() { "$envbench" run --no-history --suite standard --quiet --force --dir "io=$d" --file-size "$io_size" --io-total "$io_size" --reps 3..3 --rounds 1 "$@" -o "$work/e.json" >/dev/null; }
+  med() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
+  # ordered E R: runs the functions E and R in this round's order
+  ordered() { if ((i % 2 == 0)); then "$1"; "$2"; else "$2"; "$1"; fi; }
+  # warm3 CMD...: runs CMD (which prints one figure) four times and prints
+  # the median of the last three
+  warm3() {
+    local k v=()
+    for ((k = 0; k < 4; k++)); do v+=("$("$@")"); done
+    med "${v[@]:1}"
+  }
+  local i
 
-  # io.random against sysbench fileio rndrw
+  # io.random against sysbench fileio rndrw: the files prepared once, then
+  # 1 s runs, as envbench's case does
   local sb=(--file-num=128 --file-total-size="$bytes" --file-block-size=16384)
   local er=() rr=() ew=() rw=()
-  for ((i = 0; i < rounds; i++)); do
+  local key_r="io.random[block=16KiB,dir=io,duration_ms=1000,total_size=$label]"
+  e_random() {
     e_io --only io.random
-    local key="io.random[block=16KiB,dir=io,duration_ms=1000,total_size=$label]"
-    er+=("$(envbench_median "$key" reads_per_sec)")
-    ew+=("$(envbench_median "$key" written_throughput)")
+    er+=("$(envbench_median "$key_r" reads_per_sec)")
+    ew+=("$(envbench_median "$key_r" written_throughput)")
+  }
+  sb_run() { (cd "$d/sb" && sysbench fileio "${sb[@]}" --file-test-mode=rndrw --time="$io_secs" run); }
+  r_random() {
     mkdir "$d/sb"
-    local out
-    out=$(cd "$d/sb" && sysbench fileio "${sb[@]}" prepare >/dev/null && sysbench fileio "${sb[@]}" --file-test-mode=rndrw --time="$io_secs" run)
+    (cd "$d/sb" && sysbench fileio "${sb[@]}" prepare >/dev/null)
+    local k reads=() writes=() out
+    for ((k = 0; k < 4; k++)); do
+      out=$(sb_run)
+      reads+=("$(awk '/reads\/s:/ { print $2 }' <<<"$out")")
+      writes+=("$(awk '/written, MiB\/s:/ { print $3 }' <<<"$out")")
+    done
     rm -rf "$d/sb"
-    rr+=("$(awk '/reads\/s:/ { print $2 }' <<<"$out")")
-    rw+=("$(awk '/written, MiB\/s:/ { print $3 }' <<<"$out")")
-  done
+    rr+=("$(med "${reads[@]:1}")")
+    rw+=("$(med "${writes[@]:1}")")
+  }
+  for ((i = 0; i < iorounds; i++)); do ordered e_random r_random; done
   summarize "io.random reads_per_sec" ops/s "sysbench fileio rndrw" "${er[*]}" "${rr[*]}"
   summarize "io.random written_throughput" MiB/s "sysbench fileio rndrw" "${ew[*]}" "${rw[*]}"
 
   # io.seq against fio, 1 and 2 threads
+  fio_bw() { python3 -c "import json,sys; j = json.loads(sys.stdin.read())['jobs'][int(sys.argv[1])]; print(j[sys.argv[2]]['bw_bytes'] / 1e6)" "$@"; }
+  # two invocations: with the read job in the same one, fio lays the files
+  # out for it before the write job starts, and the "write" is then a
+  # rewrite of allocated blocks (2.4-2.8 GB/s here, against 1.4-1.6 GB/s
+  # for a write to a new file, as dd conv=fsync)
+  fio_write() {
+    mkdir "$d/fio"
+    fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
+      --end_fsync=1 --fallocate=none --group_reporting --output-format=json | fio_bw 0 write
+    rm -rf "$d/fio"
+  }
+  # the read: a write and a read job in one invocation, as IOzone reads
+  # right after writing (a read in an invocation of its own ran at 5.8-7.5
+  # GB/s from the page cache against dd's 15-17 GB/s: fio's start-up
+  # weighs on a 20 ms job)
+  fio_read() {
+    mkdir "$d/fio"
+    fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
+      --end_fsync=1 --fallocate=none --group_reporting --output-format=json \
+      --name=rd --stonewall --rw=read --bs=1M --size="$bytes" --numjobs="$t" --invalidate=0 \
+      --group_reporting --unlink=1 | fio_bw 1 read
+    rm -rf "$d/fio"
+  }
+  local t esw=() rsw=() esr=() rsr=()
+  e_seq() {
+    e_io --only io.seq --threads "$t"
+    local key="io.seq[dir=io,file_size=$label,record=1MiB,threads=$t]"
+    esw+=("$(envbench_median "$key" write)")
+    esr+=("$(envbench_median "$key" read)")
+  }
+  r_seq() {
+    rsw+=("$(warm3 fio_write)")
+    rsr+=("$(warm3 fio_read)")
+  }
   for t in 1 2; do
-    local esw=() rsw=() esr=() rsr=()
-    for ((i = 0; i < rounds; i++)); do
-      e_io --only io.seq --threads "$t"
-      local key="io.seq[dir=io,file_size=$label,record=1MiB,threads=$t]"
-      esw+=("$(envbench_median "$key" write)")
-      esr+=("$(envbench_median "$key" read)")
-      mkdir "$d/fio"
-      local json
-      # two invocations: with the read job in the same one, fio lays the
-      # files out for it before the write job starts, and the "write" is
-      # then a rewrite of allocated blocks (2.4-2.8 GB/s here, against
-      # 1.4-1.6 GB/s for a write to a new file, as dd conv=fsync)
-      json=$(fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
-        --end_fsync=1 --fallocate=none --group_reporting --output-format=json)
-      rsw+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][0]['write']['bw_bytes'] / 1e6)" <<<"$json")")
-      # the read: a write and a read job in one invocation, as IOzone reads
-      # right after writing (a read in an invocation of its own ran at
-      # 5.8-7.5 GB/s from the page cache against dd's 15-17 GB/s: fio's
-      # start-up weighs on a 20 ms job)
-      rm -rf "$d/fio" && mkdir "$d/fio"
-      json=$(fio --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
-        --end_fsync=1 --fallocate=none --group_reporting --output-format=json \
-        --name=rd --stonewall --rw=read --bs=1M --size="$bytes" --numjobs="$t" --invalidate=0 \
-        --group_reporting --unlink=1)
-      rm -rf "$d/fio"
-      rsr+=("$(python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][1]['read']['bw_bytes'] / 1e6)" <<<"$json")")
-    done
+    esw=() rsw=() esr=() rsr=()
+    for ((i = 0; i < iorounds; i++)); do ordered e_seq r_seq; done
     summarize "io.seq[threads=$t] write" MB/s "fio write end_fsync=1" "${esw[*]}" "${rsw[*]}"
     summarize "io.seq[threads=$t] read" MB/s "fio read (cached)" "${esr[*]}" "${rsr[*]}"
   done
 
   # io.dd against dd; dd prints bytes ... copied, SECONDS s, RATE. The
-  # O_DIRECT write is also set against fio's (psync pwrite of a prepared
-  # buffer), a second reference for the row where envbench and dd differed
-  # most (dd's reading of /dev/zero, 40 GB/s on the Xeon guest, explains
-  # about 4 % of a 1.5 GB/s write, not the whole gap). On a disk whose
-  # filesystem discards freed blocks (ext4 `discard` on the Xeon guest) a
-  # direct write's rate depends on what was freed just before (0.79-0.86
-  # GB/s after the discards settled, 0.87-1.14 right after a removal), so
-  # dd writes in envbench's pattern: a warm-up, then the median of three.
+  # O_DIRECT write is also set against fio's (psync pwrite; fio rewrites a
+  # few bytes of every 512-byte sector of its buffer before each write,
+  # scramble_buffers, as envbench stamps its blocks). dd fills its whole
+  # buffer from /dev/zero before every block: on the Xeon guest, a writer
+  # that read /dev/zero into its 1 MiB buffer before each direct write ran
+  # 1.07-1.37x slower (median of 8 about 1.18) than the same writer
+  # without, although /dev/zero alone reads at 44 GB/s (the virtual block
+  # device reads the buffer from another CPU, so each rewrite of it misses
+  # the cache), so envbench is expected above dd on that row and level with
+  # fio.
   dd_rate() { awk '/copied/ { print $1 / $(NF-3) / 1e6 }'; }
   local ef=() rf=() ed=() rd=() ew2=() rw2=() rdf=()
   local blocks64=$((bytes / 65536)) blocks1m=$((bytes / 1048576))
-  for ((i = 0; i < rounds; i++)); do
-    e_io --only io.dd
-    ef+=("$(envbench_median "io.dd[block=64KiB,dir=io,file_size=$label,op=write_fdatasync]" throughput)")
-    ed+=("$(envbench_median "io.dd[block=1MiB,dir=io,file_size=$label,op=write_direct]" throughput)")
-    ew2+=("$(envbench_median "io.dd[block=1MiB,dir=io,file_size=$label,op=read_warm]" throughput)")
-    rf+=("$(dd if=/dev/zero of="$d/ddfile" bs=64K count="$blocks64" conv=fdatasync 2>&1 | dd_rate)")
-    rm -f "$d/ddfile"
-    # as envbench measures it: a warm-up write, then three, each to a new
-    # file with the last one removed; the median of the three
-    local k direct=()
-    for ((k = 0; k < 4; k++)); do
-      direct+=("$(dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" oflag=direct 2>&1 | dd_rate)")
-      rm -f "$d/ddfile"
-    done
-    rd+=("$(python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[2:])))" "${direct[@]}")")
+  local key_dd="io.dd[block=%s,dir=io,file_size=$label,op=%s]"
+  dd_sync() { dd if=/dev/zero of="$d/ddfile" bs=64K count="$blocks64" conv=fdatasync 2>&1 | dd_rate; rm -f "$d/ddfile"; }
+  dd_direct() { dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" oflag=direct 2>&1 | dd_rate; rm -f "$d/ddfile"; }
+  fio_direct() {
     mkdir "$d/fio"
-    rdf+=("$(fio --directory="$d/fio" --name=direct --rw=write --bs=1M --size="$bytes" --direct=1 --ioengine=psync \
-      --fallocate=none --output-format=json | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['jobs'][0]['write']['bw_bytes'] / 1e6)")")
+    fio --directory="$d/fio" --name=direct --rw=write --bs=1M --size="$bytes" --direct=1 --ioengine=psync \
+      --fallocate=none --output-format=json | fio_bw 0 write
     rm -rf "$d/fio"
+  }
+  dd_warm() { dd if="$d/ddfile" of=/dev/null bs=1M 2>&1 | dd_rate; }
+  e_sync() {
+    e_io --only 'io.dd[op=write_fdatasync]'
+    # shellcheck disable=SC2059
+    ef+=("$(envbench_median "$(printf "$key_dd" 64KiB write_fdatasync)" throughput)")
+  }
+  r_sync() { rf+=("$(warm3 dd_sync)"); }
+  e_direct() {
+    e_io --only 'io.dd[op=write_direct]'
+    # shellcheck disable=SC2059
+    ed+=("$(envbench_median "$(printf "$key_dd" 1MiB write_direct)" throughput)")
+  }
+  r_direct() { rd+=("$(warm3 dd_direct)"); rdf+=("$(warm3 fio_direct)"); }
+  e_warm() {
+    e_io --only 'io.dd[op=read_warm]'
+    # shellcheck disable=SC2059
+    ew2+=("$(envbench_median "$(printf "$key_dd" 1MiB read_warm)" throughput)")
+  }
+  r_warm() {
     dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" conv=fdatasync 2>/dev/null
-    cat "$d/ddfile" >/dev/null
-    rw2+=("$(dd if="$d/ddfile" of=/dev/null bs=1M 2>&1 | dd_rate)")
+    rw2+=("$(warm3 dd_warm)")
     rm -f "$d/ddfile"
+  }
+  for ((i = 0; i < iorounds; i++)); do
+    ordered e_sync r_sync
+    ordered e_direct r_direct
+    ordered e_warm r_warm
   done
   summarize "io.dd[op=write_fdatasync] throughput" MB/s "dd bs=64K conv=fdatasync" "${ef[*]}" "${rf[*]}"
-  summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct (median of 3 after 1)" "${ed[*]}" "${rd[*]}"
+  summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct" "${ed[*]}" "${rd[*]}"
   summarize "io.dd[op=write_direct] throughput" MB/s "fio bs=1M direct=1 psync" "${ed[*]}" "${rdf[*]}"
   summarize "io.dd[op=read_warm] throughput" MB/s "dd bs=1M (cached)" "${ew2[*]}" "${rw2[*]}"
   rm -rf "$d"
@@ -646,7 +706,7 @@ NGINX
   local place cpu
   for place in same split; do
     cpu=$cpu0; [ "$place" = split ] && cpu=${cpu1:-$cpu0}
-    e_echo() { envbench_run net.tcp_echo && envbench_median "net.tcp_echo[connection=kept,cpus=$place,requests=5000]" round_trip_p50; }
+    e_echo() { envbench_run "net.tcp_echo[connection=kept,cpus=$place]" && envbench_median "net.tcp_echo[connection=kept,cpus=$place,requests=5000]" round_trip_p50; }
     r_echo() {
       taskset -c "$cpu" sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp" -m 64 -t "$secs" --mps=max 2>/dev/null |
         awk '/percentile 50.000/ { print $NF * 2 }'
@@ -691,16 +751,21 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   for page in 1 10 100; do
     local url="http://127.0.0.1:$ng/${page}k.html"
     local e1=() e1s=() e16=() w1=() w1s=() w16=() o1=() o16=() n1=() n16=()
-    for ((i = 0; i < rounds; i++)); do
+    e_http() {
       taskset -c "$ccpu" "$envbench" run --no-history --suite quick --quiet --force --only net.http --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
       e1+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
       e16+=("$(envbench_median "net.http[clients=16,url=$url]" requests_per_sec)")
-      taskset -c "$cpu0" "$envbench" run --no-history --suite quick --quiet --force --only net.http --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
+      taskset -c "$cpu0" "$envbench" run --no-history --suite quick --quiet --force --only 'net.http[clients=1]' --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
       e1s+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
+    }
+    r_http() {
       w1+=("$(wrk_rate "$url" 1 "$ccpu")"); w16+=("$(wrk_rate "$url" 16 "$ccpu")")
       w1s+=("$(wrk_rate "$url" 1 "$cpu0")")
-      o1+=("$(wrk_rate "${own}${page}k.html" 1 "$ccpu")"); n1+=("$(wrk_rate "$url" 1 "$ccpu")")
-      o16+=("$(wrk_rate "${own}${page}k.html" 16 "$ccpu")"); n16+=("$(wrk_rate "$url" 16 "$ccpu")")
+    }
+    o_http() { o1+=("$(wrk_rate "${own}${page}k.html" 1 "$ccpu")"); o16+=("$(wrk_rate "${own}${page}k.html" 16 "$ccpu")"); }
+    n_http() { n1+=("$(wrk_rate "$url" 1 "$ccpu")"); n16+=("$(wrk_rate "$url" 16 "$ccpu")"); }
+    for ((i = 0; i < rounds; i++)); do
+      if ((i % 2 == 0)); then e_http; r_http; o_http; n_http; else r_http; e_http; n_http; o_http; fi
     done
     summarize "net.http client, nginx ${page}k, 1 conn, split" req/s "wrk -t1 -c1" "${e1[*]}" "${w1[*]}"
     summarize "net.http client, nginx ${page}k, 1 conn, same" req/s "wrk -t1 -c1" "${e1s[*]}" "${w1s[*]}"
