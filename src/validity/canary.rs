@@ -136,24 +136,36 @@ fn mem_mbs(clock: &Clock, bytes: usize) -> f64 {
     median(&mut rates)
 }
 
-/// The canary rule for one case: the readings taken just before and just
-/// after each of its repetitions (`rep_times_secs`, run-relative end
-/// times), checked against each kernel's run median. None when the case
-/// ran among steady readings or there are too few readings to tell.
+/// The canary rule for one case: a repetition is doubted when the
+/// readings taken just before and just after it (`rep_times_secs`,
+/// run-relative end times) both lie off a kernel's run median; one
+/// reading alone where the repetition ran first or last. None when the
+/// case ran among steady readings or there are too few readings to tell.
+///
+/// Both sides, because a reading is a ~50 ms sample 2 s or more from the
+/// next: a lone excursion says the machine was off for that moment, not
+/// across the repetitions around it. On the project's Xeon VM the rule
+/// that took either side flagged 93 of 260 case runs in six quick runs
+/// and 54 of 216 in three standard ones, and the flagged cases strayed
+/// from the same case's median over the runs no more than the others
+/// (mean |ln ratio| 0.079 against 0.082; 30 % against 30 % beyond 10 %):
+/// the flags left cases out of compare's means without telling noise
+/// from signal. Taking both sides flags 5 and 6 of them.
 pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
     let n = canary.times_secs.len();
     if n < CANARY_MIN_READINGS || rep_times_secs.is_empty() {
         return None;
     }
-    let near: std::collections::BTreeSet<usize> = rep_times_secs
+    // each repetition's bracketing readings: (before, after), either absent
+    // at the ends of the run
+    let brackets: std::collections::BTreeSet<(Option<usize>, Option<usize>)> = rep_times_secs
         .iter()
-        .flat_map(|&t| {
+        .map(|&t| {
             let after = canary.times_secs.partition_point(|&c| c < t);
-            [after.checked_sub(1), (after < n).then_some(after)]
+            (after.checked_sub(1), (after < n).then_some(after))
         })
-        .flatten()
         .collect();
-    let mut worst: Option<(f64, &str, f64, f64)> = None;
+    let mut worst: Option<(f64, &str, Vec<f64>, f64)> = None;
     for (name, values) in [("CPU", &canary.cpu_mops), ("memory", &canary.mem_mbs)] {
         if values.len() != n {
             continue;
@@ -161,23 +173,36 @@ pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
         let med = median(&mut values.clone());
         let mut devs: Vec<f64> = values.iter().map(|v| (v / med - 1.0).abs()).collect();
         let tolerance = CANARY_TOLERANCE.max(CANARY_SPREADS * 1.4826 * median(&mut devs));
-        for &i in &near {
-            let dev = values[i] / med - 1.0;
-            if dev.abs() > tolerance && worst.is_none_or(|w| dev.abs() > w.0.abs()) {
-                worst = Some((dev, name, canary.times_secs[i], tolerance));
+        let dev = |i: usize| values[i] / med - 1.0;
+        for &(before, after) in &brackets {
+            let sides: Vec<usize> = [before, after].into_iter().flatten().collect();
+            if sides.is_empty() || sides.iter().any(|&i| dev(i).abs() <= tolerance) {
+                continue;
+            }
+            // the nearer to the median of the two: how far the machine was off at least
+            let least = sides
+                .iter()
+                .map(|&i| dev(i))
+                .min_by(|a, b| a.abs().total_cmp(&b.abs()))
+                .expect("invariant: sides is not empty");
+            if worst.as_ref().is_none_or(|w| least.abs() > w.0.abs()) {
+                let at = sides.iter().map(|&i| canary.times_secs[i]).collect();
+                worst = Some((least, name, at, tolerance));
             }
         }
     }
     let (dev, name, at, tolerance) = worst?;
+    let at: Vec<String> = at.iter().map(|t| format!("{t:.1} s")).collect();
     Some(Suspect {
         kind: "canary".into(),
         message: format!(
-            "the {name} canary ran {:.0} % {} than its run median at {at:.1} s, next to this case's \
-             repetitions: the machine itself was {} then (steal time, frequency, a busy neighbour), \
-             beyond the {:.0} % the canary allows in this run (at least {:.0} %, or {CANARY_SPREADS} \
-             times its own spread)",
+            "the {name} canary ran at least {:.0} % {} than its run median at {}, around one of this \
+             case's repetitions: the machine itself was {} then (steal time, frequency, a busy \
+             neighbour), beyond the {:.0} % the canary allows in this run (at least {:.0} %, or \
+             {CANARY_SPREADS} times its own spread)",
             dev.abs() * 100.0,
             if dev < 0.0 { "slower" } else { "faster" },
+            at.join(" and "),
             if dev < 0.0 { "slower" } else { "faster" },
             tolerance * 100.0,
             CANARY_TOLERANCE * 100.0
@@ -198,15 +223,21 @@ mod tests {
     }
 
     #[test]
-    fn a_case_next_to_a_slow_canary_reading_is_suspect() {
-        // readings at 0, 2, 4, 6, 8 s; the one at 4 s is 20 % slow
-        let c = canary(&[100.0, 101.0, 80.0, 99.0, 100.0]);
-        let s = judge(&[4.5, 5.0], &c).expect("suspect");
+    fn a_case_between_two_slow_canary_readings_is_suspect() {
+        // readings at 0, 2, 4, 6, 8, 10 s; those at 4 and 6 s are 20-25 % slow
+        let c = canary(&[100.0, 101.0, 80.0, 75.0, 99.0, 100.0]);
+        let s = judge(&[3.0, 4.5, 5.0], &c).expect("suspect");
         assert_eq!(s.kind, "canary");
-        assert!(s.message.contains("20 % slower"), "{}", s.message);
-        assert!(s.message.contains("at 4.0 s"), "{}", s.message);
-        // a case between 6 and 8 s saw only steady readings
+        assert!(s.message.contains("at least 20 % slower"), "{}", s.message);
+        assert!(s.message.contains("at 4.0 s and 6.0 s"), "{}", s.message);
+        // next to one slow reading only: not suspect
+        assert_eq!(judge(&[2.5, 3.9], &c), None);
         assert_eq!(judge(&[6.5, 7.9], &c), None);
+        // before the first reading, the one after decides
+        let mut late = canary(&[70.0, 100.0, 101.0, 99.0]);
+        late.times_secs = vec![1.0, 3.0, 5.0, 7.0];
+        assert!(judge(&[0.5], &late).is_some());
+        assert_eq!(judge(&[1.5], &late), None);
     }
 
     #[test]
@@ -231,11 +262,12 @@ mod tests {
         for i in 0..wandering.len() {
             assert_eq!(judge(&[i as f64 * 2.0 + 0.1], &c), None, "reading {i}");
         }
-        // a reading at half the rate is an outlier even of that series
+        // readings at half the rate are outliers even of that series
         c.mem_mbs[9] = 10_000.0;
-        let s = judge(&[18.1], &c).expect("suspect");
+        c.mem_mbs[10] = 10_000.0;
+        let s = judge(&[19.0], &c).expect("suspect");
         assert!(
-            s.message.contains("memory canary ran 49 % slower"),
+            s.message.contains("memory canary ran at least 49 % slower"),
             "{}",
             s.message
         );
