@@ -70,12 +70,18 @@ impl CaseSpec {
         let params: Vec<String> = self
             .params
             .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
-            })
+            .map(|(k, v)| format!("{k}={}", param_text(v)))
             .collect();
         format!("{}[{}]", self.bench, params.join(","))
+    }
+}
+
+/// A parameter's value as it reads in a case key: strings bare, other
+/// values as JSON (`getppid`, `2`).
+pub fn param_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -5,7 +5,6 @@
 //! A pattern without brackets takes every case of its benches.
 
 use super::{Bench, CaseSpec, ALL};
-use serde_json::Value;
 
 /// One parsed `--only` pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,14 +91,6 @@ pub fn parse(pattern: &str) -> Result<Selector, String> {
     })
 }
 
-/// A parameter's value as it reads in a case key.
-fn key_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// A value against a wanted one: equal, or a `*`-glob that matches.
 fn value_matches(value: &str, want: &str) -> bool {
     value == want || super::glob(want.as_bytes(), value.as_bytes())
@@ -118,7 +109,7 @@ impl Selector {
             && self.params.iter().all(|(k, want)| {
                 case.params
                     .get(k)
-                    .is_some_and(|v| value_matches(&key_text(v), want))
+                    .is_some_and(|v| value_matches(&super::param_text(v), want))
             })
     }
 
@@ -149,7 +140,7 @@ impl Selector {
         for (k, _) in &self.params {
             let mut values: Vec<String> = mine
                 .iter()
-                .filter_map(|c| c.params.get(k).map(key_text))
+                .filter_map(|c| c.params.get(k).map(super::param_text))
                 .collect();
             values.sort();
             values.dedup();
@@ -180,6 +171,7 @@ impl Selector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use std::collections::BTreeMap;
 
     fn case(bench: &str, params: &[(&str, Value)]) -> CaseSpec {

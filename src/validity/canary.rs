@@ -4,8 +4,9 @@
 //! case, is what changes them: steal time, a frequency change, a busy
 //! neighbour on the host. On the project's machines the same figures moved
 //! 10-65 % within half an hour; the canary says when that happened, and a
-//! case whose repetitions ran next to a canary reading more than
-//! [`CANARY_TOLERANCE`] away from the run's median is suspect.
+//! case with a repetition between two canary readings that both lie more
+//! than [`CANARY_TOLERANCE`] away from the run's median is suspect (see
+//! [`judge`]).
 
 use crate::bench::clock::Clock;
 use crate::bench::mem::pages::{PageBuf, PagePolicy};
@@ -18,15 +19,14 @@ use std::time::Duration;
 /// run (about 40-60 ms per measurement).
 pub const CANARY_INTERVAL_SECS: f64 = 2.0;
 
-/// A case is suspect when a canary reading next to its repetitions lies
-/// more than this share away from the run's median of that kernel, or
+/// A canary reading is off when it lies more than this share away from
+/// the run's median of that kernel, or
 /// more than [`CANARY_SPREADS`] of the kernel's own spread in the run,
 /// whichever is larger.
 pub const CANARY_TOLERANCE: f64 = 0.10;
 
 /// How many robust standard deviations (1.4826 x the median absolute
-/// deviation) of its own run a canary reading must stray to make a case
-/// suspect. On the project's EPYC VM the memory canary wandered ±15 %
+/// deviation) of its own run a canary reading must stray to be off. On the project's EPYC VM the memory canary wandered ±15 %
 /// through a quiet quick run (its MAD 6 %) while the CPU canary held ±3 %:
 /// a fixed 10 % band flagged 41 of 43 cases. A reading is now an outlier
 /// of its own series before it casts doubt.
@@ -144,13 +144,14 @@ fn mem_mbs(clock: &Clock, bytes: usize) -> f64 {
 ///
 /// Both sides, because a reading is a ~50 ms sample 2 s or more from the
 /// next: a lone excursion says the machine was off for that moment, not
-/// across the repetitions around it. On the project's Xeon VM the rule
-/// that took either side flagged 93 of 260 case runs in six quick runs
-/// and 54 of 216 in three standard ones, and the flagged cases strayed
-/// from the same case's median over the runs no more than the others
-/// (mean |ln ratio| 0.079 against 0.082; 30 % against 30 % beyond 10 %):
-/// the flags left cases out of compare's means without telling noise
-/// from signal. Taking both sides flags 5 and 6 of them.
+/// across the repetitions around it. On the project's Xeon VM, in six
+/// quick runs, the case runs the rule that took either side had flagged
+/// strayed from the same case's median over the runs no more than the
+/// others (`bench/suspects.py`: mean |ln ratio| 0.083 against 0.077, 32 %
+/// against 29 % beyond 10 %): the flags left cases out of compare's means
+/// without telling noise from signal. Re-judged, those six quick runs and
+/// three standard ones have 93 of 260 and 54 of 216 case runs flagged by
+/// either side, 5 and 6 by both.
 pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
     let n = canary.times_secs.len();
     if n < CANARY_MIN_READINGS || rep_times_secs.is_empty() {
