@@ -6,13 +6,11 @@
 //! itself, reaping its children and removing its directories as usual. The
 //! second one cannot wait for that, so [`emergency_exit`] stops every
 //! descendant of envbench (each was started by envbench or by a child it
-//! started), kills them by PID, removes every live [`ScratchDir`] and exits
-//! with 130. Scratch directories are created and removed under one lock,
+//! started), kills them by PID, removes every live scratch directory (the
+//! benches' `ScratchDir`s register here) and exits with 130. Scratch directories are created and removed under one lock,
 //! which the emergency exit holds to the end, and the normal end of a run
 //! ([`Settle`]) waits for that lock: neither exit can cut the other's
 //! cleanup short.
-//!
-//! [`ScratchDir`]: crate::bench::ScratchDir
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -188,69 +186,18 @@ mod tests {
     }
 
     #[test]
-    fn a_live_child_and_grandchild_are_descendants() {
-        use crate::bench::os::{fork_child, pause_forever, Children};
-        let mut kids = Children::default();
-        let child = fork_child(pause_forever).unwrap();
-        kids.push(child);
-        // a second child that itself forks a grandchild, then pauses
-        let middle = fork_child(|| {
-            // SAFETY: fork and pause are async-signal-safe.
-            unsafe {
-                if libc::fork() == 0 {
-                    loop {
-                        libc::pause();
-                    }
-                }
-                loop {
-                    libc::pause();
-                }
-            }
-        })
-        .unwrap();
-        kids.push(middle);
-        let start = std::time::Instant::now();
-        let grandchildren = loop {
-            let g = descendants(middle, Path::new("/proc"));
-            if !g.is_empty() || start.elapsed() > std::time::Duration::from_secs(5) {
-                break g;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
-        // the grandchild is ours too: killed by PID on every path, before
-        // `kids` kills and reaps the children
-        let _grandchildren = KillOnDrop(grandchildren.clone());
-        assert_eq!(grandchildren.len(), 1, "the middle child forked one");
-        let found = descendants(std::process::id() as i32, Path::new("/proc"));
-        for p in [child, middle].iter().chain(&grandchildren) {
-            assert!(found.contains(p), "{p} not in {found:?}");
-        }
-    }
-
-    /// Kills the listed processes (started by the test) when dropped.
-    struct KillOnDrop(Vec<i32>);
-
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            for &pid in &self.0 {
-                // SAFETY: `pid` is a process this test started.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-    }
-
-    #[test]
     fn registered_scratch_directories_are_removed() {
         let tmp = tempfile::tempdir().unwrap();
-        let a = crate::bench::ScratchDir::new(tmp.path(), "cleanup-test").unwrap();
-        std::fs::write(a.path().join("f"), b"x").unwrap();
-        let path = a.path().to_path_buf();
+        let path = tmp.path().join("envbench-cleanup-test");
+        create_scratch(&path).unwrap();
+        std::fs::write(path.join("f"), b"x").unwrap();
         assert!(scratch().contains(&path));
-        // what the second interrupt does while `a` is still alive (only to
-        // this test's directory: other tests' are alive too)
+        // what the second interrupt does while the directory is still in
+        // use (only to this test's directory: other tests' are alive too)
         assert_eq!(remove_dirs(std::slice::from_ref(&path)), 1);
         assert!(!path.exists());
-        drop(a); // its own removal finds nothing left and is quiet
+        // its owner's own removal finds nothing left and is quiet
+        remove_scratch_dir(&path);
         assert!(!scratch().contains(&path));
     }
 }

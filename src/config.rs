@@ -2,6 +2,8 @@
 //! builds a [`RunConfig`] from a [`Suite`]'s defaults plus the user's flags.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -163,9 +165,11 @@ pub struct RunConfig {
     pub threads: Option<Vec<usize>>,
     /// Fake clock for tests: timings are synthetic.
     pub fake_clock: bool,
-    /// Theoretical memory bandwidth in GB/s given by the user, for STREAM efficiency.
-    #[serde(default)]
-    pub mem_bandwidth_gbs: Option<f64>,
+    /// The options benchmark families declare, as given (`--stream-elems`
+    /// as `stream_elems`, `--mem-bandwidth` as `mem_bandwidth_gbs`): kept
+    /// beside the other fields of the configuration, absent when not given.
+    #[serde(flatten)]
+    pub options: FamilyOptions,
     /// `--wait-idle`: how long to wait, seconds, for other processes to
     /// quieten before measuring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +177,35 @@ pub struct RunConfig {
     /// `--require-idle`: refuse to measure on a busy machine.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_idle: bool,
+}
+
+/// Values of the options benchmark families declare
+/// ([`crate::bench::Family::options`]), by key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FamilyOptions(pub BTreeMap<String, Value>);
+
+impl FamilyOptions {
+    /// A whole number given under `key`.
+    pub fn u64(&self, key: &str) -> Option<u64> {
+        self.0.get(key).and_then(Value::as_u64)
+    }
+
+    /// A number given under `key`.
+    pub fn f64(&self, key: &str) -> Option<f64> {
+        self.0.get(key).and_then(Value::as_f64)
+    }
+
+    /// A text given under `key`.
+    pub fn text(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+
+    /// The options with `key` set to `value`.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> FamilyOptions {
+        self.0.insert(key.to_string(), value.into());
+        self
+    }
 }
 
 /// The seed used when the user gives none; fixed, so reports reproduce.

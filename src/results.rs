@@ -54,8 +54,8 @@ pub struct ResultFile {
     pub anomalies: Vec<Anomaly>,
     /// Run-level remarks.
     pub notes: Vec<String>,
-    /// The canary kernels measured between cases (see
-    /// [`crate::validity::canary`]); absent in files written before it.
+    /// The canary kernels measured between cases (the validity
+    /// guardrails' canary); absent in files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary: Option<Canary>,
     /// Run-level reasons to doubt every case (a governor other than
@@ -286,6 +286,35 @@ pub struct Anomaly {
     pub message: String,
 }
 
+impl ResultFile {
+    /// A run's file before its first case: running, no cases yet.
+    pub fn new(
+        run_id: String,
+        config: &RunConfig,
+        fingerprint: Fingerprint,
+        started_utc: String,
+    ) -> ResultFile {
+        ResultFile {
+            schema_version: SCHEMA_VERSION,
+            envbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            run_id,
+            label: config.label.clone(),
+            status: RunStatus::Running,
+            started_utc,
+            ended_utc: None,
+            config: config.clone(),
+            fingerprint,
+            cases: Vec::new(),
+            rounds: None,
+            derived: Vec::new(),
+            anomalies: Vec::new(),
+            notes: Vec::new(),
+            canary: None,
+            suspect: Vec::new(),
+        }
+    }
+}
+
 impl CaseResult {
     /// The samples of `metric` split by round, in round order (one round
     /// for version 1 files). None when the case has no such metric.
@@ -302,6 +331,29 @@ impl CaseResult {
     }
 }
 
+/// A case's key, `os.syscall[call=getppid]`: the bench id and the
+/// parameters in order. Unique within a run, stable across runs: it is how
+/// `compare` matches cases.
+pub fn case_key(bench: &str, params: &BTreeMap<String, Value>) -> String {
+    if params.is_empty() {
+        return bench.to_string();
+    }
+    let params: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", param_text(v)))
+        .collect();
+    format!("{bench}[{}]", params.join(","))
+}
+
+/// A parameter's value as it reads in a case key: strings bare, other
+/// values as JSON (`getppid`, `2`).
+pub fn param_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// Builds the metric results of a case from raw samples, summarising each.
 pub fn metric_results(
     specs: &[crate::units::MetricSpec],
@@ -315,9 +367,7 @@ pub fn metric_results(
             name: spec.name.to_string(),
             unit: spec.unit,
             direction: spec.direction,
-            summary: crate::stats::Sample::new(samples.clone())
-                .ok()
-                .map(|s| crate::stats::summarize(&s, seed)),
+            summary: crate::stats::summary_of(&samples, seed),
             samples,
         })
         .collect()

@@ -1,6 +1,7 @@
 //! Units and directions of metrics, and UTC time stamps.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The unit of a metric; serialised as its symbol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +162,91 @@ pub struct MetricSpec {
     pub unit: Unit,
     /// Whether higher is better.
     pub direction: Direction,
+}
+
+/// Smallest size accepted for a file or a record: one page, the unit
+/// O_DIRECT needs.
+pub const MIN_SIZE_BYTES: u64 = 4096;
+
+/// Parses `64M`, `1G`, `512K`, `4096` (suffixes K, M, G, T are powers of
+/// 1024; `KiB`, `MB` and the like are read the same way): a whole number
+/// of pages.
+///
+/// # Errors
+/// A message saying what is wrong.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits_end);
+    let shift = match suffix.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G")),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G"))?;
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("'{t}' is too large"))?;
+    if bytes < MIN_SIZE_BYTES || !bytes.is_multiple_of(MIN_SIZE_BYTES) {
+        return Err(format!(
+            "'{t}' is not a whole number of 4 KiB pages (O_DIRECT and the record sizes need them)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `16MiB`, `1GiB`, `64KiB`, `4096B`: the exact size in the largest unit
+/// that divides it, for case keys.
+pub fn size_label(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// `1.5 GiB`, `12.0 MiB`: a size for people.
+pub fn size_text(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// `1 m 05 s`, `12 s`.
+pub fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{} m {:02} s", s / 60, s % 60)
+    } else if d < Duration::from_millis(500) {
+        "0 s".into()
+    } else if s == 0 {
+        "1 s".into()
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// `s` with every character but ASCII letters, digits, `-`, `_` and `.`
+/// replaced by `_`: safe in a file name and a run id.
+pub fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //!   messages, suspect flags) have control and bidi characters escaped.
 
 use crate::results::{Anomaly, CaseResult, CaseStatus, ResultFile, Suspect};
-use crate::stats::{summarize, Sample, Summary};
+use crate::stats::{summary_of, Summary};
 use crate::terminal::escape;
 use std::collections::HashMap;
 
@@ -91,9 +91,7 @@ fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> 
             metric.summary = None;
             continue;
         }
-        let fresh = Sample::new(metric.samples.clone())
-            .ok()
-            .map(|s| summarize(&s, seed));
+        let fresh = summary_of(&metric.samples, seed);
         // A zero headline time means the clock could not see the work. A
         // secondary one may be zero by nature (the spread of per-thread
         // times with one thread): compare lists it as not comparable.

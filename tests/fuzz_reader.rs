@@ -48,9 +48,9 @@ fn exercise(text: &str) {
             include_suspect: false,
         },
     ) {
-        let _ = envbench::report::render_csv(&envbench::report::compare::csv_table(&cmp));
+        let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));
         let views = envbench::bench::views();
-        let _ = envbench::report::html::render(&cmp, &envs, &views);
+        let _ = envbench::report::export::html::render(&cmp, &envs, &views);
         let _ = envbench::report::compare::render(
             &cmp,
             &envs,

@@ -5,7 +5,7 @@
 
 use assert_cmd::Command;
 use envbench::import::build::{build, fnv1a, Input, Options};
-use envbench::import::Format;
+use envbench::import::IMPORTERS;
 use predicates::prelude::*;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -268,7 +268,7 @@ fn all_fixtures() -> Vec<(String, Vec<u8>)> {
 /// Parses `text` as every format and builds what parses: no panic.
 fn exercise(text: &str) {
     let _ = envbench::import::detect(text);
-    for f in Format::ALL {
+    for &f in IMPORTERS {
         if let Ok(parsed) = f.parse(text) {
             let input = Input {
                 path: "fuzz.txt".into(),

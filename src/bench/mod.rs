@@ -1,51 +1,88 @@
-//! Benchmarks: one module per family behind the [`Bench`] trait, listed in
-//! [`ALL`]. A bench declares its cases for a suite and, per case, prepares a
-//! [`Trial`] that measures one repetition. Benches never print and never
-//! format; the [`runner`] repeats trials and the report renders results.
+//! Benchmarks: one folder per family, each behind the [`Family`] trait and
+//! listed once in [`FAMILIES`]; each benchmark behind the [`Bench`] trait,
+//! one file each. A bench declares its cases for a suite and, per case,
+//! prepares a [`Trial`] that measures one repetition. Benches never print
+//! and never format: the [`runner`] repeats trials, the [`schedule`] runs a
+//! whole battery round by round, and the report renders results.
 
-pub mod clock;
 pub mod cpu;
+mod family;
 pub mod io;
 pub mod mem;
 pub mod net;
 pub mod os;
 pub mod runner;
+pub mod schedule;
 pub mod select;
 
-use crate::config::{RepPolicy, Suite};
-use clock::Clock;
+pub use family::{Family, FamilyOption};
+
+use crate::config::{FamilyOptions, RepPolicy, Suite};
+use crate::measure::clock::Clock;
+use crate::results::{Derived, ResultFile};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::LazyLock;
 use thiserror::Error;
 
-/// A benchmark family: the first part of a bench id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Family {
-    /// CPU and floating point.
-    Cpu,
-    /// Memory bandwidth and latency.
-    Mem,
-    /// File I/O.
-    Io,
-    /// Operating-system primitives.
-    Os,
-    /// Network.
-    Net,
+/// Every benchmark family, in the order a run lists them. A new family is
+/// its folder and one line here.
+pub const FAMILIES: &[&dyn Family] = &[&cpu::Cpu, &mem::Mem, &io::Io, &os::Os, &net::Net];
+
+/// Every benchmark, family by family in [`FAMILIES`] order.
+pub static ALL: LazyLock<Vec<&'static dyn Bench>> = LazyLock::new(|| {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.benches().iter().copied())
+        .collect()
+});
+
+/// Every option the families declare for `run`.
+pub fn family_options() -> Vec<FamilyOption> {
+    FAMILIES.iter().flat_map(|f| f.options()).collect()
 }
 
-impl Family {
-    /// `cpu`, `mem`, `io`, `os`, `net`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Cpu => "cpu",
-            Family::Mem => "mem",
-            Family::Io => "io",
-            Family::Os => "os",
-            Family::Net => "net",
-        }
+/// Runs the hidden helper process `args` name, if any family has it.
+pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
+    FAMILIES.iter().find_map(|f| f.helper(args))
+}
+
+/// Every derived figure over the cases run so far: each bench's own
+/// (speed-up, scalability), then each family's (peak FLOPS, machine
+/// balance), in [`FAMILIES`] order.
+pub fn derive(file: &ResultFile) -> Vec<Derived> {
+    let mut out: Vec<Derived> = ALL
+        .iter()
+        .flat_map(|b| {
+            let id = b.id();
+            let mine: Vec<&crate::results::CaseResult> =
+                file.cases.iter().filter(|c| c.bench == id).collect();
+            if mine.is_empty() {
+                Vec::new()
+            } else {
+                b.derive(&mine)
+            }
+        })
+        .collect();
+    for f in FAMILIES {
+        let more = f.derive(file, &out);
+        out.extend(more);
     }
+    out
+}
+
+/// Every family's checks across the run's cases.
+pub fn check(cases: &mut [crate::results::CaseResult]) {
+    for f in FAMILIES {
+        f.check(cases);
+    }
+}
+
+/// Every family's notes on how it runs under `plan`.
+pub fn notes(plan: &Plan) -> Vec<String> {
+    FAMILIES.iter().flat_map(|f| f.notes(plan)).collect()
 }
 
 pub use crate::units::MetricSpec;
@@ -64,26 +101,66 @@ pub struct CaseSpec {
 impl CaseSpec {
     /// `os.syscall[call=getppid]`: unique within a run, stable across runs.
     pub fn key(&self) -> String {
-        if self.params.is_empty() {
-            return self.bench.clone();
-        }
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", param_text(v)))
-            .collect();
-        format!("{}[{}]", self.bench, params.join(","))
+        crate::results::case_key(&self.bench, &self.params)
+    }
+
+    /// The whole-number parameter `key`, at least 1.
+    ///
+    /// # Errors
+    /// [`BenchError::Failed`] naming the case and the parameter: a case the
+    /// bench planned without it is a bug.
+    pub fn count(&self, key: &str) -> Result<u64, BenchError> {
+        self.params
+            .get(key)
+            .and_then(Value::as_u64)
+            .filter(|&n| n > 0)
+            .ok_or_else(|| self.bad(key))
+    }
+
+    /// [`CaseSpec::count`] as a `usize`.
+    ///
+    /// # Errors
+    /// As [`CaseSpec::count`].
+    pub fn count_usize(&self, key: &str) -> Result<usize, BenchError> {
+        self.count(key).map(|n| n as usize)
+    }
+
+    /// The positive number parameter `key` (whole or not).
+    ///
+    /// # Errors
+    /// As [`CaseSpec::count`].
+    pub fn number(&self, key: &str) -> Result<f64, BenchError> {
+        self.params
+            .get(key)
+            .and_then(Value::as_f64)
+            .filter(|v| *v > 0.0)
+            .ok_or_else(|| self.bad(key))
+    }
+
+    /// The size parameter `key`, written as [`crate::units::size_label`]
+    /// writes it (`16MiB`), in bytes.
+    ///
+    /// # Errors
+    /// As [`CaseSpec::count`].
+    pub fn size(&self, key: &str) -> Result<u64, BenchError> {
+        self.params
+            .get(key)
+            .and_then(Value::as_str)
+            .and_then(|s| crate::units::parse_size(s).ok())
+            .ok_or_else(|| self.bad(key))
+    }
+
+    /// The text parameter `key`, if the case has it.
+    pub fn text(&self, key: &str) -> Option<&str> {
+        self.params.get(key).and_then(Value::as_str)
+    }
+
+    fn bad(&self, key: &str) -> BenchError {
+        BenchError::Failed(format!("{}: bad parameter {key}", self.key()))
     }
 }
 
-/// A parameter's value as it reads in a case key: strings bare, other
-/// values as JSON (`getppid`, `2`).
-pub fn param_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use crate::results::param_text;
 
 /// What a bench knows when it plans its cases.
 #[derive(Debug, Clone)]
@@ -96,20 +173,15 @@ pub struct Plan {
     pub threads: Option<Vec<usize>>,
     /// Target directories, each under the name that enters case keys.
     pub dirs: Vec<NamedDir>,
-    /// STREAM's elements per array given with `--stream-elems`; None for
-    /// the suite's fixed size.
+    /// The options the families declare, as the user gave them
+    /// (`stream_elems`, `file_size`, `http_url` ...); a family reads its own.
     ///
     /// A plan holds no probed fact but the CPU count: a case's key must be
     /// the same on the same hardware whatever a VM or container reports
-    /// (its L3, its memory), so sizes are fixed per suite and the facts
-    /// they are checked against are read when a case is prepared and
-    /// written as notes.
-    pub stream_elems: Option<usize>,
-    /// Sizes of the io family given by the user (`--file-size`,
-    /// `--record`, `--io-total`); None for the suite's.
-    pub io: io::IoOptions,
-    /// Where the network benches point (`--net-host`, `--http-url`).
-    pub net: net::NetTarget,
+    /// (its L3, its memory), so sizes are fixed per suite (or given here)
+    /// and the facts they are checked against are read when a case is
+    /// prepared and written as notes.
+    pub options: FamilyOptions,
 }
 
 /// A target directory and the name it has in case keys (`--dir NAME=PATH`):
@@ -153,28 +225,13 @@ impl Plan {
             cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
             threads,
             dirs,
-            stream_elems: None,
-            io: io::IoOptions::default(),
-            net: net::NetTarget::default(),
+            options: FamilyOptions::default(),
         }
     }
 
-    /// The plan with the io family's sizes given by the user.
-    pub fn with_io(self, io: io::IoOptions) -> Plan {
-        Plan { io, ..self }
-    }
-
-    /// The plan with STREAM's array size given by the user (`--stream-elems`).
-    pub fn with_stream_elems(self, stream_elems: Option<usize>) -> Plan {
-        Plan {
-            stream_elems,
-            ..self
-        }
-    }
-
-    /// The plan with the network target the user chose.
-    pub fn with_net(self, net: net::NetTarget) -> Plan {
-        Plan { net, ..self }
+    /// The plan with the families' options the user gave.
+    pub fn with_options(self, options: FamilyOptions) -> Plan {
+        Plan { options, ..self }
     }
 
     /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
@@ -282,8 +339,8 @@ pub trait Trial {
 
 /// A benchmark.
 pub trait Bench: Sync {
-    /// Family of the bench.
-    fn family(&self) -> Family;
+    /// Name of its family ([`Family::name`]), e.g. `os`.
+    fn family(&self) -> &'static str;
     /// Name within the family, snake_case, e.g. `syscall`.
     fn name(&self) -> &'static str;
     /// One line: what it measures.
@@ -323,7 +380,7 @@ pub trait Bench: Sync {
 
     /// `family.name`, e.g. `os.syscall`.
     fn id(&self) -> String {
-        format!("{}.{}", self.family().name(), self.name())
+        format!("{}.{}", self.family(), self.name())
     }
 }
 
@@ -421,31 +478,6 @@ impl Drop for ScratchDir {
         crate::cleanup::remove_scratch_dir(&self.path);
     }
 }
-
-/// Every benchmark, in the order a run executes them.
-pub const ALL: &[&dyn Bench] = &[
-    &cpu::lu::Lu,
-    &cpu::primes::Primes,
-    &cpu::loops::IntLoop,
-    &cpu::loops::FloatLoop,
-    &mem::stream::Stream,
-    &mem::latency::Latency,
-    &io::seq::Seq,
-    &io::random::Random,
-    &io::dd::Dd,
-    &io::meta::Meta,
-    &os::syscall::Syscall,
-    &os::process::Fork,
-    &os::process::ForkCow,
-    &os::process::Thread,
-    &os::spawn::Spawn,
-    &os::pipe::Pipe,
-    &os::shell::Shell,
-    &os::multiprog::Multiprog,
-    &net::echo::TcpEcho,
-    &net::stream::TcpStreamBench,
-    &net::http::Http,
-];
 
 /// Every bench's views, in the order of [`ALL`].
 pub fn views() -> Vec<crate::view::BenchView> {
@@ -601,9 +633,7 @@ impl TestEnv {
                 name: "dir1".into(),
                 path: std::env::temp_dir(),
             }],
-            stream_elems: None,
-            io: io::IoOptions::tiny(),
-            net: net::NetTarget::default(),
+            options: io::IoOptions::tiny().into_options(FamilyOptions::default()),
         }
     }
 }
@@ -638,7 +668,7 @@ mod tests {
     fn every_case_runs_once_under_the_fake_clock() {
         let env = TestEnv::fake();
         let (clock, ctx) = (&env.clock, env.ctx());
-        for bench in ALL {
+        for bench in ALL.iter() {
             let cases = bench.cases(&plan(Suite::Quick));
             assert!(!cases.is_empty(), "{} has no quick case", bench.id());
             let mut keys: Vec<String> = cases.iter().map(CaseSpec::key).collect();

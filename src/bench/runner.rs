@@ -277,9 +277,9 @@ pub(crate) fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::clock::Clock;
-    use crate::bench::{Family, MetricSpec, Plan, Trial};
+    use crate::bench::{MetricSpec, Plan, Trial};
     use crate::config::{RepPolicy, Suite};
+    use crate::measure::clock::Clock;
     use crate::units::{Direction, Unit};
     use std::sync::atomic::AtomicBool;
 
@@ -297,8 +297,8 @@ mod tests {
     }
 
     impl Bench for Scripted {
-        fn family(&self) -> Family {
-            Family::Os
+        fn family(&self) -> &'static str {
+            "os"
         }
         fn name(&self) -> &'static str {
             "scripted"
@@ -467,8 +467,8 @@ mod tests {
     fn a_failure_during_an_interrupt_is_recorded_as_interrupted() {
         struct B;
         impl Bench for B {
-            fn family(&self) -> Family {
-                Family::Os
+            fn family(&self) -> &'static str {
+                "os"
             }
             fn name(&self) -> &'static str {
                 "dies"

@@ -14,7 +14,7 @@
 //! rate, 2005). Secondary metrics keep plain 95 % intervals and are marked
 //! secondary.
 //!
-//! Suspect cases (a flag of [`crate::validity::suspect`] in any run of
+//! Suspect cases (a flag of the validity guardrails in any run of
 //! either side) keep their verdicts but are marked, named in the warnings
 //! and left out of the geometric means unless `include_suspect`.
 //!
@@ -301,13 +301,10 @@ pub struct Options {
 /// FNV-1a of the strings: a per-comparison bootstrap seed that does not
 /// depend on the order of comparisons.
 fn seed_for(seed: u64, parts: &[&str]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed;
-    for p in parts {
-        for b in p.bytes().chain([0]) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    h
+    use crate::stats::rng::{fnv1a, FNV_OFFSET};
+    parts.iter().fold(FNV_OFFSET ^ seed, |h, p| {
+        fnv1a(fnv1a(h, p.as_bytes()), &[0])
+    })
 }
 
 fn ok_case<'a>(run: &'a ResultFile, key: &str) -> Option<&'a CaseResult> {

@@ -34,7 +34,7 @@ pub(crate) fn run(
             seed: 1,
             threads: None,
             fake_clock: false,
-            mem_bandwidth_gbs: None,
+            options: Default::default(),
             wait_idle_secs: None,
             require_idle: false,
         },

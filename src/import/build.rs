@@ -18,7 +18,7 @@
 //! below the tool's print resolution and is left out (a zero median makes
 //! no ratio).
 
-use super::{Flag, Format, Parsed, Record};
+use super::{Flag, Importer, Parsed, Record};
 use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::probe::{self, Fingerprint};
 use crate::results::{
@@ -33,8 +33,8 @@ use std::path::PathBuf;
 pub struct Input {
     /// As the user gave it.
     pub path: PathBuf,
-    /// The format it was read as.
-    pub format: Format,
+    /// The tool it was read as.
+    pub format: &'static dyn Importer,
     /// What the parser found.
     pub parsed: Parsed,
     /// Modification time, seconds since the Unix epoch.
@@ -65,9 +65,7 @@ type Placed<'a> = (u32, &'a Input, Record);
 /// importing the same outputs twice gives the same id and `compare` warns
 /// when a run is compared with itself.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::stats::rng::fnv1a(crate::stats::rng::FNV_OFFSET, bytes)
 }
 
 /// Builds the result file.
@@ -84,12 +82,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
             apply_params(&mut rec, &opts.params)
                 .map_err(|m| format!("{}:{}: {m}", input.path.display(), rec.line))?;
             screen(&mut rec);
-            let key = crate::bench::CaseSpec {
-                bench: rec.bench.clone(),
-                params: rec.params.clone(),
-                metrics: Vec::new(),
-            }
-            .key();
+            let key = crate::results::case_key(&rec.bench, &rec.params);
             if !orders[round].contains(&key) {
                 orders[round].push(key.clone());
             }
@@ -178,7 +171,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
             seed: opts.seed,
             threads: None,
             fake_clock: false,
-            mem_bandwidth_gbs: None,
+            options: Default::default(),
             wait_idle_secs: None,
             require_idle: false,
         },
@@ -307,9 +300,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
                 name: n.clone(),
                 unit: *unit,
                 direction: *direction,
-                summary: crate::stats::Sample::new(samples.clone())
-                    .ok()
-                    .map(|s| crate::stats::summarize(&s, seed)),
+                summary: crate::stats::summary_of(&samples, seed),
                 samples,
             }
         })
@@ -565,9 +556,9 @@ fn set_env(fp: &mut Fingerprint, k: &str, v: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::Format;
+    use crate::import::{hpcc::Hpcc, iozone::Iozone, stream::Stream, sysbench::Sysbench};
 
-    fn input(name: &str, format: Format, text: &str) -> Input {
+    fn input(name: &str, format: &'static dyn Importer, text: &str) -> Input {
         Input {
             path: PathBuf::from(name),
             format,
@@ -590,12 +581,12 @@ mod tests {
         let inputs = [
             input(
                 "a.txt",
-                Format::Stream,
+                &Stream,
                 include_str!("../../tests/fixtures/import/stream-t1-a.txt"),
             ),
             input(
                 "b.txt",
-                Format::Stream,
+                &Stream,
                 include_str!("../../tests/fixtures/import/stream-t1-b.txt"),
             ),
         ];
@@ -619,12 +610,12 @@ mod tests {
         let inputs = [
             input(
                 "a1.txt",
-                Format::Stream,
+                &Stream,
                 include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a1.txt"),
             ),
             input(
                 "a2.txt",
-                Format::Stream,
+                &Stream,
                 include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a2.txt"),
             ),
         ];
@@ -646,7 +637,7 @@ mod tests {
     fn one_implausible_iozone_operation_leaves_the_others_usable() {
         let inputs = [input(
             "b1.txt",
-            Format::Iozone,
+            &Iozone,
             include_str!("../../tests/fixtures/import/iozone-throughput-wsl2-appendix-b1.txt"),
         )];
         let f = build(&inputs, &opts()).unwrap();
@@ -666,7 +657,7 @@ mod tests {
     fn params_fill_unknowns_and_contradictions_are_refused() {
         let seed = [input(
             "w1.txt",
-            Format::Sysbench,
+            &Sysbench,
             include_str!("../../tests/fixtures/import/sysbench-cpu-seed001-wsl2-1.txt"),
         )];
         let mut o = opts();
@@ -689,12 +680,12 @@ mod tests {
         let inputs = [
             input(
                 "n1.txt",
-                Format::Sysbench,
+                &Sysbench,
                 include_str!("../../tests/fixtures/import/sysbench-fileio-seed001-native-1.txt"),
             ),
             input(
                 "n2.txt",
-                Format::Sysbench,
+                &Sysbench,
                 include_str!("../../tests/fixtures/import/sysbench-fileio-seed001-native-2.txt"),
             ),
         ];
@@ -714,7 +705,7 @@ mod tests {
     fn env_fills_the_fingerprint_and_unknown_keys_are_named() {
         let inputs = [input(
             "h.txt",
-            Format::Hpcc,
+            &Hpcc,
             include_str!("../../tests/fixtures/import/hpccoutf.txt"),
         )];
         let mut o = opts();

@@ -96,6 +96,28 @@ pub fn find_summaries(text: &str) -> impl Iterator<Item = Summary> + '_ {
     super::numbered(text).filter_map(|(n, l)| summary(n, l))
 }
 
+/// `import --from dd`.
+#[derive(Debug)]
+pub struct Dd;
+
+impl super::Importer for Dd {
+    fn name(&self) -> &'static str {
+        "dd"
+    }
+
+    fn about(&self) -> &'static str {
+        "dd summary lines (GNU in any locale, BusyBox, BSD); one per repetition."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        find_summaries(text).next().is_some()
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses a file of dd outputs.
 ///
 /// # Errors

@@ -21,6 +21,28 @@ const PERCENTILES: [(&str, &str); 3] = [
     ("99.000000", "p99"),
 ];
 
+/// `import --from fio`.
+#[derive(Debug)]
+pub struct Fio;
+
+impl super::Importer for Fio {
+    fn name(&self) -> &'static str {
+        "fio"
+    }
+
+    fn about(&self) -> &'static str {
+        "fio --output-format=json or json+."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        text.trim_start().starts_with('{') && text.contains("\"fio version\"")
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses one fio JSON output; text fio printed before the JSON (warnings)
 /// is skipped.
 ///

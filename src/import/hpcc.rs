@@ -21,6 +21,28 @@ use std::collections::BTreeMap;
 /// HPL's threshold on the scaled residual.
 pub const HPL_RESIDUAL_LIMIT: f64 = 16.0;
 
+/// `import --from hpcc`.
+#[derive(Debug)]
+pub struct Hpcc;
+
+impl super::Importer for Hpcc {
+    fn name(&self) -> &'static str {
+        "hpcc"
+    }
+
+    fn about(&self) -> &'static str {
+        "HPC Challenge hpccoutf.txt summary section."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        text.contains("Begin of Summary section.") || text.contains("HPC Challenge Benchmark")
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses one hpccoutf.txt.
 ///
 /// # Errors

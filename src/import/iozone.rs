@@ -20,6 +20,30 @@ pub const MAX_PLAUSIBLE_BYTES_PER_SEC: f64 = 10e12;
 /// kB (IOzone's, 1024 bytes) per MiB.
 const KB_PER_MIB: f64 = 1024.0;
 
+/// `import --from iozone`.
+#[derive(Debug)]
+pub struct Iozone;
+
+impl super::Importer for Iozone {
+    fn name(&self) -> &'static str {
+        "iozone"
+    }
+
+    fn about(&self) -> &'static str {
+        "IOzone -a tables and -t \"Children see / Parent sees\" lines."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        text.contains("Iozone: Performance Test")
+            || text.contains("Children see throughput")
+            || (text.contains("reclen") && text.contains("rewrite"))
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses one IOzone output (either mode, or both).
 ///
 /// # Errors

@@ -12,7 +12,6 @@
 //! anomalies and details but left out of its statistics.
 
 pub mod build;
-pub mod command;
 pub mod dd;
 pub mod fio;
 pub mod hpcc;
@@ -29,87 +28,59 @@ use std::path::{Path, PathBuf};
 /// MiB); this keeps `/dev/zero` or a disk image from filling memory.
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
-/// A tool whose output envbench reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Format {
-    /// McCalpin's stream.c 5.x.
-    Stream,
-    /// sysbench 1.0 cpu, memory, threads, mutex, fileio.
-    Sysbench,
-    /// IOzone `-a` tables and `-t` throughput lines.
-    Iozone,
-    /// fio `--output-format=json` or `json+`.
-    Fio,
-    /// GNU (and BSD, BusyBox) dd summary lines.
-    Dd,
-    /// HPC Challenge's hpccoutf.txt.
-    Hpcc,
-}
-
-impl Format {
-    /// Every format, in the order `--from auto` tries them.
-    pub const ALL: [Format; 6] = [
-        Format::Fio,
-        Format::Hpcc,
-        Format::Stream,
-        Format::Iozone,
-        Format::Sysbench,
-        Format::Dd,
-    ];
-
-    /// `stream`, `sysbench` ...
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Stream => "stream",
-            Format::Sysbench => "sysbench",
-            Format::Iozone => "iozone",
-            Format::Fio => "fio",
-            Format::Dd => "dd",
-            Format::Hpcc => "hpcc",
-        }
-    }
-
-    /// Parses one output of this format.
+/// A tool whose output envbench reads: one file per tool in this folder,
+/// each with a unit type implementing this trait, listed once in
+/// [`IMPORTERS`]. `import --from NAME` picks one by its name.
+pub trait Importer: Sync {
+    /// `stream`, `sysbench` ...: the name `--from` takes.
+    fn name(&self) -> &'static str;
+    /// One line for `--help`: what the tool's output is and what it becomes.
+    fn about(&self) -> &'static str;
+    /// Whether `text` looks like this tool's output: a marker line only
+    /// that tool prints (`--from auto`).
+    fn looks_like(&self, text: &str) -> bool;
+    /// Parses one output of this tool.
     ///
     /// # Errors
     /// [`ParseError`] with the line and what was expected there.
-    pub fn parse(self, text: &str) -> Result<Parsed, ParseError> {
-        match self {
-            Format::Stream => stream::parse(text),
-            Format::Sysbench => sysbench::parse(text),
-            Format::Iozone => iozone::parse(text),
-            Format::Fio => fio::parse(text),
-            Format::Dd => dd::parse(text),
-            Format::Hpcc => hpcc::parse(text),
-        }
-    }
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError>;
+}
 
-    /// Whether `text` looks like this format's output: a marker line only
-    /// that tool prints.
-    pub fn looks_like(self, text: &str) -> bool {
-        match self {
-            Format::Fio => text.trim_start().starts_with('{') && text.contains("\"fio version\""),
-            Format::Hpcc => {
-                text.contains("Begin of Summary section.")
-                    || text.contains("HPC Challenge Benchmark")
-            }
-            Format::Stream => text.contains("STREAM version") || text.contains("Best Rate MB/s"),
-            Format::Iozone => {
-                text.contains("Iozone: Performance Test")
-                    || text.contains("Children see throughput")
-                    || (text.contains("reclen") && text.contains("rewrite"))
-            }
-            Format::Sysbench => {
-                text.contains("Threads fairness:") || text.contains("General statistics:")
-            }
-            Format::Dd => dd::find_summaries(text).next().is_some(),
-        }
+impl std::fmt::Debug for dyn Importer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
-/// The format of `text`, tried in [`Format::ALL`] order.
-pub fn detect(text: &str) -> Option<Format> {
-    Format::ALL.into_iter().find(|f| f.looks_like(text))
+/// Every tool, in the order `--from auto` tries them (the most specific
+/// markers first: fio's JSON, hpcc's summary, then the text outputs; dd's
+/// summary lines last, since other outputs may quote one).
+pub const IMPORTERS: &[&dyn Importer] = &[
+    &fio::Fio,
+    &hpcc::Hpcc,
+    &stream::Stream,
+    &iozone::Iozone,
+    &sysbench::Sysbench,
+    &dd::Dd,
+];
+
+/// The tool named `name`.
+pub fn importer(name: &str) -> Option<&'static dyn Importer> {
+    IMPORTERS.iter().copied().find(|i| i.name() == name)
+}
+
+/// The tool whose output `text` is, tried in [`IMPORTERS`] order.
+pub fn detect(text: &str) -> Option<&'static dyn Importer> {
+    IMPORTERS.iter().copied().find(|i| i.looks_like(text))
+}
+
+/// The tools' names: `stream, sysbench, iozone, fio, dd or hpcc`.
+pub fn names_in_words() -> String {
+    let names: Vec<&str> = IMPORTERS.iter().map(|i| i.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
 }
 
 /// A parser's refusal: the 1-based line and what is wrong there.
@@ -380,36 +351,33 @@ mod tests {
         let cases = [
             (
                 include_str!("../../tests/fixtures/import/stream-wsl2-appendix-a1.txt"),
-                Format::Stream,
+                "stream",
             ),
             (
                 include_str!("../../tests/fixtures/import/sysbench-cpu-debian.txt"),
-                Format::Sysbench,
+                "sysbench",
             ),
             (
                 include_str!("../../tests/fixtures/import/fio-randrw.json"),
-                Format::Fio,
+                "fio",
             ),
-            (
-                include_str!("../../tests/fixtures/import/dd-de.txt"),
-                Format::Dd,
-            ),
+            (include_str!("../../tests/fixtures/import/dd-de.txt"), "dd"),
             (
                 include_str!("../../tests/fixtures/import/hpccoutf.txt"),
-                Format::Hpcc,
+                "hpcc",
             ),
             (
                 include_str!("../../tests/fixtures/import/iozone-auto.txt"),
-                Format::Iozone,
+                "iozone",
             ),
             (
                 include_str!("../../tests/fixtures/import/iozone-throughput-wsl2-appendix-b1.txt"),
-                Format::Iozone,
+                "iozone",
             ),
         ];
         for (text, f) in cases {
-            assert_eq!(detect(text), Some(f));
+            assert_eq!(detect(text).map(|i| i.name()), Some(f));
         }
-        assert_eq!(detect("hello world\n"), None);
+        assert!(detect("hello world\n").is_none());
     }
 }

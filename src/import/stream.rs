@@ -25,6 +25,28 @@ const KERNELS: [(&str, &str); 4] = [
     ("Triad:", "triad"),
 ];
 
+/// `import --from stream`.
+#[derive(Debug)]
+pub struct Stream;
+
+impl super::Importer for Stream {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+
+    fn about(&self) -> &'static str {
+        "stream.c 5.x output (-> mem.stream)."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        text.contains("STREAM version") || text.contains("Best Rate MB/s")
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses one stream.c output.
 ///
 /// # Errors

@@ -105,6 +105,28 @@ impl Figures {
     }
 }
 
+/// `import --from sysbench`.
+#[derive(Debug)]
+pub struct Sysbench;
+
+impl super::Importer for Sysbench {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+
+    fn about(&self) -> &'static str {
+        "sysbench 1.0 cpu (-> cpu.primes), memory, threads, mutex, fileio."
+    }
+
+    fn looks_like(&self, text: &str) -> bool {
+        text.contains("Threads fairness:") || text.contains("General statistics:")
+    }
+
+    fn parse(&self, text: &str) -> Result<Parsed, ParseError> {
+        parse(text)
+    }
+}
+
 /// Parses one sysbench 1.0 output.
 ///
 /// # Errors

@@ -258,6 +258,14 @@ fn statfs_into(path: &Path, info: &mut DirInfo, notes: &mut Notes) {
     );
 }
 
+/// Free bytes in `dir` as statfs reports them (None when it cannot tell).
+pub fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    let mut notes = Notes::new();
+    probe_dirs(&Roots::live(), &[dir.to_path_buf()], &mut notes)
+        .pop()
+        .and_then(|i| i.free_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

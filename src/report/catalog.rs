@@ -1,9 +1,9 @@
 //! `envbench list`: every benchmark, its cases per suite, metrics, units and
 //! the study it reproduces.
 
-use crate::bench::io::size_text;
 use crate::bench::{Plan, ALL};
 use crate::config::Suite;
+use crate::units::size_text;
 use crate::units::Direction;
 use serde::Serialize;
 

@@ -210,74 +210,6 @@ fn runs_needed(m: &MetricComparison) -> String {
     }
 }
 
-/// One row per case × metric × environment, every number unformatted.
-pub fn csv_table(c: &Comparison) -> Table {
-    let mut t = Table::new(&[
-        "environment",
-        "baseline",
-        "case",
-        "family",
-        "metric",
-        "headline",
-        "unit",
-        "direction",
-        "base_value",
-        "other_value",
-        "ratio",
-        "ratio_ci_low",
-        "ratio_ci_high",
-        "ratio_ci_adjusted_low",
-        "ratio_ci_adjusted_high",
-        "confidence_adjusted",
-        "variation_pct",
-        "p_value",
-        "p_adjusted",
-        "verdict",
-        "basis",
-        "df",
-        "share_runs",
-        "share_rounds",
-        "share_reps",
-        "runs_needed",
-    ]);
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-    for m in &c.metrics {
-        let shares = m.variance.shares.unwrap_or([None; 3]);
-        t.rows.push(vec![
-            m.environment.clone(),
-            c.baseline.clone(),
-            m.key.clone(),
-            m.family.clone(),
-            m.metric.clone(),
-            m.primary.to_string(),
-            m.unit.symbol().to_string(),
-            serde_json::to_value(m.direction)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            m.base_value.to_string(),
-            m.other_value.to_string(),
-            m.ratio.to_string(),
-            m.ratio_ci.0.to_string(),
-            m.ratio_ci.1.to_string(),
-            opt(m.ratio_ci_adjusted.map(|c| c.0)),
-            opt(m.ratio_ci_adjusted.map(|c| c.1)),
-            opt(m.confidence_adjusted),
-            m.variation_pct.to_string(),
-            m.p_value.to_string(),
-            m.p_adjusted.to_string(),
-            m.verdict.word().to_string(),
-            m.basis.describe(),
-            m.basis.df.to_string(),
-            opt(shares[0]),
-            opt(shares[1]),
-            opt(shares[2]),
-            m.runs_needed.map_or(String::new(), |n| n.to_string()),
-        ]);
-    }
-    t
-}
-
 /// How [`render`] writes tables, headings and list items.
 struct Writer {
     table: fn(&Table) -> String,
@@ -405,6 +337,7 @@ mod tests {
     use super::*;
     use crate::compare::tests::{draws, run};
     use crate::compare::{compare, Environment, Options};
+    use crate::report::export::csv::csv_table;
     use crate::report::render_csv;
     use crate::stats::rng::Rng;
     use crate::units::Direction;
@@ -493,7 +426,7 @@ mod tests {
     #[test]
     fn html_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(crate::report::html::render(&c, &e, &[]));
+        insta::assert_snapshot!(crate::report::export::html::render(&c, &e, &[]));
     }
 
     #[test]

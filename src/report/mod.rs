@@ -3,8 +3,9 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod export;
 pub mod fingerprint;
-pub mod html;
+pub mod plan;
 pub mod summary;
 pub mod svg;
 pub mod views;

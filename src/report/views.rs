@@ -6,7 +6,7 @@
 use super::svg::{line_chart, timeline, Series};
 use super::Table;
 use crate::compare::{Comparison, Environment};
-use crate::results::{CaseResult, CaseStatus};
+use crate::results::{param_text, CaseResult, CaseStatus};
 use crate::units::{format_value, Unit};
 use crate::view::{
     BenchView, Grid, GridRows, Lines, Percentiles, Scale, Timeline, ViewKind, YValue,
@@ -70,10 +70,6 @@ fn points(env: &Environment, bench: &str, metric: &str) -> Vec<Point> {
             })
         })
         .collect()
-}
-
-fn param_text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
 /// Points of a line being gathered: its identity, its unit, its (x, y).
@@ -762,7 +758,7 @@ mod tests {
             }
         }
         assert!(texts.len() > 5);
-        for b in crate::bench::ALL {
+        for b in crate::bench::ALL.iter() {
             let id = b.id();
             for (path, text) in &texts {
                 let named = text.match_indices(&id).any(|(i, _)| {

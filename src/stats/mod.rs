@@ -97,6 +97,15 @@ impl Summary {
     }
 }
 
+/// The summary of `samples`, or None where [`Sample::new`] refuses them
+/// (fewer than two values, a NaN): what a result file stores beside its
+/// raw samples.
+pub fn summary_of(samples: &[f64], seed: u64) -> Option<Summary> {
+    Sample::new(samples.to_vec())
+        .ok()
+        .map(|s| summarize(&s, seed))
+}
+
 /// Summarises a sample; `seed` fixes the bootstrap so the result reproduces.
 /// Cost: dominated by the bootstrap, O(2000 · n log n).
 pub fn summarize(sample: &Sample, seed: u64) -> Summary {

@@ -49,6 +49,18 @@ impl Rng {
     }
 }
 
+/// FNV-1a's offset basis: the hash of no bytes.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a (Fowler, Noll, Vo) of `bytes`, continuing from `hash`
+/// ([`FNV_OFFSET`] to start): a stable 64-bit digest for run ids and for
+/// seeds that must not depend on the order of comparisons.
+pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

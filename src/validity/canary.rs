@@ -8,8 +8,8 @@
 //! than [`CANARY_TOLERANCE`] away from the run's median is suspect (see
 //! [`judge`]).
 
-use crate::bench::clock::Clock;
-use crate::bench::mem::pages::{PageBuf, PagePolicy};
+use crate::measure::clock::Clock;
+use crate::measure::pages::{PageBuf, PagePolicy};
 use crate::results::{Canary, ResultFile, Suspect};
 use std::hint::black_box;
 use std::time::Duration;

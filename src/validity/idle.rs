@@ -7,6 +7,7 @@
 
 use super::telemetry::{parse_proc_stat, CpuTimes};
 use crate::config::RunConfig;
+use crate::probe::Fingerprint;
 use crate::results::Anomaly;
 use std::time::{Duration, Instant};
 
@@ -104,6 +105,48 @@ fn own_cpu_secs() -> f64 {
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+/// A load average above this fraction of the usable CPUs at the start is
+/// reported: other work is competing with the benchmarks.
+const HIGH_LOAD_PER_CPU: f64 = 0.5;
+
+/// What a run records before its first case: the idle check
+/// ([`before_run`]), a high load average, a fake clock (anomalies), and a
+/// governor other than `performance` (a note).
+///
+/// # Errors
+/// [`NotIdle`] when the machine stayed busy under `--require-idle`.
+pub fn at_start(
+    config: &RunConfig,
+    fp: &Fingerprint,
+    quiet: bool,
+) -> Result<(Vec<Anomaly>, Vec<String>), NotIdle> {
+    let mut anomalies = before_run(config, quiet)?;
+    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1) as f64;
+    if let Some(load) = fp.load_average.filter(|l| l.one > HIGH_LOAD_PER_CPU * cpus) {
+        anomalies.push(Anomaly {
+            kind: "high_load".into(),
+            message: format!(
+                "load average {:.2} at start on {cpus} usable CPU(s): other work competes with the benchmarks",
+                load.one
+            ),
+        });
+    }
+    if config.fake_clock {
+        anomalies.push(Anomaly {
+            kind: "fake_clock".into(),
+            message: "run with --fake-clock: every timing is synthetic, for testing only".into(),
+        });
+    }
+    let mut notes = Vec::new();
+    match fp.cpu.governor.as_deref() {
+        Some("performance") | None => {}
+        Some(g) => notes.push(format!(
+            "CPU governor is '{g}', not 'performance': frequency may vary during the run"
+        )),
+    }
+    Ok((anomalies, notes))
 }
 
 /// The check before a run: samples, waits as `config` allows, and returns

@@ -13,7 +13,10 @@
 //!   leaves suspect cases out of its geometric means.
 //! - [`tuning`]: `envbench info --tuning`.
 //!
-//! `session` calls in with one line per hook (marked `validity (#15)`).
+//! The battery's schedule calls [`canary`] between cases and [`assess`]
+//! at every save, the runner takes [`telemetry`] snapshots, and `run`
+//! checks [`idle`] before it starts. Nothing here imports the benches: the
+//! canary times and allocates with the same `measure` primitives.
 
 pub mod canary;
 pub mod idle;

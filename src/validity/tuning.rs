@@ -2,7 +2,7 @@
 //! steadier, and how to set each, without changing anything. Reads the
 //! same files as the probe through [`Roots`], so recorded trees test it.
 
-use crate::bench::mem::pages::parse_thp_mode;
+use crate::measure::pages::parse_thp_mode;
 use crate::probe::Roots;
 use std::fmt::Write as _;
 

@@ -10,10 +10,8 @@
 //! checked against the checksum of the same loop count from preparation (so
 //! a wrong result is caught, never timed).
 
-use super::super::clock::Clock;
-use super::super::{
-    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
-};
+use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -105,8 +103,8 @@ pub struct IntLoop;
 pub struct FloatLoop;
 
 impl Bench for IntLoop {
-    fn family(&self) -> Family {
-        Family::Cpu
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "int"
@@ -133,8 +131,8 @@ impl Bench for IntLoop {
 }
 
 impl Bench for FloatLoop {
-    fn family(&self) -> Family {
-        Family::Cpu
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "float"

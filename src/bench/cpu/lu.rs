@@ -8,9 +8,9 @@
 //! checked with HPL's scaled residual; a failed check makes the case invalid.
 //! See: HPL `testing/ptest/HPL_pdtest.c` for the residual and the flop count.
 
-use super::super::clock::Clock;
-use super::super::{BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::super::{BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::results::{CaseResult, Derived};
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
@@ -67,18 +67,9 @@ fn case(n: usize, threads: usize) -> CaseSpec {
     }
 }
 
-fn param(case: &CaseSpec, name: &str) -> Result<usize, BenchError> {
-    case.params
-        .get(name)
-        .and_then(Value::as_u64)
-        .map(|v| v as usize)
-        .filter(|&v| v > 0)
-        .ok_or_else(|| BenchError::Failed(format!("{}: missing parameter {name}", case.key())))
-}
-
 impl super::super::Bench for Lu {
-    fn family(&self) -> Family {
-        Family::Cpu
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "lu"
@@ -136,7 +127,7 @@ impl super::super::Bench for Lu {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let (n, threads) = (param(case, "n")?, param(case, "threads")?);
+        let (n, threads) = (case.count_usize("n")?, case.count_usize("threads")?);
         // A kept pristine, a working copy, b and x.
         ctx.require_memory((2 * n * n + 4 * n) as u64 * 8)?;
         let (a, b) = random_system(n, ctx.seed ^ n as u64);

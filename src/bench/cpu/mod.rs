@@ -6,9 +6,33 @@ pub mod loops;
 pub mod lu;
 pub mod primes;
 
+use super::{Bench, Family};
 use crate::probe::Fingerprint;
-use crate::results::{CaseResult, Derived};
+use crate::results::{CaseResult, Derived, ResultFile};
 use crate::units::Unit;
+
+/// The family's name, the first part of its ids.
+pub const NAME: &str = "cpu";
+
+/// The CPU family: its benches and the machine's peak FLOPS.
+#[derive(Debug)]
+pub struct Cpu;
+
+impl Family for Cpu {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn benches(&self) -> &'static [&'static dyn Bench] {
+        &[&lu::Lu, &primes::Primes, &loops::IntLoop, &loops::FloatLoop]
+    }
+
+    fn derive(&self, run: &ResultFile, _so_far: &[Derived]) -> Vec<Derived> {
+        peak_gflops(&run.fingerprint, &run.cases)
+            .into_iter()
+            .collect()
+    }
+}
 
 /// Double-precision FLOPs per cycle per core for the widest FMA the CPU
 /// reports, assuming two FMA units per core (true of most desktop and server

@@ -11,9 +11,9 @@
 //! latency min/avg/max/p95 (ms), and thread fairness (events and execution
 //! time per thread, avg/stddev; population stddev, 0 with one thread).
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
@@ -144,8 +144,8 @@ fn case(max_prime: u64, threads: usize, time_secs: f64) -> CaseSpec {
 }
 
 impl Bench for Primes {
-    fn family(&self) -> Family {
-        Family::Cpu
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "primes"
@@ -182,25 +182,13 @@ impl Bench for Primes {
     }
 
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let get = |k: &str| {
-            case.params
-                .get(k)
-                .and_then(Value::as_f64)
-                .filter(|v| *v > 0.0)
-        };
-        let (Some(max_prime), Some(threads), Some(secs)) =
-            (get("max_prime"), get("threads"), get("time_secs"))
-        else {
-            return Err(BenchError::Failed(format!(
-                "{}: bad parameters",
-                case.key()
-            )));
-        };
-        let max_prime = max_prime as u64;
+        let max_prime = case.count("max_prime")?;
+        let threads = case.count_usize("threads")?;
+        let secs = case.number("time_secs")?;
         Ok(Box::new(PrimesTrial {
             max_prime,
             expected: count_primes(max_prime),
-            threads: threads as usize,
+            threads,
             duration: Duration::from_secs_f64(secs),
             events_total: 0,
         }))

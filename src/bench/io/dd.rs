@@ -18,13 +18,11 @@
 //!
 //! Every write goes to a new file (O_EXCL) removed after the repetition.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{
-    create_new, failed, mb_per_sec, read_blocks, size_label, size_param, size_text, write_blocks,
-    Block, Target,
-};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
+use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
 use crate::view::{Grid, GridRows, View, ViewKind};
 use serde_json::Value;
@@ -57,8 +55,8 @@ pub fn suite_file_size(suite: Suite) -> u64 {
 pub struct Dd;
 
 impl Bench for Dd {
-    fn family(&self) -> Family {
-        Family::Io
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "dd"
@@ -72,7 +70,9 @@ impl Bench for Dd {
         "seed 004 (dd conv=fdatasync, ext4 vs 9P), seed 003 (dd buffered, oflag=direct, cold read)"
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
-        let size = plan.io.file_size.unwrap_or(suite_file_size(plan.suite));
+        let size = super::IoOptions::of(plan)
+            .file_size
+            .unwrap_or(suite_file_size(plan.suite));
         let mut cases = Vec::new();
         for dir in &plan.dirs {
             for (op, block) in OPS {
@@ -108,7 +108,7 @@ impl Bench for Dd {
     }
 
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
-        size_param(case, "file_size").unwrap_or(0)
+        case.size("file_size").unwrap_or(0)
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
@@ -118,8 +118,8 @@ impl Bench for Dd {
             .and_then(Value::as_str)
             .and_then(|o| OPS.iter().position(|(name, _)| *name == o))
             .ok_or_else(|| BenchError::Failed(format!("{}: bad op", case.key())))?;
-        let block = size_param(case, "block")?;
-        let size = size_param(case, "file_size")?;
+        let block = case.size("block")?;
+        let size = case.size("file_size")?;
         let target = Target::open(ctx, case, "dd", self.disk_bytes(case))?;
         let cold = if ctx.clock.is_fake() {
             // a fake-clock run is a test: never drop the whole machine's cache

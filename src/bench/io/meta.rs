@@ -8,10 +8,10 @@
 //! stat and read phases that follow at once are largely answered by the
 //! kernel's dentry and page caches on a local filesystem.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{count_param, create_new, failed, Block, Target};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{create_new, failed, Block, Target};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use crate::view::View;
 use serde_json::Value;
@@ -46,8 +46,8 @@ const PHASES: [&str; 4] = [
 pub struct Meta;
 
 impl Bench for Meta {
-    fn family(&self) -> Family {
-        Family::Io
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "meta"
@@ -94,11 +94,11 @@ impl Bench for Meta {
 
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         // data plus about one block of metadata per file
-        count_param(case, "files").unwrap_or(0) * 2 * FILE_BYTES as u64
+        case.count("files").unwrap_or(0) * 2 * FILE_BYTES as u64
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let files = count_param(case, "files")?;
+        let files = case.count("files")?;
         let target = Target::open(ctx, case, "meta", self.disk_bytes(case))?;
         let notes = vec![
             target.note(),

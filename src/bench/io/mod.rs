@@ -16,12 +16,84 @@ pub mod meta;
 pub mod random;
 pub mod seq;
 
-use super::{BenchError, CaseSpec, Context, NamedDir, ScratchDir};
+use super::{
+    Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, ScratchDir,
+};
+use crate::config::FamilyOptions;
 use crate::probe::storage::DirInfo;
+use crate::units::{parse_size, size_text};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+/// The family's name, the first part of its ids.
+pub const NAME: &str = "io";
+
+/// The file I/O family: its benches, its size options, the check of write
+/// rates against the memory bandwidth, and the note naming its directories.
+#[derive(Debug)]
+pub struct Io;
+
+impl Family for Io {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn benches(&self) -> &'static [&'static dyn Bench] {
+        &[&seq::Seq, &random::Random, &dd::Dd, &meta::Meta]
+    }
+
+    fn options(&self) -> Vec<FamilyOption> {
+        vec![
+            FamilyOption {
+                long: "file-size",
+                key: FILE_SIZE,
+                value_name: "SIZE",
+                help: "io.seq's file per thread and io.dd's file, e.g. 64M, 1G (suffixes K, M, G, \
+                       T are powers of 1024). [default: 16M in quick, 256M in standard, 2G in full \
+                       for io.seq; 16M, 512M, 1G for io.dd]",
+                parse: parse_size_option,
+            },
+            FamilyOption {
+                long: "record",
+                key: RECORD,
+                value_name: "SIZE",
+                help: "io.seq's record: the size of each read and write call (IOzone -r). \
+                       [default: 1M]",
+                parse: parse_size_option,
+            },
+            FamilyOption {
+                long: "io-total",
+                key: TOTAL,
+                value_name: "SIZE",
+                help: "io.random's file set, written before timing (sysbench --file-total-size); \
+                       make it larger than memory to reach the device. [default: 64M in quick, \
+                       1G in standard, 30G in full]",
+                parse: parse_size_option,
+            },
+        ]
+    }
+
+    fn check(&self, cases: &mut [crate::results::CaseResult]) {
+        check_plausibility(cases);
+    }
+
+    fn notes(&self, plan: &Plan) -> Vec<String> {
+        vec![dirs_note(&plan.dirs)]
+    }
+}
+
+/// `--file-size`'s key in the plan's options.
+const FILE_SIZE: &str = "file_size";
+/// `--record`'s key.
+const RECORD: &str = "record";
+/// `--io-total`'s key.
+const TOTAL: &str = "io_total";
+
+fn parse_size_option(s: &str) -> Result<Value, String> {
+    parse_size(s).map(Value::from)
+}
 
 /// Sizes of the family given on the command line; None means the suite's.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -35,6 +107,29 @@ pub struct IoOptions {
 }
 
 impl IoOptions {
+    /// The sizes `plan` was given.
+    pub fn of(plan: &Plan) -> IoOptions {
+        IoOptions {
+            file_size: plan.options.u64(FILE_SIZE),
+            record: plan.options.u64(RECORD),
+            total: plan.options.u64(TOTAL),
+        }
+    }
+
+    /// `options` with these sizes set.
+    pub fn into_options(self, mut options: FamilyOptions) -> FamilyOptions {
+        for (key, v) in [
+            (FILE_SIZE, self.file_size),
+            (RECORD, self.record),
+            (TOTAL, self.total),
+        ] {
+            if let Some(v) = v {
+                options = options.with(key, v);
+            }
+        }
+        options
+    }
+
     /// KiB-sized files, for tests.
     #[cfg(test)]
     pub fn tiny() -> IoOptions {
@@ -49,77 +144,6 @@ impl IoOptions {
 /// Room kept free beyond what a case writes: a filesystem filled to the
 /// last block misbehaves for everyone using it.
 pub const SPACE_MARGIN_MIN_BYTES: u64 = 64 << 20;
-
-/// Smallest size accepted for a file or a record: one page, the unit
-/// O_DIRECT needs.
-pub const MIN_SIZE_BYTES: u64 = 4096;
-
-/// Parses `64M`, `1G`, `512K`, `4096` (suffixes K, M, G, T are powers of
-/// 1024; `KiB`, `MB` and the like are read the same way): a whole number
-/// of pages.
-///
-/// # Errors
-/// A message saying what is wrong.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits_end);
-    let shift = match suffix.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G")),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a size: use e.g. 4096, 512K, 64M, 1G"))?;
-    let bytes = n
-        .checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("'{t}' is too large"))?;
-    if bytes < MIN_SIZE_BYTES || !bytes.is_multiple_of(MIN_SIZE_BYTES) {
-        return Err(format!(
-            "'{t}' is not a whole number of 4 KiB pages (O_DIRECT and the record sizes need them)"
-        ));
-    }
-    Ok(bytes)
-}
-
-/// `16MiB`, `1GiB`, `64KiB`, `4096B`: the exact size in the largest unit
-/// that divides it, for case keys.
-pub fn size_label(bytes: u64) -> String {
-    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes}B")
-}
-
-/// The size parameter `key` of `case`, written by [`size_label`].
-///
-/// # Errors
-/// [`BenchError::Failed`] when it is missing or malformed (a bug).
-pub fn size_param(case: &CaseSpec, key: &str) -> Result<u64, BenchError> {
-    case.params
-        .get(key)
-        .and_then(Value::as_str)
-        .and_then(|s| parse_size(s).ok())
-        .ok_or_else(|| BenchError::Failed(format!("{}: bad parameter {key}", case.key())))
-}
-
-/// A whole-number parameter of `case`, at least 1.
-///
-/// # Errors
-/// [`BenchError::Failed`] when it is missing (a bug).
-pub fn count_param(case: &CaseSpec, key: &str) -> Result<u64, BenchError> {
-    case.params
-        .get(key)
-        .and_then(Value::as_u64)
-        .filter(|&n| n > 0)
-        .ok_or_else(|| BenchError::Failed(format!("{}: bad parameter {key}", case.key())))
-}
 
 /// The run note naming each directory: `directories: dir1 = /home/me/w`.
 pub fn dirs_note(dirs: &[NamedDir]) -> String {
@@ -202,11 +226,6 @@ impl Target {
     }
 }
 
-/// Free bytes in `dir` as statfs reports them (None when it cannot tell).
-pub fn free_bytes(dir: &NamedDir) -> Option<u64> {
-    describe(dir).free_bytes
-}
-
 /// Filesystem facts of `dir` from the same probe as the fingerprint.
 fn describe(dir: &NamedDir) -> DirInfo {
     let mut notes = Vec::new();
@@ -237,16 +256,6 @@ pub fn check_room(dir: &NamedDir, free: Option<u64>, need: u64) -> Result<(), Be
             size_text(margin)
         ))),
         _ => Ok(()),
-    }
-}
-
-/// `1.5 GiB`, `12.0 MiB`: a size for people.
-pub fn size_text(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", b / (1u64 << 30) as f64)
-    } else {
-        format!("{:.1} MiB", b / (1u64 << 20) as f64)
     }
 }
 
@@ -535,14 +544,15 @@ pub fn failed(what: &str, path: &Path, e: std::io::Error) -> BenchError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{runner, Bench, Plan, TestEnv};
+    use crate::bench::{runner, CaseSpec, TestEnv};
     use crate::config::Suite;
+    use crate::units::size_label;
 
     fn io_benches() -> Vec<&'static dyn Bench> {
         crate::bench::ALL
             .iter()
             .copied()
-            .filter(|b| b.family() == crate::bench::Family::Io)
+            .filter(|b| b.family() == NAME)
             .collect()
     }
 
@@ -632,7 +642,7 @@ mod tests {
                 params: [("size".to_string(), Value::from(label.clone()))].into(),
                 metrics: vec![],
             };
-            assert_eq!(size_param(&case, "size").unwrap(), b, "{label}");
+            assert_eq!(case.size("size").unwrap(), b, "{label}");
         }
         assert_eq!(size_label(16 << 20), "16MiB");
         assert_eq!(size_label((1 << 20) + 4096), "1028KiB");

@@ -10,13 +10,12 @@
 //! fsyncs/s, MiB/s read and written, event latency min/avg/max/95th
 //! percentile.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{
-    count_param, create_new, failed, size_label, size_param, size_text, write_blocks, Block, Target,
-};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{create_new, failed, write_blocks, Block, Target};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::stats::rng::Rng;
+use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
 use crate::view::View;
 use serde_json::Value;
@@ -82,8 +81,8 @@ const METRICS: [(&str, Unit, Direction); 9] = [
 pub struct Random;
 
 impl Bench for Random {
-    fn family(&self) -> Family {
-        Family::Io
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "random"
@@ -97,7 +96,9 @@ impl Bench for Random {
         "seed 001 (sysbench fileio rndrw, 30 GiB, WSL 2 vs native)"
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
-        let total = plan.io.total.unwrap_or(suite_total(plan.suite));
+        let total = super::IoOptions::of(plan)
+            .total
+            .unwrap_or(suite_total(plan.suite));
         let metrics: Vec<MetricSpec> = METRICS
             .iter()
             .map(|&(name, unit, direction)| MetricSpec {
@@ -136,19 +137,19 @@ impl Bench for Random {
     }
 
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
-        match (size_param(case, "total_size"), size_param(case, "block")) {
+        match (case.size("total_size"), case.size("block")) {
             (Ok(total), Ok(block)) => file_size(total, block) * FILE_NUM as u64,
             _ => 0,
         }
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let total = size_param(case, "total_size")?;
-        let block = size_param(case, "block")?;
+        let total = case.size("total_size")?;
+        let block = case.size("block")?;
         let file_size = file_size(total, block);
         let target = Target::open(ctx, case, "random", self.disk_bytes(case))?;
         let files = write_file_set(&target, file_size, block, ctx.seed, ctx.interrupted)?;
-        let duration = Duration::from_millis(count_param(case, "duration_ms")?);
+        let duration = Duration::from_millis(case.count("duration_ms")?);
         let mut notes = vec![
             target.note(),
             format!(

@@ -16,13 +16,11 @@
 //! fsync and allocates the blocks), while reads that follow at once are
 //! served from the page cache as in IOzone without -I.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{
-    count_param, create_new, failed, mb_per_sec, read_blocks, size_label, size_param, size_text,
-    write_blocks, Block, Target,
-};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
+use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
 use crate::view::{Grid, GridRows, Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
@@ -69,8 +67,8 @@ pub fn suite_file_size(suite: Suite) -> u64 {
 pub struct Seq;
 
 impl Bench for Seq {
-    fn family(&self) -> Family {
-        Family::Io
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "seq"
@@ -84,8 +82,9 @@ impl Bench for Seq {
         "seed 000 (IOzone write/rewrite/read/re-read, 1-16 threads, WSL 2 vs native)"
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
-        let file = plan.io.file_size.unwrap_or(suite_file_size(plan.suite));
-        let record = plan.io.record.unwrap_or(DEFAULT_RECORD);
+        let io = super::IoOptions::of(plan);
+        let file = io.file_size.unwrap_or(suite_file_size(plan.suite));
+        let record = io.record.unwrap_or(DEFAULT_RECORD);
         let mut metrics: Vec<MetricSpec> = OPS.iter().map(|n| rate(n)).collect();
         for i in 0..OPS.len() {
             metrics.push(rate(SLOWEST[i]));
@@ -137,16 +136,14 @@ impl Bench for Seq {
 
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         // a file per thread
-        let threads = count_param(case, "threads").unwrap_or(1);
-        size_param(case, "file_size")
-            .unwrap_or(0)
-            .saturating_mul(threads)
+        let threads = case.count("threads").unwrap_or(1);
+        case.size("file_size").unwrap_or(0).saturating_mul(threads)
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let threads = count_param(case, "threads")? as usize;
-        let file_size = size_param(case, "file_size")?;
-        let record = size_param(case, "record")?;
+        let threads = case.count("threads")? as usize;
+        let file_size = case.size("file_size")?;
+        let record = case.size("record")?;
         let total = self.disk_bytes(case);
         let target = Target::open(ctx, case, "seq", total)?;
         let mut notes = vec![
@@ -477,7 +474,7 @@ mod tests {
         let env = TestEnv::real(0.01);
         let mut plan = TestEnv::plan(Suite::Quick, 2);
         plan.threads = Some(vec![2]);
-        plan.io.file_size = Some(1 << 50); // 1 PiB per thread
+        plan.options = plan.options.with("file_size", 1u64 << 50); // 1 PiB per thread
         let case = Seq.cases(&plan).remove(0);
         match Seq.prepare(&case, &env.ctx()) {
             Err(BenchError::Unsupported(why)) => {

@@ -16,12 +16,10 @@
 //! them); standard and full measure both.
 //! See: lmbench `lat_mem_rd`; Sattolo's algorithm for a single-cycle permutation.
 
-use super::super::clock::Clock;
-use super::super::{
-    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
-};
-use super::pages::{huge_pages_unavailable, PageBuf, PagePolicy, Zeroable};
+use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
+use crate::measure::pages::{huge_pages_unavailable, PageBuf, PagePolicy, Zeroable};
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
@@ -93,8 +91,8 @@ pub fn chase(nodes: &[Node], start: usize, steps: u64) -> usize {
 pub struct Latency;
 
 impl Bench for Latency {
-    fn family(&self) -> Family {
-        Family::Mem
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "latency"
@@ -142,16 +140,9 @@ impl Bench for Latency {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let kib = case
-            .params
-            .get("size_kib")
-            .and_then(Value::as_u64)
-            .filter(|&k| k > 0)
-            .ok_or_else(|| BenchError::Failed(format!("{}: bad size", case.key())))?;
+        let kib = case.count("size_kib")?;
         let pages = case
-            .params
-            .get("pages")
-            .and_then(Value::as_str)
+            .text("pages")
             .and_then(PagePolicy::from_name)
             .ok_or_else(|| BenchError::Failed(format!("{}: bad pages", case.key())))?;
         if pages == PagePolicy::Huge {

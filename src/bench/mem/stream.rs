@@ -14,10 +14,10 @@
 //! with STREAM's relative error limit; a failed check makes the case invalid.
 //! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::pages::{thp_mode, PageBuf, PagePolicy};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
+use crate::measure::pages::{thp_mode, PageBuf, PagePolicy};
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
@@ -254,8 +254,8 @@ fn time_name(k: Kernel, i: usize) -> &'static str {
 }
 
 impl Bench for Stream {
-    fn family(&self) -> Family {
-        Family::Mem
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "stream"
@@ -267,7 +267,10 @@ impl Bench for Stream {
         "seed 000 (STREAM Triad 1-16 threads, WSL 2 vs native)"
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
-        let elems = plan.stream_elems.unwrap_or(suite_elems(plan.suite));
+        let elems = plan
+            .options
+            .u64(super::STREAM_ELEMS)
+            .map_or(suite_elems(plan.suite), |n| n as usize);
         plan.thread_counts()
             .into_iter()
             .map(|t| case(elems, t))
@@ -294,14 +297,9 @@ impl Bench for Stream {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let get = |k: &str| {
-            case.params
-                .get(k)
-                .and_then(Value::as_u64)
-                .map(|v| v as usize)
-                .filter(|&v| v > 0)
-        };
-        let (Some(elems), Some(threads)) = (get("array_elems"), get("threads")) else {
+        let (Ok(elems), Ok(threads)) =
+            (case.count_usize("array_elems"), case.count_usize("threads"))
+        else {
             return Err(BenchError::Failed(format!(
                 "{}: bad parameters",
                 case.key()
@@ -684,7 +682,9 @@ mod tests {
             keys(&TestEnv::plan(Suite::Standard, 1)),
             vec!["mem.stream[array_elems=67108864,threads=1]"]
         );
-        let mine = TestEnv::plan(Suite::Standard, 1).with_stream_elems(Some(1000));
+        let plan = TestEnv::plan(Suite::Standard, 1);
+        let options = plan.options.clone().with(super::super::STREAM_ELEMS, 1000);
+        let mine = plan.with_options(options);
         assert_eq!(keys(&mine), vec!["mem.stream[array_elems=1000,threads=1]"]);
     }
 }

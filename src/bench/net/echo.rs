@@ -16,11 +16,11 @@
 //! the TIME_WAIT state stays on its side and the client's ephemeral ports
 //! are never used up.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{broken, case_host, case_usize, host_params, percentiles, IO_TIMEOUT};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{broken, case_host, host_params, percentiles, IO_TIMEOUT};
 use crate::bench::os::affinity::{self, Placement};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
@@ -51,8 +51,8 @@ fn requests_for(suite: Suite) -> (usize, usize) {
 pub struct TcpEcho;
 
 impl Bench for TcpEcho {
-    fn family(&self) -> Family {
-        Family::Net
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "tcp_echo"
@@ -76,7 +76,7 @@ impl Bench for TcpEcho {
         ]
         .into_iter()
         .map(|(connection, requests, placement)| {
-            let mut params = host_params(&plan.net);
+            let mut params = host_params(&super::NetTarget::of(plan));
             params.insert("connection".into(), Value::from(connection));
             params.insert("requests".into(), Value::from(requests));
             if let Some(p) = placement {
@@ -105,7 +105,7 @@ impl Bench for TcpEcho {
     }
 
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let requests = case_usize(case, "requests")?;
+        let requests = case.count_usize("requests")?;
         let kept = match case.params.get("connection").and_then(Value::as_str) {
             Some("kept") => true,
             Some("new") => false,

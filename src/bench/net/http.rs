@@ -30,11 +30,11 @@
 //! `--http-url` the user's server is where the user put it and the client
 //! runs where envbench may (`taskset` places it).
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{broken, case_host, case_usize, host_params, load_duration, percentiles, IO_TIMEOUT};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{broken, case_host, host_params, load_duration, percentiles, IO_TIMEOUT};
 use crate::bench::os::affinity::{self, Pinned, Placement};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use bytes::Bytes;
@@ -74,8 +74,8 @@ pub fn page_body(bytes: usize) -> Bytes {
 pub struct Http;
 
 impl Bench for Http {
-    fn family(&self) -> Family {
-        Family::Net
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "http"
@@ -89,7 +89,8 @@ impl Bench for Http {
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let quick = plan.suite == Suite::Quick;
         let clients: &[usize] = if quick { &[1, 16] } else { &CLIENTS };
-        let targets: Vec<(&str, Value)> = match &plan.net.http_url {
+        let net = super::NetTarget::of(plan);
+        let targets: Vec<(&str, Value)> = match &net.http_url {
             Some(url) => vec![("url", Value::from(url.text()))],
             None if quick => vec![("page", Value::from(PAGE_BYTES[1]))],
             None => PAGE_BYTES
@@ -102,16 +103,16 @@ impl Bench for Http {
             for &c in clients {
                 // the built-in server's cases are placed; at one connection
                 // on one CPU and on two, as the pipe and echo ping-pongs
-                let placements: &[Option<Placement>] = match (&plan.net.http_url, c) {
+                let placements: &[Option<Placement>] = match (&net.http_url, c) {
                     (Some(_), _) => &[None],
                     (None, 1) => &[Some(Placement::Same), Some(Placement::Split)],
                     (None, _) => &[Some(Placement::Split)],
                 };
                 for placement in placements {
-                    let mut params = if plan.net.http_url.is_some() {
+                    let mut params = if net.http_url.is_some() {
                         Default::default()
                     } else {
-                        host_params(&plan.net)
+                        host_params(&net)
                     };
                     params.insert((*name).to_string(), target.clone());
                     params.insert("clients".into(), Value::from(c));
@@ -161,7 +162,7 @@ impl Bench for Http {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let clients = case_usize(case, "clients")?;
+        let clients = case.count_usize("clients")?;
         let workers = |n: usize| n.min(MAX_WORKERS).min(ctx.cpus).max(1);
         // (server CPUs, client CPUs) when the case places them
         let cpus = match affinity::case_placement(case)? {
@@ -175,7 +176,7 @@ impl Bench for Http {
         let (server, target) = match case.params.get("url").and_then(Value::as_str) {
             Some(url) => (None, user_target(url)?),
             None => {
-                let page = case_usize(case, "page")?;
+                let page = case.count_usize("page")?;
                 let server = match &cpus {
                     Some((on, _)) => HttpServer::start_on(case_host(case)?, on)?,
                     None => HttpServer::start(case_host(case)?, workers(MAX_WORKERS))?,

@@ -14,7 +14,7 @@ pub mod echo;
 pub mod http;
 pub mod stream;
 
-use super::{BenchError, CaseSpec, Context, MetricSpec};
+use super::{Bench, BenchError, CaseSpec, Context, Family, FamilyOption, MetricSpec, Plan};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -27,41 +27,88 @@ pub const HTTP_SERVE_ARG: &str = "__http_serve";
 /// The longest the hidden server helper runs.
 const HTTP_SERVE_MAX_SECS: u64 = 3600;
 
-/// Runs the hidden helper when `args` (argv without argv[0]) name it: the
-/// built-in HTTP server on 127.0.0.1, its base URL on stdout, for SECONDS
-/// (at most an hour) or until killed. None for an ordinary command line.
-pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
-    use std::io::Write;
-    if args.first().map(String::as_str) != Some(HTTP_SERVE_ARG) {
-        return None;
+/// The family's name, the first part of its ids.
+pub const NAME: &str = "net";
+
+/// `--net-host`'s key in the plan's options.
+const NET_HOST: &str = "net_host";
+/// `--http-url`'s key.
+const HTTP_URL: &str = "http_url";
+
+/// The network family: its benches, where they point (`--net-host`,
+/// `--http-url`) and the built-in HTTP server as a helper process.
+#[derive(Debug)]
+pub struct Net;
+
+impl Family for Net {
+    fn name(&self) -> &'static str {
+        NAME
     }
-    let secs = match args.get(1).and_then(|s| s.parse::<u64>().ok()) {
-        Some(s) if (1..=HTTP_SERVE_MAX_SECS).contains(&s) => s,
-        _ => {
-            eprintln!("envbench: {HTTP_SERVE_ARG} SECONDS (1 to {HTTP_SERVE_MAX_SECS})");
-            return Some(std::process::ExitCode::from(2));
+
+    fn benches(&self) -> &'static [&'static dyn Bench] {
+        &[&echo::TcpEcho, &stream::TcpStreamBench, &http::Http]
+    }
+
+    fn options(&self) -> Vec<FamilyOption> {
+        vec![
+            FamilyOption {
+                long: "net-host",
+                key: NET_HOST,
+                value_name: "ADDR",
+                help: "A local IP address for the network benches' servers instead of 127.0.0.1 \
+                       (e.g. ::1). It must be an address of this machine: the servers run here, \
+                       and Linux carries traffic between its own addresses over the loopback \
+                       device whichever address is used.",
+                parse: |s| parse_net_host(s).map(|ip| Value::from(ip.to_string())),
+            },
+            FamilyOption {
+                long: "http-url",
+                key: HTTP_URL,
+                value_name: "URL",
+                help: "Aim net.http's load client at a server you run, e.g. \
+                       http://127.0.0.1:8080/index.html, instead of envbench's built-in one (only \
+                       plain http://; the page must answer with a status under 400). The client \
+                       opens 1 to 16 keep-alive connections to it.",
+                parse: |s| parse_http_url(s).map(|u| Value::from(u.text())),
+            },
+        ]
+    }
+
+    /// `__http_serve SECONDS`: the built-in HTTP server on 127.0.0.1, its
+    /// base URL on stdout, for SECONDS (at most an hour) or until killed.
+    fn helper(&self, args: &[String]) -> Option<std::process::ExitCode> {
+        use std::io::Write;
+        if args.first().map(String::as_str) != Some(HTTP_SERVE_ARG) {
+            return None;
         }
-    };
-    // a worker per CPU it may use (`taskset` places it), at most the bench's
-    let workers = crate::bench::os::affinity::allowed_cpus()
-        .map_or(http::MAX_WORKERS, |c| c.len().clamp(1, http::MAX_WORKERS));
-    let server = match http::HttpServer::start(DEFAULT_HOST, workers) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("envbench: cannot start the HTTP server: {e}");
+        let secs = match args.get(1).and_then(|s| s.parse::<u64>().ok()) {
+            Some(s) if (1..=HTTP_SERVE_MAX_SECS).contains(&s) => s,
+            _ => {
+                eprintln!("envbench: {HTTP_SERVE_ARG} SECONDS (1 to {HTTP_SERVE_MAX_SECS})");
+                return Some(std::process::ExitCode::from(2));
+            }
+        };
+        // a worker per CPU it may use (`taskset` places it), at most the bench's
+        let workers = crate::bench::os::affinity::allowed_cpus()
+            .map_or(http::MAX_WORKERS, |c| c.len().clamp(1, http::MAX_WORKERS));
+        let server = match http::HttpServer::start(DEFAULT_HOST, workers) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("envbench: cannot start the HTTP server: {e}");
+                return Some(std::process::ExitCode::from(1));
+            }
+        };
+        let mut out = std::io::stdout();
+        if writeln!(out, "http://{}/", server.addr())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             return Some(std::process::ExitCode::from(1));
         }
-    };
-    let mut out = std::io::stdout();
-    if writeln!(out, "http://{}/", server.addr())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        return Some(std::process::ExitCode::from(1));
+        std::thread::sleep(Duration::from_secs(secs));
+        drop(server);
+        Some(std::process::ExitCode::SUCCESS)
     }
-    std::thread::sleep(Duration::from_secs(secs));
-    drop(server);
-    Some(std::process::ExitCode::SUCCESS)
 }
 
 /// The address envbench's own servers use unless `--net-host` names another.
@@ -74,6 +121,22 @@ pub struct NetTarget {
     pub host: Option<IpAddr>,
     /// A server the user runs for net.http (`--http-url`); None for the built-in one.
     pub http_url: Option<HttpUrl>,
+}
+
+impl NetTarget {
+    /// The target `plan` was given (its options were checked when given).
+    pub fn of(plan: &Plan) -> NetTarget {
+        NetTarget {
+            host: plan
+                .options
+                .text(NET_HOST)
+                .and_then(|h| h.trim_matches(['[', ']']).parse().ok()),
+            http_url: plan
+                .options
+                .text(HTTP_URL)
+                .and_then(|u| parse_http_url(u).ok()),
+        }
+    }
 }
 
 /// `--net-host`: an IP address (no name, so nothing is resolved) that this
@@ -231,15 +294,6 @@ fn metric(name: &'static str, unit: Unit, direction: Direction) -> MetricSpec {
         unit,
         direction,
     }
-}
-
-/// A whole-number parameter of a case.
-fn case_usize(case: &CaseSpec, name: &str) -> Result<usize, BenchError> {
-    case.params
-        .get(name)
-        .and_then(Value::as_u64)
-        .map(|n| n as usize)
-        .ok_or_else(|| BenchError::Failed(format!("{}: no {name}", case.key())))
 }
 
 /// Shortest load of a fixed-duration repetition: long enough that starting

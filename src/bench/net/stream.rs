@@ -9,9 +9,9 @@
 //! repetitions the senders wait on a condition variable (so they use no CPU
 //! while the runner works), and dropping the trial stops and joins them.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
-use super::{case_host, case_usize, host_params, load_duration, IO_TIMEOUT};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::{case_host, host_params, load_duration, IO_TIMEOUT};
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
@@ -47,8 +47,8 @@ struct Control {
 pub struct TcpStreamBench;
 
 impl Bench for TcpStreamBench {
-    fn family(&self) -> Family {
-        Family::Net
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "tcp_stream"
@@ -67,7 +67,7 @@ impl Bench for TcpStreamBench {
         conns
             .iter()
             .map(|&n| {
-                let mut params = host_params(&plan.net);
+                let mut params = host_params(&super::NetTarget::of(plan));
                 params.insert("connections".into(), Value::from(n));
                 CaseSpec {
                     bench: self.id(),
@@ -98,7 +98,7 @@ impl Bench for TcpStreamBench {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let n = case_usize(case, "connections")?;
+        let n = case.count_usize("connections")?;
         let t = StreamTrial::start(case_host(case)?, n, load_duration(ctx))?;
         Ok(Box::new(t))
     }

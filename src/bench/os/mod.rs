@@ -12,23 +12,49 @@ pub mod spawn;
 pub mod syscall;
 pub mod tiny;
 
+use super::{Bench, Family};
 use std::io;
 
-/// Runs a hidden helper when `args` (argv without argv[0]) name one:
-/// `__exit` (the trivial program os.spawn starts) or `__fork N MODE` (see
-/// [`process::fork_helper`]). None when `args` are an ordinary command line.
-pub fn helper(mut args: impl Iterator<Item = String>) -> Option<std::process::ExitCode> {
-    let first = args.next()?;
-    if first == spawn::EXIT_ARG {
-        return Some(std::process::ExitCode::SUCCESS);
+/// The family's name, the first part of its ids.
+pub const NAME: &str = "os";
+
+/// The operating-system family: its benches and the helper processes they
+/// start from envbench's own binary.
+#[derive(Debug)]
+pub struct Os;
+
+impl Family for Os {
+    fn name(&self) -> &'static str {
+        NAME
     }
-    if first == process::FORK_HELPER_ARG {
-        let rest: Vec<String> = args.collect();
-        return Some(std::process::ExitCode::from(
-            process::fork_helper(&rest) as u8
-        ));
+
+    fn benches(&self) -> &'static [&'static dyn Bench] {
+        &[
+            &syscall::Syscall,
+            &process::Fork,
+            &process::ForkCow,
+            &process::Thread,
+            &spawn::Spawn,
+            &pipe::Pipe,
+            &shell::Shell,
+            &multiprog::Multiprog,
+        ]
     }
-    None
+
+    /// `__exit` (the trivial program os.spawn starts when the tiny helper
+    /// cannot run) or `__fork N MODE` (see [`process::fork_helper`]).
+    fn helper(&self, args: &[String]) -> Option<std::process::ExitCode> {
+        let (first, rest) = args.split_first()?;
+        if first == spawn::EXIT_ARG {
+            return Some(std::process::ExitCode::SUCCESS);
+        }
+        if first == process::FORK_HELPER_ARG {
+            return Some(std::process::ExitCode::from(
+                process::fork_helper(rest) as u8
+            ));
+        }
+        None
+    }
 }
 
 /// Never more processes or threads than this in one case, whatever the
@@ -394,5 +420,58 @@ mod tests {
     #[test]
     fn used_memory_is_known_on_linux() {
         assert!(used_memory_bytes().unwrap() > 0);
+    }
+
+    #[test]
+    fn a_live_child_and_grandchild_are_descendants() {
+        use crate::cleanup::descendants;
+        use std::path::Path;
+        let mut kids = Children::default();
+        let child = fork_child(pause_forever).unwrap();
+        kids.push(child);
+        // a second child that itself forks a grandchild, then pauses
+        let middle = fork_child(|| {
+            // SAFETY: fork and pause are async-signal-safe.
+            unsafe {
+                if libc::fork() == 0 {
+                    loop {
+                        libc::pause();
+                    }
+                }
+                loop {
+                    libc::pause();
+                }
+            }
+        })
+        .unwrap();
+        kids.push(middle);
+        let start = std::time::Instant::now();
+        let grandchildren = loop {
+            let g = descendants(middle, Path::new("/proc"));
+            if !g.is_empty() || start.elapsed() > std::time::Duration::from_secs(5) {
+                break g;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        // the grandchild is ours too: killed by PID on every path, before
+        // `kids` kills and reaps the children
+        let _grandchildren = KillOnDrop(grandchildren.clone());
+        assert_eq!(grandchildren.len(), 1, "the middle child forked one");
+        let found = descendants(std::process::id() as i32, Path::new("/proc"));
+        for p in [child, middle].iter().chain(&grandchildren) {
+            assert!(found.contains(p), "{p} not in {found:?}");
+        }
+    }
+
+    /// Kills the listed processes (started by the test) when dropped.
+    struct KillOnDrop(Vec<i32>);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            for &pid in &self.0 {
+                // SAFETY: `pid` is a process this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
     }
 }

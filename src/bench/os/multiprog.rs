@@ -10,11 +10,11 @@
 //! N = 2, 8 and 32 processes (full adds 128), the same on every machine,
 //! lowered to the limits; the overload is read from makespan_ratio.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{bounded_count, fork_child, Children};
 use crate::bench::cpu::loops::int_loops;
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use crate::view::{Timeline, View, ViewKind};
 use serde_json::Value;
@@ -116,8 +116,8 @@ pub fn figures(records: &[Record], t0_ns: u64, cpus: usize) -> Figures {
 pub struct Multiprog;
 
 impl Bench for Multiprog {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "multiprog"
@@ -188,13 +188,7 @@ impl Bench for Multiprog {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let get = |k: &str| {
-            case.params
-                .get(k)
-                .and_then(Value::as_f64)
-                .filter(|v| *v > 0.0)
-        };
-        let (Some(n), Some(work)) = (get("processes"), get("work_secs")) else {
+        let (Ok(n), Ok(work)) = (case.number("processes"), case.number("work_secs")) else {
             return Err(BenchError::Failed(format!(
                 "{}: bad parameters",
                 case.key()

@@ -10,12 +10,10 @@
 //! scheduler, the figure flips between the two from run to run. The
 //! reference for `same` is `taskset -c CPU perf bench sched pipe`.
 
-use super::super::clock::Clock;
-use super::super::{
-    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
-};
+use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::affinity::{self, Pinned, Placement};
 use super::{fork_child, Children};
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -73,8 +71,8 @@ fn read_exact(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
 pub struct Pipe;
 
 impl Bench for Pipe {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "pipe"

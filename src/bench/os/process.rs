@@ -20,11 +20,11 @@
 //! in use after − before) / N from /proc/meminfo, is kept as the secondary
 //! metric `system_memory_per_*`; it can even be negative.
 
-use super::super::clock::Clock;
-use super::super::{Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::tiny::{run_helper, Tiny};
 use super::{bounded_count, fork_child, own_pss_bytes, pause_forever, used_memory_bytes, Children};
 use crate::config::Suite;
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -83,15 +83,6 @@ fn metrics(what: &'static str) -> Vec<MetricSpec> {
     ]
 }
 
-fn get_usize(case: &CaseSpec, key: &str) -> Result<usize, BenchError> {
-    case.params
-        .get(key)
-        .and_then(Value::as_u64)
-        .map(|v| v as usize)
-        .filter(|&v| v > 0)
-        .ok_or_else(|| BenchError::Failed(format!("{}: bad parameter {key}", case.key())))
-}
-
 /// The `os.fork` bench.
 #[derive(Debug)]
 pub struct Fork;
@@ -105,8 +96,8 @@ pub struct ForkCow;
 pub struct Thread;
 
 impl Bench for Fork {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "fork"
@@ -130,8 +121,8 @@ impl Bench for Fork {
 }
 
 impl Bench for ForkCow {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "fork_cow"
@@ -189,7 +180,7 @@ fn prepare_fork(
     mem: ParentMemory,
 ) -> Result<Box<dyn Trial>, BenchError> {
     // one task is the helper process itself
-    let (n, limit_note) = bounded_count(get_usize(case, "n")?, 1, ctx.mem_available_bytes);
+    let (n, limit_note) = bounded_count(case.count_usize("n")?, 1, ctx.mem_available_bytes);
     if n == 0 {
         return Err(BenchError::Unsupported(
             limit_note.unwrap_or_else(|| "no process may be created".into()),
@@ -418,8 +409,8 @@ impl Trial for ForkTrial {
 }
 
 impl Bench for Thread {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "thread"
@@ -439,7 +430,7 @@ impl Bench for Thread {
         }]
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let (n, note) = bounded_count(get_usize(case, "n")?, 0, ctx.mem_available_bytes);
+        let (n, note) = bounded_count(case.count_usize("n")?, 0, ctx.mem_available_bytes);
         if n == 0 {
             return Err(BenchError::Unsupported(
                 note.unwrap_or_else(|| "no thread may be created".into()),

@@ -5,11 +5,10 @@
 //! minute. Each copy works in its own directory inside a fresh directory
 //! under the first `--dir`, removed afterwards.
 
-use super::super::clock::Clock;
 use super::super::{
-    calibrate_from, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, ScratchDir,
-    Trial,
+    calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, ScratchDir, Trial,
 };
+use crate::measure::clock::Clock;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
@@ -44,8 +43,8 @@ const INPUT_LINES: usize = 2000;
 pub struct Shell;
 
 impl Bench for Shell {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "shell"
@@ -71,13 +70,7 @@ impl Bench for Shell {
             .collect()
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let copies = case
-            .params
-            .get("copies")
-            .and_then(Value::as_u64)
-            .filter(|&c| c > 0)
-            .ok_or_else(|| BenchError::Failed(format!("{}: bad copies", case.key())))?
-            as usize;
+        let copies = case.count_usize("copies")?;
         let missing = missing_utilities()?;
         if !missing.is_empty() {
             return Err(BenchError::Unsupported(format!(

@@ -11,12 +11,10 @@
 //! hidden argument `__exit` (a 4 MB binary, much dearer to load), and the
 //! result says so.
 
-use super::super::clock::Clock;
-use super::super::{
-    calibrate_from, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
-};
+use super::super::{calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::tiny::{run_helper, Tiny};
 use super::Children;
+use crate::measure::clock::Clock;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
@@ -69,8 +67,8 @@ impl Method {
 pub struct Spawn;
 
 impl Bench for Spawn {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "spawn"

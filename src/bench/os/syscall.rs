@@ -8,10 +8,8 @@
 //! hypervisors may trap some, so this is where environments first differ.
 //! See: UnixBench `src/syscall.c`; perf `bench/syscall.c`.
 
-use super::super::clock::Clock;
-use super::super::{
-    calibrate, Bench, BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial,
-};
+use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -62,8 +60,8 @@ fn metrics() -> Vec<MetricSpec> {
 }
 
 impl Bench for Syscall {
-    fn family(&self) -> Family {
-        Family::Os
+    fn family(&self) -> &'static str {
+        super::NAME
     }
     fn name(&self) -> &'static str {
         "syscall"

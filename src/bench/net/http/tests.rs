@@ -160,7 +160,7 @@ fn a_user_url_is_loaded_and_a_dead_one_refused_clearly() {
     let server = HttpServer::start(DEFAULT_HOST, 1).unwrap();
     let url = super::super::parse_http_url(&format!("http://{}/10k.html", server.addr())).unwrap();
     let mut plan = TestEnv::plan(Suite::Quick, 2);
-    plan.net.http_url = Some(url.clone());
+    plan.options = plan.options.clone().with("http_url", url.text());
     let cases = Http.cases(&plan);
     assert_eq!(cases.len(), 2);
     assert_eq!(

@@ -2,13 +2,30 @@
 //! SVG, no script, no network) with the verdict summary, warnings,
 //! recommendations, fingerprints side by side, charts and every metric.
 
-use super::compare::{fingerprint_table, method_note, metrics_table, summary_table, unclear_table};
-use super::svg::{esc, speedup_bars, Bar};
-use super::{Align, Table};
+use super::{Export, Exporter, Report};
 use crate::compare::{Comparison, Environment, Verdict};
+use crate::report::compare::{
+    fingerprint_table, method_note, metrics_table, summary_table, unclear_table,
+};
+use crate::report::svg::{esc, speedup_bars, Bar};
+use crate::report::{Align, Table};
 use crate::view::BenchView;
 
-const TEMPLATE: &str = include_str!("templates/report.html");
+const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// `compare --html FILE`.
+#[derive(Debug)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn export(&self, r: &Report) -> Export {
+        Export::Document(render(r.comparison, r.environments, r.views))
+    }
+}
 
 /// A table as HTML; rows whose first cell ends in " *" (differs) or " !"
 /// (suspect) are highlighted.
@@ -89,7 +106,7 @@ fn charts(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> String {
             );
         }
     }
-    s + &super::views::charts(c, envs, views, html_table)
+    s + &crate::report::views::charts(c, envs, views, html_table)
 }
 
 /// The report page.

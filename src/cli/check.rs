@@ -3,8 +3,9 @@
 //! (exit 2) that says what is wrong and what is allowed.
 
 use crate::bench;
+use crate::error::UsageError;
 use crate::probe::Fingerprint;
-use crate::UsageError;
+use std::path::PathBuf;
 
 /// Threads allowed per usable CPU: enough to study oversubscription,
 /// few enough that a typo (`--threads 999999`) cannot exhaust the machine.
@@ -15,8 +16,7 @@ pub const MAX_LABEL_CHARS: usize = 100;
 
 /// The valid `--only` patterns, for messages.
 pub fn valid_patterns() -> String {
-    let mut families: Vec<&str> = bench::ALL.iter().map(|b| b.family().name()).collect();
-    families.dedup();
+    let families: Vec<&str> = bench::FAMILIES.iter().map(|f| f.name()).collect();
     let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
     format!(
         "valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
@@ -103,6 +103,24 @@ pub fn label(l: &str) -> Result<(), UsageError> {
         return bad(format!("longer than {MAX_LABEL_CHARS} characters"));
     }
     Ok(())
+}
+
+/// The given directories, checked to exist, or the current directory.
+///
+/// # Errors
+/// [`UsageError`] naming a path that is not a directory.
+pub fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+    if dirs.is_empty() {
+        return Ok(vec![std::env::current_dir()?]);
+    }
+    for d in &dirs {
+        if !d.is_dir() {
+            return Err(
+                UsageError(format!("--dir {}: not an existing directory", d.display())).into(),
+            );
+        }
+    }
+    Ok(dirs)
 }
 
 /// The target directories with their names: a `--dir` given without a

@@ -1,30 +1,44 @@
-//! `envbench import`: checks the output path, reads and parses every file
-//! (detecting the format with `--from auto`), builds the result file,
-//! validates it as `load` would, and saves it atomically. Every refusal is
-//! a [`UsageError`] (exit 2) naming the file and line.
+//! `envbench import`: reads and parses every file (detecting the tool with
+//! `--from auto`), builds the result file, validates it as `load` would,
+//! and saves it atomically. Every refusal is a [`UsageError`] (exit 2)
+//! naming the file and line.
 
-use super::build::{self, Input, Options};
-use super::{detect, read_input, Format, ImportError};
-use crate::cli::ImportArgs;
-use crate::{check, store, UsageError};
+use crate::error::UsageError;
+use crate::import::build::{self, Input, Options};
+use crate::import::{detect, read_input, ImportError, Importer};
+use crate::store;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Everything `envbench import` needs, checked before any file is read.
+pub struct ImportSettings {
+    /// The tool that wrote the files; None: recognise each file's.
+    pub importer: Option<&'static dyn Importer>,
+    /// The outputs, one round each.
+    pub files: Vec<PathBuf>,
+    /// The result file to write (checked: `--force` for an existing one).
+    pub output: PathBuf,
+    /// The environment's label (checked).
+    pub label: String,
+    /// Facts about the environment (`--env`).
+    pub env: Vec<(String, String)>,
+    /// Case parameters the outputs do not print (`--param`).
+    pub params: Vec<(String, String)>,
+    /// Seed of the summaries' bootstrap.
+    pub seed: u64,
+}
 
 /// Runs `envbench import`.
 ///
 /// # Errors
-/// [`UsageError`] for a bad output path, label, `--env` or `--param`, or an
-/// input that cannot be read as its format; I/O errors while saving.
-pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
-    let output = store::output_path(&args.output, args.force, "-o").map_err(UsageError)?;
-    let label = match &args.label {
-        Some(l) => l.clone(),
-        None => default_label(args),
-    };
-    check::label(&label)?;
+/// [`UsageError`] for a bad `--env` or `--param`, or an input that cannot
+/// be read as its format; I/O errors while saving.
+pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
+    let output = s.output.clone();
     let mut inputs = Vec::new();
-    for path in &args.files {
-        let fixed = args.from.format();
-        let text = read_input(path, fixed.map_or("auto", Format::name)).map_err(usage)?;
+    for path in &s.files {
+        let fixed = s.importer;
+        let text = read_input(path, fixed.map_or("auto", |i| i.name())).map_err(usage)?;
         let format = match fixed {
             Some(f) => f,
             None => {
@@ -34,7 +48,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                         format: "auto",
                         line: 1,
                         msg: format!(
-                            "not recognised as stream, sysbench, iozone, fio, dd or hpcc output (it begins '{}'); give --from if it is one of them",
+                            "not recognised as {} output (it begins '{}'); give --from if it is one of them",
+                            crate::import::names_in_words(),
                             crate::terminal::escape(text.lines().next().unwrap_or("").chars().take(60).collect::<String>().as_str())
                         ),
                     })
@@ -65,11 +80,11 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let opts = Options {
-        label,
-        env: args.env.clone(),
-        params: args.params.clone(),
+        label: s.label,
+        env: s.env,
+        params: s.params,
         output: output.clone(),
-        seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
+        seed: s.seed,
     };
     let mut file = build::build(&inputs, &opts).map_err(UsageError)?;
     crate::validate::validate(&mut file).map_err(UsageError)?;
@@ -99,15 +114,4 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn usage(e: ImportError) -> UsageError {
     UsageError(e.to_string())
-}
-
-/// `--env virtualization=...`, else the output's file stem.
-fn default_label(args: &ImportArgs) -> String {
-    if let Some((_, v)) = args.env.iter().rev().find(|(k, _)| k == "virtualization") {
-        return v.replace('/', "-");
-    }
-    args.output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "imported".into())
 }

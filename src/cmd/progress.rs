@@ -6,6 +6,7 @@
 
 use crate::bench::runner::Progress;
 use crate::results::CaseStatus;
+use crate::units::format_duration;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -127,16 +128,28 @@ impl Reporter {
     }
 }
 
-/// `1 m 05 s`, `12 s`.
-pub fn format_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 {
-        format!("{} m {:02} s", s / 60, s % 60)
-    } else if d < Duration::from_millis(500) {
-        "0 s".into()
-    } else if s == 0 {
-        "1 s".into()
-    } else {
-        format!("{s} s")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_of_time_left_learns_from_each_round() {
+        let secs = Duration::from_secs;
+        let mut r = Reporter::new(true, 6, 3, secs(2));
+        // nothing run: each case's round is its budget plus a second
+        assert_eq!(
+            r.left(0, secs(0), &[1, 2], 1),
+            Duration::from_millis(6 * 2200)
+        );
+        r.learn(0, secs(1));
+        r.learn(1, secs(5));
+        r.forget(2);
+        // case 1 half done in the last round: 2.5 s of it left
+        assert_eq!(
+            r.left(1, Duration::from_millis(2500), &[], 0),
+            Duration::from_millis(2500)
+        );
+        // one more whole round: 1 + 5 + 0
+        assert_eq!(r.left(0, secs(1), &[1, 2], 1), secs(5) + secs(6));
     }
 }

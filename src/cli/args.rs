@@ -1,8 +1,13 @@
-//! Command-line interface: clap types and their conversion into plain
-//! configuration. Nothing outside this module sees a clap type.
+//! The clap types of every command line. [`super`] turns them into the
+//! plain settings of a command once; nothing outside `cli` sees them.
+//! Options that only one benchmark family reads are declared by that
+//! family ([`crate::bench::Family::options`]) and added to `run` at
+//! start-up, so they are not listed here.
 
-use crate::config::{RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use crate::config::Suite;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Measure how this environment performs, then compare it with another on
@@ -48,13 +53,16 @@ pub enum Cmd {
     Show(ShowArgs),
     /// List the runs recorded in the local history.
     History(HistoryArgs),
-    /// Compare environments: ratio of medians with a bootstrap CI, the
-    /// seeds' variation %, a Mann-Whitney test with FDR control, and a
-    /// verdict (faster, slower, tie) per metric; fingerprints side by side.
+    /// Compare environments: per case, the ratio of the two sides'
+    /// estimates with a 95 % interval from a hierarchical bootstrap over
+    /// runs, rounds and repetitions, the seeds' variation %, and one of
+    /// four outcomes (faster, slower, tie inside the band, unclear);
+    /// fingerprints side by side.
     ///
-    /// Runs with the same label form one environment. With 3 or more runs
-    /// per environment the verdict rests on the runs' medians (drift
-    /// between runs counts as noise); with fewer it is "within-run only".
+    /// Runs with the same label form one environment; the first label is
+    /// the baseline. Several runs per environment measure how much runs
+    /// differ; a side with one run gets an assumed between-run spread, and
+    /// the output says so.
     Compare(CompareArgs),
     /// Turn other tools' outputs (STREAM, sysbench, IOzone, fio, dd, hpcc)
     /// into a result file that compare and show read like envbench's own.
@@ -75,47 +83,13 @@ pub enum Cmd {
     Import(ImportArgs),
 }
 
-/// Tool whose output `import` reads.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ImportFormat {
-    /// Recognise each file's tool and say which on stderr.
-    Auto,
-    /// stream.c 5.x output (-> mem.stream).
-    Stream,
-    /// sysbench 1.0 cpu (-> cpu.primes), memory, threads, mutex, fileio.
-    Sysbench,
-    /// IOzone -a tables and -t "Children see / Parent sees" lines.
-    Iozone,
-    /// fio --output-format=json or json+.
-    Fio,
-    /// dd summary lines (GNU in any locale, BusyBox, BSD); one per repetition.
-    Dd,
-    /// HPC Challenge hpccoutf.txt summary section.
-    Hpcc,
-}
-
-impl ImportFormat {
-    /// The format, or None for auto.
-    pub fn format(self) -> Option<crate::import::Format> {
-        use crate::import::Format as F;
-        match self {
-            ImportFormat::Auto => None,
-            ImportFormat::Stream => Some(F::Stream),
-            ImportFormat::Sysbench => Some(F::Sysbench),
-            ImportFormat::Iozone => Some(F::Iozone),
-            ImportFormat::Fio => Some(F::Fio),
-            ImportFormat::Dd => Some(F::Dd),
-            ImportFormat::Hpcc => Some(F::Hpcc),
-        }
-    }
-}
-
 /// `envbench import` options.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The tool that wrote the files.
-    #[arg(long, value_enum)]
-    pub from: ImportFormat,
+    /// The tool that wrote the files, or auto to recognise each file's
+    /// tool (and say which on stderr).
+    #[arg(long, value_name = "TOOL", value_parser = super::importer_names())]
+    pub from: String,
     /// Outputs to import; each is one round.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -147,7 +121,7 @@ pub struct ImportArgs {
     pub seed: Option<u64>,
 }
 
-fn parse_key_value(s: &str) -> Result<(String, String), String> {
+pub(super) fn parse_key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v))
             if !k.trim().is_empty()
@@ -319,42 +293,6 @@ pub struct RunArgs {
     /// [default: 1, 2, 4 ... up to the usable CPUs]
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]
     pub threads: Option<Vec<usize>>,
-    /// Theoretical memory bandwidth in GB/s (channels x MT/s x 8 bytes), for
-    /// STREAM's efficiency; as root envbench reads it from dmidecode.
-    #[arg(long, value_name = "GB/S", value_parser = parse_positive_gbs, allow_negative_numbers = true)]
-    pub mem_bandwidth: Option<f64>,
-    /// Elements per STREAM array (8 bytes each, three arrays). [default:
-    /// 16777216 in quick, 67108864 in standard and full: 4x a 32 MiB or a
-    /// 128 MiB last-level cache] A case whose arrays are under 4x the
-    /// cache gets a note saying which size meets STREAM's rule.
-    #[arg(long, value_name = "N", value_parser = parse_stream_elems)]
-    pub stream_elems: Option<usize>,
-    /// io.seq's file per thread and io.dd's file, e.g. 64M, 1G (suffixes
-    /// K, M, G, T are powers of 1024). [default: 16M in quick, 256M in
-    /// standard, 2G in full for io.seq; 16M, 512M, 1G for io.dd]
-    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
-    pub file_size: Option<u64>,
-    /// io.seq's record: the size of each read and write call (IOzone -r).
-    /// [default: 1M]
-    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
-    pub record: Option<u64>,
-    /// io.random's file set, written before timing (sysbench
-    /// --file-total-size); make it larger than memory to reach the device.
-    /// [default: 64M in quick, 1G in standard, 30G in full]
-    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
-    pub io_total: Option<u64>,
-    /// A local IP address for the network benches' servers instead of
-    /// 127.0.0.1 (e.g. ::1). It must be an address of this machine: the
-    /// servers run here, and Linux carries traffic between its own
-    /// addresses over the loopback device whichever address is used.
-    #[arg(long, value_name = "ADDR", value_parser = crate::bench::net::parse_net_host)]
-    pub net_host: Option<std::net::IpAddr>,
-    /// Aim net.http's load client at a server you run, e.g.
-    /// http://127.0.0.1:8080/index.html, instead of envbench's built-in
-    /// one (only plain http://; the page must answer with a status under
-    /// 400). The client opens 1 to 16 keep-alive connections to it.
-    #[arg(long, value_name = "URL", value_parser = crate::bench::net::parse_http_url)]
-    pub http_url: Option<crate::bench::net::HttpUrl>,
     /// Seed of the bootstrap and of benchmark inputs (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
@@ -389,6 +327,11 @@ pub struct RunArgs {
     /// those taken inside child processes (os.fork's helper, os.multiprog).
     #[arg(long, hide = true)]
     pub fake_clock: bool,
+    /// The options the benchmark families declare (`--stream-elems`,
+    /// `--file-size` ...), by key, as their parsers returned them; filled
+    /// from the matches after parsing ([`super::parse`]).
+    #[arg(skip)]
+    pub family_options: BTreeMap<String, Value>,
 }
 
 /// `envbench info` options.
@@ -529,22 +472,6 @@ fn parse_wait_secs(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_positive_gbs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a positive bandwidth in GB/s")),
-    }
-}
-
-fn parse_stream_elems(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n >= 1000 => Ok(n),
-        _ => Err(format!(
-            "'{s}' is not a whole number of elements, at least 1000"
-        )),
-    }
-}
-
 /// A `--dir` value: `NAME=PATH` or a plain `PATH`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirArg {
@@ -580,67 +507,10 @@ fn parse_dir(s: &str) -> Result<DirArg, String> {
     })
 }
 
-fn parse_io_size(s: &str) -> Result<u64, String> {
-    crate::bench::io::parse_size(s)
-}
-
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
         _ => Err(format!("'{s}' is not a percentage between 0 and 100")),
-    }
-}
-
-impl RunArgs {
-    /// Where the network benches point.
-    pub fn net_target(&self) -> crate::bench::net::NetTarget {
-        crate::bench::net::NetTarget {
-            host: self.net_host,
-            http_url: self.http_url.clone(),
-        }
-    }
-
-    /// The configuration, with suite defaults under the user's overrides.
-    /// `label` and `output` are resolved by the caller, which knows the
-    /// fingerprint; here they are taken as given (empty when absent).
-    pub fn to_config(&self) -> RunConfig {
-        let suite = Suite::from(self.suite);
-        let mut reps = RepPolicy::for_suite(suite);
-        if let Some((min, max)) = self.reps {
-            reps.reps_min = min;
-            reps.reps_max = max;
-        }
-        if let Some(w) = self.warmup {
-            reps.warmup = w;
-        }
-        if let Some(b) = self.budget {
-            reps.budget_secs = b;
-        }
-        if let Some(c) = self.ci_target {
-            reps.ci_target = c;
-        }
-        if let Some(r) = self.rounds {
-            reps.rounds = r;
-        }
-        RunConfig {
-            suite,
-            reps,
-            only: self
-                .only
-                .iter()
-                .flat_map(|raw| crate::bench::select::split(raw))
-                .filter(|p| !p.is_empty())
-                .collect(),
-            dirs: self.dirs.iter().map(|d| d.path.clone()).collect(),
-            label: self.label.clone().unwrap_or_default(),
-            output: self.output.clone().unwrap_or_default(),
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-            threads: self.threads.clone(),
-            fake_clock: self.fake_clock,
-            mem_bandwidth_gbs: self.mem_bandwidth,
-            wait_idle_secs: self.wait_idle,
-            require_idle: self.require_idle,
-        }
     }
 }
 
@@ -652,6 +522,7 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        super::super::command().debug_assert();
     }
 
     #[test]
@@ -691,19 +562,6 @@ mod tests {
     }
 
     #[test]
-    fn bandwidth_must_be_a_positive_number_of_gbs() {
-        assert!(parse_positive_gbs("0").unwrap_err().contains("GB/s"));
-        assert_eq!(parse_positive_gbs("51.2"), Ok(51.2));
-    }
-
-    #[test]
-    fn stream_elems_must_be_a_whole_number_of_at_least_1000() {
-        assert_eq!(parse_stream_elems("16777216"), Ok(1 << 24));
-        assert!(parse_stream_elems("999").is_err());
-        assert!(parse_stream_elems("1e6").is_err());
-    }
-
-    #[test]
     fn dirs_are_named_or_plain_paths() {
         let named = parse_dir("ext4=/home/me/w").unwrap();
         assert_eq!(named.name.as_deref(), Some("ext4"));
@@ -725,22 +583,5 @@ mod tests {
         assert!(parse_positive_secs("-3").is_err());
         assert!(parse_positive_secs("inf").is_err());
         assert_eq!(parse_positive_secs("2.5"), Ok(2.5));
-    }
-
-    #[test]
-    fn user_overrides_suite_defaults() {
-        let cli = Cli::parse_from([
-            "envbench", "run", "--suite", "standard", "--reps", "4..6", "--budget", "3",
-        ]);
-        let Cmd::Run(args) = cli.cmd else {
-            panic!("not run")
-        };
-        let c = args.to_config();
-        assert_eq!(c.suite, Suite::Standard);
-        assert_eq!(
-            (c.reps.reps_min, c.reps.reps_max, c.reps.budget_secs),
-            (4, 6, 3.0)
-        );
-        assert_eq!(c.reps.warmup, RepPolicy::for_suite(Suite::Standard).warmup);
     }
 }

@@ -1,0 +1,464 @@
+//! A whole battery, round by round: every planned case in each round, in a
+//! new seeded shuffle each round, each case prepared afresh, its repetitions
+//! run by the [`runner`]; the rounds of a case merged into one result; the
+//! suite's time shared among the cases ([`fit_budget`]) and kept when
+//! preparing cases costs more than planned ([`catch_up_budget`]). The
+//! result file is saved after each case round, so a crash or Ctrl-C loses
+//! at most the case being measured; the caller watches ([`Watch`]) each
+//! repetition and case round.
+
+use super::{runner, Bench, CaseSpec, Context, NamedDir};
+use crate::config::{RepPolicy, RunConfig, Suite};
+use crate::measure::clock::Clock;
+use crate::results::{self, CaseResult, CaseStatus, ResultFile};
+use crate::units::utc_iso;
+use anyhow::Context as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Fake-clock step for `--fake-clock` runs.
+const FAKE_STEP: Duration = Duration::from_millis(10);
+
+/// What to run: the configuration, the planned cases and where they write.
+#[derive(Clone, Copy)]
+pub struct Schedule<'a> {
+    /// Suite, repetition policy (budget already shared out), seed, clock.
+    pub config: &'a RunConfig,
+    /// The cases, in plan order.
+    pub cases: &'a [(&'static dyn Bench, CaseSpec)],
+    /// The target directories under their names.
+    pub dirs: &'a [NamedDir],
+    /// Seconds the whole loop may take (the suite's target); None keeps
+    /// every planned budget (a `--budget` the user gave, the fake clock).
+    pub deadline: Option<f64>,
+    /// The result file, saved after every case round.
+    pub output: &'a std::path::Path,
+}
+
+/// Where the loop is: the case round being measured.
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// Position over all case rounds of the run, from 0.
+    pub index: usize,
+    /// The case, as an index into [`Schedule::cases`].
+    pub case: usize,
+    /// The case key, with `round R/N` when there are several rounds.
+    pub shown: &'a str,
+    /// Repetitions this round may take at most.
+    pub reps_max: u32,
+    /// The cases still to come in this round, in order.
+    pub rest: &'a [usize],
+    /// Whole rounds after this one.
+    pub rounds_after: u32,
+}
+
+/// The caller's side of the loop.
+pub trait Watch {
+    /// A repetition of the case at `step` finished.
+    fn rep(&mut self, step: &Step, progress: runner::Progress);
+    /// The case at `step` finished its round; `result` holds all its rounds
+    /// so far, `elapsed` this round's time.
+    fn case_done(&mut self, step: &Step, result: &CaseResult, elapsed: Duration);
+}
+
+/// Runs every case of `s` round by round into `file`, until done or
+/// `interrupted`. With a deadline, a run that falls behind gives later case
+/// rounds less budget ([`catch_up_budget`]) and says so in a note.
+///
+/// # Errors
+/// Saving the result file.
+pub fn run(
+    s: &Schedule,
+    file: &mut ResultFile,
+    interrupted: &AtomicBool,
+    watch: &mut dyn Watch,
+) -> anyhow::Result<()> {
+    let config = s.config;
+    let clock = if config.fake_clock {
+        Clock::fake(FAKE_STEP)
+    } else {
+        Clock::real()
+    };
+    let rounds = config.reps.rounds.max(1);
+    let fp = &file.fingerprint;
+    let mut state = Loop {
+        s,
+        clock: &clock,
+        interrupted,
+        policies: (0..rounds).map(|r| config.reps.per_round(r)).collect(),
+        mem_available_bytes: match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
+            (Some(a), Some(l)) => Some(a.min(l)),
+            (a, l) => a.or(l),
+        },
+        cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
+        run_start: clock.now(),
+        results: vec![None; s.cases.len()],
+        cut: (0, f64::INFINITY),
+    };
+    file.rounds = Some(results::Rounds {
+        planned: rounds,
+        started: 0,
+        seed: config.seed,
+        orders: Vec::new(),
+    });
+    for round in 0..rounds {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        let order = round_order(s.cases.len(), config.seed, round);
+        if let Some(r) = file.rounds.as_mut() {
+            r.started += 1;
+            r.orders
+                .push(order.iter().map(|&i| s.cases[i].1.key()).collect());
+        }
+        for pos in 0..order.len() {
+            if interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            state.case_round(round, &order, pos, file, watch)?;
+        }
+    }
+    crate::validity::canary::measure(&clock, state.run_start, file);
+    if state.cut.0 > 0 {
+        file.notes.push(format!(
+            "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per round)",
+            s.deadline.unwrap_or_default(),
+            state.cut.0,
+            state.cut.1,
+            state.policies[0].budget_secs
+        ));
+    }
+    Ok(())
+}
+
+/// The loop's state across case rounds.
+struct Loop<'a> {
+    s: &'a Schedule<'a>,
+    clock: &'a Clock,
+    interrupted: &'a AtomicBool,
+    /// Each round's share of the repetition policy.
+    policies: Vec<RepPolicy>,
+    mem_available_bytes: Option<u64>,
+    cpus: usize,
+    run_start: Duration,
+    /// Each case's result over its rounds so far.
+    results: Vec<Option<CaseResult>>,
+    /// Case rounds whose budget was cut to catch up, and the smallest budget.
+    cut: (usize, f64),
+}
+
+impl Loop<'_> {
+    /// Whether case `i` is still to be measured (not skipped, invalid or failed).
+    fn live(&self, i: usize) -> bool {
+        self.results[i]
+            .as_ref()
+            .is_none_or(|r| r.status == CaseStatus::Ok)
+    }
+
+    /// Measures the case at `order[pos]` in `round`, merges it into its
+    /// result, brings the file up to date and saves it.
+    fn case_round(
+        &mut self,
+        round: u32,
+        order: &[usize],
+        pos: usize,
+        file: &mut ResultFile,
+        watch: &mut dyn Watch,
+    ) -> anyhow::Result<()> {
+        let i = order[pos];
+        // a case that could not run (skipped, invalid, failed) is not retried
+        if !self.live(i) {
+            return Ok(());
+        }
+        let rounds = self.policies.len() as u32;
+        let (bench, case) = &self.s.cases[i];
+        let key = case.key();
+        let shown = if rounds > 1 {
+            format!("{key} round {}/{rounds}", round + 1)
+        } else {
+            key
+        };
+        let step = Step {
+            index: round as usize * self.s.cases.len() + pos,
+            case: i,
+            shown: &shown,
+            reps_max: 0,
+            rest: &order[pos + 1..],
+            rounds_after: rounds - round - 1,
+        };
+        let policy = self.policy(round, &step);
+        let step = Step {
+            reps_max: policy.reps_max,
+            ..step
+        };
+        let ctx = Context {
+            clock: self.clock,
+            reps: &policy,
+            seed: self.s.config.seed,
+            interrupted: self.interrupted,
+            mem_available_bytes: self.mem_available_bytes,
+            dirs: self.s.dirs,
+            cpus: self.cpus,
+        };
+        crate::validity::canary::between_cases(self.clock, self.run_start, file);
+        let run = runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p));
+        let elapsed = run.elapsed;
+        merge_round(
+            &mut self.results[i],
+            case,
+            run,
+            round,
+            self.run_start,
+            self.s.config.seed,
+        );
+        let result = self.results[i]
+            .as_ref()
+            .expect("merge_round fills the slot");
+        watch.case_done(&step, result, elapsed);
+        file.cases = self.results.iter().flatten().cloned().collect();
+        file.derived = super::derive(file);
+        super::check(&mut file.cases);
+        crate::validity::assess(file);
+        crate::store::save(self.s.output, file).context("saving results")
+    }
+
+    /// The policy of the case at `step` in `round`: its round's share,
+    /// without warm-up for a long case after its first round
+    /// ([`round_policy`]), its budget cut when the run is behind its deadline.
+    fn policy(&mut self, round: u32, step: &Step) -> RepPolicy {
+        let planned = &self.policies[round as usize];
+        let mut policy = round_policy(planned, self.results[step.case].as_ref());
+        let Some(deadline) = self.s.deadline else {
+            return policy;
+        };
+        let live_now = step.rest.iter().filter(|&&j| self.live(j)).count();
+        let live_all = (0..self.s.cases.len()).filter(|&j| self.live(j)).count();
+        let items = 1 + live_now + step.rounds_after as usize * live_all;
+        let elapsed = self
+            .clock
+            .now()
+            .saturating_sub(self.run_start)
+            .as_secs_f64();
+        let rounds = self.policies.len() as f64;
+        let floor = self.s.config.suite.min_budget_secs() / rounds;
+        policy.budget_secs = catch_up_budget(policy.budget_secs, deadline, elapsed, items, floor);
+        // a cut of a few percent is the run's preparation time being
+        // shared out; only a real cut is worth a note
+        if policy.budget_secs < 0.9 * planned.budget_secs {
+            self.cut.0 += 1;
+            self.cut.1 = self.cut.1.min(policy.budget_secs);
+        }
+        policy
+    }
+}
+
+/// Shares the suite's time among its cases: when the suite has a target
+/// ([`Suite::target_secs`]) and the cases' budgets would add up to more,
+/// each case's budget shrinks to its share, down to a floor
+/// ([`Suite::min_budget_secs`]) below which a case could not finish its
+/// minimum repetitions. A budget given with `--budget` is kept as it is.
+/// Returns a note for the result file when it changed the budget.
+pub fn fit_budget(
+    reps: &mut RepPolicy,
+    suite: Suite,
+    cases: usize,
+    given: Option<f64>,
+) -> Option<String> {
+    let target = suite.target_secs()?;
+    if given.is_some() || cases == 0 {
+        return None;
+    }
+    let share = (target / cases as f64).max(suite.min_budget_secs());
+    if share >= reps.budget_secs {
+        return None;
+    }
+    let was = reps.budget_secs;
+    reps.budget_secs = share;
+    Some(format!(
+        "budget per case {share:.2} s instead of {was:.2} s: the {} suite's {target:.0} s of case budgets shared among {cases} cases (--budget sets it)",
+        suite.name()
+    ))
+}
+
+/// The budget of the next case's round when the run has `deadline`
+/// seconds in all, `elapsed` are gone and `items` case rounds remain
+/// (this one included): its share of the time left, never more than the
+/// planned `budget` and never less than `floor`. Cutting repetitions this
+/// way keeps the suite's time when preparing cases costs more than planned
+/// (STREAM's arrays on a slow machine), before any case is dropped.
+pub fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, floor: f64) -> f64 {
+    let share = (deadline - elapsed).max(0.0) / items.max(1) as f64;
+    share.clamp(floor.min(budget), budget)
+}
+
+/// The policy of a case in a round: after its first round, a case whose
+/// repetitions each take more than half the round's budget skips its
+/// warm-up (a repetition that long warms itself, and warming it again
+/// would break the suite's budget: os.fork_cow after touching 256 MiB).
+fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> RepPolicy {
+    let long = so_far.and_then(|r| r.rounds.first()).is_some_and(|first| {
+        let trials = f64::from((first.warmup_reps + first.reps).max(1));
+        first.duration_secs / trials > policy.budget_secs / 2.0
+    });
+    RepPolicy {
+        warmup: if long { 0 } else { policy.warmup },
+        ..policy.clone()
+    }
+}
+
+/// Case indices in the order of `round`: a seeded Fisher–Yates shuffle,
+/// a new one each round, the same for the same seed.
+fn round_order(n: usize, seed: u64, round: u32) -> Vec<usize> {
+    let mut rng = crate::stats::rng::Rng::new(
+        seed ^ 0x0D0E_5EED_0000_0000 ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// Adds one round of a case to its result: samples with their round and
+/// time, the round's record, and the status. A case stays ok when a later
+/// round is interrupted (its finished repetitions are kept); it takes the
+/// status of a later round that fails or turns invalid, naming the round.
+fn merge_round(
+    slot: &mut Option<CaseResult>,
+    case: &CaseSpec,
+    run: runner::CaseRun,
+    round: u32,
+    run_start: Duration,
+    seed: u64,
+) {
+    let record = results::CaseRound {
+        round,
+        started_utc: utc_iso(run.started_wall_secs),
+        duration_secs: run.elapsed.as_secs_f64(),
+        warmup_reps: run.warmup_done,
+        reps: run.rep_ends.len() as u32,
+        stop_reason: run.stop.name().to_string(),
+        status: run.status,
+    };
+    let times: Vec<f64> = run
+        .rep_ends
+        .iter()
+        .map(|t| t.saturating_sub(run_start).as_secs_f64())
+        .collect();
+    let Some(r) = slot.as_mut() else {
+        let mut r = case_result(case, run, seed);
+        r.sample_rounds = vec![round; times.len()];
+        r.sample_times_secs = times;
+        r.rounds = vec![record];
+        *slot = Some(r);
+        return;
+    };
+    let mut samples: Vec<Vec<f64>> = r.metrics.iter().map(|m| m.samples.clone()).collect();
+    for (all, new) in samples.iter_mut().zip(&run.samples) {
+        all.extend(new);
+    }
+    r.metrics = results::metric_results(&case.metrics, samples, seed);
+    crate::validity::telemetry::extend(&mut r.telemetry, r.sample_rounds.len(), run.telemetry);
+    r.sample_rounds
+        .extend(std::iter::repeat_n(round, times.len()));
+    r.sample_times_secs.extend(times);
+    r.warmup_reps += run.warmup_done;
+    r.duration_secs += run.elapsed.as_secs_f64();
+    r.stop_reason = record.stop_reason.clone();
+    for a in run.anomalies {
+        if !r.anomalies.contains(&a) {
+            r.anomalies.push(a);
+        }
+    }
+    for n in run.notes {
+        if !r.notes.contains(&n) {
+            r.notes.push(n);
+        }
+    }
+    if r.details.is_none() {
+        r.details = run.details;
+    }
+    let reason = run.reason.unwrap_or_default();
+    match run.status {
+        CaseStatus::Ok => {}
+        CaseStatus::Interrupted => r.notes.push(format!(
+            "round {} interrupted; every finished repetition is kept",
+            round + 1
+        )),
+        status => {
+            r.status = status;
+            r.reason = Some(format!("round {}: {reason}", round + 1));
+        }
+    }
+    r.rounds.push(record);
+}
+
+fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
+    CaseResult {
+        key: case.key(),
+        bench: case.bench.clone(),
+        params: case.params.clone(),
+        status: run.status,
+        reason: run.reason,
+        warmup_reps: run.warmup_done,
+        stop_reason: run.stop.name().to_string(),
+        started_utc: utc_iso(run.started_wall_secs),
+        duration_secs: run.elapsed.as_secs_f64(),
+        rounds: Vec::new(),
+        sample_rounds: Vec::new(),
+        sample_times_secs: Vec::new(),
+        metrics: results::metric_results(&case.metrics, run.samples, seed),
+        anomalies: run.anomalies,
+        notes: run.notes,
+        details: run.details,
+        telemetry: Some(run.telemetry),
+        suspect: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_time_is_shared_among_many_cases() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        // few cases: their budgets fit, nothing changes
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 10, None), None);
+        assert_eq!(reps.budget_secs, 2.0);
+        // a 16-CPU machine's thread counts and every family: 60 cases
+        let note = fit_budget(&mut reps, Suite::Quick, 60, None).unwrap();
+        assert!((reps.budget_secs * 60.0 - 54.0).abs() < 1e-9, "{note}");
+        // never below the floor at which rounds cannot finish a repetition
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        fit_budget(&mut reps, Suite::Quick, 1000, None);
+        assert_eq!(reps.budget_secs, Suite::Quick.min_budget_secs());
+        // standard keeps its ten minutes the same way
+        let mut reps = RepPolicy::for_suite(Suite::Standard);
+        fit_budget(&mut reps, Suite::Standard, 96, None);
+        assert!(reps.budget_secs * 96.0 <= 480.0 + 1e-9);
+    }
+
+    #[test]
+    fn a_run_behind_its_deadline_cuts_budgets_not_cases() {
+        // on time: 40 s left for 20 case rounds of 0.62 s: the plan holds
+        assert_eq!(catch_up_budget(0.62, 54.0, 14.0, 20, 0.2), 0.62);
+        // behind: 10 s left for 20 case rounds: half a second each
+        assert!((catch_up_budget(0.62, 54.0, 44.0, 20, 0.2) - 0.5).abs() < 1e-12);
+        // far behind or past the deadline: the floor, never zero
+        assert_eq!(catch_up_budget(0.62, 54.0, 60.0, 20, 0.2), 0.2);
+        // a planned budget under the floor is not raised
+        assert_eq!(catch_up_budget(0.1, 54.0, 60.0, 20, 0.2), 0.1);
+    }
+
+    #[test]
+    fn a_given_budget_and_the_full_suite_are_left_alone() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        reps.budget_secs = 5.0;
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 100, Some(5.0)), None);
+        assert_eq!(reps.budget_secs, 5.0);
+        let mut reps = RepPolicy::for_suite(Suite::Full);
+        assert_eq!(fit_budget(&mut reps, Suite::Full, 500, None), None);
+        assert_eq!(reps.budget_secs, 60.0);
+    }
+}

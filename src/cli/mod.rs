@@ -1,0 +1,248 @@
+//! The command line: clap's types ([`args`]) turned, once, into the plain
+//! and complete settings of a command ([`Command`]): defaults filled in,
+//! every argument checked, `--dir` names joined to their paths, the run's
+//! cases planned. Nothing after [`parse`] sees a clap type (as ripgrep's
+//! `HiArgs::from_low_args`). Every refusal is a [`UsageError`] (exit 2),
+//! found before anything is measured.
+
+pub mod args;
+mod check;
+mod run;
+
+use crate::cmd::compare::{CompareSettings, Inputs};
+use crate::cmd::history::HistorySettings;
+use crate::cmd::import::ImportSettings;
+use crate::cmd::info::InfoSettings;
+use crate::cmd::list::ListSettings;
+use crate::cmd::show::ShowSettings;
+use crate::cmd::Command;
+use crate::compare::Options;
+use crate::config::{FamilyOptions, DEFAULT_SEED};
+use crate::error::UsageError;
+use crate::report::export::{exporter, Exporter};
+use crate::{import, store};
+use args::{Cli, Cmd, ColorArg, CompareArgs, ImportArgs};
+use clap::{CommandFactory, FromArgMatches};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Parses the process's arguments into a command with its settings; clap
+/// prints help, the version and its own errors and exits.
+///
+/// # Errors
+/// [`UsageError`] for arguments clap accepts but envbench refuses.
+pub fn parse() -> anyhow::Result<Command> {
+    let matches = command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Cmd::Run(a), Some(("run", m))) = (&mut cli.cmd, matches.subcommand()) {
+        a.family_options = family_options(m).0;
+    }
+    settle(cli)
+}
+
+/// The whole command line: clap's derived one, with the options the
+/// benchmark families declare added to `run`.
+pub fn command() -> clap::Command {
+    Cli::command().mut_subcommand("run", |run| {
+        crate::bench::family_options()
+            .into_iter()
+            .fold(run, |cmd, o| {
+                let parse = o.parse;
+                cmd.arg(
+                    clap::Arg::new(o.key)
+                        .long(o.long)
+                        .value_name(o.value_name)
+                        .help(o.help)
+                        .allow_negative_numbers(true)
+                        .value_parser(move |s: &str| parse(s)),
+                )
+            })
+    })
+}
+
+/// The family options given in `run`'s matches, by key.
+fn family_options(m: &clap::ArgMatches) -> FamilyOptions {
+    FamilyOptions(
+        crate::bench::family_options()
+            .into_iter()
+            .filter_map(|o| {
+                let v = m.get_one::<serde_json::Value>(o.key)?;
+                Some((o.key.to_string(), v.clone()))
+            })
+            .collect(),
+    )
+}
+
+/// `--from`'s values: auto, then every importer's name with its help.
+pub(crate) fn importer_names() -> clap::builder::PossibleValuesParser {
+    let auto = clap::builder::PossibleValue::new("auto")
+        .help("Recognise each file's tool and say which on stderr.");
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once(auto).chain(
+            import::IMPORTERS
+                .iter()
+                .map(|i| clap::builder::PossibleValue::new(i.name()).help(i.about())),
+        ),
+    )
+}
+
+/// The settings of the command `cli` names.
+///
+/// # Errors
+/// [`UsageError`] for what the command refuses.
+fn settle(cli: Cli) -> anyhow::Result<Command> {
+    Ok(match cli.cmd {
+        Cmd::Run(a) => Command::Run(Box::new(run::settings(a)?)),
+        Cmd::Info(a) => Command::Info(InfoSettings {
+            dirs: check::existing_dirs(a.dirs.into_iter().map(|d| d.path).collect())?,
+            json: a.json,
+            tuning: a.tuning,
+        }),
+        Cmd::List(a) => Command::List(ListSettings { json: a.json }),
+        Cmd::Show(a) => Command::Show(ShowSettings {
+            run: PathBuf::from(a.run),
+            all_metrics: a.all_metrics,
+            db: a.db,
+        }),
+        Cmd::History(a) => Command::History(HistorySettings {
+            db: a.db,
+            json: a.json,
+        }),
+        Cmd::Compare(a) => Command::Compare(Box::new(compare(a)?)),
+        Cmd::Import(a) => Command::Import(Box::new(import(a)?)),
+    })
+}
+
+/// `compare`'s settings: the outputs checked first (none an input, no two
+/// alike, `--force` for an existing one), then the runs' grouping.
+fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
+    let exports = exports(&a)?;
+    let inputs = if !a.base.is_empty() || !a.other.is_empty() {
+        if a.dirs {
+            return Err(UsageError(
+                "--dirs takes result files, not --base and --other".into(),
+            ));
+        }
+        if a.base.is_empty() || a.other.is_empty() || !a.files.is_empty() {
+            return Err(UsageError(
+                "--base and --other go together, without other files".into(),
+            ));
+        }
+        Inputs::BaseOther {
+            base: a.base,
+            other: a.other,
+        }
+    } else if a.files.is_empty() {
+        return Err(UsageError(
+            "give result files to compare (or --base FILE... --other FILE...)".into(),
+        ));
+    } else {
+        Inputs::Runs(a.files)
+    };
+    let color = match a.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let stdout = if a.markdown { "markdown" } else { "text" };
+    Ok(CompareSettings {
+        inputs,
+        db: a.db,
+        baseline: a.baseline,
+        by_dir: a.dirs,
+        options: Options {
+            threshold: a.threshold,
+            seed: a.seed.unwrap_or(DEFAULT_SEED),
+            include_suspect: a.include_suspect,
+        },
+        stdout: exporter(stdout).expect("invariant: text and markdown are listed"),
+        all_metrics: a.all_metrics,
+        color,
+        exports,
+    })
+}
+
+/// `path` made absolute with its directory's links resolved, so two
+/// spellings of one file compare equal, whether or not it exists yet.
+fn identity(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    path.file_name().map_or(dir.clone(), |n| dir.join(n))
+}
+
+/// The files `compare` is asked to write, each with its format: none may
+/// be an input, two may not share a path, an existing one needs
+/// `--force`, and a device, FIFO or directory is refused.
+fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, UsageError> {
+    let inputs: Vec<PathBuf> = (a.files.iter().chain(&a.base).chain(&a.other))
+        .filter(|p| p.is_file())
+        .map(|p| identity(p))
+        .collect();
+    let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
+    for (flag, path) in [("--csv", &a.csv), ("--html", &a.html), ("--json", &a.json)] {
+        let Some(path) = path else { continue };
+        let id = identity(path);
+        if inputs.contains(&id) {
+            return Err(UsageError(format!(
+                "{flag} {}: is one of the files being compared; choose another name",
+                path.display()
+            )));
+        }
+        if let Some((other, _)) = out.iter().find(|(_, p)| identity(p) == id) {
+            return Err(UsageError(format!(
+                "{flag} and {other} both write {}; give each its own file",
+                path.display()
+            )));
+        }
+        out.push((
+            flag,
+            store::output_path(path, a.force, flag).map_err(UsageError)?,
+        ));
+    }
+    Ok(out
+        .into_iter()
+        .map(|(flag, path)| {
+            let e = exporter(&flag[2..]).expect("invariant: every output flag names a format");
+            (e, path)
+        })
+        .collect())
+}
+
+/// `import`'s settings: the output path and the label checked.
+fn import(a: ImportArgs) -> Result<ImportSettings, UsageError> {
+    let output = store::output_path(&a.output, a.force, "-o").map_err(UsageError)?;
+    let label = match &a.label {
+        Some(l) => l.clone(),
+        None => import_label(&a),
+    };
+    check::label(&label)?;
+    Ok(ImportSettings {
+        importer: import::importer(&a.from),
+        files: a.files,
+        output,
+        label,
+        env: a.env,
+        params: a.params,
+        seed: a.seed.unwrap_or(DEFAULT_SEED),
+    })
+}
+
+/// `--env virtualization=...`, else the output's file stem.
+fn import_label(a: &ImportArgs) -> String {
+    if let Some((_, v)) = a.env.iter().rev().find(|(k, _)| k == "virtualization") {
+        return v.replace('/', "-");
+    }
+    a.output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported".into())
+}

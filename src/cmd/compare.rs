@@ -1,0 +1,198 @@
+//! `envbench compare`: load the runs the settings name (files, history ids,
+//! labels), group them into environments, compare, and write the
+//! comparison in every format asked for.
+
+use super::resolve;
+use crate::compare::{compare, Environment, Options};
+use crate::error::{print_stdout, UsageError};
+use crate::report::export::{Export, Exporter, Report};
+use crate::results::ResultFile;
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Everything `envbench compare` needs, checked before anything is read.
+pub struct CompareSettings {
+    /// The runs to compare.
+    pub inputs: Inputs,
+    /// History database for ids and labels (None: the default place).
+    pub db: Option<PathBuf>,
+    /// `--baseline LABEL`.
+    pub baseline: Option<String>,
+    /// `--dirs`: each directory name of the runs is an environment.
+    pub by_dir: bool,
+    /// Threshold, bootstrap seed, suspect cases in the means.
+    pub options: Options,
+    /// The format printed on stdout (text, or Markdown).
+    pub stdout: &'static dyn Exporter,
+    /// Every metric and the views' tables on stdout.
+    pub all_metrics: bool,
+    /// ANSI colours on stdout.
+    pub color: bool,
+    /// The files to write, each in its format: checked already (not an
+    /// input, not a device, `--force` for an existing file).
+    pub exports: Vec<(&'static dyn Exporter, PathBuf)>,
+}
+
+/// The runs a comparison is given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inputs {
+    /// Files, history ids or labels: runs with one label form one
+    /// environment (or one directory name, with `--dirs`).
+    Runs(Vec<PathBuf>),
+    /// `--base` and `--other`: two environments whatever the labels.
+    BaseOther {
+        /// The baseline's runs.
+        base: Vec<PathBuf>,
+        /// The other environment's runs.
+        other: Vec<PathBuf>,
+    },
+}
+
+/// Runs `envbench compare`.
+///
+/// # Errors
+/// Unreadable files, environments that cannot be compared, a file that
+/// cannot be written.
+pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
+    let envs = environments(&s)?;
+    let cmp = compare(&envs, &s.options)?;
+    let views = crate::bench::views();
+    let report = Report {
+        comparison: &cmp,
+        environments: &envs,
+        views: &views,
+        all_metrics: s.all_metrics,
+        color: s.color,
+    };
+    for (exporter, path) in &s.exports {
+        let Export::Document(text) = exporter.export(&report);
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let Export::Document(text) = s.stdout.export(&report);
+    print_stdout(&crate::terminal::escape_output(&text))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The environments the settings describe, baseline first.
+fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
+    let mut envs = match &s.inputs {
+        Inputs::BaseOther { base, other } => {
+            let (base, other) = (
+                resolve(base, s.db.as_ref())?,
+                resolve(other, s.db.as_ref())?,
+            );
+            return Ok(base_and_other(base, other));
+        }
+        Inputs::Runs(files) if s.by_dir => {
+            let envs = by_dir(resolve(files, s.db.as_ref())?);
+            if envs.len() < 2 {
+                return Err(UsageError(format!(
+                    "--dirs needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
+                    if envs.is_empty() {
+                        "no directory".to_string()
+                    } else {
+                        format!("only {}", envs[0].label)
+                    }
+                ))
+                .into());
+            }
+            envs
+        }
+        Inputs::Runs(files) => by_label(resolve(files, s.db.as_ref())?),
+    };
+    if let Some(b) = &s.baseline {
+        let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
+            let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();
+            UsageError(format!(
+                "--baseline {b}: no run has that label (labels: {})",
+                labels.join(", ")
+            ))
+        })?;
+        let e = envs.remove(i);
+        envs.insert(0, e);
+    }
+    Ok(envs)
+}
+
+/// `--base` and `--other`: two environments, each named by its runs'
+/// label when they share one (`base` and `other` otherwise).
+fn base_and_other(base: Vec<ResultFile>, other: Vec<ResultFile>) -> Vec<Environment> {
+    let name = |runs: &[ResultFile], fallback: &str| {
+        let first = &runs[0].label;
+        if runs.iter().all(|r| &r.label == first) {
+            first.clone()
+        } else {
+            fallback.to_string()
+        }
+    };
+    let (mut bl, ol) = (name(&base, "base"), name(&other, "other"));
+    if bl == ol {
+        bl = format!("{bl} (base)");
+    }
+    vec![
+        Environment {
+            label: bl,
+            runs: base,
+        },
+        Environment {
+            label: ol,
+            runs: other,
+        },
+    ]
+}
+
+/// Groups runs by label, in order of first appearance.
+fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
+    let mut envs: Vec<Environment> = Vec::new();
+    for f in files {
+        match envs.iter_mut().find(|e| e.label == f.label) {
+            Some(e) => e.runs.push(f),
+            None => envs.push(Environment {
+                label: f.label.clone(),
+                runs: vec![f],
+            }),
+        }
+    }
+    envs
+}
+
+/// `compare --dirs`: one environment per directory name, holding every
+/// run's cases that ran in that directory, with the directory taken out
+/// of their keys so that the same case in two directories matches.
+fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
+    let mut envs: Vec<Environment> = Vec::new();
+    for f in files {
+        let mut names: Vec<String> = Vec::new();
+        for c in &f.cases {
+            if let Some(n) = c.params.get("dir").and_then(|v| v.as_str()) {
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        for name in names {
+            let mut run = f.clone();
+            run.label = name.clone();
+            run.cases
+                .retain(|c| c.params.get("dir").and_then(|v| v.as_str()) == Some(&name));
+            for c in &mut run.cases {
+                c.params.remove("dir");
+                c.key = c
+                    .key
+                    .replace(&format!("dir={name},"), "")
+                    .replace(&format!(",dir={name}]"), "]")
+                    .replace(&format!("[dir={name}]"), "");
+            }
+            run.derived.clear();
+            match envs.iter_mut().find(|e| e.label == name) {
+                Some(e) => e.runs.push(run),
+                None => envs.push(Environment {
+                    label: name,
+                    runs: vec![run],
+                }),
+            }
+        }
+    }
+    envs
+}

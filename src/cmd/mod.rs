@@ -1,0 +1,105 @@
+//! The commands, one file each. `cli` settles a command's arguments into
+//! its plain settings ([`Command`]); [`dispatch`] runs it. Nothing here
+//! sees a command-line type.
+
+pub mod compare;
+pub mod history;
+pub mod import;
+pub mod info;
+pub mod list;
+mod progress;
+pub mod run;
+pub mod show;
+
+use crate::error::UsageError;
+use crate::history::History;
+use crate::results::ResultFile;
+use crate::store;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A command with its settings, ready to run.
+pub enum Command {
+    /// `envbench run`.
+    Run(Box<run::RunSettings>),
+    /// `envbench info`.
+    Info(info::InfoSettings),
+    /// `envbench list`.
+    List(list::ListSettings),
+    /// `envbench show`.
+    Show(show::ShowSettings),
+    /// `envbench history`.
+    History(history::HistorySettings),
+    /// `envbench compare`.
+    Compare(Box<compare::CompareSettings>),
+    /// `envbench import`.
+    Import(Box<import::ImportSettings>),
+}
+
+/// Runs `command`.
+///
+/// # Errors
+/// [`UsageError`] for bad input, anything else for failures; `main` prints
+/// it and maps it to an exit code ([`exit_code`]).
+pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(s) => run::run(*s),
+        Command::Info(s) => info::run(&s),
+        Command::List(s) => list::run(&s),
+        Command::Show(s) => show::run(&s),
+        Command::History(s) => history::run(&s),
+        Command::Compare(s) => compare::run(*s),
+        Command::Import(s) => import::run(*s),
+    }
+}
+
+/// The exit code of a command that failed with `err`, after printing it:
+/// 2 for a usage error, 3 when the machine stayed busy under
+/// `--require-idle`, 1 otherwise; 0 when stdout's reader went away.
+pub fn exit_code(err: &anyhow::Error) -> ExitCode {
+    if crate::error::is_broken_pipe(err) {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("envbench: {err:#}");
+    if err.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(2)
+    } else if err.downcast_ref::<crate::validity::NotIdle>().is_some() {
+        ExitCode::from(crate::validity::idle::NOT_IDLE_EXIT)
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The runs an argument names: an existing file, else a history id, else
+/// every run of that label in the history (opened only when needed).
+///
+/// # Errors
+/// Unreadable files, an unusable history, or an argument that names nothing.
+pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<ResultFile>> {
+    let mut history: Option<History> = None;
+    let mut out = Vec::new();
+    for arg in args {
+        let text = arg.to_string_lossy();
+        // an existing file, or something shaped like a path: load it (the error names it)
+        if arg.exists() || text.contains('/') || text.ends_with(".json") {
+            out.push(store::load(arg)?);
+            continue;
+        }
+        if history.is_none() {
+            history = Some(History::open_read_only(&crate::history::db_path(db)?)?);
+        }
+        let h = history.as_ref().expect("invariant: opened just above");
+        let runs = match text.parse::<i64>() {
+            Ok(id) => h.get(id)?.into_iter().collect(),
+            Err(_) => h.by_label(&text)?,
+        };
+        if runs.is_empty() {
+            return Err(UsageError(format!(
+                "'{text}' is not a file, nor a history id or label (see `envbench history`)"
+            ))
+            .into());
+        }
+        out.extend(runs);
+    }
+    Ok(out)
+}

@@ -1,0 +1,242 @@
+//! `envbench run`: name the run, check that the machine is quiet, then run
+//! the planned battery ([`bench::schedule`]), saving the result file after
+//! every case round; print the summary and record the run in the history.
+//! Ctrl-C or SIGTERM stops the current case; the file is then marked
+//! interrupted. A second Ctrl-C exits at once, after killing the processes
+//! envbench started and removing its scratch directories (the file holds
+//! every finished case). What to run was settled by `cli` before: the
+//! settings arrive complete.
+
+use super::progress::Reporter;
+use crate::bench::schedule::{self, Schedule, Step, Watch};
+use crate::bench::{runner, Bench, CaseSpec, NamedDir};
+use crate::config::RunConfig;
+use crate::error::{print_stdout, UsageError};
+use crate::probe::Fingerprint;
+use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
+use crate::units::{utc_iso, wall_now_secs};
+use crate::{report, store, validity};
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything `envbench run` needs, settled before anything is measured.
+pub struct RunSettings {
+    /// The configuration recorded in the result file, label and output
+    /// path filled in.
+    pub config: RunConfig,
+    /// The run's id.
+    pub run_id: String,
+    /// When the run started, seconds since the Unix epoch.
+    pub started: f64,
+    /// The environment, probed once.
+    pub fingerprint: Fingerprint,
+    /// The cases to run, in plan order.
+    pub cases: Vec<(&'static dyn Bench, CaseSpec)>,
+    /// The target directories under the names that enter case keys.
+    pub dirs: Vec<NamedDir>,
+    /// Notes for the result file from the families (the directories).
+    pub notes: Vec<String>,
+    /// Why the case budget differs from the suite's, if it does.
+    pub budget_note: Option<String>,
+    /// Seconds the whole battery may take; None keeps every budget.
+    pub deadline: Option<f64>,
+    /// `--plan`: print the plan and measure nothing.
+    pub plan_only: bool,
+    /// `--quiet`: no progress on stderr.
+    pub quiet: bool,
+    /// `--all-metrics`: print every metric at the end.
+    pub all_metrics: bool,
+    /// The history the run is recorded in: None with `--no-history`,
+    /// else `--db` (None: the default place).
+    pub history: Option<Option<PathBuf>>,
+}
+
+/// Runs the battery as `s` says: print the plan, or measure, save, print
+/// and record.
+///
+/// # Errors
+/// [`UsageError`] for an output path that cannot be used; I/O errors
+/// saving results; a case that failed.
+pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
+    if s.plan_only {
+        let text = report::plan::render(&s.config, &s.cases, &s.dirs, s.budget_note.as_deref());
+        print_stdout(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut file = start(&s)?;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    watch_signals(Arc::clone(&interrupted))?;
+    // on every way out of this function, let a second Ctrl-C's cleanup finish
+    let _settle = crate::cleanup::Settle;
+    let config = &s.config;
+    let mut watch = RunWatch {
+        reporter: Reporter::new(
+            s.quiet,
+            s.cases.len() * config.reps.rounds.max(1) as usize,
+            s.cases.len(),
+            config.reps.per_round(0).budget(),
+        ),
+    };
+    watch.reporter.message(&format!(
+        "envbench {}: {} case(s) x {} round(s), suite {}, label {}, writing {}",
+        env!("CARGO_PKG_VERSION"),
+        s.cases.len(),
+        config.reps.rounds.max(1),
+        config.suite.name(),
+        config.label,
+        config.output.display()
+    ));
+    for a in &file.anomalies {
+        watch.reporter.message(&format!("warning: {}", a.message));
+    }
+    let plan = Schedule {
+        config,
+        cases: &s.cases,
+        dirs: &s.dirs,
+        deadline: s.deadline,
+        output: &config.output,
+    };
+    schedule::run(&plan, &mut file, &interrupted, &mut watch)?;
+    let was_interrupted = interrupted.load(Ordering::SeqCst);
+    file.status = if was_interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    file.ended_utc = Some(utc_iso(wall_now_secs()));
+    crate::validity::assess(&mut file);
+    store::save(&config.output, &file).context("saving results")?;
+    print_and_record(&s, &file, &watch.reporter)?;
+    finish(config, &file, was_interrupted, &watch.reporter)
+}
+
+/// Checks that the machine is quiet enough and writes the first version
+/// of the result file (no case yet).
+///
+/// # Errors
+/// [`UsageError`] for an output path that cannot be written;
+/// [`validity::NotIdle`] under `--require-idle`.
+fn start(s: &RunSettings) -> anyhow::Result<ResultFile> {
+    let (anomalies, notes) = validity::idle::at_start(&s.config, &s.fingerprint, s.quiet)?;
+    let mut file = ResultFile::new(
+        s.run_id.clone(),
+        &s.config,
+        s.fingerprint.clone(),
+        utc_iso(s.started),
+    );
+    file.anomalies = anomalies;
+    file.notes = notes;
+    file.notes.extend(s.notes.iter().cloned());
+    file.notes.extend(s.budget_note.clone());
+    store::save(&s.config.output, &file).map_err(|e| {
+        if e.is_bad_path() {
+            anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
+        } else {
+            anyhow::Error::new(e).context("cannot write the result file")
+        }
+    })?;
+    Ok(file)
+}
+
+/// The run's side of the schedule: progress on stderr.
+struct RunWatch {
+    reporter: Reporter,
+}
+
+impl Watch for RunWatch {
+    fn rep(&mut self, step: &Step, progress: runner::Progress) {
+        let left = self
+            .reporter
+            .left(step.case, progress.elapsed, step.rest, step.rounds_after);
+        self.reporter
+            .rep(step.index, step.shown, step.reps_max, progress, left);
+    }
+
+    fn case_done(&mut self, step: &Step, result: &CaseResult, elapsed: Duration) {
+        if result.status == CaseStatus::Ok {
+            self.reporter.learn(step.case, elapsed);
+        } else {
+            self.reporter.forget(step.case);
+        }
+        let left = self
+            .reporter
+            .left(step.case, elapsed, step.rest, step.rounds_after);
+        self.reporter.case_done(
+            step.index,
+            step.shown,
+            result.status,
+            &report::summary::one_line(result),
+            elapsed,
+            left,
+        );
+    }
+}
+
+/// Prints the summary and records the run in the history database.
+fn print_and_record(s: &RunSettings, file: &ResultFile, reporter: &Reporter) -> anyhow::Result<()> {
+    let config = &s.config;
+    let text = report::summary::render(file, s.all_metrics);
+    print_stdout(&text)?;
+    reporter.message(&format!("results: {}", config.output.display()));
+    if let Some(db) = &s.history {
+        let written =
+            std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
+        match crate::history::record_run(db.as_ref(), file, &written) {
+            Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
+            Err(e) => reporter.message(&format!(
+                "warning: not recorded in the history: {e}; the result file is complete"
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// The exit code: 130 when interrupted, an error when a case failed.
+fn finish(
+    config: &RunConfig,
+    file: &ResultFile,
+    was_interrupted: bool,
+    reporter: &Reporter,
+) -> anyhow::Result<ExitCode> {
+    if was_interrupted {
+        reporter.message(
+            "interrupted: the result file keeps every finished case and is marked \"interrupted\"",
+        );
+        return Ok(ExitCode::from(130));
+    }
+    let failed = file
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Failed)
+        .count();
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} case(s) failed; reasons are in {}",
+            config.output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first SIGINT or SIGTERM sets `interrupted` (the current case winds
+/// down and the file is marked interrupted); the second exits at once
+/// through [`crate::cleanup::emergency_exit`]. A thread waits for them, so
+/// the exit path may allocate and touch the filesystem.
+fn watch_signals(interrupted: Arc<AtomicBool>) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("envbench-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if interrupted.swap(true, Ordering::SeqCst) {
+                    crate::cleanup::emergency_exit();
+                }
+            }
+        })?;
+    Ok(())
+}

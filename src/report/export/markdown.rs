@@ -1,0 +1,26 @@
+//! Markdown, for papers and issues: the text format's content as headings,
+//! Markdown tables and lists, always with every metric and the views'
+//! tables.
+
+use super::{Export, Exporter, Report};
+use crate::report::compare::{render, Style};
+
+/// `compare --markdown`.
+#[derive(Debug)]
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+
+    fn export(&self, r: &Report) -> Export {
+        Export::Document(render(
+            r.comparison,
+            r.environments,
+            r.views,
+            Style::Markdown,
+            true,
+        ))
+    }
+}

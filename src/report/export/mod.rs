@@ -1,0 +1,59 @@
+//! The formats a comparison is written in, one file each behind one trait
+//! ([`Exporter`]), listed once in [`EXPORTERS`]: the terminal's aligned
+//! text, Markdown, CSV, JSON and the HTML page. A new format is a file here
+//! and a line in the list; `compare` asks for a format by its name.
+
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use crate::compare::{Comparison, Environment};
+use crate::view::BenchView;
+
+/// What every format renders: the comparison, the environments it came
+/// from (for the views that read raw samples) and the views the benches
+/// declare.
+#[derive(Clone, Copy)]
+pub struct Report<'a> {
+    /// The comparison.
+    pub comparison: &'a Comparison,
+    /// The environments compared, baseline first.
+    pub environments: &'a [Environment],
+    /// The views the benches declare.
+    pub views: &'a [BenchView],
+    /// Every metric, secondary ones too, and the views as tables (text).
+    pub all_metrics: bool,
+    /// ANSI colours for verdicts (text).
+    pub color: bool,
+}
+
+/// A rendered comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Export {
+    /// One document (a page, a table, JSON).
+    Document(String),
+}
+
+/// A format.
+pub trait Exporter: Sync {
+    /// Its name, as `compare` asks for it (`csv`, `html` ...).
+    fn name(&self) -> &'static str;
+    /// The comparison in this format.
+    fn export(&self, report: &Report) -> Export;
+}
+
+/// Every format.
+pub const EXPORTERS: &[&dyn Exporter] = &[
+    &text::Text,
+    &markdown::Markdown,
+    &csv::Csv,
+    &json::Json,
+    &html::Html,
+];
+
+/// The format named `name`.
+pub fn exporter(name: &str) -> Option<&'static dyn Exporter> {
+    EXPORTERS.iter().copied().find(|e| e.name() == name)
+}

@@ -1,0 +1,24 @@
+//! The terminal's format: aligned columns, verdicts coloured on request.
+
+use super::{Export, Exporter, Report};
+use crate::report::compare::{render, Style};
+
+/// What `compare` prints by default.
+#[derive(Debug)]
+pub struct Text;
+
+impl Exporter for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+
+    fn export(&self, r: &Report) -> Export {
+        Export::Document(render(
+            r.comparison,
+            r.environments,
+            r.views,
+            Style::Text { color: r.color },
+            r.all_metrics,
+        ))
+    }
+}
