@@ -39,9 +39,9 @@ pub static ALL: LazyLock<Vec<&'static dyn Bench>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Every option the families declare for `run`.
-pub fn family_options() -> Vec<FamilyOption> {
-    FAMILIES.iter().flat_map(|f| f.options()).collect()
+/// Every option `families` declare for `run`.
+pub fn family_options(families: &[&dyn Family]) -> Vec<FamilyOption> {
+    families.iter().flat_map(|f| f.options()).collect()
 }
 
 /// Runs the hidden helper process `args` name, if any family has it.
@@ -51,10 +51,11 @@ pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
 
 /// Every derived figure over the cases run so far: each bench's own
 /// (speed-up, scalability), then each family's (peak FLOPS, machine
-/// balance), in [`FAMILIES`] order.
-pub fn derive(file: &ResultFile) -> Vec<Derived> {
-    let mut out: Vec<Derived> = ALL
+/// balance), family by family in the order given.
+pub fn derive(families: &[&dyn Family], file: &ResultFile) -> Vec<Derived> {
+    let mut out: Vec<Derived> = families
         .iter()
+        .flat_map(|f| f.benches().iter())
         .flat_map(|b| {
             let id = b.id();
             let mine: Vec<&crate::results::CaseResult> =
@@ -66,7 +67,7 @@ pub fn derive(file: &ResultFile) -> Vec<Derived> {
             }
         })
         .collect();
-    for f in FAMILIES {
+    for f in families {
         let more = f.derive(file, &out);
         out.extend(more);
     }
@@ -74,15 +75,15 @@ pub fn derive(file: &ResultFile) -> Vec<Derived> {
 }
 
 /// Every family's checks across the run's cases.
-pub fn check(cases: &mut [crate::results::CaseResult]) {
-    for f in FAMILIES {
+pub fn check(families: &[&dyn Family], cases: &mut [crate::results::CaseResult]) {
+    for f in families {
         f.check(cases);
     }
 }
 
 /// Every family's notes on how it runs under `plan`.
-pub fn notes(plan: &Plan) -> Vec<String> {
-    FAMILIES.iter().flat_map(|f| f.notes(plan)).collect()
+pub fn notes(families: &[&dyn Family], plan: &Plan) -> Vec<String> {
+    families.iter().flat_map(|f| f.notes(plan)).collect()
 }
 
 pub use crate::units::MetricSpec;

@@ -7,7 +7,7 @@
 //! at most the case being measured; the caller watches ([`Watch`]) each
 //! repetition and case round.
 
-use super::{runner, Bench, CaseSpec, Context, NamedDir};
+use super::{runner, Bench, CaseSpec, Context, Family, NamedDir};
 use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::measure::clock::Clock;
 use crate::results::{self, CaseResult, CaseStatus, ResultFile};
@@ -33,6 +33,9 @@ pub struct Schedule<'a> {
     pub deadline: Option<f64>,
     /// The result file, saved after every case round.
     pub output: &'a std::path::Path,
+    /// The families whose derived figures and checks follow each case
+    /// round ([`super::FAMILIES`]).
+    pub families: &'a [&'a dyn Family],
 }
 
 /// Where the loop is: the case round being measured.
@@ -216,8 +219,8 @@ impl Loop<'_> {
             .expect("merge_round fills the slot");
         watch.case_done(&step, result, elapsed);
         file.cases = self.results.iter().flatten().cloned().collect();
-        file.derived = super::derive(file);
-        super::check(&mut file.cases);
+        file.derived = super::derive(self.s.families, file);
+        super::check(self.s.families, &mut file.cases);
         crate::validity::assess(file);
         crate::store::save(self.s.output, file).context("saving results")
     }

@@ -16,6 +16,7 @@ use crate::cmd::info::InfoSettings;
 use crate::cmd::list::ListSettings;
 use crate::cmd::show::ShowSettings;
 use crate::cmd::Command;
+use crate::bench::{Family, FAMILIES};
 use crate::compare::Options;
 use crate::config::{FamilyOptions, DEFAULT_SEED};
 use crate::error::UsageError;
@@ -35,7 +36,7 @@ pub fn parse() -> anyhow::Result<Command> {
     let matches = command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let (Cmd::Run(a), Some(("run", m))) = (&mut cli.cmd, matches.subcommand()) {
-        a.family_options = family_options(m).0;
+        a.family_options = family_options(FAMILIES, m).0;
     }
     settle(cli)
 }
@@ -43,8 +44,13 @@ pub fn parse() -> anyhow::Result<Command> {
 /// The whole command line: clap's derived one, with the options the
 /// benchmark families declare added to `run`.
 pub fn command() -> clap::Command {
+    command_for(FAMILIES)
+}
+
+/// The command line with the options `families` declare added to `run`.
+pub fn command_for(families: &[&dyn Family]) -> clap::Command {
     Cli::command().mut_subcommand("run", |run| {
-        crate::bench::family_options()
+        crate::bench::family_options(families)
             .into_iter()
             .fold(run, |cmd, o| {
                 let parse = o.parse;
@@ -60,10 +66,10 @@ pub fn command() -> clap::Command {
     })
 }
 
-/// The family options given in `run`'s matches, by key.
-fn family_options(m: &clap::ArgMatches) -> FamilyOptions {
+/// The options of `families` given in `run`'s matches, by key.
+pub fn family_options(families: &[&dyn Family], m: &clap::ArgMatches) -> FamilyOptions {
     FamilyOptions(
-        crate::bench::family_options()
+        crate::bench::family_options(families)
             .into_iter()
             .filter_map(|o| {
                 let v = m.get_one::<serde_json::Value>(o.key)?;

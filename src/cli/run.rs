@@ -67,7 +67,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         _ => None,
     };
     Ok(RunSettings {
-        notes: bench::notes(&plan),
+        notes: bench::notes(bench::FAMILIES, &plan),
         run_id: format!("{}-{host}-{}", utc_compact(started), std::process::id()),
         started,
         config,
@@ -159,7 +159,7 @@ mod tests {
             "1M",
         ]);
         let (_, run) = m.subcommand().unwrap();
-        let o = super::super::family_options(run);
+        let o = super::super::family_options(crate::bench::FAMILIES, run);
         assert_eq!(o.u64("stream_elems"), Some(4096));
         assert_eq!(o.u64("file_size"), Some(1 << 20));
         assert_eq!(o.u64("record"), None);

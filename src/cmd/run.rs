@@ -99,6 +99,7 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
         dirs: &s.dirs,
         deadline: s.deadline,
         output: &config.output,
+        families: crate::bench::FAMILIES,
     };
     schedule::run(&plan, &mut file, &interrupted, &mut watch)?;
     let was_interrupted = interrupted.load(Ordering::SeqCst);
