@@ -1,8 +1,19 @@
-//! A whole battery, round by round: every planned case in each round, in a
-//! new seeded shuffle each round, each case prepared afresh, its repetitions
-//! run by the [`runner`]; the rounds of a case merged into one result; the
-//! suite's time shared among the cases ([`fit_budget`]) and kept when
-//! preparing cases costs more than planned ([`catch_up_budget`]). The
+//! A whole battery, round by round: passes over the planned cases, in a new
+//! seeded shuffle each pass, each case prepared afresh in each of its
+//! rounds, its repetitions run by the [`runner`]; the rounds of a case
+//! merged into one result; the suite's time shared among the cases
+//! ([`fit_budget`]) and kept when preparing cases costs more than planned
+//! ([`catch_up_budget`]).
+//!
+//! A case runs in every pass when its rounds are cheap, and in fewer when
+//! they are dear: after its first round (in the first pass) it gets as
+//! many rounds as its budget pays for at what that round cost, at least
+//! [`MIN_ROUNDS`] and at most the passes planned (`--rounds`), spread
+//! evenly over the passes ([`spread`]). On a machine whose figures move
+//! from one moment to the next, many short rounds of a case, interleaved
+//! with the others, average that movement out where a few long ones would
+//! keep it (Abedi and Brecht, "Conducting Repeatable Experiments in Highly
+//! Variable Cloud Computing Environments", ICPE 2017). The
 //! result file is saved after each case round, so a crash or Ctrl-C loses
 //! at most the case being measured; the caller watches ([`Watch`]) each
 //! repetition and case round.
@@ -18,6 +29,10 @@ use std::time::Duration;
 
 /// Fake-clock step for `--fake-clock` runs.
 const FAKE_STEP: Duration = Duration::from_millis(10);
+
+/// The fewest rounds a case gets (when the passes planned allow as many):
+/// a case's rounds are a level of the statistics, and a spread needs a few.
+pub const MIN_ROUNDS: u32 = 3;
 
 /// What to run: the configuration, the planned cases and where they write.
 #[derive(Clone, Copy)]
@@ -41,18 +56,21 @@ pub struct Schedule<'a> {
 /// Where the loop is: the case round being measured.
 #[derive(Debug)]
 pub struct Step<'a> {
-    /// Position over all case rounds of the run, from 0.
+    /// Case rounds done before this one.
     pub index: usize,
+    /// Case rounds in the whole run, as planned now (it shrinks as dear
+    /// cases are given fewer rounds).
+    pub total: usize,
     /// The case, as an index into [`Schedule::cases`].
     pub case: usize,
-    /// The case key, with `round R/N` when there are several rounds.
+    /// The case key, with `round R/N` when it has several rounds.
     pub shown: &'a str,
     /// Repetitions this round may take at most.
     pub reps_max: u32,
-    /// The cases still to come in this round, in order.
+    /// The cases still to come in this pass, in order.
     pub rest: &'a [usize],
-    /// Whole rounds after this one.
-    pub rounds_after: u32,
+    /// For each case, its rounds in the passes after this one.
+    pub later: &'a [u32],
 }
 
 /// The caller's side of the loop.
@@ -88,7 +106,9 @@ pub fn run(
         s,
         clock: &clock,
         interrupted,
-        policies: (0..rounds).map(|r| config.reps.per_round(r)).collect(),
+        passes: rounds,
+        rounds: vec![CaseRounds::default(); s.cases.len()],
+        done: 0,
         mem_available_bytes: match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
             (Some(a), Some(l)) => Some(a.min(l)),
             (a, l) => a.or(l),
@@ -108,7 +128,10 @@ pub fn run(
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let order = round_order(s.cases.len(), config.seed, round);
+        let order: Vec<usize> = round_order(s.cases.len(), config.seed, round)
+            .into_iter()
+            .filter(|&i| state.in_pass(i, round))
+            .collect();
         if let Some(r) = file.rounds.as_mut() {
             r.started += 1;
             r.orders
@@ -124,14 +147,26 @@ pub fn run(
     crate::validity::canary::measure(&clock, state.run_start, file);
     if state.cut.0 > 0 {
         file.notes.push(format!(
-            "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per round)",
+            "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per case)",
             s.deadline.unwrap_or_default(),
             state.cut.0,
             state.cut.1,
-            state.policies[0].budget_secs
+            config.reps.budget_secs
         ));
     }
     Ok(())
+}
+
+/// How a case's rounds fall on the passes.
+#[derive(Debug, Clone, Default)]
+struct CaseRounds {
+    /// The passes it runs in; None until its first round has shown what a
+    /// round of it costs.
+    passes: Option<Vec<bool>>,
+    /// Its rounds so far.
+    done: u32,
+    /// Seconds its rounds took so far (preparing, warm-up, repetitions).
+    spent: f64,
 }
 
 /// The loop's state across case rounds.
@@ -139,8 +174,12 @@ struct Loop<'a> {
     s: &'a Schedule<'a>,
     clock: &'a Clock,
     interrupted: &'a AtomicBool,
-    /// Each round's share of the repetition policy.
-    policies: Vec<RepPolicy>,
+    /// Passes planned (`--rounds`): the most rounds a case gets.
+    passes: u32,
+    /// Each case's rounds.
+    rounds: Vec<CaseRounds>,
+    /// Case rounds done.
+    done: usize,
     mem_available_bytes: Option<u64>,
     cpus: usize,
     run_start: Duration,
@@ -158,11 +197,48 @@ impl Loop<'_> {
             .is_none_or(|r| r.status == CaseStatus::Ok)
     }
 
-    /// Measures the case at `order[pos]` in `round`, merges it into its
-    /// result, brings the file up to date and saves it.
+    /// Whether case `i` runs in `pass` (every case runs in the first).
+    fn in_pass(&self, i: usize, pass: u32) -> bool {
+        self.rounds[i]
+            .passes
+            .as_ref()
+            .is_none_or(|p| p[pass as usize])
+    }
+
+    /// Rounds of case `i` in the passes after `pass`: as planned for it,
+    /// or every pass while that is not decided; none once it cannot run.
+    fn later(&self, i: usize, pass: u32) -> u32 {
+        if !self.live(i) {
+            return 0;
+        }
+        let after = pass as usize + 1..self.passes as usize;
+        match &self.rounds[i].passes {
+            Some(p) => p[after].iter().filter(|&&b| b).count() as u32,
+            None => after.len() as u32,
+        }
+    }
+
+    /// The rounds case `i` gets in all.
+    fn planned(&self, i: usize) -> u32 {
+        self.rounds[i]
+            .passes
+            .as_ref()
+            .map_or(self.passes, |p| p.iter().filter(|&&b| b).count() as u32)
+    }
+
+    /// After the first round of case `i`, which took `secs`: the rounds
+    /// its budget pays for, spread over the passes.
+    fn decide(&mut self, i: usize, secs: f64) {
+        let budget = self.s.config.reps.budget_secs;
+        let n = rounds_for(budget, secs, self.passes);
+        self.rounds[i].passes = Some(spread(n, self.passes));
+    }
+
+    /// Measures the case at `order[pos]` in pass `pass`, merges it into
+    /// its result, brings the file up to date and saves it.
     fn case_round(
         &mut self,
-        round: u32,
+        pass: u32,
         order: &[usize],
         pos: usize,
         file: &mut ResultFile,
@@ -173,26 +249,31 @@ impl Loop<'_> {
         if !self.live(i) {
             return Ok(());
         }
-        let rounds = self.policies.len() as u32;
         let (bench, case) = &self.s.cases[i];
+        let (done, planned) = (self.rounds[i].done, self.planned(i));
         let key = case.key();
-        let shown = if rounds > 1 {
-            format!("{key} round {}/{rounds}", round + 1)
+        let shown = if planned > 1 {
+            format!("{key} round {}/{planned}", done + 1)
         } else {
             key
         };
+        let later: Vec<u32> = (0..self.s.cases.len())
+            .map(|j| self.later(j, pass))
+            .collect();
+        let rest = &order[pos + 1..];
+        let total = self.done
+            + 1
+            + rest.iter().filter(|&&j| self.live(j)).count()
+            + later.iter().sum::<u32>() as usize;
+        let policy = self.policy(i, rest, &later);
         let step = Step {
-            index: round as usize * self.s.cases.len() + pos,
+            index: self.done,
+            total,
             case: i,
             shown: &shown,
-            reps_max: 0,
-            rest: &order[pos + 1..],
-            rounds_after: rounds - round - 1,
-        };
-        let policy = self.policy(round, &step);
-        let step = Step {
             reps_max: policy.reps_max,
-            ..step
+            rest,
+            later: &later,
         };
         let ctx = Context {
             clock: self.clock,
@@ -210,10 +291,17 @@ impl Loop<'_> {
             &mut self.results[i],
             case,
             run,
-            round,
+            pass,
             self.run_start,
             self.s.config.seed,
         );
+        self.done += 1;
+        let r = &mut self.rounds[i];
+        r.done += 1;
+        r.spent += elapsed.as_secs_f64();
+        if r.passes.is_none() {
+            self.decide(i, elapsed.as_secs_f64());
+        }
         let result = self.results[i]
             .as_ref()
             .expect("merge_round fills the slot");
@@ -225,34 +313,71 @@ impl Loop<'_> {
         crate::store::save(self.s.output, file).context("saving results")
     }
 
-    /// The policy of the case at `step` in `round`: its round's share,
-    /// without warm-up for a long case after its first round
-    /// ([`round_policy`]), its budget cut when the run is behind its deadline.
-    fn policy(&mut self, round: u32, step: &Step) -> RepPolicy {
-        let planned = &self.policies[round as usize];
-        let mut policy = round_policy(planned, self.results[step.case].as_ref());
+    /// The policy of case `i`'s next round: its share of the case's
+    /// repetitions and of the budget it has left, without warm-up for a
+    /// long case after its first round ([`round_policy`]), its budget cut
+    /// when the run is behind its deadline.
+    fn policy(&mut self, i: usize, rest: &[usize], later: &[u32]) -> RepPolicy {
+        let base = &self.s.config.reps;
+        let r = &self.rounds[i];
+        let planned = self.planned(i).max(1);
+        let mut share = RepPolicy {
+            rounds: planned,
+            ..base.clone()
+        }
+        .per_round(r.done);
+        let left = planned.saturating_sub(r.done).max(1);
+        if r.done > 0 {
+            share.budget_secs = (base.budget_secs - r.spent).max(0.0) / f64::from(left);
+        }
+        let mut policy = round_policy(&share, self.results[i].as_ref());
         let Some(deadline) = self.s.deadline else {
             return policy;
         };
-        let live_now = step.rest.iter().filter(|&&j| self.live(j)).count();
-        let live_all = (0..self.s.cases.len()).filter(|&j| self.live(j)).count();
-        let items = 1 + live_now + step.rounds_after as usize * live_all;
+        let items = 1
+            + rest.iter().filter(|&&j| self.live(j)).count()
+            + later.iter().sum::<u32>() as usize;
         let elapsed = self
             .clock
             .now()
             .saturating_sub(self.run_start)
             .as_secs_f64();
-        let rounds = self.policies.len() as f64;
-        let floor = self.s.config.suite.min_budget_secs() / rounds;
+        let floor = self.s.config.suite.min_budget_secs() / f64::from(planned);
         policy.budget_secs = catch_up_budget(policy.budget_secs, deadline, elapsed, items, floor);
         // a cut of a few percent is the run's preparation time being
         // shared out; only a real cut is worth a note
-        if policy.budget_secs < 0.9 * planned.budget_secs {
+        if policy.budget_secs < 0.9 * share.budget_secs {
             self.cut.0 += 1;
             self.cut.1 = self.cut.1.min(policy.budget_secs);
         }
         policy
     }
+}
+
+/// The rounds a case gets when its whole `budget` (seconds) is spent at
+/// `first` seconds a round (what its first round cost, preparing
+/// included): as many as that pays for, at least [`MIN_ROUNDS`] and at
+/// most `passes`.
+fn rounds_for(budget: f64, first: f64, passes: u32) -> u32 {
+    let affordable = if first > 0.0 {
+        (budget / first + 1e-9).floor().min(f64::from(passes))
+    } else {
+        f64::from(passes)
+    };
+    (affordable as u32).clamp(MIN_ROUNDS.min(passes), passes.max(1))
+}
+
+/// `rounds` of `passes` passes, the first among them and the others
+/// spread evenly over the rest (`true` where the case runs).
+fn spread(rounds: u32, passes: u32) -> Vec<bool> {
+    let (k, n) = (u64::from(rounds.max(1) - 1), u64::from(passes.max(1) - 1));
+    let mut out = vec![false; passes.max(1) as usize];
+    out[0] = true;
+    for p in 1..=n {
+        // Bresenham: a round wherever the ideal count k·p/n steps up
+        out[p as usize] = k * p / n.max(1) > k * (p - 1) / n.max(1);
+    }
+    out
 }
 
 /// Shares the suite's time among its cases: when the suite has a target
@@ -463,5 +588,30 @@ mod tests {
         let mut reps = RepPolicy::for_suite(Suite::Full);
         assert_eq!(fit_budget(&mut reps, Suite::Full, 500, None), None);
         assert_eq!(reps.budget_secs, 60.0);
+    }
+
+    #[test]
+    fn a_case_gets_the_rounds_its_budget_pays_for() {
+        // cheap: every pass
+        assert_eq!(rounds_for(1.2, 0.1, 12), 12);
+        // dear: what the budget pays for, never below the minimum
+        assert_eq!(rounds_for(1.2, 0.25, 12), 4);
+        assert_eq!(rounds_for(1.2, 0.9, 12), MIN_ROUNDS);
+        // fewer passes than the minimum: every pass
+        assert_eq!(rounds_for(1.2, 0.9, 2), 2);
+        assert_eq!(rounds_for(1.2, 0.0, 5), 5);
+    }
+
+    #[test]
+    fn rounds_are_spread_evenly_over_the_passes_from_the_first() {
+        let on = |v: Vec<bool>| -> Vec<usize> { (0..v.len()).filter(|&i| v[i]).collect() };
+        assert_eq!(on(spread(3, 3)), vec![0, 1, 2]);
+        assert_eq!(on(spread(12, 12)).len(), 12);
+        assert_eq!(on(spread(4, 12)), vec![0, 4, 8, 11]);
+        assert_eq!(on(spread(3, 10)), vec![0, 5, 9]);
+        assert_eq!(on(spread(1, 4)), vec![0]);
+        for (k, n) in [(3, 7), (5, 12), (7, 20), (20, 20)] {
+            assert_eq!(on(spread(k, n)).len(), k as usize, "{k} of {n}");
+        }
     }
 }

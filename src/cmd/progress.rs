@@ -15,7 +15,6 @@ use std::time::Duration;
 pub struct Reporter {
     enabled: bool,
     tty: bool,
-    total: usize,
     /// Expected time of one round of each case.
     expected: Vec<Duration>,
 }
@@ -26,13 +25,12 @@ pub struct Reporter {
 const PREPARE_GUESS: Duration = Duration::from_millis(200);
 
 impl Reporter {
-    /// A reporter for `total` items (cases × rounds) over `cases` cases
-    /// whose rounds each have `round_budget`.
-    pub fn new(quiet: bool, total: usize, cases: usize, round_budget: Duration) -> Reporter {
+    /// A reporter for `cases` cases whose first rounds each have
+    /// `round_budget`.
+    pub fn new(quiet: bool, cases: usize, round_budget: Duration) -> Reporter {
         Reporter {
             enabled: !quiet,
             tty: std::io::stderr().is_terminal(),
-            total,
             expected: vec![round_budget + PREPARE_GUESS; cases],
         }
     }
@@ -49,23 +47,17 @@ impl Reporter {
         self.learn(case, Duration::ZERO);
     }
 
-    /// Time left: the rest of the current round (`rest`, the cases after the
-    /// current one), `rounds_after` whole rounds, and what the current case
-    /// is expected to take beyond `elapsed`.
-    pub fn left(
-        &self,
-        current: usize,
-        elapsed: Duration,
-        rest: &[usize],
-        rounds_after: u32,
-    ) -> Duration {
+    /// Time left: what the current case is expected to take beyond
+    /// `elapsed`, the rest of the current pass (`rest`, the cases after the
+    /// current one), and each case's rounds in later passes (`later`).
+    pub fn left(&self, current: usize, elapsed: Duration, rest: &[usize], later: &[u32]) -> Duration {
         let sum = |it: &mut dyn Iterator<Item = Duration>| it.fold(Duration::ZERO, |a, b| a + b);
         let now = self
             .expected
             .get(current)
             .map_or(Duration::ZERO, |e| e.saturating_sub(elapsed));
         now + sum(&mut rest.iter().filter_map(|&i| self.expected.get(i).copied()))
-            + sum(&mut self.expected.iter().copied()) * rounds_after
+            + sum(&mut self.expected.iter().zip(later).map(|(e, &n)| *e * n))
     }
 
     /// Prints a line of its own (warnings, the output path).
@@ -82,13 +74,13 @@ impl Reporter {
         }
     }
 
-    /// A repetition of case `index` (0-based) finished.
-    pub fn rep(&self, index: usize, key: &str, reps_max: u32, p: Progress, left: Duration) {
+    /// A repetition of case round `index` (0-based) of `total` finished.
+    pub fn rep(&self, (index, total): (usize, usize), key: &str, reps_max: u32, p: Progress, left: Duration) {
         if self.enabled && self.tty {
             eprint!(
                 "\r\x1b[K[{}/{}] {key}  rep {}/{reps_max}  {:.1} s  (~{} left)",
                 index + 1,
-                self.total,
+                total,
                 p.reps_done,
                 p.elapsed.as_secs_f64(),
                 format_duration(left)
@@ -97,10 +89,10 @@ impl Reporter {
         }
     }
 
-    /// Case `index` ended.
+    /// Case round `index` (0-based) of `total` ended.
     pub fn case_done(
         &self,
-        index: usize,
+        (index, total): (usize, usize),
         key: &str,
         status: CaseStatus,
         detail: &str,
@@ -121,7 +113,7 @@ impl Reporter {
         eprintln!(
             "[{}/{}] {key}: {word} {detail} ({:.1} s, ~{} left)",
             index + 1,
-            self.total,
+            total,
             elapsed.as_secs_f64(),
             format_duration(left)
         );
@@ -135,10 +127,10 @@ mod tests {
     #[test]
     fn the_estimate_of_time_left_learns_from_each_round() {
         let secs = Duration::from_secs;
-        let mut r = Reporter::new(true, 6, 3, secs(2));
-        // nothing run: each case's round is its budget plus a second
+        let mut r = Reporter::new(true, 3, secs(2));
+        // nothing run: each case's round is its budget plus a fifth of a second
         assert_eq!(
-            r.left(0, secs(0), &[1, 2], 1),
+            r.left(0, secs(0), &[1, 2], &[1, 1, 1]),
             Duration::from_millis(6 * 2200)
         );
         r.learn(0, secs(1));
@@ -146,10 +138,12 @@ mod tests {
         r.forget(2);
         // case 1 half done in the last round: 2.5 s of it left
         assert_eq!(
-            r.left(1, Duration::from_millis(2500), &[], 0),
+            r.left(1, Duration::from_millis(2500), &[], &[0, 0, 0]),
             Duration::from_millis(2500)
         );
         // one more whole round: 1 + 5 + 0
-        assert_eq!(r.left(0, secs(1), &[1, 2], 1), secs(5) + secs(6));
+        assert_eq!(r.left(0, secs(1), &[1, 2], &[1, 1, 1]), secs(5) + secs(6));
+        // a dear case with fewer rounds later counts only those
+        assert_eq!(r.left(0, secs(1), &[], &[0, 2, 0]), secs(10));
     }
 }

@@ -74,12 +74,7 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
     let _settle = crate::cleanup::Settle;
     let config = &s.config;
     let mut watch = RunWatch {
-        reporter: Reporter::new(
-            s.quiet,
-            s.cases.len() * config.reps.rounds.max(1) as usize,
-            s.cases.len(),
-            config.reps.per_round(0).budget(),
-        ),
+        reporter: Reporter::new(s.quiet, s.cases.len(), config.reps.per_round(0).budget()),
     };
     watch.reporter.message(&format!(
         "envbench {}: {} case(s) x {} round(s), suite {}, label {}, writing {}",
@@ -152,9 +147,10 @@ impl Watch for RunWatch {
     fn rep(&mut self, step: &Step, progress: runner::Progress) {
         let left = self
             .reporter
-            .left(step.case, progress.elapsed, step.rest, step.rounds_after);
+            .left(step.case, progress.elapsed, step.rest, step.later);
+        let at = (step.index, step.total);
         self.reporter
-            .rep(step.index, step.shown, step.reps_max, progress, left);
+            .rep(at, step.shown, step.reps_max, progress, left);
     }
 
     fn case_done(&mut self, step: &Step, result: &CaseResult, elapsed: Duration) {
@@ -163,11 +159,9 @@ impl Watch for RunWatch {
         } else {
             self.reporter.forget(step.case);
         }
-        let left = self
-            .reporter
-            .left(step.case, elapsed, step.rest, step.rounds_after);
+        let left = self.reporter.left(step.case, elapsed, step.rest, step.later);
         self.reporter.case_done(
-            step.index,
+            (step.index, step.total),
             step.shown,
             result.status,
             &report::summary::one_line(result),
