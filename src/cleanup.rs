@@ -26,6 +26,71 @@ fn scratch() -> MutexGuard<'static, Vec<PathBuf>> {
     SCRATCH.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Worker processes envbench started (a case round measured in a fresh
+/// process), with the directories they may create scratch directories
+/// in. A worker's scratch directories are its own (`envbench-PID-...`,
+/// see the benches' `ScratchDir`); when the second interrupt kills it,
+/// they are removed by that name.
+static WORKERS: Mutex<Vec<(i32, Vec<PathBuf>)>> = Mutex::new(Vec::new());
+
+fn workers() -> MutexGuard<'static, Vec<(i32, Vec<PathBuf>)>> {
+    WORKERS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Registers worker `pid`, which may create scratch directories in `bases`.
+pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
+    workers().push((pid, bases));
+}
+
+/// Forgets worker `pid` (it has ended and cleaned up after itself).
+pub fn release_worker(pid: i32) {
+    workers().retain(|(p, _)| *p != pid);
+}
+
+/// The scratch directories worker `pid` left in `bases`.
+fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
+    let prefix = format!("envbench-{pid}-");
+    bases
+        .iter()
+        .filter_map(|b| std::fs::read_dir(b).ok())
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The first SIGINT or SIGTERM sets `interrupted` (the current case winds
+/// down and the run ends marked interrupted) and is passed on to the live
+/// workers as SIGTERM; the second exits at once through
+/// [`emergency_exit`]. A thread waits for them, so the exit path may
+/// allocate and touch the filesystem.
+///
+/// # Errors
+/// The signal handler or the thread cannot be set up.
+pub fn watch_signals(
+    interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::sync::atomic::Ordering;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("envbench-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if interrupted.swap(true, Ordering::SeqCst) {
+                    emergency_exit();
+                }
+                for (pid, _) in workers().iter() {
+                    // SAFETY: kill has no memory-safety preconditions; `pid`
+                    // is a worker this process started and has not reaped.
+                    unsafe { libc::kill(*pid, libc::SIGTERM) };
+                }
+            }
+        })?;
+    Ok(())
+}
+
 /// Creates the directory `path` and records it.
 ///
 /// # Errors
@@ -150,8 +215,12 @@ fn remove_dirs(paths: &[PathBuf]) -> usize {
 pub fn emergency_exit() -> ! {
     // held until exit: no scratch directory is created or half-removed after this
     let live = scratch();
+    let workers = workers();
     let killed = kill_descendants();
-    let removed = remove_dirs(&live);
+    let mut removed = remove_dirs(&live);
+    for (pid, bases) in workers.iter() {
+        removed += remove_dirs(&left_by(*pid, bases));
+    }
     eprintln!(
         "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
          {removed} scratch director{}; the result file holds every finished case",

@@ -177,6 +177,11 @@ pub struct RunConfig {
     /// `--require-idle`: refuse to measure on a busy machine.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_idle: bool,
+    /// Each case round measured in a fresh worker process of envbench, so
+    /// that the rounds of one run sample what differs between processes
+    /// (false in files written before workers, and with `--workers off`).
+    #[serde(default)]
+    pub workers: bool,
 }
 
 /// Values of the options benchmark families declare

@@ -145,6 +145,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         options: plan.options.clone(),
         wait_idle_secs: None,
         require_idle: false,
+        workers: false,
     };
     let mut file = ResultFile::new("toy-1".into(), &config, fp, "2026-01-01T00:00:00Z".into());
     let s = Schedule {

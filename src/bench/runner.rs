@@ -19,7 +19,8 @@ pub const WALL_CLOCK_JUMP_SECS: f64 = 1.0;
 pub const SHORT_REP: Duration = Duration::from_micros(500);
 
 /// Why the runner stopped repeating.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The median's 95 % CI met the target width.
     CiTarget,
@@ -44,7 +45,7 @@ impl StopReason {
 }
 
 /// The outcome of running one case.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CaseRun {
     /// Ok, skipped, invalid, failed or interrupted.
     pub status: CaseStatus,
@@ -146,6 +147,24 @@ pub fn run_case(
         });
     }
     run
+}
+
+/// A round that could not be measured at all, for `reason`.
+pub fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
+    CaseRun {
+        status: CaseStatus::Failed,
+        reason: Some(reason),
+        warmup_done: 0,
+        samples: Vec::new(),
+        rep_ends: Vec::new(),
+        stop: StopReason::Aborted,
+        anomalies: Vec::new(),
+        started_wall_secs,
+        elapsed: Duration::ZERO,
+        details: None,
+        notes: Vec::new(),
+        telemetry: Default::default(),
+    }
 }
 
 fn set_error(run: &mut CaseRun, e: BenchError) {

@@ -285,7 +285,14 @@ impl Loop<'_> {
             cpus: self.cpus,
         };
         crate::validity::canary::between_cases(self.clock, self.run_start, file);
-        let run = runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p));
+        let run = if self.s.config.workers {
+            let job = self.job(&case.key(), policy.clone());
+            super::worker::measure(&job, self.clock, self.interrupted, &mut |p| {
+                watch.rep(&step, p)
+            })
+        } else {
+            runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p))
+        };
         let elapsed = run.elapsed;
         merge_round(
             &mut self.results[i],
@@ -313,6 +320,28 @@ impl Loop<'_> {
         crate::store::save(self.s.output, file).context("saving results")
     }
 
+    /// A worker's job: case `key`, one round under `policy`.
+    fn job(&self, key: &str, policy: RepPolicy) -> super::worker::Job {
+        let c = self.s.config;
+        super::worker::Job {
+            key: key.to_string(),
+            suite: c.suite,
+            cpus: self.cpus,
+            threads: c.threads.clone(),
+            dirs: self
+                .s
+                .dirs
+                .iter()
+                .map(|d| (d.name.clone(), d.path.clone()))
+                .collect(),
+            options: c.options.clone(),
+            policy,
+            seed: c.seed,
+            mem_available_bytes: self.mem_available_bytes,
+            fake_clock: c.fake_clock,
+        }
+    }
+
     /// The policy of case `i`'s next round: its share of the case's
     /// repetitions and of the budget it has left, without warm-up for a
     /// long case after its first round ([`round_policy`]), its budget cut
@@ -334,9 +363,8 @@ impl Loop<'_> {
         let Some(deadline) = self.s.deadline else {
             return policy;
         };
-        let items = 1
-            + rest.iter().filter(|&&j| self.live(j)).count()
-            + later.iter().sum::<u32>() as usize;
+        let items =
+            1 + rest.iter().filter(|&&j| self.live(j)).count() + later.iter().sum::<u32>() as usize;
         let elapsed = self
             .clock
             .now()

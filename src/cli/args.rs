@@ -213,6 +213,15 @@ pub struct CompareArgs {
     pub color: ColorArg,
 }
 
+/// On or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
 /// Battery sizes on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SuiteArg {
@@ -322,6 +331,12 @@ pub struct RunArgs {
     /// than a quarter of a CPU after the idle check (and --wait-idle).
     #[arg(long)]
     pub require_idle: bool,
+    /// Measure each case round in a fresh process of envbench (a worker),
+    /// so that one run samples what differs from process to process
+    /// (where memory and code landed, the CPU it started on) instead of
+    /// keeping one process's luck in every round.
+    #[arg(long, value_enum, value_name = "on|off", default_value = "on")]
+    pub workers: Switch,
     /// Testing only: a fake clock that advances 10 ms per read, so counts
     /// and budgets are exact and instant. Timings are synthetic, except
     /// those taken inside child processes (os.fork's helper, os.multiprog).

@@ -9,6 +9,7 @@ pub mod args;
 mod check;
 mod run;
 
+use crate::bench::{Family, FAMILIES};
 use crate::cmd::compare::{CompareSettings, Inputs};
 use crate::cmd::history::HistorySettings;
 use crate::cmd::import::ImportSettings;
@@ -16,7 +17,6 @@ use crate::cmd::info::InfoSettings;
 use crate::cmd::list::ListSettings;
 use crate::cmd::show::ShowSettings;
 use crate::cmd::Command;
-use crate::bench::{Family, FAMILIES};
 use crate::compare::Options;
 use crate::config::{FamilyOptions, DEFAULT_SEED};
 use crate::error::UsageError;

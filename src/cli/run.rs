@@ -123,6 +123,7 @@ fn config(a: &RunArgs, dirs: Vec<PathBuf>) -> RunConfig {
         options: FamilyOptions(a.family_options.clone()),
         wait_idle_secs: a.wait_idle,
         require_idle: a.require_idle,
+        workers: a.workers == super::args::Switch::On,
     }
 }
 

@@ -50,7 +50,13 @@ impl Reporter {
     /// Time left: what the current case is expected to take beyond
     /// `elapsed`, the rest of the current pass (`rest`, the cases after the
     /// current one), and each case's rounds in later passes (`later`).
-    pub fn left(&self, current: usize, elapsed: Duration, rest: &[usize], later: &[u32]) -> Duration {
+    pub fn left(
+        &self,
+        current: usize,
+        elapsed: Duration,
+        rest: &[usize],
+        later: &[u32],
+    ) -> Duration {
         let sum = |it: &mut dyn Iterator<Item = Duration>| it.fold(Duration::ZERO, |a, b| a + b);
         let now = self
             .expected
@@ -75,7 +81,14 @@ impl Reporter {
     }
 
     /// A repetition of case round `index` (0-based) of `total` finished.
-    pub fn rep(&self, (index, total): (usize, usize), key: &str, reps_max: u32, p: Progress, left: Duration) {
+    pub fn rep(
+        &self,
+        (index, total): (usize, usize),
+        key: &str,
+        reps_max: u32,
+        p: Progress,
+        left: Duration,
+    ) {
         if self.enabled && self.tty {
             eprint!(
                 "\r\x1b[K[{}/{}] {key}  rep {}/{reps_max}  {:.1} s  (~{} left)",

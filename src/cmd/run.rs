@@ -69,7 +69,7 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
     }
     let mut file = start(&s)?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    watch_signals(Arc::clone(&interrupted))?;
+    crate::cleanup::watch_signals(Arc::clone(&interrupted))?;
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
     let config = &s.config;
@@ -159,7 +159,9 @@ impl Watch for RunWatch {
         } else {
             self.reporter.forget(step.case);
         }
-        let left = self.reporter.left(step.case, elapsed, step.rest, step.later);
+        let left = self
+            .reporter
+            .left(step.case, elapsed, step.rest, step.later);
         self.reporter.case_done(
             (step.index, step.total),
             step.shown,
@@ -215,23 +217,4 @@ fn finish(
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The first SIGINT or SIGTERM sets `interrupted` (the current case winds
-/// down and the file is marked interrupted); the second exits at once
-/// through [`crate::cleanup::emergency_exit`]. A thread waits for them, so
-/// the exit path may allocate and touch the filesystem.
-fn watch_signals(interrupted: Arc<AtomicBool>) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
-    std::thread::Builder::new()
-        .name("envbench-signals".into())
-        .spawn(move || {
-            for _ in signals.forever() {
-                if interrupted.swap(true, Ordering::SeqCst) {
-                    crate::cleanup::emergency_exit();
-                }
-            }
-        })?;
-    Ok(())
 }

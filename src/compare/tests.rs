@@ -37,6 +37,7 @@ pub(crate) fn run(
             options: Default::default(),
             wait_idle_secs: None,
             require_idle: false,
+            workers: false,
         },
         fingerprint: fp,
         rounds: None,

@@ -174,6 +174,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
             options: Default::default(),
             wait_idle_secs: None,
             require_idle: false,
+            workers: false,
         },
         fingerprint,
         rounds: Some(Rounds {
