@@ -344,6 +344,49 @@ impl History {
             .map_err(|e| self.sql(e))?;
         rows.iter().map(|(id, j)| self.parse(*id, j)).collect()
     }
+
+    /// Up to `limit` complete runs, newest first, measured on the same
+    /// machine as `run` (host, virtualisation, CPU model, kernel and CPU
+    /// count) with the same suite and worker setting: evidence of how much
+    /// runs of one environment differ. `run` itself is among them when it
+    /// was recorded. Runs the history cannot read are passed over.
+    ///
+    /// # Errors
+    /// [`HistoryError`] for a database that cannot be queried.
+    pub fn similar(&self, run: &ResultFile, limit: usize) -> Result<Vec<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
+        let host = run.fingerprint.os.hostname.clone().unwrap_or_default();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, json FROM runs WHERE host = ?1 AND suite = ?2 AND status = 'complete'
+                 ORDER BY id DESC LIMIT 200",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, String)> = stmt
+            .query_map([host.as_str(), run.config.suite.name()], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.sql(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.sql(e))?;
+        let same = |f: &ResultFile| {
+            let (a, b) = (&f.fingerprint, &run.fingerprint);
+            a.virtualization.summary() == b.virtualization.summary()
+                && a.cpu.model == b.cpu.model
+                && a.cpu.logical_cpus == b.cpu.logical_cpus
+                && a.os.kernel_release == b.os.kernel_release
+                && f.config.workers == run.config.workers
+        };
+        Ok(rows
+            .iter()
+            .filter_map(|(id, j)| self.parse(*id, j).ok())
+            .filter(same)
+            .take(limit)
+            .collect())
+    }
 }
 
 #[cfg(test)]

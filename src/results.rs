@@ -240,11 +240,18 @@ pub struct CaseResult {
     /// written before telemetry existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<Telemetry>,
-    /// Reasons to doubt this case's figures, recomputed at every save;
-    /// `compare` marks suspect cases and leaves them out of its geometric
-    /// means unless `--include-suspect`.
+    /// Reasons to doubt this case's figures, recomputed at every save:
+    /// flags of the kinds measured to predict a worse figure
+    /// (`validity::suspect::SHOWN`); `compare` marks suspect cases and
+    /// leaves them out of its geometric means only with `--exclude-suspect`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect: Vec<Suspect>,
+    /// Flags of the kinds not shown to predict a worse figure on the
+    /// machines measured (a drift across rounds, the canary, a CV that
+    /// never settled ...): kept as telemetry, so that `bench/suspects.py`
+    /// can score them again; absent in files written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<Suspect>,
 }
 
 /// The repetitions of one metric.

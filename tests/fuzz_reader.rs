@@ -34,10 +34,12 @@ fn exercise(text: &str) {
         Environment {
             label: base.label.clone(),
             runs: vec![base],
+            earlier: Vec::new(),
         },
         Environment {
             label: other.label.clone(),
             runs: vec![other],
+            earlier: Vec::new(),
         },
     ];
     if let Ok(cmp) = compare(
@@ -45,7 +47,7 @@ fn exercise(text: &str) {
         &Options {
             threshold: None,
             seed: 1,
-            include_suspect: false,
+            exclude_suspect: false,
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));

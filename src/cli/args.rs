@@ -195,11 +195,15 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Count suspect cases in the per-family and overall geometric means.
-    /// A case is suspect when a run flagged it (steal time, a frequency
-    /// change, load, a drifting canary, a trend across rounds, a CV that
-    /// never settled); it is marked ! and named in the warnings either way.
+    /// Leave suspect cases out of the per-family and overall geometric
+    /// means (they count by default). A case is suspect when a run flagged
+    /// it for a reason measured to predict a worse figure; it is marked !
+    /// and named in the warnings either way.
     #[arg(long)]
+    pub exclude_suspect: bool,
+    /// Accepted for scripts written before suspect cases counted in the
+    /// means by default; it changes nothing.
+    #[arg(long, hide = true)]
     pub include_suspect: bool,
     /// Compare the directories of the runs given with each other: each
     /// `--dir` NAME becomes an environment (the first named is the
@@ -276,15 +280,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Repetitions per case over all rounds: MIN..MAX, or N for exactly N.
-    /// MIN is at least 2. Each round runs its share (at least one).
+    /// MIN is at least 2. Each round runs its share (at least one, so a
+    /// case gets no more rounds than MAX). [default: 3..40 in quick, 5..60
+    /// in standard, 10..50 in full]
     #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps, allow_negative_numbers = true)]
     pub reps: Option<(u32, u32)>,
-    /// Rounds: passes over the whole case list, each in a new seeded
-    /// shuffle with every case prepared afresh (new buffers, new child
-    /// processes), so that drift and allocation luck spread over rounds
-    /// instead of hiding inside one. Rounds share each case's repetitions
+    /// Rounds: passes over the case list, each in a new seeded shuffle with
+    /// every case prepared afresh (in a fresh worker process, new buffers),
+    /// so that drift and allocation luck spread over many short rounds
+    /// instead of hiding inside a few. A case whose round is cheap runs in
+    /// every pass; a dear one gets the rounds its budget pays for (at least
+    /// 3, at most its --reps maximum). Rounds share each case's repetitions
     /// and budget; they do not multiply the time. `compare` uses them as a
-    /// level of its statistics. [default: 3 in quick and standard, 5 in full]
+    /// level of its statistics. [default: 12 in quick, 16 in standard, 5 in
+    /// full]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: Option<u32>,
     /// Warm-up repetitions per case and round, discarded (at most 100).

@@ -162,7 +162,7 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
         options: Options {
             threshold: a.threshold,
             seed: a.seed.unwrap_or(DEFAULT_SEED),
-            include_suspect: a.include_suspect,
+            exclude_suspect: a.exclude_suspect,
         },
         stdout: exporter(stdout).expect("invariant: text and markdown are listed"),
         all_metrics: a.all_metrics,

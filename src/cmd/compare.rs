@@ -55,7 +55,8 @@ pub enum Inputs {
 /// Unreadable files, environments that cannot be compared, a file that
 /// cannot be written.
 pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
-    let envs = environments(&s)?;
+    let mut envs = environments(&s)?;
+    attach_earlier(&mut envs, s.db.as_ref());
     let cmp = compare(&envs, &s.options)?;
     let views = crate::bench::views();
     let report = Report {
@@ -72,6 +73,29 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     let Export::Document(text) = s.stdout.export(&report);
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Most earlier runs taken as evidence of the spread between runs.
+const EARLIER_RUNS: usize = 20;
+
+/// For each environment of a single run, the earlier runs on the same
+/// machine from the history (evidence of how much its runs differ). A
+/// history that cannot be opened gives none: the comparison then says
+/// where else the spread came from.
+fn attach_earlier(envs: &mut [Environment], db: Option<&PathBuf>) {
+    if envs.iter().all(|e| e.runs.len() != 1) {
+        return;
+    }
+    let Some(history) = crate::history::db_path(db)
+        .ok()
+        .filter(|p| p.is_file())
+        .and_then(|p| crate::history::History::open_read_only(&p).ok())
+    else {
+        return;
+    };
+    for e in envs.iter_mut().filter(|e| e.runs.len() == 1) {
+        e.earlier = history.similar(&e.runs[0], EARLIER_RUNS).unwrap_or_default();
+    }
 }
 
 /// The environments the settings describe, baseline first.
@@ -134,10 +158,12 @@ fn base_and_other(base: Vec<ResultFile>, other: Vec<ResultFile>) -> Vec<Environm
         Environment {
             label: bl,
             runs: base,
+            earlier: Vec::new(),
         },
         Environment {
             label: ol,
             runs: other,
+            earlier: Vec::new(),
         },
     ]
 }
@@ -151,6 +177,7 @@ fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
             None => envs.push(Environment {
                 label: f.label.clone(),
                 runs: vec![f],
+                earlier: Vec::new(),
             }),
         }
     }
@@ -190,6 +217,7 @@ fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
                 None => envs.push(Environment {
                     label: name,
                     runs: vec![run],
+                    earlier: Vec::new(),
                 }),
             }
         }

@@ -16,7 +16,8 @@
 //!
 //! Suspect cases (a flag of the validity guardrails in any run of
 //! either side) keep their verdicts but are marked, named in the warnings
-//! and left out of the geometric means unless `include_suspect`.
+//! and counted in the geometric means unless `exclude_suspect`: a
+//! family's mean is never blank.
 //!
 //! Environments are groups of runs (one label, or files given with
 //! `--base`/`--other`). Reads only `results` types; rendering is in
@@ -29,7 +30,7 @@ pub use verdict::Verdict;
 pub use words::describe_speedup;
 
 use crate::results::{CaseResult, CaseStatus, ResultFile};
-use crate::stats::levels::{self, Components, Level, Levels, UNMEASURED_RUN_SD};
+use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURED_RUN_SD};
 use crate::units::{Direction, Unit};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -64,6 +65,21 @@ pub struct Environment {
     pub label: String,
     /// Its result files.
     pub runs: Vec<ResultFile>,
+    /// Earlier runs on the same machine (the same fingerprint), from the
+    /// history: evidence of how much runs differ when this environment has
+    /// a single run. Empty when none are known.
+    pub earlier: Vec<ResultFile>,
+}
+
+impl Environment {
+    /// An environment of `runs`, with no earlier runs known.
+    pub fn new(label: impl Into<String>, runs: Vec<ResultFile>) -> Environment {
+        Environment {
+            label: label.into(),
+            runs,
+            earlier: Vec::new(),
+        }
+    }
 }
 
 /// How the samples of one comparison are nested.
@@ -81,10 +97,13 @@ pub struct Basis {
     pub df: f64,
     /// Whether a side with one run got the assumed between-run spread.
     pub assumed_run_spread: bool,
+    /// Where each side's between-run spread came from, (base, other).
+    pub run_spread: (RunSpread, RunSpread),
 }
 
 impl Basis {
-    /// "3 vs 3 runs" or "1 vs 1 run (3 vs 3 rounds; between-run spread assumed)".
+    /// "3 vs 3 runs" or "1 vs 1 run (12 vs 12 rounds; between-run spread
+    /// from worker processes)".
     pub fn describe(&self) -> String {
         let (a, b) = self.runs;
         let mut s = format!("{a} vs {b} run{}", if a.max(b) == 1 { "" } else { "s" });
@@ -93,8 +112,9 @@ impl Basis {
                 " ({:.0} vs {:.0} rounds",
                 self.rounds_per_run.0, self.rounds_per_run.1
             );
-            if self.assumed_run_spread {
-                s += "; between-run spread assumed";
+            let one = [self.run_spread.0, self.run_spread.1];
+            if let Some(source) = one.iter().map(|s| spread_words(*s)).find(|w| !w.is_empty()) {
+                s += &format!("; between-run spread {source}");
             }
             s += ")";
         }
@@ -144,6 +164,12 @@ pub struct MetricComparison {
     pub ratio_ci_adjusted: Option<(f64, f64)>,
     /// Level of `ratio_ci_adjusted`.
     pub confidence_adjusted: Option<f64>,
+    /// The largest difference the 95 % interval allows, as a fraction
+    /// (0.041: "within ±4.1 %"): how far the speed-up's interval reaches
+    /// from 1 on either side, on the log scale (a 0.96..1.04 interval allows
+    /// 1/0.96, 4.2 %). What the studies reported as a "technical tie"
+    /// needs it small; `--threshold` sets the band a tie must fall in.
+    pub equivalence_bound: f64,
     /// (base − other) / base × 100, the seeds' convention: positive means a smaller value in OTHER.
     pub variation_pct: f64,
     /// Two-sided p-value of a minimum-effect test: small when the ratio
@@ -164,7 +190,7 @@ pub struct MetricComparison {
     pub runs_needed: Option<usize>,
     /// Why the case is suspect, one line per flag and run (empty: not
     /// suspect); a suspect case is left out of the geometric means unless
-    /// `--include-suspect`.
+    /// `--exclude-suspect`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspect: Vec<String>,
 }
@@ -178,6 +204,20 @@ impl MetricComparison {
     /// The 95 % interval of [`MetricComparison::speedup`].
     pub fn speedup_ci(&self) -> (f64, f64) {
         orient_interval(self.direction, self.ratio_ci)
+    }
+}
+
+/// How a one-run side's between-run spread was found, in words ("" when
+/// measured from runs).
+pub fn spread_words(s: RunSpread) -> String {
+    match s {
+        RunSpread::Measured => String::new(),
+        RunSpread::Workers { residual } => format!(
+            "from worker processes, {:.1} % added beyond them",
+            residual * 100.0
+        ),
+        RunSpread::History { runs, .. } => format!("from {runs} earlier runs"),
+        RunSpread::Assumed { sd } => format!("assumed {:.0} %", sd * 100.0),
     }
 }
 
@@ -217,6 +257,11 @@ pub struct FamilySummary {
     /// `geomean_speedup` unless the comparison includes suspect cases).
     #[serde(skip_serializing_if = "is_zero")]
     pub suspect: usize,
+    /// Headline metrics whose interval holds 1 (no difference shown).
+    pub no_difference: usize,
+    /// The largest [`MetricComparison::equivalence_bound`] among them:
+    /// "no difference beyond ±X % in N of M cases"; None when there are none.
+    pub within: Option<f64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -282,9 +327,9 @@ pub struct Comparison {
     pub recommendations: Vec<String>,
     /// What to do next: how many more runs would resolve the unclear cases.
     pub advice: Vec<String>,
-    /// Whether suspect cases count in the geometric means (`--include-suspect`).
+    /// Whether suspect cases are left out of the geometric means (`--exclude-suspect`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub include_suspect: bool,
+    pub exclude_suspect: bool,
 }
 
 /// Options of a comparison.
@@ -294,8 +339,8 @@ pub struct Options {
     pub threshold: Option<f64>,
     /// Bootstrap seed.
     pub seed: u64,
-    /// Count suspect cases in the geometric means (`--include-suspect`).
-    pub include_suspect: bool,
+    /// Leave suspect cases out of the geometric means (`--exclude-suspect`).
+    pub exclude_suspect: bool,
 }
 
 /// FNV-1a of the strings: a per-comparison bootstrap seed that does not
@@ -325,16 +370,42 @@ fn ok_keys(env: &Environment) -> BTreeSet<String> {
         .collect()
 }
 
-/// The samples of `metric` of `key` in `env`, nested runs → rounds → reps;
-/// None when a value cannot be compared as a ratio (zero or negative).
-fn nested(env: &Environment, key: &str, metric: &str) -> Option<Levels> {
-    let runs: Vec<Vec<Vec<f64>>> = env
-        .runs
+/// The samples of `metric` of `key` in `runs`, nested runs → rounds →
+/// reps; None when a value cannot be compared as a ratio (zero or negative).
+fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
+    let runs: Vec<Vec<Vec<f64>>> = runs
         .iter()
         .filter_map(|r| ok_case(r, key))
         .filter_map(|c| c.samples_by_round(metric))
         .collect();
     Levels::from_raw(&runs)
+}
+
+/// What a side of `env` with a single run knows about the spread between
+/// runs of `metric` of `key`: earlier runs on the same machine (two or
+/// more with the case), else its rounds' worker processes, else nothing
+/// (the assumed spread).
+fn run_spread(env: &Environment, key: &str, metric: &str) -> RunSpread {
+    if env.runs.len() >= 2 {
+        return RunSpread::Measured;
+    }
+    if let Some(var) = nested(&env.earlier, key, metric)
+        .filter(|l| l.runs() >= 2)
+        .and_then(|l| l.components().runs.map(|v| (v, l.runs())))
+    {
+        return RunSpread::History {
+            var: var.0,
+            runs: var.1,
+        };
+    }
+    if env.runs.iter().all(|r| r.config.workers) {
+        return RunSpread::Workers {
+            residual: levels::WORKER_RESIDUAL_SD,
+        };
+    }
+    RunSpread::Assumed {
+        sd: UNMEASURED_RUN_SD,
+    }
 }
 
 /// Compares every environment after the first with the first.
@@ -382,8 +453,10 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             };
             let suspect = words::suspect_lines(&[base, other], key);
             for (i, m) in case.metrics.iter().enumerate() {
-                let (Some(b), Some(o)) = (nested(base, key, &m.name), nested(other, key, &m.name))
-                else {
+                let (Some(b), Some(o)) = (
+                    nested(&base.runs, key, &m.name),
+                    nested(&other.runs, key, &m.name),
+                ) else {
                     if i == 0 {
                         not_comparable.push(format!("{key} {}", m.name));
                     }
@@ -397,7 +470,11 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                     metric: m,
                     primary: i == 0,
                 };
-                let (mut mc, lr) = measure(&b, &o, seed, &subject, threshold);
+                let spread = (
+                    run_spread(base, key, &m.name),
+                    run_spread(other, key, &m.name),
+                );
+                let (mut mc, lr) = measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
                 mc.suspect = suspect.clone();
                 mine.push((mc, lr));
             }
@@ -419,12 +496,12 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         metrics.extend(mine.into_iter().map(|(m, _)| m));
     }
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
-    let families = summarize_families(&metrics, opts.include_suspect);
+    let families = summarize_families(&metrics, opts.exclude_suspect);
     let mut warnings = words::warnings(envs, between_run);
     warnings.extend(words::suspect_warnings(
         envs,
         &metrics,
-        opts.include_suspect,
+        opts.exclude_suspect,
     ));
     if !not_comparable.is_empty() {
         warnings.push(format!(
@@ -454,7 +531,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         metrics,
         families,
         unmatched,
-        include_suspect: opts.include_suspect,
+        exclude_suspect: opts.exclude_suspect,
     };
     cmp.recommendations = words::recommendations(&cmp);
     cmp.advice = words::advice(&cmp, envs);
@@ -473,13 +550,13 @@ struct Subject<'a> {
 /// The estimates, interval and p-value of one metric; its verdict is
 /// provisional until [`verdict::judge_all`] has seen the whole environment.
 fn measure(
-    b: &Levels,
-    o: &Levels,
+    (b, bs): (&Levels, RunSpread),
+    (o, os): (&Levels, RunSpread),
     seed: u64,
     s: &Subject,
     threshold: f64,
 ) -> (MetricComparison, levels::LogRatio) {
-    let lr = levels::log_ratio(b, o, UNMEASURED_RUN_SD, seed, RESAMPLES);
+    let lr = levels::log_ratio((b, bs), (o, os), seed, RESAMPLES);
     let (lo, hi) = lr.interval(CONFIDENCE);
     let (down, up) = verdict::band(s.metric.direction, threshold);
     let p_value = lr.p_beyond(down, up);
@@ -499,6 +576,7 @@ fn measure(
         ratio_ci: (lo.exp(), hi.exp()),
         ratio_ci_adjusted: None,
         confidence_adjusted: None,
+        equivalence_bound: lo.abs().max(hi.abs()).exp_m1(),
         variation_pct: (1.0 - ratio) * 100.0,
         p_value,
         p_adjusted: p_value,
@@ -509,7 +587,8 @@ fn measure(
             reps_per_round: (b.reps_per_round(), o.reps_per_round()),
             top: (b.top(), o.top()),
             df: lr.df,
-            assumed_run_spread: lr.assumed_run_spread,
+            assumed_run_spread: lr.assumed_run_spread(),
+            run_spread: lr.spread,
         },
         variance: Variance {
             shares: components.shares(),
@@ -521,7 +600,7 @@ fn measure(
     (m, lr)
 }
 
-fn summarize_families(metrics: &[MetricComparison], include_suspect: bool) -> Vec<FamilySummary> {
+fn summarize_families(metrics: &[MetricComparison], exclude_suspect: bool) -> Vec<FamilySummary> {
     let mut groups: Vec<(String, String)> = metrics
         .iter()
         .map(|m| (m.environment.clone(), m.family.clone()))
@@ -541,12 +620,17 @@ fn summarize_families(metrics: &[MetricComparison], include_suspect: bool) -> Ve
                 .collect();
             let logs: Vec<f64> = chosen
                 .iter()
-                .filter(|m| include_suspect || m.suspect.is_empty())
+                .filter(|m| !exclude_suspect || m.suspect.is_empty())
                 .map(|m| m.speedup())
                 .filter(|s| *s > 0.0 && s.is_finite())
                 .map(f64::ln)
                 .collect();
             let count = |v: Verdict| chosen.iter().filter(|m| m.verdict == v).count();
+            let same: Vec<f64> = chosen
+                .iter()
+                .filter(|m| m.ratio_ci.0 <= 1.0 && 1.0 <= m.ratio_ci.1)
+                .map(|m| m.equivalence_bound)
+                .collect();
             FamilySummary {
                 geomean_speedup: if logs.is_empty() {
                     f64::NAN
@@ -558,6 +642,8 @@ fn summarize_families(metrics: &[MetricComparison], include_suspect: bool) -> Ve
                 tie: count(Verdict::Tie),
                 unclear: count(Verdict::Unclear),
                 suspect: chosen.iter().filter(|m| !m.suspect.is_empty()).count(),
+                no_difference: same.len(),
+                within: same.iter().copied().reduce(f64::max),
                 family,
                 environment: env,
             }

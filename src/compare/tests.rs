@@ -72,6 +72,7 @@ pub(crate) fn run(
                 details: None,
                 telemetry: None,
                 suspect: vec![],
+                signals: vec![],
             })
             .collect(),
         derived: vec![],
@@ -92,16 +93,13 @@ pub(crate) fn draws(rng: &mut Rng, n: usize, center: f64, spread: f64) -> Vec<f6
 }
 
 pub(crate) fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
-    Environment {
-        label: label.into(),
-        runs,
-    }
+    Environment::new(label, runs)
 }
 
 const OPTS: Options = Options {
     threshold: None,
     seed: 42,
-    include_suspect: false,
+    exclude_suspect: true,
 };
 
 #[test]
@@ -533,7 +531,7 @@ fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
                 &Options {
                     threshold: None,
                     seed,
-                    include_suspect: false,
+                    exclude_suspect: true,
                 },
             )
             .unwrap();
@@ -567,7 +565,7 @@ fn two_fold_effects_are_found_every_time() {
                 &Options {
                     threshold: None,
                     seed,
-                    include_suspect: false,
+                    exclude_suspect: true,
                 },
             )
             .unwrap();
@@ -606,7 +604,7 @@ fn a_few_large_effects_among_many_nulls_are_still_found() {
             &Options {
                 threshold: None,
                 seed,
-                include_suspect: false,
+                exclude_suspect: true,
             },
         )
         .unwrap();
@@ -633,7 +631,7 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
             &Options {
                 threshold: None,
                 seed,
-                include_suspect: false,
+                exclude_suspect: true,
             },
         )
         .unwrap();
@@ -742,11 +740,11 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
         message: "the hypervisor took 9.0 % of the CPU time".into(),
     });
     let envs = [env("base", vec![base]), env("other", vec![other])];
-    let overall = |include_suspect: bool| {
+    let overall = |include: bool| {
         let c = compare(
             &envs,
             &Options {
-                include_suspect,
+                exclude_suspect: !include,
                 ..OPTS
             },
         )

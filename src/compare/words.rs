@@ -178,14 +178,39 @@ pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
     }
     w.extend(method_warnings(envs));
     if !between_run {
-        w.push(format!(
-            "an environment has a single run: drift between runs is not measured, so each such side \
-             is given an assumed spread of {:.0} % between runs and only large effects can be called; \
-             make 3 runs per environment, alternating them (A B A B A B)",
-            UNMEASURED_RUN_SD * 100.0
-        ));
+        w.push(single_run_warning(envs));
     }
     w
+}
+
+/// What a comparison with a single-run side rests on for the spread
+/// between runs: earlier runs on the machine, the worker processes of its
+/// rounds, or the assumed spread.
+fn single_run_warning(envs: &[Environment]) -> String {
+    let single: Vec<&Environment> = envs.iter().filter(|e| e.runs.len() == 1).collect();
+    let earlier = single.iter().map(|e| e.earlier.len()).min().unwrap_or(0);
+    let workers = single.iter().all(|e| e.runs[0].config.workers);
+    let how = if earlier >= 2 {
+        format!(
+            "it is taken from {earlier} or more earlier runs on the same machine (the history), \
+             where they hold the case, and from the worker processes of its rounds"
+        )
+    } else if workers {
+        "it is taken from the spread between its rounds, each measured in a fresh worker \
+         process at another moment of the run; what changes only between runs (a reboot, \
+         another hour) is not in it"
+            .to_string()
+    } else {
+        format!(
+            "each such side is given an assumed spread of {:.0} % between runs, so only large \
+             effects can be called",
+            UNMEASURED_RUN_SD * 100.0
+        )
+    };
+    format!(
+        "an environment has a single run: the spread between runs is not measured by runs; {how}; \
+         3 runs per environment, alternated (A B A B A B), measure it"
+    )
 }
 
 /// Result details that say how a case was measured: when they differ
@@ -267,7 +292,7 @@ pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
     {
         let total = f.total();
         let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
-        let geo = if f.suspect == total && !c.include_suspect {
+        let geo = if f.suspect == total && c.exclude_suspect {
             "not formed: every case is suspect".to_string()
         } else {
             describe_speedup(f.geomean_speedup)
@@ -381,12 +406,12 @@ pub(super) fn suspect_lines(envs: &[&Environment], key: &str) -> Vec<String> {
 pub(super) fn suspect_warnings(
     envs: &[Environment],
     metrics: &[super::MetricComparison],
-    include: bool,
+    exclude: bool,
 ) -> Vec<String> {
-    let fate = if include {
-        "counted in the geometric means (--include-suspect)"
+    let fate = if exclude {
+        "left out of the geometric means (--exclude-suspect)"
     } else {
-        "left out of the geometric means; --include-suspect counts it"
+        "counted in the geometric means; --exclude-suspect leaves it out"
     };
     let mut w: Vec<String> = metrics
         .iter()

@@ -404,6 +404,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
         details: Some(details),
         telemetry: None,
         suspect: Vec::new(),
+        signals: Vec::new(),
     }
 }
 

@@ -82,10 +82,10 @@ pub fn summary_table(c: &Comparison) -> Table {
     // validity (#15): suspect cases are counted in their own column
     let suspect = c.families.iter().any(|f| f.suspect > 0);
     if suspect {
-        titles.push(if c.include_suspect {
-            ">suspect (counted)"
-        } else {
+        titles.push(if c.exclude_suspect {
             ">suspect (left out)"
+        } else {
+            ">suspect (counted)"
         });
     }
     let mut t = Table::new(&titles);
@@ -229,10 +229,10 @@ pub fn method_note(c: &Comparison) -> String {
         )
     };
     let suspect = if c.metrics.iter().any(|m| !m.suspect.is_empty()) {
-        if c.include_suspect {
-            " ! marks a suspect case (see the warnings); it counts in the geometric means."
-        } else {
+        if c.exclude_suspect {
             " ! marks a suspect case (see the warnings); it is left out of the geometric means."
+        } else {
+            " ! marks a suspect case (see the warnings); it counts in the geometric means."
         }
     } else {
         ""
@@ -377,10 +377,12 @@ mod tests {
             Environment {
                 label: "native".into(),
                 runs: vec![native],
+                earlier: Vec::new(),
             },
             Environment {
                 label: "wsl1".into(),
                 runs: vec![wsl1],
+                earlier: Vec::new(),
             },
         ]
     }
@@ -393,7 +395,7 @@ mod tests {
                 &Options {
                     threshold: None,
                     seed: 7,
-                    include_suspect: false,
+                    exclude_suspect: false,
                 },
             )
             .unwrap(),

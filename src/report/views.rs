@@ -550,6 +550,7 @@ mod tests {
                     run(label, &format!("{label}1"), &cases),
                     run(label, &format!("{label}2"), &cases),
                 ],
+                earlier: Vec::new(),
             })
         };
         vec![mk("base", 1.0), mk("other", scale)]
@@ -679,7 +680,7 @@ mod tests {
             &Options {
                 threshold: None,
                 seed: 1,
-                include_suspect: false,
+                exclude_suspect: false,
             },
         )
         .unwrap();
@@ -694,7 +695,7 @@ mod tests {
             &Options {
                 threshold: None,
                 seed: 1,
-                include_suspect: false,
+                exclude_suspect: false,
             },
         )
         .unwrap();

@@ -139,6 +139,39 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// CDF of the F distribution with (`d1`, `d2`) degrees of freedom at
+/// `x` ≥ 0: I_{d1·x/(d1·x + d2)}(d1/2, d2/2).
+pub fn f_cdf(x: f64, d1: f64, d2: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if !x.is_finite() {
+        return 1.0;
+    }
+    inc_beta(d1 / 2.0, d2 / 2.0, d1 * x / (d1 * x + d2))
+}
+
+/// The `p`-quantile of the F distribution with (`d1`, `d2`) degrees of
+/// freedom (0 < p < 1), by bisection.
+pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while f_cdf(hi, d1, d2) < p && hi < 1e12 {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f_cdf(mid, d1, d2) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-10 * mid.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// The `p`-quantile of the standard normal.
 pub fn normal_quantile(p: f64) -> f64 {
     t_quantile(p, f64::INFINITY)
@@ -178,6 +211,16 @@ mod tests {
         // non-integer degrees of freedom (Welch): between its neighbours
         let q = t_quantile(0.975, 4.5);
         assert!(q < t_quantile(0.975, 4.0) && q > t_quantile(0.975, 5.0));
+    }
+
+    #[test]
+    fn f_quantiles_match_published_tables() {
+        // upper 5 % points (Fisher and Yates; any F table)
+        assert!(close(f_quantile(0.95, 2.0, 20.0), 3.4928, 1e-3));
+        assert!(close(f_quantile(0.95, 4.0, 10.0), 3.4780, 1e-3));
+        // upper 25 % point of F(2, ∞) = χ²₂/2: -ln(0.25)
+        assert!(close(f_quantile(0.75, 2.0, 1e7), 4f64.ln(), 1e-3));
+        assert!(close(f_cdf(f_quantile(0.3, 3.0, 7.0), 3.0, 7.0), 0.3, 1e-9));
     }
 
     #[test]

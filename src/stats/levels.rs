@@ -23,15 +23,28 @@
 //! "expanded percentile" idea; T. Hesterberg, "What Teachers Should Know
 //! About the Bootstrap", 2015).
 //!
-//! A side measured in one run cannot show how much runs differ: on shared
-//! machines the same environment moved 10-30 % between runs on single
-//! metrics while its repetitions agreed within 1 %. Such a side gets an
-//! assumed between-run spread ([`UNMEASURED_RUN_SD`]) added to every
-//! replicate, and the comparison says so; three runs per side measure it.
+//! The variance of a side's estimate comes from the level that shows the
+//! most of it. With two or more runs that is the spread between runs
+//! (var(run estimates)/n, n − 1 degrees of freedom: Kalibera and Jones), or
+//! the spread between the rounds of each run when it is larger
+//! (σ²rounds·Σ(1/rᵢ)/n², with Σ(rᵢ − 1) degrees of freedom): rounds measured
+//! in fresh processes at interleaved moments carry what makes runs differ,
+//! and when the runs agree more closely than their rounds do, a handful of
+//! runs would otherwise throw away the many rounds' degrees of freedom.
+//! Runs that differ more than their rounds keep the between-run spread and
+//! its few degrees of freedom.
+//!
+//! A side measured in one run cannot show how much runs differ by itself
+//! ([`RunSpread`]): when its rounds ran in fresh worker processes, the
+//! spread between them stands for the spread between runs; when earlier
+//! runs on the same machine are known, their between-run variance is added
+//! with its own degrees of freedom; otherwise an assumed spread
+//! ([`UNMEASURED_RUN_SD`]) is added to every replicate. The comparison says
+//! which.
 //!
 //! Pure functions, seeded randomness.
 
-use super::dist::{normal_quantile, t_cdf, t_quantile};
+use super::dist::{f_quantile, normal_quantile, t_cdf, t_quantile};
 use super::percentile_of_sorted;
 use super::rng::Rng;
 use serde::Serialize;
@@ -42,6 +55,65 @@ use serde::Serialize;
 /// 1.8 such deviations of the difference), and a 1.5x effect still lies
 /// beyond a ±2 % band with one run per side.
 pub const UNMEASURED_RUN_SD: f64 = 0.10;
+
+/// Standard deviation of ln(value) between runs beyond the spread between
+/// their rounds' worker processes, for a side with one run and no earlier
+/// runs to tell (4.5 %): on this project's 2-vCPU AMD EPYC VM, 30 one-run
+/// A/A pairs of the quick suite (12 rounds in workers; 1 350 headline
+/// comparisons) called 12.9 % of them beyond a ±2 % band with nothing
+/// added, 7.1 % with 3 %, 3.3 % with 5 % (half-widths ±8.2, ±11.8 and
+/// ±16.9 %): the host's slow changes (a case at 55 µs for one minute, 85 µs
+/// the next) outlast a run. Earlier runs on the machine replace it.
+pub const WORKER_RESIDUAL_SD: f64 = 0.045;
+
+/// The level of the preliminary test that decides whether a side's runs
+/// differ by more than their rounds explain: below the upper 25 % point
+/// of F they are pooled with the rounds (Bancroft's "sometimes pool"; a
+/// high level, so that runs that do differ are rarely pooled: undetected,
+/// they understate the variance by at most that point of F).
+pub const POOL_TEST_LEVEL: f64 = 0.25;
+
+/// Where a side's between-run spread comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "source")]
+pub enum RunSpread {
+    /// Two or more runs measured it.
+    Measured,
+    /// One run whose rounds ran in separate worker processes: the spread
+    /// between them stands for the spread between runs, with `residual`
+    /// (sd of ln) added for what runs show beyond their workers' spread
+    /// (slow changes of a shared host that outlast a run).
+    Workers {
+        /// The spread added beyond the workers'.
+        residual: f64,
+    },
+    /// Earlier runs on the same machine: their between-run variance of
+    /// ln(value), from `runs` runs.
+    History {
+        /// The variance between runs beyond what their rounds explain.
+        var: f64,
+        /// How many runs it comes from.
+        runs: usize,
+    },
+    /// Nothing measured it: the assumed standard deviation of ln(value).
+    Assumed {
+        /// The spread added.
+        sd: f64,
+    },
+}
+
+impl RunSpread {
+    /// The variance added to a one-run side's estimate, and its degrees
+    /// of freedom (∞ for the assumed spread, which counts as known).
+    fn added(self) -> (f64, f64) {
+        match self {
+            RunSpread::Measured => (0.0, f64::INFINITY),
+            RunSpread::Workers { residual } => (residual * residual, f64::INFINITY),
+            RunSpread::History { var, runs } => (var.max(0.0), runs.saturating_sub(1).max(1) as f64),
+            RunSpread::Assumed { sd } => (sd * sd, f64::INFINITY),
+        }
+    }
+}
 
 /// The level a side's top-level units come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -144,13 +216,42 @@ impl Levels {
         total / self.runs.len() as f64
     }
 
-    /// The side's bootstrap deviations from its estimate, scaled so that
-    /// their mean square is the unbiased variance of the estimate,
-    /// var(top-level units) / n (zero with a single unit).
-    fn deviations(&self, rng: &mut Rng, resamples: usize) -> Vec<f64> {
-        let estimate = self.estimate();
+    /// The variance of the side's estimate and its degrees of freedom
+    /// (see the module's documentation): var(top-level units)/n with n − 1
+    /// degrees of freedom; with two or more runs whose spread their rounds
+    /// explain (an F test at [`POOL_TEST_LEVEL`]), the runs and the rounds
+    /// within them pooled, with both levels' degrees of freedom. (0, ∞)
+    /// for a single value.
+    pub fn estimate_variance(&self) -> (f64, f64) {
         let units = self.top_units();
-        let target = variance(&units).map_or(0.0, |v| v / units.len() as f64);
+        let n = units.len() as f64;
+        let top = variance(&units).map_or((0.0, f64::INFINITY), |v| (v / n, n - 1.0));
+        if self.top() != Level::Runs {
+            return top;
+        }
+        let rounds: Vec<Vec<f64>> = self
+            .runs
+            .iter()
+            .map(|run| run.iter().map(|r| median(r)).collect())
+            .collect();
+        let dof = rounds.iter().map(|r| r.len().saturating_sub(1)).sum::<usize>() as f64;
+        let Some(within) = pooled(rounds.iter().map(Vec::as_slice)) else {
+            return top;
+        };
+        // the variance of the estimate if the runs differed only as their rounds do
+        let inv: f64 = rounds.iter().map(|r| 1.0 / r.len() as f64).sum();
+        let by_rounds = within * inv / (n * n);
+        if by_rounds <= 0.0 || top.0 > by_rounds * f_quantile(1.0 - POOL_TEST_LEVEL, top.1, dof) {
+            return top;
+        }
+        let df = top.1 + dof;
+        ((top.1 * top.0 + dof * by_rounds) / df, df)
+    }
+
+    /// The side's bootstrap deviations from its estimate, scaled so that
+    /// their mean square is `target`, the variance of the estimate.
+    fn deviations(&self, target: f64, rng: &mut Rng, resamples: usize) -> Vec<f64> {
+        let estimate = self.estimate();
         let mut buf = Vec::new();
         let mut devs: Vec<f64> = (0..resamples)
             .map(|_| self.resample(rng, &mut buf) - estimate)
@@ -272,8 +373,16 @@ pub struct LogRatio {
     pub df: f64,
     /// Top level of (base, other).
     pub top: (Level, Level),
-    /// Whether a side got [`UNMEASURED_RUN_SD`] (one run).
-    pub assumed_run_spread: bool,
+    /// Where each side's between-run spread came from, (base, other).
+    pub spread: (RunSpread, RunSpread),
+}
+
+impl LogRatio {
+    /// Whether a side got the assumed between-run spread.
+    pub fn assumed_run_spread(&self) -> bool {
+        matches!(self.spread.0, RunSpread::Assumed { .. })
+            || matches!(self.spread.1, RunSpread::Assumed { .. })
+    }
 }
 
 impl LogRatio {
@@ -307,60 +416,56 @@ impl LogRatio {
     }
 }
 
-/// The log-ratio other/base with its hierarchical-bootstrap spread.
-/// `unmeasured_run_sd` is added (as a normal draw per side and replicate)
-/// to a side with a single run.
+/// The log-ratio other/base with its hierarchical-bootstrap spread. Each
+/// side's replicates are scaled to the variance of its estimate
+/// ([`Levels::estimate_variance`]); a side with one run gets the variance
+/// its [`RunSpread`] adds (as a normal draw per replicate); the degrees of
+/// freedom follow Welch–Satterthwaite over all of them.
 pub fn log_ratio(
-    base: &Levels,
-    other: &Levels,
-    unmeasured_run_sd: f64,
+    (base, base_spread): (&Levels, RunSpread),
+    (other, other_spread): (&Levels, RunSpread),
     seed: u64,
     resamples: usize,
 ) -> LogRatio {
     let resamples = resamples.max(2);
     let mut rng = Rng::new(seed);
-    let prior = |l: &Levels| {
-        if l.runs() < 2 {
-            unmeasured_run_sd
-        } else {
-            0.0
-        }
-    };
-    let (pb, po) = (prior(base), prior(other));
-    let db = base.deviations(&mut rng, resamples);
-    let dobs = other.deviations(&mut rng, resamples);
+    // a side with two or more runs measured its spread itself
+    let spread = |l: &Levels, s: RunSpread| if l.runs() >= 2 { RunSpread::Measured } else { s };
+    let (sb, so) = (spread(base, base_spread), spread(other, other_spread));
+    let (vb, vo) = (base.estimate_variance(), other.estimate_variance());
+    let (ab, ao) = (sb.added(), so.added());
+    let db = base.deviations(vb.0, &mut rng, resamples);
+    let dobs = other.deviations(vo.0, &mut rng, resamples);
+    let (pb, po) = (ab.0.sqrt(), ao.0.sqrt());
     let mut reps: Vec<f64> = db
         .iter()
         .zip(&dobs)
         .map(|(b, o)| o + po * normal(&mut rng) - b - pb * normal(&mut rng))
         .collect();
     reps.sort_by(f64::total_cmp);
-    // Welch–Satterthwaite: each side's var(units)/n with n − 1 degrees of
-    // freedom; the assumed spread counts as known (infinite freedom)
-    let side = |l: &Levels| {
-        let units = l.top_units();
-        let n = units.len() as f64;
-        (variance(&units).map_or(0.0, |v| v / n), n - 1.0)
-    };
-    let (sb, so) = (side(base), side(other));
-    let total = sb.0 + so.0 + pb * pb + po * po;
-    let denominator: f64 = [sb, so]
-        .iter()
-        .filter(|s| s.1 >= 1.0)
-        .map(|s| s.0 * s.0 / s.1)
-        .sum();
-    let df = if denominator > 0.0 {
-        (total * total / denominator).max(1.0)
-    } else {
-        f64::INFINITY
-    };
     LogRatio {
         point: other.estimate() - base.estimate(),
         low_dev: (-percentile_of_sorted(&reps, 0.025)).max(0.0),
         high_dev: percentile_of_sorted(&reps, 0.975).max(0.0),
-        df,
+        df: satterthwaite(&[vb, vo, ab, ao]),
         top: (base.top(), other.top()),
-        assumed_run_spread: pb > 0.0 || po > 0.0,
+        spread: (sb, so),
+    }
+}
+
+/// Welch–Satterthwaite degrees of freedom of a sum of variances, each with
+/// its own (∞: known); at least 1, ∞ when nothing varies.
+fn satterthwaite(parts: &[(f64, f64)]) -> f64 {
+    let total: f64 = parts.iter().map(|p| p.0).sum();
+    let denominator: f64 = parts
+        .iter()
+        .filter(|p| p.1.is_finite() && p.1 >= 1.0)
+        .map(|p| p.0 * p.0 / p.1)
+        .sum();
+    if denominator > 0.0 {
+        (total * total / denominator).max(1.0)
+    } else {
+        f64::INFINITY
     }
 }
 

@@ -42,6 +42,13 @@ pub const LOAD_SUSPECT_PER_CPU: f64 = 0.5;
 /// noise: sqrt(pi/2).
 const MEDIAN_SE_FACTOR: f64 = 1.253_314;
 
+/// The flag kinds shown as "suspect", measured to predict a worse figure:
+/// a case run they flag strays from the case's estimate over several runs
+/// at least 1.5 times as far, on average, as an unflagged one
+/// (`bench/suspects.py`). The other kinds are kept in the result file as
+/// signals (telemetry), not shown.
+pub const SHOWN: &[&str] = &["steal", "frequency", "load"];
+
 /// Recomputes every case's flags and the run-level `governor` flag.
 pub fn assess(file: &mut ResultFile) {
     let cpus = file
@@ -52,11 +59,14 @@ pub fn assess(file: &mut ResultFile) {
         .max(1);
     let reps_max = file.config.reps.reps_max as usize;
     for case in &mut file.cases {
-        case.suspect = if case.status == CaseStatus::Ok {
+        let flags = if case.status == CaseStatus::Ok {
             case_flags(case, cpus, reps_max, file.canary.as_ref())
         } else {
             Vec::new()
         };
+        (case.suspect, case.signals) = flags
+            .into_iter()
+            .partition(|f| SHOWN.contains(&f.kind.as_str()));
     }
     file.suspect.retain(|s| s.kind != "governor");
     if let Some(g) = file
@@ -355,19 +365,22 @@ mod tests {
                 "os.x",
                 "latency",
                 crate::units::Direction::LowerIsBetter,
-                (0..20)
+                (0..crate::config::RepPolicy::for_suite(crate::config::Suite::Quick).reps_max)
                     .map(|i| if i % 2 == 0 { 100.0 } else { 160.0 })
                     .collect(),
             )],
         );
         f.fingerprint.cpu.governor = Some("powersave".into());
         assess(&mut f);
-        let kinds: Vec<&str> = f.cases[0].suspect.iter().map(|s| s.kind.as_str()).collect();
+        let c = &f.cases[0];
+        let kinds: Vec<&str> = c.suspect.iter().chain(&c.signals).map(|s| s.kind.as_str()).collect();
         assert_eq!(kinds, ["high_cv"]);
+        // a kind not measured to predict a worse figure stays a signal
+        assert_eq!(c.suspect.is_empty(), !SHOWN.contains(&"high_cv"));
         assert_eq!(f.suspect[0].kind, "governor");
         // recomputed, not piled up
         assess(&mut f);
         assert_eq!(f.suspect.len(), 1);
-        assert_eq!(f.cases[0].suspect.len(), 1);
+        assert_eq!(f.cases[0].suspect.len() + f.cases[0].signals.len(), 1);
     }
 }

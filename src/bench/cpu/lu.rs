@@ -74,6 +74,9 @@ impl super::super::Bench for Lu {
     fn name(&self) -> &'static str {
         "lu"
     }
+    fn topic(&self) -> &'static str {
+        "LU factorisation"
+    }
     fn summary(&self) -> &'static str {
         "dense LU with partial pivoting + solve of Ax=b (faer), GFLOPS = (2/3 n^3 + 2 n^2)/t; HPL residual check"
     }
@@ -446,6 +449,7 @@ mod tests {
             details: None,
             telemetry: None,
             suspect: vec![],
+            signals: vec![],
         };
         let (one, two) = (result(1, 4.0), result(2, 2.5));
         let d = derive_scaling(&[&one, &two]);
