@@ -90,20 +90,20 @@ impl RepPolicy {
             Suite::Quick => RepPolicy {
                 warmup: 1,
                 reps_min: 3,
-                reps_max: 20,
+                reps_max: 40,
                 budget_secs: 2.0,
                 ci_target: 0.05,
                 rep_target_secs: 0.02,
-                rounds: 3,
+                rounds: 12,
             },
             Suite::Standard => RepPolicy {
                 warmup: 1,
                 reps_min: 5,
-                reps_max: 30,
+                reps_max: 60,
                 budget_secs: 10.0,
                 ci_target: 0.02,
                 rep_target_secs: 0.1,
-                rounds: 3,
+                rounds: 16,
             },
             Suite::Full => RepPolicy {
                 warmup: 2,
@@ -224,14 +224,16 @@ mod tests {
     fn rounds_divide_repetitions_and_budget() {
         let q = RepPolicy::for_suite(Suite::Quick);
         let r = q.per_round(0);
-        assert_eq!((r.reps_min, r.reps_max, r.rounds), (1, 7, 1));
+        assert_eq!((r.reps_min, r.reps_max, r.rounds), (1, 4, 1));
         assert!((r.budget_secs * f64::from(q.rounds) - q.budget_secs).abs() < 1e-12);
-        // shares add up to the whole: 20 = 7 + 7 + 6
-        let maxes: Vec<u32> = (0..3).map(|i| q.per_round(i).reps_max).collect();
-        assert_eq!(maxes, [7, 7, 6]);
+        // shares add up to the whole: 40 = 4 x 4 + 8 x 3
+        let maxes: Vec<u32> = (0..q.rounds).map(|i| q.per_round(i).reps_max).collect();
+        assert_eq!(maxes.iter().sum::<u32>(), 40);
+        assert_eq!(&maxes[..5], &[4, 4, 4, 4, 3]);
         let exact = RepPolicy {
             reps_min: 4,
             reps_max: 4,
+            rounds: 3,
             ..q.clone()
         };
         let mins: u32 = (0..3).map(|i| exact.per_round(i).reps_min).sum();

@@ -26,6 +26,8 @@ fn fake_run(dir: &Path, out: &str, reps: &str) -> Command {
         "--quiet",
         "--only",
         "os.syscall",
+        "--rounds",
+        "3",
         "--reps",
         reps,
         "-o",
@@ -1271,7 +1273,7 @@ fn fake_clock_net_run_measures_every_quick_case() {
     envbench()
         .current_dir(tmp.path())
         .args(["run", "--fake-clock", "--quiet", "--no-history"])
-        .args(["--only", "net", "--reps", "3", "-o", "out.json"])
+        .args(["--only", "net", "--reps", "3", "--rounds", "3", "-o", "out.json"])
         .timeout(Duration::from_secs(60))
         .assert()
         .success()
@@ -1717,4 +1719,25 @@ fn only_with_parameters_runs_just_the_cases_they_pick() {
         "{keys:?}"
     );
     assert_eq!(keys.len(), 2, "{keys:?}");
+}
+
+#[test]
+fn a_case_gets_no_more_rounds_than_repetitions() {
+    // 12 passes planned, 4 repetitions asked for: 4 rounds of one each,
+    // spread over the passes from the first
+    let tmp = tempfile::tempdir().unwrap();
+    envbench()
+        .current_dir(tmp.path())
+        .args(["run", "--fake-clock", "--quiet", "--no-history"])
+        .args(["--only", "os.syscall[call=getppid]", "--rounds", "12"])
+        .args(["--reps", "4", "-o", "out.json"])
+        .assert()
+        .success();
+    let file = store::load(&tmp.path().join("out.json")).unwrap();
+    let case = &file.cases[0];
+    assert_eq!(case.metrics[0].samples.len(), 4);
+    assert_eq!(case.rounds.len(), 4);
+    assert_eq!(case.sample_rounds, [0, 4, 8, 11]);
+    assert_eq!(file.rounds.as_ref().unwrap().planned, 12);
+    assert!(file.config.workers, "rounds in worker processes by default");
 }
