@@ -349,6 +349,11 @@ pub trait Bench: Sync {
     fn family(&self) -> &'static str;
     /// Name within the family, snake_case, e.g. `syscall`.
     fn name(&self) -> &'static str;
+    /// What it measures in a few words, for sentences such as "B slower
+    /// in 8 of 8 cases: system calls (222x), pipes (40x)": `system calls`.
+    fn topic(&self) -> &'static str {
+        self.name()
+    }
     /// One line: what it measures.
     fn summary(&self) -> &'static str;
     /// The seed study or reference tool whose method it reproduces.

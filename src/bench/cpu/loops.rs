@@ -109,6 +109,9 @@ impl Bench for IntLoop {
     fn name(&self) -> &'static str {
         "int"
     }
+    fn topic(&self) -> &'static str {
+        "integer loops"
+    }
     fn summary(&self) -> &'static str {
         "Dhrystone-style integer, string, branch and array loop, one thread; loops/s"
     }
@@ -136,6 +139,9 @@ impl Bench for FloatLoop {
     }
     fn name(&self) -> &'static str {
         "float"
+    }
+    fn topic(&self) -> &'static str {
+        "floating-point loops"
     }
     fn summary(&self) -> &'static str {
         "Whetstone-style floating-point loop (arithmetic, sin/cos/atan, exp/ln/sqrt), one thread; loops/s"

@@ -150,6 +150,9 @@ impl Bench for Primes {
     fn name(&self) -> &'static str {
         "primes"
     }
+    fn topic(&self) -> &'static str {
+        "prime search"
+    }
     fn summary(&self) -> &'static str {
         "sysbench 1.0 cpu test: primes below max_prime by trial division per event; events/s, latency, fairness"
     }

@@ -61,6 +61,9 @@ impl Bench for Dd {
     fn name(&self) -> &'static str {
         "dd"
     }
+    fn topic(&self) -> &'static str {
+        "dd transfers"
+    }
     fn summary(&self) -> &'static str {
         "dd transfers: write 64 KiB blocks + fdatasync, buffered write, O_DIRECT write (skipped where \
          refused), warm and cold read; MB/s; a file of 16 MiB (quick), 512 MiB (standard), 1 GiB \

@@ -52,6 +52,9 @@ impl Bench for Meta {
     fn name(&self) -> &'static str {
         "meta"
     }
+    fn topic(&self) -> &'static str {
+        "small files"
+    }
     fn summary(&self) -> &'static str {
         "small files: create, stat, read and delete 500 (quick) or 10 000 files of 4 KiB in a tree \
          of 100 per directory; operations/s per phase"

@@ -87,6 +87,9 @@ impl Bench for Random {
     fn name(&self) -> &'static str {
         "random"
     }
+    fn topic(&self) -> &'static str {
+        "random file I/O"
+    }
     fn summary(&self) -> &'static str {
         "sysbench fileio rndrw: 128 files, 16 KiB random reads and writes (1.5:1), fsync every 100 \
          requests; reads/s, writes/s, fsyncs/s, MiB/s, latency; a file set of 64 MiB (quick), \

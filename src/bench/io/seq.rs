@@ -73,6 +73,9 @@ impl Bench for Seq {
     fn name(&self) -> &'static str {
         "seq"
     }
+    fn topic(&self) -> &'static str {
+        "sequential file I/O"
+    }
     fn summary(&self) -> &'static str {
         "IOzone throughput mode: a file per thread written (with fsync), rewritten, read and re-read \
          in 1 MiB records; aggregate, slowest and fastest thread in MB/s; writes 16 MiB (quick), \

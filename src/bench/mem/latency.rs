@@ -97,6 +97,9 @@ impl Bench for Latency {
     fn name(&self) -> &'static str {
         "latency"
     }
+    fn topic(&self) -> &'static str {
+        "memory latency"
+    }
     fn summary(&self) -> &'static str {
         "dependent-load latency, random pointer chase over 16 KiB .. 256 MiB working sets; ns per load"
     }

@@ -260,6 +260,9 @@ impl Bench for Stream {
     fn name(&self) -> &'static str {
         "stream"
     }
+    fn topic(&self) -> &'static str {
+        "memory bandwidth"
+    }
     fn summary(&self) -> &'static str {
         "STREAM Copy/Scale/Add/Triad, arrays >= 4x last-level cache, best of 10 iterations; MB/s (10^6 B/s), validated"
     }

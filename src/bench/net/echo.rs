@@ -57,6 +57,9 @@ impl Bench for TcpEcho {
     fn name(&self) -> &'static str {
         "tcp_echo"
     }
+    fn topic(&self) -> &'static str {
+        "TCP echo"
+    }
     fn summary(&self) -> &'static str {
         "64-byte TCP request echoed by a server thread, R in a row on one connection or one connection each"
     }

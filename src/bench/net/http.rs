@@ -80,6 +80,9 @@ impl Bench for Http {
     fn name(&self) -> &'static str {
         "http"
     }
+    fn topic(&self) -> &'static str {
+        "HTTP"
+    }
     fn summary(&self) -> &'static str {
         "built-in HTTP/1.1 keep-alive server, 1/10/100 KiB pages, closed-loop client with 1-16 connections"
     }

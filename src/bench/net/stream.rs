@@ -53,6 +53,9 @@ impl Bench for TcpStreamBench {
     fn name(&self) -> &'static str {
         "tcp_stream"
     }
+    fn topic(&self) -> &'static str {
+        "TCP streams"
+    }
     fn summary(&self) -> &'static str {
         "bulk TCP transfer in 128 KiB writes over 1 and 2 connections for a fixed duration"
     }

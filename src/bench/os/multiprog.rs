@@ -122,6 +122,9 @@ impl Bench for Multiprog {
     fn name(&self) -> &'static str {
         "multiprog"
     }
+    fn topic(&self) -> &'static str {
+        "many processes at once"
+    }
     fn summary(&self) -> &'static str {
         "N simultaneous CPU-bound processes (2, 8, 32; 128 in full): makespan vs ideal, turnaround, start spread, Jain fairness"
     }

@@ -77,6 +77,9 @@ impl Bench for Pipe {
     fn name(&self) -> &'static str {
         "pipe"
     }
+    fn topic(&self) -> &'static str {
+        "pipes"
+    }
     fn summary(&self) -> &'static str {
         "pipe throughput (512-byte write+read, one process) and ping-pong round trip between two processes"
     }

@@ -102,6 +102,9 @@ impl Bench for Fork {
     fn name(&self) -> &'static str {
         "fork"
     }
+    fn topic(&self) -> &'static str {
+        "process creation"
+    }
     fn summary(&self) -> &'static str {
         "create N waiting child processes with fork(); time per process, Pss per child, system memory per process"
     }
@@ -126,6 +129,9 @@ impl Bench for ForkCow {
     }
     fn name(&self) -> &'static str {
         "fork_cow"
+    }
+    fn topic(&self) -> &'static str {
+        "process creation after 256 MiB"
     }
     fn summary(&self) -> &'static str {
         "os.fork after the parent allocated 256 MiB, untouched or written (copy-on-write page-table cost)"
@@ -414,6 +420,9 @@ impl Bench for Thread {
     }
     fn name(&self) -> &'static str {
         "thread"
+    }
+    fn topic(&self) -> &'static str {
+        "thread creation"
     }
     fn summary(&self) -> &'static str {
         "create N waiting threads; time per thread, Pss growth per thread, system memory per thread"

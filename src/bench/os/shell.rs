@@ -49,6 +49,9 @@ impl Bench for Shell {
     fn name(&self) -> &'static str {
         "shell"
     }
+    fn topic(&self) -> &'static str {
+        "shell scripts"
+    }
     fn summary(&self) -> &'static str {
         "a fixed /bin/sh script of sort, grep, wc, od, tr, cut, uniq and a loop; 1 and 8 copies at once; scripts/min"
     }

@@ -73,6 +73,9 @@ impl Bench for Spawn {
     fn name(&self) -> &'static str {
         "spawn"
     }
+    fn topic(&self) -> &'static str {
+        "starting programs"
+    }
     fn summary(&self) -> &'static str {
         "start a trivial program and wait for it: fork+exec+wait and posix_spawn+wait; spawns/s, latency p50/p95"
     }

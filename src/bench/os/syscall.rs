@@ -66,6 +66,9 @@ impl Bench for Syscall {
     fn name(&self) -> &'static str {
         "syscall"
     }
+    fn topic(&self) -> &'static str {
+        "system calls"
+    }
     fn summary(&self) -> &'static str {
         "null system call (raw getppid) and UnixBench's syscall mix (dup/close/getpid/getuid/umask); ns per call or loop"
     }
