@@ -85,6 +85,13 @@ pub struct Suspect {
     pub kind: String,
     /// What was seen and why it matters.
     pub message: String,
+    /// The measure that raised the flag, for summaries ("steal time above
+    /// 5 % in 9 cases, up to 31 %"): the steal share, the frequency change,
+    /// other runnable tasks per CPU, the CV, the drift or the canary's
+    /// deviation, as fractions (tasks per CPU for load); absent for run
+    /// flags and in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
 }
 
 /// What the machine did around each repetition of a case: parallel to

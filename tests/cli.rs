@@ -840,10 +840,10 @@ fn compare_prints_every_format_and_writes_csv_and_json() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("native (baseline)")
+            predicate::str::contains("wsl2 against native")
                 .and(predicate::str::contains("os.syscall[call=getppid]"))
-                .and(predicate::str::contains("a single run"))
-                .and(predicate::str::contains("Recommendations")),
+                .and(predicate::str::contains("one run on a side"))
+                .and(predicate::str::contains("Conclusions")),
         );
     let csv_text = std::fs::read_to_string(&csv).unwrap();
     assert!(

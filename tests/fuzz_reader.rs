@@ -48,6 +48,7 @@ fn exercise(text: &str) {
             threshold: None,
             seed: 1,
             exclude_suspect: false,
+            topics: std::collections::BTreeMap::new(),
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));
@@ -58,7 +59,10 @@ fn exercise(text: &str) {
             &envs,
             &views,
             envbench::report::compare::Style::Text { color: false },
-            true,
+            envbench::report::compare::Detail {
+                all_metrics: true,
+                verbose: true,
+            },
         );
     }
 }

@@ -180,6 +180,12 @@ pub struct CompareArgs {
     /// the files always hold all, and --html draws the views as charts.
     #[arg(long)]
     pub all_metrics: bool,
+    /// Print everything after the conclusions, the cases, the warnings and
+    /// the advice: each warning in full, the method, the family summary,
+    /// the environments and fingerprints side by side, and where the
+    /// spread of each unclear case comes from.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Also write one CSV row per case x metric x environment to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

@@ -163,9 +163,11 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
             threshold: a.threshold,
             seed: a.seed.unwrap_or(DEFAULT_SEED),
             exclude_suspect: a.exclude_suspect,
+            topics: crate::bench::topics(),
         },
         stdout: exporter(stdout).expect("invariant: text and markdown are listed"),
         all_metrics: a.all_metrics,
+        verbose: a.verbose,
         color,
         exports,
     })

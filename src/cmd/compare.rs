@@ -27,6 +27,8 @@ pub struct CompareSettings {
     pub stdout: &'static dyn Exporter,
     /// Every metric and the views' tables on stdout.
     pub all_metrics: bool,
+    /// Everything else on stdout: warnings in full, fingerprints, method.
+    pub verbose: bool,
     /// ANSI colours on stdout.
     pub color: bool,
     /// The files to write, each in its format: checked already (not an
@@ -64,6 +66,7 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         environments: &envs,
         views: &views,
         all_metrics: s.all_metrics,
+        verbose: s.verbose,
         color: s.color,
     };
     for (exporter, path) in &s.exports {

@@ -23,9 +23,11 @@
 //! `--base`/`--other`). Reads only `results` types; rendering is in
 //! `report::compare`.
 
+mod conclude;
 mod verdict;
 mod words;
 
+pub use conclude::{bound_text, factor_text};
 pub use verdict::Verdict;
 pub use words::describe_speedup;
 
@@ -33,7 +35,7 @@ use crate::results::{CaseResult, CaseStatus, ResultFile};
 use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURED_RUN_SD};
 use crate::units::{Direction, Unit};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 /// Default threshold band: differences within ±2 % are a technical tie.
@@ -321,11 +323,17 @@ pub struct Comparison {
     pub unmatched: Vec<(String, String)>,
     /// Fingerprints side by side.
     pub fingerprint: Vec<FingerprintRow>,
-    /// Problems the reader must know (different hardware, anomalies, too few runs).
+    /// What the reader must know, one line per kind (suspect flags
+    /// counted per environment, anomalies, other hardware, a single run).
+    pub warning_lines: Vec<String>,
+    /// Each warning in full (different hardware, anomalies, each suspect
+    /// case with its reasons, too few runs).
     pub warnings: Vec<String>,
-    /// Plain-language summary per family.
-    pub recommendations: Vec<String>,
-    /// What to do next: how many more runs would resolve the unclear cases.
+    /// What the comparison concludes, one sentence per family and
+    /// environment, then overall, in the studies' manner.
+    pub conclusions: Vec<String>,
+    /// What to do next: a few more runs where they would settle the
+    /// unclear cases, else what limits them and what would help.
     pub advice: Vec<String>,
     /// Whether suspect cases are left out of the geometric means (`--exclude-suspect`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -341,6 +349,9 @@ pub struct Options {
     pub seed: u64,
     /// Leave suspect cases out of the geometric means (`--exclude-suspect`).
     pub exclude_suspect: bool,
+    /// Each bench's topic in a few words (`os.syscall` → `system calls`),
+    /// for the conclusions; a bench without one is named by its id.
+    pub topics: BTreeMap<String, String>,
 }
 
 /// FNV-1a of the strings: a per-comparison bootstrap seed that does not
@@ -524,7 +535,8 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         threshold,
         fdr: FDR,
         seed: opts.seed,
-        recommendations: Vec::new(),
+        conclusions: Vec::new(),
+        warning_lines: Vec::new(),
         advice: Vec::new(),
         fingerprint: words::fingerprint_rows(envs),
         warnings,
@@ -533,8 +545,9 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         unmatched,
         exclude_suspect: opts.exclude_suspect,
     };
-    cmp.recommendations = words::recommendations(&cmp);
-    cmp.advice = words::advice(&cmp, envs);
+    cmp.conclusions = conclude::conclusions(&cmp, &opts.topics);
+    cmp.warning_lines = conclude::warning_lines(&cmp, envs, &cmp.warnings);
+    cmp.advice = conclude::advice(&cmp, envs);
     Ok(cmp)
 }
 

@@ -100,6 +100,7 @@ const OPTS: Options = Options {
     threshold: None,
     seed: 42,
     exclude_suspect: true,
+    topics: std::collections::BTreeMap::new(),
 };
 
 #[test]
@@ -197,10 +198,13 @@ fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
     );
     let overall = c.families.iter().find(|f| f.family == "overall").unwrap();
     assert_eq!((overall.slower, overall.faster), (2, 0));
-    assert!(c
-        .recommendations
-        .iter()
-        .any(|r| r.starts_with("os: wsl1 is slower")));
+    assert!(
+        c.conclusions
+            .iter()
+            .any(|r| r.starts_with("os: wsl1 slower in 1 of 1 case, 40x")),
+        "{:?}",
+        c.conclusions
+    );
 }
 
 #[test]
@@ -532,6 +536,7 @@ fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
                     threshold: None,
                     seed,
                     exclude_suspect: true,
+                    topics: std::collections::BTreeMap::new(),
                 },
             )
             .unwrap();
@@ -566,6 +571,7 @@ fn two_fold_effects_are_found_every_time() {
                     threshold: None,
                     seed,
                     exclude_suspect: true,
+                    topics: std::collections::BTreeMap::new(),
                 },
             )
             .unwrap();
@@ -605,6 +611,7 @@ fn a_few_large_effects_among_many_nulls_are_still_found() {
                 threshold: None,
                 seed,
                 exclude_suspect: true,
+                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -632,6 +639,7 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
                 threshold: None,
                 seed,
                 exclude_suspect: true,
+                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -650,8 +658,8 @@ fn a_thousandfold_effect_reads_as_one() {
         "{:?}",
         outcomes(&c)
     );
-    let rec = c.recommendations.join(" ");
-    assert!(rec.contains("x slower"), "{rec}");
+    let rec = c.conclusions.join(" ");
+    assert!(rec.contains("slower in 4 of 4 cases, 905x to 1052x"), "{rec}");
     assert!(!rec.contains("no difference"), "{rec}");
     assert_eq!(describe_speedup(1.0 / 1325.0), "1325x slower");
     assert_eq!(describe_speedup(2.0), "2.0x faster");
@@ -666,11 +674,11 @@ fn unclear_cases_come_with_advice() {
     let envs = synthetic(&mut rng, 1, 3, 4, &|_| 1.0);
     let c = compare(&envs, &OPTS).unwrap();
     assert!(outcomes(&c).iter().all(|v| *v == Verdict::Unclear));
-    assert!(c.advice[0].contains("at least 3 runs"), "{:?}", c.advice);
+    assert!(c.advice[0].contains("make 3 runs"), "{:?}", c.advice);
     assert!(
-        c.recommendations[0].contains("unclear"),
+        c.conclusions[0].contains("no difference beyond") || c.conclusions[0].contains("unclear"),
         "{:?}",
-        c.recommendations
+        c.conclusions
     );
     // three noisy runs per side: the cookbook names a number of runs
     let mut rng = Rng::new(5);
@@ -685,7 +693,7 @@ fn unclear_cases_come_with_advice() {
     assert!(
         c.advice
             .iter()
-            .any(|a| a.contains("more run(s) per environment") || a.contains("vary too much")),
+            .any(|a| a.contains("more run(s) per environment") || a.contains("limits them")),
         "{:?}",
         c.advice
     );
@@ -708,9 +716,9 @@ fn steady_equal_environments_are_a_tie() {
         c.metrics[0].ratio_ci
     );
     assert!(
-        c.recommendations[0].contains("equal within"),
+        c.conclusions[0].contains("no difference beyond ±0."),
         "{:?}",
-        c.recommendations
+        c.conclusions
     );
     assert!(c.advice.is_empty());
 }
@@ -737,6 +745,7 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     );
     other.cases[0].suspect.push(crate::results::Suspect {
         kind: "steal".into(),
+        value: None,
         message: "the hypervisor took 9.0 % of the CPU time".into(),
     });
     let envs = [env("base", vec![base]), env("other", vec![other])];
@@ -745,6 +754,7 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
             &envs,
             &Options {
                 exclude_suspect: !include,
+                topics: std::collections::BTreeMap::new(),
                 ..OPTS
             },
         )
@@ -779,10 +789,20 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
         &envs,
         &[],
         crate::report::compare::Style::Markdown,
-        false,
+        crate::report::compare::Detail {
+            all_metrics: false,
+            verbose: true,
+        },
     );
     assert!(text.contains("os.a !"), "{text}");
     assert!(text.contains("suspect (left out)"), "{text}");
+    assert!(
+        c.warning_lines
+            .iter()
+            .any(|w| w.contains("steal time above 5 % in 1 case(s) of other")),
+        "{:?}",
+        c.warning_lines
+    );
     // the verdict statistics do not change
     let (ci, fi) = overall(true);
     assert!(

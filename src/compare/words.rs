@@ -2,7 +2,7 @@
 //! per-family recommendations and advice on how many more runs would
 //! resolve what is unclear.
 
-use super::{Comparison, Environment, FingerprintRow, Verdict, MAX_ADVISED_RUNS};
+use super::{Environment, FingerprintRow};
 use crate::results::{ResultFile, RunStatus};
 use crate::stats::levels::UNMEASURED_RUN_SD;
 use std::collections::{BTreeMap, BTreeSet};
@@ -268,121 +268,6 @@ fn method_warnings(envs: &[Environment]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Family hints: what a slower family means for work.
-fn hint(family: &str) -> &'static str {
-    match family {
-        "cpu" => "CPU-bound work (compilers, numerics) will feel it",
-        "mem" => "memory-bound work (large arrays, databases) will feel it",
-        "io" => "keep file-heavy work on the faster side's filesystem",
-        "os" => "process- and syscall-heavy work (shell scripts, builds, git) will feel it",
-        "net" => "network services on loopback will feel it",
-        _ => "",
-    }
-}
-
-pub(super) fn recommendations(c: &Comparison) -> Vec<String> {
-    let band = c.threshold * 100.0;
-    let mut out = Vec::new();
-    for f in c
-        .families
-        .iter()
-        .filter(|f| f.family != "overall" && f.total() > 0)
-    {
-        let total = f.total();
-        let (env, base, fam) = (&f.environment, &c.baseline, &f.family);
-        let geo = if f.suspect == total && c.exclude_suspect {
-            "not formed: every case is suspect".to_string()
-        } else {
-            describe_speedup(f.geomean_speedup)
-        };
-        let mut line = if f.slower > 0 && f.slower >= f.faster {
-            format!(
-                "{fam}: {env} is slower than {base} in {} of {total} case(s) (geometric mean {geo}); {}.",
-                f.slower,
-                hint(fam)
-            )
-        } else if f.faster > 0 {
-            format!(
-                "{fam}: {env} is faster than {base} in {} of {total} case(s) (geometric mean {geo}).",
-                f.faster
-            )
-        } else if f.tie == total {
-            format!("{fam}: {env} and {base} are equal within ±{band:.0} % in all {total} case(s) (a technical tie).")
-        } else {
-            format!(
-                "{fam}: no case is shown faster or slower, and {} of {total} are unclear: their intervals \
-                 straddle the ±{band:.0} % band, or leave it only before the control for multiple \
-                 comparisons (geometric mean {geo}, not a verdict).",
-                f.unclear
-            )
-        };
-        let others: Vec<String> = [
-            (f.faster, "faster"),
-            (f.slower, "slower"),
-            (f.tie, "tie"),
-            (f.unclear, "unclear"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, w)| format!("{n} {w}"))
-        .collect();
-        if others.len() > 1 {
-            line += &format!(" In all: {}.", others.join(", "));
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// How many more runs would resolve the unclear headline metrics.
-pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
-    let unclear: Vec<&super::MetricComparison> = c
-        .metrics
-        .iter()
-        .filter(|m| m.primary && m.verdict == Verdict::Unclear)
-        .collect();
-    if unclear.is_empty() {
-        return Vec::new();
-    }
-    let (single, measured): (Vec<&super::MetricComparison>, Vec<&super::MetricComparison>) =
-        unclear
-            .iter()
-            .copied()
-            .partition(|m| m.basis.runs.0.min(m.basis.runs.1) < 2);
-    let mut out = Vec::new();
-    if !single.is_empty() {
-        out.push(format!(
-            "{} case(s) are unclear with one run on a side: the spread between runs is assumed, \
-             not measured. Make at least 3 runs per environment (alternating them) and compare again.",
-            single.len()
-        ));
-    }
-    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
-    let needed: Vec<usize> = measured.iter().filter_map(|m| m.runs_needed).collect();
-    let hopeless = measured.len() - needed.len();
-    if let Some(&most) = needed.iter().max() {
-        let total = most.max(fewest + 1);
-        out.push(format!(
-            "make {} more run(s) per environment (about {total} in all) to resolve {} of {} unclear \
-             case(s), judging by how much runs, rounds and repetitions varied here and how close \
-             each estimate lies to the ±{:.0} % band's edge.",
-            total - fewest,
-            needed.len(),
-            measured.len(),
-            c.threshold * 100.0
-        ));
-    }
-    if hopeless > 0 {
-        out.push(format!(
-            "{hopeless} unclear case(s) would need more than {MAX_ADVISED_RUNS} runs per environment: \
-             they vary too much between runs, or lie on the edge of the ±{:.0} % band; steady the \
-             machine (see the warnings) or judge them with another --threshold.",
-            c.threshold * 100.0
-        ));
-    }
-    out
 }
 
 /// Why `key` is suspect, one line per flag and run of `envs` (validity

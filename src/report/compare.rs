@@ -249,85 +249,174 @@ pub fn method_note(c: &Comparison) -> String {
     )
 }
 
-/// The whole comparison as text or Markdown; `all` adds secondary metrics.
+/// How much of the comparison [`render`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Detail {
+    /// Secondary metrics in the cases table, and each family's views as tables.
+    pub all_metrics: bool,
+    /// Everything else: each warning in full, the method, the environments
+    /// and fingerprints side by side, the spread of unclear cases.
+    pub verbose: bool,
+}
+
+/// The first line: who is compared with whom, on how many runs.
+pub fn headline(c: &Comparison) -> String {
+    let others: Vec<&str> = c
+        .environments
+        .iter()
+        .skip(1)
+        .map(|e| e.label.as_str())
+        .collect();
+    let runs: Vec<String> = c.environments.iter().map(|e| e.runs.len().to_string()).collect();
+    format!(
+        "{} against {} ({} runs); speed-up > 1: faster than {}",
+        others.join(", "),
+        c.baseline,
+        runs.join(" vs "),
+        c.baseline
+    )
+}
+
+/// One row per case (per metric with `all`): the speed-up (> 1: faster
+/// than the baseline), its 95 % interval, the verdict, and for cases not
+/// called faster or slower the largest difference the interval allows.
+pub fn cases_table(c: &Comparison, color: bool, all: bool) -> Table {
+    let many = c.environments.len() > 2;
+    let mut titles = vec!["case"];
+    if all {
+        titles.push("metric");
+    }
+    if many {
+        titles.push("environment");
+    }
+    titles.extend([">speed-up", ">95% interval", "verdict", ">within"]);
+    let mut t = Table::new(&titles);
+    for m in c.metrics.iter().filter(|m| all || m.primary) {
+        let mut row = vec![if m.suspect.is_empty() {
+            m.key.clone()
+        } else {
+            format!("{} !", m.key)
+        }];
+        if all {
+            row.push(if m.primary {
+                m.metric.clone()
+            } else {
+                format!("{} (secondary)", m.metric)
+            });
+        }
+        if many {
+            row.push(m.environment.clone());
+        }
+        let verdict = verdict_cell(m.verdict, color);
+        row.extend([
+            format_value(m.speedup()),
+            interval(m.speedup_ci()),
+            if m.ratio_ci_adjusted.is_some() {
+                format!("{verdict} *")
+            } else {
+                verdict
+            },
+            if matches!(m.verdict, Verdict::Faster | Verdict::Slower) {
+                String::new()
+            } else {
+                crate::compare::bound_text(m.equivalence_bound)
+            },
+        ]);
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The whole comparison as text or Markdown: the conclusions first, then
+/// the cases, then the warnings and the advice; the rest as `detail` asks.
 pub fn render(
     c: &Comparison,
     envs: &[Environment],
     views: &[BenchView],
     style: Style,
-    all: bool,
+    detail: Detail,
 ) -> String {
     let w = match style {
         Style::Text { color } => Writer {
             table: render_text,
             heading: |h| format!("{h}\n"),
-            bullet: "  - ",
+            bullet: "  ",
             color,
         },
         Style::Markdown => Writer {
             table: render_markdown,
-            heading: |h| format!("## {h}\n\n"),
+            heading: |h| format!("\n## {h}\n\n"),
             bullet: "- ",
             color: false,
         },
     };
-    let (table, heading, bullet, color) = (w.table, w.heading, w.bullet, w.color);
-    let mut out = String::new();
-    out += &heading("Environments");
-    out += &table(&environments_table(c));
-    out += "\n";
-    out += &heading("Fingerprints (* differs from the baseline)");
-    out += &table(&fingerprint_table(c));
-    if !c.warnings.is_empty() {
-        out += "\n";
-        out += &heading("Warnings");
-        for w in &c.warnings {
-            out += &format!("{bullet}{w}\n");
+    let (table, heading, bullet) = (w.table, w.heading, w.bullet);
+    let list = |items: &[String]| -> String {
+        items.iter().map(|i| format!("{bullet}{i}\n")).collect()
+    };
+    let mut out = match style {
+        Style::Markdown => format!("# {}\n", headline(c)),
+        Style::Text { .. } => format!("{}\n", headline(c)),
+    };
+    out += &heading("Conclusions");
+    out += &list(&c.conclusions);
+    out += &heading(&format!(
+        "Cases: headline metric{}; within = the largest difference the interval allows",
+        if detail.all_metrics { "s and secondary ones" } else { "" }
+    ));
+    out += &table(&cases_table(c, w.color, detail.all_metrics));
+    if !c.warning_lines.is_empty() {
+        out += &heading(if detail.verbose {
+            "Warnings"
+        } else {
+            "Warnings (--verbose: each in full)"
+        });
+        out += &list(&c.warning_lines);
+    }
+    if !c.advice.is_empty() {
+        out += &heading("Advice");
+        out += &list(&c.advice);
+    }
+    if detail.verbose {
+        out += &verbose_part(c, &w);
+    }
+    if detail.all_metrics {
+        for (title, t) in super::views::tables(c, envs, views) {
+            out += &heading(&title);
+            out += &table(&t);
         }
     }
-    out += "\n";
-    out += &heading(&format!(
-        "Summary: headline metric of each case; speed-up > 1 means faster than {}",
-        c.baseline
-    ));
+    out
+}
+
+/// What `--verbose` adds: the method, each warning in full, environments
+/// and fingerprints, the family summary and the spread of unclear cases.
+fn verbose_part(c: &Comparison, w: &Writer) -> String {
+    let (table, heading, bullet) = (w.table, w.heading, w.bullet);
+    let mut out = heading("Method");
+    out += &format!("{bullet}{}\n", method_note(c));
+    if !c.warnings.is_empty() {
+        out += &heading("Warnings in full");
+        out += &c.warnings.iter().map(|x| format!("{bullet}{x}\n")).collect::<String>();
+    }
+    out += &heading("Families");
     out += &table(&summary_table(c));
-    out += "\n";
-    out += &heading(&format!(
-        "Cases ({}): {}",
-        if all {
-            "every metric"
-        } else {
-            "headline metrics; --all-metrics for the rest"
-        },
-        method_note(c)
-    ));
-    out += &table(&metrics_table(c, color, all));
+    out += &heading("Environments");
+    out += &table(&environments_table(c));
+    out += &heading("Fingerprints (* differs from the baseline)");
+    out += &table(&fingerprint_table(c));
     let unclear = unclear_table(c);
     if !unclear.rows.is_empty() {
-        out += "\n";
         out += &heading(
             "Unclear cases: share of the spread between runs, rounds and repetitions, and runs per environment that would resolve ±threshold",
         );
         out += &table(&unclear);
     }
-    if all {
-        for (title, t) in super::views::tables(c, envs, views) {
-            out += "\n";
-            out += &heading(&title);
-            out += &table(&t);
-        }
-    }
     if !c.unmatched.is_empty() {
-        out += "\n";
         out += &heading("Cases in one environment only (not compared)");
         for (env, key) in &c.unmatched {
             out += &format!("{bullet}{env}: {key}\n");
         }
-    }
-    out += "\n";
-    out += &heading("Recommendations");
-    for r in c.recommendations.iter().chain(&c.advice) {
-        out += &format!("{bullet}{r}\n");
     }
     out
 }
@@ -396,6 +485,7 @@ mod tests {
                     threshold: None,
                     seed: 7,
                     exclude_suspect: false,
+                    topics: std::collections::BTreeMap::new(),
                 },
             )
             .unwrap(),
@@ -406,13 +496,13 @@ mod tests {
     #[test]
     fn text_report_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(render(&c, &e, &[], Style::Text { color: false }, false));
+        insta::assert_snapshot!(render(&c, &e, &[], Style::Text { color: false }, Detail::default()));
     }
 
     #[test]
     fn markdown_report_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(render(&c, &e, &[], Style::Markdown, true));
+        insta::assert_snapshot!(render(&c, &e, &[], Style::Markdown, Detail { all_metrics: true, verbose: true }));
     }
 
     #[test]
@@ -434,8 +524,8 @@ mod tests {
     #[test]
     fn colour_marks_verdicts_only_when_asked() {
         let (c, e) = comparison();
-        assert!(render(&c, &e, &[], Style::Text { color: true }, false)
+        assert!(render(&c, &e, &[], Style::Text { color: true }, Detail::default())
             .contains("\x1b[31mslower\x1b[0m"));
-        assert!(!render(&c, &e, &[], Style::Text { color: false }, false).contains('\x1b'));
+        assert!(!render(&c, &e, &[], Style::Text { color: false }, Detail::default()).contains('\x1b'));
     }
 }

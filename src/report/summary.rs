@@ -276,6 +276,7 @@ mod tests {
         let mut f = file();
         f.cases[0].suspect.push(crate::results::Suspect {
             kind: "load".into(),
+            value: None,
             message: "2.0 other task(s)".into(),
         });
         let text = render(&f, false);

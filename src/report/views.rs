@@ -681,6 +681,7 @@ mod tests {
                 threshold: None,
                 seed: 1,
                 exclude_suspect: false,
+                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -696,6 +697,7 @@ mod tests {
                 threshold: None,
                 seed: 1,
                 exclude_suspect: false,
+                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();

@@ -196,6 +196,7 @@ pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
     let at: Vec<String> = at.iter().map(|t| format!("{t:.1} s")).collect();
     Some(Suspect {
         kind: "canary".into(),
+        value: Some(dev),
         message: format!(
             "the {name} canary ran at least {:.0} % {} than its run median at {}, around one of this \
              case's repetitions: the machine itself was {} then (steal time, frequency, a busy \

@@ -61,6 +61,7 @@ mod tests {
         });
         f.cases[0].suspect.push(crate::results::Suspect {
             kind: "steal".into(),
+            value: None,
             message: "m".into(),
         });
         f.canary = Some(crate::results::Canary {

@@ -78,6 +78,7 @@ pub fn assess(file: &mut ResultFile) {
     {
         file.suspect.push(Suspect {
             kind: "governor".into(),
+            value: None,
             message: format!(
                 "the CPU frequency governor is '{g}', not 'performance': the clock speed may \
                  change under load during any case (`envbench info --tuning` says how to set it)"
@@ -108,6 +109,7 @@ pub fn case_flags(
             if s.cv > CV_SUSPECT {
                 out.push(Suspect {
                     kind: "high_cv".into(),
+                    value: Some(s.cv),
                     message: format!(
                         "{} still varied by {:.0} % (coefficient of variation) after the maximum of \
                          {} repetitions: the case never settled, so its median is uncertain",
@@ -122,6 +124,7 @@ pub fn case_flags(
             if let Some(t) = trend(&rounds) {
                 out.push(Suspect {
                     kind: "trend".into(),
+                    value: Some(t.change),
                     message: format!(
                         "{} drifted across the run: the last round's median is {:+.1} % from the \
                          first's, beyond the ±{:.1} % their spread allows; something changed while \
@@ -151,6 +154,7 @@ fn steal(t: &Telemetry) -> Option<Suspect> {
     let share = stolen / all;
     (all > 0.0 && share > STEAL_SUSPECT_SHARE).then(|| Suspect {
         kind: "steal".into(),
+        value: Some(share),
         message: format!(
             "the hypervisor took {:.1} % of the CPU time away (steal time) during this case's \
              repetitions, above the {:.0} % allowed: another guest was running on these cores",
@@ -167,6 +171,7 @@ fn frequency(t: &Telemetry) -> Option<Suspect> {
     });
     (f.len() >= 2 && lo > 0.0 && hi / lo - 1.0 > FREQ_CHANGE_SUSPECT).then(|| Suspect {
         kind: "frequency".into(),
+        value: Some(hi / lo - 1.0),
         message: format!(
             "the CPU frequency moved between {lo:.0} and {hi:.0} MHz across the repetitions \
              ({:.0} %, above {:.0} %): turbo, thermal limits or the governor changed the speed \
@@ -191,6 +196,7 @@ fn load(t: &Telemetry, cpus: usize) -> Option<Suspect> {
     let load = t.load_1m.iter().flatten().copied().fold(0.0f64, f64::max);
     (mean > LOAD_SUSPECT_PER_CPU * cpus as f64).then(|| Suspect {
         kind: "load".into(),
+        value: Some(mean / cpus as f64),
         message: format!(
             "{mean:.1} other task(s) on average were ready to run before each repetition, on {cpus} \
              usable CPU(s) (load average up to {load:.2}): other work competed with this case"

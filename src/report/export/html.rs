@@ -127,7 +127,7 @@ pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Stri
     b += "<h2>Summary by family</h2>";
     b += &html_table(&summary_table(c));
     b += "<h2>Recommendations</h2><ul>";
-    for r in c.recommendations.iter().chain(&c.advice) {
+    for r in c.conclusions.iter().chain(&c.advice) {
         b += &format!("<li>{}</li>", esc(r));
     }
     b += "</ul>";

@@ -3,7 +3,7 @@
 //! tables.
 
 use super::{Export, Exporter, Report};
-use crate::report::compare::{render, Style};
+use crate::report::compare::{render, Detail, Style};
 
 /// `compare --markdown`.
 #[derive(Debug)]
@@ -20,7 +20,10 @@ impl Exporter for Markdown {
             r.environments,
             r.views,
             Style::Markdown,
-            true,
+            Detail {
+                all_metrics: true,
+                verbose: true,
+            },
         ))
     }
 }

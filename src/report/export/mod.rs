@@ -25,6 +25,9 @@ pub struct Report<'a> {
     pub views: &'a [BenchView],
     /// Every metric, secondary ones too, and the views as tables (text).
     pub all_metrics: bool,
+    /// Everything else too (text): each warning in full, the method, the
+    /// fingerprints, the spread of unclear cases.
+    pub verbose: bool,
     /// ANSI colours for verdicts (text).
     pub color: bool,
 }

@@ -1,7 +1,7 @@
 //! The terminal's format: aligned columns, verdicts coloured on request.
 
 use super::{Export, Exporter, Report};
-use crate::report::compare::{render, Style};
+use crate::report::compare::{render, Detail, Style};
 
 /// What `compare` prints by default.
 #[derive(Debug)]
@@ -18,7 +18,10 @@ impl Exporter for Text {
             r.environments,
             r.views,
             Style::Text { color: r.color },
-            r.all_metrics,
+            Detail {
+                all_metrics: r.all_metrics,
+                verbose: r.verbose,
+            },
         ))
     }
 }
