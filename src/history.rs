@@ -346,8 +346,8 @@ impl History {
     }
 
     /// Up to `limit` complete runs, newest first, measured on the same
-    /// machine as `run` (host, virtualisation, CPU model, kernel and CPU
-    /// count) with the same suite and worker setting: evidence of how much
+    /// machine as `run` (host, virtualisation, CPU model, kernel, CPU count and usable CPUs)
+    /// with the same label, suite and worker setting: evidence of how much
     /// runs of one environment differ. `run` itself is among them when it
     /// was recorded. Runs the history cannot read are passed over.
     ///
@@ -377,6 +377,8 @@ impl History {
             a.virtualization.summary() == b.virtualization.summary()
                 && a.cpu.model == b.cpu.model
                 && a.cpu.logical_cpus == b.cpu.logical_cpus
+                && a.cpu.usable_cpus == b.cpu.usable_cpus
+                && f.label == run.label
                 && a.os.kernel_release == b.os.kernel_release
                 && f.config.workers == run.config.workers
         };
