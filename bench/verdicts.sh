@@ -11,7 +11,8 @@
 #         single-threaded CPU, memory-latency and syscall cases.
 #   strace "plain" against "traced" runs under `strace -f` (every system
 #         call stops in the tracer), 3 + 3 alternated and each pair 1 + 1.
-#         Expected: traced slower in every os case; no verdict on cpu.int,
+#         Expected: traced slower in every os case but os.multiprog and
+#         fork_cow with touched memory (no known effect); no verdict on cpu.int,
 #         cpu.float, cpu.primes and mem.latency (user-space work).
 # Prints every judged headline verdict with the expected one, and per
 # comparison a score line: effects found, false verdicts, and the
@@ -83,6 +84,11 @@ def expected(key):
     if expect == "aa":
         return "same"
     if expect == "strace":
+        # os.multiprog's processes compute for 0.2 s on a handful of system
+        # calls, and fork_cow with touched memory is dominated by copying
+        # pages: no known effect of tracing on either
+        if key.startswith("os.multiprog") or "parent_memory=touched" in key:
+            return None
         if key.startswith("os."):
             return "slower"
         user = key in ("cpu.int", "cpu.float") or key.startswith("cpu.primes") \

@@ -798,6 +798,24 @@ fn walk(dir: &Path) -> Vec<String> {
 }
 
 /// Fake-clock runs labelled `label`, written to `dir/label{i}.json`.
+/// `envbench compare FILES FLAG OUT`, which must succeed.
+fn compare_into(files: &[std::path::PathBuf], flag: &str, out: &Path) {
+    envbench()
+        .arg("compare")
+        .args(files)
+        .arg(flag)
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// One run labelled "native" and one labelled "vm" of the cases `only`.
+fn native_and_vm(dir: &Path, only: &str) -> Vec<std::path::PathBuf> {
+    let mut files = labelled_runs(dir, "native", 1, only);
+    files.extend(labelled_runs(dir, "vm", 1, only));
+    files
+}
+
 fn labelled_runs(dir: &Path, label: &str, n: usize, only: &str) -> Vec<std::path::PathBuf> {
     (0..n)
         .map(|i| {
@@ -875,16 +893,9 @@ fn compare_prints_every_format_and_writes_csv_and_json() {
 fn compare_writes_a_self_contained_html_report_with_charts() {
     let tmp = tempfile::tempdir().unwrap();
     let only = "cpu.lu,os.multiprog,os.syscall";
-    let mut files = labelled_runs(tmp.path(), "native", 1, only);
-    files.extend(labelled_runs(tmp.path(), "vm", 1, only));
+    let files = native_and_vm(tmp.path(), only);
     let html = tmp.path().join("r.html");
-    envbench()
-        .arg("compare")
-        .args(&files)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    compare_into(&files, "--html", &html);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
     for needle in [
@@ -903,6 +914,67 @@ fn compare_writes_a_self_contained_html_report_with_charts() {
         page.matches("http").count(),
         page.matches("http://www.w3.org/2000/svg").count()
     );
+    // the page leads with its conclusions and the speed-up chart
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("missing {needle}"))
+    };
+    assert!(at("id=\"conclusions\"") < at("id=\"speedup\""));
+    assert!(at("id=\"speedup\"") < at("class=\"family\""));
+    assert!(at("class=\"family\"") < at("Environments and their fingerprints"));
+}
+
+#[test]
+fn compare_writes_figures_for_a_paper_into_a_new_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let only = "cpu.lu,os.syscall";
+    let files = native_and_vm(tmp.path(), only);
+    let figs = tmp.path().join("figs");
+    compare_into(&files, "--figures", &figs);
+    let mut names: Vec<String> = std::fs::read_dir(&figs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for want in [
+        "speedup.svg",
+        "speedup.csv",
+        "cpu-cases.csv",
+        "os-cases.csv",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("cpu.lu-") && n.ends_with(".svg")),
+        "the declared view of cpu.lu: {names:?}"
+    );
+    let svg = std::fs::read_to_string(figs.join("speedup.svg")).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("<style>") && svg.contains("class=\"band\""));
+    let csv = std::fs::read_to_string(figs.join("os-cases.csv")).unwrap();
+    assert!(
+        csv.starts_with("case,metric,speed-up,95% interval,verdict,within"),
+        "{csv}"
+    );
+    assert!(csv.contains("os.syscall[call=getppid]"));
+    // nothing is replaced: a directory with files in it is refused
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--figures")
+        .arg(&figs)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not empty"));
+    let file = tmp.path().join("native0.json");
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--figures")
+        .arg(&file)
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -1273,7 +1345,9 @@ fn fake_clock_net_run_measures_every_quick_case() {
     envbench()
         .current_dir(tmp.path())
         .args(["run", "--fake-clock", "--quiet", "--no-history"])
-        .args(["--only", "net", "--reps", "3", "--rounds", "3", "-o", "out.json"])
+        .args([
+            "--only", "net", "--reps", "3", "--rounds", "3", "-o", "out.json",
+        ])
         .timeout(Duration::from_secs(60))
         .assert()
         .success()

@@ -59,7 +59,14 @@ fn two_imported_stream_outputs_per_side_compare_with_verdicts() {
         "stream-t1-c.txt: read as stream output",
     ));
     let out = envbench(d)
-        .args(["compare", "native.json", "wsl2.json", "--json", "cmp.json", "--verbose"])
+        .args([
+            "compare",
+            "native.json",
+            "wsl2.json",
+            "--json",
+            "cmp.json",
+            "--verbose",
+        ])
         .assert()
         .success()
         .get_output()

@@ -492,7 +492,9 @@ impl Drop for ScratchDir {
 
 /// Every bench's topic in a few words, by id (`os.syscall` → `system calls`).
 pub fn topics() -> std::collections::BTreeMap<String, String> {
-    ALL.iter().map(|b| (b.id(), b.topic().to_string())).collect()
+    ALL.iter()
+        .map(|b| (b.id(), b.topic().to_string()))
+        .collect()
 }
 
 /// Every bench's views, in the order of [`ALL`].

@@ -195,6 +195,11 @@ pub struct CompareArgs {
     /// Also write the comparison as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write each chart as a standalone SVG and each table as CSV
+    /// into DIR (new, or empty), named by family and view: speedup.svg,
+    /// cpu-cases.csv, mem.stream-bandwidth_by_threads.svg ... for a paper.
+    #[arg(long, value_name = "DIR")]
+    pub figures: Option<PathBuf>,
     /// Overwrite existing --csv, --html or --json files (never an input).
     #[arg(long)]
     pub force: bool,

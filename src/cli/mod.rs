@@ -216,6 +216,9 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
             store::output_path(path, a.force, flag).map_err(UsageError)?,
         ));
     }
+    if let Some(dir) = &a.figures {
+        out.push(("--figures", figures_dir(dir)?));
+    }
     Ok(out
         .into_iter()
         .map(|(flag, path)| {
@@ -223,6 +226,46 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
             (e, path)
         })
         .collect())
+}
+
+/// `--figures DIR`: a directory to create, or an empty one (nothing in it
+/// is ever replaced).
+fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(UsageError(format!(
+                    "--figures {}: is not empty; give a new or empty directory",
+                    dir.display()
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match dir.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(UsageError(format!(
+                    "--figures {}: {} is not a directory",
+                    dir.display(),
+                    parent.display()
+                )));
+            }
+        }
+        Err(e) => {
+            return Err(UsageError(format!(
+                "--figures {}: {}",
+                dir.display(),
+                if dir.exists() && !dir.is_dir() {
+                    "is a file; give a new or empty directory".to_string()
+                } else {
+                    e.to_string()
+                }
+            )))
+        }
+    }
+    Ok(dir.to_path_buf())
 }
 
 /// `import`'s settings: the output path and the label checked.

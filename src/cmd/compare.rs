@@ -70,12 +70,39 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         color: s.color,
     };
     for (exporter, path) in &s.exports {
-        let Export::Document(text) = exporter.export(&report);
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        match exporter.export(&report) {
+            Export::Document(text) => {
+                std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+            }
+            Export::Files(files) => write_files(path, &files)?,
+        }
     }
-    let Export::Document(text) = s.stdout.export(&report);
+    let text = match s.stdout.export(&report) {
+        Export::Document(text) => text,
+        Export::Files(_) => unreachable!("invariant: stdout is text or Markdown"),
+    };
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `files` into `dir`, creating it when it does not exist (the
+/// settings checked it is new or empty); no file there is overwritten.
+fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    if !dir.exists() {
+        std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    for (name, text) in files {
+        let path = dir.join(name);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Most earlier runs taken as evidence of the spread between runs.
@@ -97,7 +124,9 @@ fn attach_earlier(envs: &mut [Environment], db: Option<&PathBuf>) {
         return;
     };
     for e in envs.iter_mut().filter(|e| e.runs.len() == 1) {
-        e.earlier = history.similar(&e.runs[0], EARLIER_RUNS).unwrap_or_default();
+        e.earlier = history
+            .similar(&e.runs[0], EARLIER_RUNS)
+            .unwrap_or_default();
     }
 }
 

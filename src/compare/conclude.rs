@@ -76,7 +76,11 @@ pub(super) fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> 
         out.push(if f.family == "overall" {
             format!("{who}overall: {}", overall(f, &mine))
         } else {
-            format!("{who}{}: {}", f.family, family_sentence(&f.environment, &mine, topics))
+            format!(
+                "{who}{}: {}",
+                f.family,
+                family_sentence(&f.environment, &mine, topics)
+            )
         });
     }
     out
@@ -109,7 +113,11 @@ fn family_sentence(
             continue;
         }
         let of = if lead {
-            format!("{env} {word} in {} of {total} {}", cases.len(), cases_word(total))
+            format!(
+                "{env} {word} in {} of {total} {}",
+                cases.len(),
+                cases_word(total)
+            )
         } else {
             format!("{word} in {}", cases.len())
         };
@@ -126,7 +134,11 @@ fn family_sentence(
                 cases_word(total)
             )
         } else {
-            format!("no difference beyond {} in {}", bound_text(most), same.len())
+            format!(
+                "no difference beyond {} in {}",
+                bound_text(most),
+                same.len()
+            )
         });
         lead = false;
     }
@@ -162,12 +174,12 @@ fn ordered<'a>(
 }
 
 /// "3.5x to 400x: system calls (222x, 400x), pipes (40x), process
-/// creation (3.6x)".
+/// creation (3.6x)"; "2000x: system calls" when one topic carries all.
 fn carried_by(cases: &[&MetricComparison], topics: &BTreeMap<String, String>) -> String {
     let factors: Vec<f64> = cases.iter().map(|m| factor(m)).collect();
-    let (lo, hi) = factors
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), f| (lo.min(*f), hi.max(*f)));
+    let (lo, hi) = factors.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), f| {
+        (lo.min(*f), hi.max(*f))
+    });
     let range = if cases.len() == 1 || factor_text(lo) == factor_text(hi) {
         factor_text(hi)
     } else {
@@ -177,7 +189,10 @@ fn carried_by(cases: &[&MetricComparison], topics: &BTreeMap<String, String>) ->
     let mut by: Vec<(String, Vec<f64>)> = Vec::new();
     for m in cases {
         let bench = m.key.split('[').next().unwrap_or(&m.key);
-        let topic = topics.get(bench).cloned().unwrap_or_else(|| bench.to_string());
+        let topic = topics
+            .get(bench)
+            .cloned()
+            .unwrap_or_else(|| bench.to_string());
         match by.iter_mut().find(|(t, _)| *t == topic) {
             Some((_, v)) => v.push(factor(m)),
             None => by.push((topic, vec![factor(m)])),
@@ -191,8 +206,15 @@ fn carried_by(cases: &[&MetricComparison], topics: &BTreeMap<String, String>) ->
         .iter()
         .take(TOPICS_NAMED)
         .map(|(t, v)| {
-            let f: Vec<String> = v.iter().take(FACTORS_PER_TOPIC).map(|x| factor_text(*x)).collect();
-            format!("{t} ({})", f.join(", "))
+            let mut f: Vec<String> = v.iter().map(|x| factor_text(*x)).collect();
+            f.dedup();
+            f.truncate(FACTORS_PER_TOPIC);
+            // one topic: the range before the colon already gives its factors
+            if by.len() == 1 {
+                t.clone()
+            } else {
+                format!("{t} ({})", f.join(", "))
+            }
         })
         .collect();
     let more = if by.len() > TOPICS_NAMED {
@@ -233,7 +255,12 @@ fn overall(f: &super::FamilySummary, mine: &[&MetricComparison]) -> String {
 fn noise(runs: &[&ResultFile]) -> (f64, f64) {
     let (mut steal, mut tasks, mut n) = (0.0f64, 0.0, 0usize);
     for r in runs {
-        let cpus = r.fingerprint.cpu.usable_cpus.unwrap_or(r.fingerprint.cpu.logical_cpus).max(1);
+        let cpus = r
+            .fingerprint
+            .cpu
+            .usable_cpus
+            .unwrap_or(r.fingerprint.cpu.logical_cpus)
+            .max(1);
         for t in r.cases.iter().filter_map(|c| c.telemetry.as_ref()) {
             steal = t.steal_share.iter().flatten().fold(steal, |a, &b| a.max(b));
             for v in t.runnable_others.iter().flatten() {
@@ -276,7 +303,7 @@ pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
         let total = most.max(fewest + 1);
         out.push(format!(
             "{} more run(s) per environment ({total} in all) would settle {} of the {} unclear \
-             case(s), judging by how much runs, rounds and repetitions varied here",
+             case(s), judging by the spread measured here",
             total - fewest,
             settled.len(),
             unclear.len()
@@ -294,14 +321,13 @@ pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
             why.push(format!("{tasks:.1} other runnable task(s) per CPU"));
         }
         let limits = if why.is_empty() {
-            "the machine's own noise between runs and rounds".to_string()
+            "the machine's noise".to_string()
         } else {
-            format!("the machine's noise ({})", why.join(", "))
+            why.join(", ")
         };
         out.push(format!(
-            "{rest} case(s) would need more than {MOST_RUNS_ADVISED} runs per environment: {limits} \
-             limits them; `envbench info --tuning`, a quieter time or the standard suite (longer \
-             rounds) would narrow them"
+            "{rest} case(s) need over {MOST_RUNS_ADVISED} runs per side ({limits}): \
+             `envbench info --tuning` or a quieter hour would help"
         ));
     }
     out
@@ -331,10 +357,17 @@ fn flag_words(kind: &str) -> (&'static str, fn(f64) -> String) {
 /// cases of B, up to 31 %"), anomalies and cases measured differently
 /// counted, the rest (other hardware, a single run) in short. Each line's
 /// full paragraphs are in [`Comparison::warnings`].
-pub(super) fn warning_lines(c: &Comparison, envs: &[Environment], details: &[String]) -> Vec<String> {
+pub(super) fn warning_lines(
+    c: &Comparison,
+    envs: &[Environment],
+    details: &[String],
+) -> Vec<String> {
     let mut out = Vec::new();
     let has = |needle: &str| details.iter().filter(|w| w.contains(needle)).count();
-    for w in details.iter().filter(|w| w.contains("runs on different CPUs")) {
+    for w in details
+        .iter()
+        .filter(|w| w.contains("runs on different CPUs"))
+    {
         out.push(w.split(':').next().unwrap_or(w).to_string());
     }
     for w in details
@@ -350,22 +383,18 @@ pub(super) fn warning_lines(c: &Comparison, envs: &[Environment], details: &[Str
              huge pages): not like for like"
         ));
     }
-    let anomalies: usize = envs
-        .iter()
-        .flat_map(|e| &e.runs)
-        .map(|r| r.anomalies.len() + r.cases.iter().map(|c| c.anomalies.len()).sum::<usize>())
-        .sum();
-    if anomalies > 0 {
-        out.push(format!(
-            "{anomalies} anomal{} in the runs (`envbench show RUN` lists them)",
-            if anomalies == 1 { "y" } else { "ies" }
-        ));
-    }
+    // anomalies (a high load average at a run's start, mostly left by the
+    // run before) have shown no worth as a warning: each run's count is in
+    // the full warnings (--verbose) and `envbench show RUN` lists them
     out.extend(suspect_lines(c, envs));
     if let Some(w) = details.iter().find(|w| w.contains("no ratio for")) {
         out.push(w.split(':').next().unwrap_or(w).to_string());
     }
-    if let Some(spread) = c.metrics.iter().find(|m| m.basis.runs.0.min(m.basis.runs.1) == 1) {
+    if let Some(spread) = c
+        .metrics
+        .iter()
+        .find(|m| m.basis.runs.0.min(m.basis.runs.1) == 1)
+    {
         let source = [spread.basis.run_spread.0, spread.basis.run_spread.1]
             .iter()
             .map(|s| super::spread_words(*s))
@@ -378,7 +407,12 @@ pub(super) fn warning_lines(c: &Comparison, envs: &[Environment], details: &[Str
     out
 }
 
-/// One line per environment and shown flag kind.
+/// An environment's label and the keys of its cases with a flag.
+type EnvCases<'a> = (&'a str, Vec<&'a str>);
+
+/// One line per shown flag kind over all environments ("other tasks on
+/// its CPUs in 3 case(s) (plain 1, traced 2), up to 0.9 per CPU"), and
+/// each run-level flag.
 fn suspect_lines(c: &Comparison, envs: &[Environment]) -> Vec<String> {
     let fate = if c.exclude_suspect {
         "left out of the means"
@@ -386,15 +420,24 @@ fn suspect_lines(c: &Comparison, envs: &[Environment]) -> Vec<String> {
         "counted in the means"
     };
     let mut out = Vec::new();
+    // kind -> (cases per environment label, largest measure)
+    let mut kinds: BTreeMap<&str, (Vec<EnvCases>, f64)> = BTreeMap::new();
     for e in envs {
-        // kind -> (case keys, largest measure)
-        let mut kinds: BTreeMap<&str, (Vec<&str>, f64)> = BTreeMap::new();
         for r in &e.runs {
             for case in &r.cases {
                 for s in &case.suspect {
-                    let k = kinds.entry(s.kind.as_str()).or_insert((Vec::new(), f64::NAN));
-                    if !k.0.contains(&case.key.as_str()) {
-                        k.0.push(&case.key);
+                    let k = kinds
+                        .entry(s.kind.as_str())
+                        .or_insert((Vec::new(), f64::NAN));
+                    let at = match k.0.iter().position(|(l, _)| *l == e.label) {
+                        Some(i) => i,
+                        None => {
+                            k.0.push((&e.label, Vec::new()));
+                            k.0.len() - 1
+                        }
+                    };
+                    if !k.0[at].1.contains(&case.key.as_str()) {
+                        k.0[at].1.push(&case.key);
                     }
                     if let Some(v) = s.value {
                         k.1 = if k.1.is_nan() { v } else { k.1.max(v) };
@@ -402,22 +445,36 @@ fn suspect_lines(c: &Comparison, envs: &[Environment]) -> Vec<String> {
                 }
             }
             for s in &r.suspect {
-                out.push(format!("{}: {}", e.label, s.message.split(':').next().unwrap_or("")));
+                out.push(format!(
+                    "{}: {}",
+                    e.label,
+                    s.message.split(':').next().unwrap_or("")
+                ));
             }
         }
-        for (kind, (cases, most)) in kinds {
-            let (what, how) = flag_words(kind);
-            let up_to = if most.is_nan() {
-                String::new()
-            } else {
-                format!(", up to {}", how(most))
-            };
-            out.push(format!(
-                "suspect (!): {what} in {} case(s) of {}{up_to}; {fate}",
-                cases.len(),
-                e.label
-            ));
-        }
+    }
+    for (kind, (per_env, most)) in kinds {
+        let (what, how) = flag_words(kind);
+        let up_to = if most.is_nan() {
+            String::new()
+        } else {
+            format!(", up to {}", how(most))
+        };
+        let total: usize = per_env.iter().map(|(_, cases)| cases.len()).sum();
+        let whose = match per_env.as_slice() {
+            [(label, _)] => format!("of {label}"),
+            _ => format!(
+                "({})",
+                per_env
+                    .iter()
+                    .map(|(l, cases)| format!("{l} {}", cases.len()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        out.push(format!(
+            "suspect (!): {what} in {total} case(s) {whose}{up_to}; {fate}"
+        ));
     }
     out.dedup();
     out

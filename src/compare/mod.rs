@@ -485,7 +485,8 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                     run_spread(base, key, &m.name),
                     run_spread(other, key, &m.name),
                 );
-                let (mut mc, lr) = measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
+                let (mut mc, lr) =
+                    measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
                 mc.suspect = suspect.clone();
                 mine.push((mc, lr));
             }

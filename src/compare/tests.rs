@@ -659,7 +659,10 @@ fn a_thousandfold_effect_reads_as_one() {
         outcomes(&c)
     );
     let rec = c.conclusions.join(" ");
-    assert!(rec.contains("slower in 4 of 4 cases, 905x to 1052x"), "{rec}");
+    assert!(
+        rec.contains("slower in 4 of 4 cases, 905x to 1052x"),
+        "{rec}"
+    );
     assert!(!rec.contains("no difference"), "{rec}");
     assert_eq!(describe_speedup(1.0 / 1325.0), "1325x slower");
     assert_eq!(describe_speedup(2.0), "2.0x faster");

@@ -118,8 +118,8 @@ fn interval(ci: (f64, f64)) -> String {
 }
 
 /// Metric comparisons: headline metrics only, or every metric with
-/// secondary ones marked.
-pub fn metrics_table(c: &Comparison, color: bool, all: bool) -> Table {
+/// secondary ones marked; of one family, or of all.
+pub fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let mut t = Table::new(&[
         "case",
         "metric",
@@ -132,7 +132,11 @@ pub fn metrics_table(c: &Comparison, color: bool, all: bool) -> Table {
         ">variation %",
         "verdict",
     ]);
-    for m in c.metrics.iter().filter(|m| all || m.primary) {
+    for m in c
+        .metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+    {
         let verdict = verdict_cell(m.verdict, color);
         t.rows.push(vec![
             // validity (#15): a suspect case is marked
@@ -216,6 +220,19 @@ struct Writer {
     heading: fn(&str) -> String,
     bullet: &'static str,
     color: bool,
+    /// Sentences wrapped at [`TEXT_WIDTH`] (the terminal).
+    wrapped: bool,
+}
+
+impl Writer {
+    /// One list item, wrapped with a hanging indent in the terminal.
+    fn item(&self, s: &str) -> String {
+        if self.wrapped {
+            wrap(s, TEXT_WIDTH, self.bullet, "      ")
+        } else {
+            format!("{}{s}\n", self.bullet)
+        }
+    }
 }
 
 /// The method in one paragraph, for the heading of the cases table.
@@ -267,7 +284,11 @@ pub fn headline(c: &Comparison) -> String {
         .skip(1)
         .map(|e| e.label.as_str())
         .collect();
-    let runs: Vec<String> = c.environments.iter().map(|e| e.runs.len().to_string()).collect();
+    let runs: Vec<String> = c
+        .environments
+        .iter()
+        .map(|e| e.runs.len().to_string())
+        .collect();
     format!(
         "{} against {} ({} runs); speed-up > 1: faster than {}",
         others.join(", "),
@@ -280,7 +301,7 @@ pub fn headline(c: &Comparison) -> String {
 /// One row per case (per metric with `all`): the speed-up (> 1: faster
 /// than the baseline), its 95 % interval, the verdict, and for cases not
 /// called faster or slower the largest difference the interval allows.
-pub fn cases_table(c: &Comparison, color: bool, all: bool) -> Table {
+pub fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let many = c.environments.len() > 2;
     let mut titles = vec!["case"];
     if all {
@@ -291,7 +312,11 @@ pub fn cases_table(c: &Comparison, color: bool, all: bool) -> Table {
     }
     titles.extend([">speed-up", ">95% interval", "verdict", ">within"]);
     let mut t = Table::new(&titles);
-    for m in c.metrics.iter().filter(|m| all || m.primary) {
+    for m in c
+        .metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+    {
         let mut row = vec![if m.suspect.is_empty() {
             m.key.clone()
         } else {
@@ -342,40 +367,53 @@ pub fn render(
             heading: |h| format!("{h}\n"),
             bullet: "  ",
             color,
+            wrapped: true,
         },
         Style::Markdown => Writer {
             table: render_markdown,
             heading: |h| format!("\n## {h}\n\n"),
             bullet: "- ",
             color: false,
+            wrapped: false,
         },
     };
-    let (table, heading, bullet) = (w.table, w.heading, w.bullet);
-    let list = |items: &[String]| -> String {
-        items.iter().map(|i| format!("{bullet}{i}\n")).collect()
-    };
+    let (table, heading) = (w.table, w.heading);
+    let list = |items: &[String]| -> String { items.iter().map(|i| w.item(i)).collect() };
+    // the terminal's first line names the comparison and heads its
+    // conclusions, so that they and every case fit one screen
     let mut out = match style {
-        Style::Markdown => format!("# {}\n", headline(c)),
-        Style::Text { .. } => format!("{}\n", headline(c)),
+        Style::Markdown => format!("# {}\n", headline(c)) + &heading("Conclusions"),
+        Style::Text { .. } => format!("Conclusions: {}\n", headline(c)),
     };
-    out += &heading("Conclusions");
     out += &list(&c.conclusions);
     out += &heading(&format!(
         "Cases: headline metric{}; within = the largest difference the interval allows",
-        if detail.all_metrics { "s and secondary ones" } else { "" }
-    ));
-    out += &table(&cases_table(c, w.color, detail.all_metrics));
-    if !c.warning_lines.is_empty() {
-        out += &heading(if detail.verbose {
-            "Warnings"
+        if detail.all_metrics {
+            "s and secondary ones"
         } else {
-            "Warnings (--verbose: each in full)"
-        });
+            ""
+        }
+    ));
+    out += &table(&cases_table(c, w.color, detail.all_metrics, None));
+    let more = if detail.verbose {
+        ""
+    } else {
+        " (--verbose: each in full)"
+    };
+    if w.wrapped && !c.warning_lines.is_empty() && !c.advice.is_empty() {
+        // one heading in the terminal, so that a comparison fits a screen
+        out += &heading(&format!("Warnings{more}, then advice"));
         out += &list(&c.warning_lines);
-    }
-    if !c.advice.is_empty() {
-        out += &heading("Advice");
         out += &list(&c.advice);
+    } else {
+        if !c.warning_lines.is_empty() {
+            out += &heading(&format!("Warnings{more}"));
+            out += &list(&c.warning_lines);
+        }
+        if !c.advice.is_empty() {
+            out += &heading("Advice");
+            out += &list(&c.advice);
+        }
     }
     if detail.verbose {
         out += &verbose_part(c, &w);
@@ -389,15 +427,41 @@ pub fn render(
     out
 }
 
+/// The width the terminal report's sentences wrap at (its tables do not).
+const TEXT_WIDTH: usize = 120;
+
+/// `s` after `first`, wrapped between words at `width` columns, each
+/// further line after `rest`; a word longer than a line stays whole.
+fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in s.split(' ') {
+        let len = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && len > width {
+            out += line.trim_end();
+            out += "\n";
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out + line.trim_end() + "\n"
+}
+
 /// What `--verbose` adds: the method, each warning in full, environments
 /// and fingerprints, the family summary and the spread of unclear cases.
 fn verbose_part(c: &Comparison, w: &Writer) -> String {
     let (table, heading, bullet) = (w.table, w.heading, w.bullet);
     let mut out = heading("Method");
-    out += &format!("{bullet}{}\n", method_note(c));
+    out += &w.item(&method_note(c));
     if !c.warnings.is_empty() {
         out += &heading("Warnings in full");
-        out += &c.warnings.iter().map(|x| format!("{bullet}{x}\n")).collect::<String>();
+        out += &c.warnings.iter().map(|x| w.item(x)).collect::<String>();
     }
     out += &heading("Families");
     out += &table(&summary_table(c));
@@ -494,15 +558,48 @@ mod tests {
     }
 
     #[test]
+    fn sentences_wrap_between_words_with_a_hanging_indent() {
+        let s = "os: B slower in 8 of 8 cases, 3.5x to 400x: system calls (222x, 400x)";
+        assert_eq!(wrap(s, 120, "  ", "      "), format!("  {s}\n"));
+        let w = wrap(s, 30, "  ", "      ");
+        assert_eq!(
+            w,
+            "  os: B slower in 8 of 8\n      cases, 3.5x to 400x:\n      system calls (222x,\n      400x)\n"
+        );
+        assert!(w.lines().all(|l| l.chars().count() <= 30));
+        // a word longer than the line is kept whole on its own line
+        let long = "x".repeat(40);
+        assert_eq!(
+            wrap(&format!("a {long} b"), 30, "", "  "),
+            format!("a\n  {long}\n  b\n")
+        );
+    }
+
+    #[test]
     fn text_report_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(render(&c, &e, &[], Style::Text { color: false }, Detail::default()));
+        insta::assert_snapshot!(render(
+            &c,
+            &e,
+            &[],
+            Style::Text { color: false },
+            Detail::default()
+        ));
     }
 
     #[test]
     fn markdown_report_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(render(&c, &e, &[], Style::Markdown, Detail { all_metrics: true, verbose: true }));
+        insta::assert_snapshot!(render(
+            &c,
+            &e,
+            &[],
+            Style::Markdown,
+            Detail {
+                all_metrics: true,
+                verbose: true
+            }
+        ));
     }
 
     #[test]
@@ -524,8 +621,12 @@ mod tests {
     #[test]
     fn colour_marks_verdicts_only_when_asked() {
         let (c, e) = comparison();
-        assert!(render(&c, &e, &[], Style::Text { color: true }, Detail::default())
-            .contains("\x1b[31mslower\x1b[0m"));
-        assert!(!render(&c, &e, &[], Style::Text { color: false }, Detail::default()).contains('\x1b'));
+        assert!(
+            render(&c, &e, &[], Style::Text { color: true }, Detail::default())
+                .contains("\x1b[31mslower\x1b[0m")
+        );
+        assert!(
+            !render(&c, &e, &[], Style::Text { color: false }, Detail::default()).contains('\x1b')
+        );
     }
 }

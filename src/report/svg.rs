@@ -10,6 +10,26 @@ pub const PALETTE: [&str; 6] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
 ];
 
+/// The charts' style: shared by the HTML report and standalone SVG files.
+pub const STYLE: &str = "svg .title { font: 600 14px sans-serif; text-anchor: middle; } \
+svg .label, svg .tick { font: 12px sans-serif; fill: #333; } \
+svg .axis { font: 12px sans-serif; fill: #333; } svg .grid { stroke: #e5e5e5; } \
+svg .axisline { stroke: #555; } svg .one { stroke: #333; stroke-dasharray: 4 3; } \
+svg .whisker { stroke: #222; stroke-width: 1.2; } svg .band { fill: #e8e8e8; }";
+
+/// A chart as a file of its own (`compare --figures`): an XML declaration,
+/// a white background and the style inside the `<svg>` element.
+pub fn standalone(svg: &str) -> String {
+    let Some(end) = svg.find('>') else {
+        return svg.to_string();
+    };
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}><style>{STYLE}</style><rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>{}\n",
+        &svg[..end],
+        &svg[end + 1..]
+    )
+}
+
 /// Escapes text for SVG and HTML.
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -144,13 +164,18 @@ pub struct Bar {
     pub color: String,
 }
 
+/// Bars beyond which a speed-up chart draws its scale above them too.
+const TOP_SCALE_FROM: usize = 12;
+
 /// Horizontal bars of speed-ups on a log2-symmetric axis around 1x, with CI
-/// whiskers and a dashed line at 1x.
+/// whiskers, a dashed line at 1x and the tie band (`band`: ±0.02 for the
+/// default threshold) shaded behind them, at least 3 px wide so that it
+/// shows on an axis of many decades.
 ///
 /// A bar whose value is not a finite positive number (a median of 0 gives
 /// an infinite speed-up) is left out with a note under the axis, and the
 /// axis spans at most 2^±[`MAX_SPAN_LOG2`].
-pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
+pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar], band: f64) -> String {
     let all = bars.len();
     let bars: Vec<&Bar> = bars
         .iter()
@@ -160,9 +185,21 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
         0 => x_label.to_string(),
         n => format!("{x_label} ({n} not drawn: speed-up not finite)"),
     };
+    let lines: Vec<&str> = x_label.lines().collect();
     let label_w = bars.iter().map(|b| text_px(&b.label)).fold(80.0, f64::max) + 16.0;
-    let (w, row) = (fit_title(label_w + 520.0, title), 22.0);
-    let h = 60.0 + row * bars.len() as f64 + 40.0;
+    let widest_line = lines.iter().map(|l| text_px(l)).fold(0.0, f64::max);
+    let (w, row) = (
+        fit_title(label_w + 520.0, title).max(widest_line + 40.0),
+        22.0,
+    );
+    // a long chart repeats its scale above the bars, where the first
+    // screen shows it
+    let top = if bars.len() > TOP_SCALE_FROM {
+        54.0
+    } else {
+        36.0
+    };
+    let h = top + 24.0 + row * bars.len() as f64 + 26.0 + 14.0 * lines.len() as f64;
     let extreme = bars
         .iter()
         .flat_map(|b| [b.value, b.lo, b.hi])
@@ -176,7 +213,7 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
         x0 + (e.clamp(-span, span) + span) / (2.0 * span) * (x1 - x0)
     };
     let mut s = open_svg(w, h, title);
-    let y_end = 40.0 + row * bars.len() as f64;
+    let y_end = top + 4.0 + row * bars.len() as f64;
     // ticks every 2^step, few enough that their labels never touch
     let widest = (-(span as i32)..=(span as i32))
         .map(|e| text_px(&format!("{}x", tick_label(2f64.powi(e)))))
@@ -191,18 +228,30 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
         let x = px(v);
         let _ = write!(
             s,
-            r#"<line x1="{x:.1}" y1="36" x2="{x:.1}" y2="{y_end:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{}x</text>"#,
+            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{y_end:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{}x</text>"#,
             y_end + 14.0,
             tick_label(v)
         );
+        if top > 36.0 {
+            let _ = write!(
+                s,
+                r#"<text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{}x</text>"#,
+                top - 6.0,
+                tick_label(v)
+            );
+        }
     }
     let one = px(1.0);
+    let (b0, b1) = (px(1.0 - band), px(1.0 + band));
+    let bw = (b1 - b0).max(3.0);
     let _ = write!(
         s,
-        r#"<line x1="{one:.1}" y1="36" x2="{one:.1}" y2="{y_end:.1}" class="one"/>"#
+        r#"<rect x="{:.1}" y="{top}" width="{bw:.1}" height="{:.1}" class="band"/><line x1="{one:.1}" y1="{top}" x2="{one:.1}" y2="{y_end:.1}" class="one"/>"#,
+        one - bw / 2.0,
+        y_end - top
     );
     for (i, b) in bars.iter().enumerate() {
-        let y = 40.0 + row * i as f64;
+        let y = top + 4.0 + row * i as f64;
         let (a, z) = (px(b.value).min(one), px(b.value).max(one));
         let _ = write!(
             s,
@@ -227,14 +276,18 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar]) -> String {
             y + 15.0
         );
     }
-    let _ = write!(
-        s,
-        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text></svg>"#,
-        (x0 + x1) / 2.0,
-        h - 8.0,
-        esc(&x_label)
-    );
-    s
+    // each line of the axis label centred on the page, not on the axis,
+    // so that a line wider than the axis stays inside the chart
+    for (i, line) in lines.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
+            w / 2.0,
+            y_end + 34.0 + 14.0 * i as f64,
+            esc(line)
+        );
+    }
+    s + "</svg>"
 }
 
 /// A named series of (x, y) points.
@@ -434,7 +487,12 @@ mod tests {
             hi: value * 2.0,
             color: PALETTE[0].into(),
         };
-        let svg = speedup_bars("t", "speed-up", &[bar(f64::INFINITY), bar(1e300), bar(2.0)]);
+        let svg = speedup_bars(
+            "t",
+            "speed-up",
+            &[bar(f64::INFINITY), bar(1e300), bar(2.0)],
+            0.02,
+        );
         assert!(svg.contains("1 not drawn"));
         assert!(svg.matches("class=\"grid\"").count() <= 2 * MAX_SPAN_LOG2 as usize + 1);
         let a = Axis::new(1.0, f64::INFINITY, true, 0.0, 100.0);
@@ -483,8 +541,14 @@ mod tests {
                 hi: 0.6,
                 color: "#000".into(),
             }],
+            0.02,
         );
         assert!(b.contains(">cpu.dense<") && b.contains("<rect") && b.contains("class=\"one\""));
+        assert!(b.contains("class=\"band\""), "the tie band is drawn");
+        let alone = standalone(&b);
+        assert!(
+            alone.starts_with("<?xml") && alone.contains("<style>") && alone.ends_with("</svg>\n")
+        );
         let t = timeline("t", &[(0.0, 1.0), (0.1, 2.0)]);
         assert_eq!(t.matches("<rect").count(), 2);
     }

@@ -1,11 +1,11 @@
 //! Draws the views families declare ([`crate::view`]) from a comparison's
-//! data: SVG charts for the HTML report, tables for the terminal and
-//! Markdown. Nothing here knows a bench: ids, parameters and metric names
-//! all come from the views and the results.
+//! data as figures: SVG charts for the HTML report and `--figures`, tables
+//! for the terminal, Markdown and CSV. Nothing here knows a bench: ids,
+//! parameters and metric names all come from the views and the results.
 
-use super::svg::{line_chart, timeline, Series};
+use super::svg::{line_chart, speedup_bars, timeline, Bar, Series};
 use super::Table;
-use crate::compare::{Comparison, Environment};
+use crate::compare::{Comparison, Environment, Verdict};
 use crate::results::{param_text, CaseResult, CaseStatus};
 use crate::units::{format_value, Unit};
 use crate::view::{
@@ -251,62 +251,207 @@ fn chart_title(bench: &str, title: &str, unit: Unit, split: bool) -> String {
     }
 }
 
-/// The HTML charts of every view with data, in the views' order; grids
-/// come out as tables drawn by `table`.
-pub fn charts(
-    c: &Comparison,
-    envs: &[Environment],
-    views: &[BenchView],
-    table: fn(&Table) -> String,
-) -> String {
-    let mut s = String::new();
+/// One figure of a comparison: a chart, a table, or a chart with its data
+/// as a table; named for a file (`compare --figures DIR`) and grouped by
+/// family (the HTML report's sections).
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// The family it belongs to (`mem`), or `all` for the speed-up charts.
+    pub family: String,
+    /// A file name without extension, unique in a comparison:
+    /// `fam.bench-bandwidth_by_threads`.
+    pub name: String,
+    /// Its title.
+    pub title: String,
+    /// The chart, as a standalone-ready SVG element.
+    pub svg: Option<String>,
+    /// The data as a table (a grid, or a chart's points).
+    pub table: Option<Table>,
+}
+
+impl Figure {
+    fn new(bench: &str, title: String, svg: Option<String>, table: Option<Table>) -> Figure {
+        let family = bench.split('.').next().unwrap_or(bench).to_string();
+        let short = title.strip_prefix(&format!("{bench}: ")).unwrap_or(&title);
+        let name = crate::units::file_safe(&format!("{bench}-{}", short.to_lowercase()))
+            .split('_')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("_");
+        Figure {
+            family,
+            name,
+            title,
+            svg,
+            table,
+        }
+    }
+}
+
+/// Every view with data as figures, in the views' order: line and
+/// percentile charts with their points as tables, timelines as charts,
+/// grids as tables. Names are made unique by a number where two collide.
+pub fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
     for BenchView { bench, view } in views {
         match &view.kind {
             ViewKind::Lines(l) => {
                 let charts = lines_charts(envs, bench, l);
                 let split = charts.len() > 1;
-                for c in charts {
-                    s += &line_chart(
-                        &chart_title(bench, view.title, c.unit, split),
+                for ch in charts {
+                    let title = chart_title(bench, view.title, ch.unit, split);
+                    let svg = line_chart(
+                        &title,
                         &axis(l.x_label, None, l.x_scale),
-                        &axis(l.y_label, Some(c.unit), l.y_scale),
-                        &c.series,
+                        &axis(l.y_label, Some(ch.unit), l.y_scale),
+                        &ch.series,
                         l.x_scale == Scale::Log,
                         l.y_scale == Scale::Log,
                     );
+                    let table = chart_table(l.x_label, ch.unit, &ch.series);
+                    out.push(Figure::new(bench, title, Some(svg), Some(table)));
                 }
             }
             ViewKind::Percentiles(p) => {
                 let charts = percentile_charts(envs, bench, p);
                 let split = charts.len() > 1;
-                for c in charts {
-                    s += &line_chart(
-                        &chart_title(bench, view.title, c.unit, split),
+                for ch in charts {
+                    let title = chart_title(bench, view.title, ch.unit, split);
+                    let svg = line_chart(
+                        &title,
                         "percentile (0 = min, 100 = max)",
-                        &axis(&format!("latency per {}", p.per), Some(c.unit), Scale::Log),
-                        &c.series,
+                        &axis(&format!("latency per {}", p.per), Some(ch.unit), Scale::Log),
+                        &ch.series,
                         false,
                         true,
                     );
+                    let table = chart_table("percentile", ch.unit, &ch.series);
+                    out.push(Figure::new(bench, title, Some(svg), Some(table)));
                 }
             }
             ViewKind::Timeline(t) => {
                 for (name, spans) in timelines(envs, bench, t) {
-                    s += &timeline(&format!("{name}, {}", view.title), &spans);
+                    let title = format!("{name}, {}", view.title);
+                    let svg = timeline(&title, &spans);
+                    out.push(Figure::new(bench, title, Some(svg), None));
                 }
             }
             ViewKind::Grid(g) => {
                 if let Some(t) = grid_table(c, envs, bench, g) {
-                    s += &format!(
-                        "<h3>{}</h3>",
-                        super::svg::esc(&format!("{bench}: {}", view.title))
-                    );
-                    s += &table(&t);
+                    out.push(Figure::new(
+                        bench,
+                        format!("{bench}: {}", view.title),
+                        None,
+                        Some(t),
+                    ));
                 }
             }
         }
     }
-    s
+    unique_names(&mut out);
+    out
+}
+
+/// Okabe–Ito colours of verdicts: faster bluish green, slower vermillion,
+/// tie grey, unclear sky blue.
+pub fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "#009E73",
+        Verdict::Slower => "#D55E00",
+        Verdict::Tie => "#9a9a9a",
+        Verdict::Unclear => "#56B4E9",
+    }
+}
+
+/// The speed-up chart of each environment against the baseline: a bar per
+/// case's headline metric with its 95 % interval, coloured by verdict, the
+/// tie band shaded; with the cases table of the same numbers.
+pub fn speedup_figures(c: &Comparison) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for other in c.environments.iter().skip(1) {
+        let mine: Vec<&crate::compare::MetricComparison> = c
+            .metrics
+            .iter()
+            .filter(|m| m.primary && m.environment == other.label)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let bars: Vec<Bar> = mine
+            .iter()
+            .map(|m| {
+                let (lo, hi) = m.speedup_ci();
+                Bar {
+                    label: m.key.clone(),
+                    value: m.speedup(),
+                    lo,
+                    hi,
+                    color: verdict_color(m.verdict).into(),
+                }
+            })
+            .collect();
+        let title = format!(
+            "Speed-up of {} over {} (headline metric per case, 95 % interval)",
+            other.label, c.baseline
+        );
+        let svg = speedup_bars(
+            &title,
+            &format!(
+                "speed-up, log scale; > 1x: {} faster; grey band: a tie within ±{} %\n\
+                 green faster, vermillion slower, grey tie, blue unclear",
+                other.label,
+                c.threshold * 100.0
+            ),
+            &bars,
+            c.threshold,
+        );
+        let mut t = Table::new(&[
+            "case",
+            "metric",
+            ">speed-up",
+            ">low",
+            ">high",
+            "verdict",
+            ">within",
+        ]);
+        for m in &mine {
+            let (lo, hi) = m.speedup_ci();
+            t.rows.push(vec![
+                m.key.clone(),
+                m.metric.clone(),
+                format_value(m.speedup()),
+                format_value(lo),
+                format_value(hi),
+                m.verdict.word().to_string(),
+                format!("{:.4}", m.equivalence_bound),
+            ]);
+        }
+        let suffix = if c.environments.len() > 2 {
+            format!("-{}", other.label)
+        } else {
+            String::new()
+        };
+        out.push(Figure {
+            family: "all".into(),
+            name: crate::units::file_safe(&format!("speedup{suffix}")),
+            title,
+            svg: Some(svg),
+            table: Some(t),
+        });
+    }
+    out
+}
+
+/// Appends `-2`, `-3` ... to names seen before.
+pub fn unique_names(figures: &mut [Figure]) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for f in figures {
+        let n = seen.entry(f.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            f.name = format!("{}-{n}", f.name);
+        }
+    }
 }
 
 /// A grid view as a table: a row per value of `rows`, a column per
@@ -458,38 +603,10 @@ fn chart_table(x_title: &str, unit: Unit, series: &[Series]) -> Table {
 /// Every view with data as (title, table), for the terminal and Markdown.
 /// Timelines have no table form and are left to the HTML report.
 pub fn tables(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<(String, Table)> {
-    let mut out = Vec::new();
-    for BenchView { bench, view } in views {
-        match &view.kind {
-            ViewKind::Lines(l) => {
-                let charts = lines_charts(envs, bench, l);
-                let split = charts.len() > 1;
-                for ch in charts {
-                    out.push((
-                        chart_title(bench, view.title, ch.unit, split),
-                        chart_table(l.x_label, ch.unit, &ch.series),
-                    ));
-                }
-            }
-            ViewKind::Percentiles(p) => {
-                let charts = percentile_charts(envs, bench, p);
-                let split = charts.len() > 1;
-                for ch in charts {
-                    out.push((
-                        chart_title(bench, view.title, ch.unit, split),
-                        chart_table("percentile", ch.unit, &ch.series),
-                    ));
-                }
-            }
-            ViewKind::Grid(g) => {
-                if let Some(t) = grid_table(c, envs, bench, g) {
-                    out.push((format!("{bench}: {}", view.title), t));
-                }
-            }
-            ViewKind::Timeline(_) => {}
-        }
-    }
-    out
+    figures(c, envs, views)
+        .into_iter()
+        .filter_map(|f| Some((f.title, f.table?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -685,7 +802,15 @@ mod tests {
             },
         )
         .unwrap();
-        charts(&c, e, views, super::super::render_markdown)
+        figures(&c, e, views)
+            .iter()
+            .map(|f| {
+                f.svg
+                    .clone()
+                    .or_else(|| f.table.as_ref().map(super::super::render_markdown))
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
     #[test]

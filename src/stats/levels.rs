@@ -109,7 +109,9 @@ impl RunSpread {
         match self {
             RunSpread::Measured => (0.0, f64::INFINITY),
             RunSpread::Workers { residual } => (residual * residual, f64::INFINITY),
-            RunSpread::History { var, runs } => (var.max(0.0), runs.saturating_sub(1).max(1) as f64),
+            RunSpread::History { var, runs } => {
+                (var.max(0.0), runs.saturating_sub(1).max(1) as f64)
+            }
             RunSpread::Assumed { sd } => (sd * sd, f64::INFINITY),
         }
     }
@@ -234,7 +236,10 @@ impl Levels {
             .iter()
             .map(|run| run.iter().map(|r| median(r)).collect())
             .collect();
-        let dof = rounds.iter().map(|r| r.len().saturating_sub(1)).sum::<usize>() as f64;
+        let dof = rounds
+            .iter()
+            .map(|r| r.len().saturating_sub(1))
+            .sum::<usize>() as f64;
         let Some(within) = pooled(rounds.iter().map(Vec::as_slice)) else {
             return top;
         };
@@ -430,7 +435,13 @@ pub fn log_ratio(
     let resamples = resamples.max(2);
     let mut rng = Rng::new(seed);
     // a side with two or more runs measured its spread itself
-    let spread = |l: &Levels, s: RunSpread| if l.runs() >= 2 { RunSpread::Measured } else { s };
+    let spread = |l: &Levels, s: RunSpread| {
+        if l.runs() >= 2 {
+            RunSpread::Measured
+        } else {
+            s
+        }
+    };
     let (sb, so) = (spread(base, base_spread), spread(other, other_spread));
     let (vb, vo) = (base.estimate_variance(), other.estimate_variance());
     let (ab, ao) = (sb.added(), so.added());

@@ -379,7 +379,12 @@ mod tests {
         f.fingerprint.cpu.governor = Some("powersave".into());
         assess(&mut f);
         let c = &f.cases[0];
-        let kinds: Vec<&str> = c.suspect.iter().chain(&c.signals).map(|s| s.kind.as_str()).collect();
+        let kinds: Vec<&str> = c
+            .suspect
+            .iter()
+            .chain(&c.signals)
+            .map(|s| s.kind.as_str())
+            .collect();
         assert_eq!(kinds, ["high_cv"]);
         // a kind not measured to predict a worse figure stays a signal
         assert_eq!(c.suspect.is_empty(), !SHOWN.contains(&"high_cv"));

@@ -1,13 +1,18 @@
 //! `envbench compare --html FILE`: one self-contained page (inline CSS and
-//! SVG, no script, no network) with the verdict summary, warnings,
-//! recommendations, fingerprints side by side, charts and every metric.
+//! SVG, no script, no network) that leads with its conclusions and the
+//! speed-up chart, then has a section per family (its conclusion, its
+//! cases, its declared views), and keeps the rest (warnings in full,
+//! fingerprints, anomalies, the spread of unclear cases, every metric, the
+//! method) in collapsed sections.
 
 use super::{Export, Exporter, Report};
-use crate::compare::{Comparison, Environment, Verdict};
+use crate::compare::{Comparison, Environment};
 use crate::report::compare::{
-    fingerprint_table, method_note, metrics_table, summary_table, unclear_table,
+    cases_table, environments_table, fingerprint_table, headline, method_note, metrics_table,
+    summary_table, unclear_table,
 };
-use crate::report::svg::{esc, speedup_bars, Bar};
+use crate::report::svg::{esc, STYLE};
+use crate::report::views::{figures, speedup_figures, Figure};
 use crate::report::{Align, Table};
 use crate::view::BenchView;
 
@@ -27,6 +32,26 @@ impl Exporter for Html {
     }
 }
 
+/// Text for a table cell: escaped, with a break allowed after each comma,
+/// opening bracket and equals sign
+/// (`fam.bench[<wbr>size=<wbr>2000000,<wbr>threads=<wbr>1]`) so that long
+/// case keys wrap there on a phone and never inside a word.
+fn cell_text(s: &str) -> String {
+    esc(s)
+        .replace(',', ",<wbr>")
+        .replace('[', "[<wbr>")
+        .replace('=', "=<wbr>")
+}
+
+/// A number column's text: a narrow screen may wrap it between words
+/// (`0.91 ..` above `1.58`) but never inside one (`1.000e-4`, `speed-up`).
+fn num_text(s: &str) -> String {
+    s.split(' ')
+        .map(|w| format!("<span class=\"nb\">{}</span>", esc(w)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A table as HTML; rows whose first cell ends in " *" (differs) or " !"
 /// (suspect) are highlighted.
 fn html_table(t: &Table) -> String {
@@ -39,7 +64,12 @@ fn html_table(t: &Table) -> String {
     };
     let mut s = String::from("<div class=\"wide\"><table><thead><tr>");
     for c in &t.columns {
-        s += &format!("<th{}>{}</th>", class(c.align), esc(&c.title));
+        let title = if c.align == Align::Right {
+            num_text(&c.title)
+        } else {
+            cell_text(&c.title)
+        };
+        s += &format!("<th{}>{title}</th>", class(c.align));
     }
     s += "</tr></thead><tbody>";
     for r in &t.rows {
@@ -48,11 +78,13 @@ fn html_table(t: &Table) -> String {
             .is_some_and(|c| c.ends_with(" *") || c.ends_with(" !"));
         s += if diff { "<tr class=\"diff\">" } else { "<tr>" };
         for (cell, col) in r.iter().zip(&t.columns) {
-            let v = match cell.as_str() {
-                "faster" | "slower" | "tie" => {
-                    format!("<span class=\"verdict-{cell}\">{cell}</span>")
+            let word = cell.trim_end_matches(" *");
+            let v = match word {
+                "faster" | "slower" | "tie" | "unclear" => {
+                    format!("<span class=\"verdict-{word}\">{}</span>", esc(cell))
                 }
-                _ => esc(cell),
+                _ if col.align == Align::Right => num_text(cell),
+                _ => cell_text(cell),
             };
             s += &format!("<td{}>{v}</td>", class(col.align));
         }
@@ -61,55 +93,151 @@ fn html_table(t: &Table) -> String {
     s + "</tbody></table></div>"
 }
 
-/// Okabe–Ito colours: faster bluish green, slower vermillion, tie grey,
-/// unclear sky blue.
-pub fn verdict_color(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => "#009E73",
-        Verdict::Slower => "#D55E00",
-        Verdict::Tie => "#9a9a9a",
-        Verdict::Unclear => "#56B4E9",
+/// A list of lines as `<ul>`.
+fn list(items: &[String], class: &str) -> String {
+    let mut s = format!("<ul class=\"{class}\">");
+    for i in items {
+        s += &format!("<li>{}</li>", esc(i));
+    }
+    s + "</ul>"
+}
+
+/// A collapsed section.
+fn collapsed(summary: &str, body: &str) -> String {
+    format!(
+        "<details><summary>{}</summary>{body}</details>",
+        esc(summary)
+    )
+}
+
+/// A figure: its chart, else its table under its title.
+fn figure(f: &Figure) -> String {
+    match (&f.svg, &f.table) {
+        (Some(svg), _) => format!("<figure>{svg}</figure>"),
+        (None, Some(t)) => format!("<h3>{}</h3>{}", esc(&f.title), html_table(t)),
+        (None, None) => String::new(),
     }
 }
 
-/// The speed-up bars of every environment, then every view with data.
-fn charts(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> String {
-    let mut s = String::new();
-    for other in c.environments.iter().skip(1) {
-        let bars: Vec<Bar> = c
-            .metrics
-            .iter()
-            .filter(|m| m.primary && m.environment == other.label)
-            .map(|m| {
-                let (lo, hi) = m.speedup_ci();
-                let color = verdict_color(m.verdict);
-                Bar {
-                    label: format!("{} {}", m.key, m.metric),
-                    value: m.speedup(),
-                    lo,
-                    hi,
-                    color: color.into(),
-                }
-            })
-            .collect();
-        if !bars.is_empty() {
-            s += &speedup_bars(
-                &format!(
-                    "Speed-up of {} over {} (headline metric per case, 95 % CI)",
-                    other.label, c.baseline
-                ),
-                &format!(
-                    "speed-up (log scale; > 1x: {} faster; green faster, vermillion slower, grey tie, blue unclear)",
-                    other.label
-                ),
-                &bars,
-            );
+/// The families compared, in the order of their first case.
+fn families(c: &Comparison) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for m in &c.metrics {
+        if !out.contains(&m.family.as_str()) {
+            out.push(&m.family);
         }
     }
-    s + &crate::report::views::charts(c, envs, views, html_table)
+    out
 }
 
-/// The report page.
+/// The conclusions about `family` (one per environment compared).
+fn family_conclusions(c: &Comparison, family: &str) -> Vec<String> {
+    let lead = format!("{family}: ");
+    c.conclusions
+        .iter()
+        .filter(|l| {
+            l.starts_with(&lead)
+                || c.environments
+                    .iter()
+                    .any(|e| l.starts_with(&format!("{} {lead}", e.label)))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every anomaly of every run, one line each.
+fn anomalies(envs: &[Environment]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in envs {
+        for r in &e.runs {
+            for a in &r.anomalies {
+                out.push(format!(
+                    "{} / {}: {}: {}",
+                    e.label, r.run_id, a.kind, a.message
+                ));
+            }
+            for cs in &r.cases {
+                for a in &cs.anomalies {
+                    out.push(format!(
+                        "{} / {} / {}: {}: {}",
+                        e.label, r.run_id, cs.key, a.kind, a.message
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What follows the family sections, collapsed.
+fn details(c: &Comparison, envs: &[Environment]) -> String {
+    let mut b = String::new();
+    if !c.warnings.is_empty() {
+        b += &collapsed(
+            &format!("Each warning in full ({})", c.warnings.len()),
+            &list(&c.warnings, "full"),
+        );
+    }
+    b += &collapsed(
+        "Environments and their fingerprints",
+        &format!(
+            "{}<p class=\"note\">Highlighted rows differ from the baseline.</p>{}",
+            html_table(&environments_table(c)),
+            html_table(&fingerprint_table(c))
+        ),
+    );
+    let found = anomalies(envs);
+    if !found.is_empty() {
+        b += &collapsed(
+            &format!("Anomalies in the runs ({})", found.len()),
+            &list(&found, "full"),
+        );
+    }
+    let unclear = unclear_table(c);
+    if !unclear.rows.is_empty() {
+        b += &collapsed(
+            &format!(
+                "Unclear cases: where the spread comes from ({})",
+                unclear.rows.len()
+            ),
+            &format!(
+                "<p class=\"note\">Share of the variance between runs, between rounds and between \
+                 repetitions, and the runs per environment that would resolve an effect of the \
+                 threshold's size.</p>{}",
+                html_table(&unclear)
+            ),
+        );
+    }
+    let mut every = html_table(&summary_table(c));
+    for f in families(c) {
+        every += &format!("<h3>{}</h3>", esc(f));
+        every += &html_table(&metrics_table(c, false, true, Some(f)));
+    }
+    b += &collapsed(&format!("Every metric ({})", c.metrics.len()), &every);
+    if !c.unmatched.is_empty() {
+        let lines: Vec<String> = c
+            .unmatched
+            .iter()
+            .map(|(e, k)| format!("{e}: {k}"))
+            .collect();
+        b += &collapsed(
+            &format!("Cases in one environment only ({})", lines.len()),
+            &list(&lines, "full"),
+        );
+    }
+    b += &collapsed(
+        "Method",
+        &format!(
+            "<p class=\"note\">{} Bootstrap seed {}.</p>",
+            esc(&method_note(c)),
+            c.seed
+        ),
+    );
+    b
+}
+
+/// The report page: conclusions and the speed-up chart first, advice and
+/// warnings in a line each, a section per family, the rest collapsed.
 pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> String {
     let others: Vec<&str> = c
         .environments
@@ -118,71 +246,46 @@ pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Stri
         .map(|e| e.label.as_str())
         .collect();
     let title = format!("envbench: {} against {}", others.join(", "), c.baseline);
-    let mut b = format!("<h1>{}</h1>", esc(&title));
-    b += &format!(
-        "<p class=\"note\">{} Bootstrap seed {}.</p>",
-        esc(&method_note(c)),
-        c.seed
+    let mut b = format!(
+        "<header><h1>{}</h1><p class=\"sub\">{}</p></header>",
+        esc(&title),
+        esc(&headline(c))
     );
-    b += "<h2>Summary by family</h2>";
-    b += &html_table(&summary_table(c));
-    b += "<h2>Recommendations</h2><ul>";
-    for r in c.conclusions.iter().chain(&c.advice) {
-        b += &format!("<li>{}</li>", esc(r));
+    b += "<section id=\"conclusions\"><h2>Conclusions</h2>";
+    b += &list(&c.conclusions, "conclusions");
+    b += "</section><section id=\"speedup\">";
+    for f in speedup_figures(c) {
+        b += &figure(&f);
     }
-    b += "</ul>";
-    if !c.warnings.is_empty() {
-        b += "<h2>Warnings</h2><ul>";
-        for w in &c.warnings {
-            b += &format!("<li>{}</li>", esc(w));
+    b += "</section>";
+    if !c.advice.is_empty() {
+        b += "<section id=\"advice\"><h2>Advice</h2>";
+        b += &list(&c.advice, "advice");
+        b += "</section>";
+    }
+    if !c.warning_lines.is_empty() {
+        b += "<section id=\"warnings\"><h2>Warnings</h2>";
+        b += &list(&c.warning_lines, "warnings");
+        b += "</section>";
+    }
+    let all = figures(c, envs, views);
+    for fam in families(c) {
+        b += &format!(
+            "<section class=\"family\" id=\"family-{0}\"><h2>{0}</h2>",
+            esc(fam)
+        );
+        b += &list(&family_conclusions(c, fam), "conclusions");
+        b += &html_table(&cases_table(c, false, false, Some(fam)));
+        for f in all.iter().filter(|f| f.family == fam) {
+            b += &figure(f);
         }
-        b += "</ul>";
+        b += "</section>";
     }
-    b += "<h2>Environments (highlighted rows differ from the baseline)</h2>";
-    b += &html_table(&fingerprint_table(c));
-    let anomalies: Vec<String> = envs
-        .iter()
-        .flat_map(|e| {
-            e.runs.iter().flat_map(move |r| {
-                r.anomalies
-                    .iter()
-                    .map(move |a| format!("{} / {}: {}: {}", e.label, r.run_id, a.kind, a.message))
-                    .chain(r.cases.iter().flat_map(move |cs| {
-                        cs.anomalies.iter().map(move |a| {
-                            format!(
-                                "{} / {} / {}: {}: {}",
-                                e.label, r.run_id, cs.key, a.kind, a.message
-                            )
-                        })
-                    }))
-            })
-        })
-        .collect();
-    if !anomalies.is_empty() {
-        b += "<h2>Anomalies</h2><ul>";
-        for a in anomalies {
-            b += &format!("<li>{}</li>", esc(&a));
-        }
-        b += "</ul>";
-    }
-    b += "<h2>Charts</h2>";
-    b += &charts(c, envs, views);
-    let unclear = unclear_table(c);
-    if !unclear.rows.is_empty() {
-        b += "<h2>Unclear cases: where the spread comes from</h2>";
-        b += "<p class=\"note\">Share of the variance between runs, between rounds and between repetitions, and the runs per environment that would resolve an effect of the threshold's size.</p>";
-        b += &html_table(&unclear);
-    }
-    b += "<h2>Every metric</h2>";
-    b += &html_table(&metrics_table(c, false, true));
-    if !c.unmatched.is_empty() {
-        b += "<h2>Cases in one environment only</h2><ul>";
-        for (e, k) in &c.unmatched {
-            b += &format!("<li>{}: {}</li>", esc(e), esc(k));
-        }
-        b += "</ul>";
-    }
+    b += "<section id=\"details\">";
+    b += &details(c, envs);
+    b += "</section>";
     TEMPLATE
         .replace("{{TITLE}}", &esc(&title))
+        .replace("{{SVG_STYLE}}", STYLE)
         .replace("{{BODY}}", &b)
 }

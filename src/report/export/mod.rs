@@ -1,9 +1,10 @@
 //! The formats a comparison is written in, one file each behind one trait
 //! ([`Exporter`]), listed once in [`EXPORTERS`]: the terminal's aligned
-//! text, Markdown, CSV, JSON and the HTML page. A new format is a file here
+//! text, Markdown, CSV, JSON, the HTML page and the figures for a paper. A new format is a file here
 //! and a line in the list; `compare` asks for a format by its name.
 
 pub mod csv;
+pub mod figures;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -37,6 +38,8 @@ pub struct Report<'a> {
 pub enum Export {
     /// One document (a page, a table, JSON).
     Document(String),
+    /// Files for a directory: (file name, contents).
+    Files(Vec<(String, String)>),
 }
 
 /// A format.
@@ -54,6 +57,7 @@ pub const EXPORTERS: &[&dyn Exporter] = &[
     &csv::Csv,
     &json::Json,
     &html::Html,
+    &figures::Figures,
 ];
 
 /// The format named `name`.

@@ -342,7 +342,10 @@ fn runs_are_pooled_with_their_rounds_only_when_their_rounds_explain_them() {
         let steady = levels(&simulate(&mut rng, 100.0, 3, AFTER, TYPICAL));
         let (_, df) = steady.estimate_variance();
         pooled += usize::from(df > 2.0);
-        let drifting = Noise { slow: 0.15, ..TYPICAL };
+        let drifting = Noise {
+            slow: 0.15,
+            ..TYPICAL
+        };
         let l = levels(&simulate(&mut rng, 100.0, 3, AFTER, drifting));
         let (v, df) = l.estimate_variance();
         kept += usize::from(df == 2.0);
@@ -386,4 +389,3 @@ fn drift_between_runs_keeps_three_run_comparisons_honest() {
     assert!(false_1 <= 0.05, "{false_1}");
     assert!(with_history <= 0.05, "{with_history}");
 }
-
