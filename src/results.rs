@@ -294,7 +294,7 @@ pub struct Derived {
 /// A problem that makes numbers suspect, with an explanation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Anomaly {
-    /// `wall_clock_jump`, `impossible_value`, `short_interval`, `high_load`, `fake_clock` ...
+    /// `wall_clock_jump`, `impossible_value`, `short_interval`, `not_idle`, `fake_clock` (older files may hold `high_load`) ...
     pub kind: String,
     /// What happened and what it means, in a sentence or two.
     pub message: String,

@@ -107,12 +107,8 @@ fn own_cpu_secs() -> f64 {
     secs(ru.ru_utime) + secs(ru.ru_stime)
 }
 
-/// A load average above this fraction of the usable CPUs at the start is
-/// reported: other work is competing with the benchmarks.
-const HIGH_LOAD_PER_CPU: f64 = 0.5;
-
 /// What a run records before its first case: the idle check
-/// ([`before_run`]), a high load average, a fake clock (anomalies), and a
+/// ([`before_run`]), a fake clock (anomalies), and a
 /// governor other than `performance` (a note).
 ///
 /// # Errors
@@ -122,17 +118,11 @@ pub fn at_start(
     fp: &Fingerprint,
     quiet: bool,
 ) -> Result<(Vec<Anomaly>, Vec<String>), NotIdle> {
+    // The idle check measures what competes now. The 1-minute load
+    // average (in the fingerprint) is no longer an anomaly: it lags by
+    // minutes and counts envbench's own previous run (2-13 on 2 CPUs between
+    // back-to-back A/A runs that then agreed as well as any).
     let mut anomalies = before_run(config, quiet)?;
-    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1) as f64;
-    if let Some(load) = fp.load_average.filter(|l| l.one > HIGH_LOAD_PER_CPU * cpus) {
-        anomalies.push(Anomaly {
-            kind: "high_load".into(),
-            message: format!(
-                "load average {:.2} at start on {cpus} usable CPU(s): other work competes with the benchmarks",
-                load.one
-            ),
-        });
-    }
     if config.fake_clock {
         anomalies.push(Anomaly {
             kind: "fake_clock".into(),
