@@ -610,7 +610,7 @@ mod tests {
         assert_eq!(reps.budget_secs, 2.0);
         // a 16-CPU machine's thread counts and every family: 60 cases
         let note = fit_budget(&mut reps, Suite::Quick, 60, None).unwrap();
-        assert!((reps.budget_secs * 60.0 - 54.0).abs() < 1e-9, "{note}");
+        assert!((reps.budget_secs * 60.0 - 42.0).abs() < 1e-9, "{note}");
         // never below the floor at which rounds cannot finish a repetition
         let mut reps = RepPolicy::for_suite(Suite::Quick);
         fit_budget(&mut reps, Suite::Quick, 1000, None);
