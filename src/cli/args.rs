@@ -53,11 +53,12 @@ pub enum Cmd {
     Show(ShowArgs),
     /// List the runs recorded in the local history.
     History(HistoryArgs),
-    /// Compare environments: per case, the ratio of the two sides'
-    /// estimates with a 95 % interval from a hierarchical bootstrap over
-    /// runs, rounds and repetitions, the seeds' variation %, and one of
-    /// four outcomes (faster, slower, tie inside the band, unclear);
-    /// fingerprints side by side.
+    /// Compare environments: one conclusion per family first (slower in
+    /// 8 of 8 cases, 3.5x to 400x, and which cases carry it; or no
+    /// difference beyond ±N %), then per case the speed-up with a 95 %
+    /// interval from a hierarchical bootstrap over runs, rounds and
+    /// repetitions and one of four outcomes (faster, slower, tie inside
+    /// the band, unclear); warnings and advice in a line each.
     ///
     /// Runs with the same label form one environment; the first label is
     /// the baseline. Several runs per environment measure how much runs
