@@ -387,6 +387,12 @@ pub(super) fn warning_lines(
     // run before) have shown no worth as a warning: each run's count is in
     // the full warnings (--verbose) and `envbench show RUN` lists them
     out.extend(suspect_lines(c, envs));
+    if let Some(w) = details
+        .iter()
+        .find(|w| w.contains("whose unit or direction differs"))
+    {
+        out.push(w.split(':').next().unwrap_or(w).to_string());
+    }
     if let Some(w) = details.iter().find(|w| w.contains("no ratio for")) {
         out.push(w.split(':').next().unwrap_or(w).to_string());
     }

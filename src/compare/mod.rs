@@ -392,6 +392,16 @@ fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
     Levels::from_raw(&runs)
 }
 
+/// The units and directions `metric` of `key` has in `runs`, with their
+/// symbols for a message.
+fn units_of(runs: &[ResultFile], key: &str, metric: &str) -> BTreeSet<(String, String)> {
+    runs.iter()
+        .filter_map(|r| ok_case(r, key))
+        .flat_map(|c| c.metrics.iter().filter(|m| m.name == metric))
+        .map(|m| (m.unit.symbol().to_string(), format!("{:?}", m.direction)))
+        .collect()
+}
+
 /// What a side of `env` with a single run knows about the spread between
 /// runs of `metric` of `key`: earlier runs on the same machine (two or
 /// more with the case), else its rounds' worker processes, else nothing
@@ -438,6 +448,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
     let mut not_comparable = Vec::new();
+    let mut mismatched: Vec<String> = Vec::new();
     for other in others {
         let other_keys = ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
@@ -464,6 +475,17 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             };
             let suspect = words::suspect_lines(&[base, other], key);
             for (i, m) in case.metrics.iter().enumerate() {
+                // seconds against nanoseconds would make a billion-fold
+                // "difference": a metric whose unit or direction is not the
+                // same in every run is not compared
+                let mut units = units_of(&base.runs, key, &m.name);
+                units.extend(units_of(&other.runs, key, &m.name));
+                if units.len() > 1 {
+                    let shown: Vec<String> =
+                        units.iter().map(|(u, d)| format!("{u} ({d})")).collect();
+                    mismatched.push(format!("{key} {} ({})", m.name, shown.join(" against ")));
+                    continue;
+                }
                 let (Some(b), Some(o)) = (
                     nested(&base.runs, key, &m.name),
                     nested(&other.runs, key, &m.name),
@@ -515,6 +537,14 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         &metrics,
         opts.exclude_suspect,
     ));
+    mismatched.dedup();
+    if !mismatched.is_empty() {
+        warnings.push(format!(
+            "not compared, {} metric(s) whose unit or direction differs between runs: {}",
+            mismatched.len(),
+            mismatched.join(", ")
+        ));
+    }
     if !not_comparable.is_empty() {
         warnings.push(format!(
             "no ratio for {} headline metric(s) with zero or negative values: {}",

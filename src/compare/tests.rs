@@ -277,6 +277,70 @@ fn unmatched_cases_are_listed_and_nothing_in_common_is_an_error() {
 }
 
 #[test]
+fn a_metric_whose_unit_differs_between_runs_is_not_compared() {
+    // the same latencies, written in seconds on one side: no billion-fold
+    // "difference", a warning instead
+    let samples = vec![95.0, 96.0, 94.0, 95.5];
+    let a = run(
+        "A",
+        "a",
+        &[
+            (
+                "os.call",
+                "latency",
+                Direction::LowerIsBetter,
+                samples.clone(),
+            ),
+            (
+                "os.other",
+                "latency",
+                Direction::LowerIsBetter,
+                samples.clone(),
+            ),
+        ],
+    );
+    let mut b = run(
+        "B",
+        "b",
+        &[
+            (
+                "os.call",
+                "latency",
+                Direction::LowerIsBetter,
+                samples.iter().map(|v| v * 1e-9).collect(),
+            ),
+            (
+                "os.other",
+                "latency",
+                Direction::LowerIsBetter,
+                samples.clone(),
+            ),
+        ],
+    );
+    b.cases[0].metrics[0].unit = Unit::Seconds;
+    let c = compare(&[env("A", vec![a]), env("B", vec![b])], &OPTS).unwrap();
+    assert!(
+        c.metrics.iter().all(|m| m.key != "os.call"),
+        "{:?}",
+        c.metrics
+    );
+    assert_eq!(c.metrics.len(), 1);
+    let w = c
+        .warnings
+        .iter()
+        .find(|w| w.contains("unit or direction differs"))
+        .unwrap();
+    assert!(
+        w.contains("os.call latency (ns") && w.contains("s (LowerIsBetter)"),
+        "{w}"
+    );
+    assert!(c
+        .warning_lines
+        .iter()
+        .any(|l| l.contains("1 metric(s) whose unit")));
+}
+
+#[test]
 fn a_run_compared_with_itself_is_warned_about() {
     let a = run(
         "A",
