@@ -8,9 +8,10 @@
 /// format characters that reorder or hide text (bidi overrides and
 /// isolates, zero-width marks, BOM).
 pub fn is_unsafe(c: char) -> bool {
+    // U+061C is the Arabic letter mark, a bidi control like U+200E/F
     c.is_control()
         || matches!(c,
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// `s` with every [`is_unsafe`] character written as `\u{XX}`.
@@ -54,14 +55,17 @@ pub fn escape_output(text: &str) -> String {
     out
 }
 
-/// The SGR colour sequence at the start of `s`, if there is one.
+/// The colour sequences envbench writes (reset, dim, red, green, yellow).
+/// Any other SGR sequence comes from data: `ESC [ 8 m` (conceal) in a
+/// fingerprint field would hide the rest of the output.
+const OWN_COLOURS: [&str; 5] = ["0", "2", "31", "32", "33"];
+
+/// One of envbench's own colour sequences at the start of `s`, if there is one.
 fn colour_sequence(s: &str) -> Option<&str> {
     let body = s.strip_prefix("\u{1b}[")?;
-    let n = body
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || *b == b';')
-        .count();
-    (body.as_bytes().get(n) == Some(&b'm')).then(|| &s[..2 + n + 1])
+    let n = body.bytes().take_while(u8::is_ascii_digit).count();
+    (body.as_bytes().get(n) == Some(&b'm') && OWN_COLOURS.contains(&&body[..n]))
+        .then(|| &s[..2 + n + 1])
 }
 
 #[cfg(test)]
@@ -72,14 +76,17 @@ mod tests {
     fn output_keeps_lines_and_colours_but_not_other_sequences() {
         assert_eq!(escape_output("a\tb\n"), "a\tb\n");
         assert_eq!(
-            escape_output("\u{1b}[1;32mok\u{1b}[0m"),
-            "\u{1b}[1;32mok\u{1b}[0m"
+            escape_output("\u{1b}[32mok\u{1b}[0m"),
+            "\u{1b}[32mok\u{1b}[0m"
         );
         assert_eq!(
             escape_output("\u{1b}[2J\u{1b}]0;t\u{7}"),
             "\\u{1b}[2J\\u{1b}]0;t\\u{7}"
         );
         assert_eq!(escape_output("x\u{202e}y"), "x\\u{202e}y");
+        // a sequence envbench never writes is data, and escaped
+        assert_eq!(escape_output("\u{1b}[8mhidden"), "\\u{1b}[8mhidden");
+        assert_eq!(escape_output("\u{1b}[1;31mx"), "\\u{1b}[1;31mx");
     }
 
     #[test]
