@@ -51,6 +51,15 @@ pub enum HistoryError {
         /// The OS error.
         cause: std::io::Error,
     },
+    /// The database path is a device, FIFO, directory ...: SQLite would
+    /// write into it or wait on it.
+    #[error("{path}: is a {kind}; the history database must be a regular file or not exist yet")]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
     /// No home directory to keep a history in.
     #[error(
         "no history database: neither an absolute XDG_DATA_HOME nor HOME is set; pass --db PATH"
@@ -122,6 +131,17 @@ pub fn record_run(
     Ok((id, db))
 }
 
+/// Refuses a path that exists and is not a regular file (links followed).
+fn refuse_special(path: &Path) -> Result<(), HistoryError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(HistoryError::NotRegular {
+            path: path.to_path_buf(),
+            kind: crate::store::kind_name(&m.file_type()),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses a database whose `user_version` is newer than [`DB_VERSION`].
 fn refuse_newer(conn: &Connection, path: &Path) -> Result<(), HistoryError> {
     let found: i64 = conn
@@ -156,6 +176,7 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming `path`.
     pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
+        refuse_special(path)?;
         let sql = |cause| HistoryError::Sqlite {
             path: path.to_path_buf(),
             cause,
@@ -188,6 +209,7 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming `path`.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
+        refuse_special(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|cause| HistoryError::Io {
                 path: dir.to_path_buf(),

@@ -54,6 +54,13 @@ pub enum StoreError {
         /// What it is: `character device`, `FIFO`, `directory` ...
         kind: &'static str,
     },
+    /// A new result file's name was taken between the check and the
+    /// first write (another run chose the same name); nothing was replaced.
+    #[error("{path} appeared while this run started (another run chose the same name); nothing was replaced: choose another -o FILE")]
+    Taken {
+        /// The destination.
+        path: PathBuf,
+    },
     /// Larger than [`MAX_FILE_BYTES`].
     #[error("{path}: larger than {} MiB; not an envbench result file", MAX_FILE_BYTES >> 20)]
     TooLarge {
@@ -95,7 +102,7 @@ impl StoreError {
     pub fn is_bad_path(&self) -> bool {
         use std::io::ErrorKind as K;
         match self {
-            StoreError::NotRegular { .. } => true,
+            StoreError::NotRegular { .. } | StoreError::Taken { .. } => true,
             StoreError::Io { cause, .. } => matches!(
                 cause.kind(),
                 K::NotFound | K::PermissionDenied | K::NotADirectory | K::IsADirectory
@@ -165,6 +172,26 @@ pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, Stri
     Ok(path.to_path_buf())
 }
 
+/// Writes a report (`compare --csv`, `--html`, `--json`) atomically, as
+/// result files are: whole or not at all, never into a device or FIFO.
+///
+/// # Errors
+/// [`StoreError`] naming `path`.
+pub fn write_document(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic(path, bytes)
+}
+
+/// Whether `a` and `b` are one file (same device and inode, links
+/// followed): hard links and other spellings of an input included. False
+/// when either does not exist.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
 /// Writes `file` to `path` atomically.
 ///
 /// # Errors
@@ -173,6 +200,44 @@ pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, Stri
 pub fn save(path: &Path, file: &ResultFile) -> Result<(), StoreError> {
     let json = serde_json::to_vec_pretty(file).expect("invariant: result types always serialise");
     write_atomic(path, &json)
+}
+
+/// Writes `file` to `path`, which must not exist: the file appears whole
+/// or not at all, and a name another process took meanwhile (two runs
+/// started in the same second with the same default name) is never
+/// replaced.
+///
+/// # Errors
+/// [`StoreError::Taken`] when `path` exists by the time of the write;
+/// [`StoreError::Io`] naming `path`.
+pub fn save_new(path: &Path, file: &ResultFile) -> Result<(), StoreError> {
+    let json = serde_json::to_vec_pretty(file).expect("invariant: result types always serialise");
+    write_new(path, &json)
+}
+
+/// Writes a temporary file beside `path`, fsyncs it, and moves it to
+/// `path` only if nothing is there (RENAME_NOREPLACE, or a hard link where
+/// the filesystem lacks renameat2).
+fn write_new(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    through_temp(path, bytes, |tmp| {
+        match renameat2(tmp, path, libc::RENAME_NOREPLACE) {
+            // no renameat2 here: a hard link is as exclusive
+            Err(e) if is_unsupported(&e) => std::fs::hard_link(tmp, path),
+            other => other,
+        }
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                StoreError::Taken {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                StoreError::Io {
+                    path: path.to_path_buf(),
+                    cause: e,
+                }
+            }
+        })
+    })
 }
 
 /// Refuses a destination that exists and is not a regular file.
@@ -190,11 +255,24 @@ fn ensure_replaceable(path: &Path) -> Result<(), StoreError> {
 /// `path` only if `path` is a regular file or missing (checked again at the
 /// rename itself, so a path that turned into a device meanwhile is kept).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    ensure_replaceable(path)?;
+    through_temp(path, bytes, |tmp| replace_regular(tmp, path))
+}
+
+/// Writes `bytes` to a new temporary file beside `path`, fsyncs it, lets
+/// `place` put it at `path`, and makes that durable; signals wait until it
+/// is done. Whatever regular file is left at the temporary name (ours,
+/// after a failure or a hard link) is removed; anything else there (an old
+/// device or FIFO that could not be put back) stays.
+fn through_temp(
+    path: &Path,
+    bytes: &[u8],
+    place: impl FnOnce(&Path) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
         cause,
     };
-    ensure_replaceable(path)?;
     let name = path
         .file_name()
         .ok_or_else(|| io(std::io::Error::other("names no file")))?;
@@ -206,16 +284,11 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
         let written = f.write_all(bytes).and_then(|()| f.sync_all());
         drop(f);
-        let renamed = written
-            .map_err(io)
-            .and_then(|()| replace_regular(&tmp, path));
-        // only our own regular file is removed: if putting an old device or
-        // FIFO back failed, it is what now sits at `tmp`, and it stays
-        let ours = std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file());
-        if renamed.is_err() && ours {
+        let placed = written.map_err(io).and_then(|()| place(&tmp));
+        if std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) {
             let _ = std::fs::remove_file(&tmp);
         }
-        renamed
+        placed
     })?;
     // make the rename itself durable
     if let Ok(d) = std::fs::File::open(dir) {
@@ -494,6 +567,27 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_new_file_is_written_whole_and_never_over_one_that_appeared() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.json");
+        write_new(&p, b"first").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
+        // another run took the name: refused, kept, no temporary file left
+        let err = write_new(&p, b"second").unwrap_err();
+        assert!(matches!(err, StoreError::Taken { .. }), "{err}");
+        assert!(err.is_bad_path());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        // nor over a device
+        let dev = mknod_null(tmp.path());
+        assert!(write_new(&dev, b"x").is_err());
+        assert!(std::fs::symlink_metadata(&dev)
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 
     #[test]

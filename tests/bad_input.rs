@@ -64,6 +64,9 @@ const RUN_ARGS: &[Bad] = &[
     bad("--label a/b", 2, "path separator"),
     bad("--label ..", 2, "path separator"),
     bad("--label a\\b", 2, "path separator"),
+    bad("--label 5", 2, "history id"),
+    bad("--label x.json", 2, "for a file"),
+    bad("--label a\u{61c}b", 2, "U+061C"),
     bad("--dir /nonexistent/x", 2, "not an existing directory"),
     bad("--dir /proc", 2, "procfs"),
     bad("--dir {d}/a.json", 2, "not an existing directory"),
@@ -74,6 +77,25 @@ const RUN_ARGS: &[Bad] = &[
     bad("-o {d}/nodir/x.json", 2, "cannot write the result file"),
     bad("--seed -1", 2, "invalid value"),
     bad("--nonesuch", 2, "unexpected argument"),
+    // the minimum runs whatever the budget: bounded
+    bad("--reps 4294967295 --budget 0.2", 2, "at most 10000"),
+    bad("--reps 2..10001", 2, "at most 10000"),
+    // a history database is a regular file or nothing yet
+    bad("--db {d}/null", 2, "is a character device"),
+    bad("--db {d}/fifo", 2, "is a FIFO"),
+    bad("--db {d}", 2, "is a directory"),
+    bad("--db postgres://u@localhost/envbench", 2, "a URL"),
+    // the result file never replaces the history, even with --force
+    bad(
+        "--db {d}/h.sqlite3 -o {d}/h.sqlite3 --force",
+        2,
+        "is the history database",
+    ),
+    bad(
+        "-o {d}/xdg/envbench/history.sqlite3 --force",
+        2,
+        "is the history database",
+    ),
 ];
 
 /// Bad result files for `show` (written under `{d}`), and other readers.
@@ -140,6 +162,24 @@ fn file_cases(dir: &Path) -> Vec<(String, i32, String)> {
 
 /// Bad inputs to the other commands.
 const OTHER: &[Bad] = &[
+    bad("history --db {d}/fifo", 2, "is a FIFO"),
+    bad("history --db {d}", 2, "is a directory"),
+    bad("show 1 --db {d}/fifo", 2, "is a FIFO"),
+    bad("compare 1 2 --db {d}/null", 2, "is a character device"),
+    bad("history --db postgres://u@localhost/envbench", 2, "a URL"),
+    bad("compare {a} {a} {b}", 2, "is given twice"),
+    bad("compare --base {a} --other {a}", 2, "is given twice"),
+    bad(
+        "compare {a} {b} --csv {d}/hl.csv --force",
+        2,
+        "is one of the files being compared",
+    ),
+    bad(
+        "import --from dd {d}/exists.csv -o {d}/exists.csv --force",
+        2,
+        "is the input",
+    ),
+    bad("show {d}/mutated-esc.json", 0, "\\u{1b}[8m"),
     bad("show {d}/fifo", 1, "is a FIFO"),
     bad("show {d}", 1, "is a directory"),
     bad("show {d}/null", 1, "is a character device"),
@@ -247,6 +287,8 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
         assert!(ok.success());
     }
     std::fs::write(dir.join("exists.csv"), "keep").unwrap();
+    // a hard link to an input: another name for the same file
+    std::fs::hard_link(&files[0], dir.join("hl.csv")).unwrap();
     std::fs::write(dir.join("corrupt.sqlite3"), vec![0x42u8; 4096]).unwrap();
     set_user_version(&dir.join("newer.sqlite3"), 9);
     let good: serde_json::Value =
@@ -258,6 +300,9 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     };
     mutate("mutated-negative.json", &|v| {
         v["cases"][0]["metrics"][0]["samples"][0] = (-1.0).into()
+    });
+    mutate("mutated-esc.json", &|v| {
+        v["fingerprint"]["cpu"]["model"] = "\u{1b}[8m".into()
     });
     mutate("mutated-dup.json", &|v| {
         let c = v["cases"][0].clone();
@@ -271,6 +316,7 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     });
     mutate("zero-median.json", &|v| {
         v["label"] = "Z".into();
+        v["run_id"] = "20250101T000000Z-zero-000000".into();
         for c in v["cases"].as_array_mut().unwrap() {
             for m in c["metrics"].as_array_mut().unwrap() {
                 let n = m["samples"].as_array().unwrap().len();
@@ -336,4 +382,89 @@ fn sixty_bad_inputs_each_get_their_exit_code_and_a_clear_message() {
         "keep"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `envbench run` of os.syscall on the fake clock in `dir`, without `-o`,
+/// recorded in `dir/h.sqlite3`, started (not waited for) as `prefix ...`.
+fn spawn_run(dir: &Path, prefix: &[&str]) -> std::process::Child {
+    let bin = assert_cmd::cargo::cargo_bin("envbench");
+    let (program, mut args): (String, Vec<String>) = match prefix.split_first() {
+        Some((p, rest)) => (
+            p.to_string(),
+            rest.iter()
+                .map(|s| s.to_string())
+                .chain([bin.to_string_lossy().into_owned()])
+                .collect(),
+        ),
+        None => (bin.to_string_lossy().into_owned(), Vec::new()),
+    };
+    args.extend(
+        "run --fake-clock --quiet --only os.syscall --reps 2 --label same --db h.sqlite3"
+            .split(' ')
+            .map(str::to_string),
+    );
+    std::process::Command::new(program)
+        .args(args)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn runs_started_at_once_in_one_directory_each_keep_their_file_id_and_history_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut children: Vec<std::process::Child> = (0..8).map(|_| spawn_run(d, &[])).collect();
+    // two more in PID namespaces of their own (each its own PID 1, as in
+    // two containers), where this machine lets the test make them
+    let namespaces = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if namespaces {
+        for _ in 0..2 {
+            children.push(spawn_run(
+                d,
+                &["unshare", "--pid", "--fork", "--mount-proc"],
+            ));
+        }
+    } else {
+        eprintln!("unshare --pid is not allowed here: the two namespaced runs are left out");
+    }
+    let n = children.len();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), n, "{files:?}");
+    let mut ids: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+            assert_eq!(v["status"], "complete", "{}", f.display());
+            v["run_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "{ids:?}");
+    let out = envbench(d)
+        .args(["history", "--json", "--db", "h.sqlite3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(n), "{rows}");
 }

@@ -1011,7 +1011,8 @@ fn compare_refuses_bad_inputs_clearly() {
     run_compare(&[a.as_os_str(), newer.as_os_str()])
         .code(1)
         .stderr(predicate::str::contains("newer"));
-    // a file compared with itself: a warning, and ties
+    // a file compared with itself, or given twice on a side: one run
+    // counted twice would pass for two that agree perfectly; refused
     envbench()
         .arg("compare")
         .arg("--base")
@@ -1019,8 +1020,11 @@ fn compare_refuses_bad_inputs_clearly() {
         .arg("--other")
         .arg(&a)
         .assert()
-        .success()
-        .stdout(predicate::str::contains("appears twice"));
+        .code(2)
+        .stderr(predicate::str::contains("is given twice"));
+    run_compare(&[a.as_os_str(), a.as_os_str()])
+        .code(2)
+        .stderr(predicate::str::contains("is given twice"));
     // usage errors
     envbench().args(["compare"]).assert().code(2);
     envbench()

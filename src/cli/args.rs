@@ -285,7 +285,7 @@ pub struct RunArgs {
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]
     pub label: Option<String>,
-    /// Result file. [default: envbench-LABEL-HOST-UTCTIME.json in the current directory]
+    /// Result file. [default: envbench-LABEL-HOST-UTCTIME-RANDOM.json in the current directory, created exclusively]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Overwrite the result file if it exists.
@@ -467,8 +467,17 @@ fn parse_warmup(s: &str) -> Result<u32, String> {
         .map_err(|e| format!("{e}: warm-up repetitions run outside the case's time budget"))
 }
 
+/// Most repetitions per case: the minimum runs whatever the budget, so an
+/// unbounded one (`--reps 4294967295`) would never end; 10 000 of the
+/// cheapest case take seconds, and every sample is kept in the file.
+pub const MAX_REPS: u32 = 10_000;
+
 fn parse_reps(s: &str) -> Result<(u32, u32), String> {
-    let parse = |t: &str| parse_whole(t, u64::from(u32::MAX)).map(|n| n as u32);
+    let parse = |t: &str| {
+        parse_whole(t, u64::from(MAX_REPS))
+            .map(|n| n as u32)
+            .map_err(|e| format!("{e}: the minimum runs whatever the budget"))
+    };
     let (min, max) = match s.split_once("..") {
         Some((a, b)) => (parse(a)?, parse(b)?),
         None => {

@@ -85,9 +85,12 @@ pub fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), 
 /// [`UsageError`] naming the offending character.
 pub fn label(l: &str) -> Result<(), UsageError> {
     let bad = |why: String| {
+        // a label of 10 kB is not echoed whole
+        let shown: String = l.chars().take(40).collect();
+        let more = if l.chars().count() > 40 { "..." } else { "" };
         Err(UsageError(format!(
-            "--label {}: {why}; use one printable line such as native, wsl2 or vm-kvm",
-            crate::terminal::escape(l)
+            "--label {}{more}: {why}; use one printable line such as native, wsl2 or vm-kvm",
+            crate::terminal::escape(&shown)
         )))
     };
     if l.trim().is_empty() {
@@ -98,6 +101,14 @@ pub fn label(l: &str) -> Result<(), UsageError> {
     }
     if l.contains('/') || l.contains('\\') || l.contains("..") {
         return bad("holds a path separator or '..'".into());
+    }
+    // compare reads a number as a history id and a name ending in .json
+    // as a file: such a label could never be compared by name
+    if l.parse::<i64>().is_ok() {
+        return bad("a number, which compare would take for a history id".into());
+    }
+    if l.ends_with(".json") {
+        return bad("ends in .json, which compare would take for a file".into());
     }
     if l.chars().count() > MAX_LABEL_CHARS {
         return bad(format!("longer than {MAX_LABEL_CHARS} characters"));
@@ -161,6 +172,31 @@ const PSEUDO_FS: [(i64, &str); 4] = [
     (0x1CD1, "devpts"),
 ];
 
+/// `--db PATH`: a history database is a regular file or does not exist
+/// yet. SQLite would write its pages into a device node (`--db /dev/sdX`)
+/// and wait for ever on a FIFO; a URL (`postgres://...`) names a store
+/// envbench does not have.
+///
+/// # Errors
+/// [`UsageError`] naming the path and what it is.
+pub fn db(path: Option<&PathBuf>) -> Result<(), UsageError> {
+    let Some(path) = path else { return Ok(()) };
+    if path.to_string_lossy().contains("://") {
+        return Err(UsageError(format!(
+            "--db {}: a URL; envbench keeps its history in a SQLite file (give its path)",
+            path.display()
+        )));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(UsageError(format!(
+            "--db {}: is a {}; the history database must be a regular file or not exist yet",
+            path.display(),
+            crate::store::kind_name(&m.file_type())
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Checks a `--dir` target by creating and removing a directory of our own
 /// in it, and says why that failed: a pseudo-filesystem, a read-only one,
 /// or permissions.
@@ -168,7 +204,13 @@ const PSEUDO_FS: [(i64, &str); 4] = [
 /// # Errors
 /// [`UsageError`] naming the directory and the cause.
 pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
-    let probe_dir = dir.join(format!(".envbench-check-{}", std::process::id()));
+    // The PID alone repeats across PID namespaces (containers started at
+    // once are each PID 1 or 2), so a random part keeps probes apart.
+    let probe_dir = dir.join(format!(
+        ".envbench-check-{}-{}",
+        std::process::id(),
+        super::run::random_tag()
+    ));
     let Err(e) = std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir))
     else {
         return Ok(());

@@ -107,11 +107,17 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         Cmd::List(a) => Command::List(ListSettings { json: a.json }),
         Cmd::Show(a) => Command::Show(ShowSettings {
             run: PathBuf::from(a.run),
+            db: {
+                check::db(a.db.as_ref())?;
+                a.db
+            },
             all_metrics: a.all_metrics,
-            db: a.db,
         }),
         Cmd::History(a) => Command::History(HistorySettings {
-            db: a.db,
+            db: {
+                check::db(a.db.as_ref())?;
+                a.db
+            },
             json: a.json,
         }),
         Cmd::Compare(a) => Command::Compare(Box::new(compare(a)?)),
@@ -122,6 +128,7 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
 /// `compare`'s settings: the outputs checked first (none an input, no two
 /// alike, `--force` for an existing one), then the runs' grouping.
 fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
+    check::db(a.db.as_ref())?;
     let exports = exports(&a)?;
     let inputs = if !a.base.is_empty() || !a.other.is_empty() {
         if a.dirs {
@@ -191,15 +198,15 @@ fn identity(path: &Path) -> PathBuf {
 /// be an input, two may not share a path, an existing one needs
 /// `--force`, and a device, FIFO or directory is refused.
 fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, UsageError> {
-    let inputs: Vec<PathBuf> = (a.files.iter().chain(&a.base).chain(&a.other))
+    let input_files: Vec<&PathBuf> = (a.files.iter().chain(&a.base).chain(&a.other))
         .filter(|p| p.is_file())
-        .map(|p| identity(p))
         .collect();
+    let inputs: Vec<PathBuf> = input_files.iter().map(|p| identity(p)).collect();
     let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
     for (flag, path) in [("--csv", &a.csv), ("--html", &a.html), ("--json", &a.json)] {
         let Some(path) = path else { continue };
         let id = identity(path);
-        if inputs.contains(&id) {
+        if inputs.contains(&id) || input_files.iter().any(|i| store::same_file(i, path)) {
             return Err(UsageError(format!(
                 "{flag} {}: is one of the files being compared; choose another name",
                 path.display()
@@ -270,6 +277,18 @@ fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
 
 /// `import`'s settings: the output path and the label checked.
 fn import(a: ImportArgs) -> Result<ImportSettings, UsageError> {
+    // never over an input, even with --force (the tool's output would be lost)
+    if let Some(f) = a
+        .files
+        .iter()
+        .find(|f| identity(f) == identity(&a.output) || store::same_file(f, &a.output))
+    {
+        return Err(UsageError(format!(
+            "-o {}: is the input {}; choose another name",
+            a.output.display(),
+            f.display()
+        )));
+    }
     let output = store::output_path(&a.output, a.force, "-o").map_err(UsageError)?;
     let label = match &a.label {
         Some(l) => l.clone(),

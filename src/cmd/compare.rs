@@ -58,6 +58,8 @@ pub enum Inputs {
 /// cannot be written.
 pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     let mut envs = environments(&s)?;
+    refuse_repeated_runs(&envs, s.by_dir)?;
+    refuse_inputs_as_outputs(&s, &envs)?;
     attach_earlier(&mut envs, s.db.as_ref());
     let cmp = compare(&envs, &s.options)?;
     let views = crate::bench::views();
@@ -71,9 +73,9 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     };
     for (exporter, path) in &s.exports {
         match exporter.export(&report) {
-            Export::Document(text) => {
-                std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-            }
+            // whole or not at all: a full disk never truncates an earlier report
+            Export::Document(text) => crate::store::write_document(path, text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?,
             Export::Files(files) => write_files(path, &files)?,
         }
     }
@@ -83,6 +85,77 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     };
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a run given twice (the same file twice, a file and its
+/// history id, a label and a file of it): counted twice it would pass for
+/// two runs that agree perfectly and shrink the interval to nothing.
+///
+/// # Errors
+/// [`UsageError`] naming the run.
+fn refuse_repeated_runs(envs: &[Environment], by_dir: bool) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, e) in envs.iter().enumerate() {
+        for r in &e.runs {
+            // with --dirs each run is in every environment, once in each
+            let scope = if by_dir { i } else { 0 };
+            if !seen.insert((scope, r.run_id.as_str())) {
+                return Err(UsageError(format!(
+                    "run {} ({}) is given twice; give each run once",
+                    r.run_id, r.label
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output that is the file of a compared run: a file given
+/// (any spelling or hard link of it) or the file the history recorded for
+/// a run given by id or label, which `--force` would otherwise replace.
+///
+/// # Errors
+/// [`UsageError`] naming the output and the run.
+fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow::Result<()> {
+    let given: Vec<&PathBuf> = match &s.inputs {
+        Inputs::Runs(files) => files.iter().collect(),
+        Inputs::BaseOther { base, other } => base.iter().chain(other).collect(),
+    };
+    let mut files: Vec<(PathBuf, String)> = given
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| (p.clone(), p.display().to_string()))
+        .collect();
+    let ids: Vec<&str> = envs
+        .iter()
+        .flat_map(|e| &e.runs)
+        .map(|r| r.run_id.as_str())
+        .collect();
+    if let Some(history) = crate::history::db_path(s.db.as_ref())
+        .ok()
+        .filter(|p| p.is_file())
+        .and_then(|p| crate::history::History::open_read_only(&p).ok())
+    {
+        for e in history.list().unwrap_or_default() {
+            if ids.contains(&e.run_id.as_str()) {
+                files.push((
+                    PathBuf::from(&e.path),
+                    format!("run {} ({})", e.run_id, e.path),
+                ));
+            }
+        }
+    }
+    for (_, out) in &s.exports {
+        if let Some((_, what)) = files.iter().find(|(f, _)| crate::store::same_file(f, out)) {
+            return Err(UsageError(format!(
+                "{}: is the file of {what}, being compared; choose another name",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Writes `files` into `dir`, creating it when it does not exist (the

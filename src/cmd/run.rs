@@ -48,6 +48,9 @@ pub struct RunSettings {
     pub plan_only: bool,
     /// `--quiet`: no progress on stderr.
     pub quiet: bool,
+    /// `--force`: the result file may replace one that exists; without
+    /// it the file is created exclusively.
+    pub force: bool,
     /// `--all-metrics`: print every metric at the end.
     pub all_metrics: bool,
     /// The history the run is recorded in: None with `--no-history`,
@@ -128,7 +131,12 @@ fn start(s: &RunSettings) -> anyhow::Result<ResultFile> {
     file.notes = notes;
     file.notes.extend(s.notes.iter().cloned());
     file.notes.extend(s.budget_note.clone());
-    store::save(&s.config.output, &file).map_err(|e| {
+    let saved = if s.force {
+        store::save(&s.config.output, &file)
+    } else {
+        store::save_new(&s.config.output, &file)
+    };
+    saved.map_err(|e| {
         if e.is_bad_path() {
             anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
         } else {
