@@ -468,3 +468,178 @@ fn runs_started_at_once_in_one_directory_each_keep_their_file_id_and_history_row
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().map(Vec::len), Some(n), "{rows}");
 }
+
+/// A result file from the valid fixture with `cases` in place of its own.
+fn result_file(path: &Path, cases: Vec<serde_json::Value>) {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/results/valid.json")).unwrap();
+    doc["cases"] = cases.into();
+    doc["derived"] = serde_json::json!([]);
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+fn case(bench: &str, key: &str, metrics: Vec<(String, Vec<f64>)>) -> serde_json::Value {
+    let params: serde_json::Value = match key.split_once("[i=") {
+        Some((_, i)) => serde_json::json!({"i": i.trim_end_matches(']').parse::<u64>().unwrap()}),
+        None => serde_json::json!({}),
+    };
+    serde_json::json!({
+        "key": key, "bench": bench, "params": params, "status": "ok", "reason": null,
+        "warmup_reps": 0, "stop_reason": "max_reps", "started_utc": "2026-01-01T00:00:00Z",
+        "duration_secs": 1.0, "anomalies": [],
+        "metrics": metrics.into_iter().map(|(name, samples)| serde_json::json!({
+            "name": name, "unit": "ms", "direction": "lower_is_better", "samples": samples
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The inputs of `bench/scale.py` at a tenth of their size (once each over
+/// a minute: searches by key made them quadratic, and 2 000 bootstrap
+/// resamples of 100 000 samples took 2 s a metric). Only the script times
+/// them; here every case, row and interval must be there.
+#[test]
+fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // a dd log of 15 000 summaries, each its own case
+    let mut log = String::new();
+    for i in 0..15_000u64 {
+        let b = 512 * (i + 1);
+        log += &format!(
+            "{n}+0 records in\n{n}+0 records out\n{b} bytes copied, 0.001000 s, {r:.3} MB/s\n",
+            n = i + 1,
+            r = b as f64 / 0.001 / 1e6
+        );
+    }
+    std::fs::write(d.join("dd.txt"), log).unwrap();
+    envbench(d)
+        .args(["import", "--from", "dd", "dd.txt", "-o", "dd.json"])
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("dd.json")).unwrap()).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 15_000);
+    assert_eq!(cases[14_999]["params"]["bytes"], 512 * 15_000);
+
+    // 10 000 cases in 3 000 families: every one a row, grouped by family
+    result_file(
+        &d.join("cases.json"),
+        (0..10_000)
+            .map(|i| {
+                let bench = format!("f{}.b", i % 3000);
+                let key = format!("{bench}[i={i}]");
+                case(&bench, &key, vec![("t".into(), vec![1.0, 1.1, 1.2])])
+            })
+            .collect(),
+    );
+    let out = envbench(d).args(["show", "cases.json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(".b[i=") && l.ends_with(" ok"))
+        .collect();
+    assert_eq!(rows.len(), 10_000);
+    // family f7's cases follow each other: 7, 3007, 6007, 9007
+    let f7: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("f7.b[i="))
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(f7.len(), 4);
+    assert_eq!(f7[3] - f7[0], 3, "{:?}", &rows[f7[0]..=f7[3]]);
+
+    // 20 metrics of 10 000 samples: each summarised with its interval
+    let samples = |j: u64| -> Vec<f64> {
+        (0..10_000u64)
+            .map(|i| 1.0 + ((i * 7919 + j) % 1000) as f64 / 1000.0)
+            .collect()
+    };
+    result_file(
+        &d.join("samples.json"),
+        vec![case(
+            "os.big",
+            "os.big",
+            (0..20).map(|j| (format!("m{j}"), samples(j))).collect(),
+        )],
+    );
+    let out = envbench(d)
+        .args(["show", "samples.json", "--all-metrics"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for j in 0..20 {
+        let row = text
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&format!("m{j}")))
+            .unwrap_or_else(|| panic!("no row for m{j} in:\n{text}"));
+        // the values are 1.000 .. 1.999 ten times each: median 1.4995, and
+        // the interval of 10 000 such values is a few thousandths wide
+        assert!(row.contains("1.5"), "{row}");
+        assert!(row.contains(".."), "{row}");
+    }
+}
+
+/// Under a memory limit (`ulimit -v`, here prlimit's address-space limit)
+/// envbench once aborted (exit 134) allocating the canary's buffer and
+/// left its file `running` with no case. Now the cases that cannot map
+/// their buffers fail with a message naming the size and the limit, the
+/// rest run, and the file is complete.
+#[test]
+fn a_memory_limit_fails_the_cases_it_starves_and_names_itself() {
+    let Ok(o) = std::process::Command::new("prlimit")
+        .args(["--as=120000000", "true"])
+        .output()
+    else {
+        eprintln!("no prlimit here: left out");
+        return;
+    };
+    assert!(o.status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let out = std::process::Command::new("prlimit")
+        .arg("--as=120000000")
+        .arg(env!("CARGO_BIN_EXE_envbench"))
+        .args([
+            "run",
+            "--quiet",
+            "--no-history",
+            "--only",
+            "os.syscall[call=getppid],mem.stream[threads=1]",
+            "--reps",
+            "2",
+            "--budget",
+            "0.3",
+            "-o",
+            "v.json",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("v.json")).unwrap()).unwrap();
+    assert_eq!(v["status"], "complete");
+    let cases = v["cases"].as_array().unwrap();
+    let stream = cases.iter().find(|c| c["bench"] == "mem.stream").unwrap();
+    assert_eq!(stream["status"], "failed");
+    let why = stream["reason"].as_str().unwrap();
+    assert!(
+        why.contains("cannot map a") && why.contains("ulimit -v"),
+        "{why}"
+    );
+    let syscall = cases.iter().find(|c| c["bench"] == "os.syscall").unwrap();
+    assert_eq!(syscall["status"], "ok");
+}

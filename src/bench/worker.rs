@@ -94,10 +94,17 @@ pub fn serve() -> ExitCode {
     // SAFETY: ignoring SIGINT has no preconditions; the run passes its
     // first signal on as SIGTERM.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-    if crate::cleanup::watch_signals(Arc::clone(&interrupted)).is_err() {
-        return ExitCode::from(1);
-    }
-    let run = measure_here(&job, &interrupted);
+    let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
+        Ok(()) => measure_here(&job, &interrupted),
+        // the run hears why rather than "ended without a result"
+        Err(e) => runner::failed_run(
+            Clock::real().wall_secs(),
+            format!(
+                "the worker process cannot start its signal-watching thread: {e}{}",
+                limit_hint(&e)
+            ),
+        ),
+    };
     let line =
         serde_json::to_string(&Line::Done(Box::new(run))).expect("invariant: case runs serialise");
     let mut out = std::io::stdout().lock();
@@ -206,7 +213,7 @@ fn spawn_and_read(job: &Job, on_progress: &mut dyn FnMut(Progress)) -> Result<Ca
     super::os::die_with_envbench(&mut cmd);
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start a worker process: {e}"))?;
+        .map_err(|e| format!("cannot start a worker process: {e}{}", limit_hint(&e)))?;
     let pid = child.id() as i32;
     crate::cleanup::adopt_worker(pid, job.dirs.iter().map(|(_, p)| p.clone()).collect());
     let outcome = talk(&mut child, job, on_progress);
@@ -214,8 +221,34 @@ fn spawn_and_read(job: &Job, on_progress: &mut dyn FnMut(Progress)) -> Result<Ca
     crate::cleanup::release_worker(pid);
     match (outcome, status) {
         (Some(run), _) => Ok(run),
-        (None, Ok(s)) => Err(format!("the worker process ended without a result ({s})")),
+        (None, Ok(s)) => Err(format!(
+            "the worker process ended without a result ({s}){}",
+            abort_hint(s)
+        )),
         (None, Err(e)) => Err(format!("the worker process was lost: {e}")),
+    }
+}
+
+/// What a failure to start a process most likely means, for the message:
+/// EAGAIN from fork is the per-user process limit.
+pub fn limit_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => {
+            "; the limit on processes and threads (ulimit -u) allows no more: raise it or stop other processes"
+        }
+        Some(libc::ENOMEM) => "; out of memory, or a memory limit (ulimit -v) reached",
+        _ => "",
+    }
+}
+
+/// What a worker killed by SIGABRT most likely met: Rust aborts when an
+/// allocation fails, and a memory limit is the usual cause.
+fn abort_hint(s: std::process::ExitStatus) -> &'static str {
+    use std::os::unix::process::ExitStatusExt as _;
+    if s.signal() == Some(libc::SIGABRT) {
+        ": an allocation failed? check the memory limit (ulimit -v) and free memory"
+    } else {
+        ""
     }
 }
 

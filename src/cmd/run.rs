@@ -72,9 +72,51 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
     }
     let mut file = start(&s)?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    crate::cleanup::watch_signals(Arc::clone(&interrupted))?;
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
+    match measure(&s, &mut file, &interrupted) {
+        Ok(watch) => {
+            let config = &s.config;
+            let was_interrupted = interrupted.load(Ordering::SeqCst);
+            file.status = if was_interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Complete
+            };
+            file.ended_utc = Some(utc_iso(wall_now_secs()));
+            crate::validity::assess(&mut file);
+            store::save(&config.output, &file).context("saving results")?;
+            print_and_record(&s, &file, &watch.reporter)?;
+            finish(config, &file, was_interrupted, &watch.reporter)
+        }
+        Err(e) => {
+            // the file says what stopped it rather than staying `running`
+            // (best effort: a full disk may refuse this write too)
+            file.status = RunStatus::Failed;
+            file.ended_utc = Some(utc_iso(wall_now_secs()));
+            file.notes.push(format!("the run failed: {e:#}"));
+            let _ = store::save(&s.config.output, &file);
+            Err(e)
+        }
+    }
+}
+
+/// Watches for signals and measures every case into `file`.
+///
+/// # Errors
+/// The signal thread cannot start (the process limit); a case's result
+/// cannot be saved.
+fn measure(
+    s: &RunSettings,
+    file: &mut ResultFile,
+    interrupted: &Arc<AtomicBool>,
+) -> anyhow::Result<RunWatch> {
+    crate::cleanup::watch_signals(Arc::clone(interrupted)).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start envbench's signal-watching thread: {e}{}",
+            crate::bench::worker::limit_hint(&e)
+        )
+    })?;
     let config = &s.config;
     let mut watch = RunWatch {
         reporter: Reporter::new(s.quiet, s.cases.len(), config.reps.per_round(0).budget()),
@@ -99,18 +141,8 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
         output: &config.output,
         families: crate::bench::FAMILIES,
     };
-    schedule::run(&plan, &mut file, &interrupted, &mut watch)?;
-    let was_interrupted = interrupted.load(Ordering::SeqCst);
-    file.status = if was_interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    file.ended_utc = Some(utc_iso(wall_now_secs()));
-    crate::validity::assess(&mut file);
-    store::save(&config.output, &file).context("saving results")?;
-    print_and_record(&s, &file, &watch.reporter)?;
-    finish(config, &file, was_interrupted, &watch.reporter)
+    schedule::run(&plan, file, interrupted, &mut watch)?;
+    Ok(watch)
 }
 
 /// Checks that the machine is quiet enough and writes the first version

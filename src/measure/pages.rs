@@ -152,7 +152,16 @@ impl<T: Zeroable> PageBuf<T> {
             )
         };
         if raw == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
+            let e = std::io::Error::last_os_error();
+            let limit = if e.raw_os_error() == Some(libc::ENOMEM) {
+                " (a memory limit, ulimit -v, or too little free memory)"
+            } else {
+                ""
+            };
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot map a {} MiB buffer: {e}{limit}", span >> 20),
+            ));
         }
         let base = raw as usize;
         let start = base.next_multiple_of(HUGE_PAGE_BYTES);

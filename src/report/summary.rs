@@ -77,20 +77,21 @@ pub fn headline_table(file: &ResultFile) -> Table {
         ">n",
         "status",
     ]);
-    let mut families: Vec<&str> = Vec::new();
+    // cases grouped by family, families in first-seen order; found by key
+    // in constant time (a file of 30 000 families took seconds by search)
+    let mut families: Vec<(&str, Vec<&CaseResult>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for case in &file.cases {
         let family = case.bench.split('.').next().unwrap_or("");
-        if !families.contains(&family) {
-            families.push(family);
-        }
+        let i = *index.entry(family).or_insert_with(|| {
+            families.push((family, Vec::new()));
+            families.len() - 1
+        });
+        families[i].1.push(case);
     }
-    for family in families {
+    for (family, cases) in families {
         let mut first = true;
-        for case in file
-            .cases
-            .iter()
-            .filter(|c| c.bench.split('.').next() == Some(family))
-        {
+        for case in cases {
             let headline = case
                 .metrics
                 .first()

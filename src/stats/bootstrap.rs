@@ -27,6 +27,9 @@ pub const CONFIDENCE: f64 = 0.95;
 /// `xs` must be non-empty and free of NaN (see [`super::Sample`]).
 pub fn median_ci(xs: &[f64], seed: u64, resamples: usize) -> (f64, f64) {
     let n = xs.len();
+    if n > EXACT_ABOVE {
+        return median_ci_exact(xs);
+    }
     let mut rng = Rng::new(seed);
     let mut medians = Vec::with_capacity(resamples);
     let mut buf = vec![0.0; n];
@@ -43,6 +46,57 @@ pub fn median_ci(xs: &[f64], seed: u64, resamples: usize) -> (f64, f64) {
         percentile_of_sorted(&medians, tail),
         percentile_of_sorted(&medians, 1.0 - tail),
     )
+}
+
+/// Sample sizes above which the interval comes from the resampled
+/// median's distribution itself rather than from drawn resamples: 2000
+/// resamples of 100 000 values took 2 s per metric, so `show` of a file of
+/// 20 such metrics took 40 s. At these sizes the two agree within the
+/// Monte-Carlo error of the drawn ones (a rank or two; tested below).
+pub const EXACT_ABOVE: usize = 1000;
+
+/// The percentile-bootstrap interval of the median with infinitely many
+/// resamples, in O(n log n). A resample's median is at most the k-th
+/// smallest value exactly when at least m of its n draws fall among the
+/// k smallest, a binomial event with p = k/n (m = (n+1)/2; for even n the
+/// two middle order statistics are averaged). Its tail is taken as normal
+/// with a continuity correction, which at n > 1000 and p near 1/2 is
+/// within a rank of the exact one.
+fn median_ci_exact(xs: &[f64]) -> (f64, f64) {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    // the smallest rank k (1-based) whose P(resample's m-th draw ≤ x_(k)) ≥ q
+    let rank = |m: usize, q: f64| -> usize {
+        let tail = |k: usize| {
+            let nf = n as f64;
+            let p = k as f64 / nf;
+            let sd = (nf * p * (1.0 - p)).sqrt();
+            if sd == 0.0 {
+                return if nf * p >= m as f64 { 1.0 } else { 0.0 };
+            }
+            1.0 - super::dist::normal_cdf((m as f64 - 0.5 - nf * p) / sd)
+        };
+        let (mut lo, mut hi) = (1, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if tail(mid) >= q {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    };
+    let at = |q: f64| {
+        if n % 2 == 1 {
+            sorted[rank(n.div_ceil(2), q) - 1]
+        } else {
+            (sorted[rank(n / 2, q) - 1] + sorted[rank(n / 2 + 1, q) - 1]) / 2.0
+        }
+    };
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    (at(tail), at(1.0 - tail))
 }
 
 #[cfg(test)]
@@ -65,6 +119,48 @@ mod tests {
             let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             assert!(min <= lo && lo <= hi && hi <= max, "{min} {lo} {hi} {max}");
+        }
+    }
+
+    #[test]
+    fn large_samples_get_the_interval_drawn_resamples_approach() {
+        // skewed data just above the threshold, odd and even sizes: the
+        // closed form's ends sit within a few ranks of 4 000 drawn
+        // resamples' (whose own error is about one rank)
+        for n in [EXACT_ABOVE + 1, EXACT_ABOVE + 2, 2501] {
+            let mut rng = Rng::new(n as u64);
+            let xs: Vec<f64> = (0..n).map(|_| (rng.unit_f64() * 3.0).exp()).collect();
+            let mut sorted = xs.clone();
+            sorted.sort_by(f64::total_cmp);
+            let rank = |v: f64| sorted.partition_point(|&x| x < v) as f64;
+            let exact = median_ci_exact(&xs);
+            // 4 000 drawn resamples, the slow way on purpose
+            let mut drawn_rng = Rng::new(7);
+            let mut medians: Vec<f64> = (0..4_000)
+                .map(|_| {
+                    let mut b: Vec<f64> = (0..n).map(|_| xs[drawn_rng.below(n)]).collect();
+                    b.sort_by(f64::total_cmp);
+                    median_of_sorted(&b)
+                })
+                .collect();
+            medians.sort_by(f64::total_cmp);
+            let drawn = (
+                percentile_of_sorted(&medians, 0.025),
+                percentile_of_sorted(&medians, 0.975),
+            );
+            let sd_ranks = (n as f64).sqrt() / 2.0;
+            for (e, d) in [(exact.0, drawn.0), (exact.1, drawn.1)] {
+                assert!(
+                    (rank(e) - rank(d)).abs() <= 4.0,
+                    "n={n}: exact {exact:?} drawn {drawn:?} ({} against {} of {n}; sd {sd_ranks:.0} ranks)",
+                    rank(e),
+                    rank(d)
+                );
+            }
+            // and about 1.96 sd of ranks either side of the middle
+            let half = (rank(exact.1) - rank(exact.0)) / 2.0;
+            assert!((half / sd_ranks - 1.96).abs() < 0.1, "n={n}: {half} ranks");
+            assert_eq!(median_ci(&xs, 1, DEFAULT_RESAMPLES), exact);
         }
     }
 

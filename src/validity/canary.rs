@@ -68,7 +68,17 @@ pub fn measure(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
     // under the fake clock the readings are synthetic anyway: keep tests instant
     let scale = if clock.is_fake() { 64 } else { 1 };
     let cpu = cpu_mops(clock, CPU_CHUNK_ITERS / scale);
-    let mem = mem_mbs(clock, MEM_BYTES / scale as usize);
+    let Some(mem) = mem_mbs(clock, MEM_BYTES / scale as usize) else {
+        // under a memory limit (ulimit -v) the run goes on without a canary
+        let note = format!(
+            "no canary reading: its {} MiB buffer could not be allocated (a memory limit?)",
+            (MEM_BYTES / scale as usize) >> 20
+        );
+        if !file.notes.contains(&note) {
+            file.notes.push(note);
+        }
+        return;
+    };
     let c = file.canary.get_or_insert_with(Canary::default);
     c.times_secs
         .push(clock.now().saturating_sub(run_start).as_secs_f64());
@@ -105,14 +115,15 @@ fn cpu_mops(clock: &Clock, iters: u64) -> f64 {
 /// The buffer asks for small pages: on the project's VM the same kernel on
 /// huge pages read 10 or 31 GB/s as the kernel granted them or not, a
 /// luck the canary must not have (small pages: 21 GB/s ± 3 %). A plain
-/// vector where mmap fails. MB/s.
-fn mem_mbs(clock: &Clock, bytes: usize) -> f64 {
+/// vector where mmap fails; None where that fails too. MB/s.
+fn mem_mbs(clock: &Clock, bytes: usize) -> Option<f64> {
     let len = bytes / 8;
     let mut mapped = PageBuf::<f64>::new(len, PagePolicy::Small).ok();
     let mut owned = Vec::new();
     let buf: &mut [f64] = match mapped.as_deref_mut() {
         Some(b) => b,
         None => {
+            owned.try_reserve_exact(len).ok()?;
             owned.resize(len, 0.0);
             &mut owned
         }
@@ -133,7 +144,7 @@ fn mem_mbs(clock: &Clock, bytes: usize) -> f64 {
             bytes as f64 / secs / 1e6
         })
         .collect();
-    median(&mut rates)
+    Some(median(&mut rates))
 }
 
 /// The canary rule for one case: a repetition is doubted when the
