@@ -26,7 +26,7 @@ pub enum HistoryError {
     },
     /// Not a SQLite database, or damaged. (The cause is in the message and
     /// not a `source`, so `{err:#}` prints it once.)
-    #[error("{path}: not a usable envbench history database ({cause}); result files still work")]
+    #[error("{}", sqlite_message(path, cause))]
     Sqlite {
         /// The database.
         path: PathBuf,
@@ -168,6 +168,25 @@ pub struct History {
     has_runs: bool,
 }
 
+/// What a SQLite error means for the person: a database another process
+/// holds locked is usable, only busy.
+fn sqlite_message(path: &std::path::Path, cause: &rusqlite::Error) -> String {
+    let path = path.display();
+    match cause.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
+            "{path}: the history database is locked by another process (waited {} s; another envbench recording, or a program holding it open); try again, or give another --db",
+            BUSY_WAIT.as_secs()
+        ),
+        _ => format!(
+            "{path}: not a usable envbench history database ({cause}); result files still work"
+        ),
+    }
+}
+
+/// How long a connection waits for another writer before giving up: runs
+/// started together record one after another.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl History {
     /// Opens the database at `path` for reading only, so `history`, `show`
     /// and `compare` work on a read-only directory; a missing database is an
@@ -184,7 +203,9 @@ impl History {
         let flags =
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = if path.exists() {
-            Connection::open_with_flags(path, flags).map_err(sql)?
+            let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+            conn.busy_timeout(BUSY_WAIT).map_err(sql)?;
+            conn
         } else {
             Connection::open_in_memory().map_err(sql)?
         };
@@ -221,6 +242,7 @@ impl History {
             cause,
         };
         let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(sql)?;
         refuse_newer(&conn, path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
@@ -487,6 +509,14 @@ mod tests {
         let ro = History::open_read_only(&p).unwrap();
         assert_eq!(ro.list().unwrap().len(), 1);
         assert_eq!(ro.by_label("native").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_locked_database_is_called_locked_not_unusable() {
+        let busy = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(5), None);
+        let m = sqlite_message(Path::new("h.sqlite3"), &busy);
+        assert!(m.contains("locked by another process"), "{m}");
+        assert!(!m.contains("not a usable"), "{m}");
     }
 
     #[test]

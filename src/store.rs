@@ -143,7 +143,15 @@ pub fn kind_name(t: &FileType) -> &'static str {
 /// dangling link, or an existing file without `force`.
 pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, String> {
     let meta = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            writable_parent(path, flag)?;
+            return Ok(path.to_path_buf());
+        }
+        // a file where a directory should be: say which
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+            writable_parent(path, flag)?;
+            return Err(format!("{flag} {}: {e}", path.display()));
+        }
         Err(e) => return Err(format!("{flag} {}: {e}", path.display())),
         Ok(m) => m,
     };
@@ -169,7 +177,43 @@ pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, Stri
             path.display()
         ));
     }
+    writable_parent(path, flag)?;
     Ok(path.to_path_buf())
+}
+
+/// Checks, before anything is measured or read, that the directory of an
+/// output exists and takes new files (the output is written through a
+/// temporary file beside it): a missing directory or a read-only
+/// filesystem once failed a run only at its end.
+fn writable_parent(path: &Path, flag: &str) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let why = match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        Err(e) => e.to_string(),
+        Ok(m) if !m.is_dir() => "is not a directory".into(),
+        Ok(_) => {
+            let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+                .map_err(|_| format!("{flag} {}: holds a NUL byte", path.display()))?;
+            // SAFETY: access reads the NUL-terminated path and nothing else.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+                return Ok(());
+            }
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EROFS) => "is on a read-only filesystem".into(),
+                Some(libc::EACCES | libc::EPERM) => "does not let you create files".into(),
+                _ => std::io::Error::last_os_error().to_string(),
+            }
+        }
+    };
+    Err(format!(
+        "{flag} {}: its directory {} {why}",
+        path.display(),
+        dir.display()
+    ))
 }
 
 /// Writes a report (`compare --csv`, `--html`, `--json`) atomically, as
@@ -425,16 +469,58 @@ pub fn load(path: &Path) -> Result<ResultFile, StoreError> {
             path: path.to_path_buf(),
         });
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     f.take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(io)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(StoreError::TooLarge {
             path: path.to_path_buf(),
         });
     }
+    let text = decode_text(&bytes).ok_or_else(|| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ))
+    })?;
     parse(path, &text)
+}
+
+/// Text as editors and shells save it: UTF-8 with or without a byte-order
+/// mark, or UTF-16 (PowerShell's `>` and `Out-File` write UTF-16 LE with a
+/// mark; without one, NUL in every other byte of the start gives it away).
+/// None for bytes that are neither.
+pub fn decode_text(bytes: &[u8]) -> Option<String> {
+    let utf16 = |b: &[u8], little: bool| -> Option<String> {
+        let units = b.chunks_exact(2).map(|c| {
+            if little {
+                u16::from_le_bytes([c[0], c[1]])
+            } else {
+                u16::from_be_bytes([c[0], c[1]])
+            }
+        });
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .ok()
+    };
+    match bytes {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8(rest.to_vec()).ok(),
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, true),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, false),
+        _ => {
+            let head = &bytes[..bytes.len().min(64) & !1];
+            let nul_at =
+                |odd: usize| head.len() >= 4 && head.iter().skip(odd).step_by(2).all(|&b| b == 0);
+            if nul_at(1) && bytes.len().is_multiple_of(2) {
+                utf16(bytes, true)
+            } else if nul_at(0) && bytes.len().is_multiple_of(2) {
+                utf16(bytes, false)
+            } else {
+                String::from_utf8(bytes.to_vec()).ok()
+            }
+        }
+    }
 }
 
 /// Parses and validates result-file text; `path` is only used in errors.
@@ -517,6 +603,30 @@ mod tests {
         let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
         assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
         p
+    }
+
+    #[test]
+    fn text_with_a_byte_order_mark_or_in_utf16_reads_as_text() {
+        let utf16le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("4+0 records in\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let utf16be_bare: Vec<u8> = "{\"a\": 1}"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        let utf16le_bare: Vec<u8> = "{\"a\": 1}"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(decode_text(&utf16le).as_deref(), Some("4+0 records in\n"));
+        assert_eq!(decode_text(&utf16be_bare).as_deref(), Some("{\"a\": 1}"));
+        assert_eq!(decode_text(&utf16le_bare).as_deref(), Some("{\"a\": 1}"));
+        assert_eq!(decode_text(b"\xEF\xBB\xBF{}").as_deref(), Some("{}"));
+        assert_eq!(decode_text(b"plain").as_deref(), Some("plain"));
+        assert_eq!(decode_text(b"\xFFplain"), None);
+        // NULs without UTF-16's shape pass through: the caller refuses them
+        assert_eq!(decode_text(b"ab\0cd").as_deref(), Some("ab\0cd"));
     }
 
     #[test]

@@ -74,7 +74,7 @@ const RUN_ARGS: &[Bad] = &[
     bad("-o {d}", 2, "is a directory"),
     bad("-o {d}/null --force", 2, "character device"),
     bad("-o {d}/fifo --force", 2, "FIFO"),
-    bad("-o {d}/nodir/x.json", 2, "cannot write the result file"),
+    bad("-o {d}/nodir/x.json", 2, "nodir does not exist"),
     bad("--seed -1", 2, "invalid value"),
     bad("--nonesuch", 2, "unexpected argument"),
     // the minimum runs whatever the budget: bounded
@@ -85,6 +85,20 @@ const RUN_ARGS: &[Bad] = &[
     bad("--db {d}/fifo", 2, "is a FIFO"),
     bad("--db {d}", 2, "is a directory"),
     bad("--db postgres://u@localhost/envbench", 2, "a URL"),
+    // an output whose directory cannot take it is refused before measuring
+    bad("-o {d}/exists.csv/x.json", 2, "is not a directory"),
+    bad("--dir {d}/nodir", 2, "--dir"),
+    bad("--dir /proc", 2, "pseudo-filesystem"),
+    bad("--budget 1e400", 2, "positive number of seconds"),
+    bad("--budget nan", 2, "positive number of seconds"),
+    bad("--seed 18446744073709551616", 2, "invalid value"),
+    bad("--threads 1..2", 2, "not a whole number"),
+    bad("--label", 2, "a value is required"),
+    bad("--warmup x", 2, "invalid value"),
+    bad("--ci-target x", 2, "invalid value"),
+    bad("--reps 3..x", 2, "not a whole number"),
+    bad("--mem-bandwidth x", 2, "invalid value"),
+    bad("--suite", 2, "a value is required"),
     // the result file never replaces the history, even with --force
     bad(
         "--db {d}/h.sqlite3 -o {d}/h.sqlite3 --force",
@@ -244,7 +258,86 @@ const OTHER: &[Bad] = &[
         "character device",
     ),
     bad("compare {a} {b} --json {d}", 2, "is a directory"),
-    bad("compare {a} {b} --html {d}/nodir/r.html", 1, "writing"),
+    bad(
+        "compare {a} {b} --html {d}/nodir/r.html",
+        2,
+        "nodir does not exist",
+    ),
+    bad("compare {a} {b} --json {a}/x.json", 2, "is not a directory"),
+    bad("compare {a} {b} --figures {d}/full", 2, "is not empty"),
+    bad("compare {a} {b} --figures {a}", 2, "--figures"),
+    bad("compare {a} {b} --threshold -5", 2, "percentage"),
+    bad("compare {a} {b} --threshold x", 2, "invalid value"),
+    bad("compare {a} {b} --seed x", 2, "invalid value"),
+    bad("compare {a} {b} --nope", 2, "unexpected argument"),
+    bad("compare {a} {d}/missing.json", 1, "missing field"),
+    bad("compare {a} {d}/fifo", 1, "is a FIFO"),
+    // 1e-300 against 1e300: no ratio rather than "faster" by infinity
+    bad("compare {d}/tiny.json {d}/vast.json", 0, "no ratio for"),
+    // a byte-order mark or UTF-16 is text, not a broken file
+    bad("show {d}/bom.json", 0, "label A"),
+    bad(
+        "import --from auto {d}/dd-bom.txt -o {d}/o-bom.json",
+        0,
+        "1 usable",
+    ),
+    bad(
+        "import --from dd {d}/dd-utf16.txt -o {d}/o-utf16.json",
+        0,
+        "1 usable",
+    ),
+    bad(
+        "import --from hpcc {d}/hpcc-n0.txt -o {d}/o-n0.json",
+        0,
+        "9 usable, 1 invalid",
+    ),
+    bad(
+        "import --from dd {d}/dd-bom.txt -o {d}/nodir/o.json",
+        2,
+        "does not exist",
+    ),
+    bad("import --from dd {d}/fifo -o {d}/o-f.json", 2, "FIFO"),
+    bad(
+        "import --from dd {d}/null -o {d}/o-n.json",
+        2,
+        "character device",
+    ),
+    bad("import --from dd {d} -o {d}/o-d.json", 2, "directory"),
+    bad(
+        "import --from dd {d}/exists.csv -o {d}/o-x.json",
+        2,
+        "no dd summary line",
+    ),
+    bad(
+        "import --from nope {d}/exists.csv -o {d}/o-y.json",
+        2,
+        "invalid value",
+    ),
+    bad("import --from dd -o {d}/o-z.json", 2, "required"),
+    bad(
+        "import --from dd --env nope=1 {d}/dd-bom.txt -o {d}/o-e.json",
+        2,
+        "nope",
+    ),
+    bad("history --db {d}/null", 2, "is a character device"),
+    bad("history --nope", 2, "unexpected argument"),
+    bad("show", 2, "required"),
+    bad(
+        "show 99999999999999999999999 --db {d}/empty.sqlite3",
+        2,
+        "not a file, nor a history id",
+    ),
+    bad("info --nope", 2, "unexpected argument"),
+    bad("list --nope", 2, "unexpected argument"),
+    bad("nope", 2, "unrecognized subcommand"),
+    bad("compare {a} {b} --baseline", 2, "a value is required"),
+    bad("history --db", 2, "a value is required"),
+    bad("show {d}/hpcc-n0.txt", 1, "expected value"),
+    bad(
+        "compare {a} {b} --csv {d}/exists.csv/x.csv",
+        2,
+        "is not a directory",
+    ),
     bad("compare {a}", 1, "need at least two environments"),
     bad("compare", 2, "give result files"),
     bad("compare {a} {b} --threshold 0", 2, "percentage"),
@@ -324,6 +417,50 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
             }
         }
     });
+    // text as editors and PowerShell save it: a UTF-8 byte-order mark, UTF-16
+    let a_text = std::fs::read(&files[0]).unwrap();
+    std::fs::write(
+        dir.join("bom.json"),
+        [&[0xEF, 0xBB, 0xBF][..], &a_text].concat(),
+    )
+    .unwrap();
+    let utf16 = |text: &str| -> Vec<u8> {
+        [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect()
+    };
+    let dd = include_str!("fixtures/import/dd-c.txt");
+    std::fs::write(dir.join("dd-utf16.txt"), utf16(dd)).unwrap();
+    std::fs::write(dir.join("dd-bom.txt"), format!("\u{feff}{dd}")).unwrap();
+    let hpcc = include_str!("fixtures/import/hpccoutf.txt");
+    let n0: String = hpcc
+        .lines()
+        .map(|l| {
+            if l.starts_with("HPL_N=") {
+                "HPL_N=0"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.join("hpcc-n0.txt"), n0).unwrap();
+    // values at the ends of what a double holds
+    for (name, label, value) in [("tiny.json", "T", 1e-300), ("vast.json", "V", 1e300)] {
+        mutate(name, &|v| {
+            v["label"] = label.into();
+            v["run_id"] = format!("20250101T000000Z-{label}-000000").into();
+            for c in v["cases"].as_array_mut().unwrap() {
+                for m in c["metrics"].as_array_mut().unwrap() {
+                    let n = m["samples"].as_array().unwrap().len();
+                    m["samples"] = (0..n).map(|i| value * (1.0 + i as f64 / 100.0)).collect();
+                }
+            }
+        });
+    }
+    std::fs::create_dir(dir.join("full")).unwrap();
+    std::fs::write(dir.join("full/x"), "").unwrap();
     (files.remove(0), files.remove(0))
 }
 
@@ -336,7 +473,7 @@ fn set_user_version(path: &Path, v: u32) {
 }
 
 #[test]
-fn sixty_bad_inputs_each_get_their_exit_code_and_a_clear_message() {
+fn every_bad_input_gets_its_exit_code_and_a_clear_message() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let (a, b) = setup(d);
@@ -350,7 +487,7 @@ fn sixty_bad_inputs_each_get_their_exit_code_and_a_clear_message() {
             .iter()
             .map(|c| (c.args.to_string(), c.code, c.msg.to_string())),
     );
-    assert!(table.len() >= 60, "{} cases", table.len());
+    assert!(table.len() >= 150, "{} cases", table.len());
     let mut failures = Vec::new();
     for (args, code, msg) in &table {
         let args: Vec<String> = args

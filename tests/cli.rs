@@ -174,7 +174,9 @@ fn unwritable_output_is_a_usage_error() {
     fake_run(tmp.path(), "/nonexistent/dir/out.json", "3")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot write the result file"));
+        .stderr(predicate::str::contains(
+            "its directory /nonexistent/dir does not exist",
+        ));
 }
 
 #[test]
@@ -1640,6 +1642,102 @@ fn sigkill_during_fork_cases_leaves_no_child_behind() {
         "{} children outlived envbench: {left:?}",
         left.len()
     );
+}
+
+/// SIGKILL at 20 points spread over a run of os and io cases in worker
+/// processes: the result file is valid JSON or absent, the history passes
+/// SQLite's integrity check, the workers (told by SIGTERM when envbench
+/// dies) remove their scratch directories, and nothing else is left but
+/// the documented temporary file `.NAME.PID.N.partial` of a write cut short
+/// and SQLite's journal.
+#[test]
+fn sigkill_at_twenty_points_leaves_a_valid_file_an_intact_history_and_no_scratch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut states = Vec::new();
+    for trial in 0..20u64 {
+        let d = tmp.path().join(format!("t{trial}"));
+        std::fs::create_dir_all(d.join("scratch")).unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_envbench"))
+            .current_dir(&d)
+            .env("XDG_DATA_HOME", &d)
+            .args([
+                "run",
+                "--quiet",
+                "--only",
+                "os.syscall,io.meta,io.seq",
+                "--budget",
+                "0.05",
+                "--rounds",
+                "2",
+                "--dir",
+                "scratch",
+                "--db",
+                "h.sqlite3",
+                "-o",
+                "out.json",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // 0 to 1.9 s in a scrambled order (a run takes about 1.8 s)
+        std::thread::sleep(Duration::from_millis((trial * 7 % 20) * 100));
+        let root = child.id() as i32;
+        let workers = descendants(root);
+        unsafe { libc::kill(root, libc::SIGKILL) };
+        child.wait().unwrap();
+        // the workers wind down after the repetition under way
+        let until = Instant::now() + Duration::from_secs(20);
+        let alive = |pid: &(i32, char)| {
+            std::fs::read_to_string(format!("/proc/{}/stat", pid.0)).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|r| !r.1.trim_start().starts_with('Z'))
+            })
+        };
+        while Instant::now() < until && workers.iter().any(alive) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<(i32, char)> = workers.iter().copied().filter(alive).collect();
+        for (pid, _) in &left {
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        assert!(
+            left.is_empty(),
+            "trial {trial}: processes outlived envbench: {left:?}"
+        );
+        let scratch: Vec<_> = std::fs::read_dir(d.join("scratch")).unwrap().collect();
+        assert!(
+            scratch.is_empty(),
+            "trial {trial}: scratch left: {scratch:?}"
+        );
+        for e in std::fs::read_dir(&d).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let known = ["scratch", "out.json", "h.sqlite3", "h.sqlite3-journal"]
+                .contains(&name.as_str())
+                || (name.starts_with(".out.json.") && name.ends_with(".partial"));
+            assert!(known, "trial {trial}: stray {name}");
+        }
+        let state = match std::fs::read(d.join("out.json")) {
+            Err(_) => "absent".to_string(),
+            Ok(bytes) => {
+                let v: serde_json::Value = serde_json::from_slice(&bytes)
+                    .unwrap_or_else(|e| panic!("trial {trial}: out.json is not JSON: {e}"));
+                v["status"].as_str().unwrap().to_string()
+            }
+        };
+        if d.join("h.sqlite3").exists() {
+            let c = rusqlite::Connection::open(d.join("h.sqlite3")).unwrap();
+            let ok: String = c
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(ok, "ok", "trial {trial}");
+        }
+        states.push(state);
+    }
+    // the kills landed at different points: before the file, during, after
+    states.sort();
+    states.dedup();
+    assert!(states.len() >= 2, "{states:?}");
 }
 
 #[test]

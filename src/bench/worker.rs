@@ -210,7 +210,7 @@ fn spawn_and_read(job: &Job, on_progress: &mut dyn FnMut(Progress)) -> Result<Ca
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    super::os::die_with_envbench(&mut cmd);
+    super::os::wind_down_with_envbench(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start a worker process: {e}{}", limit_hint(&e)))?;

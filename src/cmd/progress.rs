@@ -67,6 +67,13 @@ impl Reporter {
             + sum(&mut self.expected.iter().zip(later).map(|(e, &n)| *e * n))
     }
 
+    /// Prints a warning even under `--quiet`: something the person must
+    /// know (the run was not recorded) is not progress.
+    pub fn warning(&self, text: &str) {
+        self.clear();
+        eprintln!("warning: {text}");
+    }
+
     /// Prints a line of its own (warnings, the output path).
     pub fn message(&self, text: &str) {
         if self.enabled {

@@ -224,8 +224,8 @@ fn print_and_record(s: &RunSettings, file: &ResultFile, reporter: &Reporter) -> 
             std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
         match crate::history::record_run(db.as_ref(), file, &written) {
             Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
-            Err(e) => reporter.message(&format!(
-                "warning: not recorded in the history: {e}; the result file is complete"
+            Err(e) => reporter.warning(&format!(
+                "not recorded in the history: {e}; the result file is complete"
             )),
         }
     }

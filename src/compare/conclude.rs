@@ -393,7 +393,7 @@ pub(super) fn warning_lines(
     {
         out.push(w.split(':').next().unwrap_or(w).to_string());
     }
-    if let Some(w) = details.iter().find(|w| w.contains("no ratio for")) {
+    for w in details.iter().filter(|w| w.starts_with("no ratio for")) {
         out.push(w.split(':').next().unwrap_or(w).to_string());
     }
     if let Some(spread) = c

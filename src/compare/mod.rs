@@ -447,6 +447,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     let base_keys = ok_keys(base);
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
+    let mut beyond: Vec<String> = Vec::new();
     let mut not_comparable = Vec::new();
     let mut mismatched: Vec<String> = Vec::new();
     for other in others {
@@ -509,6 +510,12 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                 );
                 let (mut mc, lr) =
                     measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
+                let (lo, hi) = mc.ratio_ci;
+                if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
+                    // 1e-300 against 1e300: no double holds the ratio
+                    beyond.push(format!("{key} {}", m.name));
+                    continue;
+                }
                 mc.suspect = suspect.clone();
                 mine.push((mc, lr));
             }
@@ -543,6 +550,13 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
             "not compared, {} metric(s) whose unit or direction differs between runs: {}",
             mismatched.len(),
             mismatched.join(", ")
+        ));
+    }
+    if !beyond.is_empty() {
+        warnings.push(format!(
+            "no ratio for {} metric(s) whose values differ beyond what a number holds: {}",
+            beyond.len(),
+            beyond.join(", ")
         ));
     }
     if !not_comparable.is_empty() {

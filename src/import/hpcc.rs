@@ -128,6 +128,12 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             "HPCC reports Success=0: one of its tests failed its check".into(),
         );
     }
+    if !(n >= 1.0 && nb >= 1.0 && n.fract() == 0.0 && nb.fract() == 0.0) {
+        hpl.flag(
+            "impossible_value",
+            format!("HPL_N = {n}, HPL_NB = {nb}: a matrix of no rows solves nothing (HPCC's input file names no problem size?)"),
+        );
+    }
     records.push(hpl);
     for mode in ["Single", "Star"] {
         let key = |k: &str| format!("{mode}STREAM_{k}");

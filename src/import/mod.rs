@@ -319,6 +319,11 @@ pub fn read_input(path: &Path, format: &'static str) -> Result<String, ImportErr
             ),
         ));
     }
+    // UTF-16 (PowerShell's default) and a UTF-8 byte-order mark are text
+    let bytes = match crate::store::decode_text(&bytes) {
+        Some(text) => text.into_bytes(),
+        None => bytes,
+    };
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(err(0, "the file is empty".into()));
     }

@@ -113,9 +113,20 @@ pub fn summarize(sample: &Sample, seed: u64) -> Summary {
     let n = xs.len();
     let mut sorted = xs.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let stddev = var.sqrt();
+    // scaled by the largest magnitude, so values near f64::MAX (1e308)
+    // neither overflow the sum nor the squares
+    let scale = xs
+        .iter()
+        .fold(0.0f64, |a, x| a.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    let mean_scaled = xs.iter().map(|x| x / scale).sum::<f64>() / n as f64;
+    let mean = mean_scaled * scale;
+    let var_scaled = xs
+        .iter()
+        .map(|x| (x / scale - mean_scaled).powi(2))
+        .sum::<f64>()
+        / (n - 1) as f64;
+    let stddev = var_scaled.sqrt() * scale;
     let median = median_of_sorted(&sorted);
     let mut deviations: Vec<f64> = xs.iter().map(|x| (x - median).abs()).collect();
     deviations.sort_by(f64::total_cmp);
@@ -167,6 +178,21 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn values_near_the_largest_double_keep_a_finite_spread() {
+        let s = summarize(&Sample::new(vec![1e308, 1.5e308, 1.2e308]).unwrap(), 1);
+        assert!(
+            s.mean.is_finite() && s.stddev.is_finite() && s.cv.is_finite(),
+            "{s:?}"
+        );
+        assert!(
+            (s.mean / 1.233_333_333_333_333_3e308 - 1.0).abs() < 1e-12,
+            "{}",
+            s.mean
+        );
+        assert!((s.cv - 0.204_05).abs() < 1e-4, "{}", s.cv);
     }
 
     #[test]

@@ -284,8 +284,47 @@ pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Stri
     b += "<section id=\"details\">";
     b += &details(c, envs);
     b += "</section>";
-    TEMPLATE
-        .replace("{{TITLE}}", &esc(&title))
-        .replace("{{SVG_STYLE}}", STYLE)
-        .replace("{{BODY}}", &b)
+    fill(
+        TEMPLATE,
+        &[
+            ("{{TITLE}}", &esc(&title)),
+            ("{{SVG_STYLE}}", STYLE),
+            ("{{BODY}}", &b),
+        ],
+    )
+}
+
+/// `template` with each placeholder replaced once, in one pass: a value is
+/// never searched again, so a label `{{BODY}}` in the title stays text.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(at) = rest.find("{{") {
+        out += &rest[..at];
+        rest = &rest[at..];
+        match values.iter().find(|(k, _)| rest.starts_with(k)) {
+            Some((k, v)) => {
+                out += v;
+                rest = &rest[k.len()..];
+            }
+            None => {
+                out += "{{";
+                rest = &rest[2..];
+            }
+        }
+    }
+    out + rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_inside_a_value_stays_text() {
+        let t = "<title>{{TITLE}}</title>{{BODY}}{{OTHER}}";
+        let got = fill(t, &[("{{TITLE}}", "{{BODY}}"), ("{{BODY}}", "<p>x</p>")]);
+        assert_eq!(got, "<title>{{BODY}}</title><p>x</p>{{OTHER}}");
+    }
 }
