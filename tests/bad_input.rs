@@ -195,6 +195,7 @@ const OTHER: &[Bad] = &[
     ),
     bad("show {d}/mutated-esc.json", 0, "\\u{1b}[8m"),
     bad("show {d}/fifo", 1, "is a FIFO"),
+    bad("show {d}/sparse.json", 1, "larger than 256 MiB"),
     bad("show {d}", 1, "is a directory"),
     bad("show {d}/null", 1, "is a character device"),
     bad("show /nonexistent/x.json", 1, "/nonexistent/x.json"),
@@ -459,6 +460,11 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
             }
         });
     }
+    // 257 MiB without the disk space: a sparse file
+    std::fs::File::create(dir.join("sparse.json"))
+        .unwrap()
+        .set_len(257 << 20)
+        .unwrap();
     std::fs::create_dir(dir.join("full")).unwrap();
     std::fs::write(dir.join("full/x"), "").unwrap();
     (files.remove(0), files.remove(0))
