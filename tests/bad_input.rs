@@ -737,8 +737,9 @@ fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
 /// Under a memory limit (`ulimit -v`, here prlimit's address-space limit)
 /// envbench once aborted (exit 134) allocating the canary's buffer and
 /// left its file `running` with no case. Now the cases that cannot map
-/// their buffers fail with a message naming the size and the limit, the
-/// rest run, and the file is complete.
+/// their buffers (or whose library panics on its allocation) fail with a
+/// message naming the size and the limit, the rest run, and the file is
+/// complete.
 #[test]
 fn a_memory_limit_fails_the_cases_it_starves_and_names_itself() {
     let Ok(o) = std::process::Command::new("prlimit")
@@ -759,7 +760,11 @@ fn a_memory_limit_fails_the_cases_it_starves_and_names_itself() {
             "--quiet",
             "--no-history",
             "--only",
-            "os.syscall[call=getppid],mem.stream[threads=1]",
+            "os.syscall[call=getppid],mem.stream[threads=1],cpu.lu[n=4000,threads=1]",
+            "--suite",
+            "standard",
+            "--rounds",
+            "1",
             "--reps",
             "2",
             "--budget",
@@ -781,6 +786,15 @@ fn a_memory_limit_fails_the_cases_it_starves_and_names_itself() {
     let why = stream["reason"].as_str().unwrap();
     assert!(
         why.contains("cannot map a") && why.contains("ulimit -v"),
+        "{why}"
+    );
+    // the matrix's allocation fails inside faer (a panic) or in Rust's
+    // allocator (an abort): either way the worker's case names the limit
+    let lu = cases.iter().find(|c| c["bench"] == "cpu.lu").unwrap();
+    assert_eq!(lu["status"], "failed");
+    let why = lu["reason"].as_str().unwrap();
+    assert!(
+        why.contains("allocation failed") && why.contains("ulimit -v"),
         "{why}"
     );
     let syscall = cases.iter().find(|c| c["bench"] == "os.syscall").unwrap();

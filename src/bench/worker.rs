@@ -95,7 +95,7 @@ pub fn serve() -> ExitCode {
     // first signal on as SIGTERM.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
-        Ok(()) => measure_here(&job, &interrupted),
+        Ok(()) => measured_or_why_not(&job, &interrupted),
         // the run hears why rather than "ended without a result"
         Err(e) => runner::failed_run(
             Clock::real().wall_secs(),
@@ -112,6 +112,32 @@ pub fn serve() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
+}
+
+/// [`measure_here`], or a failed run saying why when the case panicked: a
+/// library that cannot allocate a matrix under a memory limit (faer
+/// unwraps its AllocError) then fails that case with the reason instead of
+/// "ended without a result (exit status: 101)" and a backtrace.
+fn measured_or_why_not(job: &Job, interrupted: &Arc<AtomicBool>) -> CaseRun {
+    let wall = Clock::real().wall_secs();
+    std::panic::set_hook(Box::new(|_| {}));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        measure_here(job, interrupted)
+    }));
+    let _ = std::panic::take_hook();
+    caught.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        let hint = if what.contains("AllocError") || what.contains("memory allocation") {
+            ": an allocation failed; check the memory limit (ulimit -v) and free memory"
+        } else {
+            ""
+        };
+        runner::failed_run(wall, format!("the case stopped on an error: {what}{hint}"))
+    })
 }
 
 /// Measures `job` in this process, writing a [`Line::Rep`] per repetition.
