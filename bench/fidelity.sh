@@ -92,18 +92,85 @@ PY
 }
 
 # summarize LABEL UNIT REFERENCE_NAME "ENVBENCH VALUES" "REFERENCE VALUES"
-# prints medians and the per-round ratio envbench/reference with its range.
+# Judges the row with envbench's own comparison: each round's envbench and
+# reference figures become one run of two environments (rounds are the top
+# level), `envbench compare` gives the ratio envbench/reference with its 95 %
+# interval, and the row is within its band (the interval inside it), outside
+# it (the interval wholly beyond), or unclear (straddling: with the rounds
+# the interval's width says would settle it). Rows without a band (a
+# reference kept for information) print the interval only. Appends the
+# judgement to $work/judged for the last line.
 summarize() {
-  python3 - "$@" <<'PY'
-import statistics as st, sys
-label, unit, rname = sys.argv[1:4]
-e = [float(x) for x in sys.argv[4].split()]
-r = [float(x) for x in sys.argv[5].split()]
+  python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY'
+import json, math, os, shutil, statistics as st, subprocess, sys, tempfile
+exe, template, work, label, unit, rname = sys.argv[1:7]
+e = [float(x) for x in sys.argv[7].split()]
+r = [float(x) for x in sys.argv[8].split()]
 if not e or len(e) != len(r):
     sys.exit(f"{label}: no paired values")
+# the band each row is held to (docs/fidelity.md): a ratio range, by case
+BANDS = [
+    ("os.syscall", (0.85, 1.15)), ("cpu.primes", (0.95, 1.05)),
+    ("mem.stream", (0.97, 1.03)), ("os.", (0.85, 1.15)), ("io.", (0.90, 1.10)),
+    ("net.http server", (0.80, math.inf)), ("net.", (0.85, 1.15)),
+]
+band = None
+if label.startswith("cpu.lu"):
+    band = (0.85, 1.15) if "hpcc" in rname else None  # numpy's OpenBLAS: information
+elif rname == "iperf3 -P 2":
+    band = None  # one iperf3 thread for both streams: information; two clients is the reference
+else:
+    band = next((b for p, b in BANDS if label.startswith(p)), None)
 ratios = [a / b for a, b in zip(e, r)]
+doc = json.load(open(template))
+tmp = tempfile.mkdtemp(dir=work)
+try:
+    files = {"envbench": [], "reference": []}
+    for side, values in (("envbench", e), ("reference", r)):
+        for i, v in enumerate(values):
+            d = dict(doc, label=side, run_id=f"fidelity-{side}-{i}", derived=[], cases=[{
+                "key": "fidelity.row", "bench": "fidelity.row", "params": {}, "status": "ok",
+                "reason": None, "warmup_reps": 0, "stop_reason": "max_reps",
+                "started_utc": doc["started_utc"], "duration_secs": 1.0, "anomalies": [],
+                # one figure per round, twice: the rounds carry the spread
+                "metrics": [{"name": "value", "unit": "ops/s", "direction": "higher_is_better",
+                             "samples": [v, v]}]}])
+            path = os.path.join(tmp, f"{side}-{i}.json")
+            with open(path, "x") as f:
+                json.dump(d, f)
+            files[side].append(path)
+    out = os.path.join(tmp, "c.json")
+    c = subprocess.run([exe, "compare", "--base", *files["reference"], "--other", *files["envbench"],
+                        "--json", out], capture_output=True, text=True)
+    if c.returncode != 0:
+        sys.exit(f"{label}: envbench compare failed: {c.stderr.strip()}")
+    m = next(m for m in json.load(open(out))["metrics"] if m["key"] == "fidelity.row")
+finally:
+    shutil.rmtree(tmp)
+ratio, (lo, hi) = m["ratio"], m["ratio_ci"]
+n = len(ratios)
+if band is None:
+    judged, word = "no band", "no band (information)"
+else:
+    blo, bhi = band
+    shown = f"{blo:g}..{bhi:g}" if bhi != math.inf else f"at least {blo:g}"
+    if blo <= lo and hi <= bhi:
+        judged, word = "within", f"within {shown}"
+    elif hi < blo or lo > bhi:
+        judged, word = "outside", f"OUTSIDE {shown}"
+    else:
+        # the interval's half-width shrinks as 1/sqrt(rounds); it settles when
+        # it fits between the ratio and the nearest edge of the band
+        half = (math.log(hi) - math.log(lo)) / 2
+        edges = [abs(math.log(ratio) - math.log(x)) for x in (blo, bhi) if x != math.inf]
+        gap = min(edges)
+        need = math.ceil(n * (half / gap) ** 2) if gap > 0 else math.inf
+        more = f"about {need - n} more rounds would settle it" if need - n <= 200 else "at the band's edge: more rounds would not settle it"
+        judged, word = "unclear", f"unclear against {shown} ({more})"
 print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
-      f"ratio {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}, {len(ratios)} rounds)")
+      f"ratio {ratio:.3f} [{lo:.3f}..{hi:.3f}] over {n} rounds: {word}")
+with open(os.path.join(work, "judged"), "a") as f:
+    f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\n")
 PY
 }
 
@@ -776,7 +843,13 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   stop_started
 }
 
-echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s); ratio = envbench / reference" >&2
+echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2
 for s in ${sections//,/ }; do
   if declare -F "section_$s" >/dev/null; then "section_$s"; else echo "unknown section $s" >&2; exit 2; fi
 done
+# the last line: how the rows were judged
+if [ -s "$work/judged" ]; then
+  awk -F'\t' '{ n[$1]++; t++ } END {
+    printf "fidelity: %d rows: %d within their band, %d outside, %d unclear, %d without a band\n",
+      t, n["within"], n["outside"], n["unclear"], n["no band"] }' "$work/judged"
+fi
