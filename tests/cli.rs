@@ -1705,7 +1705,13 @@ fn sigkill_at_twenty_points_leaves_a_valid_file_an_intact_history_and_no_scratch
             left.is_empty(),
             "trial {trial}: processes outlived envbench: {left:?}"
         );
-        let scratch: Vec<_> = std::fs::read_dir(d.join("scratch")).unwrap().collect();
+        // a worker started between the snapshot and the kill is not in
+        // `workers`: its scratch goes when it has wound down
+        let scratch_of = || -> Vec<_> { std::fs::read_dir(d.join("scratch")).unwrap().collect() };
+        while Instant::now() < until && !scratch_of().is_empty() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let scratch = scratch_of();
         assert!(
             scratch.is_empty(),
             "trial {trial}: scratch left: {scratch:?}"

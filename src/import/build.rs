@@ -61,6 +61,9 @@ pub struct Options {
 /// A record with the round (input file index) and input it came from.
 type Placed<'a> = (u32, &'a Input, Record);
 
+/// Records grouped by case key, and each round's order of case keys.
+type Grouped<'a> = (Vec<(String, Vec<Placed<'a>>)>, Vec<Vec<String>>);
+
 /// FNV-1a, 64 bits: a stable digest of the inputs for the run id, so
 /// importing the same outputs twice gives the same id and `compare` warns
 /// when a run is compared with itself.
@@ -74,44 +77,17 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// A message naming the file and line for a `--param` the output
 /// contradicts, or naming the key for a bad `--env`.
 pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
-    // cases and each round's order in first-seen order, found by key in
-    // constant time: an output of 150 000 summaries took minutes by search
-    let mut cases: Vec<(String, Vec<Placed>)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut orders = vec![Vec::new(); inputs.len()];
-    for (round, input) in inputs.iter().enumerate() {
-        let mut in_round: HashSet<String> = HashSet::new();
-        for rec in &input.parsed.records {
-            let mut rec = rec.clone();
-            apply_params(&mut rec, &opts.params)
-                .map_err(|m| format!("{}:{}: {m}", input.path.display(), rec.line))?;
-            screen(&mut rec);
-            let key = crate::results::case_key(&rec.bench, &rec.params);
-            if in_round.insert(key.clone()) {
-                orders[round].push(key.clone());
-            }
-            let placed = (round as u32, input, rec);
-            match index.get(&key) {
-                Some(&i) => cases[i].1.push(placed),
-                None => {
-                    index.insert(key.clone(), cases.len());
-                    cases.push((key, vec![placed]));
-                }
-            }
-        }
-    }
+    let (cases, orders) = group(inputs, opts)?;
     let case_results = cases
         .into_iter()
         .map(|(key, recs)| case(key, &recs, opts.seed))
         .collect();
-    let started = inputs
+    // the earliest and latest time the outputs print, else their files'
+    let times = inputs
         .iter()
-        .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix))
-        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.min(t))));
-    let ended = inputs
-        .iter()
-        .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix))
-        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.max(t))));
+        .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix));
+    let started = times.clone().reduce(f64::min);
+    let ended = times.reduce(f64::max);
     let digest = fnv1a(
         &inputs
             .iter()
@@ -211,6 +187,42 @@ fn param_value(v: &str) -> Value {
     }
 }
 
+/// Every record of `inputs` with `--param` applied and screened, grouped
+/// by case key (cases in first-seen order), and each round's order of
+/// case keys.
+///
+/// # Errors
+/// A `--param` the output contradicts, naming the file and line.
+fn group<'a>(inputs: &'a [Input], opts: &Options) -> Result<Grouped<'a>, String> {
+    // cases and each round's order in first-seen order, found by key in
+    // constant time: an output of 150 000 summaries took minutes by search
+    let mut cases: Vec<(String, Vec<Placed>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut orders = vec![Vec::new(); inputs.len()];
+    for (round, input) in inputs.iter().enumerate() {
+        let mut in_round: HashSet<String> = HashSet::new();
+        for rec in &input.parsed.records {
+            let mut rec = rec.clone();
+            apply_params(&mut rec, &opts.params)
+                .map_err(|m| format!("{}:{}: {m}", input.path.display(), rec.line))?;
+            screen(&mut rec);
+            let key = crate::results::case_key(&rec.bench, &rec.params);
+            if in_round.insert(key.clone()) {
+                orders[round].push(key.clone());
+            }
+            let placed = (round as u32, input, rec);
+            match index.get(&key) {
+                Some(&i) => cases[i].1.push(placed),
+                None => {
+                    index.insert(key.clone(), cases.len());
+                    cases.push((key, vec![placed]));
+                }
+            }
+        }
+    }
+    Ok((cases, orders))
+}
+
 /// Adds the user's parameters; one the output states otherwise is an error.
 fn apply_params(rec: &mut Record, params: &[(String, String)]) -> Result<(), String> {
     for (k, v) in params {
@@ -262,58 +274,10 @@ fn screen(rec: &mut Record) {
     }
 }
 
-fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
-    let first = &recs[0].2;
-    let used: Vec<&Placed> = recs
-        .iter()
-        .filter(|r| !r.2.flags.iter().any(Flag::excludes))
-        .collect();
-    let mut notes: Vec<String> = Vec::new();
-    let mut names: Vec<(String, crate::units::Unit, crate::units::Direction)> = used
-        .first()
-        .map(|r| {
-            r.2.metrics
-                .iter()
-                .map(|m| (m.name.clone(), m.unit, m.direction))
-                .collect()
-        })
-        .unwrap_or_else(|| {
-            first
-                .metrics
-                .iter()
-                .map(|m| (m.name.clone(), m.unit, m.direction))
-                .collect()
-        });
-    names.retain(|(n, _, _)| {
-        let missing: Vec<String> = used
-            .iter()
-            .filter(|r| !r.2.metrics.iter().any(|m| m.name == *n))
-            .map(|r| format!("{}:{}", r.1.path.display(), r.2.line))
-            .collect();
-        if !missing.is_empty() {
-            notes.push(format!(
-                "{n} left out: {} do(es) not print it",
-                missing.join(", ")
-            ));
-        }
-        missing.is_empty()
-    });
-    let metrics = names
-        .iter()
-        .map(|(n, unit, direction)| {
-            let samples: Vec<f64> = used
-                .iter()
-                .filter_map(|r| r.2.metrics.iter().find(|m| m.name == *n).map(|m| m.value))
-                .collect();
-            MetricResult {
-                name: n.clone(),
-                unit: *unit,
-                direction: *direction,
-                summary: crate::stats::summary_of(&samples, seed),
-                samples,
-            }
-        })
-        .collect();
+/// Where each output of a case came from: its flags as anomalies naming
+/// file, line and round, the values of the outputs left out, the sources,
+/// and their notes (each once) added to `notes`.
+fn provenance(recs: &[Placed], notes: &mut Vec<String>) -> (Vec<Anomaly>, Vec<Value>, Vec<Value>) {
     let mut anomalies = Vec::new();
     let mut excluded = Vec::new();
     let mut sources = Vec::new();
@@ -350,6 +314,73 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
             }
         }
     }
+    (anomalies, excluded, sources)
+}
+
+/// The metrics every usable output of a case prints, with their samples
+/// over the outputs; a metric some output lacks is left out with a note.
+fn metrics_of(
+    first: &Record,
+    used: &[&Placed],
+    seed: u64,
+    notes: &mut Vec<String>,
+) -> Vec<MetricResult> {
+    let mut names: Vec<(String, crate::units::Unit, crate::units::Direction)> = used
+        .first()
+        .map(|r| {
+            r.2.metrics
+                .iter()
+                .map(|m| (m.name.clone(), m.unit, m.direction))
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            first
+                .metrics
+                .iter()
+                .map(|m| (m.name.clone(), m.unit, m.direction))
+                .collect()
+        });
+    names.retain(|(n, _, _)| {
+        let missing: Vec<String> = used
+            .iter()
+            .filter(|r| !r.2.metrics.iter().any(|m| m.name == *n))
+            .map(|r| format!("{}:{}", r.1.path.display(), r.2.line))
+            .collect();
+        if !missing.is_empty() {
+            notes.push(format!(
+                "{n} left out: {} do(es) not print it",
+                missing.join(", ")
+            ));
+        }
+        missing.is_empty()
+    });
+    names
+        .iter()
+        .map(|(n, unit, direction)| {
+            let samples: Vec<f64> = used
+                .iter()
+                .filter_map(|r| r.2.metrics.iter().find(|m| m.name == *n).map(|m| m.value))
+                .collect();
+            MetricResult {
+                name: n.clone(),
+                unit: *unit,
+                direction: *direction,
+                summary: crate::stats::summary_of(&samples, seed),
+                samples,
+            }
+        })
+        .collect()
+}
+
+fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
+    let first = &recs[0].2;
+    let used: Vec<&Placed> = recs
+        .iter()
+        .filter(|r| !r.2.flags.iter().any(Flag::excludes))
+        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    let metrics = metrics_of(first, &used, seed, &mut notes);
+    let (anomalies, excluded, sources) = provenance(recs, &mut notes);
     let mut by_round: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
     for (round, _, rec) in recs {
         let e = by_round.entry(*round).or_default();
