@@ -43,22 +43,24 @@ impl super::Importer for Hpcc {
     }
 }
 
-/// Parses one hpccoutf.txt.
+/// Numbers by key with their line, texts by key, and whether the summary ended.
+type Summary<'a> = (
+    BTreeMap<&'a str, (f64, usize)>,
+    BTreeMap<&'a str, &'a str>,
+    bool,
+);
+
+/// The summary section's `key=value` lines: numbers with their line,
+/// every value as text, and whether its end line was there.
 ///
 /// # Errors
-/// No summary section, a value that is not a number, no HPL figures.
-pub fn parse(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = super::numbered(text).collect();
-    let begin = lines.iter().position(|(_, l)| l.trim() == "Begin of Summary section.").ok_or_else(|| {
-        ParseError::at(0, "no 'Begin of Summary section.': not an hpccoutf.txt, or HPCC stopped before its summary")
-    })?;
+/// A line that is not `key=value`.
+fn summary<'a>(lines: &[(usize, &'a str)]) -> Result<Summary<'a>, ParseError> {
     let mut kv: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     let mut texts: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut ended = false;
-    for &(n, l) in &lines[begin + 1..] {
+    for &(n, l) in lines {
         if l.trim() == "End of Summary section." {
-            ended = true;
-            break;
+            return Ok((kv, texts, true));
         }
         let Some((k, v)) = l.split_once('=') else {
             return Err(ParseError::at(
@@ -71,6 +73,12 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             kv.insert(k.trim(), (x, n));
         }
     }
+    Ok((kv, texts, false))
+}
+
+/// HPCC's version and timer tick from the summary, the host name and
+/// start time from the lines before it.
+fn facts_of(head: &[(usize, &str)], kv: &BTreeMap<&str, (f64, usize)>) -> Facts {
     let get = |k: &str| kv.get(k).map(|v| v.0);
     let mut facts = Facts {
         tool: match (
@@ -84,16 +92,27 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         clock_resolution_ns: get("MPI_Wtick").map(|t| t * 1e9),
         ..Facts::default()
     };
-    for (_, l) in &lines[..begin] {
+    for (_, l) in head {
         if let Some(h) = l.strip_prefix("Hostname: ") {
             facts.hostname = Some(h.trim().trim_matches('\'').to_string());
         } else if let Some(t) = l.strip_prefix("Current time (") {
             facts.started_unix = t.split(')').next().and_then(super::number);
         }
     }
-    let procs = get("CommWorldProcs").unwrap_or(1.0) as u64;
-    let line = lines[begin].0;
-    let mut records = Vec::new();
+    facts
+}
+
+/// HPL's record from the summary's keys: GFLOPS, time, and a failed
+/// check where its scaled residual or Success says so.
+///
+/// # Errors
+/// The summary lacks HPL_Tflops, HPL_N or HPL_NB.
+fn hpl_record(
+    kv: &BTreeMap<&str, (f64, usize)>,
+    line: usize,
+    procs: u64,
+) -> Result<Record, ParseError> {
+    let get = |k: &str| kv.get(k).map(|v| v.0);
     let (Some(tflops), Some(n), Some(nb)) = (get("HPL_Tflops"), get("HPL_N"), get("HPL_NB")) else {
         return Err(ParseError::at(
             line,
@@ -134,7 +153,25 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             format!("HPL_N = {n}, HPL_NB = {nb}: a matrix of no rows solves nothing (HPCC's input file names no problem size?)"),
         );
     }
-    records.push(hpl);
+    Ok(hpl)
+}
+
+/// Parses one hpccoutf.txt.
+///
+/// # Errors
+/// No summary section, a value that is not a number, no HPL figures.
+pub fn parse(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = super::numbered(text).collect();
+    let begin = lines.iter().position(|(_, l)| l.trim() == "Begin of Summary section.").ok_or_else(|| {
+        ParseError::at(0, "no 'Begin of Summary section.': not an hpccoutf.txt, or HPCC stopped before its summary")
+    })?;
+    let (kv, texts, ended) = summary(&lines[begin + 1..])?;
+    let get = |k: &str| kv.get(k).map(|v| v.0);
+    let facts = facts_of(&lines[..begin], &kv);
+    let procs = get("CommWorldProcs").unwrap_or(1.0) as u64;
+    let line = lines[begin].0;
+    let mut records = Vec::new();
+    records.push(hpl_record(&kv, line, procs)?);
     for mode in ["Single", "Star"] {
         let key = |k: &str| format!("{mode}STREAM_{k}");
         if let Some(triad) = get(&key("Triad")) {
