@@ -80,41 +80,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         } else if t.starts_with("Function") && t.contains("Rate") {
             table_line = Some(n);
         } else if let Some(label) = KERNELS.iter().find(|k| t.starts_with(k.0)) {
-            if table_line.is_none() {
-                return Err(ParseError::at(
-                    n,
-                    format!(
-                        "kernel row '{}' before the 'Function ... Best Rate MB/s' header",
-                        label.0
-                    ),
-                ));
-            }
-            if rows.len() != KERNELS.iter().position(|k| k.0 == label.0).unwrap_or(9) {
-                return Err(ParseError::at(
-                    n,
-                    format!(
-                        "kernel '{}' out of STREAM's order Copy, Scale, Add, Triad",
-                        label.0
-                    ),
-                ));
-            }
-            let vals: Vec<f64> = t[label.0.len()..]
-                .split_whitespace()
-                .map(|w| {
-                    number(w).ok_or_else(|| ParseError::at(n, format!("'{w}' is not a number")))
-                })
-                .collect::<Result<_, _>>()?;
-            if vals.len() != 4 {
-                return Err(ParseError::at(
-                    n,
-                    format!(
-                        "{} row has {} numbers, expected rate, avg, min and max time (truncated?)",
-                        label.0,
-                        vals.len()
-                    ),
-                ));
-            }
-            rows.push([vals[0], vals[1], vals[2], vals[3]]);
+            rows.push(kernel_row(n, t, label.0, table_line.is_some(), rows.len())?);
         } else if t.starts_with("Solution Validates") {
             validated = Some(Ok(()));
         } else if t.starts_with("Failed Validation") || t.starts_with("ERROR:") {
@@ -181,6 +147,54 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         facts,
         notes: Vec::new(),
     })
+}
+
+/// One kernel row of the table, `LABEL rate avg min max`, checked to come
+/// after the header and as the `index`-th in STREAM's order.
+///
+/// # Errors
+/// A row out of place or order, a word that is not a number, or a row
+/// without its four numbers.
+fn kernel_row(
+    n: usize,
+    t: &str,
+    label: &str,
+    after_header: bool,
+    index: usize,
+) -> Result<[f64; 4], ParseError> {
+    if !after_header {
+        return Err(ParseError::at(
+            n,
+            format!(
+                "kernel row '{}' before the 'Function ... Best Rate MB/s' header",
+                label
+            ),
+        ));
+    }
+    if index != KERNELS.iter().position(|k| k.0 == label).unwrap_or(9) {
+        return Err(ParseError::at(
+            n,
+            format!(
+                "kernel '{}' out of STREAM's order Copy, Scale, Add, Triad",
+                label
+            ),
+        ));
+    }
+    let vals: Vec<f64> = t[label.len()..]
+        .split_whitespace()
+        .map(|w| number(w).ok_or_else(|| ParseError::at(n, format!("'{w}' is not a number"))))
+        .collect::<Result<_, _>>()?;
+    if vals.len() != 4 {
+        return Err(ParseError::at(
+            n,
+            format!(
+                "{} row has {} numbers, expected rate, avg, min and max time (truncated?)",
+                label,
+                vals.len()
+            ),
+        ));
+    }
+    Ok([vals[0], vals[1], vals[2], vals[3]])
 }
 
 /// Flags negative times and a clock jump (max far above min).
