@@ -181,16 +181,44 @@ pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, Stri
     Ok(path.to_path_buf())
 }
 
+/// Six hex digits from the kernel's random source (24 bits: two runs of
+/// one host in one second collide once in 16 million), or, where
+/// `getrandom(2)` fails, from the standard library's per-process random
+/// hash keys.
+pub fn random_tag() -> String {
+    let mut bytes = [0u8; 4];
+    // SAFETY: the buffer is 4 writable bytes and outlives the call.
+    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    let n = if got == 4 {
+        u32::from_le_bytes(bytes)
+    } else {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish() as u32
+    };
+    format!("{:06x}", n & 0xff_ffff)
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 /// Checks, before anything is measured or read, that the directory of an
 /// output exists and takes new files (the output is written through a
 /// temporary file beside it): a missing directory or a read-only
 /// filesystem once failed a run only at its end.
 fn writable_parent(path: &Path, flag: &str) -> Result<(), String> {
     use std::os::unix::ffi::OsStrExt as _;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     let why = match std::fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
         Err(e) => e.to_string(),
@@ -202,10 +230,11 @@ fn writable_parent(path: &Path, flag: &str) -> Result<(), String> {
             if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
                 return Ok(());
             }
-            match std::io::Error::last_os_error().raw_os_error() {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
                 Some(libc::EROFS) => "is on a read-only filesystem".into(),
                 Some(libc::EACCES | libc::EPERM) => "does not let you create files".into(),
-                _ => std::io::Error::last_os_error().to_string(),
+                _ => e.to_string(),
             }
         }
     };
@@ -320,10 +349,7 @@ fn through_temp(
     let name = path
         .file_name()
         .ok_or_else(|| io(std::io::Error::other("names no file")))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     crate::cleanup::uninterrupted(|| {
         let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
         let written = f.write_all(bytes).and_then(|()| f.sync_all());

@@ -132,7 +132,7 @@ fn measured_or_why_not(job: &Job, interrupted: &Arc<AtomicBool>) -> CaseRun {
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or("no message");
         let hint = if what.contains("AllocError") || what.contains("memory allocation") {
-            ": an allocation failed; check the memory limit (ulimit -v) and free memory"
+            ALLOC_HINT
         } else {
             ""
         };
@@ -267,12 +267,17 @@ pub fn limit_hint(e: &std::io::Error) -> &'static str {
     }
 }
 
+/// What a failed allocation most likely met, for a panic that names one
+/// and for a worker killed by SIGABRT (Rust aborts when one fails).
+const ALLOC_HINT: &str =
+    ": an allocation failed? check the memory limit (ulimit -v) and free memory";
+
 /// What a worker killed by SIGABRT most likely met: Rust aborts when an
 /// allocation fails, and a memory limit is the usual cause.
 fn abort_hint(s: std::process::ExitStatus) -> &'static str {
     use std::os::unix::process::ExitStatusExt as _;
     if s.signal() == Some(libc::SIGABRT) {
-        ": an allocation failed? check the memory limit (ulimit -v) and free memory"
+        ALLOC_HINT
     } else {
         ""
     }

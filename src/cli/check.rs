@@ -209,7 +209,7 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
     let probe_dir = dir.join(format!(
         ".envbench-check-{}-{}",
         std::process::id(),
-        super::run::random_tag()
+        crate::store::random_tag()
     ));
     let Err(e) = std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir))
     else {

@@ -53,7 +53,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
     }
     // a random part, so that runs started in the same second on the same
     // host (two containers, each its own PID 1) never share an id or a name
-    let tag = random_tag();
+    let tag = store::random_tag();
     if config.output.as_os_str().is_empty() {
         config.output = PathBuf::from(format!(
             "envbench-{}-{host}-{}-{tag}.json",
@@ -98,29 +98,6 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         all_metrics: a.all_metrics,
         history: (!a.no_history).then_some(a.db),
     })
-}
-
-/// Six hex digits from the kernel's random source (24 bits: two runs of
-/// one host in one second collide once in 16 million), or, where
-/// `getrandom(2)` fails, from the standard library's per-process random
-/// hash keys.
-pub(super) fn random_tag() -> String {
-    let mut bytes = [0u8; 4];
-    // SAFETY: the buffer is 4 writable bytes and outlives the call.
-    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    let n = if got == 4 {
-        u32::from_le_bytes(bytes)
-    } else {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.finish() as u32
-    };
-    format!("{:06x}", n & 0xff_ffff)
 }
 
 /// The configuration, with the suite's defaults under the user's

@@ -111,22 +111,14 @@ fn refuse_repeated_runs(envs: &[Environment], by_dir: bool) -> anyhow::Result<()
     Ok(())
 }
 
-/// Refuses an output that is the file of a compared run: a file given
-/// (any spelling or hard link of it) or the file the history recorded for
-/// a run given by id or label, which `--force` would otherwise replace.
+/// Refuses an output that is the file the history recorded for a run
+/// given by id or label, which `--force` would otherwise replace (files
+/// given by path, and their hard links, the settings refused already).
 ///
 /// # Errors
 /// [`UsageError`] naming the output and the run.
 fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow::Result<()> {
-    let given: Vec<&PathBuf> = match &s.inputs {
-        Inputs::Runs(files) => files.iter().collect(),
-        Inputs::BaseOther { base, other } => base.iter().chain(other).collect(),
-    };
-    let mut files: Vec<(PathBuf, String)> = given
-        .into_iter()
-        .filter(|p| p.is_file())
-        .map(|p| (p.clone(), p.display().to_string()))
-        .collect();
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
     let ids: Vec<&str> = envs
         .iter()
         .flat_map(|e| &e.runs)

@@ -1,7 +1,8 @@
 //! Progress of a run on stderr: one line per case, rewritten in place on a
 //! terminal, with an estimate of the time left. Before a case has run, its
-//! round is expected to take its budget share plus 15 ms of preparation; once it has run, its later rounds are expected to take what
-//! its last round took, so the estimate sharpens after the first round.
+//! round is expected to take its budget share plus 15 ms of preparation;
+//! once it has run, its later rounds are expected to take what its last
+//! round took, so the estimate sharpens after the first round.
 
 use crate::bench::runner::Progress;
 use crate::results::CaseStatus;
