@@ -197,13 +197,28 @@ pub fn db(path: Option<&PathBuf>) -> Result<(), UsageError> {
     }
 }
 
-/// Checks a `--dir` target by creating and removing a directory of our own
-/// in it, and says why that failed: a pseudo-filesystem, a read-only one,
-/// or permissions.
+/// Checks a `--dir` target by creating a file of our own in it, and says
+/// why that failed: a pseudo-filesystem, a read-only one, or permissions.
+///
+/// The file is unnamed (`O_TMPFILE`), so a SIGKILL at this point leaves
+/// nothing behind; where the filesystem cannot make one, a named directory
+/// is created and removed instead.
 ///
 /// # Errors
 /// [`UsageError`] naming the directory and the cause.
 pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let unnamed = std::fs::OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    match unnamed.as_ref().map_err(std::io::Error::raw_os_error) {
+        Ok(_) => return Ok(()),
+        // no O_TMPFILE on this filesystem (or kernel): the named probe decides
+        Err(Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {}
+        Err(_) => return Err(not_writable(dir, &unnamed.unwrap_err())),
+    }
     // The PID alone repeats across PID namespaces (containers started at
     // once are each PID 1 or 2), so a random part keeps probes apart.
     let probe_dir = dir.join(format!(
@@ -211,10 +226,13 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
         std::process::id(),
         crate::store::random_tag()
     ));
-    let Err(e) = std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir))
-    else {
-        return Ok(());
-    };
+    match std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir)) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(not_writable(dir, &e)),
+    }
+}
+
+fn not_writable(dir: &std::path::Path, e: &std::io::Error) -> UsageError {
     let why = match (statfs_magic(dir), e.raw_os_error()) {
         (Some(m), _) if PSEUDO_FS.iter().any(|(p, _)| *p == m) => {
             let name = PSEUDO_FS.iter().find(|(p, _)| *p == m).map_or("", |p| p.1);
@@ -224,10 +242,10 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
         (_, Some(libc::EACCES | libc::EPERM)) => "no permission to create files there".into(),
         _ => "cannot create a directory in it".into(),
     };
-    Err(UsageError(format!(
+    UsageError(format!(
         "--dir {}: not writable: {why} ({e}); give a directory on a disk or tmpfs",
         dir.display()
-    )))
+    ))
 }
 
 fn statfs_magic(dir: &std::path::Path) -> Option<i64> {
