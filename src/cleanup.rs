@@ -60,20 +60,26 @@ fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The first SIGINT or SIGTERM sets `interrupted` (the current case winds
-/// down and the run ends marked interrupted) and is passed on to the live
-/// workers as SIGTERM; the second exits at once through
+/// The first SIGINT, SIGTERM or SIGHUP sets `interrupted` (the current case
+/// winds down and the run ends marked interrupted) and is passed on to the
+/// live workers as SIGTERM; the second exits at once through
 /// [`emergency_exit`]. A thread waits for them, so the exit path may
-/// allocate and touch the filesystem.
+/// allocate and touch the filesystem. SIGHUP is what a run started over SSH
+/// with a terminal gets when the connection drops (a fleet's playbook
+/// stopped with Ctrl-C); under `nohup` it is ignored and stays so.
 ///
 /// # Errors
 /// The signal handler or the thread cannot be set up.
 pub fn watch_signals(
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use std::sync::atomic::Ordering;
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    let mut kinds = vec![SIGINT, SIGTERM];
+    if !ignored(SIGHUP) {
+        kinds.push(SIGHUP);
+    }
+    let mut signals = signal_hook::iterator::Signals::new(kinds)?;
     std::thread::Builder::new()
         .name("envbench-signals".into())
         .spawn(move || {
@@ -89,6 +95,14 @@ pub fn watch_signals(
             }
         })?;
     Ok(())
+}
+
+/// Whether `signal` is ignored in this process (as `nohup` leaves SIGHUP).
+fn ignored(signal: libc::c_int) -> bool {
+    // SAFETY: a null new action only reads the current one into `old`.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    let read = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+    read == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
 /// Creates the directory `path` and records it.
