@@ -84,7 +84,11 @@ const RUN_ARGS: &[Bad] = &[
     bad("--db {d}/null", 2, "is a character device"),
     bad("--db {d}/fifo", 2, "is a FIFO"),
     bad("--db {d}", 2, "is a directory"),
-    bad("--db postgres://u@localhost/envbench", 2, "a URL"),
+    bad(
+        "--db mysql://u@localhost/envbench",
+        2,
+        "a URL envbench cannot use",
+    ),
     // an output whose directory cannot take it is refused before measuring
     bad("-o {d}/exists.csv/x.json", 2, "is not a directory"),
     bad("--dir {d}/nodir", 2, "--dir"),
@@ -180,7 +184,34 @@ const OTHER: &[Bad] = &[
     bad("history --db {d}", 2, "is a directory"),
     bad("show 1 --db {d}/fifo", 2, "is a FIFO"),
     bad("compare 1 2 --db {d}/null", 2, "is a character device"),
-    bad("history --db postgres://u@localhost/envbench", 2, "a URL"),
+    bad(
+        "history --db sqlite:///tmp/h.db",
+        2,
+        "a URL envbench cannot use",
+    ),
+    // a store that does not answer, or one asked for TLS, is named and refused
+    bad(
+        "history --db postgres://u@127.0.0.1:1/envbench",
+        1,
+        "the shared store cannot be used",
+    ),
+    bad(
+        "store push {a} --db postgres://u@127.0.0.1:1/e",
+        1,
+        "the shared store cannot be used",
+    ),
+    bad(
+        "history --db postgres://u@127.0.0.1:1/e?sslmode=require",
+        1,
+        "without TLS",
+    ),
+    bad(
+        "compare --where cpu {a} {b}",
+        2,
+        "give each field once, with a value",
+    ),
+    bad("compare --where gpu=x {a} {b}", 2, "no field 'gpu'"),
+    bad("store push", 2, "required"),
     bad("compare {a} {a} {b}", 2, "is given twice"),
     bad("compare --base {a} --other {a}", 2, "is given twice"),
     bad(

@@ -82,6 +82,36 @@ pub enum Cmd {
     /// Example: envbench import --from stream --label wsl2 --env
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
+    /// Work with the history as a store: `push` adds result files written
+    /// elsewhere (other hosts, a fleet's controller, imports, runs made
+    /// with --no-history or while a shared store was down).
+    #[command(subcommand)]
+    Store(StoreCmd),
+}
+
+/// `envbench store` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum StoreCmd {
+    /// Add result files to the history, by run id: a run already there
+    /// with the same content is left alone, a newer state of it (a run
+    /// that was running or interrupted) replaces it, so pushing twice
+    /// changes nothing.
+    ///
+    /// Example: envbench store push --db postgres://envbench@db.lab/envbench results/*.json
+    Push(PushArgs),
+}
+
+/// `envbench store push` options.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Result files (written by `envbench run` or `envbench import`).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// History database: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    pub db: Option<PathBuf>,
 }
 
 /// `envbench import` options.
@@ -155,9 +185,21 @@ pub struct CompareArgs {
     /// label seen is the baseline.
     #[arg(value_name = "FILE|ID|LABEL")]
     pub files: Vec<PathBuf>,
-    /// History database for ids and labels. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH")]
+    /// History database for ids and labels: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
     pub db: Option<PathBuf>,
+    /// Take only runs whose fingerprint FIELD (host, cpu, kernel or virt)
+    /// contains VALUE, ignoring case (`--where cpu=EPYC --where kernel=6.8`);
+    /// runs named by label are picked in the database's query.
+    #[arg(long = "where", value_name = "FIELD=VALUE")]
+    pub filters: Vec<String>,
+    /// Each host's runs of a label form an environment of their own
+    /// (`native@lab-a`, `native@lab-b`), for a label spread over a fleet;
+    /// without it a label is one environment whatever its hosts.
+    #[arg(long)]
+    pub per_host: bool,
     /// Label of the baseline environment.
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
@@ -337,8 +379,10 @@ pub struct RunArgs {
     /// headline metric.
     #[arg(long)]
     pub all_metrics: bool,
-    /// History database the run is recorded in. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH")]
+    /// History database the run is recorded in: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
     pub db: Option<PathBuf>,
     /// Do not record the run in the history database.
     #[arg(long)]
@@ -404,16 +448,20 @@ pub struct ShowArgs {
     /// Print every metric of every case, not only each case's headline metric.
     #[arg(long)]
     pub all_metrics: bool,
-    /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH")]
+    /// History database: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
     pub db: Option<PathBuf>,
 }
 
 /// `envbench history` options.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// History database. [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH")]
+    /// History database: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
     pub db: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]

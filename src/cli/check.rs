@@ -4,6 +4,7 @@
 
 use crate::bench;
 use crate::error::UsageError;
+use crate::history::Db;
 use crate::probe::Fingerprint;
 use std::path::PathBuf;
 
@@ -172,19 +173,26 @@ const PSEUDO_FS: [(i64, &str); 4] = [
     (0x1CD1, "devpts"),
 ];
 
-/// `--db PATH`: a history database is a regular file or does not exist
-/// yet. SQLite would write its pages into a device node (`--db /dev/sdX`)
-/// and wait for ever on a FIFO; a URL (`postgres://...`) names a store
-/// envbench does not have.
+/// `--db` (or `ENVBENCH_DB`): a PostgreSQL URL names a shared store; a
+/// path names an SQLite file, which is a regular file or does not exist
+/// yet (SQLite would write its pages into a device node, `--db /dev/sdX`,
+/// and wait for ever on a FIFO). Other URLs name stores envbench does not
+/// have.
 ///
 /// # Errors
 /// [`UsageError`] naming the path and what it is.
-pub fn db(path: Option<&PathBuf>) -> Result<(), UsageError> {
-    let Some(path) = path else { return Ok(()) };
-    if path.to_string_lossy().contains("://") {
+pub fn db(given: Option<&PathBuf>) -> Result<Option<Db>, UsageError> {
+    let Some(path) = given else { return Ok(None) };
+    let text = path.to_string_lossy();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if crate::history::is_server_url(&text) {
+        return Ok(Some(Db::Server(text.into_owned())));
+    }
+    if text.contains("://") {
         return Err(UsageError(format!(
-            "--db {}: a URL; envbench keeps its history in a SQLite file (give its path)",
-            path.display()
+            "--db {text}: a URL envbench cannot use; give a PostgreSQL URL (postgres://user@host/database) or the path of an SQLite file"
         )));
     }
     match std::fs::metadata(path) {
@@ -193,7 +201,7 @@ pub fn db(path: Option<&PathBuf>) -> Result<(), UsageError> {
             path.display(),
             crate::store::kind_name(&m.file_type())
         ))),
-        _ => Ok(()),
+        _ => Ok(Some(Db::File(path.clone()))),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::cmd::history::HistorySettings;
 use crate::cmd::import::ImportSettings;
 use crate::cmd::info::InfoSettings;
 use crate::cmd::list::ListSettings;
+use crate::cmd::push::PushSettings;
 use crate::cmd::show::ShowSettings;
 use crate::cmd::Command;
 use crate::compare::Options;
@@ -22,7 +23,7 @@ use crate::config::{FamilyOptions, DEFAULT_SEED};
 use crate::error::UsageError;
 use crate::report::export::{exporter, Exporter};
 use crate::{import, store};
-use args::{Cli, Cmd, ColorArg, CompareArgs, ImportArgs};
+use args::{Cli, Cmd, ColorArg, CompareArgs, ImportArgs, StoreCmd};
 use clap::{CommandFactory, FromArgMatches};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -107,28 +108,52 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         Cmd::List(a) => Command::List(ListSettings { json: a.json }),
         Cmd::Show(a) => Command::Show(ShowSettings {
             run: PathBuf::from(a.run),
-            db: {
-                check::db(a.db.as_ref())?;
-                a.db
-            },
+            db: check::db(a.db.as_ref())?,
             all_metrics: a.all_metrics,
         }),
         Cmd::History(a) => Command::History(HistorySettings {
-            db: {
-                check::db(a.db.as_ref())?;
-                a.db
-            },
+            db: check::db(a.db.as_ref())?,
             json: a.json,
         }),
         Cmd::Compare(a) => Command::Compare(Box::new(compare(a)?)),
         Cmd::Import(a) => Command::Import(Box::new(import(a)?)),
+        Cmd::Store(StoreCmd::Push(a)) => Command::Push(PushSettings {
+            files: a.files,
+            db: check::db(a.db.as_ref())?,
+        }),
     })
+}
+
+/// `--where FIELD=VALUE`, each field at most once.
+fn filter(given: &[String]) -> Result<crate::history::Filter, UsageError> {
+    let mut f = crate::history::Filter::default();
+    for w in given {
+        let (field, value) = w.split_once('=').unwrap_or((w.as_str(), ""));
+        let slot = match field.trim() {
+            "host" => &mut f.host,
+            "cpu" => &mut f.cpu,
+            "kernel" => &mut f.kernel,
+            "virt" => &mut f.virt,
+            other => {
+                return Err(UsageError(format!(
+                    "--where {w}: no field '{other}' (host, cpu, kernel or virt, as FIELD=VALUE)"
+                )))
+            }
+        };
+        if value.is_empty() || slot.is_some() {
+            return Err(UsageError(format!(
+                "--where {w}: give each field once, with a value (FIELD=VALUE)"
+            )));
+        }
+        *slot = Some(value.to_string());
+    }
+    Ok(f)
 }
 
 /// `compare`'s settings: the outputs checked first (none an input, no two
 /// alike, `--force` for an existing one), then the runs' grouping.
 fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
-    check::db(a.db.as_ref())?;
+    let db = check::db(a.db.as_ref())?;
     let exports = exports(&a)?;
     let inputs = if !a.base.is_empty() || !a.other.is_empty() {
         if a.dirs {
@@ -163,7 +188,9 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
     let stdout = if a.markdown { "markdown" } else { "text" };
     Ok(CompareSettings {
         inputs,
-        db: a.db,
+        db,
+        filter: filter(&a.filters)?,
+        per_host: a.per_host,
         baseline: a.baseline,
         by_dir: a.dirs,
         options: Options {

@@ -61,11 +61,14 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
             utc_compact(started)
         ));
     }
-    check::db(a.db.as_ref())?;
+    let db = check::db(a.db.as_ref())?;
     if !a.plan {
         // never over the history database, even with --force
-        let db = crate::history::db_path(a.db.as_ref()).ok();
-        if db.as_ref().is_some_and(|db| {
+        let file = match crate::history::db_path(db.as_ref()) {
+            Ok(crate::history::Db::File(p)) => Some(p),
+            _ => None,
+        };
+        if file.as_ref().is_some_and(|db| {
             store::same_file(db, &config.output)
                 || std::path::absolute(db).ok() == std::path::absolute(&config.output).ok()
         }) {
@@ -96,7 +99,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         quiet: a.quiet,
         force: a.force,
         all_metrics: a.all_metrics,
-        history: (!a.no_history).then_some(a.db),
+        history: (!a.no_history).then_some(db),
     })
 }
 

@@ -16,7 +16,11 @@ pub struct CompareSettings {
     /// The runs to compare.
     pub inputs: Inputs,
     /// History database for ids and labels (None: the default place).
-    pub db: Option<PathBuf>,
+    pub db: Option<crate::history::Db>,
+    /// `--where`: which runs to take, by fingerprint.
+    pub filter: crate::history::Filter,
+    /// `--per-host`: a label's runs on each host are an environment of their own.
+    pub per_host: bool,
     /// `--baseline LABEL`.
     pub baseline: Option<String>,
     /// `--dirs`: each directory name of the runs is an environment.
@@ -124,11 +128,7 @@ fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow
         .flat_map(|e| &e.runs)
         .map(|r| r.run_id.as_str())
         .collect();
-    if let Some(history) = crate::history::db_path(s.db.as_ref())
-        .ok()
-        .filter(|p| p.is_file())
-        .and_then(|p| crate::history::History::open_read_only(&p).ok())
-    {
+    if let Some(history) = existing_history(s.db.as_ref()) {
         for e in history.list().unwrap_or_default() {
             if ids.contains(&e.run_id.as_str()) {
                 files.push((
@@ -170,6 +170,19 @@ fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> anyhow::Res
     Ok(())
 }
 
+/// The history at `db`, when it exists and opens: an SQLite file that is
+/// there, or a server that answers.
+fn existing_history(db: Option<&crate::history::Db>) -> Option<crate::history::History> {
+    use crate::history::Db;
+    crate::history::db_path(db)
+        .ok()
+        .filter(|d| match d {
+            Db::File(p) => p.is_file(),
+            Db::Server(_) => true,
+        })
+        .and_then(|d| crate::history::History::open_read_only(&d).ok())
+}
+
 /// Most earlier runs taken as evidence of the spread between runs.
 const EARLIER_RUNS: usize = 20;
 
@@ -177,15 +190,11 @@ const EARLIER_RUNS: usize = 20;
 /// machine from the history (evidence of how much its runs differ). A
 /// history that cannot be opened gives none: the comparison then says
 /// where else the spread came from.
-fn attach_earlier(envs: &mut [Environment], db: Option<&PathBuf>) {
+fn attach_earlier(envs: &mut [Environment], db: Option<&crate::history::Db>) {
     if envs.iter().all(|e| e.runs.len() != 1) {
         return;
     }
-    let Some(history) = crate::history::db_path(db)
-        .ok()
-        .filter(|p| p.is_file())
-        .and_then(|p| crate::history::History::open_read_only(&p).ok())
-    else {
+    let Some(history) = existing_history(db) else {
         return;
     };
     for e in envs.iter_mut().filter(|e| e.runs.len() == 1) {
@@ -200,13 +209,13 @@ fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
     let mut envs = match &s.inputs {
         Inputs::BaseOther { base, other } => {
             let (base, other) = (
-                resolve(base, s.db.as_ref())?,
-                resolve(other, s.db.as_ref())?,
+                resolve(base, s.db.as_ref(), &s.filter)?,
+                resolve(other, s.db.as_ref(), &s.filter)?,
             );
             return Ok(base_and_other(base, other));
         }
         Inputs::Runs(files) if s.by_dir => {
-            let envs = by_dir(resolve(files, s.db.as_ref())?);
+            let envs = by_dir(resolve(files, s.db.as_ref(), &s.filter)?);
             if envs.len() < 2 {
                 return Err(UsageError(format!(
                     "--dirs needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
@@ -220,7 +229,16 @@ fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
             }
             envs
         }
-        Inputs::Runs(files) => by_label(resolve(files, s.db.as_ref())?),
+        Inputs::Runs(files) => {
+            let mut runs = resolve(files, s.db.as_ref(), &s.filter)?;
+            if s.per_host {
+                for r in &mut runs {
+                    let host = r.fingerprint.os.hostname.as_deref().unwrap_or("?");
+                    r.label = format!("{}@{host}", r.label);
+                }
+            }
+            by_label(runs)
+        }
     };
     if let Some(b) = &s.baseline {
         let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {

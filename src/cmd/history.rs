@@ -2,14 +2,13 @@
 
 use crate::error::print_stdout;
 use crate::{history, report, terminal};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// What `envbench history` prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistorySettings {
     /// History database (None: the default place).
-    pub db: Option<PathBuf>,
+    pub db: Option<crate::history::Db>,
     /// JSON instead of a table.
     pub json: bool,
 }

@@ -8,11 +8,12 @@ pub mod import;
 pub mod info;
 pub mod list;
 mod progress;
+pub mod push;
 pub mod run;
 pub mod show;
 
 use crate::error::UsageError;
-use crate::history::History;
+use crate::history::{Db, Filter, History};
 use crate::results::ResultFile;
 use crate::store;
 use std::path::PathBuf;
@@ -34,6 +35,8 @@ pub enum Command {
     Compare(Box<compare::CompareSettings>),
     /// `envbench import`.
     Import(Box<import::ImportSettings>),
+    /// `envbench store push`.
+    Push(push::PushSettings),
 }
 
 /// Runs `command`.
@@ -50,6 +53,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::History(s) => history::run(&s),
         Command::Compare(s) => compare::run(*s),
         Command::Import(s) => import::run(*s),
+        Command::Push(s) => push::run(&s),
     }
 }
 
@@ -71,35 +75,46 @@ pub fn exit_code(err: &anyhow::Error) -> ExitCode {
 }
 
 /// The runs an argument names: an existing file, else a history id, else
-/// every run of that label in the history (opened only when needed).
+/// every run of that label in the history (opened only when needed), each
+/// passing `filter`.
 ///
 /// # Errors
-/// Unreadable files, an unusable history, or an argument that names nothing.
-pub fn resolve(args: &[PathBuf], db: Option<&PathBuf>) -> anyhow::Result<Vec<ResultFile>> {
+/// Unreadable files, an unusable history, or an argument that names nothing
+/// (or nothing that passes the filter).
+pub fn resolve(
+    args: &[PathBuf],
+    db: Option<&Db>,
+    filter: &Filter,
+) -> anyhow::Result<Vec<ResultFile>> {
     let mut history: Option<History> = None;
     let mut out = Vec::new();
     for arg in args {
         let text = arg.to_string_lossy();
         // an existing file, or something shaped like a path: load it (the error names it)
-        if arg.exists() || text.contains('/') || text.ends_with(".json") {
-            out.push(store::load(arg)?);
-            continue;
-        }
-        if history.is_none() {
-            history = Some(History::open_read_only(&crate::history::db_path(db)?)?);
-        }
-        let h = history.as_ref().expect("invariant: opened just above");
-        let runs = match text.parse::<i64>() {
-            Ok(id) => h.get(id)?.into_iter().collect(),
-            Err(_) => h.by_label(&text)?,
+        let runs = if arg.exists() || text.contains('/') || text.ends_with(".json") {
+            vec![store::load(arg)?]
+        } else {
+            if history.is_none() {
+                history = Some(History::open_read_only(&crate::history::db_path(db)?)?);
+            }
+            let h = history.as_ref().expect("invariant: opened just above");
+            let runs: Vec<ResultFile> = match text.parse::<i64>() {
+                Ok(id) => h.get(id)?.into_iter().collect(),
+                Err(_) => h.by_label(&text, filter)?,
+            };
+            if runs.is_empty() && (filter.is_empty() || text.parse::<i64>().is_ok()) {
+                return Err(UsageError(format!(
+                    "'{text}' is not a file, nor a history id or label (see `envbench history`)"
+                ))
+                .into());
+            }
+            runs
         };
-        if runs.is_empty() {
-            return Err(UsageError(format!(
-                "'{text}' is not a file, nor a history id or label (see `envbench history`)"
-            ))
-            .into());
+        let kept: Vec<ResultFile> = runs.into_iter().filter(|r| filter.matches(r)).collect();
+        if kept.is_empty() {
+            return Err(UsageError(format!("'{text}': no run passes --where")).into());
         }
-        out.extend(runs);
+        out.extend(kept);
     }
     Ok(out)
 }

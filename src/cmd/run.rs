@@ -17,7 +17,6 @@ use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
 use crate::units::{utc_iso, wall_now_secs};
 use crate::{report, store, validity};
 use anyhow::Context as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -55,7 +54,7 @@ pub struct RunSettings {
     pub all_metrics: bool,
     /// The history the run is recorded in: None with `--no-history`,
     /// else `--db` (None: the default place).
-    pub history: Option<Option<PathBuf>>,
+    pub history: Option<Option<crate::history::Db>>,
 }
 
 /// Runs the battery as `s` says: print the plan, or measure, save, print
@@ -69,6 +68,14 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
         let text = report::plan::render(&s.config, &s.cases, &s.dirs, s.budget_note.as_deref());
         print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(Some(db @ crate::history::Db::Server(_))) = &s.history {
+        // a store that cannot take the run is said before measuring
+        crate::history::History::open(db).map_err(|e| {
+            UsageError(format!(
+                "{e}; give --no-history to measure without it (the result file is kept either way)"
+            ))
+        })?;
     }
     let mut file = start(&s)?;
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -223,9 +230,10 @@ fn print_and_record(s: &RunSettings, file: &ResultFile, reporter: &Reporter) -> 
         let written =
             std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
         match crate::history::record_run(db.as_ref(), file, &written) {
-            Ok((id, db)) => reporter.message(&format!("history: run {id} in {}", db.display())),
+            Ok((id, db)) => reporter.message(&format!("history: run {id} in {db}")),
             Err(e) => reporter.warning(&format!(
-                "not recorded in the history: {e}; the result file is complete"
+                "not recorded in the history: {e}; the result file is complete (`envbench store push {}` adds it later)",
+                config.output.display()
             )),
         }
     }

@@ -15,7 +15,7 @@ pub struct ShowSettings {
     /// Every metric of every case, not only each case's headline metric.
     pub all_metrics: bool,
     /// History database (None: the default place).
-    pub db: Option<PathBuf>,
+    pub db: Option<crate::history::Db>,
 }
 
 /// Runs `envbench show`.
@@ -23,7 +23,11 @@ pub struct ShowSettings {
 /// # Errors
 /// An unreadable file or history, or a run that does not exist.
 pub fn run(s: &ShowSettings) -> anyhow::Result<ExitCode> {
-    for file in resolve(std::slice::from_ref(&s.run), s.db.as_ref())? {
+    for file in resolve(
+        std::slice::from_ref(&s.run),
+        s.db.as_ref(),
+        &crate::history::Filter::default(),
+    )? {
         print_stdout(&terminal::escape_output(&report::summary::render_file(
             &file,
             s.all_metrics,

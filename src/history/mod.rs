@@ -1,0 +1,722 @@
+//! The run history: every `envbench run` is also recorded in a database,
+//! so runs can be listed, shown and compared by id or label. By default an
+//! SQLite file (XDG data directory, or `--db PATH`); `--db postgres://...`
+//! (or `ENVBENCH_DB`) names a PostgreSQL store that many hosts share. The
+//! JSON files stay the record: a missing, newer or corrupt database, or a
+//! server that went away, is a clear error or warning, never a lost result.
+
+mod backend;
+mod schema;
+
+use crate::results::ResultFile;
+pub use backend::{is_server_url, Db};
+use backend::{Cell, Conn, Failure};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Version of the layout this envbench writes (SQLite's `user_version`,
+/// PostgreSQL's `envbench.meta`).
+pub const DB_VERSION: i64 = schema::VERSION;
+
+/// Why the history cannot be used.
+#[derive(Debug, Error)]
+pub enum HistoryError {
+    /// Written by a newer envbench.
+    #[error("{place}: history database version {found} is newer than this envbench supports ({DB_VERSION}); use a newer envbench, or another --db")]
+    TooNew {
+        /// The database.
+        place: String,
+        /// Its version.
+        found: i64,
+    },
+    /// Not a SQLite database, or damaged. (The cause is in the message and
+    /// not a `source`, so `{err:#}` prints it once.)
+    #[error("{}", sqlite_message(place, cause))]
+    Sqlite {
+        /// The database.
+        place: String,
+        /// SQLite's error.
+        cause: rusqlite::Error,
+    },
+    /// The PostgreSQL store cannot be reached or refused a statement.
+    #[error("{place}: the shared store cannot be used: {cause}")]
+    Server {
+        /// The URL, password hidden.
+        place: String,
+        /// The server's or the client's message.
+        cause: String,
+    },
+    /// A stored run that no longer parses.
+    #[error("{place}: run {id} is stored in a form this envbench cannot read ({cause})")]
+    BadRun {
+        /// The database.
+        place: String,
+        /// The history id.
+        id: i64,
+        /// What the reader found wrong.
+        cause: String,
+    },
+    /// Cannot create the directory for the database.
+    #[error("{path}: {cause}")]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        cause: std::io::Error,
+    },
+    /// The database path is a device, FIFO, directory ...: SQLite would
+    /// write into it or wait on it.
+    #[error("{path}: is a {kind}; the history database must be a regular file or not exist yet")]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// No home directory to keep a history in.
+    #[error(
+        "no history database: neither an absolute XDG_DATA_HOME nor HOME is set; pass --db PATH"
+    )]
+    NoHome,
+}
+
+/// One listed run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    /// History id (for `show ID` and `compare ID ...`).
+    pub id: i64,
+    /// The run's own id.
+    pub run_id: String,
+    /// Environment label.
+    pub label: String,
+    /// Host name.
+    pub host: String,
+    /// Virtualisation summary.
+    pub virtualization: String,
+    /// Start, ISO 8601 UTC.
+    pub started_utc: String,
+    /// Suite.
+    pub suite: String,
+    /// complete, interrupted ...
+    pub status: String,
+    /// Where the result file was written (on the host that wrote it).
+    pub path: String,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Kernel release.
+    pub kernel: String,
+}
+
+/// What recording a run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A run the store did not have.
+    Added,
+    /// A run it had in another state (a running or interrupted file, since finished).
+    Updated,
+    /// The same document was there already.
+    Unchanged,
+}
+
+/// Which runs of a label to take, by fingerprint: each field given is a
+/// case-insensitive part of the run's value (`cpu=EPYC`, `kernel=6.8`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Part of the host name.
+    pub host: Option<String>,
+    /// Part of the CPU model.
+    pub cpu: Option<String>,
+    /// Part of the kernel release.
+    pub kernel: Option<String>,
+    /// Part of the virtualisation summary (`wsl2`, `docker`, `bare-metal`).
+    pub virt: Option<String>,
+}
+
+impl Filter {
+    /// The fields, in the order of the query's placeholders.
+    fn parts(&self) -> [&Option<String>; 4] {
+        [&self.host, &self.cpu, &self.kernel, &self.virt]
+    }
+
+    /// Whether no field is given.
+    pub fn is_empty(&self) -> bool {
+        self.parts().iter().all(|p| p.is_none())
+    }
+
+    /// Whether `run` passes.
+    pub fn matches(&self, run: &ResultFile) -> bool {
+        let fp = &run.fingerprint;
+        let values = [
+            fp.os.hostname.clone().unwrap_or_default(),
+            fp.cpu.model.clone().unwrap_or_default(),
+            fp.os.kernel_release.clone().unwrap_or_default(),
+            fp.virtualization.summary(),
+        ];
+        self.parts().iter().zip(values).all(|(want, have)| {
+            want.as_ref()
+                .is_none_or(|w| have.to_lowercase().contains(&w.to_lowercase()))
+        })
+    }
+
+    /// `LIKE` patterns for the query: `%part%`, lower case, `%` and `_` escaped.
+    fn patterns(&self) -> Vec<Cell> {
+        self.parts()
+            .iter()
+            .map(|p| {
+                let part = p.as_deref().unwrap_or("").to_lowercase();
+                let escaped = part
+                    .replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_");
+                Cell::Text(format!("%{escaped}%"))
+            })
+            .collect()
+    }
+}
+
+/// `$XDG_DATA_HOME/envbench/history.sqlite3`, else `~/.local/share/envbench/...`.
+/// Relative values are ignored, as the XDG Base Directory spec says; with
+/// no home at all there is no default (never a history in the shared /tmp).
+///
+/// # Errors
+/// [`HistoryError::NoHome`].
+pub fn default_path() -> Result<PathBuf, HistoryError> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let base = absolute("XDG_DATA_HOME")
+        .or_else(|| absolute("HOME").map(|h| h.join(".local/share")))
+        .ok_or(HistoryError::NoHome)?;
+    Ok(base.join("envbench").join("history.sqlite3"))
+}
+
+/// `--db` (or `ENVBENCH_DB`) if given, else the SQLite file at [`default_path`].
+///
+/// # Errors
+/// [`HistoryError::NoHome`].
+pub fn db_path(given: Option<&Db>) -> Result<Db, HistoryError> {
+    given
+        .cloned()
+        .map_or_else(|| default_path().map(Db::File), Ok)
+}
+
+/// Records `run`, written to `file_path`, in the history at `--db` or the
+/// default place; returns its history id and the database as shown.
+///
+/// # Errors
+/// [`HistoryError`], including [`HistoryError::NoHome`].
+pub fn record_run(
+    db: Option<&Db>,
+    run: &ResultFile,
+    file_path: &Path,
+) -> Result<(i64, String), HistoryError> {
+    let db = db_path(db)?;
+    let (id, _) = History::open(&db)?.record(run, file_path)?;
+    Ok((id, db.shown()))
+}
+
+/// Refuses a path that exists and is not a regular file (links followed).
+fn refuse_special(path: &Path) -> Result<(), HistoryError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(HistoryError::NotRegular {
+            path: path.to_path_buf(),
+            kind: crate::store::kind_name(&m.file_type()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// An open history database.
+pub struct History {
+    conn: Conn,
+    place: String,
+    /// False for a read-only history without the runs table (an empty or
+    /// missing database): it lists nothing.
+    has_runs: bool,
+}
+
+/// What a SQLite error means for the person: a database another process
+/// holds locked is usable, only busy.
+fn sqlite_message(place: &str, cause: &rusqlite::Error) -> String {
+    match cause.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
+            "{place}: the history database is locked by another process (waited {} s; another envbench recording, or a program holding it open); try again, or give another --db",
+            backend::BUSY_WAIT.as_secs()
+        ),
+        _ => format!(
+            "{place}: not a usable envbench history database ({cause}); result files still work"
+        ),
+    }
+}
+
+/// Names a failure with the database's place.
+fn named(place: &str, failure: Failure) -> HistoryError {
+    match failure {
+        Failure::Lite(cause) => HistoryError::Sqlite {
+            place: place.to_string(),
+            cause,
+        },
+        Failure::Pg(e) => HistoryError::Server {
+            place: place.to_string(),
+            cause: backend::pg_cause(&e),
+        },
+    }
+}
+
+/// The columns of a listed run, in [`Entry`]'s order.
+const ENTRY_COLUMNS: &str =
+    "id, run_id, label, host, virtualization, started_utc, suite, status, path, cpu_model, kernel";
+
+impl History {
+    /// Opens the history at `db` for reading only, so `history`, `show`
+    /// and `compare` work on a read-only directory; a missing SQLite file
+    /// is an empty history and is not created, and a server without
+    /// envbench's tables is an empty store that stays untouched.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming the database.
+    pub fn open_read_only(db: &Db) -> Result<History, HistoryError> {
+        let place = db.shown();
+        let conn = match db {
+            Db::File(path) => {
+                refuse_special(path)?;
+                let opened = if path.exists() {
+                    Conn::sqlite(path, true)
+                } else {
+                    Conn::empty()
+                };
+                opened.map_err(|e| named(&place, Failure::Lite(e)))?
+            }
+            Db::Server(url) => Conn::postgres(url)?,
+        };
+        let found = schema::version(&conn).map_err(|e| named(&place, e))?;
+        refuse_newer(&place, found)?;
+        let has_runs = schema::has_runs(&conn).map_err(|e| named(&place, e))?;
+        Ok(History {
+            conn,
+            place,
+            has_runs,
+        })
+    }
+
+    /// Opens (creating or bringing up to date if needed) the history at `db`.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming the database.
+    pub fn open(db: &Db) -> Result<History, HistoryError> {
+        let place = db.shown();
+        let conn = match db {
+            Db::File(path) => {
+                refuse_special(path)?;
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|cause| HistoryError::Io {
+                        path: dir.to_path_buf(),
+                        cause,
+                    })?;
+                }
+                Conn::sqlite(path, false).map_err(|e| named(&place, Failure::Lite(e)))?
+            }
+            Db::Server(url) => Conn::postgres(url)?,
+        };
+        let found = schema::migrate(&conn).map_err(|e| named(&place, e))?;
+        refuse_newer(&place, found)?;
+        Ok(History {
+            conn,
+            place,
+            has_runs: true,
+        })
+    }
+
+    /// The rows of `sql` (`{t}` stands for the table of runs).
+    fn rows(&self, sql: &str, args: &[Cell]) -> Result<Vec<Vec<Cell>>, HistoryError> {
+        let sql = sql.replace("{t}", schema::runs_table(&self.conn));
+        self.conn
+            .rows(&sql, args)
+            .map_err(|e| named(&self.place, e))
+    }
+
+    /// Records (or updates, by run id) a run written to `file_path`, in
+    /// one statement: a run is stored whole or not at all. Returns its
+    /// history id and what was done.
+    ///
+    /// # Errors
+    /// [`HistoryError::Sqlite`], [`HistoryError::Server`].
+    pub fn record(
+        &self,
+        run: &ResultFile,
+        file_path: &Path,
+    ) -> Result<(i64, Outcome), HistoryError> {
+        let json = serde_json::to_string(run).expect("invariant: result types always serialise");
+        let before = self.rows(
+            "SELECT id, json FROM {t} WHERE run_id = ?1",
+            &[Cell::Text(run.run_id.clone())],
+        )?;
+        if let Some([id, stored]) = before.first().map(Vec::as_slice) {
+            if stored == &Cell::Text(json.clone()) {
+                return Ok((id.int(), Outcome::Unchanged));
+            }
+        }
+        let fp = &run.fingerprint;
+        let status = serde_json::to_value(run.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let args: Vec<Cell> = [
+            run.run_id.clone(),
+            run.label.clone(),
+            fp.os.hostname.clone().unwrap_or_default(),
+            fp.virtualization.summary(),
+            run.started_utc.clone(),
+            run.config.suite.name().to_string(),
+            status,
+            file_path.display().to_string(),
+            json,
+            fp.cpu.model.clone().unwrap_or_default(),
+            fp.os.kernel_release.clone().unwrap_or_default(),
+        ]
+        .into_iter()
+        .map(Cell::Text)
+        .collect();
+        let rows = self.rows(
+            "INSERT INTO {t} (run_id, label, host, virtualization, started_utc, suite, status, path, json, cpu_model, kernel)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, json = excluded.json, path = excluded.path
+             RETURNING id",
+            &args,
+        )?;
+        let id = rows.first().and_then(|r| r.first()).map_or(0, Cell::int);
+        let outcome = if before.is_empty() {
+            Outcome::Added
+        } else {
+            Outcome::Updated
+        };
+        Ok((id, outcome))
+    }
+
+    /// Every run, oldest first.
+    ///
+    /// # Errors
+    /// [`HistoryError::Sqlite`], [`HistoryError::Server`].
+    pub fn list(&self) -> Result<Vec<Entry>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
+        let rows = self.rows(
+            &format!("SELECT {ENTRY_COLUMNS} FROM {{t}} ORDER BY id"),
+            &[],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let mut cells = r.into_iter();
+                let id = cells.next().map_or(0, |c| c.int());
+                let mut text = || cells.next().map(Cell::into_text).unwrap_or_default();
+                Entry {
+                    id,
+                    run_id: text(),
+                    label: text(),
+                    host: text(),
+                    virtualization: text(),
+                    started_utc: text(),
+                    suite: text(),
+                    status: text(),
+                    path: text(),
+                    cpu_model: text(),
+                    kernel: text(),
+                }
+            })
+            .collect())
+    }
+
+    fn parse(&self, id: i64, json: &str) -> Result<ResultFile, HistoryError> {
+        // through the file reader, so stored runs are validated and escaped too
+        crate::store::parse(Path::new(&format!("run {id}")), json).map_err(|e| {
+            HistoryError::BadRun {
+                place: self.place.clone(),
+                id,
+                cause: e.to_string(),
+            }
+        })
+    }
+
+    /// Parses rows of (id, json).
+    fn parse_rows(&self, rows: Vec<Vec<Cell>>) -> Result<Vec<ResultFile>, HistoryError> {
+        rows.into_iter()
+            .map(|r| {
+                let mut cells = r.into_iter();
+                let id = cells.next().map_or(0, |c| c.int());
+                let json = cells.next().map(Cell::into_text).unwrap_or_default();
+                self.parse(id, &json)
+            })
+            .collect()
+    }
+
+    /// The run with history id `id`, if any.
+    ///
+    /// # Errors
+    /// [`HistoryError`].
+    pub fn get(&self, id: i64) -> Result<Option<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(None);
+        }
+        let rows = self.rows("SELECT id, json FROM {t} WHERE id = ?1", &[Cell::Int(id)])?;
+        Ok(self.parse_rows(rows)?.into_iter().next())
+    }
+
+    /// Every run labelled `label` that passes `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`HistoryError`].
+    pub fn by_label(&self, label: &str, filter: &Filter) -> Result<Vec<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
+        let mut args = vec![Cell::Text(label.to_string())];
+        args.extend(filter.patterns());
+        let rows = self.rows(
+            "SELECT id, json FROM {t} WHERE label = ?1
+               AND lower(host) LIKE ?2 ESCAPE '\\' AND lower(cpu_model) LIKE ?3 ESCAPE '\\'
+               AND lower(kernel) LIKE ?4 ESCAPE '\\' AND lower(virtualization) LIKE ?5 ESCAPE '\\'
+             ORDER BY id",
+            &args,
+        )?;
+        self.parse_rows(rows)
+    }
+
+    /// Up to `limit` complete runs, newest first, measured on the same
+    /// machine as `run` (host, virtualisation, CPU model, kernel, CPU count and usable CPUs)
+    /// with the same label, suite and worker setting: evidence of how much
+    /// runs of one environment differ. `run` itself is among them when it
+    /// was recorded. Runs the history cannot read are passed over.
+    ///
+    /// # Errors
+    /// [`HistoryError`] for a database that cannot be queried.
+    pub fn similar(&self, run: &ResultFile, limit: usize) -> Result<Vec<ResultFile>, HistoryError> {
+        if !self.has_runs {
+            return Ok(Vec::new());
+        }
+        let host = run.fingerprint.os.hostname.clone().unwrap_or_default();
+        let rows = self.rows(
+            "SELECT id, json FROM {t} WHERE host = ?1 AND suite = ?2 AND label = ?3 AND status = 'complete'
+             ORDER BY id DESC LIMIT 200",
+            &[
+                Cell::Text(host),
+                Cell::Text(run.config.suite.name().to_string()),
+                Cell::Text(run.label.clone()),
+            ],
+        )?;
+        let same = |f: &ResultFile| {
+            let (a, b) = (&f.fingerprint, &run.fingerprint);
+            a.virtualization.summary() == b.virtualization.summary()
+                && a.cpu.model == b.cpu.model
+                && a.cpu.logical_cpus == b.cpu.logical_cpus
+                && a.cpu.usable_cpus == b.cpu.usable_cpus
+                && a.os.kernel_release == b.os.kernel_release
+                && f.config.workers == run.config.workers
+        };
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| self.parse_rows(vec![r]).ok()?.pop())
+            .filter(same)
+            .take(limit)
+            .collect())
+    }
+}
+
+/// Refuses a store whose version is newer than this envbench's.
+fn refuse_newer(place: &str, found: i64) -> Result<(), HistoryError> {
+    if found > DB_VERSION {
+        return Err(HistoryError::TooNew {
+            place: place.to_string(),
+            found,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::run;
+    use crate::units::Direction;
+
+    fn sample(label: &str, id: &str) -> ResultFile {
+        run(
+            label,
+            id,
+            &[(
+                "cpu.x",
+                "rate",
+                Direction::HigherIsBetter,
+                vec![1.0, 2.0, 3.0],
+            )],
+        )
+    }
+
+    #[test]
+    fn records_lists_and_reads_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = History::open(&Db::File(tmp.path().join("h.sqlite3"))).unwrap();
+        let mut a = sample("native", "r1");
+        let (id, added) = h.record(&a, Path::new("a.json")).unwrap();
+        assert_eq!(added, Outcome::Added);
+        h.record(&sample("wsl2", "r2"), Path::new("b.json"))
+            .unwrap();
+        assert_eq!(
+            h.record(&a, Path::new("copy/a.json")).unwrap(),
+            (id, Outcome::Unchanged),
+            "the same document again changes nothing"
+        );
+        assert_eq!(h.list().unwrap()[0].path, "a.json");
+        a.notes.push("finished since".into());
+        assert_eq!(
+            h.record(&a, Path::new("a2.json")).unwrap(),
+            (id, Outcome::Updated),
+            "same run id updates"
+        );
+        let list = h.list().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(
+            (list[0].label.as_str(), list[0].path.as_str()),
+            ("native", "a2.json")
+        );
+        assert_eq!(h.get(id).unwrap().unwrap(), a);
+        assert_eq!(h.by_label("wsl2", &Filter::default()).unwrap().len(), 1);
+        assert!(h.get(999).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_filter_picks_runs_by_their_fingerprint_in_the_query_and_in_memory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = History::open(&Db::File(tmp.path().join("h.sqlite3"))).unwrap();
+        for (id, host, cpu) in [
+            ("r1", "lab-a", "AMD EPYC 9B14"),
+            ("r2", "lab-b", "Intel(R) Xeon(R) Platinum 8481C"),
+            ("r3", "lab_c%", "AMD EPYC 7B13"),
+        ] {
+            let mut r = sample("native", id);
+            r.fingerprint.os.hostname = Some(host.into());
+            r.fingerprint.cpu.model = Some(cpu.into());
+            h.record(&r, Path::new("x.json")).unwrap();
+        }
+        let ids = |f: Filter| -> Vec<String> {
+            let runs = h.by_label("native", &f).unwrap();
+            assert!(
+                runs.iter().all(|r| f.matches(r)),
+                "memory agrees with the query"
+            );
+            runs.into_iter().map(|r| r.run_id).collect()
+        };
+        let cpu = |c: &str| Filter {
+            cpu: Some(c.into()),
+            ..Filter::default()
+        };
+        assert_eq!(ids(cpu("epyc")), ["r1", "r3"]);
+        assert_eq!(ids(cpu("xeon")), ["r2"]);
+        let host = |c: &str| Filter {
+            host: Some(c.into()),
+            ..Filter::default()
+        };
+        assert_eq!(ids(host("_c%")), ["r3"], "% and _ are plain characters");
+        assert_eq!(ids(host("lab-")), ["r1", "r2"]);
+        assert!(ids(host("nowhere")).is_empty());
+        assert_eq!(ids(Filter::default()).len(), 3);
+    }
+
+    #[test]
+    fn a_version_1_database_is_brought_up_to_date_with_its_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("h.sqlite3");
+        let json = serde_json::to_string(&sample("native", "old")).unwrap();
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch(
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,
+                label TEXT NOT NULL, host TEXT NOT NULL, virtualization TEXT NOT NULL,
+                started_utc TEXT NOT NULL, suite TEXT NOT NULL, status TEXT NOT NULL,
+                path TEXT NOT NULL, json TEXT NOT NULL);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO runs (run_id, label, host, virtualization, started_utc, suite, status, path, json)
+             VALUES ('old', 'native', 'h', 'kvm', 't', 'quick', 'complete', 'a.json', ?1)",
+            [&json],
+        )
+        .unwrap();
+        drop(c);
+        let h = History::open(&Db::File(p.clone())).unwrap();
+        let v: i64 = rusqlite::Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, DB_VERSION);
+        let list = h.list().unwrap();
+        assert_eq!(list.len(), 1);
+        let want = sample("native", "old")
+            .fingerprint
+            .cpu
+            .model
+            .unwrap_or_default();
+        assert_eq!(list[0].cpu_model, want, "filled from the stored document");
+        assert_eq!(h.by_label("native", &Filter::default()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("h.sqlite3");
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 7;")
+            .unwrap();
+        assert!(matches!(
+            History::open(&Db::File(p.clone())),
+            Err(HistoryError::TooNew { found: 7, .. })
+        ));
+    }
+
+    #[test]
+    fn read_only_opening_creates_nothing_and_reads_a_read_only_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("h.sqlite3");
+        assert!(History::open_read_only(&Db::File(p.clone()))
+            .unwrap()
+            .list()
+            .unwrap()
+            .is_empty());
+        assert!(!p.exists(), "a read-only open creates no file");
+        History::open(&Db::File(p.clone()))
+            .unwrap()
+            .record(&sample("native", "r1"), Path::new("a.json"))
+            .unwrap();
+        let ro = History::open_read_only(&Db::File(p.clone())).unwrap();
+        assert_eq!(ro.list().unwrap().len(), 1);
+        assert_eq!(ro.by_label("native", &Filter::default()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_locked_database_is_called_locked_not_unusable() {
+        let busy = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(5), None);
+        let m = sqlite_message("h.sqlite3", &busy);
+        assert!(m.contains("locked by another process"), "{m}");
+        assert!(!m.contains("not a usable"), "{m}");
+    }
+
+    #[test]
+    fn a_corrupt_database_gets_a_clear_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("h.sqlite3");
+        std::fs::write(&p, vec![0x42u8; 4096]).unwrap();
+        let err = History::open(&Db::File(p.clone()))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("not a usable envbench history database"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,506 @@
+//! The shared store against a real PostgreSQL server (Debian's package):
+//! each test starts its own server in a temporary directory (initdb and
+//! pg_ctl as an unprivileged user when run as root, a Unix socket only, no
+//! TCP port) and stops it afterwards, on panic too. Without PostgreSQL the
+//! tests are skipped with a note, except under CI (`CI` set), where
+//! .ci/run installs it and its absence fails them.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server of our own; stopped (immediate mode) when dropped.
+struct PgServer {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    as_nobody: bool,
+}
+
+impl PgServer {
+    /// Starts a server, or says why it cannot (None outside CI).
+    fn start() -> Option<PgServer> {
+        let Some(bin) = pg_bin() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "PostgreSQL (initdb, pg_ctl) not found; .ci/run installs Debian's postgresql"
+            );
+            eprintln!("skipped: PostgreSQL's initdb and pg_ctl not found");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // initdb refuses root: the server runs as nobody, who owns the directory
+        let as_nobody = unsafe { libc::geteuid() } == 0;
+        if as_nobody {
+            let st = Command::new("chown")
+                .args(["nobody"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        let server = PgServer {
+            bin,
+            dir,
+            as_nobody,
+        };
+        let data = server.dir.path().join("data");
+        server.pg(
+            "initdb",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-A".as_ref(),
+                "trust".as_ref(),
+                "-U".as_ref(),
+                "envbench".as_ref(),
+                "--no-sync".as_ref(),
+            ],
+        );
+        server.ctl("start");
+        Some(server)
+    }
+
+    /// Runs a PostgreSQL program from `bin`, as nobody when we are root.
+    fn pg(&self, program: &str, args: &[&std::ffi::OsStr]) {
+        let exe = self.bin.join(program);
+        let mut cmd = if self.as_nobody {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `pg_ctl start` (socket in our directory, no TCP, no fsync) or `stop`.
+    fn ctl(&self, what: &str) {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("log");
+        let opts = format!(
+            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=40",
+            self.dir.path().display()
+        );
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "-D".as_ref(),
+            data.as_os_str(),
+            "-w".as_ref(),
+            "-t".as_ref(),
+            "30".as_ref(),
+        ];
+        if what == "start" {
+            args.extend([
+                OsStr::new("-l"),
+                log.as_os_str(),
+                OsStr::new("-o"),
+                OsStr::new(&opts),
+            ]);
+        } else {
+            args.extend([OsStr::new("-m"), OsStr::new("immediate")]);
+        }
+        args.push(what.as_ref());
+        self.pg("pg_ctl", &args);
+    }
+
+    /// The URL envbench is given: the socket's directory as the host.
+    fn url(&self) -> String {
+        let host: String = self
+            .dir
+            .path()
+            .to_string_lossy()
+            .chars()
+            .map(|c| {
+                if c == '/' {
+                    "%2F".to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        format!("postgresql://envbench@{host}/postgres")
+    }
+
+    /// A client of the test's own, to look at what envbench stored.
+    fn client(&self) -> postgres::Client {
+        postgres::Config::new()
+            .host_path(self.dir.path())
+            .user("envbench")
+            .dbname("postgres")
+            .connect(postgres::NoTls)
+            .unwrap()
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("data");
+        if data.join("postmaster.pid").exists() {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.ctl("stop")));
+        }
+    }
+}
+
+/// The directory of initdb and pg_ctl: Debian's versioned directory, or PATH.
+fn pg_bin() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .collect();
+    dirs.sort();
+    dirs.reverse();
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    dirs.into_iter()
+        .find(|d| d.join("initdb").is_file() && d.join("pg_ctl").is_file())
+}
+
+fn envbench(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", dir)
+        .env_remove("ENVBENCH_DB")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `envbench store push --db URL FILE...`, waited for.
+fn push(dir: &Path, url: &str, files: &[PathBuf]) -> Output {
+    let mut args = vec!["store", "push", "--db", url];
+    args.extend(files.iter().map(|p| p.to_str().unwrap()));
+    envbench(dir, &args)
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A small real result file (fake clock, one case), then `n` copies with
+/// their own run ids, labels `labels[i % len]` and host names `hosts[i % len]`.
+fn result_files(dir: &Path, n: usize, labels: &[&str], hosts: &[&str]) -> Vec<PathBuf> {
+    let seed = dir.join("seed.json");
+    let out = envbench(
+        dir,
+        &[
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--no-history",
+            "--only",
+            "cpu.int",
+            "--reps",
+            "3",
+            "-o",
+            seed.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&seed).unwrap()).unwrap();
+    (0..n)
+        .map(|i| {
+            let mut d = doc.clone();
+            d["run_id"] = format!("run-{i:04}").into();
+            d["label"] = labels[i % labels.len()].into();
+            d["fingerprint"]["os"]["hostname"] = hosts[i % hosts.len()].into();
+            let p = dir.join(format!("r{i:04}.json"));
+            std::fs::write(&p, serde_json::to_vec(&d).unwrap()).unwrap();
+            p
+        })
+        .collect()
+}
+
+/// run id -> stored document, as the test's own client reads them.
+fn stored(pg: &PgServer) -> Vec<(String, serde_json::Value)> {
+    pg.client()
+        .query(
+            "SELECT run_id, json FROM envbench.runs ORDER BY run_id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let json: String = r.get(1);
+            (r.get(0), serde_json::from_str(&json).unwrap())
+        })
+        .collect()
+}
+
+fn file_doc(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn ten_concurrent_writers_store_a_hundred_runs_whole_and_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = result_files(tmp.path(), 100, &["a", "b"], &["h1", "h2"]);
+    let url = pg.url();
+    let writers: Vec<_> = files
+        .chunks(10)
+        .map(|chunk| {
+            Command::new(env!("CARGO_BIN_EXE_envbench"))
+                .args(["store", "push", "--db", &url])
+                .args(chunk)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(text(&out).contains("10 added, 0 updated"), "{}", text(&out));
+    }
+    let rows = stored(&pg);
+    assert_eq!(rows.len(), 100, "no run lost, none twice");
+    for (p, (run_id, doc)) in files.iter().zip(&rows) {
+        let want = file_doc(p);
+        assert_eq!(run_id, want["run_id"].as_str().unwrap());
+        assert_eq!(doc, &want, "{run_id}: stored whole, every sample");
+    }
+    // pushing again changes nothing
+    let again = push(tmp.path(), &url, &files);
+    assert!(
+        text(&again).contains("0 added, 0 updated, 100 already there"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(stored(&pg).len(), 100);
+}
+
+#[test]
+fn a_killed_writer_leaves_only_whole_runs_and_a_second_push_completes() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = result_files(tmp.path(), 300, &["a"], &["h1"]);
+    let url = pg.url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["store", "push", "--db", &url])
+        .args(&files)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // kill it once it has stored some runs, not all
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut client = pg.client();
+    let count = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'envbench' AND tablename = 'runs'",
+            &[],
+        )
+        .ok()
+        .filter(|r| r.get::<_, i64>(0) > 0)
+        .and_then(|_| c.query_one("SELECT count(*) FROM envbench.runs", &[]).ok())
+        .map_or(0, |r| r.get(0))
+    };
+    while count(&mut client) < 20 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(client);
+    let rows = stored(&pg);
+    assert!(
+        !rows.is_empty() && rows.len() < 300,
+        "killed mid-way: {} stored",
+        rows.len()
+    );
+    for (run_id, doc) in &rows {
+        let i: usize = run_id.trim_start_matches("run-").parse().unwrap();
+        assert_eq!(doc, &file_doc(&files[i]), "{run_id}: whole");
+    }
+    let out = push(tmp.path(), &url, &files);
+    assert!(out.status.success(), "{}", text(&out));
+    let want = format!(
+        "{} added, 0 updated, {} already there",
+        300 - rows.len(),
+        rows.len()
+    );
+    assert!(text(&out).contains(&want), "{want}: {}", text(&out));
+    assert_eq!(stored(&pg).len(), 300);
+}
+
+#[test]
+fn runs_record_list_show_and_compare_through_the_store_host_by_host() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    // a run records itself, with the URL from the environment
+    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .current_dir(tmp.path())
+        .env("ENVBENCH_DB", &url)
+        .args([
+            "run",
+            "--fake-clock",
+            "--only",
+            "cpu.int",
+            "--reps",
+            "3",
+            "-o",
+            "own.json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("history: run 1 in postgresql://envbench@"),
+        "{}",
+        text(&out)
+    );
+    let files = result_files(
+        tmp.path(),
+        8,
+        &["native", "wsl2"],
+        &["h1", "h1", "h2", "h2"],
+    );
+    let paths: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let out = envbench(
+        tmp.path(),
+        &[&["store", "push", "--db", &url][..], &paths].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let list = envbench(tmp.path(), &["history", "--db", &url, "--json"]);
+    let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(entries.as_array().unwrap().len(), 9, "{}", text(&list));
+    let show = envbench(tmp.path(), &["show", "1", "--db", &url]);
+    assert!(
+        show.status.success() && text(&show).contains("cpu.int"),
+        "{}",
+        text(&show)
+    );
+    // one environment per label, then per label and host
+    let one = envbench(tmp.path(), &["compare", "--db", &url, "native", "wsl2"]);
+    assert!(
+        text(&one).contains("wsl2 against native (4 vs 4 runs)"),
+        "{}",
+        text(&one)
+    );
+    let by_host = envbench(
+        tmp.path(),
+        &["compare", "--db", &url, "native", "wsl2", "--per-host"],
+    );
+    let t = text(&by_host);
+    assert!(
+        t.contains("against native@h1")
+            && t.contains("wsl2@h2")
+            && t.contains("(2 vs 2 vs 2 vs 2 runs)"),
+        "{t}"
+    );
+    let h2 = envbench(
+        tmp.path(),
+        &[
+            "compare", "--db", &url, "native", "wsl2", "--where", "host=H2",
+        ],
+    );
+    assert!(text(&h2).contains("(2 vs 2 runs)"), "{}", text(&h2));
+}
+
+#[test]
+fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let files = result_files(tmp.path(), 1, &["a"], &["h1"]);
+    let p = files[0].to_str().unwrap();
+    assert!(envbench(tmp.path(), &["store", "push", "--db", &url, p])
+        .status
+        .success());
+    pg.client()
+        .execute(
+            "UPDATE envbench.meta SET value = 99 WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    for args in [
+        vec!["history", "--db", &url],
+        vec!["store", "push", "--db", &url, p],
+        vec![
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--only",
+            "cpu.int",
+            "--db",
+            &url,
+            "-o",
+            "x.json",
+        ],
+    ] {
+        let out = envbench(tmp.path(), &args);
+        assert!(!out.status.success(), "{args:?} accepted a newer store");
+        assert!(
+            text(&out).contains("version 99 is newer than this envbench supports"),
+            "{}",
+            text(&out)
+        );
+    }
+    assert!(
+        !tmp.path().join("x.json").exists(),
+        "refused before measuring"
+    );
+    pg.client()
+        .execute(
+            "UPDATE envbench.meta SET value = 2 WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    // a real-clock run of a few seconds; the server stops while it measures
+    let child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--only",
+            "cpu.int",
+            "--budget",
+            "4",
+            "--db",
+            &url,
+            "-o",
+            "gone.json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !tmp.path().join("gone.json").exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pg.ctl("stop");
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("not recorded in the history") && t.contains("envbench store push gone.json"),
+        "{t}"
+    );
+    let doc = file_doc(&tmp.path().join("gone.json"));
+    assert_eq!(doc["status"], "complete", "the result file is whole");
+    // back again, the file goes in
+    pg.ctl("start");
+    let out = envbench(tmp.path(), &["store", "push", "--db", &url, "gone.json"]);
+    assert!(text(&out).contains("1 added"), "{}", text(&out));
+}
