@@ -243,9 +243,10 @@ fn overall(f: &super::FamilySummary, mine: &[&MetricComparison]) -> String {
     .map(|(n, w)| format!("{n} {w}"))
     .collect();
     format!(
-        "geometric mean {} over {} cases{suspect}: {}",
+        "geometric mean {} over {} {}{suspect}: {}",
         super::describe_speedup(f.geomean_speedup),
         mine.len(),
+        cases_word(mine.len()),
         counts.join(", ")
     )
 }
