@@ -447,9 +447,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     let base_keys = ok_keys(base);
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
-    let mut beyond: Vec<String> = Vec::new();
-    let mut not_comparable = Vec::new();
-    let mut mismatched: Vec<String> = Vec::new();
+    let mut skipped = Skipped::default();
     for other in others {
         let other_keys = ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
@@ -469,72 +467,13 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
                 .difference(&base_keys)
                 .map(|k| (other.label.clone(), k.clone())),
         );
-        let mut mine = Vec::new();
-        for key in common {
-            let Some(case) = base.runs.iter().find_map(|r| ok_case(r, key)) else {
-                continue;
-            };
-            let suspect = words::suspect_lines(&[base, other], key);
-            for (i, m) in case.metrics.iter().enumerate() {
-                // seconds against nanoseconds would make a billion-fold
-                // "difference": a metric whose unit or direction is not the
-                // same in every run is not compared
-                let mut units = units_of(&base.runs, key, &m.name);
-                units.extend(units_of(&other.runs, key, &m.name));
-                if units.len() > 1 {
-                    let shown: Vec<String> =
-                        units.iter().map(|(u, d)| format!("{u} ({d})")).collect();
-                    mismatched.push(format!("{key} {} ({})", m.name, shown.join(" against ")));
-                    continue;
-                }
-                let (Some(b), Some(o)) = (
-                    nested(&base.runs, key, &m.name),
-                    nested(&other.runs, key, &m.name),
-                ) else {
-                    if i == 0 {
-                        not_comparable.push(format!("{key} {}", m.name));
-                    }
-                    continue;
-                };
-                let seed = seed_for(opts.seed, &[&other.label, key, &m.name]);
-                let subject = Subject {
-                    environment: &other.label,
-                    key,
-                    family: case.bench.split('.').next().unwrap_or(""),
-                    metric: m,
-                    primary: i == 0,
-                };
-                let spread = (
-                    run_spread(base, key, &m.name),
-                    run_spread(other, key, &m.name),
-                );
-                let (mut mc, lr) =
-                    measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
-                let (lo, hi) = mc.ratio_ci;
-                if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
-                    // 1e-300 against 1e300: no double holds the ratio
-                    beyond.push(format!("{key} {}", m.name));
-                    continue;
-                }
-                mc.suspect = suspect.clone();
-                mine.push((mc, lr));
-            }
-        }
-        verdict::judge_all(&mut mine, threshold, FDR);
-        for (m, lr) in mine.iter_mut() {
-            if m.primary && m.verdict == Verdict::Unclear && m.basis.runs.0.min(m.basis.runs.1) >= 2
-            {
-                let b = &m.basis;
-                let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
-                m.runs_needed = m.variance.components.runs_needed(
-                    b.rounds_per_run.0.min(b.rounds_per_run.1),
-                    b.reps_per_round.0.min(b.reps_per_round.1),
-                    margin,
-                    MAX_ADVISED_RUNS,
-                );
-            }
-        }
-        metrics.extend(mine.into_iter().map(|(m, _)| m));
+        metrics.extend(compare_env(
+            (base, other),
+            &common,
+            opts.seed,
+            threshold,
+            &mut skipped,
+        ));
     }
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
     let families = summarize_families(&metrics, opts.exclude_suspect);
@@ -544,28 +483,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         &metrics,
         opts.exclude_suspect,
     ));
-    mismatched.dedup();
-    if !mismatched.is_empty() {
-        warnings.push(format!(
-            "not compared, {} metric(s) whose unit or direction differs between runs: {}",
-            mismatched.len(),
-            mismatched.join(", ")
-        ));
-    }
-    if !beyond.is_empty() {
-        warnings.push(format!(
-            "no ratio for {} metric(s) whose values differ beyond what a number holds: {}",
-            beyond.len(),
-            beyond.join(", ")
-        ));
-    }
-    if !not_comparable.is_empty() {
-        warnings.push(format!(
-            "no ratio for {} headline metric(s) with zero or negative values: {}",
-            not_comparable.len(),
-            not_comparable.join(", ")
-        ));
-    }
+    warnings.extend(skipped.warnings());
     let mut cmp = Comparison {
         baseline: base.label.clone(),
         environments: envs
@@ -594,6 +512,143 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     cmp.warning_lines = conclude::warning_lines(&cmp, envs, &cmp.warnings);
     cmp.advice = conclude::advice(&cmp, envs);
     Ok(cmp)
+}
+
+/// Metrics left out of a comparison, named for the warnings.
+#[derive(Default)]
+struct Skipped {
+    /// Unit or direction not the same in every run: "key metric (units)".
+    mismatched: Vec<String>,
+    /// Values so far apart that no double holds the ratio.
+    beyond: Vec<String>,
+    /// Headline metrics with zero or negative values.
+    not_comparable: Vec<String>,
+}
+
+impl Skipped {
+    /// One warning per kind of metric left out, none when none were.
+    fn warnings(mut self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        self.mismatched.dedup();
+        if !self.mismatched.is_empty() {
+            warnings.push(format!(
+                "not compared, {} metric(s) whose unit or direction differs between runs: {}",
+                self.mismatched.len(),
+                self.mismatched.join(", ")
+            ));
+        }
+        if !self.beyond.is_empty() {
+            warnings.push(format!(
+                "no ratio for {} metric(s) whose values differ beyond what a number holds: {}",
+                self.beyond.len(),
+                self.beyond.join(", ")
+            ));
+        }
+        if !self.not_comparable.is_empty() {
+            warnings.push(format!(
+                "no ratio for {} headline metric(s) with zero or negative values: {}",
+                self.not_comparable.len(),
+                self.not_comparable.join(", ")
+            ));
+        }
+        warnings
+    }
+}
+
+/// Every metric of the `common` cases, other against base, judged together:
+/// the false discovery rate is held over the environment's headline metrics.
+fn compare_env(
+    (base, other): (&Environment, &Environment),
+    common: &[&String],
+    seed: u64,
+    threshold: f64,
+    skipped: &mut Skipped,
+) -> Vec<MetricComparison> {
+    let mut mine = Vec::new();
+    for key in common {
+        mine.extend(compare_case((base, other), key, seed, threshold, skipped));
+    }
+    verdict::judge_all(&mut mine, threshold, FDR);
+    advise_runs(&mut mine, threshold);
+    mine.into_iter().map(|(m, _)| m).collect()
+}
+
+/// Every metric of case `key`, other against base, with provisional
+/// verdicts; a metric that cannot be compared is named in `skipped`.
+fn compare_case(
+    (base, other): (&Environment, &Environment),
+    key: &str,
+    seed: u64,
+    threshold: f64,
+    skipped: &mut Skipped,
+) -> Vec<(MetricComparison, levels::LogRatio)> {
+    let Some(case) = base.runs.iter().find_map(|r| ok_case(r, key)) else {
+        return Vec::new();
+    };
+    let suspect = words::suspect_lines(&[base, other], key);
+    let mut mine = Vec::new();
+    for (i, m) in case.metrics.iter().enumerate() {
+        // seconds against nanoseconds would make a billion-fold
+        // "difference": a metric whose unit or direction is not the
+        // same in every run is not compared
+        let mut units = units_of(&base.runs, key, &m.name);
+        units.extend(units_of(&other.runs, key, &m.name));
+        if units.len() > 1 {
+            let shown: Vec<String> = units.iter().map(|(u, d)| format!("{u} ({d})")).collect();
+            skipped
+                .mismatched
+                .push(format!("{key} {} ({})", m.name, shown.join(" against ")));
+            continue;
+        }
+        let (Some(b), Some(o)) = (
+            nested(&base.runs, key, &m.name),
+            nested(&other.runs, key, &m.name),
+        ) else {
+            if i == 0 {
+                skipped.not_comparable.push(format!("{key} {}", m.name));
+            }
+            continue;
+        };
+        let seed = seed_for(seed, &[&other.label, key, &m.name]);
+        let subject = Subject {
+            environment: &other.label,
+            key,
+            family: case.bench.split('.').next().unwrap_or(""),
+            metric: m,
+            primary: i == 0,
+        };
+        let spread = (
+            run_spread(base, key, &m.name),
+            run_spread(other, key, &m.name),
+        );
+        let (mut mc, lr) = measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
+        let (lo, hi) = mc.ratio_ci;
+        if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
+            // 1e-300 against 1e300: no double holds the ratio
+            skipped.beyond.push(format!("{key} {}", m.name));
+            continue;
+        }
+        mc.suspect = suspect.clone();
+        mine.push((mc, lr));
+    }
+    mine
+}
+
+/// For each unclear headline metric with two or more runs a side: the runs
+/// per side that would resolve an effect of the threshold's size.
+fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64) {
+    for (m, lr) in mine.iter_mut() {
+        if m.primary && m.verdict == Verdict::Unclear && m.basis.runs.0.min(m.basis.runs.1) >= 2 {
+            let b = &m.basis;
+            let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
+            m.runs_needed = m.variance.components.runs_needed(
+                b.rounds_per_run.0.min(b.rounds_per_run.1),
+                b.reps_per_round.0.min(b.reps_per_round.1),
+                margin,
+                MAX_ADVISED_RUNS,
+            );
+        }
+    }
 }
 
 /// What one comparison is about: which metric of which case, against which environment.

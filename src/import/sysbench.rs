@@ -146,24 +146,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let line = f.first_section.unwrap_or(1);
     let fairness = f.pair("Threads fairness", "events (avg/stddev)")?;
     let mut notes = Vec::new();
-    let threads = match f
-        .header_value("Number of threads:")
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        Some(t) => Value::from(t),
-        None => match fairness {
-            Some((avg, _))
-                if avg > 0.0 && ((events / avg) - (events / avg).round()).abs() < 1e-6 =>
-            {
-                notes.push(format!(
-                    "no header: {} threads = {events} events / {avg} events per thread",
-                    (events / avg).round()
-                ));
-                Value::from((events / avg).round() as u64)
-            }
-            _ => Value::from("unknown"),
-        },
-    };
+    let threads = thread_count(&f, events, fairness, &mut notes);
     let tool = f.header.iter().find_map(|(_, l)| {
         l.strip_prefix("sysbench ")
             .map(|v| format!("sysbench {}", v.split_whitespace().next().unwrap_or("")))
@@ -175,39 +158,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     } else if let Some(r) = memory(text, &f)? {
         r
     } else {
-        let mutex = fairness.is_some_and(|(avg, sd)| avg == 1.0 && sd == 0.0);
-        let mut r = Record::new(
-            if mutex {
-                "os.sysbench_mutex"
-            } else {
-                "os.sysbench_threads"
-            },
-            line,
-        );
-        r.notes.push(format!(
-            "the output does not name its test: read as {} because {}",
-            if mutex { "mutex" } else { "threads" },
-            if mutex {
-                "every thread ran exactly one event, as sysbench's mutex test does"
-            } else {
-                "threads ran more than one event each"
-            }
-        ));
-        if mutex {
-            r.metrics
-                .push(Measure::lower("total_time", Unit::Seconds, total_time));
-        } else {
-            r.metrics.push(Measure::higher(
-                "events_per_sec",
-                Unit::OpsPerSec,
-                events / total_time,
-            ));
-            r.notes.push(
-                "events_per_sec = total events / total time (sysbench threads prints no rate)"
-                    .into(),
-            );
-        }
-        r
+        threads_or_mutex(fairness, line, total_time, events)
     };
     rec.line = line;
     rec.params.insert("threads".into(), threads);
@@ -250,6 +201,76 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         },
         notes: Vec::new(),
     })
+}
+
+/// The thread count: from the header, else total events / events per
+/// thread when that is whole (with a note saying so), else unknown.
+fn thread_count(
+    f: &Figures,
+    events: f64,
+    fairness: Option<(f64, f64)>,
+    notes: &mut Vec<String>,
+) -> Value {
+    match f
+        .header_value("Number of threads:")
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(t) => Value::from(t),
+        None => match fairness {
+            Some((avg, _))
+                if avg > 0.0 && ((events / avg) - (events / avg).round()).abs() < 1e-6 =>
+            {
+                notes.push(format!(
+                    "no header: {} threads = {events} events / {avg} events per thread",
+                    (events / avg).round()
+                ));
+                Value::from((events / avg).round() as u64)
+            }
+            _ => Value::from("unknown"),
+        },
+    }
+}
+
+/// The threads or mutex test, which print the same sections: mutex when
+/// every thread ran exactly one event (`fairness` 1/0), else threads.
+fn threads_or_mutex(
+    fairness: Option<(f64, f64)>,
+    line: usize,
+    total_time: f64,
+    events: f64,
+) -> Record {
+    let mutex = fairness.is_some_and(|(avg, sd)| avg == 1.0 && sd == 0.0);
+    let mut r = Record::new(
+        if mutex {
+            "os.sysbench_mutex"
+        } else {
+            "os.sysbench_threads"
+        },
+        line,
+    );
+    r.notes.push(format!(
+        "the output does not name its test: read as {} because {}",
+        if mutex { "mutex" } else { "threads" },
+        if mutex {
+            "every thread ran exactly one event, as sysbench's mutex test does"
+        } else {
+            "threads ran more than one event each"
+        }
+    ));
+    if mutex {
+        r.metrics
+            .push(Measure::lower("total_time", Unit::Seconds, total_time));
+    } else {
+        r.metrics.push(Measure::higher(
+            "events_per_sec",
+            Unit::OpsPerSec,
+            events / total_time,
+        ));
+        r.notes.push(
+            "events_per_sec = total events / total time (sysbench threads prints no rate)".into(),
+        );
+    }
+    r
 }
 
 fn cpu(f: &Figures, notes: &mut Vec<String>) -> Result<Record, ParseError> {

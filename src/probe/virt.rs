@@ -227,7 +227,10 @@ fn container_root(mountinfo: &str) -> Option<String> {
     None
 }
 
-fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLayer> {
+/// Container runtimes named by the environment, PID 1's cgroup and the
+/// mounts, each with its evidence; `/.dockerenv` and an overlay root are
+/// weighed by [`container_layers`].
+fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
     let mut found: Vec<(&'static str, String)> = Vec::new();
     if inputs.containerenv {
         found.push(("podman", "/run/.containerenv exists".into()));
@@ -279,6 +282,14 @@ fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLay
             "root is an overlay from containers/storage".into(),
         ));
     }
+    found
+}
+
+/// The container layers: runtimes with their evidence, `/.dockerenv`
+/// trusted only beside another marker (else a note), Kubernetes outermost.
+fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLayer> {
+    let mut found = container_markers(inputs);
+    let mi = inputs.mountinfo.as_deref().unwrap_or("");
     let overlay_root = container_root(mi);
     if inputs.dockerenv {
         // Docker writes /.dockerenv into the container's filesystem; an image
@@ -315,23 +326,31 @@ fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLay
     if layers.iter().any(|l| l.name == "podman") {
         layers.retain(|l| l.name != "docker" || inputs.dockerenv && !inputs.containerenv);
     }
-    let kube = inputs.kubernetes_var || cg.contains("kubepods") || mi.contains("kubernetes.io~");
-    if kube {
-        let ev = if inputs.kubernetes_var {
-            "KUBERNETES_SERVICE_HOST is set"
-        } else {
-            "kubepods cgroup or service-account mount"
-        };
-        layers.insert(
-            0,
-            VirtLayer {
-                kind: "container".into(),
-                name: "kubernetes".into(),
-                evidence: vec![ev.into()],
-            },
-        );
+    if let Some(k) = kubernetes_layer(inputs) {
+        layers.insert(0, k);
     }
     layers
+}
+
+/// Kubernetes, outermost of the container layers: its service variable, a
+/// kubepods cgroup or a service-account mount.
+fn kubernetes_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
+    let cg = inputs.pid1_cgroup.as_deref().unwrap_or("");
+    let mi = inputs.mountinfo.as_deref().unwrap_or("");
+    let kube = inputs.kubernetes_var || cg.contains("kubepods") || mi.contains("kubernetes.io~");
+    if !kube {
+        return None;
+    }
+    let ev = if inputs.kubernetes_var {
+        "KUBERNETES_SERVICE_HOST is set"
+    } else {
+        "kubepods cgroup or service-account mount"
+    };
+    Some(VirtLayer {
+        kind: "container".into(),
+        name: "kubernetes".into(),
+        evidence: vec![ev.into()],
+    })
 }
 
 /// The layers, outermost first; bare metal when nothing is found.

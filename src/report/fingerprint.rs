@@ -1,5 +1,8 @@
 //! `envbench info`: the fingerprint as a human-readable list.
 
+use crate::probe::cpu::CpuInfo;
+use crate::probe::storage::DirInfo;
+use crate::probe::virt::Virtualization;
 use crate::probe::Fingerprint;
 use crate::units::format_value;
 
@@ -19,19 +22,81 @@ fn gib(bytes: Option<u64>) -> String {
 pub fn render(fp: &Fingerprint) -> String {
     let mut rows: Vec<(String, String)> = Vec::new();
     let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
-    let virt: Vec<String> = fp
-        .virtualization
+    virtualization_rows(&fp.virtualization, &mut row);
+    os_rows(fp, &mut row);
+    cpu_rows(&fp.cpu, &mut row);
+    row(
+        "memory",
+        format!(
+            "{} total, {} available; swap {} ({} free)",
+            gib(fp.memory.total_bytes),
+            gib(fp.memory.available_bytes),
+            gib(fp.memory.swap_total_bytes),
+            gib(fp.memory.swap_free_bytes)
+        ),
+    );
+    let k = &fp.clock;
+    row(
+        "clock",
+        format!(
+            "source {} (available: {}); resolution {} ns claimed, {} ns seen; read overhead {} ns",
+            opt(&k.source),
+            k.available_sources.join(" "),
+            k.resolution_ns.map_or("unknown".into(), format_value),
+            k.measured_resolution_ns
+                .map_or("unknown".into(), format_value),
+            k.read_overhead_ns.map_or("unknown".into(), format_value)
+        ),
+    );
+    for d in &fp.dirs {
+        row("dir", dir_text(d));
+    }
+    row(
+        "load average",
+        fp.load_average.map_or("unknown".into(), |l| {
+            format!("{:.2} {:.2} {:.2}", l.one, l.five, l.fifteen)
+        }),
+    );
+    let b = &fp.build;
+    row(
+        "envbench",
+        format!(
+            "{} ({}), {} opt-level {}, {} [{}]",
+            b.version,
+            opt(&b.git_commit),
+            b.profile,
+            b.opt_level,
+            b.target,
+            b.target_features.join(" ")
+        ),
+    );
+    for n in &fp.notes {
+        row("note", n.clone());
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(k, v)| format!("{k:<width$}  {v}\n"))
+        .collect()
+}
+
+/// The virtualization summary, then each layer with its evidence and each note.
+fn virtualization_rows(virt: &Virtualization, row: &mut impl FnMut(&str, String)) {
+    let layers: Vec<String> = virt
         .layers
         .iter()
         .map(|l| format!("{} ({}: {})", l.name, l.kind, l.evidence.join("; ")))
         .collect();
-    row("virtualization", fp.virtualization.summary());
-    for v in virt {
-        row("  layer", v);
+    row("virtualization", virt.summary());
+    for l in layers {
+        row("  layer", l);
     }
-    for n in &fp.virtualization.notes {
+    for n in &virt.notes {
         row("  note", n.clone());
     }
+}
+
+/// The kernel, distribution, architecture, host name and cgroup limits.
+fn os_rows(fp: &Fingerprint, row: &mut impl FnMut(&str, String)) {
     row("kernel", opt(&fp.os.kernel_release));
     row("distro", opt(&fp.os.distro));
     row("arch", fp.os.arch.clone());
@@ -51,7 +116,10 @@ pub fn render(fp: &Fingerprint) -> String {
             fp.cgroup.pids_max.map_or("none".into(), |p| p.to_string()),
         ),
     );
-    let c = &fp.cpu;
+}
+
+/// The processor: model, topology, ISA flags, caches, frequency and idle states.
+fn cpu_rows(c: &CpuInfo, row: &mut impl FnMut(&str, String)) {
     row("cpu", format!("{} ({})", opt(&c.model), opt(&c.vendor)));
     row(
         "topology",
@@ -87,74 +155,24 @@ pub fn render(fp: &Fingerprint) -> String {
             opt(&c.idle_governor)
         ),
     );
-    row(
-        "memory",
-        format!(
-            "{} total, {} available; swap {} ({} free)",
-            gib(fp.memory.total_bytes),
-            gib(fp.memory.available_bytes),
-            gib(fp.memory.swap_total_bytes),
-            gib(fp.memory.swap_free_bytes)
-        ),
-    );
-    let k = &fp.clock;
-    row(
-        "clock",
-        format!(
-            "source {} (available: {}); resolution {} ns claimed, {} ns seen; read overhead {} ns",
-            opt(&k.source),
-            k.available_sources.join(" "),
-            k.resolution_ns.map_or("unknown".into(), format_value),
-            k.measured_resolution_ns
-                .map_or("unknown".into(), format_value),
-            k.read_overhead_ns.map_or("unknown".into(), format_value)
-        ),
-    );
-    for d in &fp.dirs {
-        row(
-            "dir",
-            format!(
-                "{}: {} on {} at {} ({}), device {} {}, {} free of {}",
-                d.path.display(),
-                opt(&d.fs_type),
-                opt(&d.source),
-                opt(&d.mount_point),
-                opt(&d.mount_options),
-                opt(&d.device),
-                match d.rotational {
-                    Some(true) => "rotational",
-                    Some(false) => "non-rotational",
-                    None => "rotational unknown",
-                },
-                gib(d.free_bytes),
-                gib(d.total_bytes)
-            ),
-        );
-    }
-    row(
-        "load average",
-        fp.load_average.map_or("unknown".into(), |l| {
-            format!("{:.2} {:.2} {:.2}", l.one, l.five, l.fifteen)
-        }),
-    );
-    let b = &fp.build;
-    row(
-        "envbench",
-        format!(
-            "{} ({}), {} opt-level {}, {} [{}]",
-            b.version,
-            opt(&b.git_commit),
-            b.profile,
-            b.opt_level,
-            b.target,
-            b.target_features.join(" ")
-        ),
-    );
-    for n in &fp.notes {
-        row("note", n.clone());
-    }
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    rows.iter()
-        .map(|(k, v)| format!("{k:<width$}  {v}\n"))
-        .collect()
+}
+
+/// One benchmark directory: its filesystem, mount, device and free space.
+fn dir_text(d: &DirInfo) -> String {
+    format!(
+        "{}: {} on {} at {} ({}), device {} {}, {} free of {}",
+        d.path.display(),
+        opt(&d.fs_type),
+        opt(&d.source),
+        opt(&d.mount_point),
+        opt(&d.mount_options),
+        opt(&d.device),
+        match d.rotational {
+            Some(true) => "rotational",
+            Some(false) => "non-rotational",
+            None => "rotational unknown",
+        },
+        gib(d.free_bytes),
+        gib(d.total_bytes)
+    )
 }

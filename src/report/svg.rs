@@ -214,6 +214,43 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar], band: f64) -> Stri
     };
     let mut s = open_svg(w, h, title);
     let y_end = top + 4.0 + row * bars.len() as f64;
+    speedup_ticks(&mut s, px, span, (x0, x1), (top, y_end));
+    let one = px(1.0);
+    let (b0, b1) = (px(1.0 - band), px(1.0 + band));
+    let bw = (b1 - b0).max(3.0);
+    let _ = write!(
+        s,
+        r#"<rect x="{:.1}" y="{top}" width="{bw:.1}" height="{:.1}" class="band"/><line x1="{one:.1}" y1="{top}" x2="{one:.1}" y2="{y_end:.1}" class="one"/>"#,
+        one - bw / 2.0,
+        y_end - top
+    );
+    for (i, b) in bars.iter().enumerate() {
+        speedup_bar(&mut s, b, top + 4.0 + row * i as f64, label_w, px);
+    }
+    // each line of the axis label centred on the page, not on the axis,
+    // so that a line wider than the axis stays inside the chart
+    for (i, line) in lines.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
+            w / 2.0,
+            y_end + 34.0 + 14.0 * i as f64,
+            esc(line)
+        );
+    }
+    s + "</svg>"
+}
+
+/// The speed-up axis's grid lines and tick labels, from `top` to `y_end`
+/// (labels under it, and over it too on a long chart): every 2^step, with
+/// step doubled until the labels fit across `x0..x1`.
+fn speedup_ticks(
+    s: &mut String,
+    px: impl Fn(f64) -> f64,
+    span: f64,
+    (x0, x1): (f64, f64),
+    (top, y_end): (f64, f64),
+) {
     // ticks every 2^step, few enough that their labels never touch
     let widest = (-(span as i32)..=(span as i32))
         .map(|e| text_px(&format!("{}x", tick_label(2f64.powi(e)))))
@@ -241,53 +278,35 @@ pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar], band: f64) -> Stri
             );
         }
     }
+}
+
+/// One row of a speed-up chart at `y`: the label right-aligned before
+/// `label_w`, the bar from 1x to the value and the interval's whisker.
+fn speedup_bar(s: &mut String, b: &Bar, y: f64, label_w: f64, px: impl Fn(f64) -> f64) {
     let one = px(1.0);
-    let (b0, b1) = (px(1.0 - band), px(1.0 + band));
-    let bw = (b1 - b0).max(3.0);
+    let (a, z) = (px(b.value).min(one), px(b.value).max(one));
     let _ = write!(
         s,
-        r#"<rect x="{:.1}" y="{top}" width="{bw:.1}" height="{:.1}" class="band"/><line x1="{one:.1}" y1="{top}" x2="{one:.1}" y2="{y_end:.1}" class="one"/>"#,
-        one - bw / 2.0,
-        y_end - top
+        r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
+        label_w - 8.0,
+        y + 14.0,
+        esc(&b.label)
     );
-    for (i, b) in bars.iter().enumerate() {
-        let y = top + 4.0 + row * i as f64;
-        let (a, z) = (px(b.value).min(one), px(b.value).max(one));
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
-            label_w - 8.0,
-            y + 14.0,
-            esc(&b.label)
-        );
-        let _ = write!(
-            s,
-            r#"<rect x="{a:.1}" y="{:.1}" width="{:.1}" height="14" fill="{}"/>"#,
-            y + 3.0,
-            (z - a).max(1.0),
-            b.color
-        );
-        let (wl, wh) = (px(b.lo), px(b.hi));
-        let _ = write!(
-            s,
-            r#"<line x1="{wl:.1}" y1="{0:.1}" x2="{wh:.1}" y2="{0:.1}" class="whisker"/><line x1="{wl:.1}" y1="{1:.1}" x2="{wl:.1}" y2="{2:.1}" class="whisker"/><line x1="{wh:.1}" y1="{1:.1}" x2="{wh:.1}" y2="{2:.1}" class="whisker"/>"#,
-            y + 10.0,
-            y + 5.0,
-            y + 15.0
-        );
-    }
-    // each line of the axis label centred on the page, not on the axis,
-    // so that a line wider than the axis stays inside the chart
-    for (i, line) in lines.iter().enumerate() {
-        let _ = write!(
-            s,
-            r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
-            w / 2.0,
-            y_end + 34.0 + 14.0 * i as f64,
-            esc(line)
-        );
-    }
-    s + "</svg>"
+    let _ = write!(
+        s,
+        r#"<rect x="{a:.1}" y="{:.1}" width="{:.1}" height="14" fill="{}"/>"#,
+        y + 3.0,
+        (z - a).max(1.0),
+        b.color
+    );
+    let (wl, wh) = (px(b.lo), px(b.hi));
+    let _ = write!(
+        s,
+        r#"<line x1="{wl:.1}" y1="{0:.1}" x2="{wh:.1}" y2="{0:.1}" class="whisker"/><line x1="{wl:.1}" y1="{1:.1}" x2="{wl:.1}" y2="{2:.1}" class="whisker"/><line x1="{wh:.1}" y1="{1:.1}" x2="{wh:.1}" y2="{2:.1}" class="whisker"/>"#,
+        y + 10.0,
+        y + 5.0,
+        y + 15.0
+    );
 }
 
 /// A named series of (x, y) points.
@@ -341,6 +360,31 @@ pub fn line_chart(
         s,
         r#"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" class="axisline"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" class="axisline"/>"#
     );
+    y_ticks(&mut s, &ya, (x0, x1));
+    x_ticks(&mut s, &xa, &pts, y0);
+    for (i, ser) in series.iter().enumerate() {
+        series_line(&mut s, i, ser, (&xa, &ya), x1);
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
+        (x0 + x1) / 2.0,
+        h - 12.0,
+        esc(x_label)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="16" y="{:.0}" class="axis" text-anchor="middle" transform="rotate(-90 16 {:.0})">{}</text></svg>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        esc(y_label)
+    );
+    s
+}
+
+/// The y axis's grid lines from `x0` to `x1` and its tick labels, each
+/// label at least 14 px from the one above it.
+fn y_ticks(s: &mut String, ya: &Axis, (x0, x1): (f64, f64)) {
     let mut last_y = f64::INFINITY;
     for t in ya.ticks() {
         let y = ya.px(t);
@@ -357,7 +401,12 @@ pub fn line_chart(
             tick_label(t)
         );
     }
-    let xticks: Vec<f64> = if log_x {
+}
+
+/// The x axis's tick labels under `y0`: decades on a log axis, else every
+/// x of the points `pts`.
+fn x_ticks(s: &mut String, xa: &Axis, pts: &[(f64, f64)], y0: f64) {
+    let xticks: Vec<f64> = if xa.log {
         xa.ticks()
     } else {
         let mut v: Vec<f64> = pts.iter().map(|p| p.0).collect();
@@ -381,52 +430,40 @@ pub fn line_chart(
             y0 + 20.0,
         );
     }
-    for (i, ser) in series.iter().enumerate() {
-        let c = PALETTE[i % PALETTE.len()];
-        let path: Vec<String> = ser
-            .points
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", xa.px(x), ya.px(y)))
-            .collect();
+}
+
+/// Series `i` of a line chart: its line, a marker per point, and its entry
+/// in the legend right of `x1`.
+fn series_line(s: &mut String, i: usize, ser: &Series, (xa, ya): (&Axis, &Axis), x1: f64) {
+    let c = PALETTE[i % PALETTE.len()];
+    let path: Vec<String> = ser
+        .points
+        .iter()
+        .map(|&(x, y)| format!("{:.1},{:.1}", xa.px(x), ya.px(y)))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
+        path.join(" ")
+    );
+    for &(x, y) in &ser.points {
         let _ = write!(
             s,
-            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
-            path.join(" ")
-        );
-        for &(x, y) in &ser.points {
-            let _ = write!(
-                s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"/>"#,
-                xa.px(x),
-                ya.px(y)
-            );
-        }
-        let ly = 44.0 + 18.0 * i as f64;
-        let _ = write!(
-            s,
-            r#"<rect x="{:.0}" y="{:.0}" width="12" height="12" fill="{c}"/><text x="{:.0}" y="{:.0}" class="label">{}</text>"#,
-            x1 + 14.0,
-            ly - 10.0,
-            x1 + 30.0,
-            ly,
-            esc(&ser.name)
+            r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"/>"#,
+            xa.px(x),
+            ya.px(y)
         );
     }
+    let ly = 44.0 + 18.0 * i as f64;
     let _ = write!(
         s,
-        r#"<text x="{:.0}" y="{:.0}" class="axis" text-anchor="middle">{}</text>"#,
-        (x0 + x1) / 2.0,
-        h - 12.0,
-        esc(x_label)
+        r#"<rect x="{:.0}" y="{:.0}" width="12" height="12" fill="{c}"/><text x="{:.0}" y="{:.0}" class="label">{}</text>"#,
+        x1 + 14.0,
+        ly - 10.0,
+        x1 + 30.0,
+        ly,
+        esc(&ser.name)
     );
-    let _ = write!(
-        s,
-        r#"<text x="16" y="{:.0}" class="axis" text-anchor="middle" transform="rotate(-90 16 {:.0})">{}</text></svg>"#,
-        (y0 + y1) / 2.0,
-        (y0 + y1) / 2.0,
-        esc(y_label)
-    );
-    s
 }
 
 /// One horizontal bar per process from start to end (seed 002's timelines).

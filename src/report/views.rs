@@ -5,7 +5,7 @@
 
 use super::svg::{line_chart, speedup_bars, timeline, Bar, Series};
 use super::Table;
-use crate::compare::{Comparison, Environment, Verdict};
+use crate::compare::{Comparison, Environment, MetricComparison, Verdict};
 use crate::results::{param_text, CaseResult, CaseStatus};
 use crate::units::{format_value, Unit};
 use crate::view::{
@@ -485,28 +485,8 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         let Some(col) = p.get(g.columns) else {
             continue;
         };
-        let r = match &g.rows {
-            GridRows::Param { name, metric } => {
-                let wanted = match metric {
-                    Some(want) => m.metric == *want,
-                    None => m.primary,
-                };
-                match p.get(*name) {
-                    Some(v) if wanted => param_text(v),
-                    _ => continue,
-                }
-            }
-            GridRows::Metrics(names) if names.contains(&m.metric.as_str()) => m.metric.clone(),
-            GridRows::Metrics(_) => continue,
-        };
-        let tags: Vec<String> = others
-            .iter()
-            .filter_map(|k| Some(format!("{k}={}", param_text(p.get(k)?))))
-            .collect();
-        let r = if tags.is_empty() {
-            r
-        } else {
-            format!("{r} {}", tags.join(","))
+        let Some(r) = grid_row(m, p, g, &others) else {
+            continue;
         };
         let col = param_text(col);
         if !rows.contains(&r) {
@@ -524,20 +504,7 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
     if rows.is_empty() {
         return None;
     }
-    let num = |s: &str| s.parse::<f64>().ok();
-    let order = |a: &String, b: &String| match (num(a), num(b)) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        _ => a.cmp(b),
-    };
-    match &g.rows {
-        GridRows::Param { .. } => rows.sort_by(order),
-        // metrics in the order the view lists them
-        GridRows::Metrics(names) => rows.sort_by_key(|r| {
-            let metric = r.split(' ').next().unwrap_or_default();
-            (names.iter().position(|n| *n == metric), r.clone())
-        }),
-    }
-    cols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order(&a.1, &b.1)));
+    sort_grid(g, &mut rows, &mut cols);
     let first = match &g.rows {
         GridRows::Param { name, .. } => (*name).to_string(),
         GridRows::Metrics(_) => "metric".to_string(),
@@ -560,6 +527,59 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         t.rows.push(row);
     }
     Some(t)
+}
+
+/// The row of metric `m` of a case with parameters `p` in a grid view (None:
+/// not in the grid), tagged with the `others` parameters that tell cases
+/// apart.
+fn grid_row(
+    m: &MetricComparison,
+    p: &BTreeMap<String, Value>,
+    g: &Grid,
+    others: &[String],
+) -> Option<String> {
+    let r = match &g.rows {
+        GridRows::Param { name, metric } => {
+            let wanted = match metric {
+                Some(want) => m.metric == *want,
+                None => m.primary,
+            };
+            match p.get(*name) {
+                Some(v) if wanted => param_text(v),
+                _ => return None,
+            }
+        }
+        GridRows::Metrics(names) if names.contains(&m.metric.as_str()) => m.metric.clone(),
+        GridRows::Metrics(_) => return None,
+    };
+    let tags: Vec<String> = others
+        .iter()
+        .filter_map(|k| Some(format!("{k}={}", param_text(p.get(k)?))))
+        .collect();
+    Some(if tags.is_empty() {
+        r
+    } else {
+        format!("{r} {}", tags.join(","))
+    })
+}
+
+/// Orders a grid's rows (parameter values, numbers by value; metrics in the
+/// order the view lists them) and its columns (by environment, then value).
+fn sort_grid(g: &Grid, rows: &mut [String], cols: &mut [(String, String)]) {
+    let num = |s: &str| s.parse::<f64>().ok();
+    let order = |a: &String, b: &String| match (num(a), num(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    };
+    match &g.rows {
+        GridRows::Param { .. } => rows.sort_by(order),
+        // metrics in the order the view lists them
+        GridRows::Metrics(names) => rows.sort_by_key(|r| {
+            let metric = r.split(' ').next().unwrap_or_default();
+            (names.iter().position(|n| *n == metric), r.clone())
+        }),
+    }
+    cols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order(&a.1, &b.1)));
 }
 
 /// A chart as a table: x (or percentile) down, one column per line.
