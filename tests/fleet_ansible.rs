@@ -40,7 +40,11 @@ fn need<T>(what: Result<T, String>) -> Option<T> {
 /// or the PATH.
 fn ansible_playbook() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("ENVBENCH_ANSIBLE_PLAYBOOK") {
-        return Ok(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        return match p.is_file() {
+            true => Ok(p),
+            false => Err(format!("no ENVBENCH_ANSIBLE_PLAYBOOK {}", p.display())),
+        };
     }
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
