@@ -1,0 +1,651 @@
+//! deploy/fleet.sh and deploy/ansible/ end to end, with real components:
+//! ansible-core (from PyPI, installed by .ci/run) drives an sshd started
+//! here on a loopback port with throwaway keys. The inventory has two
+//! hosts, h1 and h2, both this machine, with two labels and two
+//! directories. One test runs the play to the end (alternation, fetched
+//! results, the documented compare one-liner, nothing left behind); the
+//! other interrupts it with Ctrl-C while envbench measures on both hosts.
+//!
+//! Where ansible-playbook or sshd cannot be had, a test says so and
+//! passes, except under CI (CI=true), where it fails.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A component the test needs, or why it is missing: under CI that fails
+/// the test, elsewhere the test says so and stops.
+fn need<T>(what: Result<T, String>) -> Option<T> {
+    match what {
+        Ok(t) => Some(t),
+        Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("fleet test cannot run under CI: {why} (.ci/run installs it)")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED: {why}; .ci/run installs it");
+            None
+        }
+    }
+}
+
+/// ansible-playbook: $ENVBENCH_ANSIBLE_PLAYBOOK, the venv .ci/run makes,
+/// or the PATH.
+fn ansible_playbook() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("ENVBENCH_ANSIBLE_PLAYBOOK") {
+        let p = PathBuf::from(p);
+        return match p.is_file() {
+            true => Ok(p),
+            false => Err(format!("no ENVBENCH_ANSIBLE_PLAYBOOK {}", p.display())),
+        };
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")));
+    let venv = cache.map(|c| c.join("envbench-ci/ansible/bin/ansible-playbook"));
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("ansible-playbook"))
+                .collect()
+        })
+        .unwrap_or_default();
+    venv.into_iter()
+        .chain(on_path)
+        .find(|p| p.is_file())
+        .ok_or_else(|| "no ansible-playbook (ansible-core) in the CI venv or on PATH".into())
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// An sshd on 127.0.0.1 with a host key, a client key and a config in
+/// a temporary directory, stopped by its PID when dropped (a panic too).
+struct Sshd {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path) -> Result<Sshd, String> {
+        let sshd = Path::new("/usr/sbin/sshd");
+        if !sshd.is_file() {
+            return Err("no /usr/sbin/sshd (openssh-server)".into());
+        }
+        let dir = dir.join("sshd");
+        fs::create_dir(&dir).unwrap();
+        for key in ["host_key", "client_key"] {
+            run_ok(
+                Command::new("ssh-keygen")
+                    .args(["-q", "-t", "ed25519", "-N", ""])
+                    .arg("-f")
+                    .arg(dir.join(key)),
+            );
+        }
+        fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        // Privilege separation wants its empty directory.
+        if !Path::new("/run/sshd").exists() {
+            let _ = fs::create_dir_all("/run/sshd");
+        }
+        let mut last = String::new();
+        for _ in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let d = dir.display();
+            fs::write(
+                dir.join("sshd_config"),
+                format!(
+                    "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host_key\n\
+                     AuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\n\
+                     StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n\
+                     PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                     Subsystem sftp internal-sftp\n"
+                ),
+            )
+            .unwrap();
+            let mut child = Command::new(sshd)
+                .args(["-D", "-e", "-f"])
+                .arg(dir.join("sshd_config"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(fs::File::create(dir.join("sshd.log")).unwrap())
+                .spawn()
+                .map_err(|e| format!("sshd: {e}"))?;
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(status)) = child.try_wait() {
+                    last = format!(
+                        "sshd exited ({status}): {}",
+                        fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+                    );
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Ok(Sshd { child, port, dir });
+                }
+                sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        Err(format!("sshd did not start: {last}"))
+    }
+
+    /// The PIDs of this sshd's session processes.
+    fn sessions(&self) -> Vec<i32> {
+        procs()
+            .into_iter()
+            .filter(|p| ppid(*p) == Some(self.child.id() as i32))
+            .collect()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the PID of a child this struct started and has
+        // not waited for yet.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+/// The home directory of this user, which sshd gives the 'hosts'.
+fn real_home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+fn procs() -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn ppid(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Processes (other than this test and the sshd listener) whose
+/// executable, command line, working directory or environment mention
+/// `path`: what a play could leave running on the hosts or the controller.
+fn processes_mentioning(path: &Path, except: i32) -> Vec<String> {
+    let needle = path.to_str().unwrap().as_bytes();
+    let me = std::process::id() as i32;
+    let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    procs()
+        .into_iter()
+        .filter(|&p| p != me && p != except)
+        .filter_map(|p| {
+            let link = |f: &str| {
+                fs::read_link(format!("/proc/{p}/{f}"))
+                    .map(|l| l.into_os_string().into_encoded_bytes())
+            };
+            let read = |f: &str| fs::read(format!("/proc/{p}/{f}")).unwrap_or_default();
+            let cmdline = read("cmdline");
+            let hit = [
+                link("exe").unwrap_or_default(),
+                link("cwd").unwrap_or_default(),
+                cmdline.clone(),
+                read("environ"),
+            ]
+            .iter()
+            .any(|b| has(b));
+            hit.then(|| {
+                format!(
+                    "{p}: {}",
+                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Files and directories under `dir`, relative to it.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            out.push(e.path().strip_prefix(dir).unwrap().display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The test's world: sshd, the two hosts' directories, the controller's
+/// home and working directory, an inventory.
+struct Fleet {
+    tmp: tempfile::TempDir,
+    sshd: Sshd,
+    playbook: PathBuf,
+    /// Unique per test run, so that the real history database can be
+    /// searched for them.
+    labels: [String; 2],
+    /// The hosts' ~/.ansible (the real home: sshd logs in as this user)
+    /// and whether it existed before the play.
+    home_ansible: (PathBuf, bool),
+}
+
+impl Fleet {
+    fn new(h1_args: &str, h2_args: &str) -> Option<Fleet> {
+        let playbook = need(ansible_playbook())?;
+        let tmp = tempfile::Builder::new()
+            .prefix("envbench-fleet-test.")
+            .tempdir()
+            .unwrap();
+        let sshd = need(Sshd::start(tmp.path()))?;
+        for d in ["hosts", "d1", "d2", "home", "ctl", "tmp"] {
+            fs::create_dir(tmp.path().join(d)).unwrap();
+        }
+        let user = String::from_utf8(run_ok(Command::new("id").arg("-un")).stdout).unwrap();
+        // The temporary directory's random suffix.
+        let name = tmp
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let tag = name.rsplit('.').next().unwrap().to_string();
+        let labels = [format!("alpha-{tag}"), format!("beta-{tag}")];
+        let t = tmp.path().display();
+        let s = sshd.dir.display();
+        let inventory = format!(
+            r#"all:
+  vars:
+    ansible_host: 127.0.0.1
+    ansible_port: {port}
+    ansible_user: {user}
+    ansible_ssh_private_key_file: {s}/client_key
+    ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={s}/known_hosts -o StrictHostKeyChecking=accept-new
+    ansible_python_interpreter: /usr/bin/python3
+    envbench_binary: {bin}
+    envbench_remote_base: {t}/hosts
+    envbench_only: os.syscall
+    envbench_runs: 2
+  hosts:
+    h1:
+      envbench_label: {l1}
+      envbench_dirs: [work={t}/d1]
+      envbench_args: [{h1_args}]
+    h2:
+      envbench_label: {l2}
+      envbench_dirs: [work={t}/d2]
+      envbench_args: [{h2_args}]
+"#,
+            port = sshd.port,
+            user = user.trim(),
+            bin = env!("CARGO_BIN_EXE_envbench"),
+            l1 = labels[0],
+            l2 = labels[1],
+        );
+        fs::write(tmp.path().join("inventory.yml"), inventory).unwrap();
+        let home_ansible = real_home().join(".ansible");
+        let existed = home_ansible.exists();
+        Some(Fleet {
+            tmp,
+            sshd,
+            playbook,
+            labels,
+            home_ansible: (home_ansible, existed),
+        })
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.tmp.path().join(p)
+    }
+
+    /// deploy/fleet.sh -i INVENTORY in the controller's directory, with
+    /// its home and temporary directory in the test's.
+    fn fleet_sh(&self) -> Command {
+        let mut c = Command::new(Path::new(REPO).join("deploy/fleet.sh"));
+        c.arg("-i")
+            .arg(self.path("inventory.yml"))
+            .current_dir(self.path("ctl"))
+            .env("HOME", self.path("home"))
+            .env("TMPDIR", self.path("tmp"))
+            .env("PWD", self.path("ctl"))
+            .env("ANSIBLE_PLAYBOOK", &self.playbook)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("XDG_DATA_HOME", self.path("home"))
+            .env_remove("ANSIBLE_CONFIG")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Nothing left: no process that mentions the test's directory, no
+    /// session of the sshd, the hosts' base directory and the file
+    /// benchmarks' directories empty, the controller's temporary
+    /// directory empty, no run of ours in the real history database.
+    fn assert_nothing_left(&self, play_id: &str) {
+        let t0 = Instant::now();
+        loop {
+            let procs = processes_mentioning(self.tmp.path(), self.sshd.child.id() as i32);
+            let sessions = self.sshd.sessions();
+            if procs.is_empty() && sessions.is_empty() {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "left running: {procs:?}; sshd sessions: {sessions:?}"
+            );
+            sleep(Duration::from_millis(100));
+        }
+        for d in ["hosts", "d1", "d2", "tmp"] {
+            assert_eq!(tree(&self.path(d)), Vec::<String>::new(), "left in {d}");
+        }
+        // The hosts' side in the real home: no ~/.ansible made (remote_tmp
+        // is the play's directory) and the runs went into the play's
+        // database, not the default one.
+        let (home_ansible, existed) = &self.home_ansible;
+        assert!(
+            *existed || !home_ansible.exists(),
+            "the play made {}",
+            home_ansible.display()
+        );
+        let data_homes = [
+            std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
+            Some(real_home().join(".local/share")),
+        ];
+        for history in data_homes
+            .into_iter()
+            .flatten()
+            .map(|d| d.join("envbench/history.sqlite3"))
+        {
+            if !history.exists() {
+                continue;
+            }
+            let out = run_ok(
+                Command::new(env!("CARGO_BIN_EXE_envbench"))
+                    .arg("history")
+                    .arg("--db")
+                    .arg(&history),
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            for l in &self.labels {
+                assert!(
+                    !text.contains(l.as_str()),
+                    "run {l} recorded in {}",
+                    history.display()
+                );
+            }
+        }
+        // No entry of the play in the system's temporary directory.
+        let strays: Vec<_> = fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(play_id))
+            .map(|e| e.path())
+            .collect();
+        assert!(strays.is_empty(), "left in /tmp: {strays:?}");
+    }
+}
+
+impl Drop for Fleet {
+    /// After a failed test: stops what the play left on the 'hosts' (the
+    /// processes it started under the test's directory), by PID.
+    fn drop(&mut self) {
+        let hosts = self.path("hosts");
+        for p in procs() {
+            let exe = fs::read_link(format!("/proc/{p}/exe")).unwrap_or_default();
+            if exe.starts_with(&hosts) {
+                // SAFETY: kill(2) on a process running a binary this test
+                // copied into its own directory.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// The play's id from fleet.sh's first line on stderr.
+fn play_id(stderr: &str) -> String {
+    let rest = stderr
+        .split("envbench fleet: play ")
+        .nth(1)
+        .expect("fleet.sh names its play");
+    rest.split_whitespace().next().unwrap().to_string()
+}
+
+/// "YYYY-MM-DD HH:MM:SS.ffffff" as microseconds since an arbitrary origin
+/// that orders such stamps of one month.
+fn micros(stamp: &str) -> i64 {
+    let (date, time) = stamp.split_once(' ').unwrap();
+    let day: i64 = date.rsplit('-').next().unwrap().parse().unwrap();
+    let mut hms = time.split(':');
+    let h: i64 = hms.next().unwrap().parse().unwrap();
+    let m: i64 = hms.next().unwrap().parse().unwrap();
+    let s: f64 = hms.next().unwrap().parse().unwrap();
+    ((day * 24 + h) * 60 + m) * 60_000_000 + (s * 1e6).round() as i64
+}
+
+#[test]
+fn playbook_alternates_runs_over_two_hosts_fetches_them_and_leaves_nothing() {
+    // h2's runs take clearly longer than h1's: if the hosts did not wait
+    // for each other, h1's second run would start while h2's first ran.
+    let Some(fleet) = Fleet::new(
+        r#"--rounds, "3", --reps, "3", --budget, "1""#,
+        r#"--rounds, "12", --reps, "36", --budget, "2""#,
+    ) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let out = fleet.fleet_sh().output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "fleet.sh failed:\n{stdout}\n{stderr}");
+    eprintln!("fleet.sh took {:.1} s", t0.elapsed().as_secs_f64());
+    let id = play_id(&stderr);
+
+    // Results fetched to the controller: envbench-fleet-ID/HOST/.
+    let results = fleet.path("ctl").join(format!("envbench-fleet-{id}"));
+    let mut log: BTreeMap<(u32, String), (i64, i64)> = BTreeMap::new();
+    for (host, label, dir) in [
+        ("h1", &fleet.labels[0], "d1"),
+        ("h2", &fleet.labels[1], "d2"),
+    ] {
+        assert_eq!(
+            tree(&results.join(host)),
+            [
+                format!("{label}-run01.json"),
+                format!("{label}-run02.json"),
+                "runs.tsv".into()
+            ],
+            "fetched from {host}"
+        );
+        for k in 1..=2 {
+            let file = results.join(host).join(format!("{label}-run0{k}.json"));
+            let run: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+            assert_eq!(run["label"], label.as_str(), "{}", file.display());
+            assert_eq!(run["status"], "complete", "{}", file.display());
+            assert_eq!(run["config"]["dirs"][0], fleet.path(dir).to_str().unwrap());
+        }
+        for line in fs::read_to_string(results.join(host).join("runs.tsv"))
+            .unwrap()
+            .lines()
+        {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f.len(), 6, "runs.tsv line {line:?}");
+            assert_eq!((f[0], f[4]), (host, "0"), "{line}");
+            log.insert(
+                (f[1].parse().unwrap(), host.to_string()),
+                (micros(f[2]), micros(f[3])),
+            );
+        }
+    }
+    assert_eq!(log.len(), 4, "{log:?}");
+    // Starts and ends of run k on the hosts.
+    let of_run = |k: u32| -> (Vec<i64>, Vec<i64>) {
+        log.iter()
+            .filter(|((run, _), _)| *run == k)
+            .map(|(_, se)| *se)
+            .unzip()
+    };
+    let (starts1, ends1) = of_run(1);
+    let (starts2, _) = of_run(2);
+    // Alternation: every host ends run 1 before any starts run 2.
+    let end1 = *ends1.iter().max().unwrap();
+    let start2 = *starts2.iter().min().unwrap();
+    assert!(
+        end1 <= start2,
+        "run 2 started {} µs before run 1 ended everywhere: {log:?}",
+        end1 - start2
+    );
+    // And the hosts' first runs overlapped (no throttle asked for).
+    assert!(
+        starts1.iter().max() < ends1.iter().min(),
+        "the hosts' first runs did not overlap: {log:?}"
+    );
+
+    // The documented one-liner, in the controller's directory.
+    let cmp = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} compare --color never envbench-fleet-*/*/*.json",
+            env!("CARGO_BIN_EXE_envbench")
+        ))
+        .current_dir(fleet.path("ctl"))
+        .env("XDG_DATA_HOME", fleet.path("home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(
+        cmp.status.success(),
+        "compare: {text}{}",
+        String::from_utf8_lossy(&cmp.stderr)
+    );
+    let heading = format!(
+        "{} against {} (2 vs 2 runs)",
+        fleet.labels[1], fleet.labels[0]
+    );
+    assert!(
+        text.contains(&heading),
+        "compare does not say {heading:?}:\n{text}"
+    );
+    assert!(text.contains("os.syscall[call=getppid]"), "{text}");
+
+    fleet.assert_nothing_left(&id);
+}
+
+#[test]
+fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
+    // Runs far longer than the test waits: only the interruption ends them.
+    let Some(fleet) = Fleet::new(
+        r#"--rounds, "40", --reps, "400", --budget, "60""#,
+        r#"--rounds, "40", --reps, "400", --budget, "60""#,
+    ) else {
+        return;
+    };
+    let hosts = fleet.path("hosts");
+    let mut child = fleet
+        .fleet_sh()
+        .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
+        .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    let log = || {
+        let mut s = String::new();
+        for f in ["fleet.out", "fleet.err"] {
+            let _ = fs::File::open(fleet.path("home").join(f))
+                .and_then(|mut f| f.read_to_string(&mut s));
+        }
+        s
+    };
+    // envbench measuring on both hosts: run processes whose executable is
+    // a play directory's binary, in h1's and in h2's.
+    let measuring = || {
+        let exes: Vec<String> = procs()
+            .into_iter()
+            .filter_map(|p| fs::read_link(format!("/proc/{p}/exe")).ok())
+            .filter(|e| e.starts_with(&hosts))
+            .map(|e| e.display().to_string())
+            .collect();
+        ["-h1/envbench", "-h2/envbench"]
+            .iter()
+            .all(|h| exes.iter().any(|e| e.ends_with(h)))
+    };
+    let t0 = Instant::now();
+    while !measuring() {
+        if t0.elapsed() > Duration::from_secs(90) || child.try_wait().unwrap().is_some() {
+            // SAFETY: kill(2) on the process group of the child started above.
+            unsafe { libc::killpg(pgid, libc::SIGTERM) };
+            let _ = child.wait();
+            panic!("envbench never ran on both hosts:\n{}", log());
+        }
+        sleep(Duration::from_millis(100));
+    }
+    sleep(Duration::from_secs(1));
+    // Ctrl-C: the terminal signals the whole foreground process group.
+    // SAFETY: kill(2) on the process group of the child started above.
+    unsafe { libc::killpg(pgid, libc::SIGINT) };
+    let t1 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t1.elapsed() > Duration::from_secs(90) {
+            // SAFETY: as above.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("fleet.sh did not finish after Ctrl-C:\n{}", log());
+        }
+        sleep(Duration::from_millis(100));
+    };
+    eprintln!(
+        "fleet.sh ended {:.1} s after Ctrl-C",
+        t1.elapsed().as_secs_f64()
+    );
+    let text = log();
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(
+        text.contains("interrupted by SIGINT, hosts cleaned up"),
+        "{text}"
+    );
+    let id = play_id(&text);
+    // The cleanup found envbench running on each host and stopped it.
+    for host in ["h1", "h2"] {
+        let said = text
+            .lines()
+            .skip_while(|l| !l.contains("Say what was stopped"))
+            .skip_while(|l| !l.starts_with(&format!("ok: [{host}]")))
+            .take(6)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            said.contains("envbench process(es) with SIGTERM"),
+            "{host}: no stop reported:\n{text}"
+        );
+    }
+    fleet.assert_nothing_left(&id);
+}
