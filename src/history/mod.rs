@@ -236,6 +236,9 @@ pub struct History {
     /// False for a read-only history without the runs table (an empty or
     /// missing database): it lists nothing.
     has_runs: bool,
+    /// The layout's version: a read-only history of an older one is read
+    /// as it is (version 1 has no CPU model or kernel columns), not changed.
+    version: i64,
 }
 
 /// What a SQLite error means for the person: a database another process
@@ -270,6 +273,10 @@ fn named(place: &str, failure: Failure) -> HistoryError {
 const ENTRY_COLUMNS: &str =
     "id, run_id, label, host, virtualization, started_utc, suite, status, path, cpu_model, kernel";
 
+/// The same from a version 1 layout, read as it is.
+const ENTRY_COLUMNS_V1: &str =
+    "id, run_id, label, host, virtualization, started_utc, suite, status, path, '', ''";
+
 impl History {
     /// Opens the history at `db` for reading only, so `history`, `show`
     /// and `compare` work on a read-only directory; a missing SQLite file
@@ -299,6 +306,7 @@ impl History {
             conn,
             place,
             has_runs,
+            version: found,
         })
     }
 
@@ -327,6 +335,7 @@ impl History {
             conn,
             place,
             has_runs: true,
+            version: DB_VERSION,
         })
     }
 
@@ -404,10 +413,12 @@ impl History {
         if !self.has_runs {
             return Ok(Vec::new());
         }
-        let rows = self.rows(
-            &format!("SELECT {ENTRY_COLUMNS} FROM {{t}} ORDER BY id"),
-            &[],
-        )?;
+        let columns = if self.version < 2 {
+            ENTRY_COLUMNS_V1
+        } else {
+            ENTRY_COLUMNS
+        };
+        let rows = self.rows(&format!("SELECT {columns} FROM {{t}} ORDER BY id"), &[])?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -476,14 +487,27 @@ impl History {
         }
         let mut args = vec![Cell::Text(label.to_string())];
         args.extend(filter.patterns());
+        // a version 1 layout has no CPU model or kernel columns: those
+        // parts are matched on the parsed runs instead
+        let (cpu, kernel) = if self.version < 2 {
+            ("?3 = ?3", "?4 = ?4")
+        } else {
+            (
+                "lower(cpu_model) LIKE ?3 ESCAPE '\\'",
+                "lower(kernel) LIKE ?4 ESCAPE '\\'",
+            )
+        };
         let rows = self.rows(
-            "SELECT id, json FROM {t} WHERE label = ?1
-               AND lower(host) LIKE ?2 ESCAPE '\\' AND lower(cpu_model) LIKE ?3 ESCAPE '\\'
-               AND lower(kernel) LIKE ?4 ESCAPE '\\' AND lower(virtualization) LIKE ?5 ESCAPE '\\'
-             ORDER BY id",
+            &format!(
+                "SELECT id, json FROM {{t}} WHERE label = ?1
+                   AND lower(host) LIKE ?2 ESCAPE '\\' AND {cpu}
+                   AND {kernel} AND lower(virtualization) LIKE ?5 ESCAPE '\\'
+                 ORDER BY id"
+            ),
             &args,
         )?;
-        self.parse_rows(rows)
+        let runs = self.parse_rows(rows)?;
+        Ok(runs.into_iter().filter(|r| filter.matches(r)).collect())
     }
 
     /// Up to `limit` complete runs, newest first, measured on the same
@@ -647,6 +671,30 @@ mod tests {
         )
         .unwrap();
         drop(c);
+        // read as it is, unchanged, by the read-only commands
+        let ro = History::open_read_only(&Db::File(p.clone())).unwrap();
+        assert_eq!(ro.list().unwrap().len(), 1);
+        assert_eq!(ro.by_label("native", &Filter::default()).unwrap().len(), 1);
+        let cpu = |c: &str| Filter {
+            cpu: Some(c.into()),
+            ..Filter::default()
+        };
+        let model = sample("native", "old")
+            .fingerprint
+            .cpu
+            .model
+            .unwrap_or_default();
+        assert_eq!(ro.by_label("native", &cpu(&model)).unwrap().len(), 1);
+        assert!(ro
+            .by_label("native", &cpu("no such cpu"))
+            .unwrap()
+            .is_empty());
+        drop(ro);
+        let v1: i64 = rusqlite::Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v1, 1, "a read-only open changes nothing");
         let h = History::open(&Db::File(p.clone())).unwrap();
         let v: i64 = rusqlite::Connection::open(&p)
             .unwrap()
