@@ -187,8 +187,17 @@ pub fn output_path(path: &Path, force: bool, flag: &str) -> Result<PathBuf, Stri
 /// hash keys.
 pub fn random_tag() -> String {
     let mut bytes = [0u8; 4];
+    // The raw system call, not glibc's wrapper (glibc 2.25+): the portable
+    // build links against glibc 2.17 (docs/portable.md).
     // SAFETY: the buffer is 4 writable bytes and outlives the call.
-    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    let got = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            bytes.as_mut_ptr(),
+            bytes.len(),
+            0 as libc::c_uint,
+        )
+    };
     let n = if got == 4 {
         u32::from_le_bytes(bytes)
     } else {

@@ -158,8 +158,11 @@ fn memfd() -> io::Result<OwnedFd> {
     // vm.memfd_noexec policy knows the flag (Linux 6.3+); older kernels
     // reject the flag with EINVAL and allow exec anyway.
     for flags in [libc::MFD_CLOEXEC | libc::MFD_EXEC, libc::MFD_CLOEXEC] {
+        // The raw system call, not glibc's wrapper (glibc 2.27+): the
+        // portable build links against glibc 2.17 (docs/portable.md).
         // SAFETY: `name` is NUL-terminated; the flags are valid.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+        let fd = unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), flags) };
+        let fd = fd as libc::c_int;
         if fd >= 0 {
             // SAFETY: `fd` was just created and is owned by nobody else.
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
