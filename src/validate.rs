@@ -34,7 +34,6 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.anomalies.iter_mut().for_each(escape_anomaly);
     file.suspect.iter_mut().for_each(escape_suspect);
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let seed = file.config.seed;
     for (i, case) in file.cases.iter_mut().enumerate() {
         case.key = escape(&case.key);
         if let Some(first) = seen.insert(case.key.clone(), i) {
@@ -43,9 +42,39 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
                 case.key
             ));
         }
-        check_case(i, case, seed)?;
+    }
+    let mut fresh = fresh_summaries(file)?.into_iter();
+    for (i, case) in file.cases.iter_mut().enumerate() {
+        let n = case.metrics.len();
+        check_case(i, case, fresh.by_ref().take(n).collect());
     }
     Ok(())
+}
+
+/// Every metric's summary recomputed from its samples (None where they
+/// are not finite), case by case, on the machine's cores: the bootstrap of
+/// the median's interval is most of the time a file takes to read.
+fn fresh_summaries(file: &ResultFile) -> Result<Vec<Option<Summary>>, String> {
+    let mut all = Vec::new();
+    for (i, case) in file.cases.iter().enumerate() {
+        for (m, metric) in case.metrics.iter().enumerate() {
+            if metric.samples.len() > MAX_SAMPLES {
+                return Err(format!(
+                    "cases[{i}].metrics[{m}].samples: {} samples, more than the {MAX_SAMPLES} envbench reads",
+                    metric.samples.len()
+                ));
+            }
+            all.push(metric.samples.as_slice());
+        }
+    }
+    let seed = file.config.seed;
+    Ok(crate::stats::par::map(&all, |samples| {
+        if samples.iter().all(|v| v.is_finite()) {
+            summary_of(samples, seed)
+        } else {
+            None
+        }
+    }))
 }
 
 fn escape_anomaly(a: &mut Anomaly) {
@@ -59,20 +88,14 @@ fn escape_suspect(s: &mut Suspect) {
 }
 
 /// Checks one case's metrics; an impossible value marks it invalid.
-fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> {
+fn check_case(i: usize, case: &mut CaseResult, fresh: Vec<Option<Summary>>) {
     case.reason = case.reason.as_deref().map(escape);
     case.notes.iter_mut().for_each(|n| *n = escape(n));
     case.anomalies.iter_mut().for_each(escape_anomaly);
     case.suspect.iter_mut().for_each(escape_suspect);
     let mut problem = None;
-    for (m, metric) in case.metrics.iter_mut().enumerate() {
+    for ((m, metric), fresh) in case.metrics.iter_mut().enumerate().zip(fresh) {
         let field = format!("cases[{i}].metrics[{m}]");
-        if metric.samples.len() > MAX_SAMPLES {
-            return Err(format!(
-                "{field}.samples: {} samples, more than the {MAX_SAMPLES} envbench reads",
-                metric.samples.len()
-            ));
-        }
         let unit = metric.unit;
         let bad = metric.samples.iter().enumerate().find_map(|(j, &v)| {
             let why = if !v.is_finite() {
@@ -91,7 +114,6 @@ fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> 
             metric.summary = None;
             continue;
         }
-        let fresh = summary_of(&metric.samples, seed);
         // A zero headline time means the clock could not see the work. A
         // secondary one may be zero by nature (the spread of per-thread
         // times with one thread): compare lists it as not comparable.
@@ -117,7 +139,6 @@ fn check_case(i: usize, case: &mut CaseResult, seed: u64) -> Result<(), String> 
             case.reason = Some(format!("{p} (found when the file was read)"));
         }
     }
-    Ok(())
 }
 
 /// Whether a stored summary matches the recomputed one on the figures

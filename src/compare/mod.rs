@@ -526,6 +526,13 @@ struct Skipped {
 }
 
 impl Skipped {
+    /// Appends `more`'s names after these.
+    fn extend(&mut self, more: Skipped) {
+        self.mismatched.extend(more.mismatched);
+        self.beyond.extend(more.beyond);
+        self.not_comparable.extend(more.not_comparable);
+    }
+
     /// One warning per kind of metric left out, none when none were.
     fn warnings(mut self) -> Vec<String> {
         let mut warnings = Vec::new();
@@ -565,12 +572,29 @@ fn compare_env(
     skipped: &mut Skipped,
 ) -> Vec<MetricComparison> {
     let mut mine = Vec::new();
-    for key in common {
-        mine.extend(compare_case((base, other), key, seed, threshold, skipped));
+    for (case, case_skipped) in compare_cases((base, other), common, seed, threshold) {
+        mine.extend(case);
+        skipped.extend(case_skipped);
     }
     verdict::judge_all(&mut mine, threshold, FDR);
     advise_runs(&mut mine, threshold);
     mine.into_iter().map(|(m, _)| m).collect()
+}
+
+/// [`compare_case`] for every key, in the keys' order, on the machine's
+/// cores: each metric's bootstrap has a seed of its own, so the result is
+/// the same on any number of threads.
+fn compare_cases(
+    envs: (&Environment, &Environment),
+    keys: &[&String],
+    seed: u64,
+    threshold: f64,
+) -> Vec<(Vec<(MetricComparison, levels::LogRatio)>, Skipped)> {
+    crate::stats::par::map(keys, |key| {
+        let mut skipped = Skipped::default();
+        let case = compare_case(envs, key, seed, threshold, &mut skipped);
+        (case, skipped)
+    })
 }
 
 /// Every metric of case `key`, other against base, with provisional

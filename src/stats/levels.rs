@@ -211,7 +211,8 @@ impl Levels {
                 let round = pick(run, rng);
                 buf.clear();
                 buf.extend((0..round.len()).map(|_| *pick(round, rng)));
-                run_sum += median(buf);
+                buf.sort_unstable_by(f64::total_cmp);
+                run_sum += super::median_of_sorted(buf);
             }
             total += run_sum / run.len() as f64;
         }

@@ -9,6 +9,7 @@ pub mod dist;
 pub mod hypothesis;
 pub mod levels;
 pub mod outliers;
+pub mod par;
 pub mod rng;
 
 use serde::{Deserialize, Serialize};
