@@ -53,8 +53,10 @@ command -v readelf >/dev/null || { echo "build-portable: readelf (binutils) is m
 PATH=$zig_venv/bin:$cargo_bin:$PATH CARGO_TARGET_DIR=target/portable \
   cargo zigbuild --release --locked --target "$target" --bin envbench
 built=target/portable/x86_64-unknown-linux-gnu/release/envbench
-rm -f target/portable/envbench
-cp "$built" target/portable/envbench
+# copied beside, then renamed over: a concurrent reader sees the old
+# binary or the new one, never half of one
+cp "$built" "target/portable/.envbench.$$"
+mv -f "target/portable/.envbench.$$" target/portable/envbench
 highest=$(readelf -V --wide target/portable/envbench | grep -oE 'Name: GLIBC_[0-9.]+' \
   | sed 's/Name: GLIBC_//' | sort -uV | tail -1)
 echo "target/portable/envbench: requires GLIBC_$highest at most"

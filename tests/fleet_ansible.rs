@@ -5,6 +5,8 @@
 //! directories. One test runs the play to the end (alternation, fetched
 //! results, the documented compare one-liner, nothing left behind); the
 //! other interrupts it with Ctrl-C while envbench measures on both hosts.
+//! The play ships what it ships by default, the portable build, which
+//! deploy/build-portable.sh builds first.
 //!
 //! Where ansible-playbook or sshd cannot be had, a test says so and
 //! passes, except under CI (CI=true), where it fails.
@@ -20,6 +22,42 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The inventory line that picks the binary the play ships: none, so the
+/// playbook's default ships the portable build (deploy/build-portable.sh
+/// builds it here; tests/portable_glibc.rs checks its glibc needs), or,
+/// where its tools are missing outside CI, this build of envbench.
+fn shipped_binary() -> String {
+    // built once for both tests of this file
+    static SHIP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SHIP.get_or_init(build_portable).clone()
+}
+
+fn build_portable() -> String {
+    let out = Command::new("bash")
+        .arg(Path::new(REPO).join("deploy/build-portable.sh"))
+        .current_dir(REPO)
+        .output()
+        .expect("bash runs deploy/build-portable.sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {
+            assert!(Path::new(REPO).join("target/portable/envbench").is_file());
+            String::new()
+        }
+        Some(3) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("fleet test cannot build the portable binary under CI: {stderr} (.ci/run installs its tools)")
+        }
+        Some(3) => {
+            eprintln!(
+                "the play ships this build, not the portable one: {}",
+                stderr.trim()
+            );
+            format!("    envbench_binary: {}\n", env!("CARGO_BIN_EXE_envbench"))
+        }
+        _ => panic!("deploy/build-portable.sh failed:\n{stderr}"),
+    }
+}
 
 /// A component the test needs, or why it is missing: under CI that fails
 /// the test, elsewhere the test says so and stops.
@@ -289,8 +327,7 @@ impl Fleet {
     ansible_ssh_private_key_file: {s}/client_key
     ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={s}/known_hosts -o StrictHostKeyChecking=accept-new
     ansible_python_interpreter: /usr/bin/python3
-    envbench_binary: {bin}
-    envbench_remote_base: {t}/hosts
+{ship}    envbench_remote_base: {t}/hosts
     envbench_only: os.syscall
     envbench_runs: 2
   hosts:
@@ -305,7 +342,7 @@ impl Fleet {
 "#,
             port = sshd.port,
             user = user.trim(),
-            bin = env!("CARGO_BIN_EXE_envbench"),
+            ship = shipped_binary(),
             l1 = labels[0],
             l2 = labels[1],
         );
