@@ -11,6 +11,8 @@
 //! Where ansible-playbook or sshd cannot be had, a test says so and
 //! passes, except under CI (CI=true), where it fails.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
@@ -34,28 +36,9 @@ fn shipped_binary() -> String {
 }
 
 fn build_portable() -> String {
-    let out = Command::new("bash")
-        .arg(Path::new(REPO).join("deploy/build-portable.sh"))
-        .current_dir(REPO)
-        .output()
-        .expect("bash runs deploy/build-portable.sh");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    match out.status.code() {
-        Some(0) => {
-            assert!(Path::new(REPO).join("target/portable/envbench").is_file());
-            String::new()
-        }
-        Some(3) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("fleet test cannot build the portable binary under CI: {stderr} (.ci/run installs its tools)")
-        }
-        Some(3) => {
-            eprintln!(
-                "the play ships this build, not the portable one: {}",
-                stderr.trim()
-            );
-            format!("    envbench_binary: {}\n", env!("CARGO_BIN_EXE_envbench"))
-        }
-        _ => panic!("deploy/build-portable.sh failed:\n{stderr}"),
+    match common::build_portable("fleet test") {
+        Some(_) => String::new(),
+        None => format!("    envbench_binary: {}\n", env!("CARGO_BIN_EXE_envbench")),
     }
 }
 

@@ -8,6 +8,8 @@
 //! Where they are missing the test says so and passes, except under CI
 //! (CI=true), where it fails.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -70,26 +72,10 @@ fn the_version_reader_finds_the_highest_and_the_private() {
 
 #[test]
 fn the_portable_binary_requires_glibc_2_17_at_most_and_runs() {
-    let out = Command::new("bash")
-        .arg(Path::new(REPO).join("deploy/build-portable.sh"))
-        .current_dir(REPO)
-        .output()
-        .expect("bash runs deploy/build-portable.sh");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(3) {
-        let why = stderr.lines().last().unwrap_or("tools missing").to_string();
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("portable build cannot run under CI: {why} (.ci/run installs it)");
-        }
-        eprintln!("skipped: {why}");
+    let Some(binary) = common::build_portable("portable test") else {
         return;
-    }
-    assert!(
-        out.status.success(),
-        "deploy/build-portable.sh failed:\n{stderr}"
-    );
+    };
 
-    let binary = Path::new(REPO).join("target/portable/envbench");
     let (numbered, other) = glibc_versions(&readelf_versions(&binary));
     assert!(
         !numbered.is_empty(),

@@ -1,0 +1,34 @@
+//! What more than one integration test needs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs deploy/build-portable.sh and returns the portable binary, or None
+/// with a note where its tools (zig, cargo-zigbuild) are missing, which
+/// under CI (CI=true) fails the test instead: .ci/run installs them.
+pub fn build_portable(test: &str) -> Option<PathBuf> {
+    let out = Command::new("bash")
+        .arg(Path::new(REPO).join("deploy/build-portable.sh"))
+        .current_dir(REPO)
+        .output()
+        .expect("bash runs deploy/build-portable.sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {
+            let binary = Path::new(REPO).join("target/portable/envbench");
+            assert!(binary.is_file(), "{} was not written", binary.display());
+            Some(binary)
+        }
+        Some(3) => {
+            let why = stderr.lines().last().unwrap_or("tools missing");
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{test}: no portable build under CI: {why} (.ci/run installs its tools)");
+            }
+            eprintln!("{test}: no portable build: {why}");
+            None
+        }
+        _ => panic!("deploy/build-portable.sh failed:\n{stderr}"),
+    }
+}
