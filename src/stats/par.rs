@@ -6,8 +6,10 @@
 pub const MAX_THREADS: usize = 8;
 
 /// `f` of every item, in the items' order, on up to [`MAX_THREADS`]
-/// threads (as many as the machine has cores). Item i goes to thread
-/// i mod n, so items of uneven cost spread evenly.
+/// threads (as many as the machine has cores), the calling one among
+/// them. Item i goes to thread i mod n, so items of uneven cost spread
+/// evenly; where a thread cannot be started its share runs on the
+/// calling thread.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -17,24 +19,33 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
         return items.iter().map(f).collect();
     }
     let f = &f;
+    let share = move |t: usize| {
+        (t..items.len())
+            .step_by(threads)
+            .map(|i| (i, f(&items[i])))
+            .collect::<Vec<_>>()
+    };
     let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    (t..items.len())
-                        .step_by(threads)
-                        .map(|i| (i, f(&items[i])))
-                        .collect::<Vec<_>>()
-                })
+        // a thread that cannot start (a process limit) leaves its share
+        // to this one
+        let (mut done, mut left) = (Vec::new(), Vec::new());
+        let workers: Vec<_> = (1..threads)
+            .filter_map(|t| {
+                let started = std::thread::Builder::new().spawn_scoped(s, move || share(t));
+                started.map_err(|_| left.push(t)).ok()
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| match w.join() {
-                Ok(part) => part,
+        done.extend(share(0));
+        for t in left {
+            done.extend(share(t));
+        }
+        for w in workers {
+            match w.join() {
+                Ok(part) => done.extend(part),
                 Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+            }
+        }
+        done
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
