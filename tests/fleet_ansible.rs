@@ -4,7 +4,9 @@
 //! hosts, h1 and h2, both this machine, with two labels and two
 //! directories. One test runs the play to the end (alternation, fetched
 //! results, the documented compare one-liner, nothing left behind); the
-//! other interrupts it with Ctrl-C while envbench measures on both hosts.
+//! other interrupts it with Ctrl-C while envbench measures on both hosts
+//! (each host's interrupted result file is fetched before its directory
+//! goes).
 //! The play ships what it ships by default, the portable build, which
 //! deploy/build-portable.sh builds first.
 //!
@@ -666,6 +668,19 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
             said.contains("envbench process(es) with SIGTERM"),
             "{host}: no stop reported:\n{text}"
         );
+    }
+    // Each host's interrupted run was fetched before its directory went:
+    // a result file marked interrupted, with every case it finished.
+    let results = fleet.path("ctl").join(format!("envbench-fleet-{id}"));
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let file = results.join(host).join(format!("{label}-run01.json"));
+        let doc: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", file.display())),
+        )
+        .unwrap();
+        assert_eq!(doc["status"], "interrupted", "{}", file.display());
+        assert_eq!(doc["label"], label.as_str());
     }
     fleet.assert_nothing_left(&id);
 }

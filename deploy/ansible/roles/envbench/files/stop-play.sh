@@ -1,6 +1,7 @@
 #!/bin/sh
-# stop-play.sh DIR [TIMEOUT]: on a fleet host, stop every process of the
-# play whose directory is DIR and remove DIR.
+# stop-play.sh DIR [TIMEOUT] [--keep]: on a fleet host, stop every process
+# of the play whose directory is DIR and remove DIR (with --keep, leave DIR
+# so that its result files can be fetched first).
 #
 # A process belongs to the play when its executable is DIR/envbench (a run
 # or one of its workers) or its environment holds ENVBENCH_FLEET_DIR=DIR
@@ -12,6 +13,7 @@
 set -u
 dir=${1:?usage: stop-play.sh DIR [TIMEOUT]}
 timeout=${2:-30}
+keep=${3:-}
 case $dir in
   /*/envbench-fleet-*) ;;
   *) echo "stop-play.sh: $dir is not a fleet play's directory" >&2; exit 2 ;;
@@ -57,6 +59,6 @@ if [ "$killed" -gt 0 ]; then
     exit 1
   fi
 fi
-if [ -e "$dir" ]; then
+if [ "$keep" != --keep ] && [ -e "$dir" ]; then
   rm -rf -- "$dir" && echo "removed $dir"
 fi
