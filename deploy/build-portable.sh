@@ -55,6 +55,7 @@ PATH=$zig_venv/bin:$cargo_bin:$PATH CARGO_TARGET_DIR=target/portable \
 built=target/portable/x86_64-unknown-linux-gnu/release/envbench
 # copied beside, then renamed over: a concurrent reader sees the old
 # binary or the new one, never half of one
+trap 'rm -f "target/portable/.envbench.$$"' EXIT
 cp "$built" "target/portable/.envbench.$$"
 mv -f "target/portable/.envbench.$$" target/portable/envbench
 highest=$(readelf -V --wide target/portable/envbench | grep -oE 'Name: GLIBC_[0-9.]+' \
