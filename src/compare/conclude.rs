@@ -102,7 +102,9 @@ fn family_sentence(
         .iter()
         .copied()
         .filter(|m| !matches!(m.verdict, Verdict::Faster | Verdict::Slower))
-        .filter(|m| m.ratio_ci.0 <= 1.0 && 1.0 <= m.ratio_ci.1)
+        // a tie may lie wholly on one side of 1 (a difference shown, but
+        // within the band): it is the same within its bound all the same
+        .filter(|m| m.verdict == Verdict::Tie || (m.ratio_ci.0 <= 1.0 && 1.0 <= m.ratio_ci.1))
         .filter(|m| m.equivalence_bound <= MOST_SAME_BOUND)
         .collect();
     let unclear = total - slower.len() - faster.len() - same.len();
