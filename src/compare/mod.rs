@@ -95,7 +95,8 @@ pub struct Basis {
     pub reps_per_round: (f64, f64),
     /// The level each side's interval rests on.
     pub top: (Level, Level),
-    /// Degrees of freedom of the interval (Welch–Satterthwaite).
+    /// Degrees of freedom of the interval (Welch–Satterthwaite, or both
+    /// sides' where their spreads were pooled).
     pub df: f64,
     /// Whether a side with one run got the assumed between-run spread.
     pub assumed_run_spread: bool,

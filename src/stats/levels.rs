@@ -18,8 +18,9 @@
 //! spread 1.6x too wide). So each side's replicates are scaled to the
 //! unbiased variance of its estimate, var(top-level units)/n, and the
 //! interval's half-widths by t(df)/z with df from Welch–Satterthwaite over
-//! the top-level units: with 3 runs per side the spread follows a t
-//! distribution with about 4 degrees of freedom, not the normal (the
+//! the top-level units (or both sides' degrees of freedom where their
+//! spreads agree: [`pool_sides`]): with 3 runs per side the spread follows
+//! a t distribution with about 4 degrees of freedom, not the normal (the
 //! "expanded percentile" idea; T. Hesterberg, "What Teachers Should Know
 //! About the Bootstrap", 2015).
 //!
@@ -72,6 +73,11 @@ pub const WORKER_RESIDUAL_SD: f64 = 0.045;
 /// high level, so that runs that do differ are rarely pooled: undetected,
 /// they understate the variance by at most that point of F).
 pub const POOL_TEST_LEVEL: f64 = 0.25;
+
+/// The level of the two-sided F test that decides whether two sides'
+/// per-run variances are pooled ([`pool_sides`]): 25 %, as for runs and
+/// rounds ([`POOL_TEST_LEVEL`]).
+pub const SIDES_POOL_TEST_LEVEL: f64 = 0.25;
 
 /// Where a side's between-run spread comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -428,10 +434,22 @@ impl LogRatio {
 /// its [`RunSpread`] adds (as a normal draw per replicate); the degrees of
 /// freedom follow Welch–Satterthwaite over all of them.
 pub fn log_ratio(
+    base: (&Levels, RunSpread),
+    other: (&Levels, RunSpread),
+    seed: u64,
+    resamples: usize,
+) -> LogRatio {
+    log_ratio_pooling(base, other, seed, resamples, Some(SIDES_POOL_TEST_LEVEL))
+}
+
+/// [`log_ratio`] with the sides' variances pooled by a test at `level`
+/// ([`pool_sides`]), or never (None: Welch, as before pooling existed).
+pub(crate) fn log_ratio_pooling(
     (base, base_spread): (&Levels, RunSpread),
     (other, other_spread): (&Levels, RunSpread),
     seed: u64,
     resamples: usize,
+    level: Option<f64>,
 ) -> LogRatio {
     let resamples = resamples.max(2);
     let mut rng = Rng::new(seed);
@@ -444,7 +462,11 @@ pub fn log_ratio(
         }
     };
     let (sb, so) = (spread(base, base_spread), spread(other, other_spread));
-    let (vb, vo) = (base.estimate_variance(), other.estimate_variance());
+    let (vb, vo, pooled_df) = pool_sides(
+        (base, base.estimate_variance()),
+        (other, other.estimate_variance()),
+        level,
+    );
     let (ab, ao) = (sb.added(), so.added());
     let db = base.deviations(vb.0, &mut rng, resamples);
     let dobs = other.deviations(vo.0, &mut rng, resamples);
@@ -459,10 +481,45 @@ pub fn log_ratio(
         point: other.estimate() - base.estimate(),
         low_dev: (-percentile_of_sorted(&reps, 0.025)).max(0.0),
         high_dev: percentile_of_sorted(&reps, 0.975).max(0.0),
-        df: satterthwaite(&[vb, vo, ab, ao]),
+        df: pooled_df.unwrap_or_else(|| satterthwaite(&[vb, vo, ab, ao])),
         top: (base.top(), other.top()),
         spread: (sb, so),
     }
+}
+
+/// The two sides' estimate variances, pooled when both sides have the
+/// same number of runs, two or more, and an F test at `level` (two-sided;
+/// None: never) does not tell their per-run variances apart: each side
+/// then gets the pooled per-run variance over its runs, and the difference
+/// the degrees of freedom of both (Some). With as many runs on each side
+/// the standard error is unchanged (the pooled t test is robust to unequal
+/// spreads at equal sizes, which is why unequal sizes are not pooled); the
+/// degrees of freedom are those of the pooled two-sample t test (4 at
+/// 3 + 3 runs, more where rounds were pooled with their runs) instead of
+/// Welch's, which fall towards 2 when three runs per side happen to spread
+/// unequally. Sides whose spreads differ beyond the test keep their own
+/// variances (None: Welch).
+fn pool_sides(
+    (base, vb): (&Levels, (f64, f64)),
+    (other, vo): (&Levels, (f64, f64)),
+    level: Option<f64>,
+) -> ((f64, f64), (f64, f64), Option<f64>) {
+    let Some(level) = level else {
+        return (vb, vo, None);
+    };
+    let (nb, no) = (base.runs() as f64, other.runs() as f64);
+    let measured = |n: f64, v: (f64, f64)| n >= 2.0 && v.0 > 0.0 && v.1.is_finite() && v.1 >= 1.0;
+    if nb != no || !measured(nb, vb) || !measured(no, vo) {
+        return (vb, vo, None);
+    }
+    let (ub, uo) = (vb.0 * nb, vo.0 * no);
+    let tail = 1.0 - level / 2.0;
+    if ub / uo > f_quantile(tail, vb.1, vo.1) || uo / ub > f_quantile(tail, vo.1, vb.1) {
+        return (vb, vo, None);
+    }
+    let df = vb.1 + vo.1;
+    let pooled = (vb.1 * ub + vo.1 * uo) / df;
+    ((pooled / nb, df), (pooled / no, df), Some(df))
 }
 
 /// Welch–Satterthwaite degrees of freedom of a sum of variances, each with
