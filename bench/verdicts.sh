@@ -48,14 +48,8 @@ if [[ $pairs == *strace* ]] && ! command -v strace >/dev/null; then
   echo "verdicts.sh: strace is needed for the strace pair" >&2
   pairs=${pairs//strace/}
 fi
-if [ -n "$keep" ]; then
-  mkdir "$keep" || { echo "verdicts.sh: --keep $keep: give a new directory" >&2; exit 2; }
-fi
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-verdicts.XXXXXX")
-trap 'if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+. "$(dirname "$0")/common.sh"
+workdir verdicts
 echo "building envbench (release)" >&2
 (cd "$repo" && cargo build --release --quiet)
 envbench="$repo/target/release/envbench"

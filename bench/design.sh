@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# envbench design: which of two builds gives the narrower A/A intervals on
+# this machine, measured in the same hour. The host's own noise moves the
+# A/A half-width of one pair by a third from one hour to the next, so two
+# designs are judged by runs interleaved in time (before, after, before,
+# after, ...), each build's runs split every way into 3 + 3 (the 10
+# distinct splits of 6 runs) and compared with one build's compare, so
+# only how the runs were measured differs.
+#   bench/design.sh --before BIN --after BIN [--runs N] [--suite quick|standard] [--keep DIR]
+#   bench/design.sh --after BIN --from DIR   (scores the runs a --keep DIR kept)
+# Prints per build: the run times, the median over splits of the median
+# 95 % half-width of the headline ratios and of the share within ±5 %, and
+# bench/components.py's variance components. A benchmark, not a test;
+# nothing else may measure on the machine meanwhile.
+set -euo pipefail
+
+before="" after="" runs=6 suite=quick keep="" from=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --before) before=$2; shift 2 ;;
+    --after) after=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --suite) suite=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    --from) from=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "design.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$from" ]; then
+  before=$after
+  runs=$(ls "$from"/before-*.json 2>/dev/null | wc -l)
+fi
+if [ ! -x "$before" ] || [ ! -x "$after" ]; then
+  echo "design.sh: give two envbench binaries with --before and --after" >&2
+  exit 2
+fi
+if [ "$runs" -lt 6 ]; then
+  echo "design.sh: --runs must be at least 6 (3 + 3 per split)" >&2
+  exit 2
+fi
+. "$(dirname "$0")/common.sh"
+workdir design
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
+
+if [ -n "$from" ]; then
+  cp "$from"/before-*.json "$from"/after-*.json "$work"/
+  keep=""
+fi
+for i in $(seq 1 "$runs"); do
+  [ -n "$from" ] && break
+  for side in before after; do
+    bin=$before
+    [ "$side" = after ] && bin=$after
+    echo "run $i of $runs: $side" >&2
+    "$bin" run --suite "$suite" --no-history --quiet --force --threads 1,2 \
+      --label "$side" -o "$work/$side-$i.json" >/dev/null
+  done
+done
+
+python3 - "$after" "$work" "$runs" "$repo" <<'PY'
+import itertools, json, math, statistics, subprocess, sys
+from datetime import datetime
+binary, work, runs, repo = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+def secs(d):
+    t = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ")
+    return (t(d["ended_utc"]) - t(d["started_utc"])).total_seconds()
+
+def split_score(a, b):
+    out = f"{work}/split.json"
+    subprocess.run([binary, "compare", "--base", *a, "--other", *b, "--json", out],
+                   check=True, stdout=subprocess.DEVNULL)
+    c = json.load(open(out))
+    __import__("os").remove(out)
+    hw, within = [], 0
+    for m in c["metrics"]:
+        if m["primary"]:
+            lo, hi = m["ratio_ci"]
+            hw.append(math.expm1((math.log(hi) - math.log(lo)) / 2) * 100)
+            within += 0.95 <= lo and hi <= 1.05
+    return statistics.median(hw), within, len(hw)
+
+for side in ("before", "after"):
+    files = [f"{work}/{side}-{i}.json" for i in range(1, runs + 1)]
+    times = [secs(json.load(open(f))) for f in files]
+    medians, withins, n = [], [], 0
+    # each split of the first six runs once: those holding the first run
+    for a in itertools.combinations(files[:6], 3):
+        if files[0] not in a:
+            continue
+        b = [f for f in files[:6] if f not in a]
+        m, w, n = split_score(list(a), b)
+        medians.append(m)
+        withins.append(w)
+    print(f"{side}: runs of {min(times):.0f}-{max(times):.0f} s; A/A 3 + 3 over {len(medians)} splits: "
+          f"median half-width ±{statistics.median(medians):.1f} % "
+          f"(splits {min(medians):.1f}..{max(medians):.1f}), "
+          f"within ±5 % {statistics.median(withins):.0f} of {n}")
+    sys.stdout.flush()
+    subprocess.run([sys.executable, f"{repo}/bench/components.py", *files], check=False)
+PY
