@@ -491,10 +491,13 @@ pub(crate) fn log_ratio_pooling(
 /// same number of runs, two or more, and an F test at `level` (two-sided;
 /// None: never) does not tell their per-run variances apart: each side
 /// then gets the pooled per-run variance over its runs, and the difference
-/// the degrees of freedom of both (Some). With as many runs on each side
-/// the standard error is unchanged (the pooled t test is robust to unequal
-/// spreads at equal sizes, which is why unequal sizes are not pooled); the
-/// degrees of freedom are those of the pooled two-sample t test (4 at
+/// the degrees of freedom of both (Some), each side's variance weighted by
+/// its degrees of freedom. With as many runs on each side and as many
+/// degrees of freedom the standard error is unchanged (the pooled t test
+/// is robust to unequal spreads at equal sizes, which is why unequal sizes
+/// are not pooled); a side whose runs were pooled with their rounds weighs
+/// more, as its variance is known better. The degrees of freedom are those
+/// of the pooled two-sample t test (4 at
 /// 3 + 3 runs, more where rounds were pooled with their runs) instead of
 /// Welch's, which fall towards 2 when three runs per side happen to spread
 /// unequally. Sides whose spreads differ beyond the test keep their own
