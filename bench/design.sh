@@ -30,6 +30,10 @@ done
 if [ -n "$from" ]; then
   before=$after
   runs=$(ls "$from"/before-*.json 2>/dev/null | wc -l)
+  if [ "$(ls "$from"/after-*.json 2>/dev/null | wc -l)" != "$runs" ]; then
+    echo "design.sh: --from $from: give as many after-N.json as before-N.json runs" >&2
+    exit 2
+  fi
 fi
 if [ ! -x "$before" ] || [ ! -x "$after" ]; then
   echo "design.sh: give two envbench binaries with --before and --after" >&2

@@ -474,11 +474,17 @@ fn sides_of_different_sizes_or_one_run_are_not_pooled() {
     let three = levels(&simulate(&mut rng, 100.0, 3, AFTER, TYPICAL));
     let five = levels(&simulate(&mut rng, 100.0, 5, AFTER, TYPICAL));
     let one = levels(&simulate(&mut rng, 100.0, 1, AFTER, TYPICAL));
+    let one_more = levels(&simulate(&mut rng, 100.0, 1, AFTER, TYPICAL));
     let other = levels(&simulate(&mut rng, 100.0, 3, AFTER, TYPICAL));
     let spread = RunSpread::Workers {
         residual: WORKER_RESIDUAL_SD,
     };
-    for (a, b) in [(&three, &five), (&one, &three), (&three, &one)] {
+    for (a, b) in [
+        (&three, &five),
+        (&one, &three),
+        (&three, &one),
+        (&one, &one_more),
+    ] {
         let pooled = log_ratio((a, spread), (b, spread), 1, 400);
         let welch = log_ratio_pooling((a, spread), (b, spread), 1, 400, None);
         assert_eq!(pooled, welch);
