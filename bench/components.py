@@ -16,6 +16,12 @@ t(0.975, 4) * sqrt(2 * var / 3). The spread of the estimate is what
 decides the interval; the levels say which lever narrows it (more rounds
 shrink the rounds' share by 1/rounds, worker processes turn a per-process
 component into a rounds' one).
+
+The last column, the floor, is the 3 + 3 half-width from the between-run
+level alone: what a run with infinitely many rounds would still get, since
+no design inside a run averages what moves from one run to the next (the
+host's slow drift). A target below the floor needs more runs per side or a
+quieter host; between the floor and the half-width, more rounds help.
 """
 import json
 import math
@@ -65,6 +71,11 @@ def components(runs):
     return runs_var, rounds_var, reps, est_var, r, k
 
 
+def half_width(var):
+    """The 95 % half-width (in %) of 3 + 3 runs whose estimates vary by `var`."""
+    return 100 * math.expm1(T975_DF4 * math.sqrt(2 * var / 3))
+
+
 def pct(var):
     return "-" if var is None else f"{100 * math.sqrt(var):.1f}"
 
@@ -85,19 +96,24 @@ def main(paths):
             continue
         fams.setdefault(key.split(".")[0], []).append((key, components(runs)))
     print(f"{'family':<7} {'cases':>5} {'runs sd %':>9} {'rounds sd %':>11} {'reps sd %':>9} "
-          f"{'estimate sd %':>13} {'3+3 half-width %':>16} {'rounds':>6} {'reps/round':>10}")
+          f"{'estimate sd %':>13} {'3+3 half-width %':>16} {'rounds':>6} {'reps/round':>10} {'floor %':>7}")
     allw = []
+    allf = []
     for fam, rows in fams.items():
         med = lambda i: st.median([r[1][i] for r in rows if r[1][i] is not None]) if any(r[1][i] is not None for r in rows) else None
-        widths = [100 * math.expm1(T975_DF4 * math.sqrt(2 * r[1][3] / 3)) for r in rows if r[1][3] is not None]
+        widths = [half_width(r[1][3]) for r in rows if r[1][3] is not None]
+        floors = [half_width(r[1][0]) for r in rows if r[1][0] is not None]
         allw += widths
+        allf += floors
+        floor = f"{st.median(floors):.1f}" if floors else "-"
         print(f"{fam:<7} {len(rows):>5} {pct(med(0)):>9} {pct(med(1)):>11} {pct(med(2)):>9} "
-              f"{pct(med(3)):>13} {st.median(widths):>16.1f} {med(4):>6.1f} {med(5):>10.1f}")
+              f"{pct(med(3)):>13} {st.median(widths):>16.1f} {med(4):>6.1f} {med(5):>10.1f} {floor:>7}")
     if "-v" in sys.argv:
         for fam, rows in fams.items():
             for key, c in rows:
                 print(f"  {key:60} runs {pct(c[0]):>5} rounds {pct(c[1]):>5} reps {pct(c[2]):>5} est {pct(c[3]):>5}")
-    print(f"all     median 3+3 half-width from the estimates' spread: ±{st.median(allw):.1f} %")
+    print(f"all     median 3+3 half-width from the estimates' spread: ±{st.median(allw):.1f} %; "
+          f"floor (between runs alone): ±{st.median(allf):.1f} %")
 
 
 if __name__ == "__main__":
