@@ -3,9 +3,10 @@
 # this machine, measured in the same hour. The host's own noise moves the
 # A/A half-width of one pair by a third from one hour to the next, so two
 # designs are judged by runs interleaved in time (before, after, before,
-# after, ...), each build's runs split every way into 3 + 3 (the 10
-# distinct splits of 6 runs) and compared with one build's compare, so
-# only how the runs were measured differs.
+# after, ...), each build's first six runs split every way into 3 + 3
+# (the 10 distinct splits; more runs feed only the components) and
+# compared with one build's compare, so only how the runs were measured
+# differs.
 #   bench/design.sh --before BIN --after BIN [--runs N] [--suite quick|standard] [--keep DIR]
 #   bench/design.sh --after BIN --from DIR   (scores the runs a --keep DIR kept)
 # Prints per build: the run times, the median over splits of the median
@@ -23,10 +24,14 @@ while [ $# -gt 0 ]; do
     --suite) suite=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "design.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [ -n "$from" ] && [ -n "$keep" ]; then
+  echo "design.sh: --from scores kept runs; --keep has nothing new to keep" >&2
+  exit 2
+fi
 if [ -n "$from" ]; then
   before=$after
   runs=$(ls "$from"/before-*.json 2>/dev/null | wc -l)
@@ -49,7 +54,6 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'),
 
 if [ -n "$from" ]; then
   cp "$from"/before-*.json "$from"/after-*.json "$work"/
-  keep=""
 fi
 for i in $(seq 1 "$runs"); do
   [ -n "$from" ] && break
@@ -63,7 +67,7 @@ for i in $(seq 1 "$runs"); do
 done
 
 python3 - "$after" "$work" "$runs" "$repo" <<'PY'
-import itertools, json, math, statistics, subprocess, sys
+import itertools, json, math, os, statistics, subprocess, sys
 from datetime import datetime
 binary, work, runs, repo = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
@@ -76,7 +80,7 @@ def split_score(a, b):
     subprocess.run([binary, "compare", "--base", *a, "--other", *b, "--json", out],
                    check=True, stdout=subprocess.DEVNULL)
     c = json.load(open(out))
-    __import__("os").remove(out)
+    os.remove(out)
     hw, within = [], 0
     for m in c["metrics"]:
         if m["primary"]:
