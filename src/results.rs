@@ -259,6 +259,88 @@ pub struct CaseResult {
     /// can score them again; absent in files written before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<Suspect>,
+    /// What the case's method assumes of the environment, checked where it
+    /// ran (a cold read follows an eviction that worked, O_DIRECT bypasses
+    /// the cache, /proc shows per-process memory, a clock read is short
+    /// against a repetition). `compare` gives a case none of whose
+    /// headline assumptions failed a verdict; a failed one makes it "not
+    /// comparable". Absent in files written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<Assumption>,
+}
+
+/// A method's assumption, checked where it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assumption {
+    /// Which assumption.
+    pub kind: AssumptionKind,
+    /// Whether it held in every round.
+    pub held: bool,
+    /// What was measured to decide it, in a sentence (the fraction of the
+    /// file still cached, the cold rate against the warm one ...).
+    pub evidence: String,
+    /// The metrics a failure voids; empty: every metric of the case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
+}
+
+/// The assumptions envbench's methods check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssumptionKind {
+    /// A cold read reads from the device: the eviction emptied the file's
+    /// pages from every cache on the way (this kernel's, a sandbox's, a
+    /// hypervisor host's).
+    ColdRead,
+    /// An O_DIRECT write bypasses the page cache.
+    DirectIo,
+    /// `/proc` shows per-process and system memory (smaps_rollup, meminfo).
+    MemoryReadable,
+    /// A clock read is short against a repetition (under 1 %).
+    Clock,
+    /// A kind written by a newer envbench.
+    #[serde(other)]
+    Other,
+}
+
+impl AssumptionKind {
+    /// The assumption in a few words, for "not comparable: ..." lines.
+    pub fn words(self) -> &'static str {
+        match self {
+            AssumptionKind::ColdRead => "the cold read was not cold",
+            AssumptionKind::DirectIo => "O_DIRECT was not honoured",
+            AssumptionKind::MemoryReadable => "memory per task unreadable",
+            AssumptionKind::Clock => "the clock read is slow against a repetition",
+            AssumptionKind::Other => "an assumption failed",
+        }
+    }
+}
+
+impl Assumption {
+    /// Whether this failed assumption voids `metric`.
+    pub fn voids(&self, metric: &str) -> bool {
+        !self.held && (self.metrics.is_empty() || self.metrics.iter().any(|m| m == metric))
+    }
+
+    /// Folds a later round's check of the same kind into this one: it holds
+    /// only if it held in both; the evidence of a failure wins.
+    pub fn merge(&mut self, later: Assumption) {
+        if self.held && !later.held {
+            *self = later;
+        } else if self.held == later.held && later.held {
+            self.evidence = later.evidence;
+        }
+    }
+}
+
+/// Merges `new` assumptions into `all`, one entry per kind.
+pub fn merge_assumptions(all: &mut Vec<Assumption>, new: Vec<Assumption>) {
+    for a in new {
+        match all.iter_mut().find(|b| b.kind == a.kind) {
+            Some(b) => b.merge(a),
+            None => all.push(a),
+        }
+    }
 }
 
 /// The repetitions of one metric.
@@ -331,9 +413,13 @@ impl ResultFile {
 
 impl CaseResult {
     /// The samples of `metric` split by round, in round order (one round
-    /// for version 1 files). None when the case has no such metric.
+    /// for version 1 files). None when the case has no such metric, or
+    /// none of its values could be read.
     pub fn samples_by_round(&self, metric: &str) -> Option<Vec<Vec<f64>>> {
         let m = self.metrics.iter().find(|m| m.name == metric)?;
+        if m.samples.is_empty() {
+            return None; // unknown here (a failed assumption says why)
+        }
         if self.sample_rounds.len() != m.samples.len() {
             return Some(vec![m.samples.clone()]);
         }

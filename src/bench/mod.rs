@@ -335,6 +335,12 @@ pub trait Trial {
         Vec::new()
     }
 
+    /// The method's assumptions as checked in this round (a cold read that
+    /// was cold, O_DIRECT honoured, memory readable), held or not.
+    fn assumptions(&self) -> Vec<crate::results::Assumption> {
+        Vec::new()
+    }
+
     /// What the case saw that makes its figures doubtful (a flush faster
     /// than its storage can answer); recorded as the case's anomalies,
     /// which `show` and `compare` print with it.
@@ -395,6 +401,12 @@ pub trait Bench: Sync {
     }
 }
 
+/// A secondary metric's value when this repetition could not read it (a
+/// memory figure where `/proc` hides it): the metric is then unknown for
+/// the round, and the trial's failed assumption says why. Never the
+/// headline (first) metric: a time never depends on a memory figure.
+pub const UNKNOWN: f64 = f64::NAN;
+
 /// Iterations a calibrated loop starts from, and uses under the fake clock.
 const CALIBRATION_START: u64 = 64;
 /// An interval at least this long is long enough to extrapolate from.
@@ -430,7 +442,12 @@ pub fn calibrate_from(
         work(start)?;
         return Ok(start);
     }
-    let target = ctx.reps.rep_target().as_secs_f64();
+    // a clock read must stay under 1 % of a repetition, with a margin
+    let target = ctx
+        .reps
+        .rep_target()
+        .max(ctx.clock.read_overhead() * 200)
+        .as_secs_f64();
     let mut n = start.max(1);
     loop {
         let t0 = ctx.clock.now();

@@ -4,7 +4,7 @@
 //! (progress goes through a callback).
 
 use super::{Bench, BenchError, CaseSpec, Context};
-use crate::results::{Anomaly, CaseStatus};
+use crate::results::{Anomaly, Assumption, AssumptionKind, CaseStatus};
 use crate::stats::{summarize, Sample};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
@@ -72,6 +72,9 @@ pub struct CaseRun {
     /// What the machine did around each measured repetition, parallel to
     /// `samples` (sampled outside the timed region).
     pub telemetry: crate::results::Telemetry,
+    /// The method's assumptions, checked in this round.
+    #[serde(default)]
+    pub assumptions: Vec<Assumption>,
 }
 
 /// Progress of a case, for display.
@@ -105,6 +108,7 @@ pub fn run_case(
         details: None,
         notes: Vec::new(),
         telemetry: Default::default(),
+        assumptions: Vec::new(),
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -120,6 +124,8 @@ pub fn run_case(
             run.details = trial.details();
             run.notes = trial.notes();
             run.anomalies.extend(trial.anomalies());
+            run.assumptions.extend(trial.assumptions());
+            forget_unknown_metrics(case, &mut run);
         }
         Err(e) => set_error(&mut run, e),
     }
@@ -164,7 +170,51 @@ pub fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
         details: None,
         notes: Vec::new(),
         telemetry: Default::default(),
+        assumptions: Vec::new(),
     }
+}
+
+/// A metric that some repetition could not read ([`super::UNKNOWN`]) is
+/// unknown for the round: its samples are dropped, so every metric's
+/// samples stay parallel to the repetitions or are empty. A failed
+/// assumption should name it; where none does, one is added.
+fn forget_unknown_metrics(case: &CaseSpec, run: &mut CaseRun) {
+    for (spec, slot) in case.metrics.iter().zip(run.samples.iter_mut()) {
+        if !slot.iter().any(|v| v.is_nan()) {
+            continue;
+        }
+        slot.clear();
+        if !run.assumptions.iter().any(|a| a.voids(spec.name)) {
+            run.assumptions.push(Assumption {
+                kind: AssumptionKind::Other,
+                held: false,
+                evidence: format!("{} could not be read here", spec.name),
+                metrics: vec![spec.name.to_string()],
+            });
+        }
+    }
+}
+
+/// The clock's assumption: one read costs under 1 % of the shortest
+/// repetition. Checked only where it fails (a clock read of tens of µs,
+/// as under gVisor's ptrace platform, against repetitions of ms).
+fn clock_check(clock: &super::Clock, shortest: Option<Duration>) -> Option<Assumption> {
+    let overhead = clock.read_overhead();
+    let shortest = shortest?;
+    if overhead.is_zero() || overhead * 100 <= shortest {
+        return None;
+    }
+    Some(Assumption {
+        kind: AssumptionKind::Clock,
+        held: false,
+        evidence: format!(
+            "a clock read took {:.1} us, {:.1} % of the shortest repetition ({:.1} us)",
+            overhead.as_secs_f64() * 1e6,
+            overhead.as_secs_f64() / shortest.as_secs_f64().max(1e-12) * 100.0,
+            shortest.as_secs_f64() * 1e6
+        ),
+        metrics: Vec::new(),
+    })
 }
 
 fn set_error(run: &mut CaseRun, e: BenchError) {
@@ -206,6 +256,7 @@ fn repeat(
     }
     let sampler = crate::validity::telemetry::Sampler::new(&case.bench);
     let mut done = 0u32;
+    let mut shortest: Option<Duration> = None;
     while done < policy.reps_max {
         let elapsed = clock.now().saturating_sub(start);
         if done >= policy.reps_min {
@@ -228,9 +279,11 @@ fn repeat(
             Ok(v) => v,
             Err(e) => return set_error(run, e),
         };
-        if clock.now().saturating_sub(t0) < SHORT_REP {
+        let took = clock.now().saturating_sub(t0);
+        if took < SHORT_REP {
             short_reps += 1;
         }
+        shortest = Some(shortest.map_or(took, |s| s.min(took)));
         let after = sampler.snapshot();
         if let Err(msg) = check_values(case, &values) {
             run.anomalies.push(Anomaly {
@@ -251,6 +304,7 @@ fn repeat(
         });
         run.stop = StopReason::MaxReps;
     }
+    run.assumptions.extend(clock_check(clock, shortest));
     if short_reps > 0 {
         run.anomalies.push(Anomaly {
             kind: "short_interval".into(),
@@ -269,7 +323,8 @@ fn ci_met(primary: &[f64], target: f64, seed: u64) -> bool {
 }
 
 /// The runner's plausibility rule: one finite value per metric, rates > 0,
-/// times >= 0 (seed 000 published a time of -10799.6 s).
+/// times >= 0 (seed 000 published a time of -10799.6 s); a secondary
+/// metric may be [`super::UNKNOWN`], never the headline.
 pub(crate) fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String> {
     if values.len() != case.metrics.len() {
         return Err(format!(
@@ -279,7 +334,10 @@ pub(crate) fn check_values(case: &CaseSpec, values: &[f64]) -> Result<(), String
             case.metrics.len()
         ));
     }
-    for (m, v) in case.metrics.iter().zip(values) {
+    for (i, (m, v)) in case.metrics.iter().zip(values).enumerate() {
+        if i > 0 && v.is_nan() {
+            continue; // a secondary metric this repetition could not read
+        }
         let impossible =
             !v.is_finite() || (m.unit.is_rate() && *v <= 0.0) || (m.unit.is_time() && *v < 0.0);
         if impossible {
@@ -447,6 +505,56 @@ mod tests {
         assert_eq!(r.status, CaseStatus::Skipped);
         assert_eq!(r.reason.as_deref(), Some("no /proc"));
         assert!(r.samples[0].is_empty());
+    }
+
+    fn two_metrics() -> CaseSpec {
+        let mut c = case();
+        c.metrics.push(MetricSpec {
+            name: "memory",
+            unit: Unit::Bytes,
+            direction: Direction::LowerIsBetter,
+        });
+        c
+    }
+
+    #[test]
+    fn an_unknown_secondary_metric_is_dropped_and_named_never_the_headline() {
+        let c = two_metrics();
+        assert!(check_values(&c, &[1.0, crate::bench::UNKNOWN]).is_ok());
+        assert!(check_values(&c, &[crate::bench::UNKNOWN, 1.0]).is_err());
+        let mut run = failed_run(0.0, String::new());
+        run.samples = vec![vec![1.0, 2.0], vec![5.0, crate::bench::UNKNOWN]];
+        forget_unknown_metrics(&c, &mut run);
+        assert_eq!(run.samples, vec![vec![1.0, 2.0], vec![]]);
+        // no trial said why: an assumption of unknown kind names the metric
+        assert_eq!(run.assumptions.len(), 1);
+        assert!(run.assumptions[0].voids("memory") && !run.assumptions[0].voids("latency"));
+        // every value read: nothing changes
+        let mut run = failed_run(0.0, String::new());
+        run.samples = vec![vec![1.0], vec![5.0]];
+        forget_unknown_metrics(&c, &mut run);
+        assert_eq!(run.samples, vec![vec![1.0], vec![5.0]]);
+        assert!(run.assumptions.is_empty());
+    }
+
+    #[test]
+    fn a_clock_read_over_one_percent_of_a_repetition_fails_the_clock_assumption() {
+        let real = Clock::real();
+        let overhead = real.read_overhead();
+        assert!(overhead < Duration::from_millis(1), "{overhead:?}");
+        // a repetition as short as 50 clock reads: the read is 2 % of it
+        let short = (overhead * 50).max(Duration::from_nanos(1));
+        let failed = clock_check(&real, Some(short));
+        if !overhead.is_zero() {
+            let a = failed.expect("a read of 2 % fails");
+            assert!(!a.held && a.kind == AssumptionKind::Clock, "{a:?}");
+            assert!(a.evidence.contains("% of the shortest repetition"), "{a:?}");
+        }
+        assert_eq!(clock_check(&real, Some(overhead * 1000)), None);
+        assert_eq!(clock_check(&real, None), None);
+        // the fake clock's reads cost nothing
+        let fake = Clock::fake(Duration::from_millis(1));
+        assert_eq!(clock_check(&fake, Some(Duration::from_nanos(1))), None);
     }
 
     #[test]

@@ -535,10 +535,15 @@ fn merge_round(
         return;
     };
     let mut samples: Vec<Vec<f64>> = r.metrics.iter().map(|m| m.samples.clone()).collect();
+    let reps = r.sample_rounds.len() + times.len();
     for (all, new) in samples.iter_mut().zip(&run.samples) {
         all.extend(new);
+        if all.len() != reps {
+            all.clear(); // unknown in some round: unknown for the case
+        }
     }
     r.metrics = results::metric_results(&case.metrics, samples, seed);
+    results::merge_assumptions(&mut r.assumptions, run.assumptions);
     crate::validity::telemetry::extend(&mut r.telemetry, r.sample_rounds.len(), run.telemetry);
     r.sample_rounds
         .extend(std::iter::repeat_n(round, times.len()));
@@ -595,6 +600,7 @@ fn case_result(case: &CaseSpec, run: runner::CaseRun, seed: u64) -> CaseResult {
         telemetry: Some(run.telemetry),
         suspect: Vec::new(),
         signals: Vec::new(),
+        assumptions: run.assumptions,
     }
 }
 

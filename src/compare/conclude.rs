@@ -360,6 +360,27 @@ fn flag_words(kind: &str) -> (&'static str, fn(f64) -> String) {
 /// cases of B, up to 31 %"), anomalies and cases measured differently
 /// counted, the rest (other hardware, a single run) in short. Each line's
 /// full paragraphs are in [`Comparison::warnings`].
+/// One line naming the headline metrics given no verdict, with the
+/// assumption that failed and where: "not comparable (a method's
+/// assumption failed): io.dd[...] (the cold read was not cold in gvisor)".
+fn not_comparable_line(c: &Comparison) -> Option<String> {
+    let each: Vec<String> = c
+        .not_comparable
+        .iter()
+        .filter(|n| n.primary)
+        .map(|n| format!("{} ({} in {})", n.key, n.assumption.words(), n.side))
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "not comparable, {} case(s) whose method's assumption failed where they ran \
+         (--verbose shows what was measured): {}",
+        each.len(),
+        each.join(", ")
+    ))
+}
+
 pub(super) fn warning_lines(
     c: &Comparison,
     envs: &[Environment],
@@ -389,6 +410,7 @@ pub(super) fn warning_lines(
     // anomalies (a high load average at a run's start, mostly left by the
     // run before) have shown no worth as a warning: each run's count is in
     // the full warnings (--verbose) and `envbench show RUN` lists them
+    out.extend(not_comparable_line(c));
     out.extend(suspect_lines(c, envs));
     if let Some(w) = details
         .iter()

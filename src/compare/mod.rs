@@ -322,6 +322,9 @@ pub struct Comparison {
     pub families: Vec<FamilySummary>,
     /// (environment, case key) present on one side only.
     pub unmatched: Vec<(String, String)>,
+    /// Metrics given no verdict: a method's assumption failed on a side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_comparable: Vec<NotComparable>,
     /// Fingerprints side by side.
     pub fingerprint: Vec<FingerprintRow>,
     /// What the reader must know, one line per kind (suspect flags
@@ -361,6 +364,33 @@ fn seed_for(seed: u64, parts: &[&str]) -> u64 {
     use crate::stats::rng::{fnv1a, FNV_OFFSET};
     parts.iter().fold(FNV_OFFSET ^ seed, |h, p| {
         fnv1a(fnv1a(h, p.as_bytes()), &[0])
+    })
+}
+
+/// The first failed assumption that voids `metric` of `key` in a run of
+/// either side, base first.
+fn failed_assumption(
+    (base, other): (&Environment, &Environment),
+    key: &str,
+    metric: &str,
+    primary: bool,
+) -> Option<NotComparable> {
+    [base, other].into_iter().find_map(|env| {
+        let a = env
+            .runs
+            .iter()
+            .filter_map(|r| ok_case(r, key))
+            .flat_map(|c| &c.assumptions)
+            .find(|a| a.voids(metric))?;
+        Some(NotComparable {
+            environment: other.label.clone(),
+            key: key.to_string(),
+            metric: metric.to_string(),
+            primary,
+            side: env.label.clone(),
+            assumption: a.kind,
+            evidence: a.evidence.clone(),
+        })
     })
 }
 
@@ -484,6 +514,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         &metrics,
         opts.exclude_suspect,
     ));
+    let not_comparable = skipped.assumption.clone();
     warnings.extend(skipped.warnings());
     let mut cmp = Comparison {
         baseline: base.label.clone(),
@@ -507,6 +538,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
         metrics,
         families,
         unmatched,
+        not_comparable,
         exclude_suspect: opts.exclude_suspect,
     };
     cmp.conclusions = conclude::conclusions(&cmp, &opts.topics);
@@ -515,9 +547,32 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     Ok(cmp)
 }
 
+/// A metric given no verdict because its method's assumption failed on
+/// one side (a cold read that was not cold, O_DIRECT not honoured,
+/// memory per task unreadable).
+#[derive(Debug, Clone, Serialize)]
+pub struct NotComparable {
+    /// The environment compared with the baseline.
+    pub environment: String,
+    /// Case key.
+    pub key: String,
+    /// Metric name.
+    pub metric: String,
+    /// Whether it is the case's headline metric.
+    pub primary: bool,
+    /// The label of the side where the assumption failed.
+    pub side: String,
+    /// Which assumption.
+    pub assumption: crate::results::AssumptionKind,
+    /// What was measured there.
+    pub evidence: String,
+}
+
 /// Metrics left out of a comparison, named for the warnings.
 #[derive(Default)]
 struct Skipped {
+    /// A method's assumption failed on a side.
+    assumption: Vec<NotComparable>,
     /// Unit or direction not the same in every run: "key metric (units)".
     mismatched: Vec<String>,
     /// Values so far apart that no double holds the ratio.
@@ -529,6 +584,7 @@ struct Skipped {
 impl Skipped {
     /// Appends `more`'s names after these.
     fn extend(&mut self, more: Skipped) {
+        self.assumption.extend(more.assumption);
         self.mismatched.extend(more.mismatched);
         self.beyond.extend(more.beyond);
         self.not_comparable.extend(more.not_comparable);
@@ -537,6 +593,27 @@ impl Skipped {
     /// One warning per kind of metric left out, none when none were.
     fn warnings(mut self) -> Vec<String> {
         let mut warnings = Vec::new();
+        if !self.assumption.is_empty() {
+            let each: Vec<String> = self
+                .assumption
+                .iter()
+                .map(|n| {
+                    format!(
+                        "{} {} ({} in {}: {})",
+                        n.key,
+                        n.metric,
+                        n.assumption.words(),
+                        n.side,
+                        n.evidence
+                    )
+                })
+                .collect();
+            warnings.push(format!(
+                "not comparable, {} metric(s) whose method's assumption failed where they ran: {}",
+                each.len(),
+                each.join("; ")
+            ));
+        }
         self.mismatched.dedup();
         if !self.mismatched.is_empty() {
             warnings.push(format!(
@@ -623,6 +700,10 @@ fn compare_case(
             skipped
                 .mismatched
                 .push(format!("{key} {} ({})", m.name, shown.join(" against ")));
+            continue;
+        }
+        if let Some(nc) = failed_assumption((base, other), key, &m.name, i == 0) {
+            skipped.assumption.push(nc);
             continue;
         }
         let (Some(b), Some(o)) = (

@@ -73,6 +73,7 @@ pub(crate) fn run(
                 telemetry: None,
                 suspect: vec![],
                 signals: vec![],
+                assumptions: vec![],
             })
             .collect(),
         derived: vec![],
@@ -882,4 +883,116 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     );
     let ai = ci.metrics.iter().find(|m| m.key == "os.a").unwrap();
     assert_eq!((ai.verdict, ai.ratio_ci), (a.verdict, a.ratio_ci));
+}
+
+#[test]
+fn a_failed_assumption_on_either_side_gives_no_verdict_and_says_why() {
+    use crate::results::{Assumption, AssumptionKind};
+    // the cold read in B is 4x faster, but B's cache was never emptied
+    let key = "io.dd[op=read_cold]";
+    let fast = |label: &str, id: &str, center: f64, held: bool| {
+        let mut r = run(
+            label,
+            id,
+            &[
+                (
+                    key,
+                    "throughput",
+                    Direction::HigherIsBetter,
+                    vec![center; 5],
+                ),
+                ("os.fork", "time", Direction::LowerIsBetter, vec![10.0; 5]),
+            ],
+        );
+        r.cases[0].assumptions.push(Assumption {
+            kind: AssumptionKind::ColdRead,
+            held,
+            evidence: "up to 100 % of the file was cached when a cold read began".into(),
+            metrics: vec![],
+        });
+        r
+    };
+    for (base_held, other_held) in [(true, false), (false, true)] {
+        let a = env("A", vec![fast("A", "a1", 2000.0, base_held)]);
+        let b = env("B", vec![fast("B", "b1", 8000.0, other_held)]);
+        let c = compare(&[a, b], &OPTS).unwrap();
+        assert!(c.metrics.iter().all(|m| m.key != key), "{:?}", c.metrics);
+        assert!(c.metrics.iter().any(|m| m.key == "os.fork"));
+        let side = if base_held { "B" } else { "A" };
+        assert_eq!(c.not_comparable.len(), 1);
+        assert_eq!(c.not_comparable[0].side, side);
+        assert!(c.not_comparable[0].primary);
+        let line = c
+            .warning_lines
+            .iter()
+            .find(|l| l.starts_with("not comparable"))
+            .expect("a warning line");
+        assert!(
+            line.contains(key) && line.contains(&format!("the cold read was not cold in {side}")),
+            "{line}"
+        );
+        assert!(c
+            .warnings
+            .iter()
+            .any(|w| w.contains("up to 100 % of the file")));
+    }
+    // held on both sides: compared as any case
+    let a = env("A", vec![fast("A", "a1", 2000.0, true)]);
+    let b = env("B", vec![fast("B", "b1", 8000.0, true)]);
+    let c = compare(&[a, b], &OPTS).unwrap();
+    assert!(c.not_comparable.is_empty());
+    assert!(c.metrics.iter().any(|m| m.key == key));
+}
+
+#[test]
+fn an_unknown_secondary_metric_leaves_the_headline_compared() {
+    use crate::results::{Assumption, AssumptionKind};
+    let side = |label: &str, readable: bool| {
+        let mut r = run(
+            label,
+            label,
+            &[(
+                "os.fork",
+                "time_per_process",
+                Direction::LowerIsBetter,
+                vec![10.0, 11.0, 10.5],
+            )],
+        );
+        let c = &mut r.cases[0];
+        c.metrics.push(MetricResult {
+            name: "memory_per_process".into(),
+            unit: crate::units::Unit::Bytes,
+            direction: Direction::LowerIsBetter,
+            samples: if readable {
+                vec![100.0, 101.0, 102.0]
+            } else {
+                vec![]
+            },
+            summary: None,
+        });
+        c.assumptions.push(Assumption {
+            kind: AssumptionKind::MemoryReadable,
+            held: readable,
+            evidence: "smaps_rollup".into(),
+            metrics: vec!["memory_per_process".into()],
+        });
+        r
+    };
+    let c = compare(
+        &[
+            env("A", vec![side("A", true)]),
+            env("B", vec![side("B", false)]),
+        ],
+        &OPTS,
+    )
+    .unwrap();
+    let names: Vec<&str> = c.metrics.iter().map(|m| m.metric.as_str()).collect();
+    assert_eq!(names, vec!["time_per_process"]);
+    assert_eq!(c.not_comparable.len(), 1);
+    assert!(!c.not_comparable[0].primary);
+    // a secondary metric left out makes no warning line
+    assert!(!c
+        .warning_lines
+        .iter()
+        .any(|l| l.starts_with("not comparable")));
 }

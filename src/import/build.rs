@@ -444,6 +444,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
         telemetry: None,
         suspect: Vec::new(),
         signals: Vec::new(),
+        assumptions: Vec::new(),
     }
 }
 

@@ -450,6 +450,7 @@ mod tests {
             telemetry: None,
             suspect: vec![],
             signals: vec![],
+            assumptions: vec![],
         };
         let (one, two) = (result(1, 4.0), result(2, 2.5));
         let d = derive_scaling(&[&one, &two]);

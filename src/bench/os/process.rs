@@ -20,11 +20,12 @@
 //! in use after − before) / N from /proc/meminfo, is kept as the secondary
 //! metric `system_memory_per_*`; it can even be negative.
 
-use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial, UNKNOWN};
 use super::tiny::{run_helper, Tiny};
 use super::{bounded_count, fork_child, own_pss_bytes, pause_forever, used_memory_bytes, Children};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::{Assumption, AssumptionKind};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -209,6 +210,7 @@ fn prepare_fork(
         }
     };
     Ok(Box::new(ForkTrial {
+        memory: MemorySeen::default(),
         n,
         limit_note,
         fallback_note,
@@ -341,7 +343,65 @@ fn describe_fork_failure(stderr: &str, n: usize) -> String {
     format!("fork helper: {}", stderr.trim())
 }
 
+/// What the repetitions saw of `/proc`'s memory figures: the fewest
+/// tasks whose Pss was readable, and whether meminfo ever failed.
+#[derive(Debug, Default)]
+struct MemorySeen {
+    fewest_pss: Option<(usize, usize)>,
+    meminfo_failed: bool,
+}
+
+impl MemorySeen {
+    /// Records one repetition: `readable` of `n` Pss figures, and the
+    /// meminfo pair if it was read.
+    fn saw<T>(&mut self, readable: usize, n: usize, meminfo: Option<T>) {
+        if self.fewest_pss.is_none_or(|(r, _)| readable < r) {
+            self.fewest_pss = Some((readable, n));
+        }
+        self.meminfo_failed |= meminfo.is_none();
+    }
+
+    /// The memory assumption of `what` (`process`, `thread`): held when
+    /// every figure was read; failed naming the unknown metrics and the
+    /// files that could not be read (gVisor has no smaps_rollup; WSL 1
+    /// emulates Linux 4.4, older than it).
+    fn assumption(&self, what: &str, pss_file: &str, tasks: &str) -> Vec<Assumption> {
+        let Some((readable, n)) = self.fewest_pss else {
+            return Vec::new(); // no repetition ran
+        };
+        let mut metrics = Vec::new();
+        let mut why = Vec::new();
+        if readable < n {
+            metrics.push(format!("memory_per_{what}"));
+            why.push(if n == 1 {
+                format!("{pss_file} was not readable")
+            } else {
+                format!("{pss_file} was readable for {readable} of {n} {tasks}")
+            });
+        }
+        if self.meminfo_failed {
+            metrics.push(format!("system_memory_per_{what}"));
+            why.push("/proc/meminfo was not readable".to_string());
+        }
+        let held = metrics.is_empty();
+        vec![Assumption {
+            kind: AssumptionKind::MemoryReadable,
+            held,
+            evidence: if held {
+                format!("{pss_file} and /proc/meminfo were readable")
+            } else {
+                format!(
+                    "{}: memory per {what} unknown, the time per {what} is measured",
+                    why.join("; ")
+                )
+            },
+            metrics,
+        }]
+    }
+}
+
 struct ForkTrial {
+    memory: MemorySeen,
     n: usize,
     limit_note: Option<String>,
     fallback_note: Option<String>,
@@ -373,23 +433,26 @@ impl Trial for ForkTrial {
             describe_fork_failure(err, self.n)
         })?;
         let out = parse_fork_output(&stdout).map_err(BenchError::Failed)?;
-        let (Some(before), Some(after)) = (out.used_before, out.used_after) else {
-            return Err(BenchError::Unsupported(
-                "/proc/meminfo is not readable".into(),
-            ));
+        self.memory.saw(
+            out.child_pss.len(),
+            self.n,
+            out.used_before.zip(out.used_after),
+        );
+        let pss = if out.child_pss.len() == self.n {
+            out.child_pss.iter().sum::<u64>() as f64 / self.n as f64
+        } else {
+            UNKNOWN
         };
-        if out.child_pss.len() != self.n {
-            return Err(BenchError::Unsupported(format!(
-                "/proc/PID/smaps_rollup was readable for {} of {} children",
-                out.child_pss.len(),
-                self.n
-            )));
-        }
-        Ok(vec![
-            out.ns as f64 / 1e3 / self.n as f64,
-            out.child_pss.iter().sum::<u64>() as f64 / self.n as f64,
-            (after - before) as f64 / self.n as f64,
-        ])
+        let system = match (out.used_before, out.used_after) {
+            (Some(before), Some(after)) => (after - before) as f64 / self.n as f64,
+            _ => UNKNOWN,
+        };
+        Ok(vec![out.ns as f64 / 1e3 / self.n as f64, pss, system])
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        self.memory
+            .assumption("process", "/proc/PID/smaps_rollup", "children")
     }
 
     fn details(&mut self) -> Option<Value> {
@@ -445,13 +508,18 @@ impl Bench for Thread {
                 note.unwrap_or_else(|| "no thread may be created".into()),
             ));
         }
-        Ok(Box::new(ThreadTrial { n, note }))
+        Ok(Box::new(ThreadTrial {
+            n,
+            note,
+            memory: MemorySeen::default(),
+        }))
     }
 }
 
 struct ThreadTrial {
     n: usize,
     note: Option<String>,
+    memory: MemorySeen,
 }
 
 /// Releases waiting threads when dropped, so they end on every path.
@@ -506,16 +574,19 @@ impl Trial for ThreadTrial {
             let _ = h.join();
         }
         spawned.map_err(BenchError::Failed)?;
-        match (before, after, pss_before, pss_after) {
-            (Some(b), Some(a), Some(pb), Some(pa)) => Ok(vec![
-                secs * 1e6 / self.n as f64,
-                (pa as f64 - pb as f64) / self.n as f64,
-                (a - b) as f64 / self.n as f64,
-            ]),
-            _ => Err(BenchError::Unsupported(
-                "/proc/meminfo or /proc/self/smaps_rollup is not readable".into(),
-            )),
-        }
+        let pss = pss_before.zip(pss_after);
+        let system = before.zip(after);
+        self.memory.saw(usize::from(pss.is_some()), 1, system);
+        Ok(vec![
+            secs * 1e6 / self.n as f64,
+            pss.map_or(UNKNOWN, |(b, a)| (a as f64 - b as f64) / self.n as f64),
+            system.map_or(UNKNOWN, |(b, a)| (a - b) as f64 / self.n as f64),
+        ])
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        self.memory
+            .assumption("thread", "/proc/self/smaps_rollup", "readings")
     }
 
     fn details(&mut self) -> Option<Value> {
@@ -544,6 +615,7 @@ mod tests {
 
     fn fork_trial(forker: Forker, mem: ParentMemory) -> ForkTrial {
         ForkTrial {
+            memory: MemorySeen::default(),
             n: 5,
             limit_note: None,
             fallback_note: None,
@@ -615,11 +687,45 @@ mod tests {
 
     #[test]
     fn thread_case_measures_and_joins_every_thread() {
-        let mut t = ThreadTrial { n: 20, note: None };
+        let mut t = ThreadTrial {
+            n: 20,
+            note: None,
+            memory: MemorySeen::default(),
+        };
         let v = t.once(&Clock::real()).unwrap();
         // other tests run in this process, so its Pss may move either way
         assert_eq!(v.len(), 3, "{v:?}");
         assert!(v[0] > 0.0 && v[1].is_finite() && v[2].is_finite(), "{v:?}");
+    }
+
+    #[test]
+    fn unreadable_memory_voids_only_the_memory_metrics() {
+        // gVisor: no smaps_rollup for any child, meminfo readable
+        let mut seen = MemorySeen::default();
+        seen.saw(100, 100, Some(()));
+        seen.saw(0, 100, Some(()));
+        let a = seen.assumption("process", "/proc/PID/smaps_rollup", "children");
+        assert_eq!(a.len(), 1);
+        assert!(!a[0].held, "{a:?}");
+        assert_eq!(a[0].metrics, vec!["memory_per_process"]);
+        assert!(a[0].voids("memory_per_process") && !a[0].voids("time_per_process"));
+        assert!(
+            a[0].evidence.contains("readable for 0 of 100 children"),
+            "{a:?}"
+        );
+        // meminfo missing too
+        seen.saw::<()>(100, 100, None);
+        let a = seen.assumption("process", "/proc/PID/smaps_rollup", "children");
+        assert!(a[0].voids("system_memory_per_process"), "{a:?}");
+        // everything read: held, voids nothing
+        let mut seen = MemorySeen::default();
+        seen.saw(5, 5, Some(()));
+        let a = seen.assumption("thread", "/proc/self/smaps_rollup", "readings");
+        assert!(a[0].held && !a[0].voids("memory_per_thread"), "{a:?}");
+        // no repetition: nothing checked
+        assert!(MemorySeen::default()
+            .assumption("thread", "/proc/self/smaps_rollup", "readings")
+            .is_empty());
     }
 
     #[test]
