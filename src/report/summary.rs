@@ -31,7 +31,8 @@ pub fn one_line(case: &CaseResult) -> String {
     }
 }
 
-/// `ok`, `ok (2 outlier(s))`, or `skipped: reason`.
+/// `ok`, `ok (2 outlier(s))`, `ok (not comparable: the cold read was not
+/// cold)`, or `skipped: reason`.
 fn status_text(case: &CaseResult, outliers: usize) -> String {
     if case.status != CaseStatus::Ok {
         return format!(
@@ -43,10 +44,25 @@ fn status_text(case: &CaseResult, outliers: usize) -> String {
     if case.metrics.first().is_none_or(|m| m.summary.is_none()) {
         return "ok, but fewer than 2 samples: no summary".into();
     }
-    if outliers == 0 {
+    let mut said: Vec<String> = case
+        .assumptions
+        .iter()
+        .filter(|a| !a.held)
+        .map(|a| {
+            if a.metrics.is_empty() {
+                format!("not comparable: {}", a.kind.words())
+            } else {
+                format!("{} unknown", a.metrics.join(", "))
+            }
+        })
+        .collect();
+    if outliers > 0 {
+        said.push(format!("{outliers} outlier(s)"));
+    }
+    if said.is_empty() {
         "ok".into()
     } else {
-        format!("ok ({outliers} outlier(s))")
+        format!("ok ({})", said.join("; "))
     }
 }
 
