@@ -411,6 +411,17 @@ impl ResultFile {
     }
 }
 
+impl ResultFile {
+    /// How far the run had got: finished (complete, interrupted or failed)
+    /// before running, then more case rounds before fewer. A store keeps
+    /// the state that got further: a `running` copy pushed after the
+    /// complete file never replaces it.
+    pub fn progress(&self) -> (bool, usize) {
+        let rounds: usize = self.cases.iter().map(|c| c.rounds.len().max(1)).sum();
+        (self.status != RunStatus::Running, rounds)
+    }
+}
+
 impl CaseResult {
     /// The samples of `metric` split by round, in round order (one round
     /// for version 1 files). None when the case has no such metric, or

@@ -25,7 +25,7 @@ pub struct PushSettings {
 pub fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
     let db = history::db_path(s.db.as_ref())?;
     let store = History::open(&db)?;
-    let (mut counts, mut failed) = ([0usize; 3], 0usize);
+    let (mut counts, mut failed) = ([0usize; 4], 0usize);
     let mut text = String::new();
     for path in &s.files {
         let file = match crate::store::load(path) {
@@ -44,6 +44,7 @@ pub fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
             Outcome::Added => (0, "added"),
             Outcome::Updated => (1, "updated"),
             Outcome::Unchanged => (2, "already there"),
+            Outcome::Older => (3, "kept the stored state, which got further"),
         };
         counts[slot] += 1;
         text += &format!(
@@ -54,10 +55,15 @@ pub fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
         );
     }
     text += &format!(
-        "{} added, {} updated, {} already there{} in {}\n",
+        "{} added, {} updated, {} already there{}{} in {}\n",
         counts[0],
         counts[1],
         counts[2],
+        if counts[3] > 0 {
+            format!(", {} older than the stored state", counts[3])
+        } else {
+            String::new()
+        },
         if failed > 0 {
             format!(", {failed} unreadable")
         } else {

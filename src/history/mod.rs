@@ -117,6 +117,9 @@ pub enum Outcome {
     Updated,
     /// The same document was there already.
     Unchanged,
+    /// The store holds a state of the run that got further (a complete
+    /// file, where a `running` copy was pushed): kept, nothing written.
+    Older,
 }
 
 /// Which runs of a label to take, by fingerprint: each field given is a
@@ -367,6 +370,14 @@ impl History {
             if stored == &Cell::Text(json.clone()) {
                 return Ok((id.int(), Outcome::Unchanged));
             }
+            let got_further = match stored {
+                Cell::Text(text) => serde_json::from_str::<ResultFile>(text)
+                    .is_ok_and(|s| s.progress() > run.progress()),
+                _ => false,
+            };
+            if got_further {
+                return Ok((id.int(), Outcome::Older));
+            }
         }
         let fp = &run.fingerprint;
         let status = serde_json::to_value(run.status)
@@ -392,7 +403,7 @@ impl History {
         let rows = self.rows(
             "INSERT INTO {t} (run_id, label, host, virtualization, started_utc, suite, status, path, json, cpu_model, kernel)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, json = excluded.json, path = excluded.path
+             ON CONFLICT (run_id) DO UPDATE SET label = excluded.label, status = excluded.status, json = excluded.json, path = excluded.path
              RETURNING id",
             &args,
         )?;
@@ -608,6 +619,20 @@ mod tests {
             ("native", "a2.json")
         );
         assert_eq!(h.get(id).unwrap().unwrap(), a);
+        // a copy saved while it ran, pushed after: the finished run stays
+        let mut early = a.clone();
+        early.status = crate::results::RunStatus::Running;
+        early.notes.push("an earlier save".into());
+        assert_eq!(
+            h.record(&early, Path::new("early.json")).unwrap(),
+            (id, Outcome::Older)
+        );
+        assert_eq!(h.get(id).unwrap().unwrap(), a);
+        // relabelled: the row takes the new label as the document does
+        let mut relabelled = a.clone();
+        relabelled.label = "renamed".into();
+        h.record(&relabelled, Path::new("a2.json")).unwrap();
+        assert_eq!(h.list().unwrap()[0].label, "renamed");
         assert_eq!(h.by_label("wsl2", &Filter::default()).unwrap().len(), 1);
         assert!(h.get(999).unwrap().is_none());
     }

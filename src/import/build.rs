@@ -64,9 +64,10 @@ type Placed<'a> = (u32, &'a Input, Record);
 /// Records grouped by case key, and each round's order of case keys.
 type Grouped<'a> = (Vec<(String, Vec<Placed<'a>>)>, Vec<Vec<String>>);
 
-/// FNV-1a, 64 bits: a stable digest of the inputs for the run id, so
-/// importing the same outputs twice gives the same id and `compare` warns
-/// when a run is compared with itself.
+/// FNV-1a, 64 bits: a stable digest of the inputs (with the label, `--env`
+/// and `--param`) for the run id, so importing the same outputs twice the
+/// same way gives the same id and `compare` warns when a run is compared
+/// with itself, while two labels give two runs.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     crate::stats::rng::fnv1a(crate::stats::rng::FNV_OFFSET, bytes)
 }
@@ -88,12 +89,19 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
         .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix));
     let started = times.clone().reduce(f64::min);
     let ended = times.reduce(f64::max);
-    let digest = fnv1a(
-        &inputs
-            .iter()
-            .flat_map(|i| i.digest.to_le_bytes())
-            .collect::<Vec<u8>>(),
-    );
+    // the label, --env and --param are part of the run's identity: the
+    // same output imported as `native` and as `wsl2` is two runs
+    let mut identity: Vec<u8> = inputs.iter().flat_map(|i| i.digest.to_le_bytes()).collect();
+    for (k, v) in std::iter::once(("label", opts.label.as_str()))
+        .chain(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .chain(opts.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    {
+        identity.extend(k.as_bytes());
+        identity.push(0);
+        identity.extend(v.as_bytes());
+        identity.push(0);
+    }
+    let digest = fnv1a(&identity);
     let mut formats: Vec<&str> = inputs.iter().map(|i| i.format.name()).collect();
     formats.sort_unstable();
     formats.dedup();
@@ -645,6 +653,19 @@ mod tests {
         assert_eq!(f.rounds.as_ref().unwrap().started, 2);
         assert!(f.run_id.starts_with("import-stream-"));
         assert_eq!(f.fingerprint.clock.resolution_ns, Some(1000.0));
+        // the same outputs the same way: the same run; another label or
+        // --env: another run, so neither overwrites the other in a store
+        assert_eq!(build(&inputs, &opts()).unwrap().run_id, f.run_id);
+        let other = Options {
+            label: "native".into(),
+            ..opts()
+        };
+        assert_ne!(build(&inputs, &other).unwrap().run_id, f.run_id);
+        let env = Options {
+            env: vec![("virtualization".into(), "wsl2".into())],
+            ..opts()
+        };
+        assert_ne!(build(&inputs, &env).unwrap().run_id, f.run_id);
     }
 
     #[test]
