@@ -5,7 +5,6 @@
 //! texts; the schema and its versions are in [`super::schema`].
 
 use super::HistoryError;
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -102,12 +101,96 @@ impl Cell {
     }
 }
 
+/// How long one exchange with the server (a statement and its answer)
+/// may take before the command gives up on it.
+pub const EXCHANGE_DEADLINE: Duration = Duration::from_secs(30);
+
 /// An open connection.
 pub enum Conn {
     /// The embedded engine.
     Lite(rusqlite::Connection),
-    /// A server; `RefCell` because its client takes `&mut` for every query.
-    Pg(RefCell<postgres::Client>),
+    /// A server, served by a thread of its own.
+    Pg(PgConn),
+}
+
+/// What the server's thread does for one exchange.
+type PgJob = Box<dyn FnOnce(&mut postgres::Client) -> PgAnswer + Send>;
+type PgAnswer = Result<Vec<Vec<Cell>>, postgres::Error>;
+
+/// A server connection whose client lives on a thread of its own, so that
+/// every exchange has a deadline: a server that accepts the connection and
+/// never answers cannot hang a command (the synchronous client has a
+/// timeout only for the socket's connect). After a missed deadline the
+/// connection is given up; its thread ends with the process.
+pub struct PgConn {
+    jobs: std::sync::mpsc::Sender<PgJob>,
+    answers: std::sync::mpsc::Receiver<PgAnswer>,
+    given_up: std::cell::Cell<bool>,
+}
+
+impl PgConn {
+    /// Connects on a new thread, waiting at most `deadline` for the
+    /// server to complete the handshake.
+    fn connect(config: postgres::Config, deadline: Duration) -> Result<PgConn, Failure> {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<PgJob>();
+        let (answer_tx, answers) = std::sync::mpsc::channel::<PgAnswer>();
+        let (ready_tx, ready) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("envbench-postgres".into())
+            .spawn(move || {
+                let mut client = match config.connect(postgres::NoTls) {
+                    Ok(c) => {
+                        let _ = ready_tx.send(Ok(()));
+                        c
+                    }
+                    Err(e) => return drop(ready_tx.send(Err(e))),
+                };
+                for job in job_rx {
+                    if answer_tx.send(job(&mut client)).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| {
+                Failure::Deadline(format!("cannot start a thread for the connection: {e}"))
+            })?;
+        match ready.recv_timeout(deadline) {
+            Ok(Ok(())) => Ok(PgConn {
+                jobs,
+                answers,
+                given_up: std::cell::Cell::new(false),
+            }),
+            Ok(Err(e)) => Err(Failure::Pg(e)),
+            Err(_) => Err(Failure::Deadline(format!(
+                "the server did not complete the connection within {} s (it may accept \
+                 connections and never answer)",
+                deadline.as_secs()
+            ))),
+        }
+    }
+
+    /// Runs `job` on the connection's thread, waiting at most
+    /// [`EXCHANGE_DEADLINE`] for its answer.
+    fn exchange(&self, what: &str, job: PgJob) -> Result<Vec<Vec<Cell>>, Failure> {
+        if self.given_up.get() {
+            return Err(Failure::Deadline(
+                "the connection was given up after an earlier exchange got no answer".into(),
+            ));
+        }
+        let lost = || Failure::Deadline("the connection's thread ended".into());
+        self.jobs.send(job).map_err(|_| lost())?;
+        match self.answers.recv_timeout(EXCHANGE_DEADLINE) {
+            Ok(answer) => answer.map_err(Failure::Pg),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                self.given_up.set(true);
+                Err(Failure::Deadline(format!(
+                    "no answer to {what} within {} s",
+                    EXCHANGE_DEADLINE.as_secs()
+                )))
+            }
+            Err(_) => Err(lost()),
+        }
+    }
 }
 
 /// What went wrong, before it is named with the database's place.
@@ -116,6 +199,8 @@ pub enum Failure {
     Lite(rusqlite::Error),
     /// From PostgreSQL.
     Pg(postgres::Error),
+    /// The server did not answer in time, or the connection was given up.
+    Deadline(String),
 }
 
 impl Conn {
@@ -162,13 +247,16 @@ impl Conn {
         if config.get_application_name().is_none() {
             config.application_name("envbench");
         }
-        let client = config
-            .connect(postgres::NoTls)
-            .map_err(|e| HistoryError::Server {
-                place: shown,
-                cause: pg_cause(&e),
-            })?;
-        Ok(Conn::Pg(RefCell::new(client)))
+        let deadline = config.get_connect_timeout().copied().unwrap_or(BUSY_WAIT);
+        let conn = PgConn::connect(config, deadline).map_err(|f| HistoryError::Server {
+            place: shown,
+            cause: match f {
+                Failure::Pg(e) => pg_cause(&e),
+                Failure::Deadline(why) => why,
+                Failure::Lite(e) => e.to_string(),
+            },
+        })?;
+        Ok(Conn::Pg(conn))
     }
 
     /// Whether this is the server.
@@ -180,7 +268,14 @@ impl Conn {
     pub fn batch(&self, sql: &str) -> Result<(), Failure> {
         match self {
             Conn::Lite(c) => c.execute_batch(sql).map_err(Failure::Lite),
-            Conn::Pg(c) => c.borrow_mut().batch_execute(sql).map_err(Failure::Pg),
+            Conn::Pg(c) => {
+                let sql = sql.to_string();
+                c.exchange(
+                    "a statement",
+                    Box::new(move |client| client.batch_execute(&sql).map(|()| Vec::new())),
+                )
+                .map(drop)
+            }
         }
     }
 
@@ -188,7 +283,13 @@ impl Conn {
     pub fn rows(&self, sql: &str, args: &[Cell]) -> Result<Vec<Vec<Cell>>, Failure> {
         match self {
             Conn::Lite(c) => lite_rows(c, sql, args).map_err(Failure::Lite),
-            Conn::Pg(c) => pg_rows(&mut c.borrow_mut(), sql, args).map_err(Failure::Pg),
+            Conn::Pg(c) => {
+                let (sql, args) = (sql.to_string(), args.to_vec());
+                c.exchange(
+                    "a query",
+                    Box::new(move |client| pg_rows(client, &sql, &args)),
+                )
+            }
         }
     }
 }
@@ -275,6 +376,33 @@ pub fn pg_cause(e: &postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_that_accepts_and_never_answers_is_given_up_at_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // accepts one connection and holds it open, silent, until the test ends
+        let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let held = listener.accept();
+            let _ = stop.recv_timeout(Duration::from_secs(20));
+            drop(held);
+        });
+        let t0 = std::time::Instant::now();
+        let url = format!("postgres://envbench@127.0.0.1:{port}/envbench?connect_timeout=1");
+        let Err(e) = Conn::postgres(&url) else {
+            panic!("a silent server gave a connection");
+        };
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("did not complete the connection within 1 s"),
+            "{text}"
+        );
+        stop_tx.send(()).unwrap();
+        server.join().unwrap();
+    }
 
     #[test]
     fn urls_name_servers_and_hide_their_passwords() {

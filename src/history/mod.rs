@@ -269,6 +269,10 @@ fn named(place: &str, failure: Failure) -> HistoryError {
             place: place.to_string(),
             cause: backend::pg_cause(&e),
         },
+        Failure::Deadline(cause) => HistoryError::Server {
+            place: place.to_string(),
+            cause,
+        },
     }
 }
 
