@@ -190,3 +190,115 @@ fn missing_tree_still_gives_a_fingerprint_with_notes() {
     assert_eq!(f.cpu.model, None);
     assert!(f.notes.iter().any(|n| n.contains("/proc/cpuinfo")));
 }
+
+fn layer<'a>(f: &'a Fingerprint, name: &str) -> &'a envbench::probe::virt::VirtLayer {
+    f.virtualization
+        .layers
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("no layer {name} in {:?}", layers(f)))
+}
+
+fn evidence_has(f: &Fingerprint, name: &str, needle: &str) -> bool {
+    layer(f, name).evidence.iter().any(|e| e.contains(needle))
+}
+
+#[test]
+fn gvisor_recorded_here_is_a_sandbox_with_its_evidence() {
+    let f = fp("gvisor");
+    // CPUID (kvm) is live-only: the recording shows the hypervisor flag alone
+    assert_eq!(layers(&f), vec!["unknown-hypervisor", "gvisor"]);
+    assert_eq!(layer(&f, "gvisor").kind, "sandbox");
+    for needle in [
+        "Starting gVisor...",
+        "Linux version 4.4.0 #1 SMP",
+        "trans=fd",
+        "model name \"unknown\"",
+        "pid:[",
+    ] {
+        assert!(evidence_has(&f, "gvisor", needle), "{needle}");
+    }
+    assert_eq!(f.os.kernel_release.as_deref(), Some("4.4.0"));
+    assert_eq!(f.os.kernel_release_source.as_deref(), Some("/proc/version"));
+    assert_eq!(f.cpu.model, None);
+    assert_eq!(f.cpu.model_hidden_by.as_deref(), Some("gvisor"));
+    assert_eq!(fs_of("gvisor", "/tmp").as_deref(), Some("9p"));
+}
+
+#[test]
+fn fresh_namespaces_recorded_here_are_the_namespaces_layer() {
+    let f = fp("unshare");
+    assert_eq!(layers(&f), vec!["unknown-hypervisor", "namespaces"]);
+    assert_eq!(layer(&f, "namespaces").kind, "namespaces");
+    for ns in ["ipc:[", "mnt:[", "pid:[", "uts:["] {
+        assert!(evidence_has(&f, "namespaces", ns), "{ns}");
+    }
+    // user and cgroup were not unshared; net's initial number is not pinned
+    // where no link shows the kernel pinning it
+    assert!(!evidence_has(&f, "namespaces", "user:["));
+    assert!(f.virtualization.notes.iter().any(|n| n.contains("net:[")));
+    assert_eq!(f.os.kernel_release_source, None);
+}
+
+#[test]
+fn bubblewrap_recorded_here_is_named_by_its_pid_1() {
+    let f = fp("bwrap");
+    assert_eq!(layers(&f), vec!["unknown-hypervisor", "bubblewrap"]);
+    assert!(evidence_has(&f, "bubblewrap", "PID 1 is bwrap"));
+    for ns in ["user:[", "cgroup:[", "pid:["] {
+        assert!(evidence_has(&f, "bubblewrap", ns), "{ns}");
+    }
+}
+
+#[test]
+fn podman_with_runc_recorded_here() {
+    let f = fp("podman");
+    assert_eq!(layers(&f), vec!["unknown-hypervisor", "podman"]);
+    for needle in [
+        "/run/.containerenv",
+        "container=podman",
+        "libpod",
+        "containers/storage",
+        "pid:[",
+    ] {
+        assert!(evidence_has(&f, "podman", needle), "{needle}");
+    }
+    assert_eq!(
+        f.os.distro.as_deref(),
+        Some("Debian GNU/Linux 12 (bookworm)")
+    );
+}
+
+#[test]
+fn plain_hosts_name_no_sandbox_namespaces_or_new_runtime() {
+    for name in [
+        "firecracker-host",
+        "firecracker",
+        "bare-metal",
+        "kvm-qemu",
+        "wsl1",
+        "wsl2",
+        "docker-bare-metal",
+        "docker-wsl2",
+        "cgroup-v1-host",
+        "cgroup-v2-host",
+    ] {
+        let f = fp(name);
+        for l in &f.virtualization.layers {
+            assert!(
+                !["sandbox", "namespaces"].contains(&l.kind.as_str())
+                    && !["gvisor", "bubblewrap", "podman", "containerd"].contains(&l.name.as_str()),
+                "{name}: {l:?}"
+            );
+            assert!(
+                !l.evidence.iter().any(|e| e.contains("/proc/self/ns")),
+                "{name}: {l:?}"
+            );
+        }
+        assert_eq!(f.cpu.model_hidden_by, None, "{name}");
+    }
+    // the host these layers were recorded on: every namespace initial
+    let f = fp("firecracker-host");
+    assert_eq!(layers(&f), vec!["unknown-hypervisor"]);
+    assert!(f.virtualization.notes.iter().all(|n| !n.contains("net:[")));
+}

@@ -34,6 +34,10 @@ pub const FLAGS_OF_INTEREST: &[&str] = &[
 pub struct CpuInfo {
     /// `model name`, e.g. `AMD Ryzen 7 5700X 8-Core Processor`.
     pub model: Option<String>,
+    /// The layer that hides the model when `model` is `None`, e.g. `gvisor`
+    /// (its cpuinfo says `model name: unknown` over the host's real CPU).
+    #[serde(default)]
+    pub model_hidden_by: Option<String>,
     /// `vendor_id`, e.g. `GenuineIntel`, `AuthenticAMD`.
     pub vendor: Option<String>,
     /// Distinct `physical id`s.
@@ -153,14 +157,23 @@ pub fn parse_cache_size(text: &str) -> Option<u64> {
     num.parse::<u64>().ok().map(|n| n * mult)
 }
 
+/// What gVisor's `/proc/cpuinfo` gives as `model name` (and `stepping`):
+/// not a model, so it is dropped and the hiding layer named instead.
+pub const MODEL_PLACEHOLDER: &str = "unknown";
+
 /// Reads the CPU facts below `roots`. `usable_cpus` comes from the live
 /// affinity mask and is passed in (None for recorded fixtures).
 pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -> CpuInfo {
-    let facts = roots
+    let mut facts = roots
         .read_noted("/proc/cpuinfo", notes)
         .map(|t| parse_cpuinfo(&t))
         .unwrap_or_default();
-    if facts.model.is_none() {
+    if facts.model.as_deref().map(str::trim) == Some(MODEL_PLACEHOLDER) {
+        facts.model = None;
+        notes.push(format!(
+            "CPU model hidden: /proc/cpuinfo gives the placeholder model name \"{MODEL_PLACEHOLDER}\""
+        ));
+    } else if facts.model.is_none() {
         notes.push("CPU model not in /proc/cpuinfo (usual on Arm)".into());
     }
     let cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq";
@@ -182,6 +195,7 @@ pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -
     };
     CpuInfo {
         model: facts.model,
+        model_hidden_by: None,
         vendor: facts.vendor,
         sockets: facts.sockets,
         cores: facts.cores,

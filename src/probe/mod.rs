@@ -73,7 +73,35 @@ impl Roots {
     pub fn exists(&self, abs: &str) -> bool {
         self.path(abs).exists()
     }
+
+    /// A symbolic link's target, e.g. `pid:[4026531836]` for
+    /// `/proc/self/ns/pid`. A fixture may store the target as the text of
+    /// a small regular file instead (see tests/fixtures/probe/README.md).
+    pub fn read_link(&self, abs: &str) -> Option<String> {
+        let path = self.path(abs);
+        match std::fs::read_link(&path) {
+            Ok(target) => Some(target.to_string_lossy().into_owned()),
+            Err(_) => std::fs::read_to_string(path)
+                .ok()
+                .map(|t| t.trim().to_string()),
+        }
+    }
+
+    /// What a system call answers: `live()` on the running system, else the
+    /// fixture's recording of it, `CALLS_DIR/name` (e.g. `_calls/syslog`
+    /// for syslog(2), `_calls/uname-r` for uname(2)'s release).
+    pub fn call(&self, name: &str, live: impl FnOnce() -> Option<String>) -> Option<String> {
+        if self.live {
+            live()
+        } else {
+            self.read(&format!("{CALLS_DIR}/{name}"))
+        }
+    }
 }
+
+/// Where a fixture keeps what live probes get from system calls rather
+/// than files (syslog(2), uname(2)); never read on the live system.
+pub const CALLS_DIR: &str = "/_calls";
 
 /// How envbench itself was built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,15 +227,27 @@ pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
     if roots.live {
         read_memory_modules(&mut memory, &mut notes);
     }
+    let os = os::probe_os(roots, &mut notes);
+    let virtualization = virt::detect(&virt::read_virt_inputs(roots));
+    let cgroup = cgroup::probe_cgroup(roots, &mounts, &mut notes);
+    let mut cpu = cpu::probe_cpu(
+        roots,
+        if roots.live { usable_cpus() } else { None },
+        &mut notes,
+    );
+    if cpu.model.is_none() {
+        // gVisor's cpuinfo names no model although the CPU is the host's.
+        cpu.model_hidden_by = virtualization
+            .layers
+            .iter()
+            .find(|l| l.kind == "sandbox")
+            .map(|l| l.name.clone());
+    }
     Fingerprint {
-        os: os::probe_os(roots, &mut notes),
-        virtualization: virt::detect(&virt::read_virt_inputs(roots)),
-        cgroup: cgroup::probe_cgroup(roots, &mounts, &mut notes),
-        cpu: cpu::probe_cpu(
-            roots,
-            if roots.live { usable_cpus() } else { None },
-            &mut notes,
-        ),
+        os,
+        virtualization,
+        cgroup,
+        cpu,
         memory,
         clock,
         dirs: storage::probe_dirs(roots, dirs, &mut notes),

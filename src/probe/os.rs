@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OsInfo {
     /// `/proc/sys/kernel/osrelease`, e.g. `6.8.0-45-generic`,
-    /// `5.15.153.1-microsoft-standard-WSL2`, `4.4.0-19041-Microsoft` (WSL 1).
+    /// `5.15.153.1-microsoft-standard-WSL2`, `4.4.0-19041-Microsoft` (WSL 1),
+    /// `4.4.0` (gVisor's emulated kernel, from `/proc/version`).
     pub kernel_release: Option<String>,
+    /// Where a release came from when /proc/sys/kernel/osrelease did not
+    /// give it: `/proc/version` (gVisor has no osrelease) or `uname(2)`.
+    /// `None` when osrelease answered (or nothing did).
+    #[serde(default)]
+    pub kernel_release_source: Option<String>,
     /// `/proc/version`, the kernel's build banner.
     pub kernel_version: Option<String>,
     /// `PRETTY_NAME` of `/etc/os-release`, e.g. `Ubuntu 22.04.4 LTS`.
@@ -34,14 +40,54 @@ pub struct LoadAverage {
 pub fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
     let trimmed =
         |p: &str, notes: &mut Notes| roots.read_noted(p, notes).map(|s| s.trim().to_string());
+    let kernel_version = trimmed("/proc/version", notes);
+    let (kernel_release, kernel_release_source) = match trimmed("/proc/sys/kernel/osrelease", notes)
+    {
+        Some(r) => (Some(r), None),
+        None => fallback_release(roots, kernel_version.as_deref()),
+    };
     OsInfo {
-        kernel_release: trimmed("/proc/sys/kernel/osrelease", notes),
-        kernel_version: trimmed("/proc/version", notes),
+        kernel_release,
+        kernel_release_source,
+        kernel_version,
         distro: roots
             .read_noted("/etc/os-release", notes)
             .and_then(|s| parse_os_release(&s)),
         arch: std::env::consts::ARCH.to_string(),
         hostname: trimmed("/proc/sys/kernel/hostname", notes),
+    }
+}
+
+/// The release from `/proc/version`'s banner, else from uname(2), with the
+/// source named; gVisor (no `/proc/sys/kernel/osrelease`) answers both.
+fn fallback_release(roots: &Roots, version: Option<&str>) -> (Option<String>, Option<String>) {
+    if let Some(r) = version.and_then(release_from_version) {
+        return (Some(r), Some("/proc/version".into()));
+    }
+    match roots.call("uname-r", uname_release) {
+        Some(r) if !r.trim().is_empty() => (Some(r.trim().to_string()), Some("uname(2)".into())),
+        _ => (None, None),
+    }
+}
+
+/// The release in a `/proc/version` banner: `Linux version 4.4.0 #1 ...`
+/// gives `4.4.0`.
+pub fn release_from_version(banner: &str) -> Option<String> {
+    let rest = banner.trim().strip_prefix("Linux version ")?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
+/// The running kernel's release from uname(2).
+fn uname_release() -> Option<String> {
+    // SAFETY: `u` is a zeroed utsname owned by this frame; uname fills it
+    // with NUL-terminated strings.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return None;
+        }
+        let release = std::ffi::CStr::from_ptr(u.release.as_ptr());
+        Some(release.to_string_lossy().into_owned())
     }
 }
 
@@ -86,6 +132,13 @@ mod tests {
     fn falls_back_to_name_and_version() {
         let t = "NAME=Alpine\nVERSION=3.19\n";
         assert_eq!(parse_os_release(t).as_deref(), Some("Alpine 3.19"));
+    }
+
+    #[test]
+    fn takes_the_release_from_a_version_banner() {
+        let gvisor = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016\n";
+        assert_eq!(release_from_version(gvisor).as_deref(), Some("4.4.0"));
+        assert_eq!(release_from_version("garbage"), None);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Virtualisation as layers, outermost first: hypervisor, WSL, container.
+//! Virtualisation as layers, outermost first: hypervisor, WSL, container,
+//! sandbox (gVisor), namespaces.
 //!
 //! Each layer carries the evidence that named it, so a reader can judge it.
 //! Detection is a pure function of [`VirtInputs`], which [`read_virt_inputs`]
@@ -8,16 +9,22 @@
 //! WSL docs for the kernel release naming (`-Microsoft` for WSL 1,
 //! `-microsoft-standard-WSL2` for WSL 2).
 
+mod container;
+pub mod namespace;
+mod sandbox;
+
 use super::Roots;
 use serde::{Deserialize, Serialize};
 
 /// One layer of virtualisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VirtLayer {
-    /// `hypervisor`, `wsl`, `container` or `none` (bare metal).
+    /// `hypervisor`, `wsl`, `container`, `sandbox`, `namespaces` or `none`
+    /// (bare metal).
     pub kind: String,
     /// e.g. `kvm`, `firecracker`, `hyperv`, `vmware`, `virtualbox`, `xen`,
-    /// `wsl1`, `wsl2`, `docker`, `podman`, `lxc`, `kubernetes`, `bare-metal`.
+    /// `wsl1`, `wsl2`, `docker`, `podman`, `lxc`, `kubernetes`,
+    /// `containerd`, `bubblewrap`, `gvisor`, `namespaces`, `bare-metal`.
     pub name: String,
     /// What named it, e.g. `CPUID hypervisor vendor "KVMKVMKVM"`.
     pub evidence: Vec<String>,
@@ -70,8 +77,9 @@ pub struct VirtInputs {
     pub proc_xen: bool,
     /// `/.dockerenv` exists.
     pub dockerenv: bool,
-    /// `/run/.containerenv` exists (Podman).
-    pub containerenv: bool,
+    /// `/run/.containerenv` (Podman): its text, empty for a rootful
+    /// container, `engine="podman-4.3.1"` and more for others.
+    pub containerenv: Option<String>,
     /// `/proc/1/cgroup`.
     pub pid1_cgroup: Option<String>,
     /// `/proc/self/mountinfo`.
@@ -80,6 +88,16 @@ pub struct VirtInputs {
     pub container_var: Option<String>,
     /// `KUBERNETES_SERVICE_HOST` is set.
     pub kubernetes_var: bool,
+    /// `/proc/1/comm`, e.g. `bwrap` when bubblewrap is PID 1 of a new PID
+    /// namespace.
+    pub pid1_comm: Option<String>,
+    /// The first `model name` of `/proc/cpuinfo` (`unknown` in gVisor).
+    pub cpuinfo_model: Option<String>,
+    /// The first lines syslog(2) returns (what `dmesg` reads), e.g.
+    /// `[    0.000000] Starting gVisor...`; `None` where it is refused.
+    pub kernel_log: Option<String>,
+    /// `/proc/self/ns/*` link targets by kind, e.g. (`pid`, `pid:[4026531836]`).
+    pub ns_links: Vec<(String, String)>,
 }
 
 /// Maps a CPUID hypervisor vendor signature to a name.
@@ -216,168 +234,73 @@ fn wsl_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
     })
 }
 
-/// Whether the root filesystem looks like a container's: an overlay or
-/// union filesystem, or a bind of a subdirectory.
-fn container_root(mountinfo: &str) -> Option<String> {
-    let (mounts, _) = super::storage::parse_mountinfo(mountinfo);
-    let root = mounts.iter().rev().find(|m| m.mount_point == "/")?;
-    if ["overlay", "aufs", "fuse-overlayfs", "overlayfs"].contains(&root.fs_type.as_str()) {
-        return Some(format!("root filesystem is {}", root.fs_type));
+/// The hypervisor and WSL layers, outermost first.
+fn machine_layers(inputs: &VirtInputs) -> Vec<VirtLayer> {
+    let wsl = wsl_layer(inputs);
+    match (hypervisor_layer(inputs), wsl) {
+        // WSL 2 runs in a Hyper-V utility VM: that VM is the WSL layer.
+        // Under WSL 1 a Hyper-V bit means the Windows host itself runs on
+        // Hyper-V (VBS); it is evidence, not a layer around Linux.
+        (Some(h), Some(mut w)) if h.name == "hyperv" || h.name == "unknown-hypervisor" => {
+            w.evidence.extend(h.evidence);
+            vec![w]
+        }
+        (h, w) => h.into_iter().chain(w).collect(),
     }
-    None
 }
 
-/// Container runtimes named by the environment, PID 1's cgroup and the
-/// mounts, each with its evidence; `/.dockerenv` and an overlay root are
-/// weighed by [`container_layers`].
-fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
-    let mut found: Vec<(&'static str, String)> = Vec::new();
-    if inputs.containerenv {
-        found.push(("podman", "/run/.containerenv exists".into()));
-    }
-    if let Some(v) = inputs
-        .container_var
-        .as_deref()
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-    {
-        let name = match v {
-            "docker" => "docker",
-            "podman" => "podman",
-            "lxc" | "lxc-libvirt" => "lxc",
-            "systemd-nspawn" => "systemd-nspawn",
-            "wsl" => "",
-            _ => "oci",
-        };
-        if !name.is_empty() {
-            found.push((name, format!("container={v} in the environment")));
-        }
-    }
-    let cg = inputs.pid1_cgroup.as_deref().unwrap_or("");
-    for (needle, name) in [
-        ("/docker/", "docker"),
-        ("docker-", "docker"),
-        ("libpod", "podman"),
-        ("/lxc/", "lxc"),
-        ("lxc.payload", "lxc"),
-    ] {
-        if cg.contains(needle) {
-            found.push((name, format!("/proc/1/cgroup contains \"{needle}\"")));
-        }
-    }
-    let mi = inputs.mountinfo.as_deref().unwrap_or("");
-    if mi.contains("/docker/containers/") {
-        found.push((
-            "docker",
-            "mountinfo binds files from /var/lib/docker/containers".into(),
+/// Adds what the namespace links say: inside gVisor they are its own (the
+/// sandbox's evidence already lists them); beside a container they are
+/// part of it; alone they are the `namespaces` layer. Undecided mnt/net
+/// links become a note.
+fn add_namespaces(
+    layers: &mut Vec<VirtLayer>,
+    ns: &namespace::NsAssessment,
+    notes: &mut Vec<String>,
+) {
+    if !ns.undecided.is_empty() {
+        notes.push(format!(
+            "{} may or may not be initial: this kernel is not seen to pin the initial net namespace's number",
+            ns.undecided.join(" ")
         ));
     }
-    if mi.lines().any(|l| {
-        l.split(' ').nth(4) == Some("/")
-            && l.contains(" - overlay ")
-            && l.contains("/containers/storage/")
-    }) {
-        found.push((
-            "podman",
-            "root is an overlay from containers/storage".into(),
-        ));
+    if ns.not_initial.is_empty() || layers.iter().any(|l| l.kind == "sandbox") {
+        return;
     }
-    found
-}
-
-/// The container layers: runtimes with their evidence, `/.dockerenv`
-/// trusted only beside another marker (else a note), Kubernetes outermost.
-fn container_layers(inputs: &VirtInputs, notes: &mut Vec<String>) -> Vec<VirtLayer> {
-    let mut found = container_markers(inputs);
-    let mi = inputs.mountinfo.as_deref().unwrap_or("");
-    let overlay_root = container_root(mi);
-    if inputs.dockerenv {
-        // Docker writes /.dockerenv into the container's filesystem; an image
-        // built with Docker and booted as a VM keeps it. Alone it proves nothing.
-        if found.iter().any(|(n, _)| *n == "docker") || overlay_root.is_some() {
-            found.push(("docker", "/.dockerenv exists".into()));
-        } else {
-            notes.push(
-                "/.dockerenv exists but no other container marker does (root is not an overlay, no docker \
-                 cgroup or bind mounts): an image built with Docker, not a running container"
-                    .into(),
-            );
-        }
+    let evidence = namespace::evidence(&ns.not_initial);
+    match layers.iter_mut().rev().find(|l| l.kind == "container") {
+        Some(container) => container.evidence.push(evidence),
+        None => layers.push(VirtLayer {
+            kind: "namespaces".into(),
+            name: "namespaces".into(),
+            evidence: vec![evidence],
+        }),
     }
-    if let Some(ev) = overlay_root {
-        match found.first() {
-            Some(&(name, _)) => found.push((name, ev)),
-            None => found.push(("container", ev + " (runtime unknown)")),
-        }
-    }
-    let mut layers: Vec<VirtLayer> = Vec::new();
-    for (name, ev) in found {
-        match layers.iter_mut().find(|l| l.name == name) {
-            Some(l) => l.evidence.push(ev),
-            None => layers.push(VirtLayer {
-                kind: "container".into(),
-                name: name.into(),
-                evidence: vec![ev],
-            }),
-        }
-    }
-    // Podman in docker-compat mode can also leave docker markers; the
-    // podman-specific file wins.
-    if layers.iter().any(|l| l.name == "podman") {
-        layers.retain(|l| l.name != "docker" || inputs.dockerenv && !inputs.containerenv);
-    }
-    if let Some(k) = kubernetes_layer(inputs) {
-        layers.insert(0, k);
-    }
-    layers
-}
-
-/// Kubernetes, outermost of the container layers: its service variable, a
-/// kubepods cgroup or a service-account mount.
-fn kubernetes_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
-    let cg = inputs.pid1_cgroup.as_deref().unwrap_or("");
-    let mi = inputs.mountinfo.as_deref().unwrap_or("");
-    let kube = inputs.kubernetes_var || cg.contains("kubepods") || mi.contains("kubernetes.io~");
-    if !kube {
-        return None;
-    }
-    let ev = if inputs.kubernetes_var {
-        "KUBERNETES_SERVICE_HOST is set"
-    } else {
-        "kubepods cgroup or service-account mount"
-    };
-    Some(VirtLayer {
-        kind: "container".into(),
-        name: "kubernetes".into(),
-        evidence: vec![ev.into()],
-    })
 }
 
 /// The layers, outermost first; bare metal when nothing is found.
 pub fn detect(inputs: &VirtInputs) -> Virtualization {
-    let mut layers = Vec::new();
-    let wsl = wsl_layer(inputs);
-    match (hypervisor_layer(inputs), &wsl) {
-        // WSL 2 runs in a Hyper-V utility VM: that VM is the WSL layer.
-        // Under WSL 1 a Hyper-V bit means the Windows host itself runs on
-        // Hyper-V (VBS); it is evidence, not a layer around Linux.
-        (Some(h), Some(w)) if h.name == "hyperv" || h.name == "unknown-hypervisor" => {
-            let mut w = w.clone();
-            w.evidence.extend(h.evidence);
-            layers.push(w);
-        }
-        (h, w) => {
-            layers.extend(h);
-            layers.extend(w.clone());
-        }
-    }
+    let mut layers = machine_layers(inputs);
+    let ns = namespace::assess(inputs);
+    let mnt_new = ns.not_initial.iter().any(|l| l.starts_with("mnt:"));
     let mut notes = Vec::new();
-    layers.extend(container_layers(inputs, &mut notes));
+    layers.extend(container::container_layers(inputs, mnt_new, &mut notes));
+    if let Some(gvisor) = sandbox::gvisor_layer(inputs, &ns) {
+        if let Some(h) = layers.iter_mut().find(|l| l.kind == "hypervisor") {
+            h.evidence
+                .push("seen through gVisor, which passes the host's CPU flags on".into());
+        }
+        layers.push(gvisor);
+    }
+    add_namespaces(&mut layers, &ns, &mut notes);
     if layers.is_empty() {
         layers.push(VirtLayer {
             kind: "none".into(),
             name: "bare-metal".into(),
-            evidence: vec!["no hypervisor flag, DMI, WSL kernel or container marker found".into()],
+            evidence: vec![
+                "no hypervisor flag, DMI, WSL kernel, container marker, sandbox or new namespace found"
+                    .into(),
+            ],
         });
     }
     Virtualization { layers, notes }
@@ -411,13 +334,10 @@ pub fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
 /// Fills the inputs from files below `roots`, plus CPUID and the environment
 /// when `roots.live`.
 pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
-    let hypervisor_flag = roots
-        .read("/proc/cpuinfo")
-        .map(|t| {
-            t.lines()
-                .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
-        })
-        .unwrap_or(false);
+    let cpuinfo = roots.read("/proc/cpuinfo").unwrap_or_default();
+    let hypervisor_flag = cpuinfo
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
     let pid1_environ_container = roots.read("/proc/1/environ").and_then(|e| {
         e.split('\0')
             .find_map(|kv| kv.strip_prefix("container=").map(str::to_string))
@@ -446,12 +366,45 @@ pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
             || roots.exists("/run/WSL"),
         proc_xen: roots.exists("/proc/xen"),
         dockerenv: roots.exists("/.dockerenv"),
-        containerenv: roots.exists("/run/.containerenv"),
+        containerenv: roots.read("/run/.containerenv"),
         pid1_cgroup: roots.read("/proc/1/cgroup"),
         mountinfo: roots.read("/proc/self/mountinfo"),
         container_var: pid1_environ_container.or_else(|| live_env("container")),
         kubernetes_var: live_env("KUBERNETES_SERVICE_HOST").is_some(),
+        pid1_comm: roots.read("/proc/1/comm"),
+        cpuinfo_model: crate::probe::cpu::parse_cpuinfo(&cpuinfo).model,
+        kernel_log: roots.call("syslog", read_kernel_log),
+        ns_links: namespace::NS_KINDS
+            .iter()
+            .filter_map(|k| {
+                let target = roots.read_link(&format!("/proc/self/ns/{k}"))?;
+                Some((k.to_string(), target))
+            })
+            .collect(),
     }
+}
+
+/// How many kernel log lines detection keeps.
+const KERNEL_LOG_LINES: usize = 3;
+
+/// The first [`KERNEL_LOG_LINES`] lines syslog(2) reads (`dmesg`); `None`
+/// where it is refused (dmesg_restrict without CAP_SYSLOG). The first
+/// lines say which kernel booted, and gVisor's whole log is short.
+fn read_kernel_log() -> Option<String> {
+    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: buf is valid for buf.len() bytes; klogctl writes at most that.
+    let n = unsafe {
+        libc::klogctl(
+            SYSLOG_ACTION_READ_ALL,
+            buf.as_mut_ptr().cast(),
+            buf.len() as libc::c_int,
+        )
+    };
+    let n = usize::try_from(n).ok()?;
+    let text = String::from_utf8_lossy(&buf[..n]);
+    let head: Vec<&str> = text.lines().take(KERNEL_LOG_LINES).collect();
+    Some(head.join("\n")).filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

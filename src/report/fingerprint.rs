@@ -97,7 +97,13 @@ fn virtualization_rows(virt: &Virtualization, row: &mut impl FnMut(&str, String)
 
 /// The kernel, distribution, architecture, host name and cgroup limits.
 fn os_rows(fp: &Fingerprint, row: &mut impl FnMut(&str, String)) {
-    row("kernel", opt(&fp.os.kernel_release));
+    row(
+        "kernel",
+        match &fp.os.kernel_release_source {
+            Some(source) => format!("{} (from {source})", opt(&fp.os.kernel_release)),
+            None => opt(&fp.os.kernel_release),
+        },
+    );
     row("distro", opt(&fp.os.distro));
     row("arch", fp.os.arch.clone());
     row("hostname", opt(&fp.os.hostname));
@@ -120,7 +126,11 @@ fn os_rows(fp: &Fingerprint, row: &mut impl FnMut(&str, String)) {
 
 /// The processor: model, topology, ISA flags, caches, frequency and idle states.
 fn cpu_rows(c: &CpuInfo, row: &mut impl FnMut(&str, String)) {
-    row("cpu", format!("{} ({})", opt(&c.model), opt(&c.vendor)));
+    let model = match (&c.model, &c.model_hidden_by) {
+        (None, Some(layer)) => format!("hidden by {layer}"),
+        (model, _) => opt(model),
+    };
+    row("cpu", format!("{model} ({})", opt(&c.vendor)));
     row(
         "topology",
         format!(
