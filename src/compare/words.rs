@@ -122,7 +122,10 @@ pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
     let base = &envs[0].runs[0].fingerprint;
     for e in &envs[1..] {
         let f = &e.runs[0].fingerprint;
-        if f.cpu.model != base.cpu.model || f.cpu.logical_cpus != base.cpu.logical_cpus {
+        // a model that one side cannot see (gVisor hides it) is no evidence
+        // of other hardware; the fingerprint rows show it side by side
+        let models_differ = matches!((&f.cpu.model, &base.cpu.model), (Some(a), Some(b)) if a != b);
+        if models_differ || f.cpu.logical_cpus != base.cpu.logical_cpus {
             w.push(format!("{} runs on different CPUs than {}: differences may be the hardware's, not the environment's", e.label, envs[0].label));
         }
         let (idle, base_idle) = (idle_text(&f.cpu), idle_text(&base.cpu));
