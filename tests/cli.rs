@@ -1946,3 +1946,29 @@ fn a_case_gets_no_more_rounds_than_repetitions() {
     assert_eq!(file.rounds.as_ref().unwrap().planned, 12);
     assert!(file.config.workers, "rounds in worker processes by default");
 }
+
+#[test]
+fn help_never_shows_the_store_url_or_its_password() {
+    for cmd in [
+        &["run"][..],
+        &["history"],
+        &["show"],
+        &["compare"],
+        &["store", "push"],
+    ] {
+        let mut c = envbench();
+        c.env("ENVBENCH_DB", "postgres://u:s3cret-pw@db.lab/envbench")
+            .args(cmd)
+            .arg("--help");
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("s3cret-pw"),
+            "{cmd:?} --help shows the password:\n{text}"
+        );
+        assert!(
+            text.contains("ENVBENCH_DB"),
+            "{cmd:?} --help names the variable:\n{text}"
+        );
+    }
+}

@@ -110,7 +110,12 @@ pub struct PushArgs {
     /// History database: an SQLite file, or a PostgreSQL URL
     /// (postgres://user@host/database) that many hosts share.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
     pub db: Option<PathBuf>,
 }
 
@@ -188,7 +193,12 @@ pub struct CompareArgs {
     /// History database for ids and labels: an SQLite file, or a PostgreSQL URL
     /// (postgres://user@host/database) that many hosts share.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
     pub db: Option<PathBuf>,
     /// Take only runs whose fingerprint FIELD (host, cpu, kernel or virt)
     /// contains VALUE, ignoring case (`--where cpu=EPYC --where kernel=6.8`);
@@ -382,7 +392,12 @@ pub struct RunArgs {
     /// History database the run is recorded in: an SQLite file, or a PostgreSQL URL
     /// (postgres://user@host/database) that many hosts share.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
     pub db: Option<PathBuf>,
     /// Do not record the run in the history database.
     #[arg(long)]
@@ -451,7 +466,12 @@ pub struct ShowArgs {
     /// History database: an SQLite file, or a PostgreSQL URL
     /// (postgres://user@host/database) that many hosts share.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
     pub db: Option<PathBuf>,
 }
 
@@ -461,7 +481,12 @@ pub struct HistoryArgs {
     /// History database: an SQLite file, or a PostgreSQL URL
     /// (postgres://user@host/database) that many hosts share.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(long, value_name = "PATH|URL", env = "ENVBENCH_DB")]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
     pub db: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
