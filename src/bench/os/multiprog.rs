@@ -57,10 +57,12 @@ fn monotonic_ns() -> u64 {
 /// (seed 002 too ran fixed counts, 100 to 300 processes); the overload is
 /// read from `makespan_ratio`. Quick and standard use less work than the
 /// issue's 0.5 s and 2 s so that 32 processes stay inside their budgets
-/// (32 x 2 s is 32 s a repetition on 2 CPUs).
+/// (32 x 2 s is 32 s a repetition on 2 CPUs). Quick leaves 32 processes to
+/// standard: their 3.2 s a repetition on 2 CPUs, at least three of them,
+/// took 10-16 s of the quick suite's minute on its own.
 fn plan_for(suite: Suite) -> (f64, &'static [usize]) {
     match suite {
-        Suite::Quick => (0.2, &[2, 8, 32]),
+        Suite::Quick => (0.2, &[2, 8]),
         Suite::Standard => (0.5, &[2, 8, 32]),
         Suite::Full => (2.0, &[2, 8, 32, 128]),
     }
