@@ -22,7 +22,7 @@
 # ENVBENCH_QEMU_ACCEL=tcg|kvm picks one. A hard timeout (TIMEOUT_S) kills
 # QEMU by its PID. The serial console goes to OUT/serial.log.
 #
-# Exit codes: 0 envbench ran (its own status is in OUT/guest-status),
+# Exit codes: 0 envbench ran (its own exit code is in OUT/exit-code),
 # 1 failure, 3 a tool is missing (the last stderr line names it).
 set -euo pipefail
 
@@ -208,6 +208,6 @@ if [ -n "$qemu_pid" ] && ! wait_guest "$TIMEOUT_S"; then
 fi
 echo "$accel" >"$out/accel"
 [ -e "$share/guest-status" ] || { echo "qemu.sh: envbench never ran in the guest (log: $log)" >&2; exit 1; }
-cp "$share/guest-status" "$out/guest-status"
+cp "$share/guest-status" "$out/exit-code"
 [ -e "$share/result.json" ] && cp "$share/result.json" "$out/result.json"
 exit 0
