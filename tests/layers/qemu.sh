@@ -45,13 +45,14 @@ command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
   || missing "no apt-get and dpkg-deb to fetch linux-image-amd64"
 command -v mkfs.ext4 >/dev/null || missing "no mkfs.ext4 (e2fsprogs)"
 
-work= qemu_pid=
+work= qemu_pid= kdir_tmp=
 cleanup() {
   if [ -n "$qemu_pid" ]; then
     kill -KILL "$qemu_pid" 2>/dev/null || true
     wait "$qemu_pid" 2>/dev/null || true
   fi
   [ -z "$work" ] || rm -rf "$work"
+  [ -z "$kdir_tmp" ] || rm -rf "$kdir_tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -68,7 +69,8 @@ kernel_ver=$(apt-cache show --no-all-versions "$kernel_pkg" | sed -n 's/^Version
 kdir=$cache/$kernel_pkg-$kernel_ver
 if ! [ -e "$kdir/done" ]; then
   echo "qemu.sh: fetching $kernel_pkg $kernel_ver into $kdir" >&2
-  rm -rf "$kdir"
+  kdir_tmp=$kdir.tmp # removed on every path until it is complete
+  rm -rf "$kdir" "$kdir_tmp"
   mkdir -p "$work/deb"
   (cd "$work/deb" && apt-get download -q "$kernel_pkg=$kernel_ver" >/dev/null 2>&1) \
     || { echo "qemu.sh: apt-get download $kernel_pkg=$kernel_ver failed" >&2; exit 1; }
@@ -94,6 +96,7 @@ if ! [ -e "$kdir/done" ]; then
   rm -rf "$work/deb" "$work/x"
   touch "$kdir.tmp/done"
   mv "$kdir.tmp" "$kdir"
+  kdir_tmp=
 fi
 release=$(cat "$kdir/release")
 
