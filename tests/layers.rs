@@ -160,11 +160,20 @@ fn run_layer(layer: &Layer) {
         ),
     }
     let exit = fs::read_to_string(out.path().join("exit-code")).unwrap_or_default();
-    assert_eq!(exit.trim(), "0", "{}: envbench's exit code\n{logs}", layer.name);
+    assert_eq!(
+        exit.trim(),
+        "0",
+        "{}: envbench's exit code\n{logs}",
+        layer.name
+    );
     let path = out.path().join("result.json");
     let file = store::load(&path).unwrap_or_else(|e| panic!("{}: {e}\n{logs}", layer.name));
     assert_eq!(file.status, RunStatus::Complete, "{}\n{logs}", layer.name);
-    assert!(!file.cases.is_empty(), "{}: no case ran\n{logs}", layer.name);
+    assert!(
+        !file.cases.is_empty(),
+        "{}: no case ran\n{logs}",
+        layer.name
+    );
     let skipped = check_cases(layer, &file.cases, &logs);
     check_virtualization(layer, &file.fingerprint.virtualization);
     eprintln!(
@@ -253,7 +262,10 @@ fn missing_tool(layer: &Layer, logs: &Logs) {
     let why = logs.stderr();
     let why = why.lines().last().unwrap_or("a tool is missing");
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{}: cannot run under CI: {why} (.ci/run installs it)", layer.name);
+        panic!(
+            "{}: cannot run under CI: {why} (.ci/run installs it)",
+            layer.name
+        );
     }
     eprintln!("SKIPPED {}: {why}; .ci/run installs it", layer.name);
 }
