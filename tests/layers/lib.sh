@@ -44,19 +44,20 @@ descendants() {
 stop_layer() {
   [ -n "$layer_pid" ] || return 0
   [ -z "$layer_stop_hook" ] || eval "$layer_stop_hook" >/dev/null 2>&1 || true
-  local all i
+  # every PID seen below the layer command: those orphaned when it ends
+  # are still ours to kill
+  local seen="" sig i
   for sig in TERM TERM KILL; do
-    all="$layer_pid $(descendants "$layer_pid")"
+    seen="$seen $(descendants "$layer_pid")"
     # shellcheck disable=SC2086
-    kill -s "$sig" $all 2>/dev/null || true
+    kill -s "$sig" "$layer_pid" $seen 2>/dev/null || true
     for i in 1 2 3 4 5 6 7 8 9 10; do
       kill -0 "$layer_pid" 2>/dev/null || break 2
       sleep 0.3
     done
   done
-  all=$(descendants "$layer_pid")
   # shellcheck disable=SC2086
-  [ -z "$all" ] || kill -s KILL $all 2>/dev/null || true
+  kill -s KILL $seen 2>/dev/null || true
   wait "$layer_pid" 2>/dev/null || true
   layer_pid=
 }
