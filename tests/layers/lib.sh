@@ -63,6 +63,7 @@ stop_layer() {
 }
 
 cleanup() {
+  trap '' INT TERM # a second Ctrl-C does not cut the cleanup short
   stop_layer
   local p
   for p in "${remove_on_exit[@]}" "$work"; do

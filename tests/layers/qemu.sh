@@ -47,6 +47,7 @@ command -v mkfs.ext4 >/dev/null || missing "no mkfs.ext4 (e2fsprogs)"
 
 work= qemu_pid= kdir_tmp=
 cleanup() {
+  trap '' INT TERM # a second Ctrl-C does not cut the cleanup short
   if [ -n "$qemu_pid" ]; then
     kill -KILL "$qemu_pid" 2>/dev/null || true
     wait "$qemu_pid" 2>/dev/null || true
