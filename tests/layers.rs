@@ -5,7 +5,8 @@
 //! guest (Debian's kernel, a busybox initramfs, 9p and virtio-blk). The
 //! shell parts are tests/layers/*.sh; each cleans up its directories and
 //! processes on every path, Ctrl-C included (a Ctrl-C reaches them too:
-//! they stay in the test's process group).
+//! they stay in the test's process group); this file removes the output
+//! directory it gave the script, on Ctrl-C too (`watch_signals`).
 //!
 //! In each layer a quick subset runs end to end, and every case must be
 //! measured (`ok`) or skipped with a one-line reason that this file
@@ -21,7 +22,7 @@ use envbench::store;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,10 @@ struct Layer {
 
 /// Tests of this file run one at a time: two cores, shared.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The script running now (its PID) and the output directory it was
+/// given, for `watch_signals`.
+static RUNNING: Mutex<Option<(i32, PathBuf)>> = Mutex::new(None);
 
 #[test]
 fn gvisor_measures_or_explains_every_case() {
@@ -285,8 +290,47 @@ fn run_script(layer: &Layer, out: &Path) -> Option<i32> {
         .stdin(Stdio::null())
         .stdout(fs::File::create(out.join("script.out")).unwrap())
         .stderr(fs::File::create(out.join("script.err")).unwrap());
+    watch_signals();
     let child = Script(cmd.spawn().expect("bash starts the layer's script"));
-    child.wait(layer.timeout)
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some((child.0.id() as i32, out.to_path_buf()));
+    let code = child.wait(layer.timeout);
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    code
+}
+
+/// On Ctrl-C or SIGTERM this process would die before any Drop removed
+/// the output directory: a thread takes those signals, passes SIGTERM to
+/// the running script (its trap stops the layer and removes its own
+/// directories), waits for it, removes the script's output directory and
+/// exits as the signal would have.
+fn watch_signals() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+            .expect("signal handlers install");
+        std::thread::spawn(move || {
+            let Some(signal) = signals.forever().next() else {
+                return;
+            };
+            let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some((pid, out)) = running {
+                // SAFETY: kill(2) and waitpid(2) on our child's PID; the
+                // main thread may reap it first (then waitpid says ECHILD).
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+                for _ in 0..150 {
+                    let reaped = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                    if reaped != 0 {
+                        break;
+                    }
+                    sleep(Duration::from_millis(200));
+                }
+                let _ = fs::remove_dir_all(&out);
+            }
+            std::process::exit(128 + signal);
+        });
+    });
 }
 
 /// The script's process, stopped (TERM, then KILL) if still running when
