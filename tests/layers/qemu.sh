@@ -29,6 +29,8 @@ set -euo pipefail
 KVM_WAIT_S=${KVM_WAIT_S:-6}
 TIMEOUT_S=${TIMEOUT_S:-240}
 MODULES="virtio_pci virtio_blk 9pnet_virtio 9p crc32c_generic ext4"
+# The kernel cache's recipe: bump it when MODULES changes.
+KERNEL_RECIPE=1
 
 if [ $# -lt 4 ] || [ "$4" != -- ]; then
   echo "usage: $0 ENVBENCH OUT CACHE -- RUN-ARGS..." >&2
@@ -67,7 +69,7 @@ kernel_pkg=$(apt-cache depends linux-image-amd64 2>/dev/null \
   | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
 [ -n "$kernel_pkg" ] || missing "apt-cache knows no linux-image-amd64"
 kernel_ver=$(apt-cache show --no-all-versions "$kernel_pkg" | sed -n 's/^Version: //p' | head -n 1)
-kdir=$cache/$kernel_pkg-$kernel_ver
+kdir=$cache/$kernel_pkg-$kernel_ver-r$KERNEL_RECIPE
 if ! [ -e "$kdir/done" ]; then
   echo "qemu.sh: fetching $kernel_pkg $kernel_ver into $kdir" >&2
   kdir_tmp=$kdir.tmp # removed on every path until it is complete
