@@ -1,0 +1,99 @@
+# Sourced by the layer scripts in this folder (bash): argument parsing, a
+# temporary directory removed on every path, and a layer command run in
+# the background under a hard timeout, so that a trapped INT or TERM
+# (Ctrl-C, or tests/layers.rs giving up) stops it at once.
+#
+#   SCRIPT ENVBENCH OUT CACHE -- RUN-ARGS...
+#
+# envbench runs inside the layer with RUN-ARGS and writes OUT/result.json;
+# CACHE keeps what a second run can reuse. Exit codes: 0 envbench ran and
+# exited 0, 1 failure (envbench's own exit code is in OUT/exit-code when it
+# ran), 3 a tool is missing (the last stderr line names it).
+
+LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-150}
+# What stop_layer runs before signalling, e.g. `podman rm -f NAME`.
+layer_stop_hook=
+# Paths removed on exit after the layer stopped (rm --one-file-system).
+remove_on_exit=()
+layer_pid=
+work=
+
+me=$(basename "$0")
+if [ $# -lt 4 ] || [ "$4" != -- ]; then
+  echo "usage: $me ENVBENCH OUT CACHE -- RUN-ARGS..." >&2
+  exit 1
+fi
+envbench=$(realpath "$1") out=$(realpath "$2") cache=$3
+shift 4
+run_args=("$@")
+
+missing() { echo "$me: $1" >&2; exit 3; }
+
+# descendants PID: every process below PID (children first walked), by PID
+descendants() {
+  local kid
+  for kid in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    echo "$kid"
+    descendants "$kid"
+  done
+}
+
+# stop_layer: TERM (envbench then marks its file interrupted and stops the
+# case), TERM again (it exits at once, killing its workers), then KILL for
+# whatever is left of the layer command and everything it started.
+stop_layer() {
+  [ -n "$layer_pid" ] || return 0
+  [ -z "$layer_stop_hook" ] || eval "$layer_stop_hook" >/dev/null 2>&1 || true
+  # every PID seen below the layer command: those orphaned when it ends
+  # are still ours to kill
+  local seen="" sig i
+  for sig in TERM TERM KILL; do
+    seen="$seen $(descendants "$layer_pid")"
+    # shellcheck disable=SC2086
+    kill -s "$sig" "$layer_pid" $seen 2>/dev/null || true
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+      kill -0 "$layer_pid" 2>/dev/null || break 2
+      sleep 0.3
+    done
+  done
+  # shellcheck disable=SC2086
+  kill -s KILL $seen 2>/dev/null || true
+  wait "$layer_pid" 2>/dev/null || true
+  layer_pid=
+}
+
+cleanup() {
+  trap '' INT TERM # a second Ctrl-C does not cut the cleanup short
+  stop_layer
+  local p
+  for p in "${remove_on_exit[@]}" "$work"; do
+    [ -z "$p" ] || rm -rf --one-file-system "$p"
+  done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-$me.XXXXXX")
+mkdir -p "$cache"
+cache=$(realpath "$cache")
+
+# run_layer CMD...: runs CMD (in the background, stdin from /dev/null) and
+# waits for it at most LAYER_TIMEOUT_S seconds; its exit code goes to
+# OUT/exit-code. Returns 1 on timeout, else CMD's code.
+run_layer() {
+  "$@" </dev/null &
+  layer_pid=$!
+  local deadline=$((SECONDS + LAYER_TIMEOUT_S)) rc=0
+  while kill -0 "$layer_pid" 2>/dev/null; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "$me: still running after ${LAYER_TIMEOUT_S}s; stopped" >&2
+      stop_layer
+      return 1
+    fi
+    sleep 0.2
+  done
+  wait "$layer_pid" || rc=$?
+  layer_pid=
+  echo "$rc" >"$out/exit-code"
+  return "$rc"
+}
