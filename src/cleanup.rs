@@ -204,7 +204,25 @@ pub fn kill_descendants() -> usize {
             libc::kill(pid, libc::SIGCONT);
         }
     }
+    reap_children(std::time::Duration::from_secs(1));
     all.len()
+}
+
+/// Waits up to `limit` for this process's own children to be reaped, so
+/// none is left a zombie for PID 1 to collect (an init that reaps lazily,
+/// such as a VM's agent, keeps them in the process group for a while).
+fn reap_children(limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        let mut status = 0;
+        // SAFETY: waitpid writes only `status`; -1 waits for any own child.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        match pid {
+            0 => std::thread::sleep(std::time::Duration::from_millis(2)),
+            p if p > 0 => continue,
+            _ => return, // ECHILD: none left
+        }
+    }
 }
 
 /// Removes `paths` with everything in them; returns how many are gone.
