@@ -277,14 +277,34 @@ fn host_params(target: &NetTarget) -> BTreeMap<String, Value> {
         .unwrap_or_default()
 }
 
-/// The address a case's server binds: its `host` parameter or 127.0.0.1.
+/// The address a case's server binds: its `host` parameter or 127.0.0.1,
+/// once a connection to it has been seen to work: in a fresh network
+/// namespace whose loopback is down a server would wait for a client
+/// that can never reach it.
 fn case_host(case: &CaseSpec) -> Result<IpAddr, BenchError> {
-    match case.params.get("host").and_then(Value::as_str) {
-        None => Ok(DEFAULT_HOST),
+    let ip = match case.params.get("host").and_then(Value::as_str) {
+        None => DEFAULT_HOST,
         Some(h) => h
             .parse()
-            .map_err(|_| BenchError::Failed(format!("{}: bad host {h}", case.key()))),
-    }
+            .map_err(|_| BenchError::Failed(format!("{}: bad host {h}", case.key())))?,
+    };
+    reachable(ip)?;
+    Ok(ip)
+}
+
+/// Whether a client here can connect to a listener on `ip`.
+fn reachable(ip: IpAddr) -> Result<(), BenchError> {
+    let unreachable = |e: std::io::Error| {
+        BenchError::Unsupported(format!(
+            "cannot connect to a server on {ip} ({e}): is the loopback interface down in this \
+             network namespace? (`ip link set lo up`)"
+        ))
+    };
+    let listener = TcpListener::bind(SocketAddr::new(ip, 0)).map_err(unreachable)?;
+    let addr = listener.local_addr().map_err(unreachable)?;
+    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1))
+        .map(drop)
+        .map_err(unreachable)
 }
 
 /// A metric's declaration, in one line per metric.
