@@ -198,8 +198,7 @@ fn forget_unknown_metrics(case: &CaseSpec, run: &mut CaseRun) {
 /// The clock's assumption: one read costs under 1 % of the shortest
 /// repetition. Checked only where it fails (a clock read of tens of µs,
 /// as under gVisor's ptrace platform, against repetitions of ms).
-fn clock_check(clock: &super::Clock, shortest: Option<Duration>) -> Option<Assumption> {
-    let overhead = clock.read_overhead();
+fn clock_check(overhead: Duration, shortest: Option<Duration>) -> Option<Assumption> {
     let shortest = shortest?;
     if overhead.is_zero() || overhead * 100 <= shortest {
         return None;
@@ -304,7 +303,8 @@ fn repeat(
         });
         run.stop = StopReason::MaxReps;
     }
-    run.assumptions.extend(clock_check(clock, shortest));
+    run.assumptions
+        .extend(clock_check(clock.read_overhead(), shortest));
     if short_reps > 0 {
         run.anomalies.push(Anomaly {
             kind: "short_interval".into(),
@@ -539,22 +539,30 @@ mod tests {
 
     #[test]
     fn a_clock_read_over_one_percent_of_a_repetition_fails_the_clock_assumption() {
-        let real = Clock::real();
-        let overhead = real.read_overhead();
-        assert!(overhead < Duration::from_millis(1), "{overhead:?}");
-        // a repetition as short as 50 clock reads: the read is 2 % of it
-        let short = (overhead * 50).max(Duration::from_nanos(1));
-        let failed = clock_check(&real, Some(short));
-        if !overhead.is_zero() {
-            let a = failed.expect("a read of 2 % fails");
-            assert!(!a.held && a.kind == AssumptionKind::Clock, "{a:?}");
-            assert!(a.evidence.contains("% of the shortest repetition"), "{a:?}");
-        }
-        assert_eq!(clock_check(&real, Some(overhead * 1000)), None);
-        assert_eq!(clock_check(&real, None), None);
-        // the fake clock's reads cost nothing
-        let fake = Clock::fake(Duration::from_millis(1));
-        assert_eq!(clock_check(&fake, Some(Duration::from_nanos(1))), None);
+        let us = Duration::from_micros;
+        // gVisor-like: a 30 us read against a 2 ms repetition (1.5 %)
+        let a = clock_check(us(30), Some(us(2000))).expect("a read of 1.5 % fails");
+        assert!(!a.held && a.kind == AssumptionKind::Clock, "{a:?}");
+        assert!(
+            a.evidence.contains("1.5 % of the shortest repetition"),
+            "{a:?}"
+        );
+        // 30 ns against 20 ms, and exactly 1 %: holds, nothing recorded
+        assert_eq!(
+            clock_check(Duration::from_nanos(30), Some(us(20_000))),
+            None
+        );
+        assert_eq!(clock_check(us(10), Some(us(1000))), None);
+        // no repetition, or the fake clock's free reads: nothing to say
+        assert_eq!(clock_check(us(30), None), None);
+        assert_eq!(
+            clock_check(Duration::ZERO, Some(Duration::from_nanos(1))),
+            None
+        );
+        // the real clock's own read is measured, and short here
+        let real = Clock::real().read_overhead();
+        assert!(real < Duration::from_millis(1), "{real:?}");
+        assert!(Clock::fake(us(1)).read_overhead().is_zero());
     }
 
     #[test]

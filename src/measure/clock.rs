@@ -80,14 +80,18 @@ impl Clock {
         }
     }
 
-    /// What one read of this clock costs: the median gap between
-    /// consecutive reads, measured once per process (a few µs of work).
+    /// What one read of this clock costs: the median gap between 256
+    /// consecutive reads ([`crate::probe::timer::read_gaps_ns`]), measured
+    /// once per process.
     /// Zero for the fake clock, whose reads cost nothing real. Tens of ns
     /// natively; 30-60 µs where gVisor's ptrace platform traps the read.
     pub fn read_overhead(&self) -> Duration {
         static OVERHEAD: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
         match self {
-            Clock::Real { .. } => *OVERHEAD.get_or_init(measure_read_overhead),
+            Clock::Real { .. } => *OVERHEAD.get_or_init(|| {
+                let gaps = crate::probe::timer::read_gaps_ns(256);
+                Duration::from_nanos(gaps[gaps.len() / 2] as u64)
+            }),
             Clock::Fake(_) => Duration::ZERO,
         }
     }
@@ -107,24 +111,6 @@ impl Clock {
             }
         }
     }
-}
-
-/// The median gap between consecutive `Instant::now()` reads over 64
-/// pairs, after 8 reads that warm the path (a first read can fault in the
-/// vDSO page).
-fn measure_read_overhead() -> Duration {
-    for _ in 0..8 {
-        std::hint::black_box(Instant::now());
-    }
-    let mut gaps: Vec<Duration> = (0..64)
-        .map(|_| {
-            let a = Instant::now();
-            let b = Instant::now();
-            b.saturating_duration_since(a)
-        })
-        .collect();
-    gaps.sort_unstable();
-    gaps[gaps.len() / 2]
 }
 
 #[cfg(test)]

@@ -60,14 +60,22 @@ pub fn measure_timer(info: &mut ClockInfo) {
     if unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) } == 0 {
         info.resolution_ns = Some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64);
     }
-    let mut deltas = Vec::with_capacity(TIMER_PROBE_READS);
+    let deltas = read_gaps_ns(TIMER_PROBE_READS);
+    info.read_overhead_ns = Some(deltas[deltas.len() / 2]);
+    info.measured_resolution_ns = deltas.iter().copied().find(|&d| d > 0.0);
+}
+
+/// The gaps between `reads` back-to-back reads of the monotonic clock,
+/// nanoseconds, sorted: the median is what one read costs, the smallest
+/// non-zero one the resolution seen.
+pub fn read_gaps_ns(reads: usize) -> Vec<f64> {
+    let mut deltas = Vec::with_capacity(reads.max(1));
     let mut prev = Instant::now();
-    for _ in 0..TIMER_PROBE_READS {
+    for _ in 0..reads.max(1) {
         let now = Instant::now();
         deltas.push(now.duration_since(prev).as_nanos() as f64);
         prev = now;
     }
     deltas.sort_by(f64::total_cmp);
-    info.read_overhead_ns = Some(deltas[deltas.len() / 2]);
-    info.measured_resolution_ns = deltas.iter().copied().find(|&d| d > 0.0);
+    deltas
 }

@@ -128,7 +128,7 @@ impl Bench for Multiprog {
         "many processes at once"
     }
     fn summary(&self) -> &'static str {
-        "N simultaneous CPU-bound processes (2, 8, 32; 128 in full): makespan vs ideal, turnaround, start spread, Jain fairness"
+        "N simultaneous CPU-bound processes (2, 8; 32 from standard, 128 in full): makespan vs ideal, turnaround, start spread, Jain fairness"
     }
     fn reproduces(&self) -> &'static str {
         "seed 002 (100-300 simultaneous Linpack processes, Windows NT vs Linux, timelines)"
