@@ -80,18 +80,18 @@ impl Clock {
         }
     }
 
-    /// What one read of this clock costs: the median gap between 256
-    /// consecutive reads ([`crate::probe::timer::read_gaps_ns`]), measured
-    /// once per process.
-    /// Zero for the fake clock, whose reads cost nothing real. Tens of ns
-    /// natively; 30-60 µs where gVisor's ptrace platform traps the read.
+    /// What one read of this clock costs now: the median gap between 64
+    /// consecutive reads ([`crate::probe::timer::read_gaps_ns`]). Zero for
+    /// the fake clock, whose reads cost nothing real. 30 ns natively on
+    /// this project's VM; under gVisor's ptrace platform 12-48 us, and 30
+    /// ns again for a while within the same process, so it is measured
+    /// where it is needed, not once (at most 3 ms there, 2 us natively).
     pub fn read_overhead(&self) -> Duration {
-        static OVERHEAD: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
         match self {
-            Clock::Real { .. } => *OVERHEAD.get_or_init(|| {
-                let gaps = crate::probe::timer::read_gaps_ns(256);
+            Clock::Real { .. } => {
+                let gaps = crate::probe::timer::read_gaps_ns(64);
                 Duration::from_nanos(gaps[gaps.len() / 2] as u64)
-            }),
+            }
             Clock::Fake(_) => Duration::ZERO,
         }
     }
