@@ -475,6 +475,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_server_address_no_client_can_reach_skips_the_case_saying_why() {
+        assert!(reachable(DEFAULT_HOST).is_ok());
+        // TEST-NET-1: no address of this machine, so no listener binds it
+        // (a loopback that is down fails at the connect instead)
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        match reachable(ip) {
+            Err(BenchError::Unsupported(why)) => {
+                assert!(why.contains("cannot connect to a server on 192.0.2.1"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn percentiles_are_nearest_rank() {
         let mut v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
         let p = percentiles(&mut v).unwrap();
