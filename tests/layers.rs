@@ -20,6 +20,7 @@
 use envbench::results::{CaseStatus, RunStatus};
 use envbench::store;
 use std::fs;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, Once};
@@ -255,8 +256,10 @@ fn check_virtualization(layer: &Layer, virt: &envbench::probe::virt::Virtualizat
         "{}: fingerprint virtualization {names:?} (to be named: {})",
         layer.name, layer.virt_name
     );
+    // a guest booted under KVM shows KVM's CPUID, under TCG QEMU's own
+    let kvm_guest = layer.virt_name == "qemu" && names.contains(&"kvm");
     assert!(
-        names.contains(&layer.virt_name),
+        names.contains(&layer.virt_name) || kvm_guest,
         "{}: the fingerprint names {names:?}, not {}",
         layer.name,
         layer.virt_name
@@ -342,7 +345,10 @@ fn run_script(layer: &Layer, out: &Path) -> Option<i32> {
         .args(["--only", layer.only])
         .stdin(Stdio::null())
         .stdout(fs::File::create(out.join("script.out")).unwrap())
-        .stderr(fs::File::create(out.join("script.err")).unwrap());
+        .stderr(fs::File::create(out.join("script.err")).unwrap())
+        // a group of its own: the last resort kills the layer's processes
+        // with the script (QEMU, runsc, unshare), not bash alone
+        .process_group(0);
     watch_signals();
     let child = Script(cmd.spawn().expect("bash starts the layer's script"));
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -379,6 +385,8 @@ fn watch_signals() {
                     }
                     sleep(Duration::from_millis(200));
                 }
+                // SAFETY: the process group the script leads, made for it
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
                 let _ = fs::remove_dir_all(&out);
             }
             std::process::exit(128 + signal);
@@ -417,7 +425,8 @@ impl Drop for Script {
             }
             sleep(Duration::from_millis(200));
         }
-        let _ = self.0.kill();
+        // SAFETY: the process group the script leads, made for it
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
         let _ = self.0.wait();
     }
 }

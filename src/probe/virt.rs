@@ -93,8 +93,9 @@ pub struct VirtInputs {
     pub pid1_comm: Option<String>,
     /// The first `model name` of `/proc/cpuinfo` (`unknown` in gVisor).
     pub cpuinfo_model: Option<String>,
-    /// The first lines syslog(2) returns (what `dmesg` reads), e.g.
-    /// `[    0.000000] Starting gVisor...`; `None` where it is refused.
+    /// The first lines of the kernel log's last 16 KiB, from syslog(2)
+    /// (what `dmesg` reads), e.g. `[    0.000000] Starting gVisor...`;
+    /// `None` where it is refused.
     pub kernel_log: Option<String>,
     /// `/proc/self/ns/*` link targets by kind, e.g. (`pid`, `pid:[4026531836]`).
     pub ns_links: Vec<(String, String)>,
@@ -260,7 +261,7 @@ fn add_namespaces(
 ) {
     if !ns.undecided.is_empty() {
         notes.push(format!(
-            "{} may or may not be initial: this kernel is not seen to pin the initial net namespace's number",
+            "{} may or may not be initial: no link here shows the kernel pinning the initial mnt and net namespaces' numbers",
             ns.undecided.join(" ")
         ));
     }
@@ -268,7 +269,13 @@ fn add_namespaces(
         return;
     }
     let evidence = namespace::evidence(&ns.not_initial);
-    match layers.iter_mut().rev().find(|l| l.kind == "container") {
+    // a container's or WSL 2's own namespaces (each WSL 2 distribution
+    // runs in namespaces of the utility VM) are evidence of that layer
+    match layers
+        .iter_mut()
+        .rev()
+        .find(|l| l.kind == "container" || l.kind == "wsl")
+    {
         Some(container) => container.evidence.push(evidence),
         None => layers.push(VirtLayer {
             kind: "namespaces".into(),
@@ -387,9 +394,11 @@ pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
 /// How many kernel log lines detection keeps.
 const KERNEL_LOG_LINES: usize = 3;
 
-/// The first [`KERNEL_LOG_LINES`] lines syslog(2) reads (`dmesg`); `None`
-/// where it is refused (dmesg_restrict without CAP_SYSLOG). The first
-/// lines say which kernel booted, and gVisor's whole log is short.
+/// The first [`KERNEL_LOG_LINES`] lines of what syslog(2) reads into 16
+/// KiB (`dmesg`): the log's last 16 KiB, so its start only where the
+/// whole log is shorter, as gVisor's is ("Starting gVisor..." first); on a
+/// busy Linux host, lines from the middle. `None` where it is refused
+/// (dmesg_restrict without CAP_SYSLOG).
 fn read_kernel_log() -> Option<String> {
     const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
     let mut buf = vec![0u8; 16 * 1024];
@@ -444,6 +453,27 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(names(&detect(&i)), vec!["wsl2", "docker"]);
+    }
+
+    #[test]
+    fn wsl2s_own_namespaces_are_its_evidence_not_a_layer() {
+        // each WSL 2 distribution runs in namespaces of the utility VM
+        let i = VirtInputs {
+            hypervisor_flag: true,
+            cpuid_vendor: Some("Microsoft Hv".into()),
+            osrelease: Some("5.15.153.1-microsoft-standard-WSL2\n".into()),
+            ns_links: vec![
+                ("pid".into(), "pid:[4026532200]".into()),
+                ("uts".into(), "uts:[4026531838]".into()),
+            ],
+            ..Default::default()
+        };
+        let v = detect(&i);
+        assert_eq!(names(&v), vec!["wsl2"]);
+        assert!(v.layers[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("pid:[4026532200]")));
     }
 
     #[test]

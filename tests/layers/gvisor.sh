@@ -14,5 +14,8 @@ mkdir "$work/io" "$work/tmp"
 chmod 0755 "$work" "$work/tmp"
 cd "$work/io"
 # runsc do keeps its bundle under TMPDIR: inside $work, removed with it
-TMPDIR=$work/tmp run_layer runsc --network=none do -force-overlay=false -- \
+# runsc's state in our directory, not /var/run/runsc: a killed sandbox
+# leaves nothing behind there
+mkdir "$work/runsc"
+TMPDIR=$work/tmp run_layer runsc --root "$work/runsc" --network=none do -force-overlay=false -- \
   "$envbench" run "${run_args[@]}" --dir "work=$work/io" -o "$out/result.json"

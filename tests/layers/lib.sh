@@ -28,6 +28,7 @@ shift 4
 run_args=("$@")
 
 missing() { echo "$me: $1" >&2; exit 3; }
+command -v ps >/dev/null || missing "no ps (procps), which finds the layer's processes to stop"
 
 # descendants PID: every process below PID (children first walked), by PID
 descendants() {
@@ -60,6 +61,9 @@ stop_layer() {
   kill -s KILL $seen 2>/dev/null || true
   wait "$layer_pid" 2>/dev/null || true
   layer_pid=
+  # again: what the hook stops (a container whose monitor daemonized, out
+  # of reach of the kills above) may have started after its first call
+  [ -z "$layer_stop_hook" ] || eval "$layer_stop_hook" >/dev/null 2>&1 || true
 }
 
 cleanup() {
@@ -79,7 +83,8 @@ cache=$(realpath "$cache")
 
 # run_layer CMD...: runs CMD (in the background, stdin from /dev/null) and
 # waits for it at most LAYER_TIMEOUT_S seconds; its exit code goes to
-# OUT/exit-code. Returns 1 on timeout, else CMD's code.
+# OUT/exit-code. Returns 0 when CMD exited 0, else 1 (never 3, which
+# says a tool is missing: CMD's own 3, envbench's "not idle", is no such thing).
 run_layer() {
   "$@" </dev/null &
   layer_pid=$!
@@ -95,5 +100,5 @@ run_layer() {
   wait "$layer_pid" || rc=$?
   layer_pid=
   echo "$rc" >"$out/exit-code"
-  return "$rc"
+  [ "$rc" -eq 0 ]
 }

@@ -482,7 +482,10 @@ mod tests {
         let ip: IpAddr = "192.0.2.1".parse().unwrap();
         match reachable(ip) {
             Err(BenchError::Unsupported(why)) => {
-                assert!(why.contains("cannot connect to a server on 192.0.2.1"), "{why}")
+                assert!(
+                    why.contains("cannot connect to a server on 192.0.2.1"),
+                    "{why}"
+                )
             }
             other => panic!("{other:?}"),
         }
