@@ -11,6 +11,9 @@ set -euo pipefail
 command -v bwrap >/dev/null || missing "no bwrap (bubblewrap)"
 mkdir "$work/io"
 cd "$work/io"
+# the binary is bound again after the tmpfs over /tmp, which would hide
+# it where the clone lives under /tmp
 run_layer bwrap --dev-bind / / --unshare-all --die-with-parent --proc /proc --tmpfs /tmp \
+  --ro-bind "$envbench" "$envbench" \
   --bind "$work" "$work" --bind "$out" "$out" --chdir "$work/io" \
   "$envbench" run "${run_args[@]}" --dir "work=$work/io" -o "$out/result.json"

@@ -128,7 +128,7 @@ mount -t proc proc /host/proc && mount -t sysfs sys /host/sys \
   && mount -t devtmpfs dev /host/dev || fail "proc, sys, dev"
 ip link set lo up || fail "loopback"
 echo "envbench-guest: running envbench"
-chroot /host /bin/sh /mnt/share/run.sh
+chroot /host /bin/bash /mnt/share/run.sh
 echo "\$?" >/host/mnt/share/guest-status
 echo "envbench-guest: envbench exited with \$(cat /host/mnt/share/guest-status)"
 sync
@@ -143,10 +143,13 @@ truncate -s 512M "$work/disk.img"
 mkfs.ext4 -q -F "$work/disk.img"
 share=$work/share
 mkdir "$share"
+# the guest mounts tmpfs over /tmp and /mnt, which can hide the host's
+# binary (a clone under /tmp): it runs a copy from the share instead
+cp "$envbench" "$share/envbench"
 {
   echo 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp XDG_DATA_HOME=/tmp'
   printf 'cd /tmp && exec'
-  printf ' %q' "$envbench" run "$@" --dir disk=/mnt/disk --dir share=/mnt/share \
+  printf ' %q' /mnt/share/envbench run "$@" --dir disk=/mnt/disk --dir share=/mnt/share \
     -o /mnt/share/result.json
   echo
 } >"$share/run.sh"
