@@ -107,7 +107,7 @@ impl PgServer {
                 OsStr::new("-o"),
                 OsStr::new(&opts),
             ]);
-        } else {
+        } else if what == "stop" {
             args.extend([OsStr::new("-m"), OsStr::new("immediate")]);
         }
         args.push(what.as_ref());
@@ -503,4 +503,153 @@ fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
     pg.ctl("start");
     let out = envbench(tmp.path(), &["store", "push", "--db", &url, "gone.json"]);
     assert!(text(&out).contains("1 added"), "{}", text(&out));
+}
+
+#[test]
+fn pushes_of_the_same_files_at_once_count_each_run_added_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = result_files(tmp.path(), 30, &["a"], &["h1"]);
+    let url = pg.url();
+    let writers: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_envbench"))
+                .args(["store", "push", "--db", &url])
+                .args(&files)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut added = 0;
+    for w in writers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let t = String::from_utf8_lossy(&out.stdout).to_string();
+        added += t.lines().filter(|l| l.starts_with("added: ")).count();
+        assert_eq!(
+            t.lines().filter(|l| l.starts_with("updated: ")).count(),
+            0,
+            "the same document is never an update: {t}"
+        );
+    }
+    assert_eq!(added, 30, "each run added by one process");
+    assert_eq!(stored(&pg).len(), 30);
+}
+
+#[test]
+fn a_nul_in_a_fingerprint_is_stored_and_the_files_after_it_too() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = result_files(tmp.path(), 3, &["a"], &["h1"]);
+    let mut doc = file_doc(&files[1]);
+    doc["fingerprint"]["os"]["hostname"] = "nul\u{0}host".into();
+    doc["fingerprint"]["cpu"]["model"] = "cpu\u{0}".into();
+    std::fs::write(&files[1], serde_json::to_vec(&doc).unwrap()).unwrap();
+    let out = push(tmp.path(), &pg.url(), &files);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("3 added"), "{}", text(&out));
+    let rows = stored(&pg);
+    assert_eq!(rows[1].1, doc, "the document keeps the NUL");
+    let host: String = pg
+        .client()
+        .query_one(
+            "SELECT host FROM envbench.runs WHERE run_id = 'run-0001'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(host, "nul\u{fffd}host", "the column holds a stand-in");
+    let out = envbench(
+        tmp.path(),
+        &["compare", "--db", &pg.url(), "a", "a", "--where", "host=nul"],
+    );
+    assert!(!text(&out).contains("panicked"), "{}", text(&out));
+}
+
+/// Requires a password of role `pw` over the socket (pg_hba.conf first
+/// line), and makes a role `reader` that may only read the runs.
+fn password_and_reader_roles(pg: &PgServer) {
+    let mut c = pg.client();
+    c.batch_execute(
+        "CREATE ROLE pw LOGIN SUPERUSER PASSWORD 's3cr/t?pw';
+         CREATE ROLE reader LOGIN;
+         GRANT USAGE ON SCHEMA envbench TO reader;
+         GRANT SELECT ON ALL TABLES IN SCHEMA envbench TO reader;",
+    )
+    .unwrap();
+    let hba = pg.dir.path().join("data/pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(&hba, format!("local all pw scram-sha-256\n{old}")).unwrap();
+    pg.ctl("reload");
+}
+
+#[test]
+fn passwords_come_from_pgpassword_or_the_password_file_and_are_never_shown() {
+    let Some(pg) = PgServer::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let files = result_files(tmp.path(), 1, &["a"], &["h1"]);
+    // the store's tables first, so the reader role can be given them
+    assert!(push(tmp.path(), &pg.url(), &files).status.success());
+    password_and_reader_roles(&pg);
+    let url = pg.url().replace("envbench@", "pw@");
+    let f = files[0].to_str().unwrap();
+    let history = |envs: &[(&str, &OsStr)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_envbench"));
+        cmd.current_dir(tmp.path())
+            .args(["history", "--db", &url])
+            .env_remove("PGPASSWORD")
+            .env("PGPASSFILE", tmp.path().join("none"));
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = history(&[]);
+    assert!(!out.status.success(), "no password, no entry: {}", text(&out));
+    let out = history(&[("PGPASSWORD", OsStr::new("s3cr/t?pw"))]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("r0000.json"), "{}", text(&out));
+    let out = history(&[("PGPASSWORD", OsStr::new("wrong"))]);
+    assert!(text(&out).contains("(the password from PGPASSWORD)"), "{}", text(&out));
+    // the password file: the socket's host matches localhost, ':' escaped
+    let pass = tmp.path().join("pgpass");
+    std::fs::write(&pass, "localhost:*:*:pw:s3cr/t?pw\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = history(&[("PGPASSFILE", pass.as_os_str())]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = history(&[("PGPASSFILE", pass.as_os_str())]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("group or world access"), "{}", text(&out));
+    // a password with an unencoded / and ? in the URL is read as the
+    // driver reads it, and never shown when the store fails (no such database)
+    let good = url.replace("pw@", "pw:s3cr/t?pw@");
+    assert!(envbench(tmp.path(), &["history", "--db", &good]).status.success());
+    let bare = good.replace("/postgres", "/nodb");
+    for args in [
+        vec!["history", "--db", bare.as_str()],
+        vec!["store", "push", "--db", bare.as_str(), f],
+    ] {
+        let out = envbench(tmp.path(), &args);
+        assert!(!out.status.success());
+        assert!(!text(&out).contains("s3cr"), "{}", text(&out));
+        assert!(text(&out).contains("pw:***@"), "{}", text(&out));
+    }
+    // a role that may only read: push and run refuse before writing or measuring
+    let reader = pg.url().replace("envbench@", "reader@");
+    let out = envbench(tmp.path(), &["store", "push", "--db", &reader, f]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("role reader may not add runs"), "{}", text(&out));
+    let out = envbench(
+        tmp.path(),
+        &["run", "--fake-clock", "--quiet", "--only", "cpu.int", "--db", &reader, "-o", "r.json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("may not add runs"), "{}", text(&out));
+    assert!(!tmp.path().join("r.json").exists(), "refused before measuring");
+    let out = envbench(tmp.path(), &["history", "--db", &reader]);
+    assert!(out.status.success(), "reading is allowed: {}", text(&out));
 }

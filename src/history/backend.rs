@@ -47,30 +47,61 @@ pub fn is_server_url(text: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
-/// `url` with the password of `user:password@` and of `password=`
-/// replaced by `***`.
+/// `url` with the password of `user:password@` and of every `password=`
+/// replaced by `***`. A password may hold `/`, `?`, `@` or `:` unencoded,
+/// so the user's part runs to the last `@`: a URL that is not what it
+/// seems hides too much rather than too little.
 pub fn redact(url: &str) -> String {
-    let url = match url.find("password=") {
-        Some(i) => {
-            let start = i + "password=".len();
-            let end = url[start..].find('&').map_or(url.len(), |e| start + e);
-            format!("{}***{}", &url[..start], &url[end..])
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(i) = rest.find("password=") {
+        let start = i + "password=".len();
+        out.push_str(&rest[..start]);
+        out.push_str("***");
+        rest = &rest[start..];
+        rest = &rest[rest.find('&').unwrap_or(rest.len())..];
+    }
+    out.push_str(rest);
+    let Some((scheme, rest)) = out.split_once("://") else {
+        return out;
+    };
+    let Some(at) = rest.rfind('@') else {
+        return out;
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) if !user.contains(['/', '?', '@']) => {
+            format!("{scheme}://{user}:***{}", &rest[at..])
         }
+        _ => out.clone(),
+    }
+}
+
+/// What is wrong with a store URL before it is parsed, in words: TLS
+/// demands (this client speaks plain connections) and `sslmode` values
+/// the driver would only call an invalid connection string.
+fn url_problem(url: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    let mode = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("sslmode="))?;
+    match mode {
+        "disable" | "prefer" => None,
+        "require" | "verify-ca" | "verify-full" => Some(format!(
+            "sslmode={mode}: this envbench connects without TLS; reach the server over a Unix socket, the loopback or an SSH tunnel"
+        )),
+        "allow" => Some("sslmode=allow: give sslmode=disable or prefer (this envbench connects without TLS)".into()),
+        other => Some(format!(
+            "sslmode={}: not one of disable, allow, prefer, require, verify-ca, verify-full",
+            crate::terminal::escape(other)
+        )),
+    }
+}
+
+/// `url` with its scheme in lower case (`POSTGRES://` names a server too).
+fn lower_scheme(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
         None => url.to_string(),
-    };
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url;
-    };
-    let (auth_end, _) = rest
-        .char_indices()
-        .find(|(_, c)| matches!(c, '/' | '?'))
-        .unwrap_or((rest.len(), ' '));
-    match rest[..auth_end].rfind('@') {
-        Some(at) => match rest[..at].split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-            None => url.clone(),
-        },
-        None => url.clone(),
     }
 }
 
@@ -174,13 +205,18 @@ impl PgConn {
     fn exchange(&self, what: &str, job: PgJob) -> Result<Vec<Vec<Cell>>, Failure> {
         if self.given_up.get() {
             return Err(Failure::Deadline(
-                "the connection was given up after an earlier exchange got no answer".into(),
+                "the connection was lost earlier (closed by the server, or given up when an exchange got no answer)".into(),
             ));
         }
         let lost = || Failure::Deadline("the connection's thread ended".into());
         self.jobs.send(job).map_err(|_| lost())?;
         match self.answers.recv_timeout(EXCHANGE_DEADLINE) {
-            Ok(answer) => answer.map_err(Failure::Pg),
+            Ok(answer) => answer.map_err(|e| {
+                if e.is_closed() {
+                    self.given_up.set(true);
+                }
+                Failure::Pg(e)
+            }),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 self.given_up.set(true);
                 Err(Failure::Deadline(format!(
@@ -188,7 +224,10 @@ impl PgConn {
                     EXCHANGE_DEADLINE.as_secs()
                 )))
             }
-            Err(_) => Err(lost()),
+            Err(_) => {
+                self.given_up.set(true);
+                Err(lost())
+            }
         }
     }
 }
@@ -231,15 +270,26 @@ impl Conn {
     /// answer or refuses.
     pub fn postgres(url: &str) -> Result<Conn, HistoryError> {
         let shown = redact(url);
-        let mut config: postgres::Config = url.parse().map_err(|e| HistoryError::Server {
+        let refuse = |cause: String| HistoryError::Server {
             place: shown.clone(),
-            cause: format!("not a PostgreSQL URL this envbench can read ({e})"),
+            cause,
+        };
+        if let Some(problem) = url_problem(url) {
+            return Err(refuse(problem));
+        }
+        let mut config: postgres::Config = lower_scheme(url).parse().map_err(|e| {
+            refuse(format!(
+                "not a PostgreSQL URL this envbench can read ({e}); a password with /, ?, @, : or # must be percent-encoded (/ as %2F)"
+            ))
         })?;
         if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(HistoryError::Server {
-                place: shown,
-                cause: "sslmode=require: this envbench connects without TLS; reach the server over a Unix socket, the loopback or an SSH tunnel".into(),
-            });
+            return Err(refuse(
+                "sslmode=require: this envbench connects without TLS; reach the server over a Unix socket, the loopback or an SSH tunnel".into(),
+            ));
+        }
+        let (password_from, warning) = super::pgpass::fill(&mut config);
+        if let Some(w) = warning {
+            eprintln!("envbench: warning: {w}");
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(BUSY_WAIT);
@@ -248,15 +298,78 @@ impl Conn {
             config.application_name("envbench");
         }
         let deadline = config.get_connect_timeout().copied().unwrap_or(BUSY_WAIT);
-        let conn = PgConn::connect(config, deadline).map_err(|f| HistoryError::Server {
-            place: shown,
-            cause: match f {
+        let conn = PgConn::connect(config, deadline).map_err(|f| {
+            let cause = match f {
                 Failure::Pg(e) => pg_cause(&e),
                 Failure::Deadline(why) => why,
                 Failure::Lite(e) => e.to_string(),
-            },
+            };
+            let from = match &password_from {
+                Some(super::pgpass::Source::Variable) => " (the password from PGPASSWORD)".to_string(),
+                Some(super::pgpass::Source::File(f)) => format!(
+                    " (the password from {})",
+                    crate::terminal::escape(&f.display().to_string())
+                ),
+                None => String::new(),
+            };
+            refuse(format!("{cause}{from}"))
         })?;
         Ok(Conn::Pg(conn))
+    }
+
+    /// Whether the server's connection was closed or given up: every
+    /// further exchange would fail.
+    pub fn is_lost(&self) -> bool {
+        match self {
+            Conn::Lite(_) => false,
+            Conn::Pg(c) => c.given_up.get(),
+        }
+    }
+
+    /// Why runs cannot be written through this connection, if they
+    /// cannot: a file SQLite opened read-only, a role without INSERT and
+    /// UPDATE on the runs (`table`), a session that is read-only. Asked
+    /// before measuring, so a run is not made only to be lost.
+    pub fn cannot_write(&self, table: &str) -> Result<Option<String>, Failure> {
+        match self {
+            Conn::Lite(c) => Ok(c
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(Failure::Lite)?
+                .then(|| "the file can only be read (its permissions or its file system)".to_string())),
+            Conn::Pg(_) => {
+                let rows = self.rows(
+                    &format!(
+                        "SELECT current_user::text, \
+                           (has_table_privilege('{table}', 'INSERT') AND has_table_privilege('{table}', 'UPDATE'))::text, \
+                           current_setting('transaction_read_only')"
+                    ),
+                    &[],
+                )?;
+                let cells: Vec<String> = rows
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Cell::into_text)
+                    .collect();
+                let [user, may, read_only] = cells.as_slice() else {
+                    return Ok(None);
+                };
+                Ok(if may != "true" {
+                    Some(format!(
+                        "role {} may not add runs (it needs INSERT and UPDATE on {table})",
+                        crate::terminal::escape(user)
+                    ))
+                } else if read_only == "on" {
+                    Some(format!(
+                        "the session of role {} is read-only (default_transaction_read_only, or a standby server)",
+                        crate::terminal::escape(user)
+                    ))
+                } else {
+                    None
+                })
+            }
+        }
     }
 
     /// Whether this is the server.
@@ -425,6 +538,20 @@ mod tests {
             Db::Server("postgresql://a:b@h".into()).shown(),
             "postgresql://a:***@h"
         );
+        // unencoded separators in the password hide it all the same
+        for (url, shown) in [
+            ("postgres://u:se/cr?et@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:s@c:r#t@h:5/db", "postgres://u:***@h:5/db"),
+            ("postgres://u:pw@h/db?password=x&password=y", "postgres://u:***@h/db?password=***&password=***"),
+        ] {
+            assert_eq!(redact(url), shown);
+            let Err(e) = Conn::postgres(url) else {
+                panic!("{url} accepted")
+            };
+            for secret in ["se/cr", "s@c", "pw@", "=x", "=y"] {
+                assert!(!e.to_string().contains(secret), "{e}");
+            }
+        }
     }
 
     #[test]
@@ -432,6 +559,12 @@ mod tests {
         for (url, says) in [
             ("postgres://u@127.0.0.1:1/db?sslmode=require", "without TLS"),
             ("postgres://u@h:notaport/db", "not a PostgreSQL URL"),
+            ("postgres://u@h/db?sslmode=verify-full", "sslmode=verify-full: this envbench connects without TLS"),
+            ("postgres://u@h/db?sslmode=verify-ca", "without TLS"),
+            ("postgres://u@h/db?sslmode=allow", "give sslmode=disable or prefer"),
+            ("postgres://u@h/db?sslmode=maybe", "not one of disable"),
+            // an upper-case scheme is read: the connection is what fails
+            ("POSTGRES://u@127.0.0.1:1/db", "Connection refused"),
         ] {
             let Err(e) = Conn::postgres(url) else {
                 panic!("{url} accepted")

@@ -6,6 +6,7 @@
 //! server that went away, is a clear error or warning, never a lost result.
 
 mod backend;
+mod pgpass;
 mod schema;
 
 use crate::results::ResultFile;
@@ -56,6 +57,24 @@ pub enum HistoryError {
         id: i64,
         /// What the reader found wrong.
         cause: String,
+    },
+    /// Runs cannot be written there.
+    #[error("{place}: runs cannot be recorded here: {why}")]
+    ReadOnly {
+        /// The database.
+        place: String,
+        /// Why, in words.
+        why: String,
+    },
+    /// A run whose document is larger than a result file may be.
+    #[error("{place}: run {run_id} is {} MiB as JSON, larger than the {} MiB envbench reads back; not stored", bytes >> 20, crate::store::MAX_FILE_BYTES >> 20)]
+    TooLarge {
+        /// The database.
+        place: String,
+        /// The run's id.
+        run_id: String,
+        /// Its size.
+        bytes: usize,
     },
     /// Cannot create the directory for the database.
     #[error("{path}: {cause}")]
@@ -162,19 +181,34 @@ impl Filter {
         })
     }
 
-    /// `LIKE` patterns for the query: `%part%`, lower case, `%` and `_` escaped.
-    fn patterns(&self) -> Vec<Cell> {
-        self.parts()
-            .iter()
-            .map(|p| {
-                let part = p.as_deref().unwrap_or("").to_lowercase();
-                let escaped = part
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_");
-                Cell::Text(format!("%{escaped}%"))
-            })
-            .collect()
+    /// The query's conditions and their arguments (numbered from
+    /// `first`): `lower(column) LIKE '%part%'`, `%` and `_` escaped, for
+    /// each part given in ASCII. SQLite's `lower` and `LIKE` fold ASCII
+    /// only, and PostgreSQL's `lower` folds by the database's locale, so a
+    /// part with other letters is left to [`Filter::matches`] on the
+    /// parsed runs; so are the CPU model and kernel of a version 1 layout.
+    fn conditions(&self, first: usize, version: i64) -> (String, Vec<Cell>) {
+        let columns = ["host", "cpu_model", "kernel", "virtualization"];
+        let (mut sql, mut args) = (String::new(), Vec::new());
+        for (part, column) in self.parts().iter().zip(columns) {
+            let Some(part) = part.as_deref().filter(|p| p.is_ascii()) else {
+                continue;
+            };
+            if version < 2 && matches!(column, "cpu_model" | "kernel") {
+                continue;
+            }
+            let escaped = part
+                .to_ascii_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            args.push(Cell::Text(format!("%{escaped}%")));
+            sql += &format!(
+                " AND lower({column}) LIKE ?{} ESCAPE '\\'",
+                first + args.len() - 1
+            );
+        }
+        (sql, args)
     }
 }
 
@@ -276,6 +310,20 @@ fn named(place: &str, failure: Failure) -> HistoryError {
     }
 }
 
+/// How many times [`History::record`] starts again when another writer
+/// changed the run between its statements.
+const RECORD_ATTEMPTS: usize = 5;
+
+/// A text as a column holds it: NUL, which PostgreSQL's text cannot hold,
+/// becomes U+FFFD (the JSON document keeps the character, escaped).
+fn column_text(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\u{fffd}")
+    } else {
+        text
+    }
+}
+
 /// The columns of a listed run, in [`Entry`]'s order.
 const ENTRY_COLUMNS: &str =
     "id, run_id, label, host, virtualization, started_utc, suite, status, path, cpu_model, kernel";
@@ -338,6 +386,12 @@ impl History {
         };
         let found = schema::migrate(&conn).map_err(|e| named(&place, e))?;
         refuse_newer(&place, found)?;
+        if let Some(why) = conn
+            .cannot_write(schema::runs_table(&conn))
+            .map_err(|e| named(&place, e))?
+        {
+            return Err(HistoryError::ReadOnly { place, why });
+        }
         Ok(History {
             conn,
             place,
@@ -356,39 +410,38 @@ impl History {
 
     /// Records (or updates, by run id) a run written to `file_path`, in
     /// one statement: a run is stored whole or not at all. Returns its
-    /// history id and what was done.
+    /// history id and what was done. The outcome is decided by the
+    /// statement that wrote (an insert that found no row, an update of
+    /// the state that was read), so processes pushing the same files at
+    /// once each say what they did: one "added", the others "already
+    /// there", and an older state never replaces one that got further.
     ///
     /// # Errors
-    /// [`HistoryError::Sqlite`], [`HistoryError::Server`].
+    /// [`HistoryError::Sqlite`], [`HistoryError::Server`];
+    /// [`HistoryError::BadRun`] for a document larger than a result file
+    /// may be.
     pub fn record(
         &self,
         run: &ResultFile,
         file_path: &Path,
     ) -> Result<(i64, Outcome), HistoryError> {
         let json = serde_json::to_string(run).expect("invariant: result types always serialise");
-        let before = self.rows(
-            "SELECT id, json FROM {t} WHERE run_id = ?1",
-            &[Cell::Text(run.run_id.clone())],
-        )?;
-        if let Some([id, stored]) = before.first().map(Vec::as_slice) {
-            if stored == &Cell::Text(json.clone()) {
-                return Ok((id.int(), Outcome::Unchanged));
-            }
-            let got_further = match stored {
-                Cell::Text(text) => serde_json::from_str::<ResultFile>(text)
-                    .is_ok_and(|s| s.progress() > run.progress()),
-                _ => false,
-            };
-            if got_further {
-                return Ok((id.int(), Outcome::Older));
-            }
+        if json.len() as u64 > crate::store::MAX_FILE_BYTES {
+            return Err(HistoryError::TooLarge {
+                place: self.place.clone(),
+                run_id: run.run_id.clone(),
+                bytes: json.len(),
+            });
         }
         let fp = &run.fingerprint;
         let status = serde_json::to_value(run.status)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let args: Vec<Cell> = [
+        // the columns are copies for choosing runs; the document keeps
+        // every character (a NUL is escaped in JSON text, but PostgreSQL's
+        // text refuses the character itself)
+        let columns: Vec<Cell> = [
             run.run_id.clone(),
             run.label.clone(),
             fp.os.hostname.clone().unwrap_or_default(),
@@ -397,27 +450,76 @@ impl History {
             run.config.suite.name().to_string(),
             status,
             file_path.display().to_string(),
-            json,
+            json.clone(),
             fp.cpu.model.clone().unwrap_or_default(),
             fp.os.kernel_release.clone().unwrap_or_default(),
         ]
         .into_iter()
-        .map(Cell::Text)
+        .map(|t| Cell::Text(column_text(t)))
         .collect();
-        let rows = self.rows(
-            "INSERT INTO {t} (run_id, label, host, virtualization, started_utc, suite, status, path, json, cpu_model, kernel)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT (run_id) DO UPDATE SET label = excluded.label, status = excluded.status, json = excluded.json, path = excluded.path
-             RETURNING id",
-            &args,
-        )?;
-        let id = rows.first().and_then(|r| r.first()).map_or(0, Cell::int);
-        let outcome = if before.is_empty() {
-            Outcome::Added
-        } else {
-            Outcome::Updated
-        };
-        Ok((id, outcome))
+        let first_id = |rows: Vec<Vec<Cell>>| rows.first().and_then(|r| r.first()).map(Cell::int);
+        // another writer may add or change the run between the statements:
+        // each attempt starts again from what the store holds
+        for _ in 0..RECORD_ATTEMPTS {
+            let inserted = self.rows(
+                "INSERT INTO {t} (run_id, label, host, virtualization, started_utc, suite, status, path, json, cpu_model, kernel)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT (run_id) DO NOTHING
+                 RETURNING id",
+                &columns,
+            )?;
+            if let Some(id) = first_id(inserted) {
+                return Ok((id, Outcome::Added));
+            }
+            let before = self.rows(
+                "SELECT id, json FROM {t} WHERE run_id = ?1",
+                &[columns[0].clone()],
+            )?;
+            let Some([id, stored]) = before.first().map(Vec::as_slice) else {
+                continue; // removed meanwhile: insert again
+            };
+            if stored == &columns[8] {
+                return Ok((id.int(), Outcome::Unchanged));
+            }
+            let got_further = match stored {
+                Cell::Text(text) => serde_json::from_str::<ResultFile>(text)
+                    .is_ok_and(|s| s.progress() > run.progress()),
+                Cell::Int(_) => false,
+            };
+            if got_further {
+                return Ok((id.int(), Outcome::Older));
+            }
+            let args = [
+                columns[1].clone(),
+                columns[6].clone(),
+                columns[8].clone(),
+                columns[7].clone(),
+                columns[0].clone(),
+                stored.clone(),
+            ];
+            let updated = self.rows(
+                "UPDATE {t} SET label = ?1, status = ?2, json = ?3, path = ?4
+                 WHERE run_id = ?5 AND json = ?6
+                 RETURNING id",
+                &args,
+            )?;
+            if let Some(id) = first_id(updated) {
+                return Ok((id, Outcome::Updated));
+            }
+        }
+        Err(HistoryError::Server {
+            place: self.place.clone(),
+            cause: format!(
+                "run {} kept changing while it was recorded ({RECORD_ATTEMPTS} attempts); push it again",
+                crate::terminal::escape_output(&run.run_id)
+            ),
+        })
+    }
+
+    /// Whether the store's connection was lost: nothing more can be done
+    /// through it.
+    pub fn connection_lost(&self) -> bool {
+        self.conn.is_lost()
     }
 
     /// Every run, oldest first.
@@ -500,25 +602,11 @@ impl History {
         if !self.has_runs {
             return Ok(Vec::new());
         }
+        let (conditions, parts) = filter.conditions(2, self.version);
         let mut args = vec![Cell::Text(label.to_string())];
-        args.extend(filter.patterns());
-        // a version 1 layout has no CPU model or kernel columns: those
-        // parts are matched on the parsed runs instead
-        let (cpu, kernel) = if self.version < 2 {
-            ("?3 = ?3", "?4 = ?4")
-        } else {
-            (
-                "lower(cpu_model) LIKE ?3 ESCAPE '\\'",
-                "lower(kernel) LIKE ?4 ESCAPE '\\'",
-            )
-        };
+        args.extend(parts);
         let rows = self.rows(
-            &format!(
-                "SELECT id, json FROM {{t}} WHERE label = ?1
-                   AND lower(host) LIKE ?2 ESCAPE '\\' AND {cpu}
-                   AND {kernel} AND lower(virtualization) LIKE ?5 ESCAPE '\\'
-                 ORDER BY id"
-            ),
+            &format!("SELECT id, json FROM {{t}} WHERE label = ?1{conditions} ORDER BY id"),
             &args,
         )?;
         let runs = self.parse_rows(rows)?;
@@ -649,6 +737,7 @@ mod tests {
             ("r1", "lab-a", "AMD EPYC 9B14"),
             ("r2", "lab-b", "Intel(R) Xeon(R) Platinum 8481C"),
             ("r3", "lab_c%", "AMD EPYC 7B13"),
+            ("r4", "ÄRGER-Ωmega", "Ampere Altra"),
         ] {
             let mut r = sample("native", id);
             r.fingerprint.os.hostname = Some(host.into());
@@ -676,7 +765,10 @@ mod tests {
         assert_eq!(ids(host("_c%")), ["r3"], "% and _ are plain characters");
         assert_eq!(ids(host("lab-")), ["r1", "r2"]);
         assert!(ids(host("nowhere")).is_empty());
-        assert_eq!(ids(Filter::default()).len(), 3);
+        // SQLite folds ASCII only: other letters are matched in memory
+        assert_eq!(ids(host("ärger")), ["r4"]);
+        assert_eq!(ids(host("ωMEGA")), ["r4"]);
+        assert_eq!(ids(Filter::default()).len(), 4);
     }
 
     #[test]
