@@ -765,6 +765,57 @@ fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
     }
 }
 
+/// Imports beyond what a result file can hold are refused at the line
+/// where they go beyond it, in bounded memory (under a 1 GB address-space
+/// limit where prlimit is there): a dd log of 200 000 different byte counts
+/// once became a 418 MB file no reader took, and a 66 MB log aborted.
+#[test]
+fn an_import_beyond_the_limits_is_refused_where_it_goes_beyond_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let line = |b: u64| format!("{b} bytes copied, 0.001000 s, {:.3} MB/s\n", b as f64 / 0.001 / 1e6);
+    let same: String = (0..100_001).map(|_| line(1_048_576)).collect();
+    std::fs::write(d.join("same.txt"), same).unwrap();
+    let distinct: String = (0..20_001u64).map(|i| line(512 * (i + 1))).collect();
+    std::fs::write(d.join("distinct.txt"), distinct).unwrap();
+    let limited = std::process::Command::new("prlimit")
+        .args(["--as=1000000000", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    for (file, says) in [
+        ("same.txt", "same.txt:100001: dd output: more than 100000 measurements"),
+        ("distinct.txt", "distinct.txt:20001: more than 20000 different cases"),
+    ] {
+        let mut cmd = if limited {
+            let mut c = std::process::Command::new("prlimit");
+            c.arg("--as=1000000000").arg(env!("CARGO_BIN_EXE_envbench"));
+            c
+        } else {
+            std::process::Command::new(env!("CARGO_BIN_EXE_envbench"))
+        };
+        let out = cmd
+            .args(["import", "--from", "dd", file, "-o", "x.json"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!d.join("x.json").exists(), "nothing written");
+    }
+    // two files that each fit but not together
+    let half: String = (0..60_000).map(|_| line(4096)).collect();
+    std::fs::write(d.join("h1.txt"), &half).unwrap();
+    std::fs::write(d.join("h2.txt"), &half).unwrap();
+    let out = envbench(d)
+        .args(["import", "--from", "dd", "h1.txt", "h2.txt", "-o", "x.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("h2.txt:0: dd output: more than 100000 measurements in the 2 file(s)"), "{stderr}");
+}
+
 /// Under a memory limit (`ulimit -v`, here prlimit's address-space limit)
 /// envbench once aborted (exit 134) allocating the canary's buffer and
 /// left its file `running` with no case. Now the cases that cannot map

@@ -36,6 +36,7 @@ pub struct ImportSettings {
 pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
     let output = s.output.clone();
     let mut inputs = Vec::new();
+    let mut records = 0usize;
     for path in &s.files {
         let fixed = s.importer;
         let text = read_input(path, fixed.map_or("auto", |i| i.name())).map_err(usage)?;
@@ -66,6 +67,19 @@ pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
                 msg: e.msg,
             })
         })?;
+        records += parsed.records.len();
+        if records > crate::import::MAX_RECORDS {
+            return Err(usage(ImportError {
+                file: path.clone(),
+                format: format.name(),
+                line: 0,
+                msg: crate::import::too_many_records(&format!(
+                    " in the {} file(s) up to this one",
+                    inputs.len() + 1
+                )),
+            })
+            .into());
+        }
         let modified_unix = std::fs::metadata(path)
             .and_then(|m| m.modified())
             .ok()
@@ -88,6 +102,16 @@ pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
     };
     let mut file = build::build(&inputs, &opts).map_err(UsageError)?;
     crate::validate::validate(&mut file).map_err(UsageError)?;
+    // what readers refuse is never written
+    let bytes = serde_json::to_vec(&file).map_or(0, |b| b.len() as u64);
+    if bytes > store::MAX_FILE_BYTES {
+        return Err(UsageError(format!(
+            "the result file would be {} MiB, larger than the {} MiB envbench reads; import fewer files or cases at once",
+            bytes >> 20,
+            store::MAX_FILE_BYTES >> 20
+        ))
+        .into());
+    }
     store::save(&output, &file).map_err(|e| {
         if e.is_bad_path() {
             anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))

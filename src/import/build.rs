@@ -221,6 +221,16 @@ fn group<'a>(inputs: &'a [Input], opts: &Options) -> Result<Grouped<'a>, String>
             let placed = (round as u32, input, rec);
             match index.get(&key) {
                 Some(&i) => cases[i].1.push(placed),
+                None if cases.len() == super::MAX_CASES => {
+                    return Err(format!(
+                        "{}:{}: more than {} different cases (this one is {}): one import makes at most {} (a dd log makes a case of each byte count); import the outputs in parts",
+                        input.path.display(),
+                        placed.2.line,
+                        super::MAX_CASES,
+                        crate::terminal::escape(&key),
+                        super::MAX_CASES
+                    ));
+                }
                 None => {
                     index.insert(key.clone(), cases.len());
                     cases.push((key, vec![placed]));

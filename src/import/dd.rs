@@ -125,6 +125,10 @@ impl super::Importer for Dd {
 pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let mut records = Vec::new();
     for s in find_summaries(text) {
+        // stopped at the limit, before a log of millions fills the memory
+        if records.len() == super::MAX_RECORDS {
+            return Err(ParseError::at(s.line, super::too_many_records(" (dd summaries)")));
+        }
         let mut rec = Record::new("io.dd_copy", s.line);
         rec.param("bytes", s.bytes);
         rec.notes.push("dd prints bytes, seconds and a rate, not its block size, flags or files: state what differs between cases with --param (e.g. op=write_fdatasync)".into());

@@ -28,6 +28,24 @@ use std::path::{Path, PathBuf};
 /// MiB); this keeps `/dev/zero` or a disk image from filling memory.
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
+/// Most measurements one import takes, over all its files: as many as one
+/// metric of a result file may hold ([`crate::validate::MAX_SAMPLES`]),
+/// so every case of the output stays readable, and its memory bounded.
+pub const MAX_RECORDS: usize = crate::validate::MAX_SAMPLES;
+
+/// Most cases one import makes: a standard envbench run has about 150,
+/// and 20 000 cases of one sample make a result file of about 40 MB; a dd
+/// log of 200 000 different byte counts made one of 418 MB (2 GB of
+/// memory) that no reader takes.
+pub const MAX_CASES: usize = 20_000;
+
+/// The refusal of an output with more than [`MAX_RECORDS`] measurements.
+pub fn too_many_records(counted: &str) -> String {
+    format!(
+        "more than {MAX_RECORDS} measurements{counted}: one import takes at most {MAX_RECORDS} (a metric holds at most that many samples); import parts of it, one per file, under one --label"
+    )
+}
+
 /// A tool whose output envbench reads: one file per tool in this folder,
 /// each with a unit type implementing this trait, listed once in
 /// [`IMPORTERS`]. `import --from NAME` picks one by its name.
