@@ -249,7 +249,7 @@ pub struct CaseResult {
     pub telemetry: Option<Telemetry>,
     /// Reasons to doubt this case's figures, recomputed at every save:
     /// flags of the kinds measured to predict a worse figure
-    /// (`validity::suspect::SHOWN`); `compare` marks suspect cases and
+    /// (`validity::suspect::SuspectKind::shown`); `compare` marks suspect cases and
     /// leaves them out of its geometric means only with `--exclude-suspect`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect: Vec<Suspect>,

@@ -682,6 +682,22 @@ mod tests {
     }
 
     #[test]
+    fn each_family_lists_the_benches_that_name_it_and_every_case_its_bench() {
+        for family in FAMILIES {
+            for bench in family.benches() {
+                assert_eq!(bench.family(), family.name(), "{}", bench.id());
+                for suite in [Suite::Quick, Suite::Standard, Suite::Full] {
+                    for case in bench.cases(&plan(suite)) {
+                        assert_eq!(case.bench, bench.id());
+                    }
+                }
+            }
+        }
+        let listed: usize = FAMILIES.iter().map(|f| f.benches().len()).sum();
+        assert_eq!(listed, ALL.len(), "every bench in one family's list");
+    }
+
+    #[test]
     fn ids_are_unique_and_family_dot_snake_case() {
         let ids: Vec<String> = ALL.iter().map(|b| b.id()).collect();
         let mut sorted = ids.clone();

@@ -118,6 +118,7 @@ pub fn run_case(
         Ok(mut trial) => {
             repeat(
                 bench.needs_warmup(),
+                bench.disk_bytes(case) > 0,
                 &mut *trial,
                 case,
                 ctx,
@@ -237,6 +238,7 @@ fn set_error(run: &mut CaseRun, e: BenchError) {
 
 fn repeat(
     bench_needs_warmup: bool,
+    writes_files: bool,
     trial: &mut dyn super::Trial,
     case: &CaseSpec,
     ctx: &Context,
@@ -257,7 +259,7 @@ fn repeat(
         }
         run.warmup_done += 1;
     }
-    let sampler = crate::validity::telemetry::Sampler::new(&case.bench);
+    let sampler = crate::validity::telemetry::Sampler::new(writes_files);
     let mut done = 0u32;
     let mut shortest: Option<Duration> = None;
     while done < policy.reps_max {

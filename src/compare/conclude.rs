@@ -337,21 +337,11 @@ pub(super) fn advice(c: &Comparison, envs: &[Environment]) -> Vec<String> {
 }
 
 /// A suspect flag's kind in a few words, and how its measure reads.
-fn flag_words(kind: &str) -> (&'static str, fn(f64) -> String) {
-    match kind {
-        "steal" => ("steal time above 5 %", |v| format!("{:.0} %", v * 100.0)),
-        "frequency" => ("the CPU frequency moving more than 10 %", |v| {
-            format!("{:.0} %", v * 100.0)
-        }),
-        "load" => ("other tasks on its CPUs", |v| format!("{v:.1} per CPU")),
-        "high_cv" => ("a spread that never settled", |v| {
-            format!("CV {:.0} %", v * 100.0)
-        }),
-        "trend" => ("a drift across rounds", |v| format!("{:+.0} %", v * 100.0)),
-        "canary" => ("the canary off around a repetition", |v| {
-            format!("{:+.0} %", v * 100.0)
-        }),
-        _ => ("a flag", |v| format!("{v:.2}")),
+fn flag_words(kind: &str, most: f64) -> (String, String) {
+    use crate::validity::suspect::SuspectKind;
+    match SuspectKind::from_name(kind) {
+        Some(k) => (k.words(), k.measure(most)),
+        None => ("a flag".into(), format!("{most:.2}")),
     }
 }
 
@@ -485,11 +475,11 @@ fn suspect_lines(c: &Comparison, envs: &[Environment]) -> Vec<String> {
         }
     }
     for (kind, (per_env, most)) in kinds {
-        let (what, how) = flag_words(kind);
+        let (what, how) = flag_words(kind, most);
         let up_to = if most.is_nan() {
             String::new()
         } else {
-            format!(", up to {}", how(most))
+            format!(", up to {how}")
         };
         let total: usize = per_env.iter().map(|(_, cases)| cases.len()).sum();
         let whose = match per_env.as_slice() {

@@ -42,25 +42,105 @@ pub const LOAD_SUSPECT_PER_CPU: f64 = 0.5;
 /// noise: sqrt(pi/2).
 const MEDIAN_SE_FACTOR: f64 = 1.253_314;
 
-/// The flag kinds shown as "suspect", measured to predict a worse figure:
-/// a case run they flag strays from the case's estimate over several runs
-/// at least 1.5 times as far, on average, as an unflagged one
-/// (`bench/suspects.py`). The other kinds are kept in the result file as
-/// signals (telemetry), not shown.
-///
-/// None has earned it yet. On the 2-vCPU AMD EPYC VM (2026-11-24, quick,
-/// 12 rounds in workers), six quiet A/A runs and six with a neighbour
-/// burning a CPU for 2-6 s every 4-12 s: `load` flagged 40 case runs that
-/// strayed 0.90x as far as the unflagged (95 % interval 0.46..1.48; 1.05x
-/// their own cases' usual stray), `steal` one, `frequency` none (no
-/// cpufreq in the guest). In earlier sets of runs on the same VM `canary`
-/// strayed 0.53x and 0.54x as far as the unflagged, `trend` 1.06x
-/// (0.65..1.60), `high_cv` 0.49x in one set and 2.06x in another, where it
-/// fired on cases that stray anyway (1.24x their own usual stray). A
-/// case's estimate is a median over many rounds, so a disturbance that
-/// hits some of them does not move it: the noisy runs' A/A half-width was
-/// ±15.9 % against ±16.2 % for the quiet ones.
-pub const SHOWN: &[&str] = &[];
+/// What a case's flag is about. Each kind owns its threshold's words and
+/// how its measure reads; the result file keeps [`SuspectKind::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SuspectKind {
+    /// Steal time above [`STEAL_SUSPECT_SHARE`].
+    Steal,
+    /// The CPU frequency moving more than [`FREQ_CHANGE_SUSPECT`].
+    Frequency,
+    /// Other runnable tasks above [`LOAD_SUSPECT_PER_CPU`] per CPU.
+    Load,
+    /// A coefficient of variation above [`CV_SUSPECT`] at the maximum repetitions.
+    HighCv,
+    /// A drift across rounds ([`trend`]).
+    Trend,
+    /// The canary off around a repetition.
+    Canary,
+}
+
+impl SuspectKind {
+    /// Every kind.
+    pub const ALL: [SuspectKind; 6] = [
+        SuspectKind::Steal,
+        SuspectKind::Frequency,
+        SuspectKind::Load,
+        SuspectKind::HighCv,
+        SuspectKind::Trend,
+        SuspectKind::Canary,
+    ];
+
+    /// The name the result file keeps (`steal`, `high_cv` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            SuspectKind::Steal => "steal",
+            SuspectKind::Frequency => "frequency",
+            SuspectKind::Load => "load",
+            SuspectKind::HighCv => "high_cv",
+            SuspectKind::Trend => "trend",
+            SuspectKind::Canary => "canary",
+        }
+    }
+
+    /// The kind a result file names, if envbench knows it.
+    pub fn from_name(name: &str) -> Option<SuspectKind> {
+        SuspectKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The kind in a few words, with its threshold.
+    pub fn words(self) -> String {
+        match self {
+            SuspectKind::Steal => format!("steal time above {:.0} %", STEAL_SUSPECT_SHARE * 100.0),
+            SuspectKind::Frequency => format!(
+                "the CPU frequency moving more than {:.0} %",
+                FREQ_CHANGE_SUSPECT * 100.0
+            ),
+            SuspectKind::Load => "other tasks on its CPUs".into(),
+            SuspectKind::HighCv => "a spread that never settled".into(),
+            SuspectKind::Trend => "a drift across rounds".into(),
+            SuspectKind::Canary => "the canary off around a repetition".into(),
+        }
+    }
+
+    /// How a flag's measure reads (`31 %`, `1.2 per CPU`, `CV 18 %`).
+    pub fn measure(self, v: f64) -> String {
+        match self {
+            SuspectKind::Steal | SuspectKind::Frequency => format!("{:.0} %", v * 100.0),
+            SuspectKind::Load => format!("{v:.1} per CPU"),
+            SuspectKind::HighCv => format!("CV {:.0} %", v * 100.0),
+            SuspectKind::Trend | SuspectKind::Canary => format!("{:+.0} %", v * 100.0),
+        }
+    }
+
+/// Whether flags of this kind are shown as "suspect": only a kind measured
+    /// to predict a worse figure is:
+    /// a case run they flag strays from the case's estimate over several runs
+    /// at least 1.5 times as far, on average, as an unflagged one
+    /// (`bench/suspects.py`). The other kinds are kept in the result file as
+    /// signals (telemetry), not shown.
+    ///
+    /// None has earned it yet. On the 2-vCPU AMD EPYC VM (2026-11-24, quick,
+    /// 12 rounds in workers), six quiet A/A runs and six with a neighbour
+    /// burning a CPU for 2-6 s every 4-12 s: `load` flagged 40 case runs that
+    /// strayed 0.90x as far as the unflagged (95 % interval 0.46..1.48; 1.05x
+    /// their own cases' usual stray), `steal` one, `frequency` none (no
+    /// cpufreq in the guest). In earlier sets of runs on the same VM `canary`
+    /// strayed 0.53x and 0.54x as far as the unflagged, `trend` 1.06x
+    /// (0.65..1.60), `high_cv` 0.49x in one set and 2.06x in another, where it
+    /// fired on cases that stray anyway (1.24x their own usual stray). A
+    /// case's estimate is a median over many rounds, so a disturbance that
+    /// hits some of them does not move it: the noisy runs' A/A half-width was
+    /// ±15.9 % against ±16.2 % for the quiet ones.
+    pub fn shown(self) -> bool {
+        false
+    }
+}
+
+/// Whether a flag named `kind` is shown (see [`SuspectKind::shown`]).
+pub fn is_shown(kind: &str) -> bool {
+    SuspectKind::from_name(kind).is_some_and(SuspectKind::shown)
+}
 
 /// Recomputes every case's flags and the run-level `governor` flag.
 pub fn assess(file: &mut ResultFile) {
@@ -79,7 +159,7 @@ pub fn assess(file: &mut ResultFile) {
         };
         (case.suspect, case.signals) = flags
             .into_iter()
-            .partition(|f| SHOWN.contains(&f.kind.as_str()));
+            .partition(|f| is_shown(&f.kind));
     }
     file.suspect.retain(|s| s.kind != "governor");
     if let Some(g) = file
@@ -121,7 +201,7 @@ pub fn case_flags(
         {
             if s.cv > CV_SUSPECT {
                 out.push(Suspect {
-                    kind: "high_cv".into(),
+                    kind: SuspectKind::HighCv.name().into(),
                     value: Some(s.cv),
                     message: format!(
                         "{} still varied by {:.0} % (coefficient of variation) after the maximum of \
@@ -136,7 +216,7 @@ pub fn case_flags(
         if let Some(rounds) = case.samples_by_round(&m.name) {
             if let Some(t) = trend(&rounds) {
                 out.push(Suspect {
-                    kind: "trend".into(),
+                    kind: SuspectKind::Trend.name().into(),
                     value: Some(t.change),
                     message: format!(
                         "{} drifted across the run: the last round's median is {:+.1} % from the \
@@ -166,7 +246,7 @@ fn steal(t: &Telemetry) -> Option<Suspect> {
     }
     let share = stolen / all;
     (all > 0.0 && share > STEAL_SUSPECT_SHARE).then(|| Suspect {
-        kind: "steal".into(),
+        kind: SuspectKind::Steal.name().into(),
         value: Some(share),
         message: format!(
             "the hypervisor took {:.1} % of the CPU time away (steal time) during this case's \
@@ -183,7 +263,7 @@ fn frequency(t: &Telemetry) -> Option<Suspect> {
         (lo.min(*v), hi.max(*v))
     });
     (f.len() >= 2 && lo > 0.0 && hi / lo - 1.0 > FREQ_CHANGE_SUSPECT).then(|| Suspect {
-        kind: "frequency".into(),
+        kind: SuspectKind::Frequency.name().into(),
         value: Some(hi / lo - 1.0),
         message: format!(
             "the CPU frequency moved between {lo:.0} and {hi:.0} MHz across the repetitions \
@@ -208,7 +288,7 @@ fn load(t: &Telemetry, cpus: usize) -> Option<Suspect> {
     let mean = r.iter().sum::<f64>() / r.len() as f64;
     let load = t.load_1m.iter().flatten().copied().fold(0.0f64, f64::max);
     (mean > LOAD_SUSPECT_PER_CPU * cpus as f64).then(|| Suspect {
-        kind: "load".into(),
+        kind: SuspectKind::Load.name().into(),
         value: Some(mean / cpus as f64),
         message: format!(
             "{mean:.1} other task(s) on average were ready to run before each repetition, on {cpus} \
@@ -276,6 +356,18 @@ fn median(v: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_keeps_its_name_and_says_its_threshold() {
+        for k in SuspectKind::ALL {
+            assert_eq!(SuspectKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(SuspectKind::from_name("governor"), None);
+        assert_eq!(SuspectKind::Steal.words(), "steal time above 5 %");
+        assert!(SuspectKind::Frequency.words().ends_with("more than 10 %"));
+        assert_eq!(SuspectKind::Load.measure(1.25), "1.2 per CPU");
+        assert_eq!(SuspectKind::Trend.measure(-0.07), "-7 %");
+    }
     use crate::stats::rng::Rng;
 
     /// A normal draw (Box–Muller).
@@ -400,7 +492,7 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["high_cv"]);
         // a kind not measured to predict a worse figure stays a signal
-        assert_eq!(c.suspect.is_empty(), !SHOWN.contains(&"high_cv"));
+        assert_eq!(c.suspect.is_empty(), !SuspectKind::HighCv.shown());
         assert_eq!(f.suspect[0].kind, "governor");
         // recomputed, not piled up
         assess(&mut f);

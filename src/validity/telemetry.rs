@@ -132,9 +132,9 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// A sampler for a case of `bench` (io.* cases also read page-cache
-    /// writeback). Finds the cpufreq files of the usable CPUs once.
-    pub fn new(bench: &str) -> Sampler {
+    /// A sampler for a case; one that `writes_files` also reads the page
+    /// cache's writeback. Finds the cpufreq files of the usable CPUs once.
+    pub fn new(writes_files: bool) -> Sampler {
         let freq_files = usable_cpu_ids()
             .into_iter()
             .map(|c| {
@@ -146,7 +146,7 @@ impl Sampler {
             .take(MAX_FREQ_FILES)
             .collect();
         Sampler {
-            io: bench.starts_with("io."),
+            io: writes_files,
             freq_files,
         }
     }
@@ -326,12 +326,12 @@ mod tests {
 
     #[test]
     fn live_snapshots_read_this_machine() {
-        let s = Sampler::new("cpu.x");
+        let s = Sampler::new(false);
         let (a, b) = (s.snapshot(), s.snapshot());
         let mut t = Telemetry::default();
         record(&mut t, &a, &b);
         assert!(a.cpu.is_some() && a.load.is_some() && a.nivcsw.is_some());
         assert_eq!(t.dirty_kib, vec![None]);
-        assert!(Sampler::new("io.seq").snapshot().dirty.0.is_some());
+        assert!(Sampler::new(true).snapshot().dirty.0.is_some());
     }
 }

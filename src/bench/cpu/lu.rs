@@ -8,7 +8,7 @@
 //! checked with HPL's scaled residual; a failed check makes the case invalid.
 //! See: HPL `testing/ptest/HPL_pdtest.c` for the residual and the flop count.
 
-use super::super::{BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
+use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::{CaseResult, Derived};
@@ -47,7 +47,7 @@ fn sizes(suite: Suite) -> &'static [usize] {
 
 fn case(n: usize, threads: usize) -> CaseSpec {
     CaseSpec {
-        bench: "cpu.lu".into(),
+        bench: Lu.id(),
         params: BTreeMap::from([
             ("n".to_string(), Value::from(n)),
             ("threads".to_string(), Value::from(threads)),
@@ -67,7 +67,7 @@ fn case(n: usize, threads: usize) -> CaseSpec {
     }
 }
 
-impl super::super::Bench for Lu {
+impl Bench for Lu {
     fn family(&self) -> &'static str {
         super::NAME
     }

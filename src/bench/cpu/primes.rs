@@ -126,7 +126,7 @@ const METRICS: [(&str, Unit, Direction); 9] = [
 
 fn case(max_prime: u64, threads: usize, time_secs: f64) -> CaseSpec {
     CaseSpec {
-        bench: "cpu.primes".into(),
+        bench: Primes.id(),
         params: BTreeMap::from([
             ("max_prime".to_string(), Value::from(max_prime)),
             ("threads".to_string(), Value::from(threads)),

@@ -478,22 +478,16 @@ pub fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
     use crate::results::{Anomaly, CaseStatus};
     use crate::units::Unit;
     let median = |m: &crate::results::MetricResult| m.summary.as_ref().map(|s| s.median);
-    let bandwidth = cases
-        .iter()
-        .filter(|c| c.bench == "mem.stream" && c.status == CaseStatus::Ok)
-        .filter_map(|c| {
-            c.metrics
-                .iter()
-                .find(|m| m.name == "triad_rate")
-                .and_then(median)
-        })
-        .fold(None, |best: Option<f64>, v| {
-            Some(best.map_or(v, |b| b.max(v)))
-        });
+    // STREAM's Triad, from the mem family: the fastest a write can be
+    let bandwidth = crate::bench::mem::best_triad(
+        cases.iter().filter(|c| c.status == CaseStatus::Ok),
+    )
+    .map(|(rate, _)| rate);
     let Some(bandwidth) = bandwidth else {
         return;
     };
-    for c in cases.iter_mut().filter(|c| c.bench.starts_with("io.")) {
+    let ours = format!("{NAME}.");
+    for c in cases.iter_mut().filter(|c| c.bench.starts_with(&ours)) {
         if c.anomalies.iter().any(|a| a.kind == "implausible_write") {
             continue;
         }

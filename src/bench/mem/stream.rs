@@ -224,7 +224,7 @@ fn case(elems: usize, threads: usize) -> CaseSpec {
         }
     }
     CaseSpec {
-        bench: "mem.stream".into(),
+        bench: Stream.id(),
         params: BTreeMap::from([
             ("array_elems".to_string(), Value::from(elems)),
             ("threads".to_string(), Value::from(threads)),
