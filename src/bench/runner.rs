@@ -117,8 +117,7 @@ pub fn run_case(
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
             repeat(
-                bench.needs_warmup(),
-                bench.disk_bytes(case) > 0,
+                bench,
                 &mut *trial,
                 case,
                 ctx,
@@ -237,8 +236,7 @@ fn set_error(run: &mut CaseRun, e: BenchError) {
 }
 
 fn repeat(
-    bench_needs_warmup: bool,
-    writes_files: bool,
+    bench: &dyn Bench,
     trial: &mut dyn super::Trial,
     case: &CaseSpec,
     ctx: &Context,
@@ -249,7 +247,7 @@ fn repeat(
     let policy = ctx.reps;
     let clock = ctx.clock;
     let mut short_reps = 0u32;
-    let warmup = if bench_needs_warmup { policy.warmup } else { 0 };
+    let warmup = if bench.needs_warmup() { policy.warmup } else { 0 };
     for _ in 0..warmup {
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
@@ -259,7 +257,7 @@ fn repeat(
         }
         run.warmup_done += 1;
     }
-    let sampler = crate::validity::telemetry::Sampler::new(writes_files);
+    let sampler = crate::validity::telemetry::Sampler::new(bench.disk_bytes(case) > 0);
     let mut done = 0u32;
     let mut shortest: Option<Duration> = None;
     while done < policy.reps_max {
