@@ -15,22 +15,22 @@
 #![warn(missing_docs)]
 
 pub mod bench;
-pub mod cleanup;
+pub(crate) mod cleanup;
 pub mod cli;
 pub mod cmd;
 pub mod compare;
 pub mod config;
-pub mod error;
-pub mod history;
+pub(crate) mod error;
+pub(crate) mod history;
 pub mod import;
 pub mod measure;
 pub mod probe;
 pub mod report;
 pub mod results;
-pub mod stats;
+pub(crate) mod stats;
 pub mod store;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod units;
 pub mod validate;
-pub mod validity;
-pub mod view;
+pub(crate) mod validity;
+pub(crate) mod view;

@@ -406,6 +406,7 @@ pub fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
     }
 }
 
+#[cfg(test)]
 /// Whether `path` holds `size` bytes made of `block` repeated (the last
 /// copy cut short) but for the stamps: what [`write_blocks`] wrote.
 ///
