@@ -2,6 +2,7 @@ use super::*;
 use crate::bench::net::{testing, DEFAULT_HOST};
 use crate::bench::TestEnv;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Arc;
 
 /// One response read by hand from a plain socket: status line, headers
 /// (names lowercased) and exactly Content-Length body bytes.
