@@ -185,7 +185,11 @@ const FILES: &[(&str, &str, &str)] = &[
     ("binary.json", "\u{0}\u{1}\u{2}", "expected value"),
     // a file name that is an escape sequence (set the window title) is
     // shown escaped
-    ("esc\u{1b}]0;pwn\u{7}.json", "", "esc\\u{1b}]0;pwn\\u{7}.json"),
+    (
+        "esc\u{1b}]0;pwn\u{7}.json",
+        "",
+        "esc\\u{1b}]0;pwn\\u{7}.json",
+    ),
 ];
 
 /// A table entry for each file above, read by `show`.
@@ -878,7 +882,12 @@ fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
 fn an_import_beyond_the_limits_is_refused_where_it_goes_beyond_in_bounded_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let line = |b: u64| format!("{b} bytes copied, 0.001000 s, {:.3} MB/s\n", b as f64 / 0.001 / 1e6);
+    let line = |b: u64| {
+        format!(
+            "{b} bytes copied, 0.001000 s, {:.3} MB/s\n",
+            b as f64 / 0.001 / 1e6
+        )
+    };
     let same: String = (0..100_001).map(|_| line(1_048_576)).collect();
     std::fs::write(d.join("same.txt"), same).unwrap();
     let distinct: String = (0..20_001u64).map(|i| line(512 * (i + 1))).collect();
@@ -888,8 +897,14 @@ fn an_import_beyond_the_limits_is_refused_where_it_goes_beyond_in_bounded_memory
         .output()
         .is_ok_and(|o| o.status.success());
     for (file, says) in [
-        ("same.txt", "same.txt:100001: dd output: more than 100000 measurements"),
-        ("distinct.txt", "distinct.txt:20001: more than 20000 different cases"),
+        (
+            "same.txt",
+            "same.txt:100001: dd output: more than 100000 measurements",
+        ),
+        (
+            "distinct.txt",
+            "distinct.txt:20001: more than 20000 different cases",
+        ),
     ] {
         let mut cmd = if limited {
             let mut c = std::process::Command::new("prlimit");
@@ -918,7 +933,10 @@ fn an_import_beyond_the_limits_is_refused_where_it_goes_beyond_in_bounded_memory
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("h2.txt:0: dd output: more than 100000 measurements in the 2 file(s)"), "{stderr}");
+    assert!(
+        stderr.contains("h2.txt:0: dd output: more than 100000 measurements in the 2 file(s)"),
+        "{stderr}"
+    );
 }
 
 /// Under a memory limit (`ulimit -v`, here prlimit's address-space limit)

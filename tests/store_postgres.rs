@@ -563,7 +563,15 @@ fn a_nul_in_a_fingerprint_is_stored_and_the_files_after_it_too() {
     assert_eq!(host, "nul\u{fffd}host", "the column holds a stand-in");
     let out = envbench(
         tmp.path(),
-        &["compare", "--db", &pg.url(), "a", "a", "--where", "host=nul"],
+        &[
+            "compare",
+            "--db",
+            &pg.url(),
+            "a",
+            "a",
+            "--where",
+            "host=nul",
+        ],
     );
     assert!(!text(&out).contains("panicked"), "{}", text(&out));
 }
@@ -607,12 +615,20 @@ fn passwords_come_from_pgpassword_or_the_password_file_and_are_never_shown() {
         cmd.output().unwrap()
     };
     let out = history(&[]);
-    assert!(!out.status.success(), "no password, no entry: {}", text(&out));
+    assert!(
+        !out.status.success(),
+        "no password, no entry: {}",
+        text(&out)
+    );
     let out = history(&[("PGPASSWORD", OsStr::new("s3cr/t?pw"))]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("r0000.json"), "{}", text(&out));
     let out = history(&[("PGPASSWORD", OsStr::new("wrong"))]);
-    assert!(text(&out).contains("(the password from PGPASSWORD)"), "{}", text(&out));
+    assert!(
+        text(&out).contains("(the password from PGPASSWORD)"),
+        "{}",
+        text(&out)
+    );
     // the password file: the socket's host matches localhost, ':' escaped
     let pass = tmp.path().join("pgpass");
     std::fs::write(&pass, "localhost:*:*:pw:s3cr/t?pw\n").unwrap();
@@ -623,11 +639,17 @@ fn passwords_come_from_pgpassword_or_the_password_file_and_are_never_shown() {
     std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = history(&[("PGPASSFILE", pass.as_os_str())]);
     assert!(!out.status.success());
-    assert!(text(&out).contains("group or world access"), "{}", text(&out));
+    assert!(
+        text(&out).contains("group or world access"),
+        "{}",
+        text(&out)
+    );
     // a password with an unencoded / and ? in the URL is read as the
     // driver reads it, and never shown when the store fails (no such database)
     let good = url.replace("pw@", "pw:s3cr/t?pw@");
-    assert!(envbench(tmp.path(), &["history", "--db", &good]).status.success());
+    assert!(envbench(tmp.path(), &["history", "--db", &good])
+        .status
+        .success());
     let bare = good.replace("/postgres", "/nodb");
     for args in [
         vec!["history", "--db", bare.as_str()],
@@ -642,14 +664,31 @@ fn passwords_come_from_pgpassword_or_the_password_file_and_are_never_shown() {
     let reader = pg.url().replace("envbench@", "reader@");
     let out = envbench(tmp.path(), &["store", "push", "--db", &reader, f]);
     assert!(!out.status.success());
-    assert!(text(&out).contains("role reader may not add runs"), "{}", text(&out));
+    assert!(
+        text(&out).contains("role reader may not add runs"),
+        "{}",
+        text(&out)
+    );
     let out = envbench(
         tmp.path(),
-        &["run", "--fake-clock", "--quiet", "--only", "cpu.int", "--db", &reader, "-o", "r.json"],
+        &[
+            "run",
+            "--fake-clock",
+            "--quiet",
+            "--only",
+            "cpu.int",
+            "--db",
+            &reader,
+            "-o",
+            "r.json",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("may not add runs"), "{}", text(&out));
-    assert!(!tmp.path().join("r.json").exists(), "refused before measuring");
+    assert!(
+        !tmp.path().join("r.json").exists(),
+        "refused before measuring"
+    );
     let out = envbench(tmp.path(), &["history", "--db", &reader]);
     assert!(out.status.success(), "reading is allowed: {}", text(&out));
 }

@@ -116,15 +116,7 @@ pub fn run_case(
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
-            repeat(
-                bench,
-                &mut *trial,
-                case,
-                ctx,
-                mono0,
-                &mut run,
-                on_progress,
-            );
+            repeat(bench, &mut *trial, case, ctx, mono0, &mut run, on_progress);
             run.details = trial.details();
             run.notes = trial.notes();
             run.anomalies.extend(trial.anomalies());
@@ -247,7 +239,11 @@ fn repeat(
     let policy = ctx.reps;
     let clock = ctx.clock;
     let mut short_reps = 0u32;
-    let warmup = if bench.needs_warmup() { policy.warmup } else { 0 };
+    let warmup = if bench.needs_warmup() {
+        policy.warmup
+    } else {
+        0
+    };
     for _ in 0..warmup {
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);

@@ -66,7 +66,10 @@ pub fn exit_code(err: &anyhow::Error) -> ExitCode {
     }
     // a file name or stored text in the message must not reach the
     // terminal as an escape sequence
-    eprintln!("envbench: {}", crate::terminal::escape_output(&format!("{err:#}")));
+    eprintln!(
+        "envbench: {}",
+        crate::terminal::escape_output(&format!("{err:#}"))
+    );
     if err.downcast_ref::<UsageError>().is_some() {
         ExitCode::from(2)
     } else if err.downcast_ref::<crate::validity::NotIdle>().is_some() {

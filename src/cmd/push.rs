@@ -42,7 +42,10 @@ pub fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
         let file = match crate::store::load(path) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("envbench: {}; not added", crate::terminal::escape(&format!("{e:#}")));
+                eprintln!(
+                    "envbench: {}; not added",
+                    crate::terminal::escape(&format!("{e:#}"))
+                );
                 failed += 1;
                 continue;
             }

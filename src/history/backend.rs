@@ -305,7 +305,9 @@ impl Conn {
                 Failure::Lite(e) => e.to_string(),
             };
             let from = match &password_from {
-                Some(super::pgpass::Source::Variable) => " (the password from PGPASSWORD)".to_string(),
+                Some(super::pgpass::Source::Variable) => {
+                    " (the password from PGPASSWORD)".to_string()
+                }
                 Some(super::pgpass::Source::File(f)) => format!(
                     " (the password from {})",
                     crate::terminal::escape(&f.display().to_string())
@@ -335,7 +337,9 @@ impl Conn {
             Conn::Lite(c) => Ok(c
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(Failure::Lite)?
-                .then(|| "the file can only be read (its permissions or its file system)".to_string())),
+                .then(|| {
+                    "the file can only be read (its permissions or its file system)".to_string()
+                })),
             Conn::Pg(_) => {
                 let rows = self.rows(
                     &format!(
@@ -542,7 +546,10 @@ mod tests {
         for (url, shown) in [
             ("postgres://u:se/cr?et@h/db", "postgres://u:***@h/db"),
             ("postgres://u:s@c:r#t@h:5/db", "postgres://u:***@h:5/db"),
-            ("postgres://u:pw@h/db?password=x&password=y", "postgres://u:***@h/db?password=***&password=***"),
+            (
+                "postgres://u:pw@h/db?password=x&password=y",
+                "postgres://u:***@h/db?password=***&password=***",
+            ),
         ] {
             assert_eq!(redact(url), shown);
             let Err(e) = Conn::postgres(url) else {
@@ -559,9 +566,15 @@ mod tests {
         for (url, says) in [
             ("postgres://u@127.0.0.1:1/db?sslmode=require", "without TLS"),
             ("postgres://u@h:notaport/db", "not a PostgreSQL URL"),
-            ("postgres://u@h/db?sslmode=verify-full", "sslmode=verify-full: this envbench connects without TLS"),
+            (
+                "postgres://u@h/db?sslmode=verify-full",
+                "sslmode=verify-full: this envbench connects without TLS",
+            ),
             ("postgres://u@h/db?sslmode=verify-ca", "without TLS"),
-            ("postgres://u@h/db?sslmode=allow", "give sslmode=disable or prefer"),
+            (
+                "postgres://u@h/db?sslmode=allow",
+                "give sslmode=disable or prefer",
+            ),
             ("postgres://u@h/db?sslmode=maybe", "not one of disable"),
             // an upper-case scheme is read: the connection is what fails
             ("POSTGRES://u@127.0.0.1:1/db", "Connection refused"),

@@ -44,7 +44,12 @@ pub fn fill(config: &mut postgres::Config) -> (Option<Source>, Option<String>) {
         .unwrap_or_default();
     let want = Wanted {
         hosts: host_names(config),
-        port: config.get_ports().first().copied().unwrap_or(5432).to_string(),
+        port: config
+            .get_ports()
+            .first()
+            .copied()
+            .unwrap_or(5432)
+            .to_string(),
         database: config.get_dbname().unwrap_or(&user).to_string(),
         user: user.clone(),
     };
@@ -172,9 +177,18 @@ mod tests {
                     other:5432:envbench:bench:no\n\
                     db.lab:*:envbench:bench:pa\\:ss\\\\w:rd\n\
                     *:*:*:*:fallback\n";
-        assert_eq!(lookup(text, &want("db.lab")).as_deref(), Some("pa:ss\\w:rd"));
-        assert_eq!(lookup(text, &want("elsewhere")).as_deref(), Some("fallback"));
-        assert_eq!(lookup("db.lab:5432:envbench:bench\n", &want("db.lab")), None);
+        assert_eq!(
+            lookup(text, &want("db.lab")).as_deref(),
+            Some("pa:ss\\w:rd")
+        );
+        assert_eq!(
+            lookup(text, &want("elsewhere")).as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(
+            lookup("db.lab:5432:envbench:bench\n", &want("db.lab")),
+            None
+        );
         let mut w = want("db.lab");
         w.port = "5433".into();
         assert_eq!(lookup("db.lab:5432:*:*:x\n", &w), None);
@@ -190,7 +204,10 @@ mod tests {
         assert!(warning.contains("group or world access"), "{warning}");
         assert!(!warning.contains("secret"));
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(read_private(&file).unwrap().as_deref(), Some("*:*:*:*:secret\n"));
+        assert_eq!(
+            read_private(&file).unwrap().as_deref(),
+            Some("*:*:*:*:secret\n")
+        );
         assert_eq!(read_private(&dir.path().join("none")).unwrap(), None);
     }
 }

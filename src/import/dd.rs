@@ -127,7 +127,10 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     for s in find_summaries(text) {
         // stopped at the limit, before a log of millions fills the memory
         if records.len() == super::MAX_RECORDS {
-            return Err(ParseError::at(s.line, super::too_many_records(" (dd summaries)")));
+            return Err(ParseError::at(
+                s.line,
+                super::too_many_records(" (dd summaries)"),
+            ));
         }
         let mut rec = Record::new("io.dd_copy", s.line);
         rec.param("bytes", s.bytes);

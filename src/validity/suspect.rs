@@ -113,7 +113,7 @@ impl SuspectKind {
         }
     }
 
-/// Whether flags of this kind are shown as "suspect": only a kind measured
+    /// Whether flags of this kind are shown as "suspect": only a kind measured
     /// to predict a worse figure is:
     /// a case run they flag strays from the case's estimate over several runs
     /// at least 1.5 times as far, on average, as an unflagged one
@@ -157,9 +157,7 @@ pub fn assess(file: &mut ResultFile) {
         } else {
             Vec::new()
         };
-        (case.suspect, case.signals) = flags
-            .into_iter()
-            .partition(|f| is_shown(&f.kind));
+        (case.suspect, case.signals) = flags.into_iter().partition(|f| is_shown(&f.kind));
     }
     file.suspect.retain(|s| s.kind != "governor");
     if let Some(g) = file

@@ -480,10 +480,9 @@ pub fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
     use crate::units::Unit;
     let median = |m: &crate::results::MetricResult| m.summary.as_ref().map(|s| s.median);
     // STREAM's Triad, from the mem family: the fastest a write can be
-    let bandwidth = crate::bench::mem::best_triad(
-        cases.iter().filter(|c| c.status == CaseStatus::Ok),
-    )
-    .map(|(rate, _)| rate);
+    let bandwidth =
+        crate::bench::mem::best_triad(cases.iter().filter(|c| c.status == CaseStatus::Ok))
+            .map(|(rate, _)| rate);
     let Some(bandwidth) = bandwidth else {
         return;
     };
