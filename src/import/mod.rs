@@ -13,6 +13,7 @@
 
 pub mod build;
 pub mod dd;
+pub mod env;
 pub mod fio;
 pub mod hpcc;
 pub mod iozone;
