@@ -4,6 +4,7 @@
 //! path, and the headroom that bounds how many processes a case may create.
 
 pub mod affinity;
+pub mod fork_helper;
 pub mod multiprog;
 pub mod pipe;
 pub mod process;
@@ -42,15 +43,15 @@ impl Family for Os {
     }
 
     /// `__exit` (the trivial program os.spawn starts when the tiny helper
-    /// cannot run) or `__fork N MODE` (see [`process::fork_helper`]).
+    /// cannot run) or `__fork N MODE` (see [`fork_helper::fork_helper`]).
     fn helper(&self, args: &[String]) -> Option<std::process::ExitCode> {
         let (first, rest) = args.split_first()?;
         if first == spawn::EXIT_ARG {
             return Some(std::process::ExitCode::SUCCESS);
         }
-        if first == process::FORK_HELPER_ARG {
+        if first == fork_helper::FORK_HELPER_ARG {
             return Some(std::process::ExitCode::from(
-                process::fork_helper(rest) as u8
+                fork_helper::fork_helper(rest) as u8
             ));
         }
         None
