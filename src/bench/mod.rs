@@ -11,6 +11,7 @@ pub mod io;
 pub mod mem;
 pub mod net;
 pub mod os;
+mod round;
 pub mod runner;
 pub mod schedule;
 pub mod select;
