@@ -10,7 +10,7 @@
 //! recorded in the [`history`]. `compare` judges environments
 //! ([`compare`]) and [`report`] renders them; `import` turns other tools'
 //! outputs into result files ([`import`]). Below everything: [`error`],
-//! [`measure`], [`config`], [`units`], [`terminal`], [`cleanup`], [`view`].
+//! [`measure`], [`config`], [`units`], [`timestamp`], [`terminal`], [`cleanup`], [`view`].
 //! Benches never print; reports never measure.
 #![warn(missing_docs)]
 
@@ -30,7 +30,7 @@ pub mod results;
 pub(crate) mod stats;
 pub mod store;
 pub(crate) mod terminal;
+pub(crate) mod timestamp;
 pub mod units;
-pub mod validate;
 pub(crate) mod validity;
 pub(crate) mod view;

@@ -291,7 +291,7 @@ fn exercise(text: &str) {
                     ..Options::default()
                 },
             ) {
-                let _ = envbench::validate::validate(&mut file);
+                let _ = envbench::results::validate::validate(&mut file);
             }
         }
     }

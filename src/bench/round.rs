@@ -4,7 +4,7 @@
 
 use super::{runner, CaseSpec};
 use crate::results::{self, CaseResult, CaseStatus};
-use crate::units::utc_iso;
+use crate::timestamp::utc_iso;
 use std::time::Duration;
 
 /// Adds one round of a case to its result: samples with their round and

@@ -11,7 +11,8 @@ use crate::cmd::run::RunSettings;
 use crate::config::{FamilyOptions, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::error::UsageError;
 use crate::store;
-use crate::units::{file_safe, utc_compact, wall_now_secs};
+use crate::timestamp::{utc_compact, wall_now_secs};
+use crate::units::file_safe;
 use std::path::PathBuf;
 
 /// The settings of `run` for `a`.

@@ -101,7 +101,7 @@ pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
         seed: s.seed,
     };
     let mut file = build::build(&inputs, &opts).map_err(UsageError)?;
-    crate::validate::validate(&mut file).map_err(UsageError)?;
+    crate::results::validate::validate(&mut file).map_err(UsageError)?;
     // what readers refuse is never written
     let bytes = serde_json::to_vec(&file).map_or(0, |b| b.len() as u64);
     if bytes > store::MAX_FILE_BYTES {

@@ -14,7 +14,7 @@ use crate::config::RunConfig;
 use crate::error::{print_stdout, UsageError};
 use crate::probe::Fingerprint;
 use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
-use crate::units::{utc_iso, wall_now_secs};
+use crate::timestamp::{utc_iso, wall_now_secs};
 use crate::{report, store, validity};
 use anyhow::Context as _;
 use std::process::ExitCode;

@@ -134,7 +134,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
                 .map(|n| format!("{}: {n}", i.path.display())),
         );
     }
-    let iso = |t: Option<f64>| t.map(crate::units::utc_iso);
+    let iso = |t: Option<f64>| t.map(crate::timestamp::utc_iso);
     let rounds = inputs.len() as u32;
     Ok(ResultFile {
         schema_version: crate::results::SCHEMA_VERSION,
@@ -410,7 +410,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
         recs.iter()
             .find(|r| r.0 == round)
             .and_then(|r| r.1.parsed.facts.started_unix.or(r.1.modified_unix))
-            .map(crate::units::utc_iso)
+            .map(crate::timestamp::utc_iso)
             .unwrap_or_default()
     };
     let rounds: Vec<CaseRound> = by_round
@@ -545,7 +545,7 @@ mod tests {
             ),
         ];
         let mut f = build(&inputs, &opts()).unwrap();
-        crate::validate::validate(&mut f).unwrap();
+        crate::results::validate::validate(&mut f).unwrap();
         let c = &f.cases[0];
         assert_eq!(c.status, CaseStatus::Invalid);
         assert!(c.metrics.iter().all(|m| m.samples.is_empty()));
@@ -615,7 +615,7 @@ mod tests {
             ),
         ];
         let mut f = build(&inputs, &opts()).unwrap();
-        crate::validate::validate(&mut f).unwrap();
+        crate::results::validate::validate(&mut f).unwrap();
         let c = &f.cases[0];
         assert_eq!(c.status, CaseStatus::Ok);
         assert!(!c.metrics.iter().any(|m| m.name == "latency_min"));

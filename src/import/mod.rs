@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// Most measurements one import takes, over all its files: as many as one
-/// metric of a result file may hold ([`crate::validate::MAX_SAMPLES`]),
+/// metric of a result file may hold ([`crate::results::validate::MAX_SAMPLES`]),
 /// so every case of the output stays readable, and its memory bounded.
-pub const MAX_RECORDS: usize = crate::validate::MAX_SAMPLES;
+pub const MAX_RECORDS: usize = crate::results::validate::MAX_SAMPLES;
 
 /// Most cases one import makes: a standard envbench run has about 150,
 /// and 20 000 cases of one sample make a result file of about 40 MB; a dd

@@ -99,7 +99,7 @@ impl Clock {
     /// Wall-clock seconds since the Unix epoch (does not advance a fake clock).
     pub fn wall_secs(&self) -> f64 {
         match self {
-            Clock::Real { .. } => crate::units::wall_now_secs(),
+            Clock::Real { .. } => crate::timestamp::wall_now_secs(),
             Clock::Fake(f) => {
                 let n = f.reads.load(Ordering::SeqCst);
                 let jump = if n >= f.jump_after_reads {

@@ -419,7 +419,7 @@ pub fn render(
         out += &verbose_part(c, &w);
     }
     if detail.all_metrics {
-        for (title, t) in super::views::tables(c, envs, views) {
+        for (title, t) in super::draw::tables(c, envs, views) {
             out += &heading(&title);
             out += &table(&t);
         }

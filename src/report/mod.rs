@@ -3,12 +3,12 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod draw;
 pub mod export;
 pub mod fingerprint;
 pub mod plan;
 pub mod summary;
 pub mod svg;
-pub mod views;
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

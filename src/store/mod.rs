@@ -87,7 +87,7 @@ pub enum StoreError {
         /// serde's message, with line and column.
         cause: serde_json::Error,
     },
-    /// Values that parse but cannot be true (see [`crate::validate`]).
+    /// Values that parse but cannot be true (see [`crate::results::validate`]).
     #[error("{path}: {msg}")]
     Invalid {
         /// The file.
@@ -267,7 +267,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
             },
             cause: e.into_inner(),
         })?;
-    crate::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
+    crate::results::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
         path: path.to_path_buf(),
         msg,
     })?;

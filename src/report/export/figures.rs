@@ -6,9 +6,9 @@
 
 use super::{Export, Exporter, Report};
 use crate::report::compare::cases_table;
+use crate::report::draw::{figures, speedup_figures, Figure};
 use crate::report::render_csv;
 use crate::report::svg::standalone;
-use crate::report::views::{figures, speedup_figures, Figure};
 
 /// `compare --figures DIR`.
 #[derive(Debug)]
@@ -38,7 +38,7 @@ impl Exporter for Figures {
             });
         }
         all.extend(figures(c, r.environments, r.views));
-        crate::report::views::unique_names(&mut all);
+        crate::report::draw::unique_names(&mut all);
         let mut files = Vec::new();
         for f in all {
             if let Some(svg) = &f.svg {

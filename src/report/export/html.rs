@@ -11,8 +11,8 @@ use crate::report::compare::{
     cases_table, environments_table, fingerprint_table, headline, method_note, metrics_table,
     summary_table, unclear_table,
 };
+use crate::report::draw::{figures, speedup_figures, Figure};
 use crate::report::svg::{esc, STYLE};
-use crate::report::views::{figures, speedup_figures, Figure};
 use crate::report::{Align, Table};
 use crate::view::BenchView;
 

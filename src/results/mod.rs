@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod validate;
+
 /// Version of this schema; written first, and newer files are refused.
 pub const SCHEMA_VERSION: u32 = 2;
 

@@ -1,0 +1,59 @@
+//! UTC time stamps: ISO 8601 for result files, a compact form for file
+//! names, and the wall clock's seconds.
+
+/// `2026-11-22T10:57:31Z` for seconds since the Unix epoch (UTC).
+pub fn utc_iso(unix_secs: f64) -> String {
+    let (y, mo, d, h, mi, s) = civil(unix_secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// `20261122T105731Z`, safe in file names.
+pub fn utc_compact(unix_secs: f64) -> String {
+    let (y, mo, d, h, mi, s) = civil(unix_secs);
+    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
+}
+
+/// Splits Unix seconds into a proleptic Gregorian UTC date and time.
+/// See: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms" (civil_from_days).
+fn civil(unix_secs: f64) -> (i64, u32, u32, u32, u32, u32) {
+    let secs = unix_secs.floor() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+/// Seconds since the Unix epoch from the system (wall) clock.
+pub fn wall_now_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(utc_iso(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_iso(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_iso(1_795_345_051.0), "2026-11-22T10:57:31Z");
+        assert_eq!(utc_compact(1_795_345_051.9), "20261122T105731Z");
+    }
+}
