@@ -492,9 +492,16 @@ fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
     pg.ctl("stop");
     let out = child.wait_with_output().unwrap();
     let t = text(&out);
-    assert!(out.status.success(), "{t}");
+    // asked to be recorded there and not recorded: a failure (exit 1) that
+    // names the kept file and the push that adds it
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let gone = std::fs::canonicalize(tmp.path().join("gone.json")).unwrap();
     assert!(
-        t.contains("not recorded in the history") && t.contains("envbench store push gone.json"),
+        t.contains("not recorded in the history")
+            && t.contains(&format!(
+                "envbench store push --db {url} {}",
+                gone.display()
+            )),
         "{t}"
     );
     let doc = file_doc(&tmp.path().join("gone.json"));
