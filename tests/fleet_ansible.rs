@@ -10,6 +10,9 @@
 //! The play ships what it ships by default, the portable build, which
 //! deploy/build-portable.sh builds first.
 //!
+//! fleet.sh refuses a missing, unparsable or empty inventory, or a
+//! --limit that matches nothing, with exit code 2 and nothing run.
+//!
 //! Where ansible-playbook or sshd cannot be had, a test says so and
 //! passes, except under CI (CI=true), where it fails.
 
@@ -350,18 +353,8 @@ impl Fleet {
     /// deploy/fleet.sh -i INVENTORY in the controller's directory, with
     /// its home and temporary directory in the test's.
     fn fleet_sh(&self) -> Command {
-        let mut c = Command::new(Path::new(REPO).join("deploy/fleet.sh"));
-        c.arg("-i")
-            .arg(self.path("inventory.yml"))
-            .current_dir(self.path("ctl"))
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("PWD", self.path("ctl"))
-            .env("ANSIBLE_PLAYBOOK", &self.playbook)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("XDG_DATA_HOME", self.path("home"))
-            .env_remove("ANSIBLE_CONFIG")
-            .stdin(Stdio::null());
+        let mut c = fleet_sh(self.tmp.path(), &self.playbook);
+        c.arg("-i").arg(self.path("inventory.yml"));
         c
     }
 
@@ -447,6 +440,31 @@ impl Drop for Fleet {
             }
         }
     }
+}
+
+/// deploy/fleet.sh with the controller's home, temporary and working
+/// directories in the test's directory `tmp` (home, tmp, ctl).
+fn fleet_sh(tmp: &Path, playbook: &Path) -> Command {
+    let mut c = Command::new(Path::new(REPO).join("deploy/fleet.sh"));
+    c.current_dir(tmp.join("ctl"))
+        .env("HOME", tmp.join("home"))
+        .env("TMPDIR", tmp.join("tmp"))
+        .env("PWD", tmp.join("ctl"))
+        .env("ANSIBLE_PLAYBOOK", playbook)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("XDG_DATA_HOME", tmp.join("home"))
+        .env_remove("ANSIBLE_CONFIG")
+        .env_remove("ENVBENCH_DB")
+        .stdin(Stdio::null());
+    c
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// The play's id from fleet.sh's first line on stderr.
@@ -683,4 +701,64 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
         assert_eq!(doc["label"], label.as_str());
     }
     fleet.assert_nothing_left(&id);
+}
+
+#[test]
+fn a_missing_unparsable_or_empty_inventory_is_a_usage_error_and_runs_nothing() {
+    let Some(playbook) = need(ansible_playbook()) else {
+        return;
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("envbench-fleet-test.")
+        .tempdir()
+        .unwrap();
+    for d in ["home", "ctl", "tmp"] {
+        fs::create_dir(tmp.path().join(d)).unwrap();
+    }
+    let p = |f: &str| tmp.path().join(f).display().to_string();
+    fs::write(p("bad.yml"), "all: [\n").unwrap();
+    fs::write(p("empty.yml"), "all: {}\n").unwrap();
+    fs::write(p("one.yml"), "all:\n  hosts:\n    h1:\n").unwrap();
+    let cases: [(Vec<String>, &str); 6] = [
+        (vec!["-i".into(), p("missing.yml")], "cannot be used"),
+        (vec!["-i".into(), p("bad.yml")], "cannot be used"),
+        (
+            vec!["-i".into(), p("empty.yml")],
+            "no host of the inventory matched",
+        ),
+        (
+            vec!["-i".into(), p("one.yml"), "-l".into(), "nosuch".into()],
+            "cannot be used",
+        ),
+        (
+            vec![
+                "--cleanup".into(),
+                "20260101T000000Z-0123abcd".into(),
+                "-i".into(),
+                p("missing.yml"),
+            ],
+            "cannot be used",
+        ),
+        (vec!["--cleanup".into()], "needs the PLAY_ID"),
+    ];
+    for (args, says) in cases {
+        let out = fleet_sh(tmp.path(), &playbook)
+            .args(&args)
+            .output()
+            .unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains(says), "{args:?}: {said}");
+        assert!(
+            !said.contains("envbench fleet: play "),
+            "{args:?} started a play: {said}"
+        );
+    }
+    for d in ["ctl", "tmp"] {
+        assert_eq!(
+            tree(&tmp.path().join(d)),
+            Vec::<String>::new(),
+            "left in {d}"
+        );
+    }
 }
