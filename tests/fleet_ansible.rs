@@ -13,6 +13,10 @@
 //! fleet.sh refuses a missing, unparsable or empty inventory, or a
 //! --limit that matches nothing, with exit code 2 and nothing run.
 //!
+//! A hostile envbench_remote_base or --cleanup play id runs nothing on
+//! the hosts; h2's label holds shell syntax in every test, which must run
+//! nothing either.
+//!
 //! Where ansible-playbook or sshd cannot be had, a test says so and
 //! passes, except under CI (CI=true), where it fails.
 
@@ -281,6 +285,9 @@ struct Fleet {
     /// The hosts' ~/.ansible (the real home: sshd logs in as this user)
     /// and whether it existed before the play.
     home_ansible: (PathBuf, bool),
+    /// The test directory's random suffix: in the labels, and in the
+    /// names of the files a value that reached a shell would write.
+    tag: String,
 }
 
 impl Fleet {
@@ -303,7 +310,11 @@ impl Fleet {
             .to_string_lossy()
             .into_owned();
         let tag = name.rsplit('.').next().unwrap().to_string();
-        let labels = [format!("alpha-{tag}"), format!("beta-{tag}")];
+        // h2's label is shell syntax: labels reach only argv and quoted paths
+        let labels = [
+            format!("alpha-{tag}"),
+            format!("beta-{tag}$(id>PWN10-{tag})"),
+        ];
         let t = tmp.path().display();
         let s = sshd.dir.display();
         let inventory = format!(
@@ -324,7 +335,7 @@ impl Fleet {
       envbench_dirs: [work={t}/d1]
       envbench_args: [{h1_args}]
     h2:
-      envbench_label: {l2}
+      envbench_label: '{l2}'
       envbench_dirs: [work={t}/d2]
       envbench_args: [{h2_args}]
 "#,
@@ -343,6 +354,7 @@ impl Fleet {
             playbook,
             labels,
             home_ansible: (home_ansible, existed),
+            tag,
         })
     }
 
@@ -353,9 +365,40 @@ impl Fleet {
     /// deploy/fleet.sh -i INVENTORY in the controller's directory, with
     /// its home and temporary directory in the test's.
     fn fleet_sh(&self) -> Command {
+        self.fleet_sh_after(&[])
+    }
+
+    /// deploy/fleet.sh FIRST... -i INVENTORY (`--cleanup ID` goes first).
+    fn fleet_sh_after(&self, first: &[&str]) -> Command {
         let mut c = fleet_sh(self.tmp.path(), &self.playbook);
-        c.arg("-i").arg(self.path("inventory.yml"));
+        c.args(first).arg("-i").arg(self.path("inventory.yml"));
         c
+    }
+
+    /// Files a value that reached a shell on the hosts would have written
+    /// (`id>PWN<n>-<tag>`): anywhere in the test's directory, or in the
+    /// home directory the hosts' shells start in, or in /tmp. Those outside
+    /// the test's directory are removed once listed.
+    fn pwned(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = tree(self.tmp.path())
+            .into_iter()
+            .filter(|p| {
+                Path::new(p)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("PWN"))
+            })
+            .map(|p| self.tmp.path().join(p))
+            .collect();
+        for dir in [real_home(), PathBuf::from("/tmp")] {
+            for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("PWN") && name.ends_with(&format!("-{}", self.tag)) {
+                    let _ = fs::remove_file(e.path());
+                    found.push(e.path());
+                }
+            }
+        }
+        found
     }
 
     /// Nothing left: no process that mentions the test's directory, no
@@ -363,6 +406,11 @@ impl Fleet {
     /// benchmarks' directories empty, the controller's temporary
     /// directory empty, no run of ours in the real history database.
     fn assert_nothing_left(&self, play_id: &str) {
+        assert_eq!(
+            self.pwned(),
+            Vec::<PathBuf>::new(),
+            "commands ran on the hosts"
+        );
         let t0 = Instant::now();
         loop {
             let procs = processes_mentioning(self.tmp.path(), self.sshd.child.id() as i32);
@@ -761,4 +809,51 @@ fn a_missing_unparsable_or_empty_inventory_is_a_usage_error_and_runs_nothing() {
             "left in {d}"
         );
     }
+}
+
+#[test]
+fn a_hostile_remote_base_or_play_id_runs_nothing_on_the_hosts() {
+    let Some(fleet) = Fleet::new("", "") else {
+        return;
+    };
+    let t = fleet.tmp.path().display();
+    let tag = &fleet.tag;
+    // Before the check, Ansible's remote_tmp under this base ran both ids
+    // on each host (in the test's directory, thanks to the cd).
+    let hostile = format!("{t}/hosts/b;cd {t}/hosts;id>PWN7-{tag};$(id>PWN8-{tag})");
+    // and, were they taken, these would stay in the test's directory
+    let dotdot = format!("{t}/hosts/../hosts");
+    let space = format!("{t}/hosts/a b");
+    let mut id = String::new();
+    for base in [&hostile, &dotdot, &space] {
+        let vars = serde_json::json!({ "envbench_remote_base": base }).to_string();
+        let out = fleet.fleet_sh().args(["-e", &vars]).output().unwrap();
+        let said = text(&out);
+        assert_eq!(fleet.pwned(), Vec::<PathBuf>::new(), "{base}: {said}");
+        assert_eq!(out.status.code(), Some(1), "{base}: {said}");
+        assert!(
+            said.contains("a plain absolute path") && said.contains("nothing was run there"),
+            "{base}: {said}"
+        );
+        assert!(!said.contains("TASK [envbench : Copy envbench]"), "{said}");
+        id = play_id(&said);
+        // and the cleanup of such a play
+        let out = fleet
+            .fleet_sh_after(&["--cleanup", &id])
+            .args(["-e", &vars])
+            .output()
+            .unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "cleanup, {base}: {said}");
+        assert!(said.contains("a plain absolute path"), "{said}");
+        assert_eq!(fleet.pwned(), Vec::<PathBuf>::new(), "{base}: {said}");
+    }
+    // A play id that is not one is refused by fleet.sh (exit 2).
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &format!("x;cd {t}/hosts;id>PWN9-{tag}")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("not a play id"), "{}", text(&out));
+    fleet.assert_nothing_left(&id);
 }
