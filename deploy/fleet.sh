@@ -9,9 +9,13 @@
 # runs deploy/ansible/cleanup.yml, which stops envbench on the hosts and
 # removes the play's directories there: Ansible runs no `always:` on
 # Ctrl-C. The second form does that cleanup by hand, for a play whose
-# controller died. ANSIBLE_PLAYBOOK names the ansible-playbook to use.
+# controller died, or for hosts that kept their directory because their
+# result files were nowhere else yet. ANSIBLE_PLAYBOOK names the
+# ansible-playbook to use.
 #
-# Exit codes: 0 every host ran; 1 a host failed (its messages above); 2 usage: no inventory, one that does
+# Exit codes: 0 every host ran and its results are safe (fetched or in the
+# store); 1 a host failed (its messages above), and a host that kept its
+# play directory is named at the end; 2 usage: no inventory, one that does
 # not parse, no host matched, a malformed PLAY_ID, or ansible-playbook's own
 # option errors; 130 interrupted.
 set -euo pipefail
@@ -63,6 +67,10 @@ export ANSIBLE_RETRY_FILES_ENABLED=False
 # warning followed by a play on no host.
 export ANSIBLE_INVENTORY_UNPARSED_FAILED=True
 export ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=True
+# The hosts that keep their play's directory (result files nowhere else)
+# leave a line each here; they are listed at the end.
+export ENVBENCH_FLEET_KEPT=$ctl/kept
+mkdir "$ENVBENCH_FLEET_KEPT"
 
 # ansible-playbook's exit code as this script's: its parser and option
 # errors (4, 5) are usage errors, any other failure is 1.
@@ -72,6 +80,15 @@ status() {
     4 | 5) echo 2 ;;
     *) echo 1 ;;
   esac
+}
+
+# Names the hosts that kept their play's directory.
+kept() {
+  local f
+  for f in "$ENVBENCH_FLEET_KEPT"/*; do
+    [[ -f $f ]] && cat -- "$f" >&2
+  done
+  return 0
 }
 
 # Runs the playbook with --list-hosts first: no inventory, an inventory
@@ -99,6 +116,7 @@ if [[ $mode == cleanup ]]; then
   check_hosts "$playbooks/cleanup.yml" "$@"
   rc=0
   cleanup "$@" || rc=$?
+  kept
   exit "$(status "$rc")"
 fi
 
@@ -138,8 +156,12 @@ rc=0
 wait "$pid" || rc=$?
 if [[ -n $signalled ]]; then
   rc=0
+  # the cleanup decides again for every host
+  rm -f -- "$ENVBENCH_FLEET_KEPT"/*
   cleanup "$@" || rc=$?
+  kept
   echo "envbench fleet: play $play_id interrupted by SIG$signalled$([[ $rc == 0 ]] && echo ', hosts cleaned up' || echo ", cleanup failed: run $0 --cleanup $play_id with the same options")" >&2
   exit 130
 fi
+kept
 exit "$(status "$rc")"

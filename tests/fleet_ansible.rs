@@ -17,10 +17,18 @@
 //! the hosts; h2's label holds shell syntax in every test, which must run
 //! nothing either.
 //!
-//! Where ansible-playbook or sshd cannot be had, a test says so and
-//! passes, except under CI (CI=true), where it fails.
+//! With a shared store (a real PostgreSQL server, stopped while both hosts
+//! measure) and no fetching, or with files that cannot be fetched, each
+//! host keeps its play directory and fleet.sh fails naming it, until
+//! `fleet.sh --cleanup` adds the runs to the store (or fetches them) and
+//! removes it.
+//!
+//! Where ansible-playbook, sshd or PostgreSQL cannot be had, a test says so
+//! and passes, except under CI (CI=true), where it fails.
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -855,5 +863,195 @@ fn a_hostile_remote_base_or_play_id_runs_nothing_on_the_hosts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("not a play id"), "{}", text(&out));
+    fleet.assert_nothing_left(&id);
+}
+
+/// The result files of `host`'s play directory on the 'hosts'.
+fn host_results(hosts: &Path, host: &str) -> Vec<PathBuf> {
+    let suffix = format!("-{host}");
+    fs::read_dir(hosts)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+        .flat_map(|e| {
+            fs::read_dir(e.path().join("results"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect()
+}
+
+#[test]
+fn a_run_the_store_did_not_take_keeps_its_host_directory_until_a_cleanup_pushes_it() {
+    // Runs of a few seconds: the store stops while both hosts measure.
+    let args = r#"--rounds, "40", --reps, "400", --budget, "8""#;
+    let Some(fleet) = Fleet::new(args, args) else {
+        return;
+    };
+    let Some(pg) = need(pg::PgServer::start()) else {
+        return;
+    };
+    // the README's shared-store setup: every run lands in the store, no fetching
+    let vars = serde_json::json!({
+        "envbench_db": pg.url(),
+        "envbench_fetch": false,
+        "envbench_runs": 1,
+    })
+    .to_string();
+    let hosts = fleet.path("hosts");
+    let mut child = fleet
+        .fleet_sh()
+        .args(["-e", &vars])
+        .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
+        .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    let log = || {
+        let mut s = String::new();
+        for f in ["fleet.out", "fleet.err"] {
+            let _ = fs::File::open(fleet.path("home").join(f))
+                .and_then(|mut f| f.read_to_string(&mut s));
+        }
+        s
+    };
+    // envbench writes its file first, then measures: both hosts measuring
+    let t0 = Instant::now();
+    while !["h1", "h2"]
+        .iter()
+        .all(|h| !host_results(&hosts, h).is_empty())
+    {
+        if t0.elapsed() > Duration::from_secs(90) || child.try_wait().unwrap().is_some() {
+            // SAFETY: kill(2) on the process group of the child started above.
+            unsafe { libc::killpg(pgid, libc::SIGTERM) };
+            let _ = child.wait();
+            panic!("envbench never ran on both hosts:\n{}", log());
+        }
+        sleep(Duration::from_millis(50));
+    }
+    pg.ctl("stop");
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(240) {
+            // SAFETY: as above.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("fleet.sh did not finish:\n{}", log());
+        }
+        sleep(Duration::from_millis(100));
+    };
+    let said = log();
+    assert_eq!(status.code(), Some(1), "fleet.sh must fail:\n{said}");
+    assert!(said.contains("not recorded in the history"), "{said}");
+    let id = play_id(&said);
+    // after the play's own output, fleet.sh names each host and its directory
+    let tail = said
+        .rsplit("PLAY RECAP")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let dir = hosts.join(format!("envbench-fleet-{id}-{host}"));
+        let said = format!("envbench fleet: {host} keeps {} on the host", dir.display());
+        assert!(tail.contains(&said), "no {said:?} at the end:\n{said}");
+        let file = dir.join("results").join(format!("{label}-run01.json"));
+        let doc: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{said}", file.display())),
+        )
+        .unwrap();
+        assert_eq!(doc["status"], "complete", "{}", file.display());
+    }
+    assert!(
+        !fleet
+            .path("ctl")
+            .join(format!("envbench-fleet-{id}"))
+            .exists(),
+        "nothing fetched"
+    );
+    // Nothing of the play runs on the hosts meanwhile.
+    let left = processes_mentioning(&hosts, fleet.sshd.child.id() as i32);
+    assert!(left.is_empty(), "left running: {left:?}");
+
+    // The store back: the cleanup the message names adds both runs and
+    // removes the directories.
+    pg.ctl("start");
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &id])
+        .args(["-e", &vars])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cleanup:\n{}", text(&out));
+    let mut stored: Vec<String> = pg
+        .client()
+        .query("SELECT json FROM envbench.runs", &[])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let json: String = r.get(0);
+            let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(doc["status"], "complete");
+            doc["label"].as_str().unwrap().to_string()
+        })
+        .collect();
+    stored.sort();
+    assert_eq!(stored, fleet.labels.to_vec(), "the store has both runs");
+    fleet.assert_nothing_left(&id);
+}
+
+#[test]
+fn a_file_that_could_not_be_fetched_keeps_its_host_directory_until_a_cleanup_fetches_it() {
+    let args = r#"--rounds, "3", --reps, "3", --budget, "1""#;
+    let Some(fleet) = Fleet::new(args, args) else {
+        return;
+    };
+    // the controller's results directory cannot be made: under a file
+    fs::write(fleet.path("home/blocker"), "").unwrap();
+    let vars = |results: PathBuf| {
+        serde_json::json!({ "envbench_runs": 1, "envbench_results": results }).to_string()
+    };
+    let out = fleet
+        .fleet_sh()
+        .args(["-e", &vars(fleet.path("home/blocker/results"))])
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "fleet.sh must fail:\n{said}");
+    let id = play_id(&said);
+    let hosts = fleet.path("hosts");
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let dir = hosts.join(format!("envbench-fleet-{id}-{host}"));
+        let line = said
+            .lines()
+            .rev()
+            .find(|l| l.starts_with(&format!("envbench fleet: {host} keeps ")))
+            .unwrap_or_else(|| panic!("{host} not named:\n{said}"));
+        assert!(
+            line.contains(&dir.display().to_string()) && line.contains("were not fetched"),
+            "{line}"
+        );
+        let file = dir.join("results").join(format!("{label}-run01.json"));
+        assert!(file.is_file(), "{} gone:\n{said}", file.display());
+    }
+    // fetched by the cleanup into a directory that can be made, then removed
+    let later = fleet.path("ctl/later");
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &id])
+        .args(["-e", &vars(later.clone())])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cleanup:\n{}", text(&out));
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let file = later.join(host).join(format!("{label}-run01.json"));
+        let doc: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+        assert_eq!(doc["status"], "complete", "{}", file.display());
+    }
     fleet.assert_nothing_left(&id);
 }
