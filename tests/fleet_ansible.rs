@@ -523,6 +523,81 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// fleet.sh running in a process group of its own, its output in the
+/// test's home (fleet.out, fleet.err); the group is killed if it still
+/// runs when this is dropped (a failed test).
+struct Background<'a> {
+    fleet: &'a Fleet,
+    child: Child,
+}
+
+impl<'a> Background<'a> {
+    fn start(fleet: &'a Fleet, mut cmd: Command) -> Background<'a> {
+        let child = cmd
+            .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
+            .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Background { fleet, child }
+    }
+
+    /// What fleet.sh wrote so far: stdout, then stderr.
+    fn log(&self) -> String {
+        let mut s = String::new();
+        for f in ["fleet.out", "fleet.err"] {
+            let _ = fs::File::open(self.fleet.path("home").join(f))
+                .and_then(|mut f| f.read_to_string(&mut s));
+        }
+        s
+    }
+
+    /// Sends `signal` to fleet.sh's process group.
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the process group of the child this started.
+        unsafe { libc::killpg(self.child.id() as i32, signal) };
+    }
+
+    /// Waits until `ready` holds, polling; fails (stopping the play with
+    /// SIGTERM) after 90 s or if fleet.sh ends first.
+    fn wait_until(&mut self, what: &str, ready: impl Fn() -> bool) {
+        let t0 = Instant::now();
+        while !ready() {
+            if t0.elapsed() > Duration::from_secs(90) || self.child.try_wait().unwrap().is_some() {
+                self.signal(libc::SIGTERM);
+                let _ = self.child.wait();
+                panic!("{what} never happened:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for fleet.sh to end, for `limit` at most (then SIGKILL and fail).
+    fn wait_end(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if t0.elapsed() > limit {
+                self.signal(libc::SIGKILL);
+                let _ = self.child.wait();
+                panic!("fleet.sh did not finish:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Background<'_> {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.signal(libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The play's id from fleet.sh's first line on stderr.
 fn play_id(stderr: &str) -> String {
     let rest = stderr
@@ -662,22 +737,7 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
         return;
     };
     let hosts = fleet.path("hosts");
-    let mut child = fleet
-        .fleet_sh()
-        .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
-        .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let pgid = child.id() as i32;
-    let log = || {
-        let mut s = String::new();
-        for f in ["fleet.out", "fleet.err"] {
-            let _ = fs::File::open(fleet.path("home").join(f))
-                .and_then(|mut f| f.read_to_string(&mut s));
-        }
-        s
-    };
+    let mut play = Background::start(&fleet, fleet.fleet_sh());
     // envbench measuring on both hosts: run processes whose executable is
     // a play directory's binary, in h1's and in h2's.
     let measuring = || {
@@ -691,38 +751,17 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
             .iter()
             .all(|h| exes.iter().any(|e| e.ends_with(h)))
     };
-    let t0 = Instant::now();
-    while !measuring() {
-        if t0.elapsed() > Duration::from_secs(90) || child.try_wait().unwrap().is_some() {
-            // SAFETY: kill(2) on the process group of the child started above.
-            unsafe { libc::killpg(pgid, libc::SIGTERM) };
-            let _ = child.wait();
-            panic!("envbench never ran on both hosts:\n{}", log());
-        }
-        sleep(Duration::from_millis(100));
-    }
+    play.wait_until("envbench running on both hosts", measuring);
     sleep(Duration::from_secs(1));
     // Ctrl-C: the terminal signals the whole foreground process group.
-    // SAFETY: kill(2) on the process group of the child started above.
-    unsafe { libc::killpg(pgid, libc::SIGINT) };
+    play.signal(libc::SIGINT);
     let t1 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t1.elapsed() > Duration::from_secs(90) {
-            // SAFETY: as above.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            panic!("fleet.sh did not finish after Ctrl-C:\n{}", log());
-        }
-        sleep(Duration::from_millis(100));
-    };
+    let status = play.wait_end(Duration::from_secs(90));
     eprintln!(
         "fleet.sh ended {:.1} s after Ctrl-C",
         t1.elapsed().as_secs_f64()
     );
-    let text = log();
+    let text = play.log();
     assert_eq!(status.code(), Some(130), "{text}");
     assert!(
         text.contains("interrupted by SIGINT, hosts cleaned up"),
@@ -903,51 +942,18 @@ fn a_run_the_store_did_not_take_keeps_its_host_directory_until_a_cleanup_pushes_
     })
     .to_string();
     let hosts = fleet.path("hosts");
-    let mut child = fleet
-        .fleet_sh()
-        .args(["-e", &vars])
-        .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
-        .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let pgid = child.id() as i32;
-    let log = || {
-        let mut s = String::new();
-        for f in ["fleet.out", "fleet.err"] {
-            let _ = fs::File::open(fleet.path("home").join(f))
-                .and_then(|mut f| f.read_to_string(&mut s));
-        }
-        s
-    };
+    let mut cmd = fleet.fleet_sh();
+    cmd.args(["-e", &vars]);
+    let mut play = Background::start(&fleet, cmd);
     // envbench writes its file first, then measures: both hosts measuring
-    let t0 = Instant::now();
-    while !["h1", "h2"]
-        .iter()
-        .all(|h| !host_results(&hosts, h).is_empty())
-    {
-        if t0.elapsed() > Duration::from_secs(90) || child.try_wait().unwrap().is_some() {
-            // SAFETY: kill(2) on the process group of the child started above.
-            unsafe { libc::killpg(pgid, libc::SIGTERM) };
-            let _ = child.wait();
-            panic!("envbench never ran on both hosts:\n{}", log());
-        }
-        sleep(Duration::from_millis(50));
-    }
+    play.wait_until("a result file on both hosts", || {
+        ["h1", "h2"]
+            .iter()
+            .all(|h| !host_results(&hosts, h).is_empty())
+    });
     pg.ctl("stop");
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t0.elapsed() > Duration::from_secs(240) {
-            // SAFETY: as above.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            panic!("fleet.sh did not finish:\n{}", log());
-        }
-        sleep(Duration::from_millis(100));
-    };
-    let said = log();
+    let status = play.wait_end(Duration::from_secs(240));
+    let said = play.log();
     assert_eq!(status.code(), Some(1), "fleet.sh must fail:\n{said}");
     assert!(said.contains("not recorded in the history"), "{said}");
     let id = play_id(&said);
