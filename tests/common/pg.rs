@@ -2,8 +2,7 @@
 //! pg_ctl on PATH): a temporary directory, a Unix socket there and no TCP
 //! port, as `nobody` when the test runs as root (initdb refuses root);
 //! stopped (immediate mode) when dropped, on panic too. Used by
-//! tests/fleet_ansible.rs; tests/store_postgres.rs keeps a copy of its
-//! own (the same server) for now.
+//! tests/store_postgres.rs and tests/fleet_ansible.rs.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -11,7 +10,8 @@ use std::process::{Command, Stdio};
 
 pub struct PgServer {
     bin: PathBuf,
-    dir: tempfile::TempDir,
+    /// The server's directory: its socket, `data/` and `log`.
+    pub dir: tempfile::TempDir,
     as_nobody: bool,
 }
 
@@ -79,8 +79,9 @@ impl PgServer {
         );
     }
 
-    /// `pg_ctl start` (socket in our directory, no TCP, no fsync) or
-    /// `stop` (immediate mode), each waited for up to 30 s.
+    /// `pg_ctl start` (socket in our directory, no TCP, no fsync), `stop`
+    /// (immediate mode) or another action (`reload`), each waited for up to
+    /// 30 s.
     pub fn ctl(&self, what: &str) {
         let data = self.dir.path().join("data");
         let log = self.dir.path().join("log");
