@@ -1217,23 +1217,49 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         .args(["compare", "a.json", "b.json"])
         .assert()
         .success();
+    // a run asked to be recorded there (--db, or ENVBENCH_DB) and not
+    // recorded fails (exit 1), keeps its complete file and says where it
+    // is and the push that adds it later; the default history that cannot
+    // take it is a warning only
+    let kept = std::fs::canonicalize(tmp.path()).unwrap();
+    for (out, via_env) in [("d.json", false), ("e.json", true)] {
+        let mut c = envbench();
+        c.current_dir(tmp.path())
+            .args(["run", "--fake-clock", "--only", "os.syscall", "--reps", "3"])
+            .args(["--quiet", "-o", out]);
+        if via_env {
+            c.env("ENVBENCH_DB", &db);
+        } else {
+            c.arg("--db").arg(&db);
+        }
+        let push = format!(
+            "`envbench store push --db {} {}` adds it later",
+            db.display(),
+            kept.join(out).display()
+        );
+        c.assert()
+            .code(1)
+            .stderr(predicate::str::contains("not recorded in the history"))
+            .stderr(predicate::str::contains("is complete and kept"))
+            .stderr(predicate::str::contains(push));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(tmp.path().join(out)).unwrap()).unwrap();
+        assert_eq!(doc["status"], "complete", "{out}");
+    }
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(data.join("envbench")).unwrap();
+    std::fs::copy(&db, data.join("envbench/history.sqlite3")).unwrap();
     envbench()
         .current_dir(tmp.path())
-        .args([
-            "run",
-            "--fake-clock",
-            "--only",
-            "os.syscall",
-            "--reps",
-            "3",
-            "-o",
-            "d.json",
-            "--db",
-        ])
-        .arg(&db)
+        .env("XDG_DATA_HOME", &data)
+        .env_remove("ENVBENCH_DB")
+        .args(["run", "--fake-clock", "--only", "os.syscall", "--reps", "3"])
+        .args(["-o", "f.json"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("not recorded in the history"));
+        .stderr(predicate::str::contains(
+            "warning: not recorded in the history",
+        ));
 }
 
 /// A fake-clock run of the io family on two named directories, with

@@ -10,10 +10,25 @@
 //! The play ships what it ships by default, the portable build, which
 //! deploy/build-portable.sh builds first.
 //!
-//! Where ansible-playbook or sshd cannot be had, a test says so and
-//! passes, except under CI (CI=true), where it fails.
+//! fleet.sh refuses a missing, unparsable or empty inventory, or a
+//! --limit that matches nothing, with exit code 2 and nothing run.
+//!
+//! A hostile envbench_remote_base or --cleanup play id runs nothing on
+//! the hosts; h2's label holds shell syntax in every test, which must run
+//! nothing either.
+//!
+//! With a shared store (a real PostgreSQL server, stopped while both hosts
+//! measure) and no fetching, or with files that cannot be fetched, each
+//! host keeps its play directory and fleet.sh fails naming it, until
+//! `fleet.sh --cleanup` adds the runs to the store (or fetches them) and
+//! removes it.
+//!
+//! Where ansible-playbook, sshd or PostgreSQL cannot be had, a test says so
+//! and passes, except under CI (CI=true), where it fails.
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -278,6 +293,9 @@ struct Fleet {
     /// The hosts' ~/.ansible (the real home: sshd logs in as this user)
     /// and whether it existed before the play.
     home_ansible: (PathBuf, bool),
+    /// The test directory's random suffix: in the labels, and in the
+    /// names of the files a value that reached a shell would write.
+    tag: String,
 }
 
 impl Fleet {
@@ -300,7 +318,11 @@ impl Fleet {
             .to_string_lossy()
             .into_owned();
         let tag = name.rsplit('.').next().unwrap().to_string();
-        let labels = [format!("alpha-{tag}"), format!("beta-{tag}")];
+        // h2's label is shell syntax: labels reach only argv and quoted paths
+        let labels = [
+            format!("alpha-{tag}"),
+            format!("beta-{tag}$(id>PWN10-{tag})"),
+        ];
         let t = tmp.path().display();
         let s = sshd.dir.display();
         let inventory = format!(
@@ -321,7 +343,7 @@ impl Fleet {
       envbench_dirs: [work={t}/d1]
       envbench_args: [{h1_args}]
     h2:
-      envbench_label: {l2}
+      envbench_label: '{l2}'
       envbench_dirs: [work={t}/d2]
       envbench_args: [{h2_args}]
 "#,
@@ -340,6 +362,7 @@ impl Fleet {
             playbook,
             labels,
             home_ansible: (home_ansible, existed),
+            tag,
         })
     }
 
@@ -350,19 +373,40 @@ impl Fleet {
     /// deploy/fleet.sh -i INVENTORY in the controller's directory, with
     /// its home and temporary directory in the test's.
     fn fleet_sh(&self) -> Command {
-        let mut c = Command::new(Path::new(REPO).join("deploy/fleet.sh"));
-        c.arg("-i")
-            .arg(self.path("inventory.yml"))
-            .current_dir(self.path("ctl"))
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("PWD", self.path("ctl"))
-            .env("ANSIBLE_PLAYBOOK", &self.playbook)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("XDG_DATA_HOME", self.path("home"))
-            .env_remove("ANSIBLE_CONFIG")
-            .stdin(Stdio::null());
+        self.fleet_sh_after(&[])
+    }
+
+    /// deploy/fleet.sh FIRST... -i INVENTORY (`--cleanup ID` goes first).
+    fn fleet_sh_after(&self, first: &[&str]) -> Command {
+        let mut c = fleet_sh(self.tmp.path(), &self.playbook);
+        c.args(first).arg("-i").arg(self.path("inventory.yml"));
         c
+    }
+
+    /// Files a value that reached a shell on the hosts would have written
+    /// (`id>PWN<n>-<tag>`): anywhere in the test's directory, or in the
+    /// home directory the hosts' shells start in, or in /tmp. Those outside
+    /// the test's directory are removed once listed.
+    fn pwned(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = tree(self.tmp.path())
+            .into_iter()
+            .filter(|p| {
+                Path::new(p)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("PWN"))
+            })
+            .map(|p| self.tmp.path().join(p))
+            .collect();
+        for dir in [real_home(), PathBuf::from("/tmp")] {
+            for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("PWN") && name.ends_with(&format!("-{}", self.tag)) {
+                    let _ = fs::remove_file(e.path());
+                    found.push(e.path());
+                }
+            }
+        }
+        found
     }
 
     /// Nothing left: no process that mentions the test's directory, no
@@ -370,6 +414,11 @@ impl Fleet {
     /// benchmarks' directories empty, the controller's temporary
     /// directory empty, no run of ours in the real history database.
     fn assert_nothing_left(&self, play_id: &str) {
+        assert_eq!(
+            self.pwned(),
+            Vec::<PathBuf>::new(),
+            "commands ran on the hosts"
+        );
         let t0 = Instant::now();
         loop {
             let procs = processes_mentioning(self.tmp.path(), self.sshd.child.id() as i32);
@@ -445,6 +494,106 @@ impl Drop for Fleet {
                 // copied into its own directory.
                 unsafe { libc::kill(p, libc::SIGKILL) };
             }
+        }
+    }
+}
+
+/// deploy/fleet.sh with the controller's home, temporary and working
+/// directories in the test's directory `tmp` (home, tmp, ctl).
+fn fleet_sh(tmp: &Path, playbook: &Path) -> Command {
+    let mut c = Command::new(Path::new(REPO).join("deploy/fleet.sh"));
+    c.current_dir(tmp.join("ctl"))
+        .env("HOME", tmp.join("home"))
+        .env("TMPDIR", tmp.join("tmp"))
+        .env("PWD", tmp.join("ctl"))
+        .env("ANSIBLE_PLAYBOOK", playbook)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("XDG_DATA_HOME", tmp.join("home"))
+        .env_remove("ANSIBLE_CONFIG")
+        .env_remove("ENVBENCH_DB")
+        .stdin(Stdio::null());
+    c
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// fleet.sh running in a process group of its own, its output in the
+/// test's home (fleet.out, fleet.err); the group is killed if it still
+/// runs when this is dropped (a failed test).
+struct Background<'a> {
+    fleet: &'a Fleet,
+    child: Child,
+}
+
+impl<'a> Background<'a> {
+    fn start(fleet: &'a Fleet, mut cmd: Command) -> Background<'a> {
+        let child = cmd
+            .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
+            .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Background { fleet, child }
+    }
+
+    /// What fleet.sh wrote so far: stdout, then stderr.
+    fn log(&self) -> String {
+        let mut s = String::new();
+        for f in ["fleet.out", "fleet.err"] {
+            let _ = fs::File::open(self.fleet.path("home").join(f))
+                .and_then(|mut f| f.read_to_string(&mut s));
+        }
+        s
+    }
+
+    /// Sends `signal` to fleet.sh's process group.
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the process group of the child this started.
+        unsafe { libc::killpg(self.child.id() as i32, signal) };
+    }
+
+    /// Waits until `ready` holds, polling; fails (stopping the play with
+    /// SIGTERM) after 90 s or if fleet.sh ends first.
+    fn wait_until(&mut self, what: &str, ready: impl Fn() -> bool) {
+        let t0 = Instant::now();
+        while !ready() {
+            if t0.elapsed() > Duration::from_secs(90) || self.child.try_wait().unwrap().is_some() {
+                self.signal(libc::SIGTERM);
+                let _ = self.child.wait();
+                panic!("{what} never happened:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for fleet.sh to end, for `limit` at most (then SIGKILL and fail).
+    fn wait_end(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if t0.elapsed() > limit {
+                self.signal(libc::SIGKILL);
+                let _ = self.child.wait();
+                panic!("fleet.sh did not finish:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Background<'_> {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.signal(libc::SIGKILL);
+            let _ = self.child.wait();
         }
     }
 }
@@ -588,22 +737,7 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
         return;
     };
     let hosts = fleet.path("hosts");
-    let mut child = fleet
-        .fleet_sh()
-        .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
-        .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let pgid = child.id() as i32;
-    let log = || {
-        let mut s = String::new();
-        for f in ["fleet.out", "fleet.err"] {
-            let _ = fs::File::open(fleet.path("home").join(f))
-                .and_then(|mut f| f.read_to_string(&mut s));
-        }
-        s
-    };
+    let mut play = Background::start(&fleet, fleet.fleet_sh());
     // envbench measuring on both hosts: run processes whose executable is
     // a play directory's binary, in h1's and in h2's.
     let measuring = || {
@@ -617,38 +751,17 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
             .iter()
             .all(|h| exes.iter().any(|e| e.ends_with(h)))
     };
-    let t0 = Instant::now();
-    while !measuring() {
-        if t0.elapsed() > Duration::from_secs(90) || child.try_wait().unwrap().is_some() {
-            // SAFETY: kill(2) on the process group of the child started above.
-            unsafe { libc::killpg(pgid, libc::SIGTERM) };
-            let _ = child.wait();
-            panic!("envbench never ran on both hosts:\n{}", log());
-        }
-        sleep(Duration::from_millis(100));
-    }
+    play.wait_until("envbench running on both hosts", measuring);
     sleep(Duration::from_secs(1));
     // Ctrl-C: the terminal signals the whole foreground process group.
-    // SAFETY: kill(2) on the process group of the child started above.
-    unsafe { libc::killpg(pgid, libc::SIGINT) };
+    play.signal(libc::SIGINT);
     let t1 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t1.elapsed() > Duration::from_secs(90) {
-            // SAFETY: as above.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            panic!("fleet.sh did not finish after Ctrl-C:\n{}", log());
-        }
-        sleep(Duration::from_millis(100));
-    };
+    let status = play.wait_end(Duration::from_secs(90));
     eprintln!(
         "fleet.sh ended {:.1} s after Ctrl-C",
         t1.elapsed().as_secs_f64()
     );
-    let text = log();
+    let text = play.log();
     assert_eq!(status.code(), Some(130), "{text}");
     assert!(
         text.contains("interrupted by SIGINT, hosts cleaned up"),
@@ -681,6 +794,270 @@ fn ctrl_c_stops_envbench_on_every_host_and_removes_the_play() {
         .unwrap();
         assert_eq!(doc["status"], "interrupted", "{}", file.display());
         assert_eq!(doc["label"], label.as_str());
+    }
+    fleet.assert_nothing_left(&id);
+}
+
+#[test]
+fn a_missing_unparsable_or_empty_inventory_is_a_usage_error_and_runs_nothing() {
+    let Some(playbook) = need(ansible_playbook()) else {
+        return;
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("envbench-fleet-test.")
+        .tempdir()
+        .unwrap();
+    for d in ["home", "ctl", "tmp"] {
+        fs::create_dir(tmp.path().join(d)).unwrap();
+    }
+    let p = |f: &str| tmp.path().join(f).display().to_string();
+    fs::write(p("bad.yml"), "all: [\n").unwrap();
+    fs::write(p("empty.yml"), "all: {}\n").unwrap();
+    fs::write(p("one.yml"), "all:\n  hosts:\n    h1:\n").unwrap();
+    let cases: [(Vec<String>, &str); 6] = [
+        (vec!["-i".into(), p("missing.yml")], "cannot be used"),
+        (vec!["-i".into(), p("bad.yml")], "cannot be used"),
+        (
+            vec!["-i".into(), p("empty.yml")],
+            "no host of the inventory matched",
+        ),
+        (
+            vec!["-i".into(), p("one.yml"), "-l".into(), "nosuch".into()],
+            "cannot be used",
+        ),
+        (
+            vec![
+                "--cleanup".into(),
+                "20260101T000000Z-0123abcd".into(),
+                "-i".into(),
+                p("missing.yml"),
+            ],
+            "cannot be used",
+        ),
+        (vec!["--cleanup".into()], "needs the PLAY_ID"),
+    ];
+    for (args, says) in cases {
+        let out = fleet_sh(tmp.path(), &playbook)
+            .args(&args)
+            .output()
+            .unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains(says), "{args:?}: {said}");
+        assert!(
+            !said.contains("envbench fleet: play "),
+            "{args:?} started a play: {said}"
+        );
+    }
+    for d in ["ctl", "tmp"] {
+        assert_eq!(
+            tree(&tmp.path().join(d)),
+            Vec::<String>::new(),
+            "left in {d}"
+        );
+    }
+}
+
+#[test]
+fn a_hostile_remote_base_or_play_id_runs_nothing_on_the_hosts() {
+    let Some(fleet) = Fleet::new("", "") else {
+        return;
+    };
+    let t = fleet.tmp.path().display();
+    let tag = &fleet.tag;
+    // Before the check, Ansible's remote_tmp under this base ran both ids
+    // on each host (in the test's directory, thanks to the cd).
+    let hostile = format!("{t}/hosts/b;cd {t}/hosts;id>PWN7-{tag};$(id>PWN8-{tag})");
+    // and, were they taken, these would stay in the test's directory
+    let dotdot = format!("{t}/hosts/../hosts");
+    let space = format!("{t}/hosts/a b");
+    let mut id = String::new();
+    for base in [&hostile, &dotdot, &space] {
+        let vars = serde_json::json!({ "envbench_remote_base": base }).to_string();
+        let out = fleet.fleet_sh().args(["-e", &vars]).output().unwrap();
+        let said = text(&out);
+        assert_eq!(fleet.pwned(), Vec::<PathBuf>::new(), "{base}: {said}");
+        assert_eq!(out.status.code(), Some(1), "{base}: {said}");
+        assert!(
+            said.contains("a plain absolute path") && said.contains("nothing was run there"),
+            "{base}: {said}"
+        );
+        assert!(!said.contains("TASK [envbench : Copy envbench]"), "{said}");
+        id = play_id(&said);
+        // and the cleanup of such a play
+        let out = fleet
+            .fleet_sh_after(&["--cleanup", &id])
+            .args(["-e", &vars])
+            .output()
+            .unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "cleanup, {base}: {said}");
+        assert!(said.contains("a plain absolute path"), "{said}");
+        assert_eq!(fleet.pwned(), Vec::<PathBuf>::new(), "{base}: {said}");
+    }
+    // A play id that is not one is refused by fleet.sh (exit 2).
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &format!("x;cd {t}/hosts;id>PWN9-{tag}")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("not a play id"), "{}", text(&out));
+    fleet.assert_nothing_left(&id);
+}
+
+/// The result files of `host`'s play directory on the 'hosts'.
+fn host_results(hosts: &Path, host: &str) -> Vec<PathBuf> {
+    let suffix = format!("-{host}");
+    fs::read_dir(hosts)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+        .flat_map(|e| {
+            fs::read_dir(e.path().join("results"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect()
+}
+
+#[test]
+fn a_run_the_store_did_not_take_keeps_its_host_directory_until_a_cleanup_pushes_it() {
+    // Runs of a few seconds: the store stops while both hosts measure.
+    let args = r#"--rounds, "40", --reps, "400", --budget, "8""#;
+    let Some(fleet) = Fleet::new(args, args) else {
+        return;
+    };
+    let Some(pg) = need(pg::PgServer::start()) else {
+        return;
+    };
+    // the README's shared-store setup: every run lands in the store, no fetching
+    let vars = serde_json::json!({
+        "envbench_db": pg.url(),
+        "envbench_fetch": false,
+        "envbench_runs": 1,
+    })
+    .to_string();
+    let hosts = fleet.path("hosts");
+    let mut cmd = fleet.fleet_sh();
+    cmd.args(["-e", &vars]);
+    let mut play = Background::start(&fleet, cmd);
+    // envbench writes its file first, then measures: both hosts measuring
+    play.wait_until("a result file on both hosts", || {
+        ["h1", "h2"]
+            .iter()
+            .all(|h| !host_results(&hosts, h).is_empty())
+    });
+    pg.ctl("stop");
+    let status = play.wait_end(Duration::from_secs(240));
+    let said = play.log();
+    assert_eq!(status.code(), Some(1), "fleet.sh must fail:\n{said}");
+    assert!(said.contains("not recorded in the history"), "{said}");
+    let id = play_id(&said);
+    // after the play's own output, fleet.sh names each host and its directory
+    let tail = said
+        .rsplit("PLAY RECAP")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let dir = hosts.join(format!("envbench-fleet-{id}-{host}"));
+        let said = format!("envbench fleet: {host} keeps {} on the host", dir.display());
+        assert!(tail.contains(&said), "no {said:?} at the end:\n{said}");
+        let file = dir.join("results").join(format!("{label}-run01.json"));
+        let doc: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{said}", file.display())),
+        )
+        .unwrap();
+        assert_eq!(doc["status"], "complete", "{}", file.display());
+    }
+    assert!(
+        !fleet
+            .path("ctl")
+            .join(format!("envbench-fleet-{id}"))
+            .exists(),
+        "nothing fetched"
+    );
+    // Nothing of the play runs on the hosts meanwhile.
+    let left = processes_mentioning(&hosts, fleet.sshd.child.id() as i32);
+    assert!(left.is_empty(), "left running: {left:?}");
+
+    // The store back: the cleanup the message names adds both runs and
+    // removes the directories.
+    pg.ctl("start");
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &id])
+        .args(["-e", &vars])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cleanup:\n{}", text(&out));
+    let mut stored: Vec<String> = pg
+        .client()
+        .query("SELECT json FROM envbench.runs", &[])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let json: String = r.get(0);
+            let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(doc["status"], "complete");
+            doc["label"].as_str().unwrap().to_string()
+        })
+        .collect();
+    stored.sort();
+    assert_eq!(stored, fleet.labels.to_vec(), "the store has both runs");
+    fleet.assert_nothing_left(&id);
+}
+
+#[test]
+fn a_file_that_could_not_be_fetched_keeps_its_host_directory_until_a_cleanup_fetches_it() {
+    let args = r#"--rounds, "3", --reps, "3", --budget, "1""#;
+    let Some(fleet) = Fleet::new(args, args) else {
+        return;
+    };
+    // the controller's results directory cannot be made: under a file
+    fs::write(fleet.path("home/blocker"), "").unwrap();
+    let vars = |results: PathBuf| {
+        serde_json::json!({ "envbench_runs": 1, "envbench_results": results }).to_string()
+    };
+    let out = fleet
+        .fleet_sh()
+        .args(["-e", &vars(fleet.path("home/blocker/results"))])
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "fleet.sh must fail:\n{said}");
+    let id = play_id(&said);
+    let hosts = fleet.path("hosts");
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let dir = hosts.join(format!("envbench-fleet-{id}-{host}"));
+        let line = said
+            .lines()
+            .rev()
+            .find(|l| l.starts_with(&format!("envbench fleet: {host} keeps ")))
+            .unwrap_or_else(|| panic!("{host} not named:\n{said}"));
+        assert!(
+            line.contains(&dir.display().to_string()) && line.contains("were not fetched"),
+            "{line}"
+        );
+        let file = dir.join("results").join(format!("{label}-run01.json"));
+        assert!(file.is_file(), "{} gone:\n{said}", file.display());
+    }
+    // fetched by the cleanup into a directory that can be made, then removed
+    let later = fleet.path("ctl/later");
+    let out = fleet
+        .fleet_sh_after(&["--cleanup", &id])
+        .args(["-e", &vars(later.clone())])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cleanup:\n{}", text(&out));
+    for (host, label) in [("h1", &fleet.labels[0]), ("h2", &fleet.labels[1])] {
+        let file = later.join(host).join(format!("{label}-run01.json"));
+        let doc: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+        assert_eq!(doc["status"], "complete", "{}", file.display());
     }
     fleet.assert_nothing_left(&id);
 }

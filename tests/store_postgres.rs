@@ -10,163 +10,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A server of our own; stopped (immediate mode) when dropped.
-struct PgServer {
-    bin: PathBuf,
-    dir: tempfile::TempDir,
-    as_nobody: bool,
-}
+#[path = "common/pg.rs"]
+mod pg;
+use pg::PgServer;
 
-impl PgServer {
-    /// Starts a server, or says why it cannot (None outside CI).
-    fn start() -> Option<PgServer> {
-        let Some(bin) = pg_bin() else {
+/// A server of this test's own, or None with a note where PostgreSQL is
+/// missing, except under CI.
+fn server() -> Option<PgServer> {
+    match PgServer::start() {
+        Ok(pg) => Some(pg),
+        Err(why) => {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "PostgreSQL (initdb, pg_ctl) not found; .ci/run installs Debian's postgresql"
+                "{why}; .ci/run installs Debian's postgresql"
             );
-            eprintln!("skipped: PostgreSQL's initdb and pg_ctl not found");
-            return None;
-        };
-        let dir = tempfile::tempdir().unwrap();
-        // initdb refuses root: the server runs as nobody, who owns the directory
-        let as_nobody = unsafe { libc::geteuid() } == 0;
-        if as_nobody {
-            let st = Command::new("chown")
-                .args(["nobody"])
-                .arg(dir.path())
-                .status()
-                .unwrap();
-            assert!(st.success());
-        }
-        let server = PgServer {
-            bin,
-            dir,
-            as_nobody,
-        };
-        let data = server.dir.path().join("data");
-        server.pg(
-            "initdb",
-            &[
-                "-D".as_ref(),
-                data.as_os_str(),
-                "-A".as_ref(),
-                "trust".as_ref(),
-                "-U".as_ref(),
-                "envbench".as_ref(),
-                "--no-sync".as_ref(),
-            ],
-        );
-        server.ctl("start");
-        Some(server)
-    }
-
-    /// Runs a PostgreSQL program from `bin`, as nobody when we are root.
-    fn pg(&self, program: &str, args: &[&std::ffi::OsStr]) {
-        let exe = self.bin.join(program);
-        let mut cmd = if self.as_nobody {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "nobody", "--"]).arg(exe);
-            c
-        } else {
-            Command::new(exe)
-        };
-        let out = cmd
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{program} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// `pg_ctl start` (socket in our directory, no TCP, no fsync) or `stop`.
-    fn ctl(&self, what: &str) {
-        let data = self.dir.path().join("data");
-        let log = self.dir.path().join("log");
-        let opts = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=40",
-            self.dir.path().display()
-        );
-        let mut args: Vec<&std::ffi::OsStr> = vec![
-            "-D".as_ref(),
-            data.as_os_str(),
-            "-w".as_ref(),
-            "-t".as_ref(),
-            "30".as_ref(),
-        ];
-        if what == "start" {
-            args.extend([
-                OsStr::new("-l"),
-                log.as_os_str(),
-                OsStr::new("-o"),
-                OsStr::new(&opts),
-            ]);
-        } else if what == "stop" {
-            args.extend([OsStr::new("-m"), OsStr::new("immediate")]);
-        }
-        args.push(what.as_ref());
-        self.pg("pg_ctl", &args);
-    }
-
-    /// The URL envbench is given: the socket's directory as the host.
-    fn url(&self) -> String {
-        let host: String = self
-            .dir
-            .path()
-            .to_string_lossy()
-            .chars()
-            .map(|c| {
-                if c == '/' {
-                    "%2F".to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect();
-        format!("postgresql://envbench@{host}/postgres")
-    }
-
-    /// A client of the test's own, to look at what envbench stored.
-    fn client(&self) -> postgres::Client {
-        postgres::Config::new()
-            .host_path(self.dir.path())
-            .user("envbench")
-            .dbname("postgres")
-            .connect(postgres::NoTls)
-            .unwrap()
-    }
-}
-
-impl Drop for PgServer {
-    fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        if data.join("postmaster.pid").exists() {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.ctl("stop")));
+            eprintln!("skipped: {why}");
+            None
         }
     }
-}
-
-/// The directory of initdb and pg_ctl: Debian's versioned directory, or PATH.
-fn pg_bin() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("bin"))
-        .collect();
-    dirs.sort();
-    dirs.reverse();
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    dirs.into_iter()
-        .find(|d| d.join("initdb").is_file() && d.join("pg_ctl").is_file())
 }
 
 fn envbench(dir: &Path, args: &[&str]) -> Output {
@@ -251,7 +112,7 @@ fn file_doc(p: &Path) -> serde_json::Value {
 
 #[test]
 fn ten_concurrent_writers_store_a_hundred_runs_whole_and_once() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let files = result_files(tmp.path(), 100, &["a", "b"], &["h1", "h2"]);
     let url = pg.url();
@@ -291,7 +152,7 @@ fn ten_concurrent_writers_store_a_hundred_runs_whole_and_once() {
 
 #[test]
 fn a_killed_writer_leaves_only_whole_runs_and_a_second_push_completes() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let files = result_files(tmp.path(), 300, &["a"], &["h1"]);
     let url = pg.url();
@@ -344,7 +205,7 @@ fn a_killed_writer_leaves_only_whole_runs_and_a_second_push_completes() {
 
 #[test]
 fn runs_record_list_show_and_compare_through_the_store_host_by_host() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let url = pg.url();
     // a run records itself, with the URL from the environment
@@ -419,7 +280,7 @@ fn runs_record_list_show_and_compare_through_the_store_host_by_host() {
 
 #[test]
 fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let url = pg.url();
     let files = result_files(tmp.path(), 1, &["a"], &["h1"]);
@@ -492,9 +353,16 @@ fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
     pg.ctl("stop");
     let out = child.wait_with_output().unwrap();
     let t = text(&out);
-    assert!(out.status.success(), "{t}");
+    // asked to be recorded there and not recorded: a failure (exit 1) that
+    // names the kept file and the push that adds it
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    let gone = std::fs::canonicalize(tmp.path().join("gone.json")).unwrap();
     assert!(
-        t.contains("not recorded in the history") && t.contains("envbench store push gone.json"),
+        t.contains("not recorded in the history")
+            && t.contains(&format!(
+                "envbench store push --db {url} {}",
+                gone.display()
+            )),
         "{t}"
     );
     let doc = file_doc(&tmp.path().join("gone.json"));
@@ -507,7 +375,7 @@ fn a_newer_store_is_refused_and_a_server_gone_mid_run_keeps_the_file() {
 
 #[test]
 fn pushes_of_the_same_files_at_once_count_each_run_added_once() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let files = result_files(tmp.path(), 30, &["a"], &["h1"]);
     let url = pg.url();
@@ -540,7 +408,7 @@ fn pushes_of_the_same_files_at_once_count_each_run_added_once() {
 
 #[test]
 fn a_nul_in_a_fingerprint_is_stored_and_the_files_after_it_too() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let files = result_files(tmp.path(), 3, &["a"], &["h1"]);
     let mut doc = file_doc(&files[1]);
@@ -595,7 +463,7 @@ fn password_and_reader_roles(pg: &PgServer) {
 
 #[test]
 fn passwords_come_from_pgpassword_or_the_password_file_and_are_never_shown() {
-    let Some(pg) = PgServer::start() else { return };
+    let Some(pg) = server() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let files = result_files(tmp.path(), 1, &["a"], &["h1"]);
     // the store's tables first, so the reader role can be given them

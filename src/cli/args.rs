@@ -390,7 +390,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub all_metrics: bool,
     /// History database the run is recorded in: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share.
+    /// (postgres://user@host/database) that many hosts share. A run that cannot be
+    /// recorded in the one named here fails (exit 1) and keeps its result file.
     /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
     #[arg(
         long,

@@ -93,8 +93,8 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
             file.ended_utc = Some(utc_iso(wall_now_secs()));
             crate::validity::assess(&mut file);
             store::save(&config.output, &file).context("saving results")?;
-            print_and_record(&s, &file, &watch.reporter)?;
-            finish(config, &file, was_interrupted, &watch.reporter)
+            let unrecorded = print_and_record(&s, &file, &watch.reporter)?;
+            finish(config, &file, was_interrupted, unrecorded, &watch.reporter)
         }
         Err(e) => {
             // the file says what stopped it rather than staying `running`
@@ -221,33 +221,59 @@ impl Watch for RunWatch {
 }
 
 /// Prints the summary and records the run in the history database.
-fn print_and_record(s: &RunSettings, file: &ResultFile, reporter: &Reporter) -> anyhow::Result<()> {
+/// Returns why the run is not in the history that `--db` (or
+/// `ENVBENCH_DB`) named: a run asked to be recorded there and not recorded
+/// fails ([`finish`]), so that a fleet or a script that removes the file
+/// afterwards sees it. The default history that cannot take the run is a
+/// warning only.
+fn print_and_record(
+    s: &RunSettings,
+    file: &ResultFile,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<String>> {
     let config = &s.config;
     let text = report::summary::render(file, s.all_metrics);
     print_stdout(&text)?;
     reporter.message(&format!("results: {}", config.output.display()));
-    if let Some(db) = &s.history {
-        let written =
-            std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
-        match crate::history::record_run(db.as_ref(), file, &written) {
-            Ok((id, db)) => reporter.message(&format!("history: run {id} in {db}")),
-            Err(e) => reporter.warning(&format!(
+    let Some(db) = &s.history else {
+        return Ok(None);
+    };
+    let written = std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
+    match (crate::history::record_run(db.as_ref(), file, &written), db) {
+        (Ok((id, db)), _) => {
+            reporter.message(&format!("history: run {id} in {db}"));
+            Ok(None)
+        }
+        (Err(e), Some(named)) => Ok(Some(format!(
+            "the run was not recorded in the history: {e}; the result file {} is complete and kept: `envbench store push --db {} {}` adds it later",
+            written.display(),
+            named.shown(),
+            written.display()
+        ))),
+        (Err(e), None) => {
+            reporter.warning(&format!(
                 "not recorded in the history: {e}; the result file is complete (`envbench store push {}` adds it later)",
                 config.output.display()
-            )),
+            ));
+            Ok(None)
         }
     }
-    Ok(())
 }
 
-/// The exit code: 130 when interrupted, an error when a case failed.
+/// The exit code: 130 when interrupted; an error when a case failed or
+/// the run is not in the history `--db` named (`unrecorded` says why).
 fn finish(
     config: &RunConfig,
     file: &ResultFile,
     was_interrupted: bool,
+    unrecorded: Option<String>,
     reporter: &Reporter,
 ) -> anyhow::Result<ExitCode> {
     if was_interrupted {
+        if let Some(why) = &unrecorded {
+            // said even under --quiet; the exit code stays the interruption's
+            eprintln!("envbench: {}", crate::terminal::escape_output(why));
+        }
         reporter.message(
             "interrupted: the result file keeps every finished case and is marked \"interrupted\"",
         );
@@ -258,11 +284,11 @@ fn finish(
         .iter()
         .filter(|c| c.status == CaseStatus::Failed)
         .count();
-    if failed > 0 {
-        anyhow::bail!(
-            "{failed} case(s) failed; reasons are in {}",
-            config.output.display()
-        );
+    let output = config.output.display();
+    match (failed, unrecorded) {
+        (0, None) => Ok(ExitCode::SUCCESS),
+        (0, Some(why)) => anyhow::bail!("{why}"),
+        (n, None) => anyhow::bail!("{n} case(s) failed; reasons are in {output}"),
+        (n, Some(why)) => anyhow::bail!("{n} case(s) failed (reasons are in {output}), and {why}"),
     }
-    Ok(ExitCode::SUCCESS)
 }
