@@ -1972,3 +1972,176 @@ fn help_never_shows_the_store_url_or_its_password() {
         );
     }
 }
+
+/// Whether `text` is well-formed XML 1.0, as far as envbench's SVG files
+/// go: only characters XML allows, an optional declaration, one root
+/// element, every element closed in order, attribute values quoted and
+/// free of `<`, every `&` an entity. A small check, not an XML parser.
+fn well_formed_xml(text: &str) -> Result<(), String> {
+    let allowed = |c: char| matches!(c, '\t' | '\n' | '\r' | ' '..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..);
+    if let Some((at, c)) = text.char_indices().find(|(_, c)| !allowed(*c)) {
+        return Err(format!("character U+{:04X} at byte {at}", c as u32));
+    }
+    let entity = |s: &str| -> bool {
+        let Some(end) = s.find(';') else { return false };
+        let name = &s[1..end];
+        ["amp", "lt", "gt", "quot", "apos"].contains(&name)
+            || name
+                .strip_prefix("#x")
+                .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+            || name
+                .strip_prefix('#')
+                .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    };
+    let name_len = |s: &str| {
+        s.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')))
+            .unwrap_or(s.len())
+    };
+    let mut rest = text
+        .strip_prefix("<?xml")
+        .map_or(text, |r| r.split_once("?>").map_or("", |(_, after)| after));
+    let (mut open, mut roots): (Vec<&str>, usize) = (Vec::new(), 0);
+    while !rest.is_empty() {
+        let Some(at) = rest.find(['<', '&']) else {
+            if open.is_empty() && !rest.trim().is_empty() {
+                return Err(format!("text outside the root: {rest:?}"));
+            }
+            break;
+        };
+        if open.is_empty() && !rest[..at].trim().is_empty() {
+            return Err(format!("text outside the root: {:?}", &rest[..at]));
+        }
+        rest = &rest[at..];
+        if rest.starts_with('&') {
+            if !entity(rest) {
+                return Err(format!("a bare & at {:?}", &rest[..rest.len().min(20)]));
+            }
+            rest = &rest[1..];
+        } else if let Some(r) = rest.strip_prefix("</") {
+            let n = name_len(r);
+            let tail = r[n..].trim_start();
+            if open.pop() != Some(&r[..n]) || !tail.starts_with('>') {
+                return Err(format!("</{}> closes nothing open", &r[..n]));
+            }
+            rest = &tail[1..];
+        } else {
+            let r = &rest[1..];
+            let n = name_len(r);
+            if n == 0 {
+                return Err(format!("a bare < at {:?}", &rest[..rest.len().min(20)]));
+            }
+            let name = &r[..n];
+            roots += usize::from(open.is_empty());
+            let mut a = &r[n..];
+            loop {
+                let t = a.trim_start();
+                if let Some(t) = t.strip_prefix("/>") {
+                    a = t;
+                    break;
+                }
+                if let Some(t) = t.strip_prefix('>') {
+                    open.push(name);
+                    a = t;
+                    break;
+                }
+                if t.len() == a.len() {
+                    return Err(format!("no space before an attribute in <{name}"));
+                }
+                let k = name_len(t);
+                let t = t[k..].trim_start();
+                let Some(t) = t.strip_prefix('=').map(str::trim_start) else {
+                    return Err(format!("attribute without a value in <{name}"));
+                };
+                let Some(q) = t.chars().next().filter(|q| *q == '"' || *q == '\'') else {
+                    return Err(format!("unquoted attribute value in <{name}"));
+                };
+                let Some(end) = t[1..].find(q) else {
+                    return Err(format!("unterminated attribute value in <{name}"));
+                };
+                let value = &t[1..1 + end];
+                if value.contains('<')
+                    || value.match_indices('&').any(|(i, _)| !entity(&value[i..]))
+                {
+                    return Err(format!("< or a bare & in an attribute of <{name}"));
+                }
+                a = &t[end + 2..];
+            }
+            rest = a;
+        }
+    }
+    if !open.is_empty() {
+        return Err(format!("elements left open: {open:?}"));
+    }
+    if roots != 1 {
+        return Err(format!("{roots} root elements"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_xml_check_tells_well_formed_from_ill_formed() {
+    let good = "<?xml version=\"1.0\"?>\n<svg a=\"1 &amp; 2\"><text x='1'>a &lt; b &#x41;</text><rect/></svg>\n";
+    assert_eq!(well_formed_xml(good), Ok(()));
+    for bad in [
+        "<svg><text>a\u{1}b</text></svg>",
+        "<svg><text>a & b</text></svg>",
+        "<svg><text>a</svg></text>",
+        "<svg a=1></svg>",
+        "<svg a=\"<\"></svg>",
+        "<svg></svg><svg></svg>",
+        "<svg>",
+        "<svg><text>a <b</text></svg>",
+    ] {
+        assert!(well_formed_xml(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn labels_and_hosts_from_data_are_escaped_in_markdown_svg_and_html() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = labelled_runs(tmp.path(), "<script>", 1, "os.syscall");
+    files.extend(labelled_runs(tmp.path(), "a|b & c", 1, "os.syscall"));
+    // control characters and markup in the host names (`--per-host` puts
+    // them in the labels, so in every chart's title and legend)
+    for (f, host) in files.iter().zip(["h\u{1}\u{1b}[8mx", "<b>&amp;\u{1b}"]) {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        v["fingerprint"]["os"]["hostname"] = host.into();
+        std::fs::write(f, v.to_string()).unwrap();
+    }
+    let out = envbench()
+        .arg("compare")
+        .args(&files)
+        .args(["--markdown", "--per-host"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for raw in ["<script>", "<b>", " & "] {
+        assert!(!md.contains(raw), "{raw} in\n{md}");
+    }
+    assert!(md.contains("&lt;script>@h"), "{md}");
+    assert!(md.contains("a\\|b &amp; c@&lt;b>&amp;amp;"), "{md}");
+    let figs = tmp.path().join("figs");
+    let html = tmp.path().join("r.html");
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--per-host")
+        .arg("--figures")
+        .arg(&figs)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(figs.join("speedup.svg")).unwrap();
+    assert!(svg.contains("h\\u{1}\\u{1b}[8mx"), "{svg}");
+    assert_eq!(well_formed_xml(&svg), Ok(()), "{svg}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains(['\u{1}', '\u{1b}']));
+    assert!(!page.contains("<script>") && page.contains("&lt;script&gt;@h"));
+}
