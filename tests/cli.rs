@@ -1863,6 +1863,9 @@ fn compare_dirs_makes_each_directory_an_environment() {
     // os.syscall has no directory and is left out
     assert_eq!(keys, ["io.meta[files=500]"], "{c}");
     assert!(c["unmatched"].as_array().unwrap().is_empty());
+    // the one run is in both environments by design, not given twice
+    let warnings = c["warnings"].to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!warnings.contains("appears twice"), "{warnings}");
     // a run with one directory has nothing to compare
     envbench()
         .current_dir(tmp.path())

@@ -3,7 +3,7 @@
 //! comparison in every format asked for.
 
 use super::resolve;
-use crate::compare::{compare, Environment, Options};
+use crate::compare::{compare, compare_dirs, Environment, Options};
 use crate::error::{print_stdout, UsageError};
 use crate::report::export::{Export, Exporter, Report};
 use crate::results::ResultFile;
@@ -65,7 +65,11 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     refuse_repeated_runs(&envs, s.by_dir)?;
     refuse_inputs_as_outputs(&s, &envs)?;
     attach_earlier(&mut envs, s.db.as_ref());
-    let cmp = compare(&envs, &s.options)?;
+    let cmp = if s.by_dir {
+        compare_dirs(&envs, &s.options)?
+    } else {
+        compare(&envs, &s.options)?
+    };
     let views = crate::bench::views();
     let report = Report {
         comparison: &cmp,
