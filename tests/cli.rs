@@ -1003,6 +1003,51 @@ fn compare_writes_figures_for_a_paper_into_a_new_directory() {
 }
 
 #[test]
+fn figures_of_labels_that_make_one_file_name_each_get_a_file_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `a b` and `a_b` both make `speedup-a_b`, and `a_b-2` is what
+    // numbering the second would make
+    let labels = ["base", "a b", "a_b", "a_b-2"];
+    let files: Vec<std::path::PathBuf> = labels
+        .iter()
+        .flat_map(|l| labelled_runs(tmp.path(), l, 1, "os.syscall"))
+        .collect();
+    let figs = tmp.path().join("figs");
+    let out = envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--figures")
+        .arg(&figs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // each label's chart under a name of its own, its title naming it
+    let mut titles = Vec::new();
+    for name in ["speedup-a_b", "speedup-a_b-2", "speedup-a_b-3"] {
+        let svg = std::fs::read_to_string(figs.join(format!("{name}.svg"))).unwrap();
+        assert!(figs.join(format!("{name}.csv")).is_file(), "{name}.csv");
+        let at = svg.find("Speed-up of ").unwrap() + "Speed-up of ".len();
+        titles.push(svg[at..at + svg[at..].find(" over base").unwrap()].to_string());
+    }
+    titles.sort();
+    assert_eq!(titles, ["a b", "a_b", "a_b-2"]);
+    // the label that kept its own name is a_b-2's; the numbered one is named
+    let svg = std::fs::read_to_string(figs.join("speedup-a_b-2.svg")).unwrap();
+    assert!(svg.contains("Speed-up of a_b-2 over base"), "{svg}");
+    assert!(
+        stderr.contains("speedup-a_b-3") && stderr.contains("Speed-up of a_b over base"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&figs).unwrap().count(),
+        3 * 2 + 1,
+        "{:?}",
+        walk(&figs)
+    );
+}
+
+#[test]
 fn compare_refuses_bad_inputs_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);

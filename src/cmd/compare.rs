@@ -84,12 +84,28 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
             // whole or not at all: a full disk never truncates an earlier report
             Export::Document(text) => crate::store::write_document(path, text.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?,
-            Export::Files(files) => write_files(path, &files)?,
+            Export::Files { files, renamed } => {
+                write_files(path, &files)?;
+                if !renamed.is_empty() {
+                    eprint!(
+                        "{}",
+                        crate::terminal::escape_output(&format!(
+                            "envbench: --figures {}: figures whose name another had first \
+                             were numbered:\n{}",
+                            path.display(),
+                            renamed
+                                .iter()
+                                .map(|r| format!("  {r}\n"))
+                                .collect::<String>()
+                        ))
+                    );
+                }
+            }
         }
     }
     let text = match s.stdout.export(&report) {
         Export::Document(text) => text,
-        Export::Files(_) => unreachable!("invariant: stdout is text or Markdown"),
+        Export::Files { .. } => unreachable!("invariant: stdout is text or Markdown"),
     };
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
