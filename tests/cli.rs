@@ -2193,3 +2193,291 @@ fn labels_and_hosts_from_data_are_escaped_in_markdown_svg_and_html() {
     assert!(!page.contains(['\u{1}', '\u{1b}']));
     assert!(!page.contains("<script>") && page.contains("&lt;script&gt;@h"));
 }
+
+/// A result file labelled `label` with `n` cases, each its own family
+/// (`f7.b[i=7]`), of times `scale` ms: a comparison of two of them writes
+/// a large HTML page and `n` + 2 figures.
+fn many_families(dir: &Path, label: &str, n: usize, scale: f64) -> std::path::PathBuf {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/results/valid.json")).unwrap();
+    doc["label"] = label.into();
+    doc["run_id"] = format!("20260101T000000Z-{label}-000000").into();
+    doc["derived"] = serde_json::json!([]);
+    doc["cases"] = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "key": format!("f{i}.b[i={i}]"), "bench": format!("f{i}.b"), "params": {"i": i},
+                "status": "ok", "reason": null, "warmup_reps": 0, "stop_reason": "max_reps",
+                "started_utc": "2026-01-01T00:00:00Z", "duration_secs": 1.0, "anomalies": [],
+                "metrics": [{"name": "t", "unit": "ms", "direction": "lower_is_better",
+                    "samples": [scale, scale * 1.01, scale * 0.99]}],
+            })
+        })
+        .collect::<Vec<_>>()
+        .into();
+    let path = dir.join(format!("{label}.json"));
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Entries created in watched directories, as inotify reports them.
+struct Watch(std::os::fd::OwnedFd);
+
+impl Watch {
+    fn new() -> Watch {
+        use std::os::fd::FromRawFd as _;
+        // SAFETY: inotify_init1 takes flags only; the descriptor is owned here.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+        Watch(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Reports what is created in `dir`, by the returned watch descriptor.
+    fn add(&self, dir: &Path) -> i32 {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::ffi::OsStrExt as _;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is NUL-terminated and outlives the call.
+        let wd =
+            unsafe { libc::inotify_add_watch(self.0.as_raw_fd(), c.as_ptr(), libc::IN_CREATE) };
+        assert!(wd >= 0, "{}", std::io::Error::last_os_error());
+        wd
+    }
+
+    /// The entries created since the last call, as (watch, name, is a
+    /// directory), waiting up to `limit` for the first.
+    fn created(&self, limit: Duration) -> Vec<(i32, String, bool)> {
+        use std::os::fd::AsRawFd as _;
+        let fd = self.0.as_raw_fd();
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, valid for the call.
+        unsafe { libc::poll(&mut p, 1, limit.as_millis() as i32) };
+        let mut buf = vec![0u8; 64 * 1024];
+        // SAFETY: reads at most buf.len() bytes into buf.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        let head = std::mem::size_of::<libc::inotify_event>();
+        while n > 0 && at + head <= n as usize {
+            // SAFETY: the kernel wrote whole events; read_unaligned copes with any alignment.
+            let e: libc::inotify_event =
+                unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+            let name = &buf[at + head..at + head + e.len as usize];
+            let name = String::from_utf8_lossy(name)
+                .trim_end_matches('\0')
+                .to_string();
+            out.push((e.wd, name, e.mask & libc::IN_ISDIR != 0));
+            at += head + e.len as usize;
+        }
+        out
+    }
+}
+
+/// A child process that is killed and reaped if the test ends before it.
+struct Reaped(Option<std::process::Child>);
+
+impl Reaped {
+    /// Its exit status, waiting at most a minute (then it is killed).
+    fn wait(&mut self) -> std::process::ExitStatus {
+        let mut c = self.0.take().unwrap();
+        let start = Instant::now();
+        loop {
+            if let Some(s) = c.try_wait().unwrap() {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = c.kill();
+                let _ = c.wait();
+                panic!("compare did not end within a minute of the signal");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `envbench compare A B ARGS` started in `dir`, stdout discarded.
+fn start_compare(dir: &Path, inputs: &[std::path::PathBuf], args: &[&str]) -> Reaped {
+    Reaped(Some(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
+            .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .current_dir(dir)
+            .arg("compare")
+            .args(inputs)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
+/// Waits (at most a minute) until a file is created in `out` or in a
+/// directory created in it, whose name `pick` takes, and returns its path.
+/// `out` must be watched already when what creates the files starts.
+fn first_created(w: &Watch, out: &Path, pick: &dyn Fn(&str, bool) -> bool) -> std::path::PathBuf {
+    let mut dirs = vec![(w.add(out), out.to_path_buf())];
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        for (wd, name, is_dir) in w.created(Duration::from_millis(100)) {
+            let Some((_, parent)) = dirs.iter().find(|(d, _)| *d == wd).cloned() else {
+                continue;
+            };
+            let path = parent.join(&name);
+            if pick(&name, is_dir) {
+                return path;
+            }
+            if is_dir {
+                dirs.push((w.add(&path), path));
+            }
+        }
+    }
+    panic!(
+        "nothing the test waits for was created in {}",
+        out.display()
+    );
+}
+
+#[test]
+fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = [
+        many_families(tmp.path(), "A", 600, 1.0),
+        many_families(tmp.path(), "B", 600, 1.1),
+    ];
+    // SIGINT while the page is written through its temporary file;
+    // SIGTERM once the first figure file is written
+    let html_partial = |n: &str, _: bool| n.starts_with(".r.html.") && n.ends_with(".partial");
+    let a_figure = |n: &str, is_dir: bool| !is_dir && (n.ends_with(".csv") || n.ends_with(".svg"));
+    let cases: [(libc::c_int, &dyn Fn(&str, bool) -> bool); 2] =
+        [(libc::SIGINT, &html_partial), (libc::SIGTERM, &a_figure)];
+    for (signal, pick) in cases {
+        let out = tmp.path().join(format!("out-{signal}"));
+        std::fs::create_dir(&out).unwrap();
+        let w = Watch::new();
+        w.add(&out);
+        let (html, figs) = (format!("out-{signal}/r.html"), format!("out-{signal}/figs"));
+        let mut child = start_compare(tmp.path(), &inputs, &["--html", &html, "--figures", &figs]);
+        let seen = first_created(&w, &out, pick);
+        let pid = child.0.as_ref().unwrap().id() as i32;
+        // SAFETY: signalling our own child by its PID.
+        unsafe { libc::kill(pid, signal) };
+        let status = child.wait();
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "signal {signal} after {}: {status:?}",
+            seen.display()
+        );
+        let left = walk(&out);
+        // the page, if it was whole before the signal was taken, and nothing else
+        assert!(
+            left.iter().all(|p| p == "r.html"),
+            "signal {signal}: {left:?}"
+        );
+        if let Ok(page) = std::fs::read_to_string(out.join("r.html")) {
+            assert!(page.trim_end().ends_with("</html>"), "a whole page");
+        }
+    }
+}
+
+#[test]
+fn sigkill_while_compare_writes_figures_leaves_no_directory_of_truncated_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = [
+        many_families(tmp.path(), "A", 600, 1.0),
+        many_families(tmp.path(), "B", 600, 1.1),
+    ];
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let w = Watch::new();
+    w.add(&out);
+    let mut child = start_compare(tmp.path(), &inputs, &["--figures", "out/figs"]);
+    let seen = first_created(&w, &out, &|n, is_dir| !is_dir && n.ends_with(".csv"));
+    let pid = child.0.as_ref().unwrap().id() as i32;
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    child.wait();
+    assert!(
+        !out.join("figs").exists(),
+        "killed after {} was written: {:?}",
+        seen.display(),
+        walk(&out)
+    );
+    // the next compare removes what the killed one left and writes them all
+    let done = envbench()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .args(&inputs)
+        .args(["--figures", "out/figs"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("a killed compare left unfinished"),
+        "{stderr}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["figs"]);
+    assert_eq!(
+        std::fs::read_dir(out.join("figs")).unwrap().count(),
+        600 + 2
+    );
+}
+
+#[test]
+fn figures_into_a_mount_point_are_refused_before_the_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = [
+        many_families(tmp.path(), "A", 3, 1.0),
+        many_families(tmp.path(), "B", 3, 1.1),
+    ];
+    let mp = tmp.path().join("mp");
+    std::fs::create_dir(&mp).unwrap();
+    // a tmpfs on mp, or mp bound on itself (the same device), in a mount
+    // namespace of the command's own, gone with it
+    for mount in [
+        r#"mount -t tmpfs envbench-test "$1""#,
+        r#"mount --bind "$1" "$1""#,
+    ] {
+        let in_namespace = |then: &[&std::ffi::OsStr]| {
+            std::process::Command::new("unshare")
+                .args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!(r#"{mount} && shift && exec "$@""#))
+                .arg("sh")
+                .arg(&mp)
+                .args(then)
+                .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+                .output()
+        };
+        if !in_namespace(&["true".as_ref()]).is_ok_and(|o| o.status.success()) {
+            eprintln!("no mount namespace with {mount} here: left out");
+            continue;
+        }
+        let bin = assert_cmd::cargo::cargo_bin("envbench");
+        let mut args: Vec<&std::ffi::OsStr> = vec![bin.as_os_str(), "compare".as_ref()];
+        args.extend(inputs.iter().map(|p| p.as_os_str()));
+        args.extend(["--figures".as_ref(), mp.as_os_str()]);
+        let out = in_namespace(&args).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mount}: {stderr}");
+        assert!(stderr.contains("is a mount point"), "{mount}: {stderr}");
+    }
+    assert_eq!(walk(tmp.path()), ["A.json", "B.json", "mp"]);
+}

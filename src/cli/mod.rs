@@ -287,12 +287,16 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
 }
 
 /// `--figures DIR`: a directory to create, or an empty one (nothing in it
-/// is ever replaced), checked before anything is read: a new DIR's
-/// directory must take new entries, an existing DIR must be writable. A
-/// symbolic link is followed to its target, never replaced; one to
-/// nothing, and anything but a directory, are refused. Returns the
-/// directory to write (a link's target), absolute.
+/// is ever replaced), checked before anything is read. The figures are
+/// written into a hidden directory beside DIR and renamed into place, so
+/// DIR's own directory must take new entries; an existing DIR must be
+/// writable too (it is replaced by the new one, its permission bits kept)
+/// and on its directory's filesystem (a mount point cannot be renamed
+/// over). A symbolic link is followed to its target, never replaced; one
+/// to nothing, and anything but a directory, are refused. Returns the
+/// directory to write (a link's target).
 fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
+    use std::os::unix::fs::MetadataExt as _;
     let refuse = |why: String| {
         UsageError(format!(
             "--figures {}: {why}; give a new or empty directory",
@@ -313,7 +317,7 @@ fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
             return figures_dir(&target);
         }
         Ok(m) if m.is_dir() => {
-            // `.` or `figs/..`: the directory by its own name
+            // `.` or `figs/..`: the directory by its own name, beside which the figures go
             let real = std::fs::canonicalize(dir).map_err(|e| refuse(e.to_string()))?;
             if real.parent().is_none() {
                 return Err(refuse("is the root directory".into()));
@@ -330,6 +334,13 @@ fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
             }
             if let Some(why) = check::why_not_writable(dir) {
                 return Err(refuse(format!("not writable: {why}")));
+            }
+            if std::fs::metadata(parent).is_ok_and(|p| p.dev() != m.dev()) || mount_point(dir) {
+                return Err(refuse(format!(
+                    "is a mount point (or on another filesystem than {}): the figures are \
+                     written beside it and renamed into place",
+                    parent.display()
+                )));
             }
         }
         Ok(m) => return Err(refuse(format!("is a {}", store::kind_name(&m.file_type())))),
@@ -355,12 +366,46 @@ fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
         )));
     }
     match dir.file_name() {
-        // made absolute, as an existing one is
+        // made absolute, so that the directory beside it is its parent's
         Some(name) => Ok(std::fs::canonicalize(parent)
             .map_err(|e| refuse(e.to_string()))?
             .join(name)),
         None => Err(refuse("names no directory".into())),
     }
+}
+
+/// Whether `/proc/self/mountinfo` lists the absolute `dir` as a mount
+/// point (a bind mount of its own directory's filesystem has its device).
+fn mount_point(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    // the fifth field, with space, tab, line feed and backslash as \ooo
+    let unescape = |f: &str| {
+        let mut out = Vec::new();
+        let b = f.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let code = b
+                .get(i + 1..i + 4)
+                .and_then(|o| u8::from_str_radix(std::str::from_utf8(o).ok()?, 8).ok());
+            match (b[i], code) {
+                (b'\\', Some(c)) => {
+                    out.push(c);
+                    i += 4;
+                }
+                (c, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out
+    };
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| unescape(m) == dir.as_os_str().as_bytes())
 }
 
 /// `import`'s settings: the output path and the label checked.

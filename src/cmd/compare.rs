@@ -1,6 +1,10 @@
 //! `envbench compare`: load the runs the settings name (files, history ids,
 //! labels), group them into environments, compare, and write the
-//! comparison in every format asked for.
+//! comparison in every format asked for. Ctrl-C or SIGTERM exits 130 and
+//! leaves no output half-written: files are written through temporary
+//! ones under the signal lock, figures into a hidden directory beside DIR.
+
+mod figures;
 
 use super::resolve;
 use crate::compare::{compare, compare_dirs, Environment, Options};
@@ -61,6 +65,19 @@ pub enum Inputs {
 /// Unreadable files, environments that cannot be compared, a file that
 /// cannot be written.
 pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
+    // the end waits for a signal's cleanup under way (dropped last)
+    let _settle = crate::cleanup::Settle;
+    crate::cleanup::exit_on_signal().context("cannot watch for Ctrl-C")?;
+    // --figures: its hidden directory is made before anything is read, so
+    // a directory that takes no new entry is a usage error, not a failure
+    // after the comparison
+    let mut staging = s
+        .exports
+        .iter()
+        .find(|(e, _)| e.name() == "figures")
+        .map(|(_, dir)| figures::Staging::create(dir))
+        .transpose()
+        .map_err(UsageError)?;
     let mut envs = environments(&s)?;
     refuse_repeated_runs(&envs, s.by_dir)?;
     refuse_inputs_as_outputs(&s, &envs)?;
@@ -85,7 +102,10 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
             Export::Document(text) => crate::store::write_document(path, text.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?,
             Export::Files { files, renamed } => {
-                write_files(path, &files)?;
+                staging
+                    .take()
+                    .expect("invariant: the one --figures has its directory")
+                    .write(&files)?;
                 if !renamed.is_empty() {
                     eprint!(
                         "{}",
@@ -166,26 +186,6 @@ fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow
             ))
             .into());
         }
-    }
-    Ok(())
-}
-
-/// Writes `files` into `dir`, creating it when it does not exist (the
-/// settings checked it is new or empty); no file there is overwritten.
-fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    if !dir.exists() {
-        std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    for (name, text) in files {
-        let path = dir.join(name);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .with_context(|| format!("writing {}", path.display()))?;
-        f.write_all(text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
