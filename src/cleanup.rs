@@ -77,8 +77,23 @@ fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
 pub fn watch_signals(
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use std::sync::atomic::Ordering;
+    on_signals(move || {
+        if interrupted.swap(true, Ordering::SeqCst) {
+            emergency_exit();
+        }
+        for (pid, _) in workers().iter() {
+            // SAFETY: kill has no memory-safety preconditions; `pid`
+            // is a worker this process started and has not reaped.
+            unsafe { libc::kill(*pid, libc::SIGTERM) };
+        }
+    })
+}
+
+/// Runs `each` on a thread of its own for every SIGINT, SIGTERM and
+/// SIGHUP (unless ignored, as under `nohup`).
+fn on_signals(mut each: impl FnMut() + Send + 'static) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut kinds = vec![SIGINT, SIGTERM];
     if !ignored(SIGHUP) {
         kinds.push(SIGHUP);
@@ -88,14 +103,7 @@ pub fn watch_signals(
         .name("envbench-signals".into())
         .spawn(move || {
             for _ in signals.forever() {
-                if interrupted.swap(true, Ordering::SeqCst) {
-                    emergency_exit();
-                }
-                for (pid, _) in workers().iter() {
-                    // SAFETY: kill has no memory-safety preconditions; `pid`
-                    // is a worker this process started and has not reaped.
-                    unsafe { libc::kill(*pid, libc::SIGTERM) };
-                }
+                each();
             }
         })?;
     Ok(())
@@ -111,27 +119,16 @@ pub fn watch_signals(
 /// # Errors
 /// The signal handler or the thread cannot be set up.
 pub fn exit_on_signal() -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut kinds = vec![SIGINT, SIGTERM];
-    if !ignored(SIGHUP) {
-        kinds.push(SIGHUP);
-    }
-    let mut signals = signal_hook::iterator::Signals::new(kinds)?;
-    std::thread::Builder::new()
-        .name("envbench-signals".into())
-        .spawn(move || {
-            if signals.forever().next().is_some() {
-                // held until exit: nothing is written or renamed after this
-                let live = scratch();
-                remove_dirs(&live);
-                eprintln!(
-                    "envbench: interrupted: the outputs written so far are whole, the rest \
-                     are not written"
-                );
-                std::process::exit(130)
-            }
-        })?;
-    Ok(())
+    on_signals(|| {
+        // held until exit: nothing is written or renamed after this
+        let live = scratch();
+        remove_dirs(&live);
+        eprintln!(
+            "envbench: interrupted: the outputs written so far are whole, the rest are not \
+             written"
+        );
+        std::process::exit(130)
+    })
 }
 
 /// Runs `place` under the scratch lock and, when it succeeds, forgets the

@@ -2350,13 +2350,41 @@ fn first_created(w: &Watch, out: &Path, pick: &dyn Fn(&str, bool) -> bool) -> st
     );
 }
 
+/// Two runs of 600 families each, whose comparison writes a page of
+/// megabytes and 602 figures: long enough for a signal to land mid-write.
+fn two_large_runs(dir: &Path) -> [std::path::PathBuf; 2] {
+    [
+        many_families(dir, "A", 600, 1.0),
+        many_families(dir, "B", 600, 1.1),
+    ]
+}
+
+/// Starts `compare INPUTS ARGS` in `dir`, sends `signal` by PID as soon as
+/// a file `pick` takes is created in `dir/out` (or a directory made in
+/// it), and returns its exit status and that file.
+fn signal_compare_when(
+    dir: &Path,
+    inputs: &[std::path::PathBuf],
+    args: &[&str],
+    pick: &dyn Fn(&str, bool) -> bool,
+    signal: libc::c_int,
+) -> (std::process::ExitStatus, std::path::PathBuf) {
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let w = Watch::new();
+    w.add(&out);
+    let mut child = start_compare(dir, inputs, args);
+    let seen = first_created(&w, &out, pick);
+    let pid = child.0.as_ref().unwrap().id() as i32;
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(pid, signal) };
+    (child.wait(), seen)
+}
+
 #[test]
 fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let inputs = [
-        many_families(tmp.path(), "A", 600, 1.0),
-        many_families(tmp.path(), "B", 600, 1.1),
-    ];
+    let inputs = two_large_runs(tmp.path());
     // SIGINT while the page is written through its temporary file;
     // SIGTERM once the first figure file is written
     let html_partial = |n: &str, _: bool| n.starts_with(".r.html.") && n.ends_with(".partial");
@@ -2364,23 +2392,22 @@ fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
     let cases: [(libc::c_int, &dyn Fn(&str, bool) -> bool); 2] =
         [(libc::SIGINT, &html_partial), (libc::SIGTERM, &a_figure)];
     for (signal, pick) in cases {
-        let out = tmp.path().join(format!("out-{signal}"));
-        std::fs::create_dir(&out).unwrap();
-        let w = Watch::new();
-        w.add(&out);
-        let (html, figs) = (format!("out-{signal}/r.html"), format!("out-{signal}/figs"));
-        let mut child = start_compare(tmp.path(), &inputs, &["--html", &html, "--figures", &figs]);
-        let seen = first_created(&w, &out, pick);
-        let pid = child.0.as_ref().unwrap().id() as i32;
-        // SAFETY: signalling our own child by its PID.
-        unsafe { libc::kill(pid, signal) };
-        let status = child.wait();
+        let dir = tmp.path().join(format!("signal-{signal}"));
+        std::fs::create_dir(&dir).unwrap();
+        let (status, seen) = signal_compare_when(
+            &dir,
+            &inputs,
+            &["--html", "out/r.html", "--figures", "out/figs"],
+            pick,
+            signal,
+        );
         assert_eq!(
             status.code(),
             Some(130),
             "signal {signal} after {}: {status:?}",
             seen.display()
         );
+        let out = dir.join("out");
         let left = walk(&out);
         // the page, if it was whole before the signal was taken, and nothing else
         assert!(
@@ -2396,20 +2423,15 @@ fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
 #[test]
 fn sigkill_while_compare_writes_figures_leaves_no_directory_of_truncated_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let inputs = [
-        many_families(tmp.path(), "A", 600, 1.0),
-        many_families(tmp.path(), "B", 600, 1.1),
-    ];
+    let inputs = two_large_runs(tmp.path());
+    let (_, seen) = signal_compare_when(
+        tmp.path(),
+        &inputs,
+        &["--figures", "out/figs"],
+        &|n, is_dir| !is_dir && n.ends_with(".csv"),
+        libc::SIGKILL,
+    );
     let out = tmp.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let w = Watch::new();
-    w.add(&out);
-    let mut child = start_compare(tmp.path(), &inputs, &["--figures", "out/figs"]);
-    let seen = first_created(&w, &out, &|n, is_dir| !is_dir && n.ends_with(".csv"));
-    let pid = child.0.as_ref().unwrap().id() as i32;
-    // SAFETY: signalling our own child by its PID.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    child.wait();
     assert!(
         !out.join("figs").exists(),
         "killed after {} was written: {:?}",

@@ -554,21 +554,16 @@ mod tests {
         ]
     }
 
+    const OPTS: Options = Options {
+        threshold: None,
+        seed: 7,
+        exclude_suspect: false,
+        topics: std::collections::BTreeMap::new(),
+    };
+
     fn comparison() -> (Comparison, Vec<Environment>) {
         let e = envs();
-        (
-            compare(
-                &e,
-                &Options {
-                    threshold: None,
-                    seed: 7,
-                    exclude_suspect: false,
-                    topics: std::collections::BTreeMap::new(),
-                },
-            )
-            .unwrap(),
-            e,
-        )
+        (compare(&e, &OPTS).unwrap(), e)
     }
 
     #[test]
@@ -628,16 +623,7 @@ mod tests {
                 r.cases[0].key = "cpu.dense[n=<img>|1]".into();
             }
         }
-        let c = compare(
-            &e,
-            &Options {
-                threshold: None,
-                seed: 7,
-                exclude_suspect: false,
-                topics: std::collections::BTreeMap::new(),
-            },
-        )
-        .unwrap();
+        let c = compare(&e, &OPTS).unwrap();
         let md = render(
             &c,
             &e,
