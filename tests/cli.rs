@@ -2327,7 +2327,7 @@ fn start_compare(dir: &Path, inputs: &[std::path::PathBuf], args: &[&str]) -> Re
 /// Waits (at most a minute) until a file is created in `out` or in a
 /// directory created in it, whose name `pick` takes, and returns its path.
 /// `out` must be watched already when what creates the files starts.
-fn first_created(w: &Watch, out: &Path, pick: &dyn Fn(&str, bool) -> bool) -> std::path::PathBuf {
+fn first_created(w: &Watch, out: &Path, pick: Pick) -> std::path::PathBuf {
     let mut dirs = vec![(w.add(out), out.to_path_buf())];
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(60) {
@@ -2359,6 +2359,9 @@ fn two_large_runs(dir: &Path) -> [std::path::PathBuf; 2] {
     ]
 }
 
+/// Which created file a test waits for: its name, and whether it is a directory.
+type Pick<'a> = &'a dyn Fn(&str, bool) -> bool;
+
 /// Starts `compare INPUTS ARGS` in `dir`, sends `signal` by PID as soon as
 /// a file `pick` takes is created in `dir/out` (or a directory made in
 /// it), and returns its exit status and that file.
@@ -2366,7 +2369,7 @@ fn signal_compare_when(
     dir: &Path,
     inputs: &[std::path::PathBuf],
     args: &[&str],
-    pick: &dyn Fn(&str, bool) -> bool,
+    pick: Pick,
     signal: libc::c_int,
 ) -> (std::process::ExitStatus, std::path::PathBuf) {
     let out = dir.join("out");
@@ -2389,7 +2392,7 @@ fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
     // SIGTERM once the first figure file is written
     let html_partial = |n: &str, _: bool| n.starts_with(".r.html.") && n.ends_with(".partial");
     let a_figure = |n: &str, is_dir: bool| !is_dir && (n.ends_with(".csv") || n.ends_with(".svg"));
-    let cases: [(libc::c_int, &dyn Fn(&str, bool) -> bool); 2] =
+    let cases: [(libc::c_int, Pick); 2] =
         [(libc::SIGINT, &html_partial), (libc::SIGTERM, &a_figure)];
     for (signal, pick) in cases {
         let dir = tmp.path().join(format!("signal-{signal}"));
