@@ -11,6 +11,10 @@
 //! which the emergency exit holds to the end, and the normal end of a run
 //! ([`Settle`]) waits for that lock: neither exit can cut the other's
 //! cleanup short.
+//!
+//! `compare` only writes: its first signal already exits ([`exit_on_signal`]),
+//! once the file being written through a temporary one is whole, removing
+//! the figures directory it was filling (registered here as scratch).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -73,8 +77,23 @@ fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
 pub fn watch_signals(
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use std::sync::atomic::Ordering;
+    on_signals(move || {
+        if interrupted.swap(true, Ordering::SeqCst) {
+            emergency_exit();
+        }
+        for (pid, _) in workers().iter() {
+            // SAFETY: kill has no memory-safety preconditions; `pid`
+            // is a worker this process started and has not reaped.
+            unsafe { libc::kill(*pid, libc::SIGTERM) };
+        }
+    })
+}
+
+/// Runs `each` on a thread of its own for every SIGINT, SIGTERM and
+/// SIGHUP (unless ignored, as under `nohup`).
+fn on_signals(mut each: impl FnMut() + Send + 'static) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut kinds = vec![SIGINT, SIGTERM];
     if !ignored(SIGHUP) {
         kinds.push(SIGHUP);
@@ -84,17 +103,48 @@ pub fn watch_signals(
         .name("envbench-signals".into())
         .spawn(move || {
             for _ in signals.forever() {
-                if interrupted.swap(true, Ordering::SeqCst) {
-                    emergency_exit();
-                }
-                for (pid, _) in workers().iter() {
-                    // SAFETY: kill has no memory-safety preconditions; `pid`
-                    // is a worker this process started and has not reaped.
-                    unsafe { libc::kill(*pid, libc::SIGTERM) };
-                }
+                each();
             }
         })?;
     Ok(())
+}
+
+/// For a command that only writes its outputs (`compare`): the first
+/// SIGINT, SIGTERM or SIGHUP (unless ignored) removes every registered
+/// scratch directory (figures being written) and exits with 130. It takes
+/// the scratch lock first, so a file being written through a temporary
+/// one under [`uninterrupted`] is finished and renamed (or removed) before
+/// the exit: no partial file stays.
+///
+/// # Errors
+/// The signal handler or the thread cannot be set up.
+pub fn exit_on_signal() -> std::io::Result<()> {
+    on_signals(|| {
+        // held until exit: nothing is written or renamed after this
+        let live = scratch();
+        remove_dirs(&live);
+        eprintln!(
+            "envbench: interrupted: the outputs written so far are whole, the rest are not \
+             written"
+        );
+        std::process::exit(130)
+    })
+}
+
+/// Runs `place` under the scratch lock and, when it succeeds, forgets the
+/// scratch directory `path`: `place` moves it where it is kept (figures
+/// renamed into place), and no signal can remove it half-way.
+///
+/// # Errors
+/// The error of `place`; `path` then stays registered.
+pub fn keep_scratch<T>(
+    path: &Path,
+    place: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let mut live = scratch();
+    let kept = place()?;
+    live.retain(|p| p != path);
+    Ok(kept)
 }
 
 /// Whether `signal` is ignored in this process (as `nohup` leaves SIGHUP).

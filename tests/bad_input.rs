@@ -478,6 +478,33 @@ const OTHER: &[Bad] = &[
         "esc\\u{1b}]0;pwn\\u{7}.json",
         "\u{7}",
     ),
+    // issue 42, item 9 (branch report-42): --figures DIR is checked before
+    // anything is read, with exit 2, and no other output may be written
+    // into it (setup makes {d}/dangling, a link to nothing, and the empty
+    // directory {d}/empty-figs)
+    bad("compare {a} {b} --figures {d}/dangling", 2, "symbolic link"),
+    bad("compare {a} {b} --figures /proc/envbench-figs", 2, "procfs"),
+    bad("compare {a} {b} --figures {d}/null", 2, "character device"),
+    bad(
+        "compare {a} {b} --figures {d}/exists.csv/figs",
+        2,
+        "is not a directory",
+    ),
+    bad(
+        "compare {a} {b} --csv {d}/empty-figs/speedup.csv --figures {d}/empty-figs",
+        2,
+        "is inside --figures",
+    ),
+    bad(
+        "compare {a} {b} --json {d}/empty-figs/sub/x.json --figures {d}/empty-figs",
+        2,
+        "is inside --figures",
+    ),
+    bad(
+        "compare {a} {b} --html {d}/figs-x --figures {d}/figs-x",
+        2,
+        "--html and --figures both write",
+    ),
 ];
 
 fn envbench(dir: &Path) -> Command {
@@ -595,6 +622,9 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
         .unwrap();
     std::fs::create_dir(dir.join("full")).unwrap();
     std::fs::write(dir.join("full/x"), "").unwrap();
+    // issue 42, item 9 (branch report-42): --figures targets
+    std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("dangling")).unwrap();
+    std::fs::create_dir(dir.join("empty-figs")).unwrap();
     (files.remove(0), files.remove(0))
 }
 
@@ -665,6 +695,9 @@ fn every_bad_input_gets_its_exit_code_and_a_clear_message() {
         "keep"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // a refused --figures writes nothing
+    assert_eq!(std::fs::read_dir(d.join("empty-figs")).unwrap().count(), 0);
+    assert!(!d.join("nowhere").exists() && !d.join("figs-x").exists());
 }
 
 /// `envbench run` of os.syscall on the fake clock in `dir`, without `-o`,

@@ -1003,6 +1003,51 @@ fn compare_writes_figures_for_a_paper_into_a_new_directory() {
 }
 
 #[test]
+fn figures_of_labels_that_make_one_file_name_each_get_a_file_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `a b` and `a_b` both make `speedup-a_b`, and `a_b-2` is what
+    // numbering the second would make
+    let labels = ["base", "a b", "a_b", "a_b-2"];
+    let files: Vec<std::path::PathBuf> = labels
+        .iter()
+        .flat_map(|l| labelled_runs(tmp.path(), l, 1, "os.syscall"))
+        .collect();
+    let figs = tmp.path().join("figs");
+    let out = envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--figures")
+        .arg(&figs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // each label's chart under a name of its own, its title naming it
+    let mut titles = Vec::new();
+    for name in ["speedup-a_b", "speedup-a_b-2", "speedup-a_b-3"] {
+        let svg = std::fs::read_to_string(figs.join(format!("{name}.svg"))).unwrap();
+        assert!(figs.join(format!("{name}.csv")).is_file(), "{name}.csv");
+        let at = svg.find("Speed-up of ").unwrap() + "Speed-up of ".len();
+        titles.push(svg[at..at + svg[at..].find(" over base").unwrap()].to_string());
+    }
+    titles.sort();
+    assert_eq!(titles, ["a b", "a_b", "a_b-2"]);
+    // the label that kept its own name is a_b-2's; the numbered one is named
+    let svg = std::fs::read_to_string(figs.join("speedup-a_b-2.svg")).unwrap();
+    assert!(svg.contains("Speed-up of a_b-2 over base"), "{svg}");
+    assert!(
+        stderr.contains("speedup-a_b-3") && stderr.contains("Speed-up of a_b over base"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&figs).unwrap().count(),
+        3 * 2 + 1,
+        "{:?}",
+        walk(&figs)
+    );
+}
+
+#[test]
 fn compare_refuses_bad_inputs_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let a = labelled_runs(tmp.path(), "A", 1, "os.syscall").remove(0);
@@ -1889,6 +1934,9 @@ fn compare_dirs_makes_each_directory_an_environment() {
     // os.syscall has no directory and is left out
     assert_eq!(keys, ["io.meta[files=500]"], "{c}");
     assert!(c["unmatched"].as_array().unwrap().is_empty());
+    // the one run is in both environments by design, not given twice
+    let warnings = c["warnings"].to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!warnings.contains("appears twice"), "{warnings}");
     // a run with one directory has nothing to compare
     envbench()
         .current_dir(tmp.path())
@@ -1997,4 +2045,490 @@ fn help_never_shows_the_store_url_or_its_password() {
             "{cmd:?} --help names the variable:\n{text}"
         );
     }
+}
+
+/// Whether `text` is well-formed XML 1.0, as far as envbench's SVG files
+/// go: only characters XML allows, an optional declaration, one root
+/// element, every element closed in order, attribute values quoted and
+/// free of `<`, every `&` an entity. A small check, not an XML parser.
+fn well_formed_xml(text: &str) -> Result<(), String> {
+    let allowed = |c: char| matches!(c, '\t' | '\n' | '\r' | ' '..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..);
+    if let Some((at, c)) = text.char_indices().find(|(_, c)| !allowed(*c)) {
+        return Err(format!("character U+{:04X} at byte {at}", c as u32));
+    }
+    let entity = |s: &str| -> bool {
+        let Some(end) = s.find(';') else { return false };
+        let name = &s[1..end];
+        ["amp", "lt", "gt", "quot", "apos"].contains(&name)
+            || name
+                .strip_prefix("#x")
+                .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+            || name
+                .strip_prefix('#')
+                .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    };
+    let name_len = |s: &str| {
+        s.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')))
+            .unwrap_or(s.len())
+    };
+    let mut rest = text
+        .strip_prefix("<?xml")
+        .map_or(text, |r| r.split_once("?>").map_or("", |(_, after)| after));
+    let (mut open, mut roots): (Vec<&str>, usize) = (Vec::new(), 0);
+    while !rest.is_empty() {
+        let Some(at) = rest.find(['<', '&']) else {
+            if open.is_empty() && !rest.trim().is_empty() {
+                return Err(format!("text outside the root: {rest:?}"));
+            }
+            break;
+        };
+        if open.is_empty() && !rest[..at].trim().is_empty() {
+            return Err(format!("text outside the root: {:?}", &rest[..at]));
+        }
+        rest = &rest[at..];
+        if rest.starts_with('&') {
+            if !entity(rest) {
+                return Err(format!("a bare & at {:?}", &rest[..rest.len().min(20)]));
+            }
+            rest = &rest[1..];
+        } else if let Some(r) = rest.strip_prefix("</") {
+            let n = name_len(r);
+            let tail = r[n..].trim_start();
+            if open.pop() != Some(&r[..n]) || !tail.starts_with('>') {
+                return Err(format!("</{}> closes nothing open", &r[..n]));
+            }
+            rest = &tail[1..];
+        } else {
+            let r = &rest[1..];
+            let n = name_len(r);
+            if n == 0 {
+                return Err(format!("a bare < at {:?}", &rest[..rest.len().min(20)]));
+            }
+            let name = &r[..n];
+            roots += usize::from(open.is_empty());
+            let mut a = &r[n..];
+            loop {
+                let t = a.trim_start();
+                if let Some(t) = t.strip_prefix("/>") {
+                    a = t;
+                    break;
+                }
+                if let Some(t) = t.strip_prefix('>') {
+                    open.push(name);
+                    a = t;
+                    break;
+                }
+                if t.len() == a.len() {
+                    return Err(format!("no space before an attribute in <{name}"));
+                }
+                let k = name_len(t);
+                let t = t[k..].trim_start();
+                let Some(t) = t.strip_prefix('=').map(str::trim_start) else {
+                    return Err(format!("attribute without a value in <{name}"));
+                };
+                let Some(q) = t.chars().next().filter(|q| *q == '"' || *q == '\'') else {
+                    return Err(format!("unquoted attribute value in <{name}"));
+                };
+                let Some(end) = t[1..].find(q) else {
+                    return Err(format!("unterminated attribute value in <{name}"));
+                };
+                let value = &t[1..1 + end];
+                if value.contains('<')
+                    || value.match_indices('&').any(|(i, _)| !entity(&value[i..]))
+                {
+                    return Err(format!("< or a bare & in an attribute of <{name}"));
+                }
+                a = &t[end + 2..];
+            }
+            rest = a;
+        }
+    }
+    if !open.is_empty() {
+        return Err(format!("elements left open: {open:?}"));
+    }
+    if roots != 1 {
+        return Err(format!("{roots} root elements"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_xml_check_tells_well_formed_from_ill_formed() {
+    let good = "<?xml version=\"1.0\"?>\n<svg a=\"1 &amp; 2\"><text x='1'>a &lt; b &#x41;</text><rect/></svg>\n";
+    assert_eq!(well_formed_xml(good), Ok(()));
+    for bad in [
+        "<svg><text>a\u{1}b</text></svg>",
+        "<svg><text>a & b</text></svg>",
+        "<svg><text>a</svg></text>",
+        "<svg a=1></svg>",
+        "<svg a=\"<\"></svg>",
+        "<svg></svg><svg></svg>",
+        "<svg>",
+        "<svg><text>a <b</text></svg>",
+    ] {
+        assert!(well_formed_xml(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn labels_and_hosts_from_data_are_escaped_in_markdown_svg_and_html() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = labelled_runs(tmp.path(), "<script>", 1, "os.syscall");
+    files.extend(labelled_runs(tmp.path(), "a|b & c", 1, "os.syscall"));
+    // control characters and markup in the host names (`--per-host` puts
+    // them in the labels, so in every chart's title and legend)
+    for (f, host) in files.iter().zip(["h\u{1}\u{1b}[8mx", "<b>&amp;\u{1b}"]) {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        v["fingerprint"]["os"]["hostname"] = host.into();
+        std::fs::write(f, v.to_string()).unwrap();
+    }
+    let out = envbench()
+        .arg("compare")
+        .args(&files)
+        .args(["--markdown", "--per-host"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for raw in ["<script>", "<b>", " & "] {
+        assert!(!md.contains(raw), "{raw} in\n{md}");
+    }
+    assert!(md.contains("&lt;script>@h"), "{md}");
+    assert!(md.contains("a\\|b &amp; c@&lt;b>&amp;amp;"), "{md}");
+    let figs = tmp.path().join("figs");
+    let html = tmp.path().join("r.html");
+    envbench()
+        .arg("compare")
+        .args(&files)
+        .arg("--per-host")
+        .arg("--figures")
+        .arg(&figs)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(figs.join("speedup.svg")).unwrap();
+    assert!(svg.contains("h\\u{1}\\u{1b}[8mx"), "{svg}");
+    assert_eq!(well_formed_xml(&svg), Ok(()), "{svg}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains(['\u{1}', '\u{1b}']));
+    assert!(!page.contains("<script>") && page.contains("&lt;script&gt;@h"));
+}
+
+/// A result file labelled `label` with `n` cases, each its own family
+/// (`f7.b[i=7]`), of times `scale` ms: a comparison of two of them writes
+/// a large HTML page and `n` + 2 figures.
+fn many_families(dir: &Path, label: &str, n: usize, scale: f64) -> std::path::PathBuf {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/results/valid.json")).unwrap();
+    doc["label"] = label.into();
+    doc["run_id"] = format!("20260101T000000Z-{label}-000000").into();
+    doc["derived"] = serde_json::json!([]);
+    doc["cases"] = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "key": format!("f{i}.b[i={i}]"), "bench": format!("f{i}.b"), "params": {"i": i},
+                "status": "ok", "reason": null, "warmup_reps": 0, "stop_reason": "max_reps",
+                "started_utc": "2026-01-01T00:00:00Z", "duration_secs": 1.0, "anomalies": [],
+                "metrics": [{"name": "t", "unit": "ms", "direction": "lower_is_better",
+                    "samples": [scale, scale * 1.01, scale * 0.99]}],
+            })
+        })
+        .collect::<Vec<_>>()
+        .into();
+    let path = dir.join(format!("{label}.json"));
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// Entries created in watched directories, as inotify reports them.
+struct Watch(std::os::fd::OwnedFd);
+
+impl Watch {
+    fn new() -> Watch {
+        use std::os::fd::FromRawFd as _;
+        // SAFETY: inotify_init1 takes flags only; the descriptor is owned here.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+        Watch(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Reports what is created in `dir`, by the returned watch descriptor.
+    fn add(&self, dir: &Path) -> i32 {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::ffi::OsStrExt as _;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is NUL-terminated and outlives the call.
+        let wd =
+            unsafe { libc::inotify_add_watch(self.0.as_raw_fd(), c.as_ptr(), libc::IN_CREATE) };
+        assert!(wd >= 0, "{}", std::io::Error::last_os_error());
+        wd
+    }
+
+    /// The entries created since the last call, as (watch, name, is a
+    /// directory), waiting up to `limit` for the first.
+    fn created(&self, limit: Duration) -> Vec<(i32, String, bool)> {
+        use std::os::fd::AsRawFd as _;
+        let fd = self.0.as_raw_fd();
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, valid for the call.
+        unsafe { libc::poll(&mut p, 1, limit.as_millis() as i32) };
+        let mut buf = vec![0u8; 64 * 1024];
+        // SAFETY: reads at most buf.len() bytes into buf.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        let head = std::mem::size_of::<libc::inotify_event>();
+        while n > 0 && at + head <= n as usize {
+            // SAFETY: the kernel wrote whole events; read_unaligned copes with any alignment.
+            let e: libc::inotify_event =
+                unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+            let name = &buf[at + head..at + head + e.len as usize];
+            let name = String::from_utf8_lossy(name)
+                .trim_end_matches('\0')
+                .to_string();
+            out.push((e.wd, name, e.mask & libc::IN_ISDIR != 0));
+            at += head + e.len as usize;
+        }
+        out
+    }
+}
+
+/// A child process that is killed and reaped if the test ends before it.
+struct Reaped(Option<std::process::Child>);
+
+impl Reaped {
+    /// Its exit status, waiting at most a minute (then it is killed).
+    fn wait(&mut self) -> std::process::ExitStatus {
+        let mut c = self.0.take().unwrap();
+        let start = Instant::now();
+        loop {
+            if let Some(s) = c.try_wait().unwrap() {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = c.kill();
+                let _ = c.wait();
+                panic!("compare did not end within a minute of the signal");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `envbench compare A B ARGS` started in `dir`, stdout discarded.
+fn start_compare(dir: &Path, inputs: &[std::path::PathBuf], args: &[&str]) -> Reaped {
+    Reaped(Some(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
+            .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .current_dir(dir)
+            .arg("compare")
+            .args(inputs)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
+/// Waits (at most a minute) until a file is created in `out` or in a
+/// directory created in it, whose name `pick` takes, and returns its path.
+/// `out` must be watched already when what creates the files starts.
+fn first_created(w: &Watch, out: &Path, pick: Pick) -> std::path::PathBuf {
+    let mut dirs = vec![(w.add(out), out.to_path_buf())];
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        for (wd, name, is_dir) in w.created(Duration::from_millis(100)) {
+            let Some((_, parent)) = dirs.iter().find(|(d, _)| *d == wd).cloned() else {
+                continue;
+            };
+            let path = parent.join(&name);
+            if pick(&name, is_dir) {
+                return path;
+            }
+            if is_dir {
+                dirs.push((w.add(&path), path));
+            }
+        }
+    }
+    panic!(
+        "nothing the test waits for was created in {}",
+        out.display()
+    );
+}
+
+/// Two runs of 600 families each, whose comparison writes a page of
+/// megabytes and 602 figures: long enough for a signal to land mid-write.
+fn two_large_runs(dir: &Path) -> [std::path::PathBuf; 2] {
+    [
+        many_families(dir, "A", 600, 1.0),
+        many_families(dir, "B", 600, 1.1),
+    ]
+}
+
+/// Which created file a test waits for: its name, and whether it is a directory.
+type Pick<'a> = &'a dyn Fn(&str, bool) -> bool;
+
+/// Starts `compare INPUTS ARGS` in `dir`, sends `signal` by PID as soon as
+/// a file `pick` takes is created in `dir/out` (or a directory made in
+/// it), and returns its exit status and that file.
+fn signal_compare_when(
+    dir: &Path,
+    inputs: &[std::path::PathBuf],
+    args: &[&str],
+    pick: Pick,
+    signal: libc::c_int,
+) -> (std::process::ExitStatus, std::path::PathBuf) {
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let w = Watch::new();
+    w.add(&out);
+    let mut child = start_compare(dir, inputs, args);
+    let seen = first_created(&w, &out, pick);
+    let pid = child.0.as_ref().unwrap().id() as i32;
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(pid, signal) };
+    (child.wait(), seen)
+}
+
+#[test]
+fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = two_large_runs(tmp.path());
+    // SIGINT while the page is written through its temporary file;
+    // SIGTERM once the first figure file is written
+    let html_partial = |n: &str, _: bool| n.starts_with(".r.html.") && n.ends_with(".partial");
+    let a_figure = |n: &str, is_dir: bool| !is_dir && (n.ends_with(".csv") || n.ends_with(".svg"));
+    let cases: [(libc::c_int, Pick); 2] =
+        [(libc::SIGINT, &html_partial), (libc::SIGTERM, &a_figure)];
+    for (signal, pick) in cases {
+        let dir = tmp.path().join(format!("signal-{signal}"));
+        std::fs::create_dir(&dir).unwrap();
+        let (status, seen) = signal_compare_when(
+            &dir,
+            &inputs,
+            &["--html", "out/r.html", "--figures", "out/figs"],
+            pick,
+            signal,
+        );
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "signal {signal} after {}: {status:?}",
+            seen.display()
+        );
+        let out = dir.join("out");
+        let left = walk(&out);
+        // the page, if it was whole before the signal was taken, and nothing else
+        assert!(
+            left.iter().all(|p| p == "r.html"),
+            "signal {signal}: {left:?}"
+        );
+        if let Ok(page) = std::fs::read_to_string(out.join("r.html")) {
+            assert!(page.trim_end().ends_with("</html>"), "a whole page");
+        }
+    }
+}
+
+#[test]
+fn sigkill_while_compare_writes_figures_leaves_no_directory_of_truncated_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = two_large_runs(tmp.path());
+    let (_, seen) = signal_compare_when(
+        tmp.path(),
+        &inputs,
+        &["--figures", "out/figs"],
+        &|n, is_dir| !is_dir && n.ends_with(".csv"),
+        libc::SIGKILL,
+    );
+    let out = tmp.path().join("out");
+    assert!(
+        !out.join("figs").exists(),
+        "killed after {} was written: {:?}",
+        seen.display(),
+        walk(&out)
+    );
+    // the next compare removes what the killed one left and writes them all
+    let done = envbench()
+        .current_dir(tmp.path())
+        .arg("compare")
+        .args(&inputs)
+        .args(["--figures", "out/figs"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("a killed compare left unfinished"),
+        "{stderr}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["figs"]);
+    assert_eq!(
+        std::fs::read_dir(out.join("figs")).unwrap().count(),
+        600 + 2
+    );
+}
+
+#[test]
+fn figures_into_a_mount_point_are_refused_before_the_comparison() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = [
+        many_families(tmp.path(), "A", 3, 1.0),
+        many_families(tmp.path(), "B", 3, 1.1),
+    ];
+    let mp = tmp.path().join("mp");
+    std::fs::create_dir(&mp).unwrap();
+    // a tmpfs on mp, or mp bound on itself (the same device), in a mount
+    // namespace of the command's own, gone with it
+    for mount in [
+        r#"mount -t tmpfs envbench-test "$1""#,
+        r#"mount --bind "$1" "$1""#,
+    ] {
+        let in_namespace = |then: &[&std::ffi::OsStr]| {
+            std::process::Command::new("unshare")
+                .args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!(r#"{mount} && shift && exec "$@""#))
+                .arg("sh")
+                .arg(&mp)
+                .args(then)
+                .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+                .output()
+        };
+        if !in_namespace(&["true".as_ref()]).is_ok_and(|o| o.status.success()) {
+            eprintln!("no mount namespace with {mount} here: left out");
+            continue;
+        }
+        let bin = assert_cmd::cargo::cargo_bin("envbench");
+        let mut args: Vec<&std::ffi::OsStr> = vec![bin.as_os_str(), "compare".as_ref()];
+        args.extend(inputs.iter().map(|p| p.as_os_str()));
+        args.extend(["--figures".as_ref(), mp.as_os_str()]);
+        let out = in_namespace(&args).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mount}: {stderr}");
+        assert!(stderr.contains("is a mount point"), "{mount}: {stderr}");
+    }
+    assert_eq!(walk(tmp.path()), ["A.json", "B.json", "mp"]);
 }

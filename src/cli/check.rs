@@ -208,13 +208,27 @@ pub fn db(given: Option<&PathBuf>) -> Result<Option<Db>, UsageError> {
 /// Checks a `--dir` target by creating a file of our own in it, and says
 /// why that failed: a pseudo-filesystem, a read-only one, or permissions.
 ///
-/// The file is unnamed (`O_TMPFILE`), so a SIGKILL at this point leaves
-/// nothing behind; where the filesystem cannot make one, a named directory
-/// is created and removed instead.
-///
 /// # Errors
 /// [`UsageError`] naming the directory and the cause.
 pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    match why_not_writable(dir) {
+        None => Ok(()),
+        Some(why) => Err(UsageError(format!(
+            "--dir {}: not writable: {why}; give a directory on a disk or tmpfs",
+            dir.display()
+        ))),
+    }
+}
+
+/// Why `dir` takes no new file of ours (None: it does), found by creating
+/// one in it: a pseudo-filesystem, a read-only one, or permissions, with
+/// the system's error. A root that may write anywhere is still told about
+/// a pseudo-filesystem or a read-only mount.
+///
+/// The file is unnamed (`O_TMPFILE`), so a SIGKILL at this point leaves
+/// nothing behind; where the filesystem cannot make one, a named directory
+/// is created and removed instead.
+pub fn why_not_writable(dir: &std::path::Path) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let unnamed = std::fs::OpenOptions::new()
         .write(true)
@@ -222,10 +236,10 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
         .custom_flags(libc::O_TMPFILE)
         .open(dir);
     match unnamed.as_ref().map_err(std::io::Error::raw_os_error) {
-        Ok(_) => return Ok(()),
+        Ok(_) => return None,
         // no O_TMPFILE on this filesystem (or kernel): the named probe decides
         Err(Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {}
-        Err(_) => return Err(not_writable(dir, &unnamed.unwrap_err())),
+        Err(_) => return Some(not_writable(dir, &unnamed.unwrap_err())),
     }
     // The PID alone repeats across PID namespaces (containers started at
     // once are each PID 1 or 2), so a random part keeps probes apart.
@@ -235,12 +249,12 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
         crate::store::random_tag()
     ));
     match std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir)) {
-        Ok(()) => Ok(()),
-        Err(e) => Err(not_writable(dir, &e)),
+        Ok(()) => None,
+        Err(e) => Some(not_writable(dir, &e)),
     }
 }
 
-fn not_writable(dir: &std::path::Path, e: &std::io::Error) -> UsageError {
+fn not_writable(dir: &std::path::Path, e: &std::io::Error) -> String {
     let why = match (statfs_magic(dir), e.raw_os_error()) {
         (Some(m), _) if PSEUDO_FS.iter().any(|(p, _)| *p == m) => {
             let name = PSEUDO_FS.iter().find(|(p, _)| *p == m).map_or("", |p| p.1);
@@ -250,10 +264,7 @@ fn not_writable(dir: &std::path::Path, e: &std::io::Error) -> UsageError {
         (_, Some(libc::EACCES | libc::EPERM)) => "no permission to create files there".into(),
         _ => "cannot create a directory in it".into(),
     };
-    UsageError(format!(
-        "--dir {}: not writable: {why} ({e}); give a directory on a disk or tmpfs",
-        dir.display()
-    ))
+    format!("{why} ({e})")
 }
 
 fn statfs_magic(dir: &std::path::Path) -> Option<i64> {

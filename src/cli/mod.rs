@@ -208,7 +208,9 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
 }
 
 /// `path` made absolute with its directory's links resolved, so two
-/// spellings of one file compare equal, whether or not it exists yet.
+/// spellings of one file compare equal, whether or not it exists yet (nor
+/// the directories it would be in: the nearest one that exists is
+/// resolved, and the rest joined to it).
 fn identity(path: &Path) -> PathBuf {
     if let Ok(p) = std::fs::canonicalize(path) {
         return p;
@@ -217,7 +219,11 @@ fn identity(path: &Path) -> PathBuf {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let dir = if dir == path || dir.as_os_str().is_empty() {
+        std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+    } else {
+        identity(dir)
+    };
     path.file_name().map_or(dir.clone(), |n| dir.join(n))
 }
 
@@ -229,6 +235,7 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
         .filter(|p| p.is_file())
         .collect();
     let inputs: Vec<PathBuf> = input_files.iter().map(|p| identity(p)).collect();
+    let figures = a.figures.as_deref().map(figures_dir).transpose()?;
     let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
     for (flag, path) in [("--csv", &a.csv), ("--html", &a.html), ("--json", &a.json)] {
         let Some(path) = path else { continue };
@@ -238,6 +245,23 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
                 "{flag} {}: is one of the files being compared; choose another name",
                 path.display()
             )));
+        }
+        if let Some(dir) = &figures {
+            let dir_id = identity(dir);
+            if id == dir_id {
+                return Err(UsageError(format!(
+                    "{flag} and --figures both write {}; give each its own path",
+                    path.display()
+                )));
+            }
+            if id.starts_with(&dir_id) {
+                return Err(UsageError(format!(
+                    "{flag} {}: is inside --figures {}, which holds only the figures; \
+                     write it elsewhere",
+                    path.display(),
+                    dir.display()
+                )));
+            }
         }
         if let Some((other, _)) = out.iter().find(|(_, p)| identity(p) == id) {
             return Err(UsageError(format!(
@@ -250,8 +274,8 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
             store::output_path(path, a.force, flag).map_err(UsageError)?,
         ));
     }
-    if let Some(dir) = &a.figures {
-        out.push(("--figures", figures_dir(dir)?));
+    if let Some(dir) = figures {
+        out.push(("--figures", dir));
     }
     Ok(out
         .into_iter()
@@ -263,43 +287,125 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
 }
 
 /// `--figures DIR`: a directory to create, or an empty one (nothing in it
-/// is ever replaced).
+/// is ever replaced), checked before anything is read. The figures are
+/// written into a hidden directory beside DIR and renamed into place, so
+/// DIR's own directory must take new entries; an existing DIR must be
+/// writable too (it is replaced by the new one, its permission bits kept)
+/// and on its directory's filesystem (a mount point cannot be renamed
+/// over). A symbolic link is followed to its target, never replaced; one
+/// to nothing, and anything but a directory, are refused. Returns the
+/// directory to write (a link's target).
 fn figures_dir(dir: &Path) -> Result<PathBuf, UsageError> {
-    match std::fs::read_dir(dir) {
-        Ok(mut entries) => {
+    use std::os::unix::fs::MetadataExt as _;
+    let refuse = |why: String| {
+        UsageError(format!(
+            "--figures {}: {why}; give a new or empty directory",
+            dir.display()
+        ))
+    };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::canonicalize(dir).map_err(|e| {
+                refuse(format!(
+                    "is a symbolic link whose target cannot be used ({e})"
+                ))
+            })?;
+            return figures_dir(&target);
+        }
+        Ok(m) if m.is_dir() => {
+            // `.` or `figs/..`: the directory by its own name, beside which the figures go
+            let real = std::fs::canonicalize(dir).map_err(|e| refuse(e.to_string()))?;
+            if real.parent().is_none() {
+                return Err(refuse("is the root directory".into()));
+            }
+            if real != dir {
+                return figures_dir(&real);
+            }
+            let mut entries = std::fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?;
             if entries.next().is_some() {
                 return Err(UsageError(format!(
                     "--figures {}: is not empty; give a new or empty directory",
                     dir.display()
                 )));
             }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = match dir.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            if !parent.is_dir() {
-                return Err(UsageError(format!(
-                    "--figures {}: {} is not a directory",
-                    dir.display(),
+            if let Some(why) = check::why_not_writable(dir) {
+                return Err(refuse(format!("not writable: {why}")));
+            }
+            if std::fs::metadata(parent).is_ok_and(|p| p.dev() != m.dev()) || mount_point(dir) {
+                return Err(refuse(format!(
+                    "is a mount point (or on another filesystem than {}): the figures are \
+                     written beside it and renamed into place",
                     parent.display()
                 )));
             }
         }
-        Err(e) => {
-            return Err(UsageError(format!(
-                "--figures {}: {}",
-                dir.display(),
-                if dir.exists() && !dir.is_dir() {
-                    "is a file; give a new or empty directory".to_string()
-                } else {
-                    e.to_string()
-                }
+        Ok(m) => return Err(refuse(format!("is a {}", store::kind_name(&m.file_type())))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Err(refuse(format!(
+                "a part of its path is not a directory ({e})"
             )))
         }
+        Err(e) => return Err(refuse(e.to_string())),
     }
-    Ok(dir.to_path_buf())
+    if !parent.is_dir() {
+        return Err(UsageError(format!(
+            "--figures {}: {} is not a directory",
+            dir.display(),
+            parent.display()
+        )));
+    }
+    if let Some(why) = check::why_not_writable(parent) {
+        return Err(refuse(format!(
+            "its directory {} is not writable: {why}",
+            parent.display()
+        )));
+    }
+    match dir.file_name() {
+        // made absolute, so that the directory beside it is its parent's
+        Some(name) => Ok(std::fs::canonicalize(parent)
+            .map_err(|e| refuse(e.to_string()))?
+            .join(name)),
+        None => Err(refuse("names no directory".into())),
+    }
+}
+
+/// Whether `/proc/self/mountinfo` lists the absolute `dir` as a mount
+/// point (a bind mount of its own directory's filesystem has its device).
+fn mount_point(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    // the fifth field, with space, tab, line feed and backslash as \ooo
+    let unescape = |f: &str| {
+        let mut out = Vec::new();
+        let b = f.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let code = b
+                .get(i + 1..i + 4)
+                .and_then(|o| u8::from_str_radix(std::str::from_utf8(o).ok()?, 8).ok());
+            match (b[i], code) {
+                (b'\\', Some(c)) => {
+                    out.push(c);
+                    i += 4;
+                }
+                (c, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out
+    };
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| unescape(m) == dir.as_os_str().as_bytes())
 }
 
 /// `import`'s settings: the output path and the label checked.

@@ -1,9 +1,13 @@
 //! `envbench compare`: load the runs the settings name (files, history ids,
 //! labels), group them into environments, compare, and write the
-//! comparison in every format asked for.
+//! comparison in every format asked for. Ctrl-C or SIGTERM exits 130 and
+//! leaves no output half-written: files are written through temporary
+//! ones under the signal lock, figures into a hidden directory beside DIR.
+
+mod figures;
 
 use super::resolve;
-use crate::compare::{compare, Environment, Options};
+use crate::compare::{compare, compare_dirs, Environment, Options};
 use crate::error::{print_stdout, UsageError};
 use crate::report::export::{Export, Exporter, Report};
 use crate::results::ResultFile;
@@ -61,11 +65,28 @@ pub enum Inputs {
 /// Unreadable files, environments that cannot be compared, a file that
 /// cannot be written.
 pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
+    // the end waits for a signal's cleanup under way (dropped last)
+    let _settle = crate::cleanup::Settle;
+    crate::cleanup::exit_on_signal().context("cannot watch for Ctrl-C")?;
+    // --figures: its hidden directory is made before anything is read, so
+    // a directory that takes no new entry is a usage error, not a failure
+    // after the comparison
+    let mut staging = s
+        .exports
+        .iter()
+        .find(|(e, _)| e.name() == "figures")
+        .map(|(_, dir)| figures::Staging::create(dir))
+        .transpose()
+        .map_err(UsageError)?;
     let mut envs = environments(&s)?;
     refuse_repeated_runs(&envs, s.by_dir)?;
     refuse_inputs_as_outputs(&s, &envs)?;
     attach_earlier(&mut envs, s.db.as_ref());
-    let cmp = compare(&envs, &s.options)?;
+    let cmp = if s.by_dir {
+        compare_dirs(&envs, &s.options)?
+    } else {
+        compare(&envs, &s.options)?
+    };
     let views = crate::bench::views();
     let report = Report {
         comparison: &cmp,
@@ -80,12 +101,31 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
             // whole or not at all: a full disk never truncates an earlier report
             Export::Document(text) => crate::store::write_document(path, text.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?,
-            Export::Files(files) => write_files(path, &files)?,
+            Export::Files { files, renamed } => {
+                staging
+                    .take()
+                    .expect("invariant: the one --figures has its directory")
+                    .write(&files)?;
+                if !renamed.is_empty() {
+                    eprint!(
+                        "{}",
+                        crate::terminal::escape_output(&format!(
+                            "envbench: --figures {}: figures whose name another had first \
+                             were numbered:\n{}",
+                            path.display(),
+                            renamed
+                                .iter()
+                                .map(|r| format!("  {r}\n"))
+                                .collect::<String>()
+                        ))
+                    );
+                }
+            }
         }
     }
     let text = match s.stdout.export(&report) {
         Export::Document(text) => text,
-        Export::Files(_) => unreachable!("invariant: stdout is text or Markdown"),
+        Export::Files { .. } => unreachable!("invariant: stdout is text or Markdown"),
     };
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
@@ -146,26 +186,6 @@ fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow
             ))
             .into());
         }
-    }
-    Ok(())
-}
-
-/// Writes `files` into `dir`, creating it when it does not exist (the
-/// settings checked it is new or empty); no file there is overwritten.
-fn write_files(dir: &std::path::Path, files: &[(String, String)]) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    if !dir.exists() {
-        std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    for (name, text) in files {
-        let path = dir.join(name);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .with_context(|| format!("writing {}", path.display()))?;
-        f.write_all(text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

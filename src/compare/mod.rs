@@ -465,6 +465,26 @@ fn run_spread(env: &Environment, key: &str, metric: &str) -> RunSpread {
 /// # Errors
 /// [`CompareError`] with fewer than two environments or no common case.
 pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, CompareError> {
+    compare_with(envs, opts, false)
+}
+
+/// [`compare`] of the environments `compare --dirs` makes, one per
+/// directory: a run whose cases ran in several directories is in each of
+/// them, with another directory's cases each time, which is the design
+/// and no run compared with itself. A run twice in one environment is
+/// still warned about.
+///
+/// # Errors
+/// As [`compare`].
+pub fn compare_dirs(envs: &[Environment], opts: &Options) -> Result<Comparison, CompareError> {
+    compare_with(envs, opts, true)
+}
+
+fn compare_with(
+    envs: &[Environment],
+    opts: &Options,
+    by_dir: bool,
+) -> Result<Comparison, CompareError> {
     let [base, others @ ..] = envs else {
         return Err(CompareError::OneEnvironment("none given".into()));
     };
@@ -508,7 +528,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     }
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
     let families = summarize_families(&metrics, opts.exclude_suspect);
-    let mut warnings = words::warnings(envs, between_run);
+    let mut warnings = words::warnings(envs, between_run, by_dir);
     warnings.extend(words::suspect_warnings(
         envs,
         &metrics,

@@ -359,6 +359,34 @@ fn a_run_compared_with_itself_is_warned_about() {
 }
 
 #[test]
+fn a_run_split_by_directory_is_in_each_environment_without_a_warning() {
+    // `compare --dirs`: one run, its cases in two directories, each an environment
+    let case = |v: f64| {
+        [(
+            "io.x",
+            "rate",
+            Direction::HigherIsBetter,
+            vec![v, v * 1.01, v * 0.99],
+        )]
+    };
+    let (a, b) = (run("a", "same", &case(1.0)), run("b", "same", &case(2.0)));
+    let c = compare_dirs(&[env("a", vec![a.clone()]), env("b", vec![b])], &OPTS).unwrap();
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("appears twice")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(!c.warning_lines.iter().any(|w| w.contains("appears twice")));
+    // twice in one directory's environment is still one run counted twice
+    let c = compare_dirs(
+        &[env("a", vec![a.clone(), a.clone()]), env("b", vec![a])],
+        &OPTS,
+    )
+    .unwrap();
+    assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
+}
+
+#[test]
 fn different_cpu_idle_drivers_are_warned_about_and_shown() {
     let case = |id| {
         run(

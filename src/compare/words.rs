@@ -117,7 +117,13 @@ fn idle_text(c: &crate::probe::cpu::CpuInfo) -> String {
     }
 }
 
-pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
+/// What a reader must know before trusting the comparison of `envs`:
+/// other hardware, idle drivers, memory, runs given twice, incomplete or
+/// anomalous runs, methods that differ, and where a single run's spread
+/// came from. With `by_dir` the environments are directories of the same
+/// runs (`compare --dirs`), so a run counts as given twice only within
+/// one of them.
+pub(super) fn warnings(envs: &[Environment], between_run: bool, by_dir: bool) -> Vec<String> {
     let mut w = Vec::new();
     let base = &envs[0].runs[0].fingerprint;
     for e in &envs[1..] {
@@ -152,9 +158,11 @@ pub(super) fn warnings(envs: &[Environment], between_run: bool) -> Vec<String> {
         }
     }
     let mut seen = BTreeSet::new();
-    for e in envs {
+    for (i, e) in envs.iter().enumerate() {
         for r in &e.runs {
-            if !seen.insert(r.run_id.clone()) {
+            // by directory, each environment holds its own cases of the same runs
+            let scope = if by_dir { i } else { 0 };
+            if !seen.insert((scope, r.run_id.clone())) {
                 w.push(format!(
                     "run {} appears twice: comparing a run with itself says nothing",
                     r.run_id

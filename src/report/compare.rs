@@ -424,7 +424,21 @@ pub fn render(
             out += &table(&t);
         }
     }
-    out
+    match style {
+        Style::Markdown => markdown_text(&out),
+        Style::Text { .. } => out,
+    }
+}
+
+/// Markdown that shows its text rather than running it: `&` and `<` in
+/// strings from data (labels, hosts, case keys, fingerprint fields) become
+/// entities, so that a label `<script>` is shown on a page that renders
+/// the Markdown, never run. envbench's own words hold neither character,
+/// so escaping the whole document changes only what came from data; `>`
+/// opens nothing without a `<` and stays (`speed-up > 1`). Pipes in table
+/// cells are escaped by [`render_markdown`].
+fn markdown_text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;")
 }
 
 /// The width the terminal report's sentences wrap at (its tables do not).
@@ -540,21 +554,16 @@ mod tests {
         ]
     }
 
+    const OPTS: Options = Options {
+        threshold: None,
+        seed: 7,
+        exclude_suspect: false,
+        topics: std::collections::BTreeMap::new(),
+    };
+
     fn comparison() -> (Comparison, Vec<Environment>) {
         let e = envs();
-        (
-            compare(
-                &e,
-                &Options {
-                    threshold: None,
-                    seed: 7,
-                    exclude_suspect: false,
-                    topics: std::collections::BTreeMap::new(),
-                },
-            )
-            .unwrap(),
-            e,
-        )
+        (compare(&e, &OPTS).unwrap(), e)
     }
 
     #[test]
@@ -600,6 +609,46 @@ mod tests {
                 verbose: true
             }
         ));
+    }
+
+    #[test]
+    fn markdown_escapes_markup_and_pipes_from_data() {
+        let mut e = envs();
+        e[0].label = "<script>alert(1)</script>".into();
+        e[1].label = "a|b & <i>c".into();
+        for env in &mut e {
+            for r in &mut env.runs {
+                r.label = env.label.clone();
+                r.fingerprint.cpu.model = Some("<b>cpu|x\ny".into());
+                r.cases[0].key = "cpu.dense[n=<img>|1]".into();
+            }
+        }
+        let c = compare(&e, &OPTS).unwrap();
+        let md = render(
+            &c,
+            &e,
+            &[],
+            Style::Markdown,
+            Detail {
+                all_metrics: true,
+                verbose: true,
+            },
+        );
+        for raw in ["<script>", "<i>", "<b>", "<img>", " & "] {
+            assert!(!md.contains(raw), "{raw} in\n{md}");
+        }
+        assert!(md.contains("&lt;script>alert(1)&lt;/script>"), "{md}");
+        assert!(md.contains("a\\|b &amp; &lt;i>c"), "{md}");
+        // every table row has as many cells as its header
+        let mut cells = None;
+        for line in md.lines() {
+            if !line.starts_with('|') {
+                cells = None;
+                continue;
+            }
+            let n = line.replace("\\|", "").matches('|').count();
+            assert_eq!(*cells.get_or_insert(n), n, "{line}\n{md}");
+        }
     }
 
     #[test]

@@ -258,8 +258,8 @@ fn chart_title(bench: &str, title: &str, unit: Unit, split: bool) -> String {
 pub struct Figure {
     /// The family it belongs to (`mem`), or `all` for the speed-up charts.
     pub family: String,
-    /// A file name without extension, unique in a comparison:
-    /// `fam.bench-bandwidth_by_threads`.
+    /// A file name without extension (`fam.bench-bandwidth_by_threads`),
+    /// unique in a comparison once [`unique_names`] has seen them all.
     pub name: String,
     /// Its title.
     pub title: String,
@@ -290,7 +290,8 @@ impl Figure {
 
 /// Every view with data as figures, in the views' order: line and
 /// percentile charts with their points as tables, timelines as charts,
-/// grids as tables. Names are made unique by a number where two collide.
+/// grids as tables. Their names may collide: [`unique_names`] tells them
+/// apart among all of a comparison's figures.
 pub fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for BenchView { bench, view } in views {
@@ -348,7 +349,6 @@ pub fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec
             }
         }
     }
-    unique_names(&mut out);
     out
 }
 
@@ -442,16 +442,45 @@ pub fn speedup_figures(c: &Comparison) -> Vec<Figure> {
     out
 }
 
-/// Appends `-2`, `-3` ... to names seen before.
-pub fn unique_names(figures: &mut [Figure]) {
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for f in figures {
-        let n = seen.entry(f.name.clone()).or_insert(0);
-        *n += 1;
-        if *n > 1 {
-            f.name = format!("{}-{n}", f.name);
+/// The longest name [`unique_names`] leaves as it is: with `.svg` it is
+/// the 255 bytes a file name may have.
+const MAX_NAME: usize = 251;
+
+/// What a longer name is cut to, leaving room for a number.
+const CUT_NAME: usize = 240;
+
+/// Gives every figure a file name no other has, deterministically: a name
+/// an earlier figure has (labels `a b` and `a_b` both make
+/// `speedup-a_b`), or has but for case (one file on a case-insensitive
+/// filesystem), gets the first of `-2`, `-3` ... that is no figure's own
+/// name and not given yet, so that a label `a_b-2` keeps `speedup-a_b-2`.
+/// A name too long for a file is cut first. Returns each renamed figure's
+/// title with its new name, for `compare` to list.
+pub fn unique_names(figures: &mut [Figure]) -> Vec<(String, String)> {
+    for f in figures.iter_mut().filter(|f| f.name.len() > MAX_NAME) {
+        let mut cut = CUT_NAME;
+        while !f.name.is_char_boundary(cut) {
+            cut -= 1;
         }
+        f.name.truncate(cut);
     }
+    let key = |n: &str| n.to_lowercase();
+    let own: std::collections::BTreeSet<String> = figures.iter().map(|f| key(&f.name)).collect();
+    let mut given = std::collections::BTreeSet::new();
+    let mut renamed = Vec::new();
+    for f in figures {
+        if given.insert(key(&f.name)) {
+            continue;
+        }
+        let name = (2..)
+            .map(|n| format!("{}-{n}", f.name))
+            .find(|c| !own.contains(&key(c)) && !given.contains(&key(c)))
+            .expect("invariant: some number is free");
+        given.insert(key(&name));
+        renamed.push((f.title.clone(), name.clone()));
+        f.name = name;
+    }
+    renamed
 }
 
 /// A grid view as a table: a row per value of `rows`, a column per
@@ -882,6 +911,62 @@ mod tests {
         let rows: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
         assert_eq!(rows, ["rate size=10", "rate size=20"]);
         assert!(t.rows[0][3].ends_with(" faster"), "{:?}", t.rows[0]);
+    }
+
+    fn named(names: &[&str]) -> Vec<Figure> {
+        names
+            .iter()
+            .map(|n| Figure {
+                family: "all".into(),
+                name: (*n).into(),
+                title: format!("title of {n}"),
+                svg: None,
+                table: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_figure_gets_a_name_no_other_has() {
+        // `a b` and `a_b` both make speedup-a_b; a label a_b-2 keeps its name
+        let mut f = named(&["speedup-a_b", "speedup-a_b", "speedup-a_b-2", "x", "x", "x"]);
+        let renamed = unique_names(&mut f);
+        let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "speedup-a_b",
+                "speedup-a_b-3",
+                "speedup-a_b-2",
+                "x",
+                "x-2",
+                "x-3"
+            ]
+        );
+        assert_eq!(
+            renamed,
+            [
+                (
+                    "title of speedup-a_b".to_string(),
+                    "speedup-a_b-3".to_string()
+                ),
+                ("title of x".into(), "x-2".into()),
+                ("title of x".into(), "x-3".into()),
+            ]
+        );
+        // names alike but for case are one file on a case-insensitive filesystem
+        let mut f = named(&["speedup-VM", "speedup-vm"]);
+        unique_names(&mut f);
+        assert_eq!(f[1].name, "speedup-vm-2");
+        // a name too long for a file is shortened, and still unique
+        let long = format!("fam.b-{}", "k".repeat(300));
+        let mut f = named(&[&long, &long]);
+        unique_names(&mut f);
+        assert!(
+            f.iter().all(|f| f.name.len() + ".svg".len() <= 255),
+            "{f:?}"
+        );
+        assert_ne!(f[0].name, f[1].name);
     }
 
     #[test]

@@ -138,9 +138,10 @@ pub fn render_text(t: &Table) -> String {
     out
 }
 
-/// Markdown pipe table (GitHub flavour).
+/// Markdown pipe table (GitHub flavour): a pipe in a cell is escaped and
+/// a line break becomes a space, so that data never ends a row or a cell.
 pub fn render_markdown(t: &Table) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
+    let esc = |s: &str| s.replace('|', "\\|").replace(['\r', '\n'], " ");
     let mut out = format!(
         "| {} |\n",
         t.columns

@@ -30,12 +30,27 @@ pub fn standalone(svg: &str) -> String {
     )
 }
 
-/// Escapes text for SVG and HTML.
+/// Escapes text for SVG and HTML: markup characters as entities, and the
+/// characters XML 1.0 forbids (C0 controls but tab and line breaks,
+/// U+FFFE, U+FFFF), which no entity can carry and which make a standalone
+/// SVG ill-formed, written as their code (`\u{1b}`, as the terminal shows
+/// them), with DEL and the C1 controls that HTML counts as errors.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Approximate width of `s` in pixels at 12 px sans-serif.
@@ -539,6 +554,48 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(esc("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn characters_xml_forbids_are_written_as_their_code() {
+        // a hostname with control characters (`--per-host` puts it in the labels)
+        let host = "h\u{1}\u{1b}[8m\u{7f}\u{85}\u{fffe}\u{ffff}x\ty\u{e9}";
+        assert_eq!(
+            esc(host),
+            "h\\u{1}\\u{1b}[8m\\u{7f}\\u{85}\\u{fffe}\\u{ffff}x\ty\u{e9}"
+        );
+        let b = speedup_bars(
+            host,
+            host,
+            &[Bar {
+                label: host.into(),
+                value: 0.5,
+                lo: 0.4,
+                hi: 0.6,
+                color: "#000".into(),
+            }],
+            0.02,
+        );
+        let l = line_chart(
+            host,
+            host,
+            host,
+            &[Series {
+                name: host.into(),
+                points: vec![(1.0, 1.0)],
+            }],
+            false,
+            false,
+        );
+        for svg in [b, l, timeline(host, &[(0.0, 1.0)])] {
+            let bad: Vec<char> = svg.chars().filter(|c| !xml_char(*c)).collect();
+            assert!(bad.is_empty(), "{bad:?} in {svg}");
+        }
+    }
+
+    /// A character XML 1.0 allows in a document.
+    fn xml_char(c: char) -> bool {
+        matches!(c, '\t' | '\n' | '\r' | ' '..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! every table as CSV, named by family and view, for a paper or a thesis:
 //! `speedup.svg` (with `speedup.csv`, its numbers), `cpu-cases.csv` (each
 //! family's cases), and each declared view (`fam.bench-bandwidth_by_threads.svg`
-//! with its points in `.csv`, grids as `.csv`).
+//! with its points in `.csv`, grids as `.csv`). Names that two figures
+//! would share (labels `a b` and `a_b`) are numbered, and listed.
 
 use super::{Export, Exporter, Report};
 use crate::report::compare::cases_table;
@@ -38,7 +39,23 @@ impl Exporter for Figures {
             });
         }
         all.extend(figures(c, r.environments, r.views));
-        crate::report::draw::unique_names(&mut all);
+        let renamed = crate::report::draw::unique_names(&mut all)
+            .into_iter()
+            .map(|(title, name)| {
+                let kinds: Vec<&str> = all
+                    .iter()
+                    .filter(|f| f.name == name)
+                    .flat_map(|f| {
+                        [
+                            f.svg.as_ref().map(|_| ".svg"),
+                            f.table.as_ref().map(|_| ".csv"),
+                        ]
+                    })
+                    .flatten()
+                    .collect();
+                format!("{name} ({}): {title}", kinds.join(", "))
+            })
+            .collect();
         let mut files = Vec::new();
         for f in all {
             if let Some(svg) = &f.svg {
@@ -48,6 +65,6 @@ impl Exporter for Figures {
                 files.push((format!("{}.csv", f.name), render_csv(t)));
             }
         }
-        Export::Files(files)
+        Export::Files { files, renamed }
     }
 }

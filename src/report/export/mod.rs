@@ -38,8 +38,14 @@ pub struct Report<'a> {
 pub enum Export {
     /// One document (a page, a table, JSON).
     Document(String),
-    /// Files for a directory: (file name, contents).
-    Files(Vec<(String, String)>),
+    /// Files for a directory.
+    Files {
+        /// (file name, contents), each name given once.
+        files: Vec<(String, String)>,
+        /// Figures numbered because another had their name first, one
+        /// line each (`speedup-a_b-3 (.svg, .csv): Speed-up of a_b over ...`).
+        renamed: Vec<String>,
+    },
 }
 
 /// A format.
