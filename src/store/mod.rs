@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod write;
-pub use write::{output_path, random_tag, same_file, save, save_new, write_document};
+pub use write::{output_path, random_tag, renameat2, same_file, save, save_new, write_document};
 
 /// Largest result file read: a real one is a few MiB; this keeps
 /// `show /dev/zero` or a runaway file from filling memory.

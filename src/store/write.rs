@@ -267,7 +267,7 @@ fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::Fil
 }
 
 /// `renameat2(2)` on the current directory's paths.
-fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
+pub fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt as _;
     let c = |p: &Path| {
         std::ffi::CString::new(p.as_os_str().as_bytes())

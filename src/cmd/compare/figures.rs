@@ -202,30 +202,11 @@ fn place(tmp: &Path, dir: &Path) -> std::io::Result<()> {
 /// `renameat2(RENAME_NOREPLACE)`: `to` is never replaced; where the
 /// filesystem lacks it, a plain rename while `to` is missing.
 fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-    };
-    let (f, t) = (c(from)?, c(to)?);
-    // SAFETY: both strings are NUL-terminated and outlive the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            f.as_ptr(),
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EINVAL | libc::ENOSYS) if !to.exists() => std::fs::rename(from, to),
-        _ => Err(e),
+    match crate::store::renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) && !to.exists() => {
+            std::fs::rename(from, to)
+        }
+        done => done,
     }
 }
 
