@@ -18,7 +18,8 @@
 //! below the tool's print resolution and is left out (a zero median makes
 //! no ratio).
 
-use super::{Flag, Importer, Parsed, Record};
+pub use super::Input;
+use super::{Flag, Record};
 use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::results::{
     Anomaly, CaseResult, CaseRound, CaseStatus, MetricResult, ResultFile, Rounds, RunStatus,
@@ -26,21 +27,6 @@ use crate::results::{
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-
-/// One parsed input file.
-#[derive(Debug, Clone)]
-pub struct Input {
-    /// As the user gave it.
-    pub path: PathBuf,
-    /// The tool it was read as.
-    pub format: &'static dyn Importer,
-    /// What the parser found.
-    pub parsed: Parsed,
-    /// Modification time, seconds since the Unix epoch.
-    pub modified_unix: Option<f64>,
-    /// FNV-1a of its bytes, for the run id.
-    pub digest: u64,
-}
 
 /// What the user stated.
 #[derive(Debug, Clone, Default)]
@@ -468,6 +454,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::Importer;
     use crate::import::{hpcc::Hpcc, iozone::Iozone, stream::Stream, sysbench::Sysbench};
 
     fn input(name: &str, format: &'static dyn Importer, text: &str) -> Input {

@@ -1,7 +1,7 @@
 //! The fingerprint of an import: what `--env` states (every key in
 //! [`ENV_KEYS`]), then what the outputs reveal (a host name, a tool's timer).
 
-use super::build::Input;
+use super::Input;
 use crate::probe::{self, Fingerprint};
 use std::path::PathBuf;
 

@@ -121,6 +121,21 @@ impl ParseError {
     }
 }
 
+/// One parsed input file.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// As the user gave it.
+    pub path: PathBuf,
+    /// The tool it was read as.
+    pub format: &'static dyn Importer,
+    /// What the parser found.
+    pub parsed: Parsed,
+    /// Modification time, seconds since the Unix epoch.
+    pub modified_unix: Option<f64>,
+    /// FNV-1a of its bytes, for the run id.
+    pub digest: u64,
+}
+
 /// Why an input file could not be imported.
 #[derive(Debug, thiserror::Error)]
 #[error("{}:{line}: {format} output: {msg}", file.display())]

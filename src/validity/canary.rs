@@ -206,7 +206,7 @@ pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
     let (dev, name, at, tolerance) = worst?;
     let at: Vec<String> = at.iter().map(|t| format!("{t:.1} s")).collect();
     Some(Suspect {
-        kind: super::suspect::SuspectKind::Canary.name().into(),
+        kind: super::suspect_kind::SuspectKind::Canary.name().into(),
         value: Some(dev),
         message: format!(
             "the {name} canary ran at least {:.0} % {} than its run median at {}, around one of this \

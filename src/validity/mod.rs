@@ -21,6 +21,7 @@
 pub mod canary;
 pub mod idle;
 pub mod suspect;
+pub mod suspect_kind;
 pub mod telemetry;
 pub mod tuning;
 

@@ -2,8 +2,10 @@
 //! that forks os.fork's children when seed 003's tiny C helper cannot run,
 //! and what its output and failures say.
 
-use super::process::PARENT_EXTRA_BYTES;
 use super::{fork_child, pause_forever, Children};
+
+/// Seed 003's extra parent memory.
+pub(super) const PARENT_EXTRA_BYTES: usize = 256 << 20;
 
 /// The hidden argument that runs [`fork_helper`] in a fresh envbench process.
 pub const FORK_HELPER_ARG: &str = "__fork";

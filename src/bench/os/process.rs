@@ -21,7 +21,9 @@
 //! metric `system_memory_per_*`; it can even be negative.
 
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial, UNKNOWN};
-use super::fork_helper::{describe_fork_failure, parse_fork_output, FORK_HELPER_ARG};
+use super::fork_helper::{
+    describe_fork_failure, parse_fork_output, FORK_HELPER_ARG, PARENT_EXTRA_BYTES,
+};
 use super::tiny::{run_helper, Tiny};
 use super::{bounded_count, own_pss_bytes, used_memory_bytes};
 use crate::config::Suite;
@@ -42,9 +44,6 @@ enum ParentMemory {
     /// 256 MiB allocated and every page written.
     Touched,
 }
-
-/// Seed 003's extra parent memory.
-pub(super) const PARENT_EXTRA_BYTES: usize = 256 << 20;
 
 fn count_for(suite: Suite) -> usize {
     match suite {
