@@ -3,8 +3,11 @@
 //! one file each. A bench declares its cases for a suite and, per case,
 //! prepares a [`Trial`] that measures one repetition. Benches never print
 //! and never format: the [`runner`] repeats trials, the [`schedule`] runs a
-//! whole battery round by round, and the report renders results.
+//! whole battery round by round, and the report renders results. What
+//! several families use stands here beside them: the placement of a case's
+//! processes on CPUs ([`affinity`], for os and net).
 
+pub mod affinity;
 pub mod cpu;
 mod family;
 pub mod io;
