@@ -8,6 +8,7 @@
 pub mod args;
 mod check;
 mod run;
+mod values;
 
 use crate::bench::{Family, FAMILIES};
 use crate::cmd::compare::{CompareSettings, Inputs};
