@@ -158,8 +158,11 @@ pub struct RunConfig {
     pub reps: RepPolicy,
     /// Benchmark patterns (`os`, `os.syscall`, `cpu.*`); empty means all.
     pub only: Vec<String>,
-    /// Target directories for file benchmarks (each gets a fresh subdirectory).
-    pub dirs: Vec<PathBuf>,
+    /// Target directories for file benchmarks (each gets a fresh
+    /// subdirectory), under their names. The file keeps their paths alone
+    /// ([`NamedDir::paths`]); the names are in the case keys.
+    #[serde(with = "dir_paths")]
+    pub dirs: Vec<NamedDir>,
     /// Environment label, e.g. `native`, `wsl2`.
     pub label: String,
     /// Where the result file goes.
@@ -187,6 +190,58 @@ pub struct RunConfig {
     /// (false in files written before workers, and with `--workers off`).
     #[serde(default)]
     pub workers: bool,
+}
+
+/// A target directory and the name it has in case keys (`--dir NAME=PATH`):
+/// the name, never the path, enters a key, so `/home/me/work` in one
+/// environment and `/mnt/c/work` in another compare as the same case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedDir {
+    /// `dir1`, `ext4`, `winshare` ...: `[A-Za-z0-9_-]+`, unique in a run.
+    pub name: String,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl NamedDir {
+    /// The directories `given`, each under its name or, given none, under
+    /// `dirN` for its position N (from 1).
+    pub fn name_all(given: impl IntoIterator<Item = (Option<String>, PathBuf)>) -> Vec<NamedDir> {
+        given
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, path))| NamedDir {
+                name: name.unwrap_or_else(|| format!("dir{}", i + 1)),
+                path,
+            })
+            .collect()
+    }
+
+    /// `paths`, each named by its position: `dir1`, `dir2` ...
+    pub fn by_position(paths: impl IntoIterator<Item = PathBuf>) -> Vec<NamedDir> {
+        NamedDir::name_all(paths.into_iter().map(|p| (None, p)))
+    }
+
+    /// The paths of `dirs`, in order.
+    pub fn paths(dirs: &[NamedDir]) -> Vec<PathBuf> {
+        dirs.iter().map(|d| d.path.clone()).collect()
+    }
+}
+
+/// [`RunConfig::dirs`] in a result file: the paths alone, as files have
+/// always kept them; read back, each is named by its position.
+mod dir_paths {
+    use super::NamedDir;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::path::PathBuf;
+
+    pub fn serialize<S: Serializer>(dirs: &[NamedDir], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(dirs.iter().map(|d| &d.path))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NamedDir>, D::Error> {
+        Vec::<PathBuf>::deserialize(d).map(NamedDir::by_position)
+    }
 }
 
 /// Values of the options benchmark families declare
@@ -224,6 +279,36 @@ pub const DEFAULT_SEED: u64 = 0x5EED_0000_E7B0;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_file_keeps_the_paths_of_the_target_directories() {
+        let dirs = NamedDir::name_all([
+            (Some("ext4".to_string()), PathBuf::from("/a")),
+            (None, PathBuf::from("/b")),
+        ]);
+        assert_eq!(dirs[1].name, "dir2");
+        let config = RunConfig {
+            suite: Suite::Quick,
+            reps: RepPolicy::for_suite(Suite::Quick),
+            only: Vec::new(),
+            dirs,
+            label: "l".into(),
+            output: PathBuf::from("o.json"),
+            seed: DEFAULT_SEED,
+            threads: None,
+            fake_clock: false,
+            options: FamilyOptions::default(),
+            wait_idle_secs: None,
+            require_idle: false,
+            workers: true,
+        };
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["dirs"], serde_json::json!(["/a", "/b"]));
+        let back: RunConfig = serde_json::from_value(json).unwrap();
+        let names: Vec<&str> = back.dirs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dir1", "dir2"]);
+        assert_eq!(NamedDir::paths(&back.dirs), NamedDir::paths(&config.dirs));
+    }
 
     #[test]
     fn rounds_divide_repetitions_and_budget() {

@@ -2,7 +2,9 @@
 //! patterns, labels and thread counts. Each refusal is a [`UsageError`]
 //! (exit 2) that says what is wrong and what is allowed.
 
+use super::values::DirArg;
 use crate::bench;
+use crate::config::NamedDir;
 use crate::error::UsageError;
 use crate::history::Db;
 use crate::probe::Fingerprint;
@@ -135,22 +137,30 @@ pub fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// The target directories with their names: a `--dir` given without a
-/// name is `dirN` for its position N (from 1), the default directory
-/// `dir1`.
+/// `run`'s target directories: each one given checked to exist and to
+/// take files of ours, then named (a plain PATH is `dirN` for its position
+/// N, from 1); none given, the current directory as `dir1`.
 ///
 /// # Errors
-/// [`UsageError`] when two directories have the same name.
-pub fn dir_names(
-    names: &[Option<String>],
-    dirs: &[std::path::PathBuf],
-) -> Result<Vec<bench::NamedDir>, UsageError> {
-    let given: Vec<String> = names
+/// [`UsageError`] naming a directory that is missing or not writable, or
+/// a name given to two directories.
+pub fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<NamedDir>> {
+    let paths = existing_dirs(given.iter().map(|d| d.path.clone()).collect())?;
+    for d in &paths {
+        writable_dir(d)?;
+    }
+    let names = given
         .iter()
-        .enumerate()
-        .map(|(i, n)| n.clone().unwrap_or_else(|| format!("dir{}", i + 1)))
-        .collect();
-    let named = bench::NamedDir::zip(&given, dirs);
+        .map(|d| d.name.clone())
+        .chain(std::iter::repeat(None));
+    Ok(unique_names(NamedDir::name_all(names.zip(paths)))?)
+}
+
+/// `named`, refused when two directories have the same name.
+///
+/// # Errors
+/// [`UsageError`] naming both directories.
+fn unique_names(named: Vec<NamedDir>) -> Result<Vec<NamedDir>, UsageError> {
     for (i, d) in named.iter().enumerate() {
         if let Some(first) = named[..i].iter().find(|e| e.name == d.name) {
             return Err(UsageError(format!(
@@ -293,15 +303,14 @@ mod tests {
 
     #[test]
     fn dirs_get_positional_default_names_and_must_not_share_one() {
-        let paths = [
-            std::path::PathBuf::from("/a"),
-            std::path::PathBuf::from("/b"),
-        ];
-        let named = dir_names(&[Some("ext4".into()), None], &paths).unwrap();
+        let (a, b) = (PathBuf::from("/a"), PathBuf::from("/b"));
+        let given = [(Some("ext4".into()), a.clone()), (None, b.clone())];
+        let named = unique_names(NamedDir::name_all(given)).unwrap();
         assert_eq!(named[0].name, "ext4");
         assert_eq!(named[1].name, "dir2");
-        assert_eq!(dir_names(&[], &paths[..1]).unwrap()[0].name, "dir1");
-        let err = dir_names(&[None, Some("dir1".into())], &paths)
+        let one = unique_names(NamedDir::by_position([a.clone()])).unwrap();
+        assert_eq!(one[0].name, "dir1");
+        let err = unique_names(NamedDir::name_all([(None, a), (Some("dir1".into()), b)]))
             .unwrap_err()
             .0;
         assert!(

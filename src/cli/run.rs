@@ -8,7 +8,7 @@ use super::args::RunArgs;
 use super::check;
 use crate::bench::{self, schedule, Plan};
 use crate::cmd::run::RunSettings;
-use crate::config::{FamilyOptions, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::error::UsageError;
 use crate::store;
 use crate::timestamp::{utc_compact, wall_now_secs};
@@ -25,20 +25,15 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
     if let Some(l) = &a.label {
         check::label(l)?;
     }
-    let paths = check::existing_dirs(a.dirs.iter().map(|d| d.path.clone()).collect())?;
-    for d in &paths {
-        check::writable_dir(d)?;
-    }
-    let names: Vec<Option<String>> = a.dirs.iter().map(|d| d.name.clone()).collect();
-    let dirs = check::dir_names(&names, &paths)?;
-    let mut config = config(&a, paths);
-    let fingerprint = crate::probe::probe_live(&config.dirs);
+    let dirs = check::target_dirs(&a.dirs)?;
+    let mut config = config(&a, dirs);
+    let fingerprint = crate::probe::probe_live(&NamedDir::paths(&config.dirs));
     check::thread_counts(config.threads.as_deref(), &fingerprint)?;
     let plan = Plan::from_fingerprint(
         config.suite,
         &fingerprint,
         config.threads.clone(),
-        dirs.clone(),
+        config.dirs.clone(),
     )
     .with_options(config.options.clone());
     let planned = bench::select(&selectors)
@@ -93,7 +88,6 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         config,
         fingerprint,
         cases,
-        dirs,
         budget_note,
         deadline,
         plan_only: a.plan,
@@ -107,7 +101,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
 /// The configuration, with the suite's defaults under the user's
 /// overrides. An absent label or output stays empty: `run` fills them in
 /// from the fingerprint.
-fn config(a: &RunArgs, dirs: Vec<PathBuf>) -> RunConfig {
+fn config(a: &RunArgs, dirs: Vec<NamedDir>) -> RunConfig {
     let suite = Suite::from(a.suite);
     let mut reps = RepPolicy::for_suite(suite);
     if let Some((min, max)) = a.reps {
@@ -161,7 +155,7 @@ mod tests {
         let super::super::args::Cmd::Run(args) = cli.cmd else {
             panic!("not run")
         };
-        let c = config(&args, vec![PathBuf::from(".")]);
+        let c = config(&args, NamedDir::by_position([PathBuf::from(".")]));
         assert_eq!(c.suite, Suite::Standard);
         assert_eq!(
             (c.reps.reps_min, c.reps.reps_max, c.reps.budget_secs),

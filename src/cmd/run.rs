@@ -9,7 +9,7 @@
 
 use super::progress::Reporter;
 use crate::bench::schedule::{self, Schedule, Step, Watch};
-use crate::bench::{runner, Bench, CaseSpec, NamedDir};
+use crate::bench::{runner, Bench, CaseSpec};
 use crate::config::RunConfig;
 use crate::error::{print_stdout, UsageError};
 use crate::probe::Fingerprint;
@@ -35,8 +35,6 @@ pub struct RunSettings {
     pub fingerprint: Fingerprint,
     /// The cases to run, in plan order.
     pub cases: Vec<(&'static dyn Bench, CaseSpec)>,
-    /// The target directories under the names that enter case keys.
-    pub dirs: Vec<NamedDir>,
     /// Notes for the result file from the families (the directories).
     pub notes: Vec<String>,
     /// Why the case budget differs from the suite's, if it does.
@@ -65,7 +63,12 @@ pub struct RunSettings {
 /// saving results; a case that failed.
 pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
     if s.plan_only {
-        let text = report::plan::render(&s.config, &s.cases, &s.dirs, s.budget_note.as_deref());
+        let text = report::plan::render(
+            &s.config,
+            &s.cases,
+            &s.config.dirs,
+            s.budget_note.as_deref(),
+        );
         print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -143,7 +146,6 @@ fn measure(
     let plan = Schedule {
         config,
         cases: &s.cases,
-        dirs: &s.dirs,
         deadline: s.deadline,
         output: &config.output,
         families: crate::bench::FAMILIES,
