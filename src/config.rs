@@ -206,20 +206,49 @@ pub struct NamedDir {
 impl NamedDir {
     /// The directories `given`, each under its name or, given none, under
     /// `dirN` for its position N (from 1).
-    pub fn name_all(given: impl IntoIterator<Item = (Option<String>, PathBuf)>) -> Vec<NamedDir> {
-        given
+    ///
+    /// # Errors
+    /// A name given to two directories, with both paths.
+    pub fn name_all(
+        given: impl IntoIterator<Item = (Option<String>, PathBuf)>,
+    ) -> Result<Vec<NamedDir>, String> {
+        let named: Vec<NamedDir> = given
             .into_iter()
             .enumerate()
             .map(|(i, (name, path))| NamedDir {
-                name: name.unwrap_or_else(|| format!("dir{}", i + 1)),
+                name: name.unwrap_or_else(|| NamedDir::default_name(i)),
+                path,
+            })
+            .collect();
+        for (i, d) in named.iter().enumerate() {
+            if let Some(first) = named[..i].iter().find(|e| e.name == d.name) {
+                return Err(format!(
+                    "the name '{}' is given to both {} and {}",
+                    d.name,
+                    first.path.display(),
+                    d.path.display()
+                ));
+            }
+        }
+        Ok(named)
+    }
+
+    /// `paths`, each named by its position: `dir1`, `dir2` ...
+    pub fn by_position(paths: impl IntoIterator<Item = PathBuf>) -> Vec<NamedDir> {
+        paths
+            .into_iter()
+            .enumerate()
+            .map(|(i, path)| NamedDir {
+                name: NamedDir::default_name(i),
                 path,
             })
             .collect()
     }
 
-    /// `paths`, each named by its position: `dir1`, `dir2` ...
-    pub fn by_position(paths: impl IntoIterator<Item = PathBuf>) -> Vec<NamedDir> {
-        NamedDir::name_all(paths.into_iter().map(|p| (None, p)))
+    /// The name of the directory at `position` (from 0) when it is given
+    /// none.
+    fn default_name(position: usize) -> String {
+        format!("dir{}", position + 1)
     }
 
     /// The paths of `dirs`, in order.
@@ -285,7 +314,8 @@ mod tests {
         let dirs = NamedDir::name_all([
             (Some("ext4".to_string()), PathBuf::from("/a")),
             (None, PathBuf::from("/b")),
-        ]);
+        ])
+        .unwrap();
         assert_eq!(dirs[1].name, "dir2");
         let config = RunConfig {
             suite: Suite::Quick,
@@ -308,6 +338,17 @@ mod tests {
         let names: Vec<&str> = back.dirs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["dir1", "dir2"]);
         assert_eq!(NamedDir::paths(&back.dirs), NamedDir::paths(&config.dirs));
+    }
+
+    #[test]
+    fn dirs_get_positional_default_names_and_must_not_share_one() {
+        let (a, b) = (PathBuf::from("/a"), PathBuf::from("/b"));
+        let named = NamedDir::name_all([(Some("ext4".into()), a.clone()), (None, b.clone())]);
+        let names: Vec<String> = named.unwrap().into_iter().map(|d| d.name).collect();
+        assert_eq!(names, ["ext4", "dir2"]);
+        assert_eq!(NamedDir::by_position([a.clone()])[0].name, "dir1");
+        let err = NamedDir::name_all([(None, a), (Some("dir1".into()), b)]).unwrap_err();
+        assert_eq!(err, "the name 'dir1' is given to both /a and /b");
     }
 
     #[test]
