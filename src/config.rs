@@ -158,8 +158,11 @@ pub struct RunConfig {
     pub reps: RepPolicy,
     /// Benchmark patterns (`os`, `os.syscall`, `cpu.*`); empty means all.
     pub only: Vec<String>,
-    /// Target directories for file benchmarks (each gets a fresh subdirectory).
-    pub dirs: Vec<PathBuf>,
+    /// Target directories for file benchmarks (each gets a fresh
+    /// subdirectory), under their names. The file keeps their paths alone
+    /// ([`NamedDir::paths`]); the names are in the case keys.
+    #[serde(with = "dir_paths")]
+    pub dirs: Vec<NamedDir>,
     /// Environment label, e.g. `native`, `wsl2`.
     pub label: String,
     /// Where the result file goes.
@@ -187,6 +190,87 @@ pub struct RunConfig {
     /// (false in files written before workers, and with `--workers off`).
     #[serde(default)]
     pub workers: bool,
+}
+
+/// A target directory and the name it has in case keys (`--dir NAME=PATH`):
+/// the name, never the path, enters a key, so `/home/me/work` in one
+/// environment and `/mnt/c/work` in another compare as the same case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedDir {
+    /// `dir1`, `ext4`, `winshare` ...: `[A-Za-z0-9_-]+`, unique in a run.
+    pub name: String,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl NamedDir {
+    /// The directories `given`, each under its name or, given none, under
+    /// `dirN` for its position N (from 1).
+    ///
+    /// # Errors
+    /// A name given to two directories, with both paths.
+    pub fn name_all(
+        given: impl IntoIterator<Item = (Option<String>, PathBuf)>,
+    ) -> Result<Vec<NamedDir>, String> {
+        let named: Vec<NamedDir> = given
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, path))| NamedDir {
+                name: name.unwrap_or_else(|| NamedDir::default_name(i)),
+                path,
+            })
+            .collect();
+        for (i, d) in named.iter().enumerate() {
+            if let Some(first) = named[..i].iter().find(|e| e.name == d.name) {
+                return Err(format!(
+                    "the name '{}' is given to both {} and {}",
+                    d.name,
+                    first.path.display(),
+                    d.path.display()
+                ));
+            }
+        }
+        Ok(named)
+    }
+
+    /// `paths`, each named by its position: `dir1`, `dir2` ...
+    pub fn by_position(paths: impl IntoIterator<Item = PathBuf>) -> Vec<NamedDir> {
+        paths
+            .into_iter()
+            .enumerate()
+            .map(|(i, path)| NamedDir {
+                name: NamedDir::default_name(i),
+                path,
+            })
+            .collect()
+    }
+
+    /// The name of the directory at `position` (from 0) when it is given
+    /// none.
+    fn default_name(position: usize) -> String {
+        format!("dir{}", position + 1)
+    }
+
+    /// The paths of `dirs`, in order.
+    pub fn paths(dirs: &[NamedDir]) -> Vec<PathBuf> {
+        dirs.iter().map(|d| d.path.clone()).collect()
+    }
+}
+
+/// [`RunConfig::dirs`] in a result file: the paths alone, as files have
+/// always kept them; read back, each is named by its position.
+mod dir_paths {
+    use super::NamedDir;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::path::PathBuf;
+
+    pub fn serialize<S: Serializer>(dirs: &[NamedDir], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(dirs.iter().map(|d| &d.path))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NamedDir>, D::Error> {
+        Vec::<PathBuf>::deserialize(d).map(NamedDir::by_position)
+    }
 }
 
 /// Values of the options benchmark families declare
@@ -224,6 +308,48 @@ pub const DEFAULT_SEED: u64 = 0x5EED_0000_E7B0;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_file_keeps_the_paths_of_the_target_directories() {
+        let dirs = NamedDir::name_all([
+            (Some("ext4".to_string()), PathBuf::from("/a")),
+            (None, PathBuf::from("/b")),
+        ])
+        .unwrap();
+        assert_eq!(dirs[1].name, "dir2");
+        let config = RunConfig {
+            suite: Suite::Quick,
+            reps: RepPolicy::for_suite(Suite::Quick),
+            only: Vec::new(),
+            dirs,
+            label: "l".into(),
+            output: PathBuf::from("o.json"),
+            seed: DEFAULT_SEED,
+            threads: None,
+            fake_clock: false,
+            options: FamilyOptions::default(),
+            wait_idle_secs: None,
+            require_idle: false,
+            workers: true,
+        };
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["dirs"], serde_json::json!(["/a", "/b"]));
+        let back: RunConfig = serde_json::from_value(json).unwrap();
+        let names: Vec<&str> = back.dirs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dir1", "dir2"]);
+        assert_eq!(NamedDir::paths(&back.dirs), NamedDir::paths(&config.dirs));
+    }
+
+    #[test]
+    fn dirs_get_positional_default_names_and_must_not_share_one() {
+        let (a, b) = (PathBuf::from("/a"), PathBuf::from("/b"));
+        let named = NamedDir::name_all([(Some("ext4".into()), a.clone()), (None, b.clone())]);
+        let names: Vec<String> = named.unwrap().into_iter().map(|d| d.name).collect();
+        assert_eq!(names, ["ext4", "dir2"]);
+        assert_eq!(NamedDir::by_position([a.clone()])[0].name, "dir1");
+        let err = NamedDir::name_all([(None, a), (Some("dir1".into()), b)]).unwrap_err();
+        assert_eq!(err, "the name 'dir1' is given to both /a and /b");
+    }
 
     #[test]
     fn rounds_divide_repetitions_and_budget() {

@@ -123,7 +123,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
     // the plan carries it to the family's cases
     let tmp = tempfile::tempdir().unwrap();
     let fp = envbench::probe::probe_live(&[]);
-    let dirs = NamedDir::zip(&[], &[tmp.path().to_path_buf()]);
+    let dirs = NamedDir::by_position([tmp.path().to_path_buf()]);
     let plan = Plan::from_fingerprint(Suite::Quick, &fp, None, dirs.clone()).with_options(options);
     let cases: Vec<(&'static dyn Bench, CaseSpec)> = Toy
         .benches()
@@ -136,7 +136,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         suite: Suite::Quick,
         reps: RepPolicy::for_suite(Suite::Quick),
         only: Vec::new(),
-        dirs: vec![tmp.path().to_path_buf()],
+        dirs,
         label: "toy".into(),
         output: tmp.path().join("toy.json"),
         seed: 1,
@@ -151,7 +151,6 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
     let s = Schedule {
         config: &config,
         cases: &cases,
-        dirs: &dirs,
         deadline: None,
         output: &config.output,
         families,

@@ -3,8 +3,11 @@
 //! one file each. A bench declares its cases for a suite and, per case,
 //! prepares a [`Trial`] that measures one repetition. Benches never print
 //! and never format: the [`runner`] repeats trials, the [`schedule`] runs a
-//! whole battery round by round, and the report renders results.
+//! whole battery round by round, and the report renders results. What
+//! several families use stands here beside them: the placement of a case's
+//! processes on CPUs ([`affinity`], for os and net).
 
+pub mod affinity;
 pub mod cpu;
 mod family;
 pub mod io;
@@ -169,6 +172,10 @@ impl CaseSpec {
 
 pub use crate::results::param_text;
 
+/// The target directories that plans, contexts and jobs carry are the
+/// configuration's.
+pub use crate::config::NamedDir;
+
 /// What a bench knows when it plans its cases.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -189,34 +196,6 @@ pub struct Plan {
     /// and the facts they are checked against are read when a case is
     /// prepared and written as notes.
     pub options: FamilyOptions,
-}
-
-/// A target directory and the name it has in case keys (`--dir NAME=PATH`):
-/// the name, never the path, enters a key, so `/home/me/work` in one
-/// environment and `/mnt/c/work` in another compare as the same case.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NamedDir {
-    /// `dir1`, `ext4`, `winshare` ...: `[A-Za-z0-9_-]+`, unique in a run.
-    pub name: String,
-    /// The directory.
-    pub path: PathBuf,
-}
-
-impl NamedDir {
-    /// `dirs` with their `names`; a directory without a name gets `dirN`
-    /// for its position N (from 1).
-    pub fn zip(names: &[String], dirs: &[PathBuf]) -> Vec<NamedDir> {
-        dirs.iter()
-            .enumerate()
-            .map(|(i, path)| NamedDir {
-                name: names
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| format!("dir{}", i + 1)),
-                path: path.clone(),
-            })
-            .collect()
-    }
 }
 
 impl Plan {
@@ -770,7 +749,7 @@ mod tests {
                     suite,
                     fp,
                     None,
-                    NamedDir::zip(&[], &[PathBuf::from(".")]),
+                    NamedDir::by_position([PathBuf::from(".")]),
                 );
                 ALL.iter()
                     .flat_map(|b| b.cases(&plan))

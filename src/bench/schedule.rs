@@ -19,7 +19,7 @@
 //! repetition and case round.
 
 use super::round::merge_round;
-use super::{runner, Bench, CaseSpec, Context, Family, NamedDir};
+use super::{runner, Bench, CaseSpec, Context, Family};
 use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::measure::clock::Clock;
 use crate::results::{self, CaseResult, CaseStatus, ResultFile};
@@ -40,15 +40,14 @@ const SAVE_EVERY: Duration = Duration::from_secs(1);
 /// a case's rounds are a level of the statistics, and a spread needs a few.
 pub const MIN_ROUNDS: u32 = 3;
 
-/// What to run: the configuration, the planned cases and where they write.
+/// What to run: the configuration (with the target directories), the
+/// planned cases and where the result file goes.
 #[derive(Clone, Copy)]
 pub struct Schedule<'a> {
     /// Suite, repetition policy (budget already shared out), seed, clock.
     pub config: &'a RunConfig,
     /// The cases, in plan order.
     pub cases: &'a [(&'static dyn Bench, CaseSpec)],
-    /// The target directories under their names.
-    pub dirs: &'a [NamedDir],
     /// Seconds the whole loop may take (the suite's target); None keeps
     /// every planned budget (a `--budget` the user gave, the fake clock).
     pub deadline: Option<f64>,
@@ -293,7 +292,7 @@ impl Loop<'_> {
             seed: self.s.config.seed,
             interrupted: self.interrupted,
             mem_available_bytes: self.mem_available_bytes,
-            dirs: self.s.dirs,
+            dirs: &self.s.config.dirs,
             cpus: self.cpus,
         };
         crate::validity::canary::between_cases(self.clock, self.run_start, file);
@@ -353,12 +352,7 @@ impl Loop<'_> {
             suite: c.suite,
             cpus: self.cpus,
             threads: c.threads.clone(),
-            dirs: self
-                .s
-                .dirs
-                .iter()
-                .map(|d| (d.name.clone(), d.path.clone()))
-                .collect(),
+            dirs: c.dirs.clone(),
             options: c.options.clone(),
             policy,
             seed: c.seed,

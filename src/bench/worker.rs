@@ -25,7 +25,6 @@ use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -49,8 +48,8 @@ pub struct Job {
     pub cpus: usize,
     /// `--threads`.
     pub threads: Option<Vec<usize>>,
-    /// The target directories, by name.
-    pub dirs: Vec<(String, PathBuf)>,
+    /// The target directories under their names.
+    pub dirs: Vec<NamedDir>,
     /// The families' options.
     pub options: FamilyOptions,
     /// This round's repetitions and budget.
@@ -147,19 +146,11 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
     } else {
         Clock::real()
     };
-    let dirs: Vec<NamedDir> = job
-        .dirs
-        .iter()
-        .map(|(name, path)| NamedDir {
-            name: name.clone(),
-            path: path.clone(),
-        })
-        .collect();
     let plan = Plan {
         suite: job.suite,
         cpus: job.cpus,
         threads: job.threads.clone(),
-        dirs: dirs.clone(),
+        dirs: job.dirs.clone(),
         options: job.options.clone(),
     };
     let bench_id = job.key.split('[').next().unwrap_or_default();
@@ -179,7 +170,7 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         seed: job.seed,
         interrupted,
         mem_available_bytes: job.mem_available_bytes,
-        dirs: &dirs,
+        dirs: &job.dirs,
         cpus: job.cpus,
     };
     let start = clock.now();
@@ -241,7 +232,7 @@ fn spawn_and_read(job: &Job, on_progress: &mut dyn FnMut(Progress)) -> Result<Ca
         .spawn()
         .map_err(|e| format!("cannot start a worker process: {e}{}", limit_hint(&e)))?;
     let pid = child.id() as i32;
-    crate::cleanup::adopt_worker(pid, job.dirs.iter().map(|(_, p)| p.clone()).collect());
+    crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs));
     let outcome = talk(&mut child, job, on_progress);
     let status = child.wait();
     crate::cleanup::release_worker(pid);

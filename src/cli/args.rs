@@ -2,8 +2,13 @@
 //! plain settings of a command once; nothing outside `cli` sees them.
 //! Options that only one benchmark family reads are declared by that
 //! family ([`crate::bench::Family::options`]) and added to `run` at
-//! start-up, so they are not listed here.
+//! start-up, so they are not listed here. What each option's value may be
+//! is parsed in [`super::values`].
 
+use super::values::{
+    parse_dir, parse_key_value, parse_percent, parse_positive_secs, parse_reps, parse_threads,
+    parse_wait_secs, parse_warmup, DirArg,
+};
 use crate::config::Suite;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
@@ -155,20 +160,6 @@ pub struct ImportArgs {
     /// Seed of the summaries' bootstrap (stored in the result).
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
-}
-
-pub(super) fn parse_key_value(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v))
-            if !k.trim().is_empty()
-                && k.trim()
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-        {
-            Ok((k.trim().to_string(), v.trim().to_string()))
-        }
-        _ => Err(format!("'{s}' is not KEY=VALUE with a snake_case KEY")),
-    }
 }
 
 /// When to colour the terminal output.
@@ -494,145 +485,6 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
-/// Most warm-up repetitions: warm-up runs before the case's time budget
-/// starts, so a large count would make the progress estimate a lie.
-pub const MAX_WARMUP: u32 = 100;
-
-/// A whole number of at most `max`, with a message that says what is wrong.
-fn parse_whole(t: &str, max: u64) -> Result<u64, String> {
-    let t = t.trim();
-    let digits = t.strip_prefix('+').unwrap_or(t);
-    if let Some(rest) = t.strip_prefix('-') {
-        if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!(
-                "'{t}' is negative: a positive whole number is needed"
-            ));
-        }
-    }
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("'{t}' is not a whole number"));
-    }
-    match digits.parse::<u64>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(format!("'{t}' is too large (at most {max})")),
-    }
-}
-
-fn parse_threads(s: &str) -> Result<usize, String> {
-    let cap = crate::bench::os::HARD_CAP;
-    match parse_whole(s, u64::MAX) {
-        Ok(0) => Err("0 threads: thread counts must be positive whole numbers".into()),
-        Ok(n) if n > cap as u64 => Err(format!(
-            "'{}' is above envbench's hard cap of {cap} threads (it measures, it does not stress-test)",
-            s.trim()
-        )),
-        Ok(n) => Ok(n as usize),
-        Err(e) if e.contains("negative") => Err(format!(
-            "'{}': thread counts must be positive whole numbers",
-            s.trim()
-        )),
-        Err(e) => Err(e.replace("at most 18446744073709551615", &format!("at most {cap}"))),
-    }
-}
-
-fn parse_warmup(s: &str) -> Result<u32, String> {
-    parse_whole(s, u64::from(MAX_WARMUP))
-        .map(|n| n as u32)
-        .map_err(|e| format!("{e}: warm-up repetitions run outside the case's time budget"))
-}
-
-/// Most repetitions per case: the minimum runs whatever the budget, so an
-/// unbounded one (`--reps 4294967295`) would never end; 10 000 of the
-/// cheapest case take seconds, and every sample is kept in the file.
-pub const MAX_REPS: u32 = 10_000;
-
-fn parse_reps(s: &str) -> Result<(u32, u32), String> {
-    let parse = |t: &str| {
-        parse_whole(t, u64::from(MAX_REPS))
-            .map(|n| n as u32)
-            .map_err(|e| format!("{e}: the minimum runs whatever the budget"))
-    };
-    let (min, max) = match s.split_once("..") {
-        Some((a, b)) => (parse(a)?, parse(b)?),
-        None => {
-            let n = parse(s)?;
-            (n, n)
-        }
-    };
-    if min < 2 {
-        return Err(
-            "at least 2 repetitions are needed for a median and its confidence interval".into(),
-        );
-    }
-    if max < min {
-        return Err(format!("MAX ({max}) is smaller than MIN ({min})"));
-    }
-    Ok((min, max))
-}
-
-fn parse_positive_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(_) => Err("the budget must be a positive number of seconds".into()),
-        Err(_) => Err(format!("'{s}' is not a number of seconds")),
-    }
-}
-
-/// Longest `--wait-idle`: an hour; longer is better done by a scheduler.
-pub const MAX_WAIT_IDLE_SECS: f64 = 3600.0;
-
-fn parse_wait_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_WAIT_IDLE_SECS => Ok(v),
-        Ok(_) => Err(format!(
-            "'{s}': the wait must be a positive number of seconds, at most {MAX_WAIT_IDLE_SECS}"
-        )),
-        Err(_) => Err(format!("'{s}' is not a number of seconds")),
-    }
-}
-
-/// A `--dir` value: `NAME=PATH` or a plain `PATH`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DirArg {
-    /// The name given, if any.
-    pub name: Option<String>,
-    /// The directory.
-    pub path: PathBuf,
-}
-
-/// `NAME=PATH` when the text before the first `=` holds no `/` (a path
-/// such as `/tmp/a=b` stays a path); the name must be `[A-Za-z0-9_-]+`.
-fn parse_dir(s: &str) -> Result<DirArg, String> {
-    let named = s.split_once('=').filter(|(name, _)| !name.contains('/'));
-    let Some((name, path)) = named else {
-        return Ok(DirArg {
-            name: None,
-            path: PathBuf::from(s),
-        });
-    };
-    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if name.is_empty() || !name.chars().all(valid) {
-        return Err(format!(
-            "'{name}' is not a directory name: use letters, digits, '_' and '-' (NAME=PATH), \
-             or write ./{s} for a path holding '='"
-        ));
-    }
-    if path.is_empty() {
-        return Err(format!("{name}= names no directory: write {name}=PATH"));
-    }
-    Ok(DirArg {
-        name: Some(name.to_string()),
-        path: PathBuf::from(path),
-    })
-}
-
-fn parse_percent(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
-        _ => Err(format!("'{s}' is not a percentage between 0 and 100")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,65 +494,5 @@ mod tests {
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
         super::super::command().debug_assert();
-    }
-
-    #[test]
-    fn parses_rep_ranges() {
-        assert_eq!(parse_reps("5..30"), Ok((5, 30)));
-        assert_eq!(parse_reps("10"), Ok((10, 10)));
-        assert!(parse_reps("0").is_err());
-        assert!(parse_reps("1..5").is_err());
-        assert!(parse_reps("9..3").is_err());
-        assert!(parse_reps("a..b").is_err());
-        assert!(parse_reps("99999999999").unwrap_err().contains("too large"));
-        assert!(parse_reps("-3").unwrap_err().contains("negative"));
-    }
-
-    #[test]
-    fn thread_counts_are_positive_and_capped() {
-        assert_eq!(parse_threads("8"), Ok(8));
-        assert!(parse_threads("0").unwrap_err().contains("positive"));
-        assert!(parse_threads("-1")
-            .unwrap_err()
-            .contains("positive whole numbers"));
-        assert!(parse_threads("5000").unwrap_err().contains("cap of 4096"));
-        assert!(parse_threads("99999999999999999999")
-            .unwrap_err()
-            .contains("too large (at most 4096)"));
-        assert!(parse_threads("two")
-            .unwrap_err()
-            .contains("not a whole number"));
-    }
-
-    #[test]
-    fn warmup_is_bounded() {
-        assert_eq!(parse_warmup("0"), Ok(0));
-        assert!(parse_warmup("4294967295")
-            .unwrap_err()
-            .contains("at most 100"));
-    }
-
-    #[test]
-    fn dirs_are_named_or_plain_paths() {
-        let named = parse_dir("ext4=/home/me/w").unwrap();
-        assert_eq!(named.name.as_deref(), Some("ext4"));
-        assert_eq!(named.path, PathBuf::from("/home/me/w"));
-        assert_eq!(parse_dir("/tmp/a=b").unwrap().name, None);
-        assert_eq!(parse_dir(".").unwrap().path, PathBuf::from("."));
-        assert!(parse_dir("=/tmp")
-            .unwrap_err()
-            .contains("not a directory name"));
-        assert!(parse_dir("my dir=/tmp")
-            .unwrap_err()
-            .contains("letters, digits"));
-        assert!(parse_dir("a=").unwrap_err().contains("a=PATH"));
-    }
-
-    #[test]
-    fn budget_must_be_positive() {
-        assert!(parse_positive_secs("0").is_err());
-        assert!(parse_positive_secs("-3").is_err());
-        assert!(parse_positive_secs("inf").is_err());
-        assert_eq!(parse_positive_secs("2.5"), Ok(2.5));
     }
 }

@@ -1,16 +1,12 @@
-//! Checks of `envbench run`'s input made before anything is measured:
-//! patterns, labels and thread counts. Each refusal is a [`UsageError`]
-//! (exit 2) that says what is wrong and what is allowed.
+//! Checks of the command line's values that need no probe of the machine:
+//! patterns, labels, directories and the history database. Each refusal is
+//! a [`UsageError`] (exit 2) that says what is wrong and what is allowed.
 
+use super::values::DirArg;
 use crate::bench;
 use crate::error::UsageError;
 use crate::history::Db;
-use crate::probe::Fingerprint;
 use std::path::PathBuf;
-
-/// Threads allowed per usable CPU: enough to study oversubscription,
-/// few enough that a typo (`--threads 999999`) cannot exhaust the machine.
-pub const THREADS_PER_CPU: usize = 64;
 
 /// Longest label accepted, in characters.
 pub const MAX_LABEL_CHARS: usize = 100;
@@ -37,44 +33,6 @@ pub fn patterns(raw: &[String]) -> Result<Vec<bench::select::Selector>, UsageErr
         .map(|p| bench::select::parse(&p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| UsageError(format!("{e} ({})", valid_patterns())))
-}
-
-/// The most threads one case may start here, and which limit sets it:
-/// [`THREADS_PER_CPU`] per usable CPU, RLIMIT_NPROC, the cgroup pids
-/// limit, available memory and [`HARD_CAP`] (see [`bench::os::headroom`]).
-pub fn thread_cap(cpus: usize, mem_available_bytes: Option<u64>) -> (usize, String) {
-    let room = bench::os::headroom(mem_available_bytes);
-    let by_cpu = cpus.max(1).saturating_mul(THREADS_PER_CPU);
-    if by_cpu < room.max {
-        (
-            by_cpu,
-            format!("{THREADS_PER_CPU} per usable CPU, {cpus} usable CPU(s)"),
-        )
-    } else {
-        (room.max, room.limited_by)
-    }
-}
-
-/// Refuses `--threads` counts above [`thread_cap`] for this machine.
-///
-/// # Errors
-/// [`UsageError`] naming the count, the cap and the limit that sets it.
-pub fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), UsageError> {
-    let Some(&most) = threads.and_then(|t| t.iter().max()) else {
-        return Ok(());
-    };
-    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1);
-    let mem = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
-        (Some(a), Some(l)) => Some(a.min(l)),
-        (a, l) => a.or(l),
-    };
-    let (cap, why) = thread_cap(cpus, mem);
-    if most > cap {
-        return Err(UsageError(format!(
-            "--threads {most} is above the cap of {cap} threads on this machine (set by {why})"
-        )));
-    }
-    Ok(())
 }
 
 /// Refuses a `--label` that is not one printable line fit for a file
@@ -135,34 +93,25 @@ pub fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// The target directories with their names: a `--dir` given without a
-/// name is `dirN` for its position N (from 1), the default directory
-/// `dir1`.
+/// `run`'s target directories as given (a plain PATH has no name yet),
+/// each checked to exist and to take files of ours; none given, the
+/// current directory.
 ///
 /// # Errors
-/// [`UsageError`] when two directories have the same name.
-pub fn dir_names(
-    names: &[Option<String>],
-    dirs: &[std::path::PathBuf],
-) -> Result<Vec<bench::NamedDir>, UsageError> {
-    let given: Vec<String> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| n.clone().unwrap_or_else(|| format!("dir{}", i + 1)))
-        .collect();
-    let named = bench::NamedDir::zip(&given, dirs);
-    for (i, d) in named.iter().enumerate() {
-        if let Some(first) = named[..i].iter().find(|e| e.name == d.name) {
-            return Err(UsageError(format!(
-                "--dir: the name '{}' is given to both {} and {}; each directory needs its own \
-                 name (--dir NAME=PATH; a plain PATH is named dirN by its position)",
-                d.name,
-                first.path.display(),
-                d.path.display()
-            )));
-        }
+/// [`UsageError`] naming a directory that is missing or not writable.
+pub fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<DirArg>> {
+    let paths = existing_dirs(given.iter().map(|d| d.path.clone()).collect())?;
+    for d in &paths {
+        writable_dir(d)?;
     }
-    Ok(named)
+    let names = given
+        .iter()
+        .map(|d| d.name.clone())
+        .chain(std::iter::repeat(None));
+    Ok(names
+        .zip(paths)
+        .map(|(name, path)| DirArg { name, path })
+        .collect())
 }
 
 /// statfs magic numbers of filesystems that hold no files of ours.
@@ -289,35 +238,6 @@ mod tests {
             );
         }
         assert!(patterns(&["os".into()]).is_ok());
-    }
-
-    #[test]
-    fn dirs_get_positional_default_names_and_must_not_share_one() {
-        let paths = [
-            std::path::PathBuf::from("/a"),
-            std::path::PathBuf::from("/b"),
-        ];
-        let named = dir_names(&[Some("ext4".into()), None], &paths).unwrap();
-        assert_eq!(named[0].name, "ext4");
-        assert_eq!(named[1].name, "dir2");
-        assert_eq!(dir_names(&[], &paths[..1]).unwrap()[0].name, "dir1");
-        let err = dir_names(&[None, Some("dir1".into())], &paths)
-            .unwrap_err()
-            .0;
-        assert!(
-            err.contains("'dir1'") && err.contains("/a") && err.contains("/b"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn the_thread_cap_is_bounded_by_cpus_and_the_hard_cap() {
-        let (cap, why) = thread_cap(2, None);
-        assert!(cap <= 2 * THREADS_PER_CPU, "{cap} {why}");
-        let (cap, _) = thread_cap(1000, None);
-        assert!(cap <= bench::os::HARD_CAP);
-        let (cap, why) = thread_cap(1, Some(64 << 20));
-        assert!(cap < 16, "64 MiB allows few threads: {cap} ({why})");
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The command line: clap's types ([`args`]) turned, once, into the plain
 //! and complete settings of a command ([`Command`]): defaults filled in,
-//! every argument checked, `--dir` names joined to their paths, the run's
-//! cases planned. Nothing after [`parse`] sees a clap type (as ripgrep's
+//! every argument checked, `--dir` names joined to their paths (what
+//! depends on the machine, such as the run's cases, is the command's).
+//! Nothing after [`parse`] sees a clap type (as ripgrep's
 //! `HiArgs::from_low_args`). Every refusal is a [`UsageError`] (exit 2),
 //! found before anything is measured.
 
 pub mod args;
 mod check;
 mod run;
+mod values;
 
 use crate::bench::{Family, FAMILIES};
 use crate::cmd::compare::{CompareSettings, Inputs};

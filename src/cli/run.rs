@@ -1,113 +1,55 @@
-//! `run`'s arguments settled: patterns, label and directories checked, the
-//! suite's defaults under the user's overrides, the environment probed,
-//! thread counts checked against it, the cases planned and the suite's
-//! time shared among them; the run named (its label, id and result file,
-//! checked unless only the plan is asked for).
+//! `run`'s arguments settled: patterns, label, directories and history
+//! database checked, the suite's defaults under the user's overrides. What
+//! depends on the machine (the environment probed, thread counts checked
+//! against it, the cases planned, the run named) is settled by
+//! [`crate::cmd::run`].
 
-use super::args::RunArgs;
+use super::args::{RunArgs, Switch};
 use super::check;
-use crate::bench::{self, schedule, Plan};
+use super::values::DirArg;
+use crate::bench;
 use crate::cmd::run::RunSettings;
-use crate::config::{FamilyOptions, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::error::UsageError;
-use crate::store;
-use crate::timestamp::{utc_compact, wall_now_secs};
-use crate::units::file_safe;
-use std::path::PathBuf;
 
 /// The settings of `run` for `a`.
 ///
 /// # Errors
-/// [`UsageError`] for a bad pattern, label, directory or thread count, or
-/// a pattern with parameters that takes no case.
+/// [`UsageError`] for a bad pattern, label, directory or history
+/// database.
 pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
     let selectors = check::patterns(&a.only)?;
     if let Some(l) = &a.label {
         check::label(l)?;
     }
-    let paths = check::existing_dirs(a.dirs.iter().map(|d| d.path.clone()).collect())?;
-    for d in &paths {
-        check::writable_dir(d)?;
-    }
-    let names: Vec<Option<String>> = a.dirs.iter().map(|d| d.name.clone()).collect();
-    let dirs = check::dir_names(&names, &paths)?;
-    let mut config = config(&a, paths);
-    let fingerprint = crate::probe::probe_live(&config.dirs);
-    check::thread_counts(config.threads.as_deref(), &fingerprint)?;
-    let plan = Plan::from_fingerprint(
-        config.suite,
-        &fingerprint,
-        config.threads.clone(),
-        dirs.clone(),
-    )
-    .with_options(config.options.clone());
-    let planned = bench::select(&selectors)
-        .into_iter()
-        .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (b, c)))
-        .collect();
-    let cases = bench::select_cases(&selectors, planned).map_err(UsageError)?;
-    let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), a.budget);
-    let started = wall_now_secs();
-    let host = file_safe(fingerprint.os.hostname.as_deref().unwrap_or("host"));
-    if config.label.is_empty() {
-        config.label = fingerprint.virtualization.summary().replace('/', "-");
-    }
-    // a random part, so that runs started in the same second on the same
-    // host (two containers, each its own PID 1) never share an id or a name
-    let tag = store::random_tag();
-    if config.output.as_os_str().is_empty() {
-        config.output = PathBuf::from(format!(
-            "envbench-{}-{host}-{}-{tag}.json",
-            file_safe(&config.label),
-            utc_compact(started)
-        ));
-    }
+    let dirs = check::target_dirs(&a.dirs)?;
     let db = check::db(a.db.as_ref())?;
-    if !a.plan {
-        // never over the history database, even with --force
-        let file = match crate::history::db_path(db.as_ref()) {
-            Ok(crate::history::Db::File(p)) => Some(p),
-            _ => None,
-        };
-        if file.as_ref().is_some_and(|db| {
-            store::same_file(db, &config.output)
-                || std::path::absolute(db).ok() == std::path::absolute(&config.output).ok()
-        }) {
-            return Err(UsageError(format!(
-                "-o {}: is the history database; choose another name",
-                config.output.display()
-            ))
-            .into());
-        }
-        config.output = store::output_path(&config.output, a.force, "-o").map_err(UsageError)?;
-    }
-    // a budget the user gave, and the fake clock's exact counts, are kept
-    let deadline = match (a.budget, config.fake_clock) {
-        (None, false) => config.suite.target_secs(),
-        _ => None,
-    };
     Ok(RunSettings {
-        notes: bench::notes(bench::FAMILIES, &plan),
-        run_id: format!("{}-{host}-{tag}", utc_compact(started)),
-        started,
-        config,
-        fingerprint,
-        cases,
-        dirs,
-        budget_note,
-        deadline,
+        config: config(&a, dirs)?,
+        selectors,
+        budget: a.budget,
+        db,
+        record: !a.no_history,
         plan_only: a.plan,
         quiet: a.quiet,
         force: a.force,
         all_metrics: a.all_metrics,
-        history: (!a.no_history).then_some(db),
     })
 }
 
-/// The configuration, with the suite's defaults under the user's
-/// overrides. An absent label or output stays empty: `run` fills them in
-/// from the fingerprint.
-fn config(a: &RunArgs, dirs: Vec<PathBuf>) -> RunConfig {
+/// The configuration: the directories named, the suite's defaults under
+/// the user's overrides. An absent label or output stays empty: `run`
+/// fills them in from the fingerprint.
+///
+/// # Errors
+/// [`UsageError`] for a name given to two directories.
+fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
+    let dirs = NamedDir::name_all(dirs.into_iter().map(|d| (d.name, d.path))).map_err(|e| {
+        UsageError(format!(
+            "--dir: {e}; each directory needs its own name (--dir NAME=PATH; a plain PATH \
+             is named dirN by its position)"
+        ))
+    })?;
     let suite = Suite::from(a.suite);
     let mut reps = RepPolicy::for_suite(suite);
     if let Some((min, max)) = a.reps {
@@ -126,7 +68,7 @@ fn config(a: &RunArgs, dirs: Vec<PathBuf>) -> RunConfig {
     if let Some(r) = a.rounds {
         reps.rounds = r;
     }
-    RunConfig {
+    Ok(RunConfig {
         suite,
         reps,
         only: a
@@ -144,14 +86,15 @@ fn config(a: &RunArgs, dirs: Vec<PathBuf>) -> RunConfig {
         options: FamilyOptions(a.family_options.clone()),
         wait_idle_secs: a.wait_idle,
         require_idle: a.require_idle,
-        workers: a.workers == super::args::Switch::On,
-    }
+        workers: a.workers == Switch::On,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::path::PathBuf;
 
     #[test]
     fn user_overrides_suite_defaults() {
@@ -161,7 +104,11 @@ mod tests {
         let super::super::args::Cmd::Run(args) = cli.cmd else {
             panic!("not run")
         };
-        let c = config(&args, vec![PathBuf::from(".")]);
+        let dot = DirArg {
+            name: None,
+            path: PathBuf::from("."),
+        };
+        let c = config(&args, vec![dot]).unwrap();
         assert_eq!(c.suite, Suite::Standard);
         assert_eq!(
             (c.reps.reps_min, c.reps.reps_max, c.reps.budget_secs),

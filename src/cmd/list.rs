@@ -25,7 +25,7 @@ pub fn run(s: &ListSettings) -> anyhow::Result<ExitCode> {
         Suite::Quick,
         &fp,
         None,
-        NamedDir::zip(&[], &[PathBuf::from(".")]),
+        NamedDir::by_position([PathBuf::from(".")]),
     );
     let text = if s.json {
         serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"

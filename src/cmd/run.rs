@@ -1,48 +1,47 @@
-//! `envbench run`: name the run, check that the machine is quiet, then run
-//! the planned battery ([`bench::schedule`]), saving the result file after
-//! every case round; print the summary and record the run in the history.
-//! Ctrl-C or SIGTERM stops the current case; the file is then marked
-//! interrupted. A second Ctrl-C exits at once, after killing the processes
-//! envbench started and removing its scratch directories (the file holds
-//! every finished case). What to run was settled by `cli` before: the
-//! settings arrive complete.
+//! `envbench run`: settle on this machine what the command line asked
+//! (probe the environment, check the thread counts against it, plan the
+//! cases, share the suite's time among them, name the run and its result
+//! file), check that the machine is quiet, then run the planned battery
+//! ([`bench::schedule`]), saving the result file after every case round;
+//! print the summary and record the run in the history. Ctrl-C or SIGTERM
+//! stops the current case; the file is then marked interrupted. A second
+//! Ctrl-C exits at once, after killing the processes envbench started and
+//! removing its scratch directories (the file holds every finished case).
 
 use super::progress::Reporter;
 use crate::bench::schedule::{self, Schedule, Step, Watch};
-use crate::bench::{runner, Bench, CaseSpec, NamedDir};
-use crate::config::RunConfig;
+use crate::bench::select::Selector;
+use crate::bench::{self, runner, Bench, CaseSpec, Plan};
+use crate::config::{NamedDir, RunConfig};
 use crate::error::{print_stdout, UsageError};
+use crate::history::Db;
 use crate::probe::Fingerprint;
 use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
-use crate::timestamp::{utc_iso, wall_now_secs};
-use crate::{report, store, validity};
+use crate::timestamp::{utc_compact, utc_iso, wall_now_secs};
+use crate::units::file_safe;
+use crate::{probe, report, store, validity};
 use anyhow::Context as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Everything `envbench run` needs, settled before anything is measured.
+/// `envbench run` as the command line asked it: every value parsed and
+/// checked, the suite's defaults under the user's overrides. What depends
+/// on the machine is settled by [`run`] before anything is measured.
 pub struct RunSettings {
-    /// The configuration recorded in the result file, label and output
-    /// path filled in.
+    /// The configuration recorded in the result file; a label or output
+    /// path not given is empty, filled in once the machine is probed.
     pub config: RunConfig,
-    /// The run's id.
-    pub run_id: String,
-    /// When the run started, seconds since the Unix epoch.
-    pub started: f64,
-    /// The environment, probed once.
-    pub fingerprint: Fingerprint,
-    /// The cases to run, in plan order.
-    pub cases: Vec<(&'static dyn Bench, CaseSpec)>,
-    /// The target directories under the names that enter case keys.
-    pub dirs: Vec<NamedDir>,
-    /// Notes for the result file from the families (the directories).
-    pub notes: Vec<String>,
-    /// Why the case budget differs from the suite's, if it does.
-    pub budget_note: Option<String>,
-    /// Seconds the whole battery may take; None keeps every budget.
-    pub deadline: Option<f64>,
+    /// `--only`, parsed: the benchmarks and cases to run (empty: all).
+    pub selectors: Vec<Selector>,
+    /// `--budget`, as given: kept as it is, never shared out.
+    pub budget: Option<f64>,
+    /// `--db` (or `ENVBENCH_DB`), checked; None: the default place.
+    pub db: Option<Db>,
+    /// Record the run in the history (false with `--no-history`).
+    pub record: bool,
     /// `--plan`: print the plan and measure nothing.
     pub plan_only: bool,
     /// `--quiet`: no progress on stderr.
@@ -52,24 +51,50 @@ pub struct RunSettings {
     pub force: bool,
     /// `--all-metrics`: print every metric at the end.
     pub all_metrics: bool,
-    /// The history the run is recorded in: None with `--no-history`,
-    /// else `--db` (None: the default place).
-    pub history: Option<Option<crate::history::Db>>,
 }
 
-/// Runs the battery as `s` says: print the plan, or measure, save, print
-/// and record.
+/// What this machine made of the settings, before anything is measured.
+struct Prepared {
+    /// The run's id.
+    run_id: String,
+    /// When the run started, seconds since the Unix epoch.
+    started: f64,
+    /// The environment, probed once.
+    fingerprint: Fingerprint,
+    /// The cases to run, in plan order.
+    cases: Vec<(&'static dyn Bench, CaseSpec)>,
+    /// Notes for the result file from the families (the directories).
+    notes: Vec<String>,
+    /// Why the case budget differs from the suite's, if it does.
+    budget_note: Option<String>,
+    /// Seconds the whole battery may take; None keeps every budget.
+    deadline: Option<f64>,
+}
+
+/// Threads allowed per usable CPU: enough to study oversubscription,
+/// few enough that a typo (`--threads 999999`) cannot exhaust the machine.
+const THREADS_PER_CPU: usize = 64;
+
+/// Runs the battery as `s` says: prepare it on this machine, then print
+/// the plan, or measure, save, print and record.
 ///
 /// # Errors
-/// [`UsageError`] for an output path that cannot be used; I/O errors
+/// [`UsageError`] for a thread count above this machine's cap, a pattern
+/// that takes no case, or an output path that cannot be used; I/O errors
 /// saving results; a case that failed.
-pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
+pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
+    let p = prepare(&mut s)?;
     if s.plan_only {
-        let text = report::plan::render(&s.config, &s.cases, &s.dirs, s.budget_note.as_deref());
+        let text = report::plan::render(
+            &s.config,
+            &p.cases,
+            &s.config.dirs,
+            p.budget_note.as_deref(),
+        );
         print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(Some(db @ crate::history::Db::Server(_))) = &s.history {
+    if let (true, Some(db @ Db::Server(_))) = (s.record, &s.db) {
         // a store that cannot take the run is said before measuring
         crate::history::History::open(db).map_err(|e| {
             UsageError(format!(
@@ -77,11 +102,11 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
             ))
         })?;
     }
-    let mut file = start(&s)?;
+    let mut file = start(&s, &p)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    match measure(&s, &mut file, &interrupted) {
+    match measure(&s, &p, &mut file, &interrupted) {
         Ok(watch) => {
             let config = &s.config;
             let was_interrupted = interrupted.load(Ordering::SeqCst);
@@ -108,6 +133,127 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Settles on this machine what `s` asked: probes the environment, checks
+/// the thread counts against it, plans the cases and shares the suite's
+/// time among them; names the run, and fills in the label and result file
+/// `s` left empty (the file checked unless only the plan is asked for).
+///
+/// # Errors
+/// [`UsageError`] for a thread count above this machine's cap, a pattern
+/// with parameters that takes no case, or a result file that cannot be
+/// used.
+fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
+    let config = &mut s.config;
+    let fingerprint = probe::probe_live(&NamedDir::paths(&config.dirs));
+    thread_counts(config.threads.as_deref(), &fingerprint)?;
+    let plan = Plan::from_fingerprint(
+        config.suite,
+        &fingerprint,
+        config.threads.clone(),
+        config.dirs.clone(),
+    )
+    .with_options(config.options.clone());
+    let planned = bench::select(&s.selectors)
+        .into_iter()
+        .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (b, c)))
+        .collect();
+    let cases = bench::select_cases(&s.selectors, planned).map_err(UsageError)?;
+    let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), s.budget);
+    let started = wall_now_secs();
+    let host = file_safe(fingerprint.os.hostname.as_deref().unwrap_or("host"));
+    if config.label.is_empty() {
+        config.label = fingerprint.virtualization.summary().replace('/', "-");
+    }
+    // a random part, so that runs started in the same second on the same
+    // host (two containers, each its own PID 1) never share an id or a name
+    let tag = store::random_tag();
+    if config.output.as_os_str().is_empty() {
+        config.output = PathBuf::from(format!(
+            "envbench-{}-{host}-{}-{tag}.json",
+            file_safe(&config.label),
+            utc_compact(started)
+        ));
+    }
+    if !s.plan_only {
+        config.output = result_file(&config.output, s.db.as_ref(), s.force)?;
+    }
+    // a budget the user gave, and the fake clock's exact counts, are kept
+    let deadline = match (s.budget, config.fake_clock) {
+        (None, false) => config.suite.target_secs(),
+        _ => None,
+    };
+    Ok(Prepared {
+        notes: bench::notes(bench::FAMILIES, &plan),
+        run_id: format!("{}-{host}-{tag}", utc_compact(started)),
+        started,
+        fingerprint,
+        cases,
+        budget_note,
+        deadline,
+    })
+}
+
+/// The most threads one case may start here, and which limit sets it:
+/// [`THREADS_PER_CPU`] per usable CPU, RLIMIT_NPROC, the cgroup pids
+/// limit, available memory and [`bench::os::HARD_CAP`] (see
+/// [`bench::os::headroom`]).
+fn thread_cap(cpus: usize, mem_available_bytes: Option<u64>) -> (usize, String) {
+    let room = bench::os::headroom(mem_available_bytes);
+    let by_cpu = cpus.max(1).saturating_mul(THREADS_PER_CPU);
+    if by_cpu < room.max {
+        (
+            by_cpu,
+            format!("{THREADS_PER_CPU} per usable CPU, {cpus} usable CPU(s)"),
+        )
+    } else {
+        (room.max, room.limited_by)
+    }
+}
+
+/// Refuses `--threads` counts above [`thread_cap`] for this machine.
+///
+/// # Errors
+/// [`UsageError`] naming the count, the cap and the limit that sets it.
+fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), UsageError> {
+    let Some(&most) = threads.and_then(|t| t.iter().max()) else {
+        return Ok(());
+    };
+    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1);
+    let mem = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    };
+    let (cap, why) = thread_cap(cpus, mem);
+    if most > cap {
+        return Err(UsageError(format!(
+            "--threads {most} is above the cap of {cap} threads on this machine (set by {why})"
+        )));
+    }
+    Ok(())
+}
+
+/// `output` as the result file: never the history database `db` names
+/// (even with `--force`), an existing file only with `force`.
+///
+/// # Errors
+/// [`UsageError`] naming the path and why it cannot be used.
+fn result_file(output: &Path, db: Option<&Db>, force: bool) -> Result<PathBuf, UsageError> {
+    let history = match crate::history::db_path(db) {
+        Ok(Db::File(p)) => Some(p),
+        _ => None,
+    };
+    if history.as_ref().is_some_and(|h| {
+        store::same_file(h, output)
+            || std::path::absolute(h).ok() == std::path::absolute(output).ok()
+    }) {
+        return Err(UsageError(format!(
+            "-o {}: is the history database; choose another name",
+            output.display()
+        )));
+    }
+    store::output_path(output, force, "-o").map_err(UsageError)
+}
+
 /// Watches for signals and measures every case into `file`.
 ///
 /// # Errors
@@ -115,23 +261,24 @@ pub fn run(s: RunSettings) -> anyhow::Result<ExitCode> {
 /// cannot be saved.
 fn measure(
     s: &RunSettings,
+    p: &Prepared,
     file: &mut ResultFile,
     interrupted: &Arc<AtomicBool>,
 ) -> anyhow::Result<RunWatch> {
     crate::cleanup::watch_signals(Arc::clone(interrupted)).map_err(|e| {
         anyhow::anyhow!(
             "cannot start envbench's signal-watching thread: {e}{}",
-            crate::bench::worker::limit_hint(&e)
+            bench::worker::limit_hint(&e)
         )
     })?;
     let config = &s.config;
     let mut watch = RunWatch {
-        reporter: Reporter::new(s.quiet, s.cases.len(), config.reps.per_round(0).budget()),
+        reporter: Reporter::new(s.quiet, p.cases.len(), config.reps.per_round(0).budget()),
     };
     watch.reporter.message(&format!(
         "envbench {}: {} case(s) x {} round(s), suite {}, label {}, writing {}",
         env!("CARGO_PKG_VERSION"),
-        s.cases.len(),
+        p.cases.len(),
         config.reps.rounds.max(1),
         config.suite.name(),
         config.label,
@@ -142,11 +289,10 @@ fn measure(
     }
     let plan = Schedule {
         config,
-        cases: &s.cases,
-        dirs: &s.dirs,
-        deadline: s.deadline,
+        cases: &p.cases,
+        deadline: p.deadline,
         output: &config.output,
-        families: crate::bench::FAMILIES,
+        families: bench::FAMILIES,
     };
     schedule::run(&plan, file, interrupted, &mut watch)?;
     Ok(watch)
@@ -158,18 +304,18 @@ fn measure(
 /// # Errors
 /// [`UsageError`] for an output path that cannot be written;
 /// [`validity::NotIdle`] under `--require-idle`.
-fn start(s: &RunSettings) -> anyhow::Result<ResultFile> {
-    let (anomalies, notes) = validity::idle::at_start(&s.config, &s.fingerprint, s.quiet)?;
+fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<ResultFile> {
+    let (anomalies, notes) = validity::idle::at_start(&s.config, &p.fingerprint, s.quiet)?;
     let mut file = ResultFile::new(
-        s.run_id.clone(),
+        p.run_id.clone(),
         &s.config,
-        s.fingerprint.clone(),
-        utc_iso(s.started),
+        p.fingerprint.clone(),
+        utc_iso(p.started),
     );
     file.anomalies = anomalies;
     file.notes = notes;
-    file.notes.extend(s.notes.iter().cloned());
-    file.notes.extend(s.budget_note.clone());
+    file.notes.extend(p.notes.iter().cloned());
+    file.notes.extend(p.budget_note.clone());
     let saved = if s.force {
         store::save(&s.config.output, &file)
     } else {
@@ -235,9 +381,10 @@ fn print_and_record(
     let text = report::summary::render(file, s.all_metrics);
     print_stdout(&text)?;
     reporter.message(&format!("results: {}", config.output.display()));
-    let Some(db) = &s.history else {
+    if !s.record {
         return Ok(None);
-    };
+    }
+    let db = &s.db;
     let written = std::fs::canonicalize(&config.output).unwrap_or_else(|_| config.output.clone());
     match (crate::history::record_run(db.as_ref(), file, &written), db) {
         (Ok((id, db)), _) => {
@@ -290,5 +437,20 @@ fn finish(
         (0, Some(why)) => anyhow::bail!("{why}"),
         (n, None) => anyhow::bail!("{n} case(s) failed; reasons are in {output}"),
         (n, Some(why)) => anyhow::bail!("{n} case(s) failed (reasons are in {output}), and {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_thread_cap_is_bounded_by_cpus_and_the_hard_cap() {
+        let (cap, why) = thread_cap(2, None);
+        assert!(cap <= 2 * THREADS_PER_CPU, "{cap} {why}");
+        let (cap, _) = thread_cap(1000, None);
+        assert!(cap <= bench::os::HARD_CAP);
+        let (cap, why) = thread_cap(1, Some(64 << 20));
+        assert!(cap < 16, "64 MiB allows few threads: {cap} ({why})");
     }
 }

@@ -18,7 +18,7 @@
 
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, percentiles, IO_TIMEOUT};
-use crate::bench::os::affinity::{self, Placement};
+use crate::bench::affinity::{self, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};

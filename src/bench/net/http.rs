@@ -32,7 +32,7 @@
 
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, load_duration, percentiles, IO_TIMEOUT};
-use crate::bench::os::affinity::{self, Pinned, Placement};
+use crate::bench::affinity::{self, Pinned, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};

@@ -89,7 +89,7 @@ impl Family for Net {
             }
         };
         // a worker per CPU it may use (`taskset` places it), at most the bench's
-        let workers = crate::bench::os::affinity::allowed_cpus()
+        let workers = crate::bench::affinity::allowed_cpus()
             .map_or(http::MAX_WORKERS, |c| c.len().clamp(1, http::MAX_WORKERS));
         let server = match http::HttpServer::start(DEFAULT_HOST, workers) {
             Ok(s) => s,

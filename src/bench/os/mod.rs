@@ -3,7 +3,6 @@
 //! 003, 004), plus what they share: a guard that reaps every child on every
 //! path, and the headroom that bounds how many processes a case may create.
 
-pub mod affinity;
 pub mod fork_helper;
 pub mod multiprog;
 pub mod pipe;

@@ -11,8 +11,8 @@
 //! reference for `same` is `taskset -c CPU perf bench sched pipe`.
 
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
-use super::affinity::{self, Pinned, Placement};
 use super::{fork_child, Children};
+use crate::bench::affinity::{self, Pinned, Placement};
 use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
 use serde_json::Value;

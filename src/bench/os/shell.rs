@@ -210,7 +210,7 @@ mod tests {
     fn the_script_runs_and_its_directory_is_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let env = TestEnv::real(0.001);
-        let dirs = crate::bench::NamedDir::zip(&[], &[tmp.path().to_path_buf()]);
+        let dirs = crate::bench::NamedDir::by_position([tmp.path().to_path_buf()]);
         let mut ctx = env.ctx();
         ctx.dirs = &dirs;
         let case = &Shell.cases(&TestEnv::plan(crate::config::Suite::Quick, 1))[1];

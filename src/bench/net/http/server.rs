@@ -3,7 +3,7 @@
 //! more CPUs), serving seed 002's pages from memory; `--http-url` runs none.
 
 use super::super::IO_TIMEOUT;
-use crate::bench::os::affinity::Pinned;
+use crate::bench::affinity::Pinned;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
