@@ -61,6 +61,14 @@ pub enum HistoryError {
         /// What the reader found wrong.
         cause: String,
     },
+    /// Other writers changed the run at every attempt to record it.
+    #[error("{place}: run {run_id} kept changing while it was recorded ({RECORD_ATTEMPTS} attempts); push it again")]
+    KeptChanging {
+        /// The database.
+        place: String,
+        /// The run's id, escaped.
+        run_id: String,
+    },
     /// Runs cannot be written there.
     #[error("{place}: runs cannot be recorded here: {why}")]
     ReadOnly {
@@ -439,12 +447,9 @@ impl History {
                 return Ok((id, Outcome::Updated));
             }
         }
-        Err(HistoryError::Server {
+        Err(HistoryError::KeptChanging {
             place: self.place.clone(),
-            cause: format!(
-                "run {} kept changing while it was recorded ({RECORD_ATTEMPTS} attempts); push it again",
-                crate::terminal::escape_output(&run.run_id)
-            ),
+            run_id: crate::terminal::escape(&run.run_id),
         })
     }
 
