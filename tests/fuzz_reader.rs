@@ -5,7 +5,7 @@
 //! a few seconds. An input that once crashed is kept under
 //! `tests/fixtures/bad/` and replayed first.
 
-use envbench::compare::{compare, Environment, Options};
+use envbench::compare::{compare, Environment, Options, DEFAULT_THRESHOLD};
 use envbench::results::ResultFile;
 use envbench::store;
 use proptest::prelude::*;
@@ -45,7 +45,7 @@ fn exercise(text: &str) {
     if let Ok(cmp) = compare(
         &envs,
         &Options {
-            threshold: None,
+            threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
             topics: std::collections::BTreeMap::new(),

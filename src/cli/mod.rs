@@ -20,7 +20,7 @@ use crate::cmd::list::ListSettings;
 use crate::cmd::push::PushSettings;
 use crate::cmd::show::ShowSettings;
 use crate::cmd::Command;
-use crate::compare::Options;
+use crate::compare::{Options, DEFAULT_THRESHOLD};
 use crate::config::{FamilyOptions, DEFAULT_SEED};
 use crate::error::UsageError;
 use crate::report::export::{exporter, Exporter};
@@ -196,7 +196,7 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
         baseline: a.baseline,
         by_dir: a.dirs,
         options: Options {
-            threshold: a.threshold,
+            threshold: a.threshold.unwrap_or(DEFAULT_THRESHOLD),
             seed: a.seed.unwrap_or(DEFAULT_SEED),
             exclude_suspect: a.exclude_suspect,
             topics: crate::bench::topics(),

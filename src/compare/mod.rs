@@ -347,8 +347,9 @@ pub struct Comparison {
 /// Options of a comparison.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Threshold band; None is [`DEFAULT_THRESHOLD`].
-    pub threshold: Option<f64>,
+    /// Threshold band, a fraction (`--threshold`, [`DEFAULT_THRESHOLD`]
+    /// unless given).
+    pub threshold: f64,
     /// Bootstrap seed.
     pub seed: u64,
     /// Leave suspect cases out of the geometric means (`--exclude-suspect`).
@@ -494,7 +495,7 @@ fn compare_with(
             base.label
         )));
     }
-    let threshold = opts.threshold.unwrap_or(DEFAULT_THRESHOLD);
+    let threshold = opts.threshold;
     let base_keys = ok_keys(base);
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();

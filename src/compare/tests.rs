@@ -98,7 +98,7 @@ pub(crate) fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
 }
 
 const OPTS: Options = Options {
-    threshold: None,
+    threshold: DEFAULT_THRESHOLD,
     seed: 42,
     exclude_suspect: true,
     topics: std::collections::BTreeMap::new(),
@@ -626,7 +626,7 @@ fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
             let c = compare(
                 &envs,
                 &Options {
-                    threshold: None,
+                    threshold: DEFAULT_THRESHOLD,
                     seed,
                     exclude_suspect: true,
                     topics: std::collections::BTreeMap::new(),
@@ -661,7 +661,7 @@ fn two_fold_effects_are_found_every_time() {
             let c = compare(
                 &envs,
                 &Options {
-                    threshold: None,
+                    threshold: DEFAULT_THRESHOLD,
                     seed,
                     exclude_suspect: true,
                     topics: std::collections::BTreeMap::new(),
@@ -701,7 +701,7 @@ fn a_few_large_effects_among_many_nulls_are_still_found() {
         let c = compare(
             &envs,
             &Options {
-                threshold: None,
+                threshold: DEFAULT_THRESHOLD,
                 seed,
                 exclude_suspect: true,
                 topics: std::collections::BTreeMap::new(),
@@ -729,7 +729,7 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
         let c = compare(
             &envs,
             &Options {
-                threshold: None,
+                threshold: DEFAULT_THRESHOLD,
                 seed,
                 exclude_suspect: true,
                 topics: std::collections::BTreeMap::new(),

@@ -503,7 +503,7 @@ fn verbose_part(c: &Comparison, w: &Writer) -> String {
 mod tests {
     use super::*;
     use crate::compare::tests::{draws, run};
-    use crate::compare::{compare, Environment, Options};
+    use crate::compare::{compare, Environment, Options, DEFAULT_THRESHOLD};
     use crate::report::export::csv::csv_table;
     use crate::report::render_csv;
     use crate::stats::rng::Rng;
@@ -555,7 +555,7 @@ mod tests {
     }
 
     const OPTS: Options = Options {
-        threshold: None,
+        threshold: DEFAULT_THRESHOLD,
         seed: 7,
         exclude_suspect: false,
         topics: std::collections::BTreeMap::new(),

@@ -662,7 +662,7 @@ pub fn tables(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<
 mod tests {
     use super::*;
     use crate::compare::tests::{draws, run};
-    use crate::compare::{compare, Options};
+    use crate::compare::{compare, Options, DEFAULT_THRESHOLD};
     use crate::stats::rng::Rng;
     use crate::units::Direction;
     use crate::view::View;
@@ -844,7 +844,7 @@ mod tests {
         let c = compare(
             e,
             &Options {
-                threshold: None,
+                threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
                 topics: std::collections::BTreeMap::new(),
@@ -868,7 +868,7 @@ mod tests {
         let c = compare(
             &e,
             &Options {
-                threshold: None,
+                threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
                 topics: std::collections::BTreeMap::new(),
