@@ -11,10 +11,6 @@ use crate::report::{render_csv, Table};
 pub struct Csv;
 
 impl Exporter for Csv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render_csv(&csv_table(r.comparison)))
     }

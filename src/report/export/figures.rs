@@ -16,10 +16,6 @@ use crate::report::svg::standalone;
 pub struct Figures;
 
 impl Exporter for Figures {
-    fn name(&self) -> &'static str {
-        "figures"
-    }
-
     fn export(&self, r: &Report) -> Export {
         let c = r.comparison;
         let mut all = speedup_figures(c);

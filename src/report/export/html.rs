@@ -23,10 +23,6 @@ const TEMPLATE: &str = include_str!("../templates/report.html");
 pub struct Html;
 
 impl Exporter for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(r.comparison, r.environments, r.views))
     }

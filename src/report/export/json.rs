@@ -8,10 +8,6 @@ use super::{Export, Exporter, Report};
 pub struct Json;
 
 impl Exporter for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(
             serde_json::to_string_pretty(r.comparison).expect("invariant: comparisons serialise")

@@ -10,10 +10,6 @@ use crate::report::compare::{render, Detail, Style};
 pub struct Markdown;
 
 impl Exporter for Markdown {
-    fn name(&self) -> &'static str {
-        "markdown"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
             r.comparison,

@@ -8,10 +8,6 @@ use crate::report::compare::{render, Detail, Style};
 pub struct Text;
 
 impl Exporter for Text {
-    fn name(&self) -> &'static str {
-        "text"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
             r.comparison,
