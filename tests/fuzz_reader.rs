@@ -48,16 +48,23 @@ fn exercise(text: &str) {
             threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
-            topics: std::collections::BTreeMap::new(),
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));
-        let views = envbench::bench::views();
-        let _ = envbench::report::export::html::render(&cmp, &envs, &views);
+        let (views, topics) = (envbench::bench::views(), envbench::bench::topics());
+        let report = envbench::report::Report {
+            comparison: &cmp,
+            environments: &envs,
+            views: &views,
+            topics: &topics,
+            all_metrics: true,
+            verbose: true,
+            color: false,
+        };
+        let _ = envbench::report::export::html::render(&report);
+        let _ = envbench::report::export::json::document(&report);
         let _ = envbench::report::compare::render(
-            &cmp,
-            &envs,
-            &views,
+            &report,
             envbench::report::compare::Style::Text { color: false },
             envbench::report::compare::Detail {
                 all_metrics: true,

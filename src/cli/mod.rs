@@ -203,7 +203,6 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
             threshold: a.threshold.unwrap_or(DEFAULT_THRESHOLD),
             seed: a.seed.unwrap_or(DEFAULT_SEED),
             exclude_suspect: a.exclude_suspect,
-            topics: crate::bench::topics(),
         },
         stdout,
         all_metrics: a.all_metrics,

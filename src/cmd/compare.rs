@@ -9,7 +9,8 @@ mod figures;
 use super::resolve;
 use crate::compare::{compare, compare_dirs, Environment, Options};
 use crate::error::{print_stdout, UsageError};
-use crate::report::export::{Export, Format, Report};
+use crate::report::export::{Export, Format};
+use crate::report::Report;
 use crate::results::ResultFile;
 use anyhow::Context as _;
 use std::path::PathBuf;
@@ -87,11 +88,12 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     } else {
         compare(&envs, &s.options)?
     };
-    let views = crate::bench::views();
+    let (views, topics) = (crate::bench::views(), crate::bench::topics());
     let report = Report {
         comparison: &cmp,
         environments: &envs,
         views: &views,
+        topics: &topics,
         all_metrics: s.all_metrics,
         verbose: s.verbose,
         color: s.color,

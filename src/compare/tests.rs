@@ -1,7 +1,6 @@
 use super::*;
 use crate::config::{RepPolicy, RunConfig, Suite};
-use crate::results::RunStatus;
-use crate::results::{MetricResult, SCHEMA_VERSION};
+use crate::results::{CaseResult, CaseStatus, MetricResult, RunStatus, SCHEMA_VERSION};
 use crate::stats::rng::Rng;
 use crate::stats::{summarize, Sample};
 use std::collections::BTreeMap;
@@ -97,11 +96,11 @@ pub(crate) fn env(label: &str, runs: Vec<ResultFile>) -> Environment {
     Environment::new(label, runs)
 }
 
-const OPTS: Options = Options {
+/// The options of these tests: suspect cases left out of the means.
+pub(crate) const OPTS: Options = Options {
     threshold: DEFAULT_THRESHOLD,
     seed: 42,
     exclude_suspect: true,
-    topics: std::collections::BTreeMap::new(),
 };
 
 #[test]
@@ -151,11 +150,16 @@ fn a_to_a_comparison_rarely_calls_a_difference() {
         &OPTS,
     )
     .unwrap();
-    assert!(!one.between_run && one.warnings.iter().any(|w| w.contains("a single run")));
+    assert!(!one.between_run);
+    assert!(one
+        .notices
+        .iter()
+        .any(|n| matches!(n, Notice::SingleRun(SingleRunSpread::Assumed { .. }))));
 }
 
-#[test]
-fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
+/// native against wsl1: a rate 30 % lower (`cpu.x`) and a latency 40
+/// times longer (`os.y`).
+pub(crate) fn clear_difference() -> [Environment; 2] {
     let mut rng = Rng::new(9);
     // a rate (higher is better) and a latency (lower is better)
     let mut side = |label: &str, rate: f64, latency: f64| {
@@ -180,11 +184,12 @@ fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
     };
     let base = side("native", 100.0, 100.0);
     let other = side("wsl1", 70.0, 4000.0);
-    let c = compare(
-        &[env("native", vec![base]), env("wsl1", vec![other])],
-        &OPTS,
-    )
-    .unwrap();
+    [env("native", vec![base]), env("wsl1", vec![other])]
+}
+
+#[test]
+fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
+    let c = compare(&clear_difference(), &OPTS).unwrap();
     let get = |k: &str| c.metrics.iter().find(|m| m.key == k).unwrap();
     assert_eq!(get("cpu.x").verdict, Verdict::Slower);
     assert!(
@@ -199,17 +204,18 @@ fn a_clear_difference_gets_a_verdict_oriented_by_direction() {
     );
     let overall = c.families.iter().find(|f| f.family == "overall").unwrap();
     assert_eq!((overall.slower, overall.faster), (2, 0));
-    assert!(
-        c.conclusions
-            .iter()
-            .any(|r| r.starts_with("os: wsl1 slower in 1 of 1 case, 40x")),
-        "{:?}",
-        c.conclusions
+    let os = c.families.iter().find(|f| f.family == "os").unwrap();
+    let g = &os.groups;
+    assert_eq!(
+        (g.slower.len(), g.faster.len(), g.same, g.unclear),
+        (1, 0, 0, 0)
     );
+    assert_eq!(g.slower[0].key, "os.y");
+    assert!((g.slower[0].factor - 40.0).abs() < 2.0, "{g:?}");
 }
 
-#[test]
-fn three_runs_per_side_use_run_medians() {
+/// Five runs a side of one rate, B 20 % higher.
+pub(crate) fn five_runs() -> [Environment; 2] {
     let mut rng = Rng::new(3);
     let runs = |label: &str, center: f64, rng: &mut Rng| -> Vec<ResultFile> {
         (0..5)
@@ -228,10 +234,15 @@ fn three_runs_per_side_use_run_medians() {
             .collect()
     };
     let (a, b) = (runs("A", 100.0, &mut rng), runs("B", 120.0, &mut rng));
-    let c = compare(&[env("A", a), env("B", b)], &OPTS).unwrap();
+    [env("A", a), env("B", b)]
+}
+
+#[test]
+fn three_runs_per_side_use_run_medians() {
+    let c = compare(&five_runs(), &OPTS).unwrap();
     assert!(c.between_run);
     assert_eq!(c.threshold, DEFAULT_THRESHOLD);
-    assert_eq!(c.metrics[0].basis.describe(), "5 vs 5 runs");
+    assert_eq!(c.metrics[0].basis.runs, (5, 5));
     assert_eq!(c.metrics[0].basis.top, (Level::Runs, Level::Runs));
     assert!(!c.metrics[0].basis.assumed_run_spread);
     assert_eq!(c.metrics[0].verdict, Verdict::Faster);
@@ -277,10 +288,8 @@ fn unmatched_cases_are_listed_and_nothing_in_common_is_an_error() {
     ));
 }
 
-#[test]
-fn a_metric_whose_unit_differs_between_runs_is_not_compared() {
-    // the same latencies, written in seconds on one side: no billion-fold
-    // "difference", a warning instead
+/// The same latencies of `os.call`, written in seconds on B's side.
+pub(crate) fn seconds_on_one_side() -> [Environment; 2] {
     let samples = vec![95.0, 96.0, 94.0, 95.5];
     let a = run(
         "A",
@@ -319,30 +328,42 @@ fn a_metric_whose_unit_differs_between_runs_is_not_compared() {
         ],
     );
     b.cases[0].metrics[0].unit = Unit::Seconds;
-    let c = compare(&[env("A", vec![a]), env("B", vec![b])], &OPTS).unwrap();
+    [env("A", vec![a]), env("B", vec![b])]
+}
+
+#[test]
+fn a_metric_whose_unit_differs_between_runs_is_not_compared() {
+    // no billion-fold "difference", a notice instead
+    let c = compare(&seconds_on_one_side(), &OPTS).unwrap();
     assert!(
         c.metrics.iter().all(|m| m.key != "os.call"),
         "{:?}",
         c.metrics
     );
     assert_eq!(c.metrics.len(), 1);
-    let w = c
-        .warnings
+    let mismatched: Vec<&Vec<Mismatch>> = c
+        .notices
         .iter()
-        .find(|w| w.contains("unit or direction differs"))
-        .unwrap();
-    assert!(
-        w.contains("os.call latency (ns") && w.contains("s (LowerIsBetter)"),
-        "{w}"
+        .filter_map(|n| match n {
+            Notice::Mismatched(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        mismatched,
+        vec![&vec![Mismatch {
+            key: "os.call".into(),
+            metric: "latency".into(),
+            units: vec![
+                (Unit::Nanoseconds, Direction::LowerIsBetter),
+                (Unit::Seconds, Direction::LowerIsBetter)
+            ],
+        }]]
     );
-    assert!(c
-        .warning_lines
-        .iter()
-        .any(|l| l.contains("1 metric(s) whose unit")));
 }
 
-#[test]
-fn a_run_compared_with_itself_is_warned_about() {
+/// One run, `same`, given as environment A and as B.
+pub(crate) fn one_run_twice() -> [Environment; 2] {
     let a = run(
         "A",
         "same",
@@ -353,13 +374,25 @@ fn a_run_compared_with_itself_is_warned_about() {
             vec![1.0, 2.0, 3.0],
         )],
     );
-    let c = compare(&[env("A", vec![a.clone()]), env("B", vec![a])], &OPTS).unwrap();
-    assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
-    assert_eq!(c.metrics[0].verdict, Verdict::Unclear);
+    [env("A", vec![a.clone()]), env("B", vec![a])]
 }
 
 #[test]
-fn a_run_split_by_directory_is_in_each_environment_without_a_warning() {
+fn a_run_compared_with_itself_is_noticed() {
+    let c = compare(&one_run_twice(), &OPTS).unwrap();
+    assert!(twice(&c));
+    assert_eq!(c.metrics[0].verdict, Verdict::Unclear);
+}
+
+/// Whether `c` notices a run given twice.
+fn twice(c: &Comparison) -> bool {
+    c.notices
+        .iter()
+        .any(|n| matches!(n, Notice::RunTwice { run_id } if run_id == "same"))
+}
+
+#[test]
+fn a_run_split_by_directory_is_in_each_environment_without_a_notice() {
     // `compare --dirs`: one run, its cases in two directories, each an environment
     let case = |v: f64| {
         [(
@@ -371,23 +404,19 @@ fn a_run_split_by_directory_is_in_each_environment_without_a_warning() {
     };
     let (a, b) = (run("a", "same", &case(1.0)), run("b", "same", &case(2.0)));
     let c = compare_dirs(&[env("a", vec![a.clone()]), env("b", vec![b])], &OPTS).unwrap();
-    assert!(
-        !c.warnings.iter().any(|w| w.contains("appears twice")),
-        "{:?}",
-        c.warnings
-    );
-    assert!(!c.warning_lines.iter().any(|w| w.contains("appears twice")));
+    assert!(!twice(&c), "{:?}", c.notices);
     // twice in one directory's environment is still one run counted twice
     let c = compare_dirs(
         &[env("a", vec![a.clone(), a.clone()]), env("b", vec![a])],
         &OPTS,
     )
     .unwrap();
-    assert!(c.warnings.iter().any(|w| w.contains("appears twice")));
+    assert!(twice(&c));
 }
 
-#[test]
-fn different_cpu_idle_drivers_are_warned_about_and_shown() {
+/// A and B on the same machine; B's CPUs idle with intel_idle / menu
+/// when `differ`, else both with the fixture's haltpoll / haltpoll.
+pub(crate) fn idle_drivers(differ: bool) -> [Environment; 2] {
     let case = |id| {
         run(
             "A",
@@ -401,34 +430,44 @@ fn different_cpu_idle_drivers_are_warned_about_and_shown() {
         )
     };
     let (a, mut b) = (case("a"), case("b"));
-    // the fixture is the Xeon guest's: haltpoll / haltpoll
-    let same = compare(
-        &[env("A", vec![a.clone()]), env("B", vec![b.clone()])],
-        &OPTS,
-    )
-    .unwrap();
-    assert!(!same.warnings.iter().any(|w| w.contains("idles its CPUs")));
-    b.fingerprint.cpu.idle_driver = Some("intel_idle".into());
-    b.fingerprint.cpu.idle_governor = Some("menu".into());
-    let c = compare(&[env("A", vec![a]), env("B", vec![b])], &OPTS).unwrap();
-    assert!(
-        c.warnings
-            .iter()
-            .any(|w| w
-                .contains("B idles its CPUs with intel_idle / menu, A with haltpoll / haltpoll")),
-        "{:?}",
-        c.warnings
-    );
-    let row = c
-        .fingerprint
-        .iter()
-        .find(|r| r.field == "CPU idle")
-        .unwrap();
-    assert!(row.differs, "{row:?}");
+    if differ {
+        b.fingerprint.cpu.idle_driver = Some("intel_idle".into());
+        b.fingerprint.cpu.idle_governor = Some("menu".into());
+    }
+    [env("A", vec![a]), env("B", vec![b])]
 }
 
 #[test]
-fn a_case_measured_differently_is_warned_about() {
+fn different_cpu_idle_drivers_are_noticed() {
+    let idle = |c: &Comparison| -> Vec<Notice> {
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::IdleDiffers { .. }))
+            .cloned()
+            .collect()
+    };
+    // the fixture is the Xeon guest's: haltpoll / haltpoll
+    let same = compare(&idle_drivers(false), &OPTS).unwrap();
+    assert!(idle(&same).is_empty(), "{:?}", same.notices);
+    let c = compare(&idle_drivers(true), &OPTS).unwrap();
+    let states = |d: &str, g: &str| IdleStates {
+        driver: Some(d.into()),
+        governor: Some(g.into()),
+    };
+    assert_eq!(
+        idle(&c),
+        vec![Notice::IdleDiffers {
+            environment: "B".into(),
+            idle: states("intel_idle", "menu"),
+            baseline: "A".into(),
+            baseline_idle: states("haltpoll", "haltpoll"),
+        }]
+    );
+}
+
+/// os.fork measured by `tiny` with 100 processes in A, and in B by
+/// `method` with `processes`.
+pub(crate) fn fork_methods(method: &str, processes: u64) -> [Environment; 2] {
     let mk = |label: &str, id: &str, method: &str, processes: u64| {
         let mut r = run(
             label,
@@ -445,45 +484,42 @@ fn a_case_measured_differently_is_warned_about() {
         }));
         r
     };
-    let same = compare(
-        &[
-            env("A", vec![mk("A", "a1", "tiny", 100)]),
-            env("B", vec![mk("B", "b1", "tiny", 100)]),
-        ],
-        &OPTS,
-    )
-    .unwrap();
-    assert!(
-        !same
-            .warnings
+    [
+        env("A", vec![mk("A", "a1", "tiny", 100)]),
+        env("B", vec![mk("B", "b1", method, processes)]),
+    ]
+}
+
+#[test]
+fn a_case_measured_differently_is_noticed() {
+    let differently = |c: &Comparison| -> Vec<Notice> {
+        c.notices
             .iter()
-            .any(|w| w.contains("measured differently")),
-        "{:?}",
-        same.warnings
-    );
-    let differ = compare(
-        &[
-            env("A", vec![mk("A", "a1", "tiny", 100)]),
-            env("B", vec![mk("B", "b1", "envbench", 60)]),
-        ],
-        &OPTS,
-    )
-    .unwrap();
-    let w: Vec<&String> = differ
-        .warnings
-        .iter()
-        .filter(|w| w.contains("measured differently"))
-        .collect();
-    assert_eq!(w.len(), 2, "{w:?}");
-    assert!(
-        w.iter()
-            .any(|w| w.contains(r#"method: A "tiny"; B "envbench""#)
-                || w.contains(r#"method: B "envbench"; A "tiny""#)),
-        "{w:?}"
-    );
-    assert!(
-        w.iter().any(|w| w.contains("processes: A 100; B 60")),
-        "{w:?}"
+            .filter(|n| matches!(n, Notice::MeasuredDifferently { .. }))
+            .cloned()
+            .collect()
+    };
+    let same = compare(&fork_methods("tiny", 100), &OPTS).unwrap();
+    assert!(differently(&same).is_empty(), "{:?}", same.notices);
+    let c = compare(&fork_methods("envbench", 60), &OPTS).unwrap();
+    let notice =
+        |detail: &str, values: [(serde_json::Value, &str); 2]| Notice::MeasuredDifferently {
+            case: "os.fork[n=100]".into(),
+            detail: detail.into(),
+            values: values
+                .into_iter()
+                .map(|(value, label)| Recorded {
+                    value,
+                    environments: vec![label.into()],
+                })
+                .collect(),
+        };
+    assert_eq!(
+        differently(&c),
+        vec![
+            notice("method", [("envbench".into(), "B"), ("tiny".into(), "A")]),
+            notice("processes", [(100.into(), "A"), (60.into(), "B")]),
+        ]
     );
 }
 
@@ -540,7 +576,7 @@ pub(crate) fn run_rounds(
 }
 
 /// An environment of one higher-is-better metric `cpu.x`, runs × rounds × reps.
-fn one_metric(label: &str, data: Vec<Vec<Vec<f64>>>) -> Environment {
+pub(crate) fn one_metric(label: &str, data: Vec<Vec<Vec<f64>>>) -> Environment {
     let runs = data
         .into_iter()
         .enumerate()
@@ -569,7 +605,7 @@ fn run_sd(i: usize) -> f64 {
 /// Environments of `runs` runs × `rounds` rounds × 3 repetitions for
 /// `metrics` headline metrics; metric i of OTHER is `effect(i)` times BASE
 /// (in speed: a rate multiplied, a time divided).
-fn synthetic(
+pub(crate) fn synthetic(
     rng: &mut Rng,
     runs: usize,
     rounds: usize,
@@ -629,7 +665,6 @@ fn a_to_a_false_verdicts_stay_under_five_percent_at_envbench_sizes() {
                     threshold: DEFAULT_THRESHOLD,
                     seed,
                     exclude_suspect: true,
-                    topics: std::collections::BTreeMap::new(),
                 },
             )
             .unwrap();
@@ -664,7 +699,6 @@ fn two_fold_effects_are_found_every_time() {
                     threshold: DEFAULT_THRESHOLD,
                     seed,
                     exclude_suspect: true,
-                    topics: std::collections::BTreeMap::new(),
                 },
             )
             .unwrap();
@@ -704,7 +738,6 @@ fn a_few_large_effects_among_many_nulls_are_still_found() {
                 threshold: DEFAULT_THRESHOLD,
                 seed,
                 exclude_suspect: true,
-                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -732,7 +765,6 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
                 threshold: DEFAULT_THRESHOLD,
                 seed,
                 exclude_suspect: true,
-                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -751,16 +783,12 @@ fn a_thousandfold_effect_reads_as_one() {
         "{:?}",
         outcomes(&c)
     );
-    let rec = c.conclusions.join(" ");
+    let g = &c.families.iter().find(|f| f.family == "os").unwrap().groups;
+    assert_eq!((g.slower.len(), g.same, g.unclear), (4, 0, 0), "{g:?}");
     assert!(
-        rec.contains("slower in 4 of 4 cases, 905x to 1052x"),
-        "{rec}"
+        g.slower.iter().all(|s| (900.0..1060.0).contains(&s.factor)),
+        "{g:?}"
     );
-    assert!(!rec.contains("no difference"), "{rec}");
-    assert_eq!(describe_speedup(1.0 / 1325.0), "1325x slower");
-    assert_eq!(describe_speedup(2.0), "2.0x faster");
-    assert_eq!(describe_speedup(0.97), "3.0 % slower");
-    assert_eq!(describe_speedup(0.75), "25 % slower");
 }
 
 #[test]
@@ -770,12 +798,9 @@ fn unclear_cases_come_with_advice() {
     let envs = synthetic(&mut rng, 1, 3, 4, &|_| 1.0);
     let c = compare(&envs, &OPTS).unwrap();
     assert!(outcomes(&c).iter().all(|v| *v == Verdict::Unclear));
-    assert!(c.advice[0].contains("make 3 runs"), "{:?}", c.advice);
-    assert!(
-        c.conclusions[0].contains("no difference beyond") || c.conclusions[0].contains("unclear"),
-        "{:?}",
-        c.conclusions
-    );
+    assert_eq!(c.advice, Some(Advice::OneRun { unclear: 4 }));
+    let g = &c.families[0].groups;
+    assert_eq!(g.same + g.unclear, 4, "{g:?}");
     // three noisy runs per side: the cookbook names a number of runs
     let mut rng = Rng::new(5);
     let envs = synthetic(&mut rng, 3, 3, 4, &|_| 1.0);
@@ -787,24 +812,32 @@ fn unclear_cases_come_with_advice() {
         .collect();
     assert!(!unclear.is_empty());
     assert!(
-        c.advice
-            .iter()
-            .any(|a| a.contains("more run(s) per environment") || a.contains("limits them")),
+        matches!(
+            c.advice,
+            Some(Advice::Runs {
+                settle: Some(_),
+                ..
+            })
+        ),
         "{:?}",
         c.advice
     );
     assert!(unclear[0].variance.shares.is_some());
 }
 
-#[test]
-fn steady_equal_environments_are_a_tie() {
+/// Three steady runs a side of one rate, A and B alike.
+pub(crate) fn steady() -> [Environment; 2] {
     use crate::stats::levels::tests::synth;
     let mut rng = Rng::new(8);
     let mk = |rng: &mut Rng, label: &str| {
         one_metric(label, synth(rng, 100.0, (3, 3, 5), (0.001, 0.001, 0.002)))
     };
-    let envs = [mk(&mut rng, "A"), mk(&mut rng, "B")];
-    let c = compare(&envs, &OPTS).unwrap();
+    [mk(&mut rng, "A"), mk(&mut rng, "B")]
+}
+
+#[test]
+fn steady_equal_environments_are_a_tie() {
+    let c = compare(&steady(), &OPTS).unwrap();
     // its interval lies a little above 1 (a 0.2 % difference, inside the
     // band): a tie all the same, and the family says so
     assert!(c.metrics[0].ratio_ci.0 > 1.0, "{:?}", c.metrics[0].ratio_ci);
@@ -814,16 +847,15 @@ fn steady_equal_environments_are_a_tie() {
         "{:?}",
         c.metrics[0].ratio_ci
     );
-    assert!(
-        c.conclusions[0].contains("no difference beyond ±0."),
-        "{:?}",
-        c.conclusions
-    );
-    assert!(c.advice.is_empty());
+    let g = &c.families[0].groups;
+    assert_eq!(g.same, 1);
+    assert!(g.same_bound < 0.01, "{g:?}");
+    assert!(c.advice.is_none());
 }
 
-#[test]
-fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
+/// os.a twice as fast in OTHER but measured under steal time (a suspect
+/// flag), os.b alike.
+pub(crate) fn steal_on_one_case() -> [Environment; 2] {
     let lower = Direction::LowerIsBetter;
     let base = run(
         "base",
@@ -847,13 +879,17 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
         value: None,
         message: "the hypervisor took 9.0 % of the CPU time".into(),
     });
-    let envs = [env("base", vec![base]), env("other", vec![other])];
+    [env("base", vec![base]), env("other", vec![other])]
+}
+
+#[test]
+fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
+    let envs = steal_on_one_case();
     let overall = |include: bool| {
         let c = compare(
             &envs,
             &Options {
                 exclude_suspect: !include,
-                topics: std::collections::BTreeMap::new(),
                 ..OPTS
             },
         )
@@ -874,33 +910,25 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     );
     assert_eq!((f.suspect, f.total()), (1, 2));
     let a = c.metrics.iter().find(|m| m.key == "os.a").unwrap();
-    assert!(
-        a.suspect[0].contains("other (o1): steal: the hypervisor"),
-        "{:?}",
-        a.suspect
-    );
-    assert!(c
-        .warnings
-        .iter()
-        .any(|w| w.contains("os.a") && w.contains("left out")));
-    let text = crate::report::compare::render(
-        &c,
-        &envs,
-        &[],
-        crate::report::compare::Style::Markdown,
-        crate::report::compare::Detail {
-            all_metrics: false,
-            verbose: true,
-        },
-    );
-    assert!(text.contains("os.a !"), "{text}");
-    assert!(text.contains("suspect (left out)"), "{text}");
-    assert!(
-        c.warning_lines
-            .iter()
-            .any(|w| w.contains("steal time above 5 % in 1 case(s) of other")),
-        "{:?}",
-        c.warning_lines
+    let flag = SuspectFlag {
+        environment: "other".into(),
+        run_id: "o1".into(),
+        kind: "steal".into(),
+        message: "the hypervisor took 9.0 % of the CPU time".into(),
+    };
+    assert_eq!(a.suspect, vec![flag.clone()]);
+    assert!(c.notices.contains(&Notice::SuspectCase {
+        key: "os.a".into(),
+        environment: "other".into(),
+        flags: vec![flag],
+    }));
+    assert_eq!(
+        c.suspect_kinds,
+        vec![SuspectTally {
+            kind: "steal".into(),
+            cases: vec![("other".into(), vec!["os.a".into()])],
+            most: None,
+        }]
     );
     // the verdict statistics do not change
     let (ci, fi) = overall(true);
@@ -913,11 +941,14 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     assert_eq!((ai.verdict, ai.ratio_ci), (a.verdict, a.ratio_ci));
 }
 
-#[test]
-fn a_failed_assumption_on_either_side_gives_no_verdict_and_says_why() {
+/// The key of [`cold_read`]'s case.
+pub(crate) const COLD_READ: &str = "io.dd[op=read_cold]";
+
+/// A cold read 4x faster in B than in A, whose cold read held on each side
+/// as told, beside an `os.fork` case.
+pub(crate) fn cold_read(base_held: bool, other_held: bool) -> [Environment; 2] {
     use crate::results::{Assumption, AssumptionKind};
-    // the cold read in B is 4x faster, but B's cache was never emptied
-    let key = "io.dd[op=read_cold]";
+    let key = COLD_READ;
     let fast = |label: &str, id: &str, center: f64, held: bool| {
         let mut r = run(
             label,
@@ -940,40 +971,37 @@ fn a_failed_assumption_on_either_side_gives_no_verdict_and_says_why() {
         });
         r
     };
+    [
+        env("A", vec![fast("A", "a1", 2000.0, base_held)]),
+        env("B", vec![fast("B", "b1", 8000.0, other_held)]),
+    ]
+}
+
+#[test]
+fn a_failed_assumption_on_either_side_gives_no_verdict() {
+    // the cold read in B is 4x faster, but one side's cache was never emptied
+    let key = COLD_READ;
     for (base_held, other_held) in [(true, false), (false, true)] {
-        let a = env("A", vec![fast("A", "a1", 2000.0, base_held)]);
-        let b = env("B", vec![fast("B", "b1", 8000.0, other_held)]);
-        let c = compare(&[a, b], &OPTS).unwrap();
+        let c = compare(&cold_read(base_held, other_held), &OPTS).unwrap();
         assert!(c.metrics.iter().all(|m| m.key != key), "{:?}", c.metrics);
         assert!(c.metrics.iter().any(|m| m.key == "os.fork"));
         let side = if base_held { "B" } else { "A" };
         assert_eq!(c.not_comparable.len(), 1);
-        assert_eq!(c.not_comparable[0].side, side);
-        assert!(c.not_comparable[0].primary);
-        let line = c
-            .warning_lines
-            .iter()
-            .find(|l| l.starts_with("not comparable"))
-            .expect("a warning line");
-        assert!(
-            line.contains(key) && line.contains(&format!("the cold read was not cold in {side}")),
-            "{line}"
-        );
-        assert!(c
-            .warnings
-            .iter()
-            .any(|w| w.contains("up to 100 % of the file")));
+        let n = &c.not_comparable[0];
+        assert_eq!((n.key.as_str(), n.side.as_str()), (key, side));
+        assert!(n.primary);
+        assert!(n.evidence.contains("up to 100 % of the file"));
+        assert!(c.notices.contains(&Notice::NotComparable));
     }
     // held on both sides: compared as any case
-    let a = env("A", vec![fast("A", "a1", 2000.0, true)]);
-    let b = env("B", vec![fast("B", "b1", 8000.0, true)]);
-    let c = compare(&[a, b], &OPTS).unwrap();
+    let c = compare(&cold_read(true, true), &OPTS).unwrap();
     assert!(c.not_comparable.is_empty());
+    assert!(!c.notices.contains(&Notice::NotComparable));
     assert!(c.metrics.iter().any(|m| m.key == key));
 }
 
-#[test]
-fn an_unknown_secondary_metric_leaves_the_headline_compared() {
+/// os.fork with a secondary memory metric that B could not read.
+pub(crate) fn memory_unreadable() -> [Environment; 2] {
     use crate::results::{Assumption, AssumptionKind};
     let side = |label: &str, readable: bool| {
         let mut r = run(
@@ -1006,21 +1034,17 @@ fn an_unknown_secondary_metric_leaves_the_headline_compared() {
         });
         r
     };
-    let c = compare(
-        &[
-            env("A", vec![side("A", true)]),
-            env("B", vec![side("B", false)]),
-        ],
-        &OPTS,
-    )
-    .unwrap();
+    [
+        env("A", vec![side("A", true)]),
+        env("B", vec![side("B", false)]),
+    ]
+}
+
+#[test]
+fn an_unknown_secondary_metric_leaves_the_headline_compared() {
+    let c = compare(&memory_unreadable(), &OPTS).unwrap();
     let names: Vec<&str> = c.metrics.iter().map(|m| m.metric.as_str()).collect();
     assert_eq!(names, vec!["time_per_process"]);
     assert_eq!(c.not_comparable.len(), 1);
     assert!(!c.not_comparable[0].primary);
-    // a secondary metric left out makes no warning line
-    assert!(!c
-        .warning_lines
-        .iter()
-        .any(|l| l.starts_with("not comparable")));
 }

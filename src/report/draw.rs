@@ -847,7 +847,6 @@ mod tests {
                 threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
-                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();
@@ -871,7 +870,6 @@ mod tests {
                 threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
-                topics: std::collections::BTreeMap::new(),
             },
         )
         .unwrap();

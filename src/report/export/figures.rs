@@ -5,11 +5,12 @@
 //! with its points in `.csv`, grids as `.csv`). Names that two figures
 //! would share (labels `a b` and `a_b`) are numbered, and listed.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::cases_table;
 use crate::report::draw::{figures, speedup_figures, Figure};
 use crate::report::render_csv;
 use crate::report::svg::standalone;
+use crate::report::Report;
 
 /// `compare --figures DIR`.
 #[derive(Debug)]

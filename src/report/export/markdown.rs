@@ -2,8 +2,9 @@
 //! Markdown tables and lists, always with every metric and the views'
 //! tables.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::{render, Detail, Style};
+use crate::report::Report;
 
 /// `compare --markdown`.
 #[derive(Debug)]
@@ -12,9 +13,7 @@ pub struct Markdown;
 impl Exporter for Markdown {
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
-            r.comparison,
-            r.environments,
-            r.views,
+            r,
             Style::Markdown,
             Detail {
                 all_metrics: true,

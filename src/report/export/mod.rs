@@ -11,28 +11,7 @@ pub mod json;
 pub mod markdown;
 pub mod text;
 
-use crate::compare::{Comparison, Environment};
-use crate::view::BenchView;
-
-/// What every format renders: the comparison, the environments it came
-/// from (for the views that read raw samples) and the views the benches
-/// declare.
-#[derive(Clone, Copy)]
-pub struct Report<'a> {
-    /// The comparison.
-    pub comparison: &'a Comparison,
-    /// The environments compared, baseline first.
-    pub environments: &'a [Environment],
-    /// The views the benches declare.
-    pub views: &'a [BenchView],
-    /// Every metric, secondary ones too, and the views as tables (text).
-    pub all_metrics: bool,
-    /// Everything else too (text): each warning in full, the method, the
-    /// fingerprints, the spread of unclear cases.
-    pub verbose: bool,
-    /// ANSI colours for verdicts (text).
-    pub color: bool,
-}
+use super::Report;
 
 /// A rendered comparison.
 #[derive(Debug, Clone, PartialEq)]

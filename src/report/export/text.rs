@@ -1,7 +1,8 @@
 //! The terminal's format: aligned columns, verdicts coloured on request.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::{render, Detail, Style};
+use crate::report::Report;
 
 /// What `compare` prints by default.
 #[derive(Debug)]
@@ -10,9 +11,7 @@ pub struct Text;
 impl Exporter for Text {
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
-            r.comparison,
-            r.environments,
-            r.views,
+            r,
             Style::Text { color: r.color },
             Detail {
                 all_metrics: r.all_metrics,
