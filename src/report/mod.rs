@@ -7,6 +7,7 @@ pub mod compare;
 pub mod conclude;
 pub mod draw;
 pub mod export;
+pub mod figure;
 pub mod fingerprint;
 pub mod plan;
 pub mod summary;

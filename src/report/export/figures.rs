@@ -7,7 +7,8 @@
 
 use super::{Export, Exporter};
 use crate::report::compare::cases_table;
-use crate::report::draw::{figures, speedup_figures, Figure};
+use crate::report::draw::figures;
+use crate::report::figure::{speedup_figures, Figure};
 use crate::report::render_csv;
 use crate::report::svg::standalone;
 use crate::report::Report;
@@ -36,7 +37,7 @@ impl Exporter for Figures {
             });
         }
         all.extend(figures(c, r.environments, r.views));
-        let renamed = crate::report::draw::unique_names(&mut all)
+        let renamed = crate::report::figure::unique_names(&mut all)
             .into_iter()
             .map(|(title, name)| {
                 let kinds: Vec<&str> = all

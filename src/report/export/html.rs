@@ -11,7 +11,8 @@ use crate::report::compare::{
     cases_table, environments_table, fingerprint_table, headline, method_note, metrics_table,
     summary_table, unclear_table,
 };
-use crate::report::draw::{figures, speedup_figures, Figure};
+use crate::report::draw::figures;
+use crate::report::figure::{speedup_figures, Figure};
 use crate::report::svg::{esc, STYLE};
 use crate::report::Report;
 use crate::report::{conclude, warning, Align, Table};
