@@ -271,7 +271,7 @@ fn dir_text(d: &DirInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::idle_drivers;
+    use crate::compare::tests::notices::idle_drivers;
 
     #[test]
     fn fields_that_differ_from_the_baseline_are_marked() {

@@ -351,10 +351,11 @@ fn tally(t: &SuspectTally) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::tests::{
-        clear_difference, cold_read, fork_methods, idle_drivers, memory_unreadable, one_run_twice,
-        seconds_on_one_side, steal_on_one_case, COLD_READ, OPTS,
+    use crate::compare::tests::notices::{
+        cold_read, fork_methods, idle_drivers, memory_unreadable, one_run_twice,
+        seconds_on_one_side, steal_on_one_case, COLD_READ,
     };
+    use crate::compare::tests::{clear_difference, OPTS};
     use crate::compare::{compare, compare_dirs, Options};
 
     fn compared(envs: &[crate::compare::Environment]) -> Comparison {
