@@ -8,7 +8,7 @@ use crate::probe::storage::DirInfo;
 use crate::probe::virt::Virtualization;
 use crate::probe::Fingerprint;
 use crate::results::ResultFile;
-use crate::units::format_value;
+use crate::units::{format_value, gib_text};
 use serde::Serialize;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -18,7 +18,7 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 
 /// Bytes in GiB, `unknown` when not known.
 fn gib(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "unknown".into(), super::words::gib)
+    bytes.map_or_else(|| "unknown".into(), gib_text)
 }
 
 /// A fingerprint field across environments.

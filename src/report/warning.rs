@@ -4,10 +4,11 @@
 //! per environment with their largest measure, cases measured differently
 //! counted, the rest in short).
 
-use super::words::{gib, idle_text, pair_spread_text};
+use super::words::{idle_text, pair_spread_text};
 use crate::compare::{
     Comparison, MetricRef, Mismatch, Notice, Recorded, SingleRunSpread, SuspectFlag, SuspectTally,
 };
+use crate::units::gib_text;
 use crate::validity::suspect_kind::SuspectKind;
 use std::collections::BTreeSet;
 
@@ -54,8 +55,8 @@ fn warning(c: &Comparison, n: &Notice) -> String {
             baseline_bytes,
         } => format!(
             "{environment} sees {} of memory, {baseline} sees {} (a VM or WSL 2 gets a share)",
-            gib(*bytes),
-            gib(*baseline_bytes)
+            gib_text(*bytes),
+            gib_text(*baseline_bytes)
         ),
         Notice::RunTwice { run_id } => {
             format!("run {run_id} appears twice: comparing a run with itself says nothing")

@@ -1,7 +1,8 @@
 //! The report's formatters, one per unit, for every sentence and cell:
 //! factors (`400x`, `3.6x`), bounds (`±4.1 %`), speed-ups in words (`2.0x
-//! faster`), memory in GiB, cpuidle's states, where a spread between runs
-//! comes from and how a comparison's samples were nested.
+//! faster`), cpuidle's states, where a spread between runs comes from and
+//! how a comparison's samples were nested. Values and sizes (`23.5 GiB`)
+//! are [`crate::units`]'.
 
 use crate::compare::{Basis, IdleStates};
 use crate::stats::levels::{Level, RunSpread};
@@ -57,11 +58,6 @@ pub fn describe_speedup(s: f64) -> String {
             format!("{pct:.0} % {word}")
         }
     }
-}
-
-/// Bytes in GiB with one decimal: `23.5 GiB`.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// cpuidle's `driver / governor`, `?` for the one not known; empty when
@@ -151,11 +147,5 @@ mod tests {
         use crate::compare::tests::{five_runs, OPTS};
         let c = crate::compare::compare(&five_runs(), &OPTS).unwrap();
         assert_eq!(basis_text(&c.metrics[0].basis), "5 vs 5 runs");
-    }
-
-    #[test]
-    fn memory_reads_in_gib() {
-        assert_eq!(gib(25276502016), "23.5 GiB");
-        assert_eq!(gib(0), "0.0 GiB");
     }
 }
