@@ -41,6 +41,29 @@ fn workers() -> MutexGuard<'static, Vec<(i32, Vec<PathBuf>)>> {
     WORKERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The PID that names this process's scratch directories
+/// (`envbench-PID-...`) when it is not its own: a worker started through a
+/// prefix (`run --in NAME=PREFIX`) may live in another PID namespace
+/// (gVisor, `unshare --pid`) or below the prefix's process, so the run
+/// hands it the PID it knows it by ([`crate::bench::worker::Job`]), and a
+/// second Ctrl-C finds what it left by that name.
+static SCRATCH_OWNER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Names this process's scratch directories after `pid` from now on (set
+/// once; a later call changes nothing).
+pub fn set_scratch_owner(pid: u32) {
+    let _ = SCRATCH_OWNER.set(pid);
+}
+
+/// The PID in this process's scratch directory names: the one
+/// [`set_scratch_owner`] gave, else its own.
+pub fn scratch_owner() -> u32 {
+    SCRATCH_OWNER
+        .get()
+        .copied()
+        .unwrap_or_else(std::process::id)
+}
+
 /// Registers worker `pid`, which may create scratch directories in `bases`.
 pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
     workers().push((pid, bases));

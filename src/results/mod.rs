@@ -151,6 +151,49 @@ pub struct Rounds {
     pub seed: u64,
     /// Case keys in the order each round ran them.
     pub orders: Vec<Vec<String>>,
+    /// The run measured several environments interleaved (`run --in`),
+    /// one result file each: what ties this file to the others and how
+    /// their case rounds alternated. Absent from a run of one environment
+    /// (and from files written before interleaving).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
+}
+
+/// How the files of one interleaved run (`run --in A --in B ...`) belong
+/// together. Each case round ran once in every environment, one after the
+/// other, in an order drawn afresh for that case round; so round `r` of a
+/// case in one file and round `r` of that case in another were measured
+/// side by side, and their `sample_times_secs` count from the same start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interleave {
+    /// The interleaved run's id, the same in each of its files (each file
+    /// keeps a `run_id` of its own): `<UTC start>-<host>-<6 random hex digits>`.
+    pub id: String,
+    /// Every environment of the run, in the order `--in` named them.
+    pub environments: Vec<InterleavedEnv>,
+    /// This file's environment, an index into `environments` (its name is
+    /// the file's label).
+    pub index: u32,
+    /// Per round, per case in that round's order (`orders`): the indices
+    /// of the environments in the order they measured that case round,
+    /// drawn with the rounds' `seed`. An environment in which the case no
+    /// longer runs (skipped, failed) is passed over when its turn comes.
+    pub env_orders: Vec<Vec<Vec<u32>>>,
+}
+
+/// An environment of an interleaved run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterleavedEnv {
+    /// `--in NAME`, the label of its result file.
+    pub name: String,
+    /// The command prefix its workers started through, word by word
+    /// (empty: none, the host as it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefix: Vec<String>,
+    /// envbench's path inside it (`--in-binary`); absent: the run's own
+    /// binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
 }
 
 /// One round of one case.
