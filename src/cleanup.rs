@@ -69,9 +69,49 @@ pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
     workers().push((pid, bases));
 }
 
-/// Forgets worker `pid` (it has ended and cleaned up after itself).
-pub fn release_worker(pid: i32) {
-    workers().retain(|(p, _)| *p != pid);
+/// Forgets worker `pid`, which has ended. One that ended without its
+/// outcome (`clean` false) may have been killed before it could clean up
+/// (a prefix's `--die-with-parent`, a sandbox stopped, a crash): the
+/// scratch directories named after it are removed. One that gave its
+/// outcome removed its own, and what bears its PID may be another
+/// namespace's.
+pub fn release_worker(pid: i32, clean: bool) {
+    let mut live = workers();
+    if !clean {
+        if let Some((_, bases)) = live.iter().find(|(p, _)| *p == pid) {
+            remove_dirs(&left_by(pid, bases));
+        }
+    }
+    live.retain(|(p, _)| *p != pid);
+}
+
+/// Whether this process adopts its orphaned descendants ([`adopt_orphans`]).
+static ADOPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process the reaper of its orphaned descendants
+/// (`PR_SET_CHILD_SUBREAPER`): a worker whose prefix died without passing
+/// a signal on (bwrap does not) stays envbench's descendant, so a second
+/// Ctrl-C still finds and kills it, and [`reap_orphans`] collects it. For
+/// a run whose workers start through prefixes, which run one at a time.
+pub fn adopt_orphans() {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only sets a flag of this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } == 0 {
+        ADOPTS.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// After a worker has been waited for: reaps the orphans this process
+/// adopted ([`adopt_orphans`]) that have ended, so none stays a zombie.
+/// Does nothing unless it adopts them: only then has it no children of its
+/// own left to wait for at this point.
+pub fn reap_orphans() {
+    if !ADOPTS.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    let mut status = 0;
+    // SAFETY: waitpid writes only `status`; -1 with WNOHANG collects
+    // any ended child without blocking.
+    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
 }
 
 /// The scratch directories worker `pid` left in `bases`.

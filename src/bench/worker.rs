@@ -267,7 +267,8 @@ fn spawn_and_read(
     };
     let outcome = talk(&mut child, &job, on_progress);
     let status = child.wait();
-    crate::cleanup::release_worker(pid);
+    crate::cleanup::release_worker(pid, outcome.is_some());
+    crate::cleanup::reap_orphans();
     match (outcome, status) {
         (Some(run), _) => Ok(run),
         (None, Ok(s)) => Err(format!(

@@ -316,6 +316,10 @@ fn measure(
     for a in &files[0].anomalies {
         watch.reporter.message(&format!("warning: {}", a.message));
     }
+    if p.sides.len() > 1 {
+        // a worker its prefix left behind stays ours to kill and reap
+        crate::cleanup::adopt_orphans();
+    }
     let sides: Vec<Side> = p
         .sides
         .iter()
