@@ -333,10 +333,12 @@ pub struct RunArgs {
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]
     pub label: Option<String>,
-    /// Measure in several environments in one run, interleaved (give two or
-    /// more). NAME alone is this machine as it is; NAME=PREFIX starts each
-    /// of the environment's worker processes as PREFIX, then envbench's
-    /// path, then a hidden argument. For example:
+    /// Measure several environments in one run, interleaved, a result
+    /// file each (give two or more).
+    ///
+    /// NAME alone is this machine as it is; NAME=PREFIX starts each of the
+    /// environment's worker processes as PREFIX, then envbench's path,
+    /// then a hidden argument. For example:
     ///
     ///   --in host --in gvisor='runsc --network=none do'
     ///   --in host --in vm='ssh -T guest' --in-binary vm=/usr/local/bin/envbench
@@ -362,8 +364,8 @@ pub struct RunArgs {
     /// envbench's path inside the --in environment NAME, where it differs
     /// from this binary's (a VM or a container with a file system of its
     /// own; ssh runs it through the guest's shell). A prefix that shares
-    /// this machine's file system (runsc do, unshare, bwrap, taskset,
-    /// systemd-run) needs none. [default: this binary's path]
+    /// this machine's file system (runsc do, unshare, bwrap, taskset, env)
+    /// needs none. [default: this binary's path]
     #[arg(long = "in-binary", value_name = "NAME=PATH", value_parser = parse_in_binary)]
     pub in_binary: Vec<(String, PathBuf)>,
     /// Result file. With --in, a pattern holding {in}, replaced by each

@@ -528,3 +528,25 @@ pub fn metric_results(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_of_one_environment_are_written_and_read_as_before() {
+        let old = r#"{"planned":2,"started":2,"seed":7,"orders":[["a"],["a"]]}"#;
+        let r: Rounds = serde_json::from_str(old).unwrap();
+        assert_eq!(r.interleave, None);
+        assert_eq!(serde_json::to_string(&r).unwrap(), old);
+    }
+
+    #[test]
+    fn an_interleaved_run_s_block_round_trips_without_empty_fields() {
+        let text = r#"{"planned":1,"started":1,"seed":7,"orders":[["a"]],"interleave":{"id":"i","environments":[{"name":"host"},{"name":"g","prefix":["runsc","do"]}],"index":1,"env_orders":[[[1,0]]]}}"#;
+        let r: Rounds = serde_json::from_str(text).unwrap();
+        let i = r.interleave.as_ref().unwrap();
+        assert_eq!((i.index, i.environments[1].prefix.len()), (1, 2));
+        assert_eq!(serde_json::to_string(&r).unwrap(), text);
+    }
+}
