@@ -41,14 +41,77 @@ fn workers() -> MutexGuard<'static, Vec<(i32, Vec<PathBuf>)>> {
     WORKERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The PID that names this process's scratch directories
+/// (`envbench-PID-...`) when it is not its own: a worker started through a
+/// prefix (`run --in NAME=PREFIX`) may live in another PID namespace
+/// (gVisor, `unshare --pid`) or below the prefix's process, so the run
+/// hands it the PID it knows it by ([`crate::bench::worker::Job`]), and a
+/// second Ctrl-C finds what it left by that name.
+static SCRATCH_OWNER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Names this process's scratch directories after `pid` from now on (set
+/// once; a later call changes nothing).
+pub fn set_scratch_owner(pid: u32) {
+    let _ = SCRATCH_OWNER.set(pid);
+}
+
+/// The PID in this process's scratch directory names: the one
+/// [`set_scratch_owner`] gave, else its own.
+pub fn scratch_owner() -> u32 {
+    SCRATCH_OWNER
+        .get()
+        .copied()
+        .unwrap_or_else(std::process::id)
+}
+
 /// Registers worker `pid`, which may create scratch directories in `bases`.
 pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
     workers().push((pid, bases));
 }
 
-/// Forgets worker `pid` (it has ended and cleaned up after itself).
-pub fn release_worker(pid: i32) {
-    workers().retain(|(p, _)| *p != pid);
+/// Forgets worker `pid`, which has ended. One that ended without its
+/// outcome (`clean` false) may have been killed before it could clean up
+/// (a prefix's `--die-with-parent`, a sandbox stopped, a crash): the
+/// scratch directories named after it are removed. One that gave its
+/// outcome removed its own, and what bears its PID may be another
+/// namespace's.
+pub fn release_worker(pid: i32, clean: bool) {
+    let mut live = workers();
+    if !clean {
+        if let Some((_, bases)) = live.iter().find(|(p, _)| *p == pid) {
+            remove_dirs(&left_by(pid, bases));
+        }
+    }
+    live.retain(|(p, _)| *p != pid);
+}
+
+/// Whether this process adopts its orphaned descendants ([`adopt_orphans`]).
+static ADOPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process the reaper of its orphaned descendants
+/// (`PR_SET_CHILD_SUBREAPER`): a worker whose prefix died without passing
+/// a signal on (bwrap does not) stays envbench's descendant, so a second
+/// Ctrl-C still finds and kills it, and [`reap_orphans`] collects it. For
+/// a run whose workers start through prefixes, which run one at a time.
+pub fn adopt_orphans() {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only sets a flag of this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } == 0 {
+        ADOPTS.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// After a worker has been waited for: reaps the orphans this process
+/// adopted ([`adopt_orphans`]) that have ended, so none stays a zombie.
+/// Does nothing unless it adopts them: only then has it no children of its
+/// own left to wait for at this point.
+pub fn reap_orphans() {
+    if !ADOPTS.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    let mut status = 0;
+    // SAFETY: waitpid writes only `status`; -1 with WNOHANG collects
+    // any ended child without blocking.
+    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
 }
 
 /// The scratch directories worker `pid` left in `bases`.

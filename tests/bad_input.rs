@@ -121,6 +121,46 @@ const RUN_ARGS: &[Bad] = &[
     bad("--reps 3..x", 2, "not a whole number"),
     bad("--mem-bandwidth x", 2, "invalid value"),
     bad("--suite", 2, "a value is required"),
+    // interleaved environments: a prefix that cannot start envbench is
+    // refused before measuring, showing the command tried and what happened
+    bad(
+        "--in a --in x=/nonexistent/prog",
+        2,
+        "--in x: cannot start envbench in it: tried `/nonexistent/prog ",
+    ),
+    bad("--in a --in x=/nonexistent/prog", 2, "was not found"),
+    bad("--in a --in x=false", 2, "tried `false "),
+    bad(
+        "--in a --in x=false",
+        2,
+        "__fingerprint`: it exited with status 1",
+    ),
+    bad(
+        "--in a --in x=true",
+        2,
+        "printed nothing, not a fingerprint",
+    ),
+    bad("--in a", 2, "two or more environments"),
+    bad("--in a --in a", 2, "given twice"),
+    bad(
+        "--in a --in b --label c",
+        2,
+        "--label does not go with --in",
+    ),
+    bad(
+        "--in a --in b --workers off",
+        2,
+        "--workers off does not go with --in",
+    ),
+    bad("--in a --in b -o {d}/x.json", 2, "a pattern holding {in}"),
+    bad("--in a --in b=", 2, "gives no prefix"),
+    bad("--in a/b --in c", 2, "not an environment name"),
+    bad("--in a --in 5", 2, "--in 5: a number"),
+    bad("--in a --in b=ssh|x", 2, "no shell runs the prefix"),
+    bad("--in a --in b='open", 2, "never closed"),
+    bad("--in-binary b=/x", 2, "goes with --in b"),
+    bad("--in a --in b --in-binary c=/x", 2, "no --in c"),
+    bad("--in a --in b --in-binary b=", 2, "names no binary"),
     // the result file never replaces the history, even with --force
     bad(
         "--db {d}/h.sqlite3 -o {d}/h.sqlite3 --force",

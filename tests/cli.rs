@@ -2,6 +2,9 @@
 //! code 2, a fake-clock run writes an exact, schema-valid file, and SIGINT
 //! leaves an interrupted file and nothing else.
 
+#[path = "common/group.rs"]
+mod group;
+
 use assert_cmd::Command;
 use envbench::results::{CaseStatus, RunStatus};
 use envbench::store;
@@ -567,18 +570,13 @@ fn sigint_leaves_an_interrupted_file_and_nothing_else() {
 /// Starts `envbench run --quiet ARGS -o out.json` in `dir`, in a process
 /// group of its own (whose id is its PID), stdout discarded, stderr piped.
 fn start_run(dir: &Path, args: &[&str]) -> std::process::Child {
-    use std::os::unix::process::CommandExt;
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .current_dir(dir)
-        .args(["run", "--quiet"])
-        .args(args)
-        .args(["-o", "out.json"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
+    let all: Vec<&str> = ["run", "--quiet"]
+        .iter()
+        .chain(args)
+        .chain(&["-o", "out.json"])
+        .copied()
+        .collect();
+    group::start_in_group(dir, &all)
 }
 
 /// Starts a long real-clock run of `args` (400 repetitions, a CI target it
@@ -611,22 +609,6 @@ fn interrupt_long_run(
     let signalled = Instant::now();
     let status = child.wait_with_output().unwrap().status;
     (status, signalled.elapsed())
-}
-
-/// Processes whose process group is `pgid`, from /proc.
-fn processes_in_group(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // fields after the ")" of the command name: state ppid pgrp ...
-            let rest = &stat[stat.rfind(')')? + 2..];
-            let pgrp: i32 = rest.split(' ').nth(2)?.parse().ok()?;
-            (pgrp == pgid).then_some(pid)
-        })
-        .collect()
 }
 
 #[test]
@@ -721,7 +703,7 @@ fn signal_to_the_process_group_leaves_no_child_behind(signal: libc::c_int) {
     // a worker measuring, not a probe of the fingerprint (dmidecode ...)
     // started before the run handles signals
     let measuring = || {
-        processes_in_group(pgid).iter().any(|p| {
+        group::processes_in_group(pgid).iter().any(|p| {
             std::fs::read(format!("/proc/{p}/cmdline"))
                 .is_ok_and(|c| c.windows(6).any(|w| w == b"__case"))
         })
@@ -743,7 +725,7 @@ fn signal_to_the_process_group_leaves_no_child_behind(signal: libc::c_int) {
     );
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(
-        processes_in_group(pgid),
+        group::processes_in_group(pgid),
         Vec::<i32>::new(),
         "leftover processes"
     );
@@ -774,7 +756,7 @@ fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
             .any(|e| e.file_name().to_string_lossy().starts_with("envbench-"))
     };
     let start = Instant::now();
-    while !(scratch_exists() && processes_in_group(pgid).len() >= 2)
+    while !(scratch_exists() && group::processes_in_group(pgid).len() >= 2)
         && start.elapsed() < Duration::from_secs(30)
     {
         std::thread::sleep(Duration::from_millis(10));
@@ -799,10 +781,10 @@ fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
     );
     // the killed processes are reaped by whoever inherits them; none may live on
     let start = Instant::now();
-    while !processes_in_group(pgid).is_empty() && start.elapsed() < Duration::from_secs(5) {
+    while !group::processes_in_group(pgid).is_empty() && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(processes_in_group(pgid), Vec::<i32>::new());
+    assert_eq!(group::processes_in_group(pgid), Vec::<i32>::new());
 }
 
 /// Every path under `dir`, relative to it.

@@ -4,7 +4,8 @@
 //! gains the option, the plan carries its value to the family's cases, the
 //! schedule runs them and derives the figure into the result file.
 
-use envbench::bench::schedule::{self, Schedule, Step, Watch};
+use envbench::bench::launch::Launcher;
+use envbench::bench::schedule::{self, Schedule, Side, Step, Watch};
 use envbench::bench::{
     runner, Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, Trial,
 };
@@ -147,15 +148,24 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         require_idle: false,
         workers: false,
     };
-    let mut file = ResultFile::new("toy-1".into(), &config, fp, "2026-01-01T00:00:00Z".into());
+    let file = ResultFile::new("toy-1".into(), &config, fp, "2026-01-01T00:00:00Z".into());
+    let host = Launcher::default();
+    let sides = [Side {
+        name: "toy",
+        launcher: &host,
+        output: &config.output,
+    }];
     let s = Schedule {
         config: &config,
         cases: &cases,
         deadline: None,
-        output: &config.output,
         families,
+        sides: &sides,
+        interleave_id: None,
     };
-    schedule::run(&s, &mut file, &AtomicBool::new(false), &mut Quiet).unwrap();
+    let mut files = [file];
+    schedule::run(&s, &mut files, &AtomicBool::new(false), &mut Quiet).unwrap();
+    let [file] = files;
     assert_eq!(file.cases.len(), 1);
     assert_eq!(file.cases[0].metrics[0].samples[0], 7.0);
     let total = file.derived.iter().find(|d| d.name == "toy_total").unwrap();

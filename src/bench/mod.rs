@@ -11,6 +11,7 @@ pub mod affinity;
 pub mod cpu;
 mod family;
 pub mod io;
+pub mod launch;
 pub mod mem;
 pub mod net;
 pub mod os;
@@ -50,10 +51,13 @@ pub fn family_options(families: &[&dyn Family]) -> Vec<FamilyOption> {
 }
 
 /// Runs the hidden helper process `args` name: a worker measuring one
-/// case round ([`worker`]), or a family's helper.
+/// case round ([`worker`]), the fingerprint asked through a prefix
+/// ([`launch`]), or a family's helper.
 pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
-    if args.first().map(String::as_str) == Some(worker::WORKER_ARG) {
-        return Some(worker::serve());
+    match args.first().map(String::as_str) {
+        Some(worker::WORKER_ARG) => return Some(worker::serve()),
+        Some(launch::FINGERPRINT_ARG) => return Some(launch::serve_fingerprint()),
+        _ => {}
     }
     FAMILIES.iter().find_map(|f| f.helper(args))
 }
@@ -451,13 +455,17 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// Creates `<base>/envbench-<pid>-<purpose>-<n>`, a new directory.
+    /// Creates `<base>/envbench-<pid>-<purpose>-<n>`, a new directory
+    /// (`pid` as [`crate::cleanup::scratch_owner`] gives it).
     ///
     /// # Errors
     /// [`BenchError::Failed`] when it cannot be created.
     pub fn new(base: &std::path::Path, purpose: &str) -> Result<ScratchDir, BenchError> {
         for n in 0..1000 {
-            let path = base.join(format!("envbench-{}-{purpose}-{n}", std::process::id()));
+            let path = base.join(format!(
+                "envbench-{}-{purpose}-{n}",
+                crate::cleanup::scratch_owner()
+            ));
             match crate::cleanup::create_scratch(&path) {
                 Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

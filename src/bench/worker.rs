@@ -11,6 +11,13 @@
 //! round by round inside one run, and one `envbench run` measures how much
 //! processes differ.
 //!
+//! In an interleaved run (`run --in NAME=PREFIX`) a worker starts through
+//! its environment's prefix ([`super::launch`]); the process envbench
+//! started is then the prefix's (`runsc`, `ssh`, `unshare`), and it is that
+//! process that dies with envbench, gets the signals and is registered by
+//! PID, its PID naming the worker's scratch directories (the worker's own
+//! may be another namespace's).
+//!
 //! Safety: a worker dies with envbench (`PR_SET_PDEATHSIG`), ignores
 //! SIGINT (a terminal's Ctrl-C reaches the whole group; the run passes its
 //! first signal on as SIGTERM, which winds the round down), and exits at
@@ -18,6 +25,7 @@
 //! with `cleanup`, so a second Ctrl-C removes the scratch directories a
 //! killed worker left.
 
+use super::launch::{limit_hint, Launcher};
 use super::runner::{self, CaseRun, Progress};
 use super::{Context, NamedDir, Plan, ALL};
 use crate::config::{FamilyOptions, RepPolicy, Suite};
@@ -25,7 +33,7 @@ use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +68,12 @@ pub struct Job {
     pub mem_available_bytes: Option<u64>,
     /// `--fake-clock`.
     pub fake_clock: bool,
+    /// The PID the run knows the worker by (the process it started: the
+    /// worker, or the prefix that starts it), which names the worker's
+    /// scratch directories ([`crate::cleanup::set_scratch_owner`]); absent
+    /// from a run that predates it: the worker's own PID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch_pid: Option<u32>,
 }
 
 /// What a worker writes on stdout, one JSON object per line.
@@ -89,6 +103,9 @@ pub fn serve() -> ExitCode {
         eprintln!("envbench: {WORKER_ARG} reads one job as JSON on stdin");
         return ExitCode::from(2);
     };
+    if let Some(pid) = job.scratch_pid {
+        crate::cleanup::set_scratch_owner(pid);
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     // SAFETY: ignoring SIGINT has no preconditions; the run passes its
     // first signal on as SIGTERM.
@@ -189,20 +206,22 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
     run
 }
 
-/// The run's side: measures `job` in a new worker process, reporting each
-/// repetition to `on_progress`. Repetition times come back on `clock`,
-/// counted from this call. A worker that cannot start, or ends without
-/// an outcome, makes a failed (or, after a signal, interrupted) round
-/// with the reason.
+/// The run's side: measures `job` in a new worker process that `launcher`
+/// starts (this binary, or envbench through an environment's prefix),
+/// reporting each repetition to `on_progress`. Repetition times come back
+/// on `clock`, counted from this call. A worker that cannot start, or ends
+/// without an outcome, makes a failed (or, after a signal, interrupted)
+/// round with the reason.
 pub fn measure(
     job: &Job,
+    launcher: &Launcher,
     clock: &Clock,
     interrupted: &AtomicBool,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CaseRun {
     let start = clock.now();
     let wall = clock.wall_secs();
-    let mut run = match spawn_and_read(job, on_progress) {
+    let mut run = match spawn_and_read(job, launcher, on_progress) {
         Ok(run) => run,
         Err(why) => {
             let mut run = runner::failed_run(wall, why);
@@ -219,42 +238,44 @@ pub fn measure(
     run
 }
 
-/// Starts a worker, hands it `job`, and reads its lines until its outcome.
-fn spawn_and_read(job: &Job, on_progress: &mut dyn FnMut(Progress)) -> Result<CaseRun, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find envbench's binary: {e}"))?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg(WORKER_ARG)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    super::os::wind_down_with_envbench(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start a worker process: {e}{}", limit_hint(&e)))?;
+/// Starts a worker through `launcher`, hands it `job`, and reads its lines
+/// until its outcome. The process started (the worker, or its prefix) is
+/// registered by PID for a second Ctrl-C, and names the worker's scratch
+/// directories.
+fn spawn_and_read(
+    job: &Job,
+    launcher: &Launcher,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<CaseRun, String> {
+    // through a prefix, a failure names the command tried
+    let tried = if launcher.is_host() {
+        String::new()
+    } else {
+        format!(" (`{}`)", super::launch::shown(&launcher.argv(WORKER_ARG)?))
+    };
+    let mut child = launcher.command(WORKER_ARG)?.spawn().map_err(|e| {
+        format!(
+            "cannot start a worker process{tried}: {e}{}",
+            limit_hint(&e)
+        )
+    })?;
     let pid = child.id() as i32;
     crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs));
-    let outcome = talk(&mut child, job, on_progress);
+    let job = Job {
+        scratch_pid: Some(child.id()),
+        ..job.clone()
+    };
+    let outcome = talk(&mut child, &job, on_progress);
     let status = child.wait();
-    crate::cleanup::release_worker(pid);
+    crate::cleanup::release_worker(pid, outcome.is_some());
+    crate::cleanup::reap_orphans();
     match (outcome, status) {
         (Some(run), _) => Ok(run),
         (None, Ok(s)) => Err(format!(
-            "the worker process ended without a result ({s}){}",
+            "the worker process{tried} ended without a result ({s}){}",
             abort_hint(s)
         )),
-        (None, Err(e)) => Err(format!("the worker process was lost: {e}")),
-    }
-}
-
-/// What a failure to start a process most likely means, for the message:
-/// EAGAIN from fork is the per-user process limit.
-pub fn limit_hint(e: &std::io::Error) -> &'static str {
-    match e.raw_os_error() {
-        Some(libc::EAGAIN) => {
-            "; the limit on processes and threads (ulimit -u) allows no more: raise it or stop other processes"
-        }
-        Some(libc::ENOMEM) => "; out of memory, or a memory limit (ulimit -v) reached",
-        _ => "",
+        (None, Err(e)) => Err(format!("the worker process{tried} was lost: {e}")),
     }
 }
 

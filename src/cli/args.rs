@@ -6,8 +6,8 @@
 //! is parsed in [`super::values`].
 
 use super::values::{
-    parse_dir, parse_key_value, parse_percent, parse_positive_secs, parse_reps, parse_threads,
-    parse_wait_secs, parse_warmup, DirArg,
+    parse_dir, parse_in, parse_in_binary, parse_key_value, parse_percent, parse_positive_secs,
+    parse_reps, parse_threads, parse_wait_secs, parse_warmup, DirArg, InArg,
 };
 use crate::config::Suite;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -48,6 +48,11 @@ pub enum Cmd {
     /// the current case and leaves a file marked "interrupted". A second
     /// Ctrl-C exits at once, after killing the processes envbench started
     /// and removing its scratch directories.
+    ///
+    /// With --in, one run measures several environments this machine can
+    /// reach through a command prefix, interleaved round by round, and
+    /// writes a result file for each (see --in):
+    /// envbench run --in host --in gvisor='runsc --network=none do'
     Run(RunArgs),
     /// Print the environment fingerprint.
     Info(InfoArgs),
@@ -328,7 +333,45 @@ pub struct RunArgs {
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]
     pub label: Option<String>,
-    /// Result file. [default: envbench-LABEL-HOST-UTCTIME-RANDOM.json in the current directory, created exclusively]
+    /// Measure several environments in one run, interleaved, a result
+    /// file each (give two or more).
+    ///
+    /// NAME alone is this machine as it is; NAME=PREFIX starts each of the
+    /// environment's worker processes as PREFIX, then envbench's path,
+    /// then a hidden argument. For example:
+    ///
+    ///   --in host --in gvisor='runsc --network=none do'
+    ///   --in host --in vm='ssh -T guest' --in-binary vm=/usr/local/bin/envbench
+    ///   --in two-cpus --in one-cpu='taskset -c 0'
+    ///
+    /// Each case round runs once in every environment, in an order drawn
+    /// afresh (seeded, recorded) for each case round, so the environments
+    /// share the same minutes and the machine's drift falls on all of them.
+    /// Each environment is fingerprinted through its prefix first; one
+    /// whose prefix cannot start envbench stops the run before anything is
+    /// measured (exit 2), showing the command tried. PREFIX is split into
+    /// words as a shell would split them (quotes, backslashes), but no
+    /// shell runs it: pipes, redirections, $VARIABLES and ~ are refused.
+    /// NAME is letters, digits, '_' and '-'; it labels that environment's
+    /// result file (so --label is not taken). Each environment gets its own
+    /// file, run id and history entry; the files share an id
+    /// (rounds.interleave) and compare reads them as any others. -o takes
+    /// a pattern holding {in}, replaced by each NAME (-o 'runs/{in}.json').
+    /// --budget, the suite's time and --rounds apply to each environment:
+    /// two environments take about twice one run's time.
+    #[arg(long = "in", value_name = "NAME[=PREFIX]", value_parser = parse_in, verbatim_doc_comment)]
+    pub ins: Vec<InArg>,
+    /// envbench's path inside the --in environment NAME, where it differs
+    /// from this binary's (a VM or a container with a file system of its
+    /// own; ssh runs it through the guest's shell). A prefix that shares
+    /// this machine's file system (runsc do, unshare, bwrap, taskset, env)
+    /// needs none. [default: this binary's path]
+    #[arg(long = "in-binary", value_name = "NAME=PATH", value_parser = parse_in_binary)]
+    pub in_binary: Vec<(String, PathBuf)>,
+    /// Result file. With --in, a pattern holding {in}, replaced by each
+    /// environment's name. [default: envbench-LABEL-HOST-UTCTIME-RANDOM.json
+    /// in the current directory, created exclusively; with --in,
+    /// envbench-NAME-HOST-UTCTIME-RANDOM.json, RANDOM shared by the run]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Overwrite the result file if it exists.
@@ -354,8 +397,8 @@ pub struct RunArgs {
     /// Warm-up repetitions per case and round, discarded (at most 100).
     #[arg(long, value_name = "N", value_parser = parse_warmup, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
-    /// Time budget per case in seconds: no repetition beyond the minimum
-    /// starts after it.
+    /// Time budget per case in seconds (in each environment, with --in):
+    /// no repetition beyond the minimum starts after it.
     #[arg(long, value_name = "SECONDS", value_parser = parse_positive_secs, allow_negative_numbers = true)]
     pub budget: Option<f64>,
     /// Stop repeating once the 95 % CI of the median is within ± this many

@@ -8,7 +8,8 @@ use super::args::{RunArgs, Switch};
 use super::check;
 use super::values::DirArg;
 use crate::bench;
-use crate::cmd::run::RunSettings;
+use crate::bench::launch::{Environment, Launcher};
+use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
 use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::error::UsageError;
 
@@ -24,7 +25,9 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
     }
     let dirs = check::target_dirs(&a.dirs)?;
     let db = check::db(a.db.as_ref())?;
+    let environments = environments(&a)?;
     Ok(RunSettings {
+        environments,
         config: config(&a, dirs)?,
         selectors,
         budget: a.budget,
@@ -35,6 +38,88 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         force: a.force,
         all_metrics: a.all_metrics,
     })
+}
+
+/// `--in`'s environments with their `--in-binary` paths, checked: none,
+/// or two or more with names of their own (each a valid label), and no
+/// flag beside them that they make meaningless.
+///
+/// # Errors
+/// [`UsageError`] saying what is wrong and what to give instead.
+fn environments(a: &RunArgs) -> Result<Vec<Environment>, UsageError> {
+    if a.ins.is_empty() {
+        if let Some((name, _)) = a.in_binary.first() {
+            return Err(UsageError(format!(
+                "--in-binary {name}=...: goes with --in {name}=PREFIX (an environment to start \
+                 envbench in)"
+            )));
+        }
+        return Ok(Vec::new());
+    }
+    if let [only] = a.ins.as_slice() {
+        return Err(UsageError(format!(
+            "--in {}: interleaving needs two or more environments (--in A --in B=PREFIX); \
+             to measure one environment alone, run envbench in it",
+            only.name
+        )));
+    }
+    for (flag, given) in [
+        ("--label", a.label.is_some()),
+        ("--workers off", a.workers == Switch::Off),
+    ] {
+        if given {
+            return Err(UsageError(format!(
+                "{flag} does not go with --in: {}",
+                if flag == "--label" {
+                    "each environment's NAME is the label of its result file"
+                } else {
+                    "the environments are entered through worker processes, one per case round"
+                }
+            )));
+        }
+    }
+    if let Some(o) = &a.output {
+        if !o.to_string_lossy().contains(IN_PLACEHOLDER) {
+            return Err(UsageError(format!(
+                "-o {}: with --in, each environment writes a file of its own: give a pattern \
+                 holding {IN_PLACEHOLDER}, which becomes each NAME (-o 'runs/{IN_PLACEHOLDER}.json')",
+                o.display()
+            )));
+        }
+    }
+    let mut out: Vec<Environment> = Vec::new();
+    for i in &a.ins {
+        if out.iter().any(|e| e.name == i.name) {
+            return Err(UsageError(format!(
+                "--in {}: given twice; each environment needs a name of its own",
+                i.name
+            )));
+        }
+        check::label(&i.name).map_err(|e| UsageError(e.0.replacen("--label", "--in", 1)))?;
+        out.push(Environment {
+            name: i.name.clone(),
+            launcher: Launcher {
+                prefix: i.prefix.clone(),
+                binary: None,
+            },
+        });
+    }
+    for (name, path) in &a.in_binary {
+        let Some(env) = out.iter_mut().find(|e| &e.name == name) else {
+            return Err(UsageError(format!(
+                "--in-binary {name}=...: no --in {name} (the environments are {})",
+                a.ins
+                    .iter()
+                    .map(|i| i.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        if env.launcher.binary.replace(path.clone()).is_some() {
+            return Err(UsageError(format!("--in-binary {name}: given twice")));
+        }
+    }
+    Ok(out)
 }
 
 /// The configuration: the directories named, the suite's defaults under

@@ -151,6 +151,139 @@ pub(super) fn parse_dir(s: &str) -> Result<DirArg, String> {
     })
 }
 
+/// An `--in` value: `NAME` (this host as it is) or `NAME=PREFIX`, the
+/// prefix split into words ([`split_words`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InArg {
+    /// The environment's name, `[A-Za-z0-9_-]+`.
+    pub name: String,
+    /// The prefix's words; empty for none.
+    pub prefix: Vec<String>,
+}
+
+/// The rule of an environment's name, for messages.
+const NAME_RULE: &str = "letters, digits, '_' and '-'";
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+pub(super) fn parse_in(s: &str) -> Result<InArg, String> {
+    let (name, prefix) = match s.split_once('=') {
+        Some((name, prefix)) => (name, Some(prefix)),
+        None => (s, None),
+    };
+    if !valid_name(name) {
+        return Err(format!(
+            "'{name}' is not an environment name: use {NAME_RULE} (NAME or NAME=PREFIX)"
+        ));
+    }
+    let prefix = match prefix {
+        None => Vec::new(),
+        Some(p) => {
+            let words = split_words(p)?;
+            if words.is_empty() {
+                return Err(format!(
+                    "{name}= gives no prefix: write {name} alone for this host as it is, or \
+                     {name}='PROGRAM ARGS...'"
+                ));
+            }
+            words
+        }
+    };
+    Ok(InArg {
+        name: name.to_string(),
+        prefix,
+    })
+}
+
+/// An `--in-binary` value: `NAME=PATH`.
+pub(super) fn parse_in_binary(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if valid_name(name) && !path.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(path)))
+        }
+        Some((name, _)) if valid_name(name) => Err(format!(
+            "{name}= names no binary: write {name}=PATH, envbench's path inside {name}"
+        )),
+        _ => Err(format!(
+            "'{s}' is not NAME=PATH with an --in NAME ({NAME_RULE})"
+        )),
+    }
+}
+
+/// Characters a shell would act on outside quotes; no shell runs a
+/// prefix, so each would reach the program as it is: refused unquoted.
+const SHELL_ONLY: &str = "|&;<>()$`*?";
+
+/// Splits a command prefix into words as a POSIX shell splits a simple
+/// command, without running one: blanks separate words; `'...'` keeps
+/// everything literally; `"..."` keeps everything but `\` before `"`,
+/// `\`, `$` or `` ` ``; a backslash outside quotes keeps the next
+/// character. Nothing is expanded.
+///
+/// # Errors
+/// An unterminated quote or trailing backslash, and the characters of
+/// pipes, lists, redirections, substitutions and globs outside quotes
+/// ([`SHELL_ONLY`], `~` and `#` starting a word), which only a shell acts on.
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(q) => w.push(q),
+                        None => return Err(format!("{s}: a ' is never closed")),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(e @ ('"' | '\\' | '$' | '`')) => w.push(e),
+                            Some('\n') => {}
+                            Some(other) => {
+                                w.push('\\');
+                                w.push(other);
+                            }
+                            None => return Err(format!("{s}: a \" is never closed")),
+                        },
+                        Some(q) => w.push(q),
+                        None => return Err(format!("{s}: a \" is never closed")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(e) => word.get_or_insert_with(String::new).push(e),
+                None => return Err(format!("{s}: ends in a lone backslash")),
+            },
+            c if SHELL_ONLY.contains(c) || (word.is_none() && (c == '~' || c == '#')) => {
+                return Err(format!(
+                    "{s}: '{c}' outside quotes: no shell runs the prefix, so it would reach the \
+                     program as it is; quote it if that is meant, or give the program's own \
+                     arguments (a path in full, no pipes or redirections)"
+                ));
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
 pub(super) fn parse_percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
@@ -212,6 +345,83 @@ mod tests {
             .unwrap_err()
             .contains("letters, digits"));
         assert!(parse_dir("a=").unwrap_err().contains("a=PATH"));
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        split_words(s).unwrap()
+    }
+
+    #[test]
+    fn prefixes_split_into_words_as_a_shell_would() {
+        assert_eq!(
+            words("runsc --network=none do"),
+            ["runsc", "--network=none", "do"]
+        );
+        assert_eq!(words("  ssh\t-T   guest \n"), ["ssh", "-T", "guest"]);
+        assert_eq!(words("a 'b c' \"d e\" f\\ g"), ["a", "b c", "d e", "f g"]);
+        assert_eq!(words("x'y'\"z\""), ["xyz"]);
+        assert_eq!(words("'' \"\""), ["", ""]);
+        // single quotes keep everything; double quotes drop only their escapes
+        assert_eq!(
+            words(r#"'a\"b$c' "a\"b\$c\d" \$"#),
+            [r#"a\"b$c"#, r#"a"b$c\d"#, "$"]
+        );
+        assert_eq!(words("'|;&' \"*?\" a\\|b"), ["|;&", "*?", "a|b"]);
+        assert_eq!(words("a=~ b#c"), ["a=~", "b#c"]);
+        assert_eq!(words(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_only_a_shell_would_act_on_is_refused() {
+        for (bad, what) in [
+            ("ssh guest | tee log", "'|'"),
+            ("a; b", "';'"),
+            ("a && b", "'&'"),
+            ("a > out", "'>'"),
+            ("echo $HOME", "'$'"),
+            ("echo `id`", "'`'"),
+            ("ls *", "'*'"),
+            ("ssh -i ~/.ssh/k guest", "'~'"),
+            ("a #comment", "'#'"),
+        ] {
+            let err = split_words(bad).unwrap_err();
+            assert!(
+                err.contains(what) && err.contains("no shell"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(split_words("'open").unwrap_err().contains("never closed"));
+        assert!(split_words("\"open").unwrap_err().contains("never closed"));
+        assert!(split_words("a\\").unwrap_err().contains("lone backslash"));
+    }
+
+    #[test]
+    fn environments_are_named_with_or_without_a_prefix() {
+        assert_eq!(
+            parse_in("host").unwrap(),
+            InArg {
+                name: "host".into(),
+                prefix: vec![]
+            }
+        );
+        let g = parse_in("gvisor=runsc --network=none do").unwrap();
+        assert_eq!((g.name.as_str(), g.prefix.len()), ("gvisor", 3));
+        assert!(parse_in("a b=x")
+            .unwrap_err()
+            .contains("not an environment name"));
+        assert!(parse_in("=x")
+            .unwrap_err()
+            .contains("not an environment name"));
+        assert!(parse_in("vm=").unwrap_err().contains("gives no prefix"));
+        assert!(parse_in("vm=  ").unwrap_err().contains("gives no prefix"));
+        assert_eq!(
+            parse_in_binary("vm=/usr/local/bin/envbench").unwrap(),
+            ("vm".into(), PathBuf::from("/usr/local/bin/envbench"))
+        );
+        assert!(parse_in_binary("vm=")
+            .unwrap_err()
+            .contains("names no binary"));
+        assert!(parse_in_binary("/x").unwrap_err().contains("NAME=PATH"));
     }
 
     #[test]

@@ -7,20 +7,28 @@
 //! stops the current case; the file is then marked interrupted. A second
 //! Ctrl-C exits at once, after killing the processes envbench started and
 //! removing its scratch directories (the file holds every finished case).
+//!
+//! With `--in A --in B ...` the same battery runs in several environments
+//! interleaved, case round by case round, one result file each
+//! ([`sides`]: each environment fingerprinted through its prefix, named,
+//! given its file); a plain run is the one environment this host is.
+
+mod sides;
 
 use super::progress::Reporter;
-use crate::bench::schedule::{self, Schedule, Step, Watch};
+use crate::bench::launch::Environment;
+use crate::bench::schedule::{self, Schedule, Side, Step, Watch};
 use crate::bench::select::Selector;
 use crate::bench::{self, runner, Bench, CaseSpec, Plan};
-use crate::config::{NamedDir, RunConfig};
+use crate::config::RunConfig;
 use crate::error::{print_stdout, UsageError};
 use crate::history::Db;
 use crate::probe::Fingerprint;
 use crate::results::{CaseResult, CaseStatus, ResultFile, RunStatus};
-use crate::timestamp::{utc_compact, utc_iso, wall_now_secs};
-use crate::units::file_safe;
-use crate::{probe, report, store, validity};
+use crate::timestamp::{utc_iso, wall_now_secs};
+use crate::{report, store, validity};
 use anyhow::Context as _;
+pub use sides::IN_PLACEHOLDER;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,16 +59,21 @@ pub struct RunSettings {
     pub force: bool,
     /// `--all-metrics`: print every metric at the end.
     pub all_metrics: bool,
+    /// `--in`: the environments measured interleaved (two or more, each
+    /// labelled by its name, `config.output` a pattern holding
+    /// [`IN_PLACEHOLDER`] or empty); empty: a plain run on this host.
+    pub environments: Vec<Environment>,
 }
 
 /// What this machine made of the settings, before anything is measured.
 struct Prepared {
-    /// The run's id.
-    run_id: String,
     /// When the run started, seconds since the Unix epoch.
     started: f64,
-    /// The environment, probed once.
-    fingerprint: Fingerprint,
+    /// The environments, each with its fingerprint, run id, label and
+    /// result file: this host alone for a plain run.
+    sides: Vec<sides::Prepared>,
+    /// The id the files of an interleaved run share; None for a plain run.
+    interleave_id: Option<String>,
     /// The cases to run, in plan order.
     cases: Vec<(&'static dyn Bench, CaseSpec)>,
     /// Notes for the result file from the families (the directories).
@@ -85,11 +98,12 @@ const THREADS_PER_CPU: usize = 64;
 pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
     let p = prepare(&mut s)?;
     if s.plan_only {
+        let note = sides::plan_note(&p.sides, p.budget_note.as_deref());
         let text = report::plan::render(
-            &s.config,
+            &p.sides[0].config,
             &p.cases,
             &s.config.dirs,
-            p.budget_note.as_deref(),
+            note.as_deref(),
         );
         print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
@@ -102,53 +116,69 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
             ))
         })?;
     }
-    let mut file = start(&s, &p)?;
+    let mut files = start(&s, &p)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    match measure(&s, &p, &mut file, &interrupted) {
+    match measure(&s, &p, &mut files, &interrupted) {
         Ok(watch) => {
-            let config = &s.config;
             let was_interrupted = interrupted.load(Ordering::SeqCst);
-            file.status = if was_interrupted {
-                RunStatus::Interrupted
-            } else {
-                RunStatus::Complete
-            };
-            file.ended_utc = Some(utc_iso(wall_now_secs()));
-            crate::validity::assess(&mut file);
-            store::save(&config.output, &file).context("saving results")?;
-            let unrecorded = print_and_record(&s, &file, &watch.reporter)?;
-            finish(config, &file, was_interrupted, unrecorded, &watch.reporter)
+            let mut unrecorded = Vec::new();
+            for (side, file) in p.sides.iter().zip(&mut files) {
+                file.status = if was_interrupted {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Complete
+                };
+                file.ended_utc = Some(utc_iso(wall_now_secs()));
+                crate::validity::assess(file);
+                store::save(&side.config.output, file).context("saving results")?;
+            }
+            for (side, file) in p.sides.iter().zip(&files) {
+                let shown = (p.sides.len() > 1).then_some(side.env.name.as_str());
+                unrecorded.extend(print_and_record(
+                    &s,
+                    file,
+                    &side.config,
+                    shown,
+                    &watch.reporter,
+                )?);
+            }
+            finish(&p, &files, was_interrupted, unrecorded, &watch.reporter)
         }
         Err(e) => {
-            // the file says what stopped it rather than staying `running`
+            // the files say what stopped them rather than staying `running`
             // (best effort: a full disk may refuse this write too)
-            file.status = RunStatus::Failed;
-            file.ended_utc = Some(utc_iso(wall_now_secs()));
-            file.notes.push(format!("the run failed: {e:#}"));
-            let _ = store::save(&s.config.output, &file);
+            for (side, file) in p.sides.iter().zip(&mut files) {
+                file.status = RunStatus::Failed;
+                file.ended_utc = Some(utc_iso(wall_now_secs()));
+                file.notes.push(format!("the run failed: {e:#}"));
+                let _ = store::save(&side.config.output, file);
+            }
             Err(e)
         }
     }
 }
 
-/// Settles on this machine what `s` asked: probes the environment, checks
-/// the thread counts against it, plans the cases and shares the suite's
-/// time among them; names the run, and fills in the label and result file
-/// `s` left empty (the file checked unless only the plan is asked for).
+/// Settles on this machine what `s` asked: fingerprints each environment
+/// (through its prefix), checks the thread counts against the first,
+/// plans the cases from it and shares the suite's time among them; names
+/// the run and each environment's file, filling in the label and result
+/// file `s` left empty (each file checked unless only the plan is asked
+/// for).
 ///
 /// # Errors
-/// [`UsageError`] for a thread count above this machine's cap, a pattern
-/// with parameters that takes no case, or a result file that cannot be
-/// used.
+/// [`UsageError`] for an environment whose prefix cannot start envbench, a
+/// thread count above this machine's cap, a pattern with parameters that
+/// takes no case, or a result file that cannot be used.
 fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
+    let fingerprints = sides::fingerprints(&s.environments, &s.config.dirs)?;
+    let first = &fingerprints[0];
     let config = &mut s.config;
-    let fingerprint = probe::probe_live(&NamedDir::paths(&config.dirs));
-    thread_counts(config.threads.as_deref(), &fingerprint)?;
+    thread_counts(config.threads.as_deref(), first)?;
     let plan = Plan::from_fingerprint(
         config.suite,
-        &fingerprint,
+        first,
         config.threads.clone(),
         config.dirs.clone(),
     )
@@ -160,33 +190,28 @@ fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
     let cases = bench::select_cases(&s.selectors, planned).map_err(UsageError)?;
     let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), s.budget);
     let started = wall_now_secs();
-    let host = file_safe(fingerprint.os.hostname.as_deref().unwrap_or("host"));
-    if config.label.is_empty() {
-        config.label = fingerprint.virtualization.summary().replace('/', "-");
+    let named = sides::name(&s.environments, fingerprints, config, started);
+    let mut prepared = Vec::new();
+    for mut side in named.sides {
+        if !s.plan_only {
+            side.config.output = result_file(&side.config.output, s.db.as_ref(), s.force)?;
+        }
+        prepared.push(side);
     }
-    // a random part, so that runs started in the same second on the same
-    // host (two containers, each its own PID 1) never share an id or a name
-    let tag = store::random_tag();
-    if config.output.as_os_str().is_empty() {
-        config.output = PathBuf::from(format!(
-            "envbench-{}-{host}-{}-{tag}.json",
-            file_safe(&config.label),
-            utc_compact(started)
-        ));
-    }
-    if !s.plan_only {
-        config.output = result_file(&config.output, s.db.as_ref(), s.force)?;
-    }
-    // a budget the user gave, and the fake clock's exact counts, are kept
+    // a budget the user gave, and the fake clock's exact counts, are kept;
+    // the suite's time is each environment's
     let deadline = match (s.budget, config.fake_clock) {
-        (None, false) => config.suite.target_secs(),
+        (None, false) => config
+            .suite
+            .target_secs()
+            .map(|t| t * prepared.len() as f64),
         _ => None,
     };
     Ok(Prepared {
         notes: bench::notes(bench::FAMILIES, &plan),
-        run_id: format!("{}-{host}-{tag}", utc_compact(started)),
         started,
-        fingerprint,
+        sides: prepared,
+        interleave_id: named.interleave_id,
         cases,
         budget_note,
         deadline,
@@ -254,7 +279,8 @@ fn result_file(output: &Path, db: Option<&Db>, force: bool) -> Result<PathBuf, U
     store::output_path(output, force, "-o").map_err(UsageError)
 }
 
-/// Watches for signals and measures every case into `file`.
+/// Watches for signals and measures every case into `files`, one per
+/// environment.
 ///
 /// # Errors
 /// The signal thread cannot start (the process limit); a case's result
@@ -262,73 +288,96 @@ fn result_file(output: &Path, db: Option<&Db>, force: bool) -> Result<PathBuf, U
 fn measure(
     s: &RunSettings,
     p: &Prepared,
-    file: &mut ResultFile,
+    files: &mut [ResultFile],
     interrupted: &Arc<AtomicBool>,
 ) -> anyhow::Result<RunWatch> {
     crate::cleanup::watch_signals(Arc::clone(interrupted)).map_err(|e| {
         anyhow::anyhow!(
             "cannot start envbench's signal-watching thread: {e}{}",
-            bench::worker::limit_hint(&e)
+            bench::launch::limit_hint(&e)
         )
     })?;
     let config = &s.config;
     let mut watch = RunWatch {
-        reporter: Reporter::new(s.quiet, p.cases.len(), config.reps.per_round(0).budget()),
+        reporter: Reporter::new(
+            s.quiet,
+            p.cases.len() * p.sides.len(),
+            config.reps.per_round(0).budget(),
+        ),
     };
     watch.reporter.message(&format!(
-        "envbench {}: {} case(s) x {} round(s), suite {}, label {}, writing {}",
+        "envbench {}: {} case(s) x {} round(s), suite {}, {}",
         env!("CARGO_PKG_VERSION"),
         p.cases.len(),
         config.reps.rounds.max(1),
         config.suite.name(),
-        config.label,
-        config.output.display()
+        sides::headline(&p.sides)
     ));
-    for a in &file.anomalies {
+    for a in &files[0].anomalies {
         watch.reporter.message(&format!("warning: {}", a.message));
     }
+    if p.sides.len() > 1 {
+        // a worker its prefix left behind stays ours to kill and reap
+        crate::cleanup::adopt_orphans();
+    }
+    let sides: Vec<Side> = p
+        .sides
+        .iter()
+        .map(|side| Side {
+            name: &side.env.name,
+            launcher: &side.env.launcher,
+            output: &side.config.output,
+        })
+        .collect();
     let plan = Schedule {
         config,
         cases: &p.cases,
         deadline: p.deadline,
-        output: &config.output,
         families: bench::FAMILIES,
+        sides: &sides,
+        interleave_id: p.interleave_id.as_deref(),
     };
-    schedule::run(&plan, file, interrupted, &mut watch)?;
+    schedule::run(&plan, files, interrupted, &mut watch)?;
     Ok(watch)
 }
 
 /// Checks that the machine is quiet enough and writes the first version
-/// of the result file (no case yet).
+/// of each environment's result file (no case yet).
 ///
 /// # Errors
 /// [`UsageError`] for an output path that cannot be written;
 /// [`validity::NotIdle`] under `--require-idle`.
-fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<ResultFile> {
-    let (anomalies, notes) = validity::idle::at_start(&s.config, &p.fingerprint, s.quiet)?;
-    let mut file = ResultFile::new(
-        p.run_id.clone(),
-        &s.config,
-        p.fingerprint.clone(),
-        utc_iso(p.started),
-    );
-    file.anomalies = anomalies;
-    file.notes = notes;
-    file.notes.extend(p.notes.iter().cloned());
-    file.notes.extend(p.budget_note.clone());
-    let saved = if s.force {
-        store::save(&s.config.output, &file)
-    } else {
-        store::save_new(&s.config.output, &file)
-    };
-    saved.map_err(|e| {
-        if e.is_bad_path() {
-            anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
+fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<Vec<ResultFile>> {
+    let first = &p.sides[0];
+    let (anomalies, notes) = validity::idle::at_start(&first.config, &first.fingerprint, s.quiet)?;
+    let mut files = Vec::new();
+    for side in &p.sides {
+        let mut file = ResultFile::new(
+            side.run_id.clone(),
+            &side.config,
+            side.fingerprint.clone(),
+            utc_iso(p.started),
+        );
+        file.anomalies.clone_from(&anomalies);
+        file.notes.clone_from(&notes);
+        file.notes.extend(p.notes.iter().cloned());
+        file.notes.extend(p.budget_note.clone());
+        let output = &side.config.output;
+        let saved = if s.force {
+            store::save(output, &file)
         } else {
-            anyhow::Error::new(e).context("cannot write the result file")
-        }
-    })?;
-    Ok(file)
+            store::save_new(output, &file)
+        };
+        saved.map_err(|e| {
+            if e.is_bad_path() {
+                anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
+            } else {
+                anyhow::Error::new(e).context("cannot write the result file")
+            }
+        })?;
+        files.push(file);
+    }
+    Ok(files)
 }
 
 /// The run's side of the schedule: progress on stderr.
@@ -366,8 +415,9 @@ impl Watch for RunWatch {
     }
 }
 
-/// Prints the summary and records the run in the history database.
-/// Returns why the run is not in the history that `--db` (or
+/// Prints the summary of `file` (after its environment's name, `shown`,
+/// when several were measured) and records the run in the history
+/// database. Returns why the run is not in the history that `--db` (or
 /// `ENVBENCH_DB`) named: a run asked to be recorded there and not recorded
 /// fails ([`finish`]), so that a fleet or a script that removes the file
 /// afterwards sees it. The default history that cannot take the run is a
@@ -375,10 +425,14 @@ impl Watch for RunWatch {
 fn print_and_record(
     s: &RunSettings,
     file: &ResultFile,
+    config: &RunConfig,
+    shown: Option<&str>,
     reporter: &Reporter,
 ) -> anyhow::Result<Option<String>> {
-    let config = &s.config;
-    let text = report::summary::render(file, s.all_metrics);
+    let mut text = report::summary::render(file, s.all_metrics);
+    if let Some(name) = shown {
+        text = format!("{name}:\n{text}");
+    }
     print_stdout(&text)?;
     reporter.message(&format!("results: {}", config.output.display()));
     if !s.record {
@@ -407,17 +461,19 @@ fn print_and_record(
     }
 }
 
-/// The exit code: 130 when interrupted; an error when a case failed or
-/// the run is not in the history `--db` named (`unrecorded` says why).
+/// The exit code: 130 when interrupted; an error when a case failed in
+/// any environment or a run is not in the history `--db` named
+/// (`unrecorded` says why).
 fn finish(
-    config: &RunConfig,
-    file: &ResultFile,
+    p: &Prepared,
+    files: &[ResultFile],
     was_interrupted: bool,
-    unrecorded: Option<String>,
+    unrecorded: Vec<String>,
     reporter: &Reporter,
 ) -> anyhow::Result<ExitCode> {
+    let why = (!unrecorded.is_empty()).then(|| unrecorded.join("; "));
     if was_interrupted {
-        if let Some(why) = &unrecorded {
+        if let Some(why) = &why {
             // said even under --quiet; the exit code stays the interruption's
             eprintln!("envbench: {}", crate::terminal::escape_output(why));
         }
@@ -426,13 +482,20 @@ fn finish(
         );
         return Ok(ExitCode::from(130));
     }
-    let failed = file
-        .cases
+    let failed = files
         .iter()
+        .flat_map(|f| &f.cases)
         .filter(|c| c.status == CaseStatus::Failed)
         .count();
-    let output = config.output.display();
-    match (failed, unrecorded) {
+    let outputs: Vec<String> = p
+        .sides
+        .iter()
+        .zip(files)
+        .filter(|(_, f)| f.cases.iter().any(|c| c.status == CaseStatus::Failed))
+        .map(|(side, _)| side.config.output.display().to_string())
+        .collect();
+    let output = outputs.join(", ");
+    match (failed, why) {
         (0, None) => Ok(ExitCode::SUCCESS),
         (0, Some(why)) => anyhow::bail!("{why}"),
         (n, None) => anyhow::bail!("{n} case(s) failed; reasons are in {output}"),

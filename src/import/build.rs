@@ -159,6 +159,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
             started: rounds,
             seed: opts.seed,
             orders,
+            interleave: None,
         }),
         cases: case_results,
         derived: Vec::new(),

@@ -151,6 +151,49 @@ pub struct Rounds {
     pub seed: u64,
     /// Case keys in the order each round ran them.
     pub orders: Vec<Vec<String>>,
+    /// The run measured several environments interleaved (`run --in`),
+    /// one result file each: what ties this file to the others and how
+    /// their case rounds alternated. Absent from a run of one environment
+    /// (and from files written before interleaving).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
+}
+
+/// How the files of one interleaved run (`run --in A --in B ...`) belong
+/// together. Each case round ran once in every environment, one after the
+/// other, in an order drawn afresh for that case round; so round `r` of a
+/// case in one file and round `r` of that case in another were measured
+/// side by side, and their `sample_times_secs` count from the same start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interleave {
+    /// The interleaved run's id, the same in each of its files (each file
+    /// keeps a `run_id` of its own): `<UTC start>-<host>-<6 random hex digits>`.
+    pub id: String,
+    /// Every environment of the run, in the order `--in` named them.
+    pub environments: Vec<InterleavedEnv>,
+    /// This file's environment, an index into `environments` (its name is
+    /// the file's label).
+    pub index: u32,
+    /// Per round, per case in that round's order (`orders`): the indices
+    /// of the environments in the order they measured that case round,
+    /// drawn with the rounds' `seed`. An environment in which the case no
+    /// longer runs (skipped, failed) is passed over when its turn comes.
+    pub env_orders: Vec<Vec<Vec<u32>>>,
+}
+
+/// An environment of an interleaved run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterleavedEnv {
+    /// `--in NAME`, the label of its result file.
+    pub name: String,
+    /// The command prefix its workers started through, word by word
+    /// (empty: none, the host as it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefix: Vec<String>,
+    /// envbench's path inside it (`--in-binary`); absent: the run's own
+    /// binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
 }
 
 /// One round of one case.
@@ -484,4 +527,26 @@ pub fn metric_results(
             samples,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_of_one_environment_are_written_and_read_as_before() {
+        let old = r#"{"planned":2,"started":2,"seed":7,"orders":[["a"],["a"]]}"#;
+        let r: Rounds = serde_json::from_str(old).unwrap();
+        assert_eq!(r.interleave, None);
+        assert_eq!(serde_json::to_string(&r).unwrap(), old);
+    }
+
+    #[test]
+    fn an_interleaved_run_s_block_round_trips_without_empty_fields() {
+        let text = r#"{"planned":1,"started":1,"seed":7,"orders":[["a"]],"interleave":{"id":"i","environments":[{"name":"host"},{"name":"g","prefix":["runsc","do"]}],"index":1,"env_orders":[[[1,0]]]}}"#;
+        let r: Rounds = serde_json::from_str(text).unwrap();
+        let i = r.interleave.as_ref().unwrap();
+        assert_eq!((i.index, i.environments[1].prefix.len()), (1, 2));
+        assert_eq!(serde_json::to_string(&r).unwrap(), text);
+    }
 }

@@ -11,9 +11,12 @@
 //! - Summaries are recomputed from the samples; a stored one that disagrees
 //!   is replaced and the case gets a `summary_recomputed` anomaly.
 //! - Strings shown to the user (label, keys, reasons, notes, anomaly
-//!   messages, suspect flags) have control and bidi characters escaped.
+//!   messages, suspect flags, interleaved environments) have control and
+//!   bidi characters escaped.
+//! - An interleaved run's indices (`rounds.interleave`) name environments
+//!   it lists (else the file is refused, naming the field).
 
-use crate::results::{Anomaly, CaseResult, CaseStatus, ResultFile, Suspect};
+use crate::results::{Anomaly, CaseResult, CaseStatus, Interleave, ResultFile, Suspect};
 use crate::stats::{summary_of, Summary};
 use crate::terminal::escape;
 use std::collections::HashMap;
@@ -33,6 +36,9 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.notes.iter_mut().for_each(|n| *n = escape(n));
     file.anomalies.iter_mut().for_each(escape_anomaly);
     file.suspect.iter_mut().for_each(escape_suspect);
+    if let Some(i) = file.rounds.as_mut().and_then(|r| r.interleave.as_mut()) {
+        check_interleave(i)?;
+    }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, case) in file.cases.iter_mut().enumerate() {
         case.key = escape(&case.key);
@@ -75,6 +81,34 @@ fn fresh_summaries(file: &ResultFile) -> Result<Vec<Option<Summary>>, String> {
             None
         }
     }))
+}
+
+/// Escapes an interleaved run's names and words, and refuses an index
+/// beyond its environments.
+fn check_interleave(i: &mut Interleave) -> Result<(), String> {
+    for e in &mut i.environments {
+        e.name = escape(&e.name);
+        e.prefix.iter_mut().for_each(|w| *w = escape(w));
+        e.binary = e.binary.as_deref().map(escape);
+    }
+    let n = i.environments.len();
+    if i.index as usize >= n {
+        return Err(format!(
+            "rounds.interleave.index {} names no environment (it lists {n})",
+            i.index
+        ));
+    }
+    for (r, round) in i.env_orders.iter().enumerate() {
+        for (c, order) in round.iter().enumerate() {
+            if let Some(bad) = order.iter().find(|&&e| e as usize >= n) {
+                return Err(format!(
+                    "rounds.interleave.env_orders[{r}][{c}] holds {bad}, which names no \
+                     environment (it lists {n})"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn escape_anomaly(a: &mut Anomaly) {
@@ -226,5 +260,45 @@ mod tests {
         assert_eq!(f.label, "\\u{1b}[2J");
         f.cases.push(f.cases[0].clone());
         assert!(validate(&mut f).unwrap_err().contains("repeats cases[0]"));
+    }
+
+    #[test]
+    fn an_interleaved_run_names_only_environments_it_lists() {
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        let env = |name: &str| crate::results::InterleavedEnv {
+            name: name.into(),
+            prefix: vec!["runsc".into(), "do\u{1b}".into()],
+            binary: None,
+        };
+        f.rounds = Some(crate::results::Rounds {
+            planned: 1,
+            started: 1,
+            seed: 1,
+            orders: vec![vec!["os.x".into()]],
+            interleave: Some(Interleave {
+                id: "i".into(),
+                environments: vec![env("a"), env("b")],
+                index: 1,
+                env_orders: vec![vec![vec![1, 0]]],
+            }),
+        });
+        validate(&mut f).unwrap();
+        let i = f.rounds.as_ref().unwrap().interleave.as_ref().unwrap();
+        assert_eq!(i.environments[0].prefix[1], "do\\u{1b}");
+        let mut bad = f.clone();
+        bad.rounds
+            .as_mut()
+            .unwrap()
+            .interleave
+            .as_mut()
+            .unwrap()
+            .index = 2;
+        assert!(validate(&mut bad).unwrap_err().contains("index 2"));
+        let mut bad = f;
+        let i = bad.rounds.as_mut().unwrap().interleave.as_mut().unwrap();
+        i.env_orders[0][0] = vec![0, 5];
+        assert!(validate(&mut bad)
+            .unwrap_err()
+            .contains("env_orders[0][0] holds 5"));
     }
 }

@@ -1,0 +1,163 @@
+//! How a battery's time is shared: the suite's time among its cases
+//! ([`fit_budget`]), a case's budget among its rounds ([`rounds_for`],
+//! [`spread`], [`round_policy`]) and what is left when a run falls behind
+//! ([`catch_up_budget`]).
+
+use crate::config::{RepPolicy, Suite};
+use crate::results::CaseResult;
+
+/// The fewest rounds a case gets (when the passes planned allow as many):
+/// a case's rounds are a level of the statistics, and a spread needs a few.
+pub const MIN_ROUNDS: u32 = 3;
+
+/// The rounds a case gets when its whole `budget` (seconds) is spent at
+/// `first` seconds a round (what its first round cost, preparing
+/// included): as many as that pays for, at least [`MIN_ROUNDS`] and at
+/// most `passes`.
+pub(super) fn rounds_for(budget: f64, first: f64, passes: u32) -> u32 {
+    let affordable = if first > 0.0 {
+        (budget / first + 1e-9).floor().min(f64::from(passes))
+    } else {
+        f64::from(passes)
+    };
+    (affordable as u32).clamp(MIN_ROUNDS.min(passes), passes.max(1))
+}
+
+/// `rounds` of `passes` passes, the first among them and the others
+/// spread evenly over the rest (`true` where the case runs).
+pub(super) fn spread(rounds: u32, passes: u32) -> Vec<bool> {
+    let (k, n) = (u64::from(rounds.max(1) - 1), u64::from(passes.max(1) - 1));
+    let mut out = vec![false; passes.max(1) as usize];
+    out[0] = true;
+    for p in 1..=n {
+        // Bresenham: a round wherever the ideal count k·p/n steps up
+        out[p as usize] = k * p / n.max(1) > k * (p - 1) / n.max(1);
+    }
+    out
+}
+
+/// Shares the suite's time among its cases: when the suite has a target
+/// ([`Suite::target_secs`]) and the cases' budgets would add up to more,
+/// each case's budget shrinks to its share, down to a floor
+/// ([`Suite::min_budget_secs`]) below which a case could not finish its
+/// minimum repetitions. A budget given with `--budget` is kept as it is.
+/// Returns a note for the result file when it changed the budget.
+pub fn fit_budget(
+    reps: &mut RepPolicy,
+    suite: Suite,
+    cases: usize,
+    given: Option<f64>,
+) -> Option<String> {
+    let target = suite.target_secs()?;
+    if given.is_some() || cases == 0 {
+        return None;
+    }
+    let share = (target / cases as f64).max(suite.min_budget_secs());
+    if share >= reps.budget_secs {
+        return None;
+    }
+    let was = reps.budget_secs;
+    reps.budget_secs = share;
+    Some(format!(
+        "budget per case {share:.2} s instead of {was:.2} s: the {} suite's {target:.0} s of case budgets shared among {cases} cases (--budget sets it)",
+        suite.name()
+    ))
+}
+
+/// The budget of the next case's round when the run has `deadline`
+/// seconds in all, `elapsed` are gone and `items` case rounds remain
+/// (this one included): its share of the time left, never more than the
+/// planned `budget` and never less than `floor`. Cutting repetitions this
+/// way keeps the suite's time when preparing cases costs more than planned
+/// (STREAM's arrays on a slow machine), before any case is dropped.
+pub fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, floor: f64) -> f64 {
+    let share = (deadline - elapsed).max(0.0) / items.max(1) as f64;
+    share.clamp(floor.min(budget), budget)
+}
+
+/// The policy of a case in a round: after its first round, a case whose
+/// repetitions each take more than half the round's budget skips its
+/// warm-up (a repetition that long warms itself, and warming it again
+/// would break the suite's budget: os.fork_cow after touching 256 MiB).
+pub(super) fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> RepPolicy {
+    let long = so_far.and_then(|r| r.rounds.first()).is_some_and(|first| {
+        let trials = f64::from((first.warmup_reps + first.reps).max(1));
+        first.duration_secs / trials > policy.budget_secs / 2.0
+    });
+    RepPolicy {
+        warmup: if long { 0 } else { policy.warmup },
+        ..policy.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_time_is_shared_among_many_cases() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        // few cases: their budgets fit, nothing changes
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 10, None), None);
+        assert_eq!(reps.budget_secs, 2.0);
+        // a 16-CPU machine's thread counts and every family: 60 cases
+        let note = fit_budget(&mut reps, Suite::Quick, 60, None).unwrap();
+        assert!((reps.budget_secs * 60.0 - 42.0).abs() < 1e-9, "{note}");
+        // never below the floor at which rounds cannot finish a repetition
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        fit_budget(&mut reps, Suite::Quick, 1000, None);
+        assert_eq!(reps.budget_secs, Suite::Quick.min_budget_secs());
+        // standard keeps its ten minutes the same way
+        let mut reps = RepPolicy::for_suite(Suite::Standard);
+        fit_budget(&mut reps, Suite::Standard, 96, None);
+        assert!(reps.budget_secs * 96.0 <= 480.0 + 1e-9);
+    }
+
+    #[test]
+    fn a_run_behind_its_deadline_cuts_budgets_not_cases() {
+        // on time: 40 s left for 20 case rounds of 0.62 s: the plan holds
+        assert_eq!(catch_up_budget(0.62, 54.0, 14.0, 20, 0.2), 0.62);
+        // behind: 10 s left for 20 case rounds: half a second each
+        assert!((catch_up_budget(0.62, 54.0, 44.0, 20, 0.2) - 0.5).abs() < 1e-12);
+        // far behind or past the deadline: the floor, never zero
+        assert_eq!(catch_up_budget(0.62, 54.0, 60.0, 20, 0.2), 0.2);
+        // a planned budget under the floor is not raised
+        assert_eq!(catch_up_budget(0.1, 54.0, 60.0, 20, 0.2), 0.1);
+    }
+
+    #[test]
+    fn a_given_budget_and_the_full_suite_are_left_alone() {
+        let mut reps = RepPolicy::for_suite(Suite::Quick);
+        reps.budget_secs = 5.0;
+        assert_eq!(fit_budget(&mut reps, Suite::Quick, 100, Some(5.0)), None);
+        assert_eq!(reps.budget_secs, 5.0);
+        let mut reps = RepPolicy::for_suite(Suite::Full);
+        assert_eq!(fit_budget(&mut reps, Suite::Full, 500, None), None);
+        assert_eq!(reps.budget_secs, 60.0);
+    }
+
+    #[test]
+    fn a_case_gets_the_rounds_its_budget_pays_for() {
+        // cheap: every pass
+        assert_eq!(rounds_for(1.2, 0.1, 12), 12);
+        // dear: what the budget pays for, never below the minimum
+        assert_eq!(rounds_for(1.2, 0.25, 12), 4);
+        assert_eq!(rounds_for(1.2, 0.9, 12), MIN_ROUNDS);
+        // fewer passes than the minimum: every pass
+        assert_eq!(rounds_for(1.2, 0.9, 2), 2);
+        assert_eq!(rounds_for(1.2, 0.0, 5), 5);
+    }
+
+    #[test]
+    fn rounds_are_spread_evenly_over_the_passes_from_the_first() {
+        let on = |v: Vec<bool>| -> Vec<usize> { (0..v.len()).filter(|&i| v[i]).collect() };
+        assert_eq!(on(spread(3, 3)), vec![0, 1, 2]);
+        assert_eq!(on(spread(12, 12)).len(), 12);
+        assert_eq!(on(spread(4, 12)), vec![0, 4, 8, 11]);
+        assert_eq!(on(spread(3, 10)), vec![0, 5, 9]);
+        assert_eq!(on(spread(1, 4)), vec![0]);
+        for (k, n) in [(3, 7), (5, 12), (7, 20), (20, 20)] {
+            assert_eq!(on(spread(k, n)).len(), k as usize, "{k} of {n}");
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The orders a battery runs in, all drawn from the run's seed: the cases
+//! of each round ([`round_order`]) and, in an interleaved run, the
+//! environments of each case round ([`env_order`]). Drawing each case
+//! round's order afresh is the randomized multiple interleaved trials of
+//! Abedi and Brecht (ICPE 2017): no environment always goes first, or
+//! always after the same neighbour, so what a place in the order costs
+//! (a warm cache, a cold CPU) spreads over all of them.
+
+use crate::stats::rng::Rng;
+
+/// Salt of the case orders: the seed alone also seeds the bootstrap.
+const ROUND_SALT: u64 = 0x0D0E_5EED_0000_0000;
+
+/// Salt of the environment orders, apart from the case orders'.
+const ENV_SALT: u64 = 0x0E5D_0EED_0000_0000;
+
+/// Spreads round and position numbers over the seed's bits (the golden
+/// ratio's fraction, as SplitMix64 steps).
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Another odd multiplier, so that round 1 at position 0 and round 0 at
+/// position 1 draw apart (MurmurHash3's finaliser constant).
+const MIX: u64 = 0xC2B2_AE3D_27D4_EB4F;
+
+/// Case indices in the order of `round`: a seeded Fisher–Yates shuffle,
+/// a new one each round, the same for the same seed.
+pub(super) fn round_order(n: usize, seed: u64, round: u32) -> Vec<usize> {
+    shuffle(n, seed ^ ROUND_SALT ^ u64::from(round).wrapping_mul(GOLDEN))
+}
+
+/// The order in which `envs` environments measure the case at position
+/// `pos` of round `round`: each once, a new seeded shuffle for every case
+/// round, the same for the same seed.
+pub(super) fn env_order(envs: usize, seed: u64, round: u32, pos: usize) -> Vec<usize> {
+    shuffle(
+        envs,
+        seed ^ ENV_SALT
+            ^ u64::from(round).wrapping_mul(GOLDEN)
+            ^ (pos as u64).wrapping_add(1).wrapping_mul(MIX),
+    )
+}
+
+/// 0..n in a Fisher–Yates shuffle seeded by `seed`.
+fn shuffle(n: usize, seed: u64) -> Vec<usize> {
+    let mut rng = Rng::new(seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_environment_measures_each_case_round_once() {
+        for envs in 1..=5 {
+            for (round, pos) in [(0, 0), (3, 7), (11, 44)] {
+                let mut o = env_order(envs, 42, round, pos);
+                o.sort_unstable();
+                assert_eq!(o, (0..envs).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn environment_orders_are_seeded_and_differ_between_rounds() {
+        assert_eq!(env_order(3, 7, 2, 5), env_order(3, 7, 2, 5));
+        // two environments over a quick run's 12 rounds of one case: each
+        // goes first sometimes, and the orders are not all alike
+        let firsts: Vec<usize> = (0..12).map(|r| env_order(2, 7, r, 0)[0]).collect();
+        assert!(firsts.contains(&0) && firsts.contains(&1), "{firsts:?}");
+        // along the cases of one round too
+        let along: Vec<usize> = (0..12).map(|p| env_order(2, 7, 0, p)[0]).collect();
+        assert!(along.contains(&0) && along.contains(&1), "{along:?}");
+        // with three, several of the six orders turn up
+        let mut seen: Vec<Vec<usize>> = (0..24).map(|r| env_order(3, 7, r, 1)).collect();
+        seen.sort();
+        seen.dedup();
+        assert!(seen.len() >= 4, "{seen:?}");
+        // another seed, other orders
+        let other: Vec<usize> = (0..12).map(|r| env_order(2, 8, r, 0)[0]).collect();
+        assert_ne!(firsts, other);
+    }
+
+    #[test]
+    fn environment_orders_are_balanced_over_many_case_rounds() {
+        // first place falls to each of two environments about half the time
+        let firsts = (0..40)
+            .flat_map(|r| (0..45).map(move |p| env_order(2, 1, r, p)[0]))
+            .filter(|&e| e == 0)
+            .count();
+        assert!((800..1000).contains(&firsts), "{firsts} of 1800");
+    }
+
+    #[test]
+    fn case_orders_are_unchanged_by_interleaving() {
+        // the same shuffle as before environment orders existed
+        let mut o = round_order(10, 1, 3);
+        assert_eq!(round_order(10, 1, 3), o);
+        o.sort_unstable();
+        assert_eq!(o, (0..10).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,194 @@
+//! The environments a run measures in: this host alone for a plain run,
+//! or the `--in` environments, interleaved. Each is fingerprinted where it
+//! is (through its prefix: gVisor's fingerprint is gVisor's), named (its
+//! `--in` NAME is its label) and given its result file and run id; the
+//! files of an interleaved run share an id of their own.
+
+use crate::bench::launch::{self, Environment, Launcher};
+use crate::config::{NamedDir, RunConfig};
+use crate::error::UsageError;
+use crate::probe::Fingerprint;
+use crate::store;
+use crate::timestamp::utc_compact;
+use crate::units::file_safe;
+use std::path::PathBuf;
+
+/// What `-o` holds, with `--in`, where each environment's name goes:
+/// `-o results/{in}.json` writes `results/host.json`, `results/gvisor.json`.
+pub const IN_PLACEHOLDER: &str = "{in}";
+
+/// An environment settled on this machine, before anything is measured.
+pub(super) struct Prepared {
+    /// Its name and how envbench starts in it.
+    pub env: Environment,
+    /// Its fingerprint, probed in it.
+    pub fingerprint: Fingerprint,
+    /// Its result file's run id.
+    pub run_id: String,
+    /// The run's configuration with its label and result file.
+    pub config: RunConfig,
+}
+
+/// Every environment named, with the interleaved run's id.
+pub(super) struct Named {
+    /// In `--in` order; this host alone for a plain run.
+    pub sides: Vec<Prepared>,
+    /// The id the files of an interleaved run share; None for a plain run.
+    pub interleave_id: Option<String>,
+}
+
+/// The fingerprint of each environment (of this host for a plain run),
+/// for the target directories `dirs`, in order.
+///
+/// # Errors
+/// [`UsageError`] naming the environment whose prefix could not start
+/// envbench, the command tried and what happened.
+pub(super) fn fingerprints(
+    envs: &[Environment],
+    dirs: &[NamedDir],
+) -> anyhow::Result<Vec<Fingerprint>> {
+    let paths = NamedDir::paths(dirs);
+    if envs.is_empty() {
+        return Ok(vec![crate::probe::probe_live(&paths)]);
+    }
+    envs.iter()
+        .map(|env| {
+            launch::fingerprint(env, &paths).map_err(|why| {
+                UsageError(format!(
+                    "--in {}: cannot start envbench in it: {why}",
+                    env.name
+                ))
+                .into()
+            })
+        })
+        .collect()
+}
+
+/// Names each environment's run and result file, one fingerprint each
+/// (`fingerprints`, in `envs` order). A plain run (no `envs`) takes the
+/// label and file `config` gives, or the detected virtualisation and
+/// `envbench-LABEL-HOST-UTCTIME-RANDOM.json`, which it writes back into
+/// `config`; an interleaved one labels each file by its environment's
+/// name, in `-o`'s pattern or `envbench-NAME-HOST-UTCTIME-RANDOM.json`,
+/// RANDOM shared by the run.
+pub(super) fn name(
+    envs: &[Environment],
+    fingerprints: Vec<Fingerprint>,
+    config: &mut RunConfig,
+    started: f64,
+) -> Named {
+    let when = utc_compact(started);
+    // a random part, so that runs started in the same second on the same
+    // host (two containers, each its own PID 1) never share an id or a name
+    let tag = store::random_tag();
+    if envs.is_empty() {
+        let fingerprint = fingerprints
+            .into_iter()
+            .next()
+            .expect("invariant: the host's fingerprint");
+        let host = file_safe(fingerprint.os.hostname.as_deref().unwrap_or("host"));
+        if config.label.is_empty() {
+            config.label = fingerprint.virtualization.summary().replace('/', "-");
+        }
+        if config.output.as_os_str().is_empty() {
+            config.output = PathBuf::from(format!(
+                "envbench-{}-{host}-{when}-{tag}.json",
+                file_safe(&config.label)
+            ));
+        }
+        let host_side = Prepared {
+            env: Environment {
+                name: config.label.clone(),
+                launcher: Launcher::default(),
+            },
+            fingerprint,
+            run_id: format!("{when}-{host}-{tag}"),
+            config: config.clone(),
+        };
+        return Named {
+            sides: vec![host_side],
+            interleave_id: None,
+        };
+    }
+    // the machine the run starts on names the run, whatever the
+    // environments are called inside
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| fingerprints[0].os.hostname.clone());
+    let host = file_safe(host.as_deref().unwrap_or("host"));
+    let sides = envs
+        .iter()
+        .zip(fingerprints)
+        .map(|(env, fingerprint)| {
+            let mut c = config.clone();
+            c.label.clone_from(&env.name);
+            c.output = if config.output.as_os_str().is_empty() {
+                PathBuf::from(format!("envbench-{}-{host}-{when}-{tag}.json", env.name))
+            } else {
+                let pattern = config.output.to_string_lossy();
+                PathBuf::from(pattern.replace(IN_PLACEHOLDER, &env.name))
+            };
+            Prepared {
+                env: env.clone(),
+                fingerprint,
+                run_id: format!("{when}-{host}-{}", store::random_tag()),
+                config: c,
+            }
+        })
+        .collect();
+    Named {
+        sides,
+        interleave_id: Some(format!("{when}-{host}-{tag}")),
+    }
+}
+
+/// The line after the plan's table: the budget's note, and for an
+/// interleaved run what interleaving adds to the time.
+pub(super) fn plan_note(sides: &[Prepared], budget_note: Option<&str>) -> Option<String> {
+    let interleaved = (sides.len() > 1).then(|| {
+        format!(
+            "interleaved in {} environments ({}): every case round runs once in each, so the \
+             run takes about {}x the time above (each environment its own budgets)",
+            sides.len(),
+            names(sides),
+            sides.len()
+        )
+    });
+    let lines: Vec<String> = budget_note
+        .map(str::to_string)
+        .into_iter()
+        .chain(interleaved)
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// What the run's first progress line says of where it measures: the
+/// label and file of a plain run, the environments and their files of an
+/// interleaved one.
+pub(super) fn headline(sides: &[Prepared]) -> String {
+    if let [one] = sides {
+        return format!(
+            "label {}, writing {}",
+            one.config.label,
+            one.config.output.display()
+        );
+    }
+    let files: Vec<String> = sides
+        .iter()
+        .map(|s| s.config.output.display().to_string())
+        .collect();
+    format!(
+        "interleaved in {} environments ({}), writing {}",
+        sides.len(),
+        names(sides),
+        files.join(", ")
+    )
+}
+
+/// The environments' names, comma-separated.
+fn names(sides: &[Prepared]) -> String {
+    let names: Vec<&str> = sides.iter().map(|s| s.env.name.as_str()).collect();
+    names.join(", ")
+}

@@ -1,0 +1,402 @@
+//! `envbench run --in A --in B=PREFIX ...` end to end, through real
+//! prefixes (no stand-ins): one result file per environment, sharing an
+//! id; each environment fingerprinted where it is; every reader taking
+//! the files as any others; Ctrl-C through a prefix leaving no process and
+//! no scratch directory. Tiny real runs (`--budget 0.2`, two rounds): they
+//! assert structure, never speed. gVisor interleaved with the host is in
+//! tests/layers.rs, beside the other layers; bad prefixes are rows of
+//! tests/bad_input.rs's table.
+//!
+//! Where a prefix's tool (unshare, bwrap) is missing a test says so and
+//! passes, except under CI (CI=true), where .ci/run installs them and
+//! their absence fails it.
+
+#[path = "common/group.rs"]
+mod group;
+
+use assert_cmd::Command;
+use envbench::results::{ResultFile, RunStatus};
+use envbench::store;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The binary, with its default history under cargo's test scratch
+/// directory, never in the user's home.
+fn envbench() -> Command {
+    let mut c = Command::cargo_bin("envbench").unwrap();
+    c.env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"));
+    c
+}
+
+/// A tiny real run: two rounds of two cheap benchmarks.
+const TINY: &[&str] = &[
+    "run",
+    "--suite",
+    "quick",
+    "--rounds",
+    "2",
+    "--budget",
+    "0.2",
+    "--only",
+    "os.syscall,cpu.primes",
+    "--quiet",
+];
+
+/// Runs `envbench TINY ARGS` in `dir`, which must succeed; returns stderr.
+fn tiny_run(dir: &Path, args: &[&str]) -> String {
+    let out = envbench()
+        .current_dir(dir)
+        .args(TINY)
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {:?}\n{stderr}", out.status);
+    stderr
+}
+
+/// Whether `tool` can be run here; without it a test passes with a line
+/// saying so, except under CI, where .ci/run installs it.
+fn have(tool: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "no {tool} under CI (.ci/run installs it)"
+        );
+        eprintln!("SKIPPED: no {tool} on this machine; .ci/run installs it");
+    }
+    found
+}
+
+/// The files `dir` holds whose names end in `.json`, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Checks what ties the files of one interleaved run together: one id,
+/// every environment named in order, each file its own index, label and
+/// run id, the same case order, an environment order for each case round
+/// (each environment once), and round r of a case in every file.
+fn check_interleaved(files: &[ResultFile], names: &[&str]) {
+    let first = files[0].rounds.as_ref().unwrap();
+    let id = &first.interleave.as_ref().unwrap().id;
+    for (k, f) in files.iter().enumerate() {
+        assert_eq!(f.status, RunStatus::Complete, "{}", f.label);
+        assert_eq!(f.label, names[k]);
+        let r = f.rounds.as_ref().unwrap();
+        let i = r.interleave.as_ref().expect("an interleave block");
+        assert_eq!(&i.id, id, "one id for the run");
+        assert_eq!(i.index as usize, k);
+        let listed: Vec<&str> = i.environments.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(listed, names);
+        assert_eq!(r.orders, first.orders, "one case order");
+        assert_eq!(i.env_orders.len(), r.orders.len());
+        for (round, cases) in i.env_orders.iter().zip(&r.orders) {
+            assert_eq!(round.len(), cases.len());
+            for order in round {
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..names.len() as u32).collect::<Vec<_>>());
+            }
+        }
+        for (case, theirs) in f.cases.iter().zip(&files[0].cases) {
+            assert_eq!(case.key, theirs.key);
+            let rounds = |c: &envbench::results::CaseResult| -> Vec<u32> {
+                c.rounds.iter().map(|r| r.round).collect()
+            };
+            assert_eq!(rounds(case), rounds(theirs), "{}: rounds pair", case.key);
+        }
+    }
+    let run_ids: std::collections::BTreeSet<&str> =
+        files.iter().map(|f| f.run_id.as_str()).collect();
+    assert_eq!(run_ids.len(), files.len(), "a run id per file");
+}
+
+#[test]
+fn two_plain_environments_write_two_files_that_every_reader_takes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    tiny_run(d, &["--in", "a", "--in", "b", "--db", "h.sqlite3"]);
+    let paths = json_files(d);
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    let files: Vec<ResultFile> = paths.iter().map(|p| store::load(p).unwrap()).collect();
+    // the default names: envbench-NAME-HOST-UTCTIME-RANDOM.json, RANDOM shared
+    let tail = |p: &PathBuf| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        name.split_once('-')
+            .unwrap()
+            .1
+            .split_once('-')
+            .unwrap()
+            .1
+            .to_string()
+    };
+    assert_eq!(tail(&paths[0]), tail(&paths[1]), "{paths:?}");
+    check_interleaved(&files, &["a", "b"]);
+    assert_eq!(files[0].cases.len(), 4, "os.syscall x2 and cpu.primes x2");
+    // both environments measured every case in both rounds
+    for f in &files {
+        for c in &f.cases {
+            assert_eq!(c.rounds.len(), 2, "{}: {}", f.label, c.key);
+        }
+    }
+    for p in &paths {
+        envbench().arg("show").arg(p).assert().success();
+    }
+    let out = envbench()
+        .current_dir(d)
+        .arg("compare")
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("b against a"));
+    // recorded as two runs, by label
+    let out = envbench()
+        .current_dir(d)
+        .args(["history", "--json", "--db", "h.sqlite3"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut labels: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    labels.sort_unstable();
+    assert_eq!(labels, ["a", "b"], "{v}");
+}
+
+#[test]
+fn environments_behind_real_prefixes_are_fingerprinted_where_they_are() {
+    if !have("unshare") || !have("bwrap") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    tiny_run(
+        d,
+        &[
+            "--in",
+            "host",
+            "--in",
+            "ns=unshare --user --map-root-user",
+            "--in",
+            "bw=bwrap --dev-bind / / --",
+            "--no-history",
+            "-o",
+            "out-{in}.json",
+        ],
+    );
+    let names = ["host", "ns", "bw"];
+    let files: Vec<ResultFile> = names
+        .iter()
+        .map(|n| store::load(&d.join(format!("out-{n}.json"))).unwrap())
+        .collect();
+    check_interleaved(&files, &names);
+    // the prefix is recorded word by word
+    let i = files[0]
+        .rounds
+        .as_ref()
+        .unwrap()
+        .interleave
+        .as_ref()
+        .unwrap();
+    assert!(i.environments[0].prefix.is_empty());
+    assert_eq!(
+        i.environments[1].prefix,
+        ["unshare", "--user", "--map-root-user"]
+    );
+    // the fingerprint came from inside: unshare's user namespace is seen
+    let layers = |f: &ResultFile| -> Vec<String> {
+        f.fingerprint
+            .virtualization
+            .layers
+            .iter()
+            .map(|l| l.name.clone())
+            .collect()
+    };
+    assert!(
+        layers(&files[1]).iter().any(|l| l == "namespaces"),
+        "{:?}",
+        layers(&files[1])
+    );
+    for f in &files {
+        assert!(
+            f.cases
+                .iter()
+                .all(|c| c.status == envbench::results::CaseStatus::Ok),
+            "{}: {:?}",
+            f.label,
+            f.cases
+                .iter()
+                .map(|c| (&c.key, &c.reason))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn the_plan_says_how_many_environments_share_the_run() {
+    let out = envbench()
+        .args(TINY)
+        .args(["--in", "a", "--in", "b", "--plan"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("interleaved in 2 environments (a, b)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_teaches_interleaving_with_examples() {
+    let out = envbench().args(["run", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for example in [
+        "--in host --in gvisor='runsc --network=none do'",
+        "--in vm='ssh -T guest'",
+        "--in-binary vm=/usr/local/bin/envbench",
+        "{in}",
+    ] {
+        assert!(text.contains(example), "{example} missing from:\n{text}");
+    }
+}
+
+/// Starts `envbench run --quiet --no-history ARGS` in `dir` with both
+/// environments behind bwrap (so whichever goes first), in a process group
+/// of its own (whose id is its PID), stdout discarded, stderr piped. bwrap
+/// passes no signal on: the first SIGINT's SIGTERM ends bwrap and leaves
+/// its worker running, which envbench adopts.
+fn start_behind_bwrap(dir: &Path, args: &[&str]) -> std::process::Child {
+    let behind = [
+        "--in",
+        "bw1=bwrap --dev-bind / / --",
+        "--in",
+        "bw2=bwrap --dev-bind / / --",
+        "-o",
+        "out-{in}.json",
+    ];
+    let all: Vec<&str> = ["run", "--quiet", "--no-history"]
+        .iter()
+        .chain(args)
+        .chain(&behind)
+        .copied()
+        .collect();
+    group::start_in_group(dir, &all)
+}
+
+/// Waits until `ready` or 60 s, then sends envbench two SIGINTs (to it
+/// alone, not its group) and waits for it: it must exit with 130, and every
+/// process of its group must be gone within `within` of the signals.
+/// Returns its stderr.
+fn interrupt_twice(
+    child: std::process::Child,
+    ready: impl Fn() -> bool,
+    within: Duration,
+) -> String {
+    let pgid = child.id() as i32;
+    let start = Instant::now();
+    while !(ready() && group::processes_in_group(pgid).len() >= 3)
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(ready(), "the run never got going");
+    for _ in 0..2 {
+        // SAFETY: signalling our own child by PID.
+        unsafe { libc::kill(pgid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = Instant::now();
+    // stderr closes when the last process holding it ends: a worker left
+    // running would hold it
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    while !group::processes_in_group(pgid).is_empty() && signalled.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        group::processes_in_group(pgid),
+        Vec::<i32>::new(),
+        "{stderr}"
+    );
+    assert!(
+        signalled.elapsed() < within,
+        "the last process ended {:.1?} after the signals\n{stderr}",
+        signalled.elapsed()
+    );
+    stderr
+}
+
+#[test]
+fn a_second_sigint_kills_the_worker_a_prefix_left_behind() {
+    if !have("bwrap") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // one round of 400 repetitions of about 20 ms: a worker left running
+    // would go on for seconds after envbench exits
+    let child = start_behind_bwrap(
+        tmp.path(),
+        &[
+            "--only",
+            "os.syscall[call=getppid]",
+            "--rounds",
+            "1",
+            "--reps",
+            "400",
+            "--ci-target",
+            "0.001",
+            "--budget",
+            "60",
+        ],
+    );
+    let file = tmp.path().join("out-bw1.json");
+    let started = || std::fs::read_to_string(&file).is_ok_and(|t| t.contains("running"));
+    interrupt_twice(child, started, Duration::from_secs(4));
+}
+
+#[test]
+fn a_second_sigint_through_a_prefix_removes_the_scratch_of_its_worker() {
+    if !have("bwrap") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // os.shell runs /bin/sh copies in a scratch directory under --dir
+    let child = start_behind_bwrap(
+        d,
+        &[
+            "--suite", "standard", "--only", "os.shell", "--reps", "50", "--budget", "60",
+        ],
+    );
+    let scratch_exists = || {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("envbench-"))
+    };
+    let stderr = interrupt_twice(child, scratch_exists, Duration::from_secs(5));
+    assert!(!scratch_exists(), "scratch directory left behind\n{stderr}");
+}
