@@ -24,6 +24,7 @@
 //! `report::compare`.
 
 mod conclude;
+pub mod diagnose;
 mod verdict;
 mod words;
 
@@ -342,6 +343,10 @@ pub struct Comparison {
     /// Whether suspect cases are left out of the geometric means (`--exclude-suspect`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub exclude_suspect: bool,
+    /// The likely mechanism behind each environment's differences, most
+    /// likely first; none for an environment that does not differ.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnoses: Vec<diagnose::Diagnosis>,
 }
 
 /// Options of a comparison.
@@ -560,7 +565,9 @@ fn compare_with(
         unmatched,
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
+        diagnoses: Vec::new(),
     };
+    cmp.diagnoses = diagnose::diagnose(envs, &cmp.metrics);
     cmp.conclusions = conclude::conclusions(&cmp, &opts.topics);
     cmp.warning_lines = conclude::warning_lines(&cmp, envs, &cmp.warnings);
     cmp.advice = conclude::advice(&cmp, envs);
