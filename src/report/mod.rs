@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod diagnosis;
 pub mod draw;
 pub mod export;
 pub mod fingerprint;

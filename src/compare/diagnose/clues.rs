@@ -81,14 +81,17 @@ impl Effect {
         1.0 / self.speedup
     }
 
-    /// Most of the group judged slower, by `factor` or more on the mean.
+    /// More of the group judged slower than faster, at least one, and
+    /// slower by `factor` or more on the mean. (A group's other cases may
+    /// be unclear: a file system's slowdowns vary from case to case.)
     pub(super) fn slower_by(&self, factor: f64) -> bool {
-        self.slower > 0 && 2 * self.slower >= self.cases && self.slowdown() >= factor
+        self.slower > self.faster && self.slowdown() >= factor
     }
 
-    /// Most of the group judged faster, by `factor` or more on the mean.
+    /// More of the group judged faster than slower, at least one, and
+    /// faster by `factor` or more on the mean.
     pub(super) fn faster_by(&self, factor: f64) -> bool {
-        self.faster > 0 && 2 * self.faster >= self.cases && self.speedup >= factor
+        self.faster > self.slower && self.speedup >= factor
     }
 
     /// No verdict either way and the mean within [`UNCHANGED_WITHIN`].

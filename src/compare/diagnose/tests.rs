@@ -198,6 +198,24 @@ const NINE_P: Side = Side {
     tweak: |_| {},
 };
 
+/// A bindfs FUSE mount as dir1: writes and metadata through the daemon,
+/// warm reads from the kernel's cache, and an eviction the FUSE cache
+/// ignores (as measured on this machine).
+const FUSE: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "fuse",
+    factor: |k| {
+        if k.contains("op=write") {
+            10.0
+        } else if is(k, "io.meta") {
+            3.0
+        } else {
+            1.0
+        }
+    },
+    tweak: CACHED.tweak,
+};
+
 /// A cold read that was not cold: served from a cache the eviction missed.
 const CACHED: Side = Side {
     fingerprint: "firecracker-host",
@@ -272,6 +290,7 @@ fn each_rule_names_its_mechanism_first_and_none_of_the_others() {
         ("strace", &STRACE, &[SyscallInterception]),
         ("guest", &GUEST, &[VirtualMachine]),
         ("9p", &NINE_P, &[RemoteFilesystem]),
+        ("fuse", &FUSE, &[RemoteFilesystem, CacheSemantics]),
         ("cached", &CACHED, &[CacheSemantics]),
         ("quota", &QUOTA, &[CpuQuota]),
         ("one cpu", &ONE_CPU, &[FewerCpus]),
