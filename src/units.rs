@@ -169,12 +169,17 @@ pub fn size_label(bytes: u64) -> String {
 
 /// `1.5 GiB`, `12.0 MiB`: a size for people.
 pub fn size_text(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    if bytes >= 1 << 30 {
+        gib_text(bytes)
     } else {
-        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
     }
+}
+
+/// `23.5 GiB`, `0.5 GiB`: bytes in GiB with one decimal, however few
+/// (memory sizes, side by side).
+pub fn gib_text(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// `1 m 05 s`, `12 s`.
@@ -208,6 +213,14 @@ pub fn file_safe(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_in_gib_from_one_gib_up() {
+        assert_eq!(gib_text(25276502016), "23.5 GiB");
+        assert_eq!(gib_text(0), "0.0 GiB");
+        assert_eq!(size_text(3 << 29), "1.5 GiB");
+        assert_eq!(size_text(12 << 20), "12.0 MiB");
+    }
 
     #[test]
     fn formats_values_with_four_significant_digits() {

@@ -5,7 +5,7 @@
 //! a few seconds. An input that once crashed is kept under
 //! `tests/fixtures/bad/` and replayed first.
 
-use envbench::compare::{compare, Environment, Options};
+use envbench::compare::{compare, Environment, Options, DEFAULT_THRESHOLD};
 use envbench::results::ResultFile;
 use envbench::store;
 use proptest::prelude::*;
@@ -45,19 +45,26 @@ fn exercise(text: &str) {
     if let Ok(cmp) = compare(
         &envs,
         &Options {
-            threshold: None,
+            threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
-            topics: std::collections::BTreeMap::new(),
         },
     ) {
         let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));
-        let views = envbench::bench::views();
-        let _ = envbench::report::export::html::render(&cmp, &envs, &views);
+        let (views, topics) = (envbench::bench::views(), envbench::bench::topics());
+        let report = envbench::report::Report {
+            comparison: &cmp,
+            environments: &envs,
+            views: &views,
+            topics: &topics,
+            all_metrics: true,
+            verbose: true,
+            color: false,
+        };
+        let _ = envbench::report::export::html::render(&report);
+        let _ = envbench::report::export::json::document(&report);
         let _ = envbench::report::compare::render(
-            &cmp,
-            &envs,
-            &views,
+            &report,
             envbench::report::compare::Style::Text { color: false },
             envbench::report::compare::Detail {
                 all_metrics: true,

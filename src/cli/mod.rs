@@ -20,10 +20,10 @@ use crate::cmd::list::ListSettings;
 use crate::cmd::push::PushSettings;
 use crate::cmd::show::ShowSettings;
 use crate::cmd::Command;
-use crate::compare::Options;
+use crate::compare::{Options, DEFAULT_THRESHOLD};
 use crate::config::{FamilyOptions, DEFAULT_SEED};
 use crate::error::UsageError;
-use crate::report::export::{exporter, Exporter};
+use crate::report::export::Format;
 use crate::{import, store};
 use args::{Cli, Cmd, ColorArg, CompareArgs, ImportArgs, StoreCmd};
 use clap::{CommandFactory, FromArgMatches};
@@ -187,7 +187,11 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
                 && std::io::stdout().is_terminal()
         }
     };
-    let stdout = if a.markdown { "markdown" } else { "text" };
+    let stdout = if a.markdown {
+        Format::Markdown
+    } else {
+        Format::Text
+    };
     Ok(CompareSettings {
         inputs,
         db,
@@ -196,12 +200,11 @@ fn compare(a: CompareArgs) -> Result<CompareSettings, UsageError> {
         baseline: a.baseline,
         by_dir: a.dirs,
         options: Options {
-            threshold: a.threshold,
+            threshold: a.threshold.unwrap_or(DEFAULT_THRESHOLD),
             seed: a.seed.unwrap_or(DEFAULT_SEED),
             exclude_suspect: a.exclude_suspect,
-            topics: crate::bench::topics(),
         },
-        stdout: exporter(stdout).expect("invariant: text and markdown are listed"),
+        stdout,
         all_metrics: a.all_metrics,
         verbose: a.verbose,
         color,
@@ -232,15 +235,22 @@ fn identity(path: &Path) -> PathBuf {
 /// The files `compare` is asked to write, each with its format: none may
 /// be an input, two may not share a path, an existing one needs
 /// `--force`, and a device, FIFO or directory is refused.
-fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, UsageError> {
+fn exports(a: &CompareArgs) -> Result<Vec<(Format, PathBuf)>, UsageError> {
     let input_files: Vec<&PathBuf> = (a.files.iter().chain(&a.base).chain(&a.other))
         .filter(|p| p.is_file())
         .collect();
     let inputs: Vec<PathBuf> = input_files.iter().map(|p| identity(p)).collect();
     let figures = a.figures.as_deref().map(figures_dir).transpose()?;
-    let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
-    for (flag, path) in [("--csv", &a.csv), ("--html", &a.html), ("--json", &a.json)] {
+    let mut out: Vec<(Format, PathBuf)> = Vec::new();
+    for (format, path) in [
+        (Format::Csv, &a.csv),
+        (Format::Html, &a.html),
+        (Format::Json, &a.json),
+    ] {
         let Some(path) = path else { continue };
+        let flag = format
+            .flag()
+            .expect("invariant: a file's format has its flag");
         let id = identity(path);
         if inputs.contains(&id) || input_files.iter().any(|i| store::same_file(i, path)) {
             return Err(UsageError(format!(
@@ -267,25 +277,22 @@ fn exports(a: &CompareArgs) -> Result<Vec<(&'static dyn Exporter, PathBuf)>, Usa
         }
         if let Some((other, _)) = out.iter().find(|(_, p)| identity(p) == id) {
             return Err(UsageError(format!(
-                "{flag} and {other} both write {}; give each its own file",
+                "{flag} and {} both write {}; give each its own file",
+                other
+                    .flag()
+                    .expect("invariant: a file's format has its flag"),
                 path.display()
             )));
         }
         out.push((
-            flag,
+            format,
             store::output_path(path, a.force, flag).map_err(UsageError)?,
         ));
     }
     if let Some(dir) = figures {
-        out.push(("--figures", dir));
+        out.push((Format::Figures, dir));
     }
-    Ok(out
-        .into_iter()
-        .map(|(flag, path)| {
-            let e = exporter(&flag[2..]).expect("invariant: every output flag names a format");
-            (e, path)
-        })
-        .collect())
+    Ok(out)
 }
 
 /// `--figures DIR`: a directory to create, or an empty one (nothing in it

@@ -9,7 +9,8 @@ mod figures;
 use super::resolve;
 use crate::compare::{compare, compare_dirs, Environment, Options};
 use crate::error::{print_stdout, UsageError};
-use crate::report::export::{Export, Exporter, Report};
+use crate::report::export::{Export, Format};
+use crate::report::Report;
 use crate::results::ResultFile;
 use anyhow::Context as _;
 use std::path::PathBuf;
@@ -32,7 +33,7 @@ pub struct CompareSettings {
     /// Threshold, bootstrap seed, suspect cases in the means.
     pub options: Options,
     /// The format printed on stdout (text, or Markdown).
-    pub stdout: &'static dyn Exporter,
+    pub stdout: Format,
     /// Every metric and the views' tables on stdout.
     pub all_metrics: bool,
     /// Everything else on stdout: warnings in full, fingerprints, method.
@@ -41,7 +42,7 @@ pub struct CompareSettings {
     pub color: bool,
     /// The files to write, each in its format: checked already (not an
     /// input, not a device, `--force` for an existing file).
-    pub exports: Vec<(&'static dyn Exporter, PathBuf)>,
+    pub exports: Vec<(Format, PathBuf)>,
 }
 
 /// The runs a comparison is given.
@@ -74,7 +75,7 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     let mut staging = s
         .exports
         .iter()
-        .find(|(e, _)| e.name() == "figures")
+        .find(|(f, _)| *f == Format::Figures)
         .map(|(_, dir)| figures::Staging::create(dir))
         .transpose()
         .map_err(UsageError)?;
@@ -87,17 +88,18 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     } else {
         compare(&envs, &s.options)?
     };
-    let views = crate::bench::views();
+    let (views, topics) = (crate::bench::views(), crate::bench::topics());
     let report = Report {
         comparison: &cmp,
         environments: &envs,
         views: &views,
+        topics: &topics,
         all_metrics: s.all_metrics,
         verbose: s.verbose,
         color: s.color,
     };
-    for (exporter, path) in &s.exports {
-        match exporter.export(&report) {
+    for (format, path) in &s.exports {
+        match format.exporter().export(&report) {
             // whole or not at all: a full disk never truncates an earlier report
             Export::Document(text) => crate::store::write_document(path, text.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?,
@@ -123,7 +125,7 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let text = match s.stdout.export(&report) {
+    let text = match s.stdout.exporter().export(&report) {
         Export::Document(text) => text,
         Export::Files { .. } => unreachable!("invariant: stdout is text or Markdown"),
     };

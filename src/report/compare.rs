@@ -2,10 +2,10 @@
 //! Markdown, CSV) and the text around them. Deterministic: no timestamps,
 //! fixed precision.
 
-use super::{render_markdown, render_text, Table};
+use super::words::{basis_text, bound_text};
+use super::{conclude, fingerprint, render_markdown, render_text, warning, Report, Table};
 use crate::compare::{Comparison, Environment, MetricComparison, Verdict};
 use crate::units::format_value;
-use crate::view::BenchView;
 
 /// How tables become text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,18 +51,18 @@ pub fn environments_table(c: &Comparison) -> Table {
 }
 
 /// Fingerprints side by side; `*` marks fields that differ from the baseline.
-pub fn fingerprint_table(c: &Comparison) -> Table {
+pub fn fingerprint_table(envs: &[Environment]) -> Table {
     let mut titles = vec!["field".to_string()];
-    titles.extend(c.environments.iter().map(|e| e.label.clone()));
+    titles.extend(envs.iter().map(|e| e.label.clone()));
     let refs: Vec<&str> = titles.iter().map(String::as_str).collect();
     let mut t = Table::new(&refs);
-    for row in &c.fingerprint {
+    for row in fingerprint::rows(envs) {
         let mut cells = vec![if row.differs {
             format!("{} *", row.field)
         } else {
-            row.field.clone()
+            row.field
         }];
-        cells.extend(row.values.iter().cloned());
+        cells.extend(row.values);
         t.rows.push(cells);
     }
     t
@@ -196,7 +196,7 @@ pub fn unclear_table(c: &Comparison) -> Table {
             m.environment.clone(),
             format_value(m.ratio),
             interval(m.ratio_ci),
-            m.basis.describe(),
+            basis_text(&m.basis),
             percent(shares[0]),
             percent(shares[1]),
             percent(shares[2]),
@@ -344,7 +344,7 @@ pub fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>)
             if matches!(m.verdict, Verdict::Faster | Verdict::Slower) {
                 String::new()
             } else {
-                crate::compare::bound_text(m.equivalence_bound)
+                bound_text(m.equivalence_bound)
             },
         ]);
         t.rows.push(row);
@@ -354,13 +354,8 @@ pub fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>)
 
 /// The whole comparison as text or Markdown: the conclusions first, then
 /// the cases, then the warnings and the advice; the rest as `detail` asks.
-pub fn render(
-    c: &Comparison,
-    envs: &[Environment],
-    views: &[BenchView],
-    style: Style,
-    detail: Detail,
-) -> String {
+pub fn render(r: &Report, style: Style, detail: Detail) -> String {
+    let c = r.comparison;
     let w = match style {
         Style::Text { color } => Writer {
             table: render_text,
@@ -385,7 +380,7 @@ pub fn render(
         Style::Markdown => format!("# {}\n", headline(c)) + &heading("Conclusions"),
         Style::Text { .. } => format!("Conclusions: {}\n", headline(c)),
     };
-    out += &list(&c.conclusions);
+    out += &list(&conclude::conclusions(c, r.topics));
     out += &heading(&format!(
         "Cases: headline metric{}; within = the largest difference the interval allows",
         if detail.all_metrics {
@@ -400,26 +395,27 @@ pub fn render(
     } else {
         " (--verbose: each in full)"
     };
-    if w.wrapped && !c.warning_lines.is_empty() && !c.advice.is_empty() {
+    let (lines, advice) = (warning::lines(c), conclude::advice(c));
+    if w.wrapped && !lines.is_empty() && !advice.is_empty() {
         // one heading in the terminal, so that a comparison fits a screen
         out += &heading(&format!("Warnings{more}, then advice"));
-        out += &list(&c.warning_lines);
-        out += &list(&c.advice);
+        out += &list(&lines);
+        out += &list(&advice);
     } else {
-        if !c.warning_lines.is_empty() {
+        if !lines.is_empty() {
             out += &heading(&format!("Warnings{more}"));
-            out += &list(&c.warning_lines);
+            out += &list(&lines);
         }
-        if !c.advice.is_empty() {
+        if !advice.is_empty() {
             out += &heading("Advice");
-            out += &list(&c.advice);
+            out += &list(&advice);
         }
     }
     if detail.verbose {
-        out += &verbose_part(c, &w);
+        out += &verbose_part(c, r.environments, &w);
     }
     if detail.all_metrics {
-        for (title, t) in super::draw::tables(c, envs, views) {
+        for (title, t) in super::draw::tables(c, r.environments, r.views) {
             out += &heading(&title);
             out += &table(&t);
         }
@@ -469,20 +465,32 @@ fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
 
 /// What `--verbose` adds: the method, each warning in full, environments
 /// and fingerprints, the family summary and the spread of unclear cases.
-fn verbose_part(c: &Comparison, w: &Writer) -> String {
+fn verbose_part(c: &Comparison, envs: &[Environment], w: &Writer) -> String {
     let (table, heading, bullet) = (w.table, w.heading, w.bullet);
-    let mut out = heading("Method");
+    let mut out = String::new();
+    let base = &c.baseline;
+    for d in &c.diagnoses {
+        for (head, items) in super::diagnosis::evidence(d, base) {
+            if out.is_empty() {
+                out += &heading("Likely causes: the signs checked (+ holds, - does not)");
+            }
+            out += &w.item(&head);
+            out += &items.iter().map(|i| w.item(&format!("  {i}"))).collect::<String>();
+        }
+    }
+    out += &heading("Method");
     out += &w.item(&method_note(c));
-    if !c.warnings.is_empty() {
+    let warnings = warning::warnings(c);
+    if !warnings.is_empty() {
         out += &heading("Warnings in full");
-        out += &c.warnings.iter().map(|x| w.item(x)).collect::<String>();
+        out += &warnings.iter().map(|x| w.item(x)).collect::<String>();
     }
     out += &heading("Families");
     out += &table(&summary_table(c));
     out += &heading("Environments");
     out += &table(&environments_table(c));
     out += &heading("Fingerprints (* differs from the baseline)");
-    out += &table(&fingerprint_table(c));
+    out += &table(&fingerprint_table(envs));
     let unclear = unclear_table(c);
     if !unclear.rows.is_empty() {
         out += &heading(
@@ -500,10 +508,10 @@ fn verbose_part(c: &Comparison, w: &Writer) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::compare::tests::{draws, run};
-    use crate::compare::{compare, Environment, Options};
+    use crate::compare::{compare, Environment, Options, DEFAULT_THRESHOLD};
     use crate::report::export::csv::csv_table;
     use crate::report::render_csv;
     use crate::stats::rng::Rng;
@@ -555,15 +563,30 @@ mod tests {
     }
 
     const OPTS: Options = Options {
-        threshold: None,
+        threshold: DEFAULT_THRESHOLD,
         seed: 7,
         exclude_suspect: false,
-        topics: std::collections::BTreeMap::new(),
     };
 
     fn comparison() -> (Comparison, Vec<Environment>) {
         let e = envs();
         (compare(&e, &OPTS).unwrap(), e)
+    }
+
+    const NO_TOPICS: &std::collections::BTreeMap<String, String> =
+        &std::collections::BTreeMap::new();
+
+    /// The report of `c`, compared from `e`, with no views and no topics.
+    pub(crate) fn report<'a>(c: &'a Comparison, e: &'a [Environment]) -> Report<'a> {
+        Report {
+            comparison: c,
+            environments: e,
+            views: &[],
+            topics: NO_TOPICS,
+            all_metrics: false,
+            verbose: false,
+            color: false,
+        }
     }
 
     #[test]
@@ -588,9 +611,7 @@ mod tests {
     fn text_report_snapshot() {
         let (c, e) = comparison();
         insta::assert_snapshot!(render(
-            &c,
-            &e,
-            &[],
+            &report(&c, &e),
             Style::Text { color: false },
             Detail::default()
         ));
@@ -600,9 +621,7 @@ mod tests {
     fn markdown_report_snapshot() {
         let (c, e) = comparison();
         insta::assert_snapshot!(render(
-            &c,
-            &e,
-            &[],
+            &report(&c, &e),
             Style::Markdown,
             Detail {
                 all_metrics: true,
@@ -625,9 +644,7 @@ mod tests {
         }
         let c = compare(&e, &OPTS).unwrap();
         let md = render(
-            &c,
-            &e,
-            &[],
+            &report(&c, &e),
             Style::Markdown,
             Detail {
                 all_metrics: true,
@@ -658,24 +675,30 @@ mod tests {
 
     #[test]
     fn json_snapshot() {
-        insta::assert_snapshot!(serde_json::to_string_pretty(&comparison().0).unwrap());
+        let (c, e) = comparison();
+        insta::assert_snapshot!(crate::report::export::json::document(&report(&c, &e)));
     }
 
     #[test]
     fn html_snapshot() {
         let (c, e) = comparison();
-        insta::assert_snapshot!(crate::report::export::html::render(&c, &e, &[]));
+        insta::assert_snapshot!(crate::report::export::html::render(&report(&c, &e)));
     }
 
     #[test]
     fn colour_marks_verdicts_only_when_asked() {
         let (c, e) = comparison();
-        assert!(
-            render(&c, &e, &[], Style::Text { color: true }, Detail::default())
-                .contains("\x1b[31mslower\x1b[0m")
-        );
-        assert!(
-            !render(&c, &e, &[], Style::Text { color: false }, Detail::default()).contains('\x1b')
-        );
+        assert!(render(
+            &report(&c, &e),
+            Style::Text { color: true },
+            Detail::default()
+        )
+        .contains("\x1b[31mslower\x1b[0m"));
+        assert!(!render(
+            &report(&c, &e),
+            Style::Text { color: false },
+            Detail::default()
+        )
+        .contains('\x1b'));
     }
 }

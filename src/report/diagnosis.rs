@@ -4,7 +4,7 @@
 //! the evidence behind each, with the study or source the rule rests on,
 //! for `--verbose` and the HTML's details.
 
-use crate::compare::describe_speedup;
+use super::words::describe_speedup;
 use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
 
 /// A mechanism in a few words, as a cause.

@@ -1,21 +1,102 @@
-//! `envbench info`: the fingerprint as a human-readable list.
+//! Fingerprints in words: `envbench info`'s human-readable list, and the
+//! rows `compare` shows side by side.
 
+use super::words::idle_text;
+use crate::compare::{Environment, IdleStates};
 use crate::probe::cpu::CpuInfo;
 use crate::probe::storage::DirInfo;
 use crate::probe::virt::Virtualization;
 use crate::probe::Fingerprint;
-use crate::units::format_value;
+use crate::results::ResultFile;
+use crate::units::{format_value, gib_text};
+use serde::Serialize;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
         .map_or_else(|| "unknown".to_string(), T::to_string)
 }
 
+/// Bytes in GiB, `unknown` when not known.
 fn gib(bytes: Option<u64>) -> String {
-    bytes.map_or_else(
-        || "unknown".into(),
-        |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
-    )
+    bytes.map_or_else(|| "unknown".into(), gib_text)
+}
+
+/// A fingerprint field across environments.
+#[derive(Debug, Clone, Serialize)]
+pub struct FingerprintRow {
+    /// Field name.
+    pub field: String,
+    /// Value per environment (first run's), baseline first.
+    pub values: Vec<String>,
+    /// Whether any differs from the baseline's.
+    pub differs: bool,
+}
+
+/// The fingerprint fields a comparison shows side by side, from the first
+/// run of each environment, baseline first.
+pub fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
+    type Field = (&'static str, fn(&ResultFile) -> String);
+    let fields: [Field; 12] = [
+        ("virtualization", |r| r.fingerprint.virtualization.summary()),
+        ("kernel", |r| {
+            r.fingerprint.os.kernel_release.clone().unwrap_or_default()
+        }),
+        ("distro", |r| {
+            r.fingerprint.os.distro.clone().unwrap_or_default()
+        }),
+        ("cpu model", |r| {
+            r.fingerprint.cpu.model.clone().unwrap_or_default()
+        }),
+        ("logical CPUs", |r| {
+            r.fingerprint.cpu.logical_cpus.to_string()
+        }),
+        ("usable CPUs", |r| {
+            r.fingerprint
+                .cpu
+                .usable_cpus
+                .map_or(String::new(), |c| c.to_string())
+        }),
+        ("CPU idle", |r| {
+            idle_text(&IdleStates::of(&r.fingerprint.cpu))
+        }),
+        ("memory", |r| gib(r.fingerprint.memory.total_bytes)),
+        ("cgroup limits", |r| {
+            let c = &r.fingerprint.cgroup;
+            format!(
+                "cpu {} / mem {}",
+                c.cpu_quota_cpus.map_or("none".into(), |q| q.to_string()),
+                c.memory_limit_bytes
+                    .map_or("none".into(), |m| format!("{} MiB", m >> 20))
+            )
+        }),
+        ("clock source", |r| {
+            r.fingerprint.clock.source.clone().unwrap_or_default()
+        }),
+        ("filesystems", |r| {
+            r.fingerprint
+                .dirs
+                .iter()
+                .map(|d| d.fs_type.clone().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+        ("suite", |r| r.config.suite.name().to_string()),
+    ];
+    fields
+        .iter()
+        .map(|(name, get)| {
+            let values: Vec<String> = envs
+                .iter()
+                .map(|e| e.runs.first().map(get).unwrap_or_default())
+                .collect();
+            let differs = values.iter().any(|v| *v != values[0]);
+            FingerprintRow {
+                field: name.to_string(),
+                values,
+                differs,
+            }
+        })
+        .collect()
 }
 
 /// Key-value lines grouped by topic.
@@ -185,4 +266,24 @@ fn dir_text(d: &DirInfo) -> String {
         gib(d.free_bytes),
         gib(d.total_bytes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::notices::idle_drivers;
+
+    #[test]
+    fn fields_that_differ_from_the_baseline_are_marked() {
+        let idle = |envs: &[Environment]| {
+            rows(envs)
+                .into_iter()
+                .find(|r| r.field == "CPU idle")
+                .unwrap()
+        };
+        assert!(!idle(&idle_drivers(false)).differs);
+        let row = idle(&idle_drivers(true));
+        assert!(row.differs, "{row:?}");
+        assert_eq!(row.values, vec!["haltpoll / haltpoll", "intel_idle / menu"]);
+    }
 }

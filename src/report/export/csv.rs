@@ -2,8 +2,10 @@
 //! (for spreadsheets and scripts); text cells that a spreadsheet would run
 //! as a formula are defused by [`super::super::render_csv`].
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::compare::Comparison;
+use crate::report::words::basis_text;
+use crate::report::Report;
 use crate::report::{render_csv, Table};
 
 /// `compare --csv FILE`.
@@ -11,10 +13,6 @@ use crate::report::{render_csv, Table};
 pub struct Csv;
 
 impl Exporter for Csv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render_csv(&csv_table(r.comparison)))
     }
@@ -77,7 +75,7 @@ pub fn csv_table(c: &Comparison) -> Table {
             m.p_value.to_string(),
             m.p_adjusted.to_string(),
             m.verdict.word().to_string(),
-            m.basis.describe(),
+            basis_text(&m.basis),
             m.basis.df.to_string(),
             opt(shares[0]),
             opt(shares[1]),

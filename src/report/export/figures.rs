@@ -5,21 +5,19 @@
 //! with its points in `.csv`, grids as `.csv`). Names that two figures
 //! would share (labels `a b` and `a_b`) are numbered, and listed.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::cases_table;
-use crate::report::draw::{figures, speedup_figures, Figure};
+use crate::report::draw::figures;
+use crate::report::figure::{speedup_figures, Figure};
 use crate::report::render_csv;
 use crate::report::svg::standalone;
+use crate::report::Report;
 
 /// `compare --figures DIR`.
 #[derive(Debug)]
 pub struct Figures;
 
 impl Exporter for Figures {
-    fn name(&self) -> &'static str {
-        "figures"
-    }
-
     fn export(&self, r: &Report) -> Export {
         let c = r.comparison;
         let mut all = speedup_figures(c);
@@ -39,7 +37,7 @@ impl Exporter for Figures {
             });
         }
         all.extend(figures(c, r.environments, r.views));
-        let renamed = crate::report::draw::unique_names(&mut all)
+        let renamed = crate::report::figure::unique_names(&mut all)
             .into_iter()
             .map(|(title, name)| {
                 let kinds: Vec<&str> = all

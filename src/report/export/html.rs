@@ -5,16 +5,17 @@
 //! fingerprints, anomalies, the spread of unclear cases, every metric, the
 //! method) in collapsed sections.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::compare::{Comparison, Environment};
 use crate::report::compare::{
     cases_table, environments_table, fingerprint_table, headline, method_note, metrics_table,
     summary_table, unclear_table,
 };
-use crate::report::draw::{figures, speedup_figures, Figure};
+use crate::report::draw::figures;
+use crate::report::figure::{speedup_figures, Figure};
 use crate::report::svg::{esc, STYLE};
-use crate::report::{Align, Table};
-use crate::view::BenchView;
+use crate::report::Report;
+use crate::report::{conclude, warning, Align, Table};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -23,12 +24,8 @@ const TEMPLATE: &str = include_str!("../templates/report.html");
 pub struct Html;
 
 impl Exporter for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
     fn export(&self, r: &Report) -> Export {
-        Export::Document(render(r.comparison, r.environments, r.views))
+        Export::Document(render(r))
     }
 }
 
@@ -130,21 +127,6 @@ fn families(c: &Comparison) -> Vec<&str> {
     out
 }
 
-/// The conclusions about `family` (one per environment compared).
-fn family_conclusions(c: &Comparison, family: &str) -> Vec<String> {
-    let lead = format!("{family}: ");
-    c.conclusions
-        .iter()
-        .filter(|l| {
-            l.starts_with(&lead)
-                || c.environments
-                    .iter()
-                    .any(|e| l.starts_with(&format!("{} {lead}", e.label)))
-        })
-        .cloned()
-        .collect()
-}
-
 /// Every anomaly of every run, one line each.
 fn anomalies(envs: &[Environment]) -> Vec<String> {
     let mut out = Vec::new();
@@ -172,10 +154,29 @@ fn anomalies(envs: &[Environment]) -> Vec<String> {
 /// What follows the family sections, collapsed.
 fn details(c: &Comparison, envs: &[Environment]) -> String {
     let mut b = String::new();
-    if !c.warnings.is_empty() {
+    let causes: Vec<(String, Vec<String>)> = c
+        .diagnoses
+        .iter()
+        .flat_map(|d| crate::report::diagnosis::evidence(d, &c.baseline))
+        .collect();
+    if !causes.is_empty() {
+        let body: String = causes
+            .iter()
+            .map(|(head, items)| format!("<p>{}</p>{}", esc(head), list(items, "full")))
+            .collect();
         b += &collapsed(
-            &format!("Each warning in full ({})", c.warnings.len()),
-            &list(&c.warnings, "full"),
+            &format!("Likely causes: the signs checked ({})", causes.len()),
+            &format!(
+                "<p class=\"note\">+ a sign that holds, - one that does not, each rule's source \
+                 last.</p>{body}"
+            ),
+        );
+    }
+    let warnings = warning::warnings(c);
+    if !warnings.is_empty() {
+        b += &collapsed(
+            &format!("Each warning in full ({})", warnings.len()),
+            &list(&warnings, "full"),
         );
     }
     b += &collapsed(
@@ -183,7 +184,7 @@ fn details(c: &Comparison, envs: &[Environment]) -> String {
         &format!(
             "{}<p class=\"note\">Highlighted rows differ from the baseline.</p>{}",
             html_table(&environments_table(c)),
-            html_table(&fingerprint_table(c))
+            html_table(&fingerprint_table(envs))
         ),
     );
     let found = anomalies(envs);
@@ -238,7 +239,8 @@ fn details(c: &Comparison, envs: &[Environment]) -> String {
 
 /// The report page: conclusions and the speed-up chart first, advice and
 /// warnings in a line each, a section per family, the rest collapsed.
-pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> String {
+pub fn render(r: &Report) -> String {
+    let (c, envs) = (r.comparison, r.environments);
     let others: Vec<&str> = c
         .environments
         .iter()
@@ -252,29 +254,34 @@ pub fn render(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Stri
         esc(&headline(c))
     );
     b += "<section id=\"conclusions\"><h2>Conclusions</h2>";
-    b += &list(&c.conclusions, "conclusions");
+    b += &list(&conclude::conclusions(c, r.topics), "conclusions");
     b += "</section><section id=\"speedup\">";
     for f in speedup_figures(c) {
         b += &figure(&f);
     }
     b += "</section>";
-    if !c.advice.is_empty() {
+    let advice = conclude::advice(c);
+    if !advice.is_empty() {
         b += "<section id=\"advice\"><h2>Advice</h2>";
-        b += &list(&c.advice, "advice");
+        b += &list(&advice, "advice");
         b += "</section>";
     }
-    if !c.warning_lines.is_empty() {
+    let lines = warning::lines(c);
+    if !lines.is_empty() {
         b += "<section id=\"warnings\"><h2>Warnings</h2>";
-        b += &list(&c.warning_lines, "warnings");
+        b += &list(&lines, "warnings");
         b += "</section>";
     }
-    let all = figures(c, envs, views);
+    let all = figures(c, envs, r.views);
     for fam in families(c) {
         b += &format!(
             "<section class=\"family\" id=\"family-{0}\"><h2>{0}</h2>",
             esc(fam)
         );
-        b += &list(&family_conclusions(c, fam), "conclusions");
+        b += &list(
+            &conclude::family_conclusions(c, r.topics, fam),
+            "conclusions",
+        );
         b += &html_table(&cases_table(c, false, false, Some(fam)));
         for f in all.iter().filter(|f| f.family == fam) {
             b += &figure(f);

@@ -2,23 +2,18 @@
 //! Markdown tables and lists, always with every metric and the views'
 //! tables.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::{render, Detail, Style};
+use crate::report::Report;
 
 /// `compare --markdown`.
 #[derive(Debug)]
 pub struct Markdown;
 
 impl Exporter for Markdown {
-    fn name(&self) -> &'static str {
-        "markdown"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
-            r.comparison,
-            r.environments,
-            r.views,
+            r,
             Style::Markdown,
             Detail {
                 all_metrics: true,

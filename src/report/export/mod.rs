@@ -1,7 +1,8 @@
 //! The formats a comparison is written in, one file each behind one trait
-//! ([`Exporter`]), listed once in [`EXPORTERS`]: the terminal's aligned
-//! text, Markdown, CSV, JSON, the HTML page and the figures for a paper. A new format is a file here
-//! and a line in the list; `compare` asks for a format by its name.
+//! ([`Exporter`]), named once in [`Format`]: the terminal's aligned text,
+//! Markdown, CSV, JSON, the HTML page and the figures for a paper. A new
+//! format is a file here and a variant of [`Format`]; `compare` asks for a
+//! format by its variant, never by a name.
 
 pub mod csv;
 pub mod figures;
@@ -10,28 +11,7 @@ pub mod json;
 pub mod markdown;
 pub mod text;
 
-use crate::compare::{Comparison, Environment};
-use crate::view::BenchView;
-
-/// What every format renders: the comparison, the environments it came
-/// from (for the views that read raw samples) and the views the benches
-/// declare.
-#[derive(Clone, Copy)]
-pub struct Report<'a> {
-    /// The comparison.
-    pub comparison: &'a Comparison,
-    /// The environments compared, baseline first.
-    pub environments: &'a [Environment],
-    /// The views the benches declare.
-    pub views: &'a [BenchView],
-    /// Every metric, secondary ones too, and the views as tables (text).
-    pub all_metrics: bool,
-    /// Everything else too (text): each warning in full, the method, the
-    /// fingerprints, the spread of unclear cases.
-    pub verbose: bool,
-    /// ANSI colours for verdicts (text).
-    pub color: bool,
-}
+use super::Report;
 
 /// A rendered comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,25 +28,53 @@ pub enum Export {
     },
 }
 
-/// A format.
+/// A format's renderer.
 pub trait Exporter: Sync {
-    /// Its name, as `compare` asks for it (`csv`, `html` ...).
-    fn name(&self) -> &'static str;
     /// The comparison in this format.
     fn export(&self, report: &Report) -> Export;
 }
 
-/// Every format.
-pub const EXPORTERS: &[&dyn Exporter] = &[
-    &text::Text,
-    &markdown::Markdown,
-    &csv::Csv,
-    &json::Json,
-    &html::Html,
-    &figures::Figures,
-];
+/// The formats `compare` writes, each with the flag that asks for it and
+/// its [`Exporter`] (hyperfine's `ExportType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned text, what `compare` prints unless asked for Markdown.
+    Text,
+    /// `--markdown`, printed instead of the text.
+    Markdown,
+    /// `--csv FILE`.
+    Csv,
+    /// `--json FILE`.
+    Json,
+    /// `--html FILE`.
+    Html,
+    /// `--figures DIR`.
+    Figures,
+}
 
-/// The format named `name`.
-pub fn exporter(name: &str) -> Option<&'static dyn Exporter> {
-    EXPORTERS.iter().copied().find(|e| e.name() == name)
+impl Format {
+    /// The flag of `compare` that asks for this format (`--csv`); None for
+    /// the text, which no flag asks for.
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            Format::Text => None,
+            Format::Markdown => Some("--markdown"),
+            Format::Csv => Some("--csv"),
+            Format::Json => Some("--json"),
+            Format::Html => Some("--html"),
+            Format::Figures => Some("--figures"),
+        }
+    }
+
+    /// Its renderer.
+    pub fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            Format::Text => &text::Text,
+            Format::Markdown => &markdown::Markdown,
+            Format::Csv => &csv::Csv,
+            Format::Json => &json::Json,
+            Format::Html => &html::Html,
+            Format::Figures => &figures::Figures,
+        }
+    }
 }

@@ -1,22 +1,17 @@
 //! The terminal's format: aligned columns, verdicts coloured on request.
 
-use super::{Export, Exporter, Report};
+use super::{Export, Exporter};
 use crate::report::compare::{render, Detail, Style};
+use crate::report::Report;
 
 /// What `compare` prints by default.
 #[derive(Debug)]
 pub struct Text;
 
 impl Exporter for Text {
-    fn name(&self) -> &'static str {
-        "text"
-    }
-
     fn export(&self, r: &Report) -> Export {
         Export::Document(render(
-            r.comparison,
-            r.environments,
-            r.views,
+            r,
             Style::Text { color: r.color },
             Detail {
                 all_metrics: r.all_metrics,

@@ -1,0 +1,128 @@
+//! What a person can do about the unclear cases, as facts: how many are
+//! unclear, how many more runs would settle which of them, and what noise
+//! limits the rest. `report::conclude` words it.
+
+use super::{Environment, MetricComparison, Verdict};
+use crate::results::ResultFile;
+
+/// More runs per side than this are not advised: nobody makes them.
+pub const MOST_RUNS_ADVISED: usize = 10;
+
+/// Steal time above this share of the CPU time, in any repetition, is
+/// named as what limits a comparison.
+pub const NOISY_STEAL: f64 = 0.05;
+
+/// Other runnable tasks per CPU above this, on average, are named as what
+/// limits a comparison.
+pub const NOISY_TASKS_PER_CPU: f64 = 0.25;
+
+/// What to do about the unclear headline metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Advice {
+    /// A side has one run: runs alternated between the environments would
+    /// measure the spread between runs.
+    OneRun {
+        /// Unclear headline metrics.
+        unclear: usize,
+    },
+    /// Every side has runs enough to judge by their spread.
+    Runs {
+        /// Unclear headline metrics.
+        unclear: usize,
+        /// More runs that would settle some of them, when a few would.
+        settle: Option<Settle>,
+        /// Those that need more than [`MOST_RUNS_ADVISED`] runs per side.
+        unsettled: Option<Unsettled>,
+    },
+}
+
+/// More runs per side that would settle unclear cases.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// Runs per side to make in addition.
+    pub more: usize,
+    /// Runs per side in all.
+    pub total: usize,
+    /// Unclear cases they would settle.
+    pub cases: usize,
+}
+
+/// Unclear cases that need more than [`MOST_RUNS_ADVISED`] runs per side,
+/// and the noise that limits them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unsettled {
+    /// How many.
+    pub cases: usize,
+    /// The largest steal share seen in any repetition, when above [`NOISY_STEAL`].
+    pub steal: Option<f64>,
+    /// Other runnable tasks per CPU, mean, when above [`NOISY_TASKS_PER_CPU`].
+    pub tasks_per_cpu: Option<f64>,
+}
+
+/// The advice about `metrics` of `envs`; None when no headline metric is
+/// unclear.
+pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Option<Advice> {
+    let unclear: Vec<&MetricComparison> = metrics
+        .iter()
+        .filter(|m| m.primary && m.verdict == Verdict::Unclear)
+        .collect();
+    if unclear.is_empty() {
+        return None;
+    }
+    let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
+    if fewest < 2 {
+        return Some(Advice::OneRun {
+            unclear: unclear.len(),
+        });
+    }
+    let settled: Vec<usize> = unclear
+        .iter()
+        .filter_map(|m| m.runs_needed)
+        .filter(|&n| n <= MOST_RUNS_ADVISED)
+        .collect();
+    let settle = settled.iter().max().map(|&most| {
+        let total = most.max(fewest + 1);
+        Settle {
+            more: total - fewest,
+            total,
+            cases: settled.len(),
+        }
+    });
+    let rest = unclear.len() - settled.len();
+    let unsettled = (rest > 0).then(|| {
+        let runs: Vec<&ResultFile> = envs.iter().flat_map(|e| &e.runs).collect();
+        let (steal, tasks) = noise(&runs);
+        Unsettled {
+            cases: rest,
+            steal: (steal > NOISY_STEAL).then_some(steal),
+            tasks_per_cpu: (tasks > NOISY_TASKS_PER_CPU).then_some(tasks),
+        }
+    });
+    Some(Advice::Runs {
+        unclear: unclear.len(),
+        settle,
+        unsettled,
+    })
+}
+
+/// The noise of a set of runs: the largest steal share seen in any
+/// repetition, and the mean number of other runnable tasks per CPU.
+fn noise(runs: &[&ResultFile]) -> (f64, f64) {
+    let (mut steal, mut tasks, mut n) = (0.0f64, 0.0, 0usize);
+    for r in runs {
+        let cpus = r
+            .fingerprint
+            .cpu
+            .usable_cpus
+            .unwrap_or(r.fingerprint.cpu.logical_cpus)
+            .max(1);
+        for t in r.cases.iter().filter_map(|c| c.telemetry.as_ref()) {
+            steal = t.steal_share.iter().flatten().fold(steal, |a, &b| a.max(b));
+            for v in t.runnable_others.iter().flatten() {
+                tasks += f64::from(*v) / cpus as f64;
+                n += 1;
+            }
+        }
+    }
+    (steal, if n > 0 { tasks / n as f64 } else { 0.0 })
+}

@@ -1,0 +1,358 @@
+//! One environment against the baseline, metric by metric: the samples
+//! nested runs → rounds → repetitions, the ratio's interval from the
+//! hierarchical bootstrap, provisional verdicts judged together over the
+//! environment, and the metrics that cannot be compared, kept as facts
+//! for the notices.
+
+use super::notice::{self, MetricRef, Mismatch, Notice};
+use super::{
+    verdict, Basis, Environment, MetricComparison, NotComparable, Variance, Verdict, CONFIDENCE,
+    FDR, MAX_ADVISED_RUNS,
+};
+use crate::results::{CaseResult, CaseStatus, ResultFile};
+use crate::stats::levels::{self, Components, Levels, RunSpread, UNMEASURED_RUN_SD};
+use crate::units::{Direction, Unit};
+use std::collections::BTreeSet;
+
+/// Bootstrap resamples for a ratio's interval.
+const RESAMPLES: usize = 2000;
+
+/// FNV-1a of the strings: a per-comparison bootstrap seed that does not
+/// depend on the order of comparisons.
+fn seed_for(seed: u64, parts: &[&str]) -> u64 {
+    use crate::stats::rng::{fnv1a, FNV_OFFSET};
+    parts.iter().fold(FNV_OFFSET ^ seed, |h, p| {
+        fnv1a(fnv1a(h, p.as_bytes()), &[0])
+    })
+}
+
+/// The first failed assumption that voids `metric` of `key` in a run of
+/// either side, base first.
+fn failed_assumption(
+    (base, other): (&Environment, &Environment),
+    key: &str,
+    metric: &str,
+    primary: bool,
+) -> Option<NotComparable> {
+    [base, other].into_iter().find_map(|env| {
+        let a = env
+            .runs
+            .iter()
+            .filter_map(|r| ok_case(r, key))
+            .flat_map(|c| &c.assumptions)
+            .find(|a| a.voids(metric))?;
+        Some(NotComparable {
+            environment: other.label.clone(),
+            key: key.to_string(),
+            metric: metric.to_string(),
+            primary,
+            side: env.label.clone(),
+            assumption: a.kind,
+            evidence: a.evidence.clone(),
+        })
+    })
+}
+
+fn ok_case<'a>(run: &'a ResultFile, key: &str) -> Option<&'a CaseResult> {
+    run.cases
+        .iter()
+        .find(|c| c.key == key && c.status == CaseStatus::Ok)
+}
+
+pub(super) fn ok_keys(env: &Environment) -> BTreeSet<String> {
+    env.runs
+        .iter()
+        .flat_map(|r| {
+            r.cases
+                .iter()
+                .filter(|c| c.status == CaseStatus::Ok)
+                .map(|c| c.key.clone())
+        })
+        .collect()
+}
+
+/// The samples of `metric` of `key` in `runs`, nested runs → rounds →
+/// reps; None when a value cannot be compared as a ratio (zero or negative).
+fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
+    let runs: Vec<Vec<Vec<f64>>> = runs
+        .iter()
+        .filter_map(|r| ok_case(r, key))
+        .filter_map(|c| c.samples_by_round(metric))
+        .collect();
+    Levels::from_raw(&runs)
+}
+
+/// The units and directions `metric` of `key` has in `runs`, each once,
+/// ordered by unit symbol (higher is better first).
+fn units_of<'a>(
+    runs: impl Iterator<Item = &'a ResultFile>,
+    key: &str,
+    metric: &str,
+) -> Vec<(Unit, Direction)> {
+    let mut units: Vec<(Unit, Direction)> = Vec::new();
+    for m in runs
+        .filter_map(|r| ok_case(r, key))
+        .flat_map(|c| c.metrics.iter().filter(|m| m.name == metric))
+    {
+        if !units.contains(&(m.unit, m.direction)) {
+            units.push((m.unit, m.direction));
+        }
+    }
+    units.sort_by_key(|(u, d)| (u.symbol(), *d == Direction::LowerIsBetter));
+    units
+}
+
+/// What a side of `env` with a single run knows about the spread between
+/// runs of `metric` of `key`: earlier runs on the same machine (two or
+/// more with the case), else its rounds' worker processes, else nothing
+/// (the assumed spread).
+fn run_spread(env: &Environment, key: &str, metric: &str) -> RunSpread {
+    if env.runs.len() >= 2 {
+        return RunSpread::Measured;
+    }
+    if let Some(var) = nested(&env.earlier, key, metric)
+        .filter(|l| l.runs() >= 2)
+        .and_then(|l| l.components().runs.map(|v| (v, l.runs())))
+    {
+        return RunSpread::History {
+            var: var.0,
+            runs: var.1,
+        };
+    }
+    if env.runs.iter().all(|r| r.config.workers) {
+        return RunSpread::Workers {
+            residual: levels::WORKER_RESIDUAL_SD,
+        };
+    }
+    RunSpread::Assumed {
+        sd: UNMEASURED_RUN_SD,
+    }
+}
+
+/// Metrics left out of a comparison, kept for the notices.
+#[derive(Default)]
+pub(super) struct Skipped {
+    /// A method's assumption failed on a side.
+    pub(super) assumption: Vec<NotComparable>,
+    /// Unit or direction not the same in every run.
+    mismatched: Vec<Mismatch>,
+    /// Values so far apart that no double holds the ratio.
+    beyond: Vec<MetricRef>,
+    /// Headline metrics with zero or negative values.
+    non_positive: Vec<MetricRef>,
+}
+
+impl Skipped {
+    /// Appends `more`'s metrics after these.
+    fn extend(&mut self, more: Skipped) {
+        self.assumption.extend(more.assumption);
+        self.mismatched.extend(more.mismatched);
+        self.beyond.extend(more.beyond);
+        self.non_positive.extend(more.non_positive);
+    }
+
+    /// One notice per kind of metric left out, none when none were.
+    pub(super) fn notices(mut self) -> Vec<Notice> {
+        let mut out = Vec::new();
+        if !self.assumption.is_empty() {
+            out.push(Notice::NotComparable);
+        }
+        self.mismatched.dedup();
+        if !self.mismatched.is_empty() {
+            out.push(Notice::Mismatched(self.mismatched));
+        }
+        if !self.beyond.is_empty() {
+            out.push(Notice::BeyondDouble(self.beyond));
+        }
+        if !self.non_positive.is_empty() {
+            out.push(Notice::NonPositive(self.non_positive));
+        }
+        out
+    }
+}
+
+/// Every metric of the `common` cases, other against base, judged together:
+/// the false discovery rate is held over the environment's headline metrics.
+pub(super) fn compare_env(
+    (base, other): (&Environment, &Environment),
+    common: &[&String],
+    seed: u64,
+    threshold: f64,
+    skipped: &mut Skipped,
+) -> Vec<MetricComparison> {
+    let mut mine = Vec::new();
+    for (case, case_skipped) in compare_cases((base, other), common, seed, threshold) {
+        mine.extend(case);
+        skipped.extend(case_skipped);
+    }
+    verdict::judge_all(&mut mine, threshold, FDR);
+    advise_runs(&mut mine, threshold);
+    mine.into_iter().map(|(m, _)| m).collect()
+}
+
+/// [`compare_case`] for every key, in the keys' order, on the machine's
+/// cores: each metric's bootstrap has a seed of its own, so the result is
+/// the same on any number of threads.
+fn compare_cases(
+    envs: (&Environment, &Environment),
+    keys: &[&String],
+    seed: u64,
+    threshold: f64,
+) -> Vec<(Vec<(MetricComparison, levels::LogRatio)>, Skipped)> {
+    crate::stats::par::map(keys, |key| {
+        let mut skipped = Skipped::default();
+        let case = compare_case(envs, key, seed, threshold, &mut skipped);
+        (case, skipped)
+    })
+}
+
+/// Every metric of case `key`, other against base, with provisional
+/// verdicts; a metric that cannot be compared is named in `skipped`.
+fn compare_case(
+    (base, other): (&Environment, &Environment),
+    key: &str,
+    seed: u64,
+    threshold: f64,
+    skipped: &mut Skipped,
+) -> Vec<(MetricComparison, levels::LogRatio)> {
+    let Some(case) = base.runs.iter().find_map(|r| ok_case(r, key)) else {
+        return Vec::new();
+    };
+    let suspect = notice::case_flags(&[base, other], key);
+    let mut mine = Vec::new();
+    for (i, m) in case.metrics.iter().enumerate() {
+        // seconds against nanoseconds would make a billion-fold
+        // "difference": a metric whose unit or direction is not the
+        // same in every run is not compared
+        let units = units_of(base.runs.iter().chain(&other.runs), key, &m.name);
+        if units.len() > 1 {
+            skipped.mismatched.push(Mismatch {
+                key: key.to_string(),
+                metric: m.name.clone(),
+                units,
+            });
+            continue;
+        }
+        if let Some(nc) = failed_assumption((base, other), key, &m.name, i == 0) {
+            skipped.assumption.push(nc);
+            continue;
+        }
+        let (Some(b), Some(o)) = (
+            nested(&base.runs, key, &m.name),
+            nested(&other.runs, key, &m.name),
+        ) else {
+            if i == 0 {
+                skipped.non_positive.push(metric_ref(key, &m.name));
+            }
+            continue;
+        };
+        let seed = seed_for(seed, &[&other.label, key, &m.name]);
+        let subject = Subject {
+            environment: &other.label,
+            key,
+            family: case.bench.split('.').next().unwrap_or(""),
+            metric: m,
+            primary: i == 0,
+        };
+        let spread = (
+            run_spread(base, key, &m.name),
+            run_spread(other, key, &m.name),
+        );
+        let (mut mc, lr) = measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
+        let (lo, hi) = mc.ratio_ci;
+        if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
+            // 1e-300 against 1e300: no double holds the ratio
+            skipped.beyond.push(metric_ref(key, &m.name));
+            continue;
+        }
+        mc.suspect = suspect.clone();
+        mine.push((mc, lr));
+    }
+    mine
+}
+
+fn metric_ref(key: &str, metric: &str) -> MetricRef {
+    MetricRef {
+        key: key.to_string(),
+        metric: metric.to_string(),
+    }
+}
+
+/// For each unclear headline metric with two or more runs a side: the runs
+/// per side that would resolve an effect of the threshold's size.
+fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64) {
+    for (m, lr) in mine.iter_mut() {
+        if m.primary && m.verdict == Verdict::Unclear && m.basis.runs.0.min(m.basis.runs.1) >= 2 {
+            let b = &m.basis;
+            let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
+            m.runs_needed = m.variance.components.runs_needed(
+                b.rounds_per_run.0.min(b.rounds_per_run.1),
+                b.reps_per_round.0.min(b.reps_per_round.1),
+                margin,
+                MAX_ADVISED_RUNS,
+            );
+        }
+    }
+}
+
+/// What one comparison is about: which metric of which case, against which environment.
+struct Subject<'a> {
+    environment: &'a str,
+    key: &'a str,
+    family: &'a str,
+    metric: &'a crate::results::MetricResult,
+    primary: bool,
+}
+
+/// The estimates, interval and p-value of one metric; its verdict is
+/// provisional until [`verdict::judge_all`] has seen the whole environment.
+fn measure(
+    (b, bs): (&Levels, RunSpread),
+    (o, os): (&Levels, RunSpread),
+    seed: u64,
+    s: &Subject,
+    threshold: f64,
+) -> (MetricComparison, levels::LogRatio) {
+    let lr = levels::log_ratio((b, bs), (o, os), seed, RESAMPLES);
+    let (lo, hi) = lr.interval(CONFIDENCE);
+    let (down, up) = verdict::band(s.metric.direction, threshold);
+    let p_value = lr.p_beyond(down, up);
+    let ratio = lr.point.exp();
+    let components = Components::pool(&b.components(), &o.components());
+    let m = MetricComparison {
+        environment: s.environment.to_string(),
+        key: s.key.to_string(),
+        family: s.family.to_string(),
+        metric: s.metric.name.clone(),
+        unit: s.metric.unit,
+        direction: s.metric.direction,
+        primary: s.primary,
+        base_value: b.estimate().exp(),
+        other_value: o.estimate().exp(),
+        ratio,
+        ratio_ci: (lo.exp(), hi.exp()),
+        ratio_ci_adjusted: None,
+        confidence_adjusted: None,
+        equivalence_bound: lo.abs().max(hi.abs()).exp_m1(),
+        variation_pct: (1.0 - ratio) * 100.0,
+        p_value,
+        p_adjusted: p_value,
+        verdict: Verdict::Unclear,
+        basis: Basis {
+            runs: (b.runs(), o.runs()),
+            rounds_per_run: (b.rounds_per_run(), o.rounds_per_run()),
+            reps_per_round: (b.reps_per_round(), o.reps_per_round()),
+            top: (b.top(), o.top()),
+            df: lr.df,
+            assumed_run_spread: lr.assumed_run_spread(),
+            run_spread: lr.spread,
+        },
+        variance: Variance {
+            shares: components.shares(),
+            components,
+        },
+        runs_needed: None,
+        suspect: Vec::new(),
+    };
+    (m, lr)
+}
