@@ -26,6 +26,7 @@
 //! `report::warning`, `report::words`).
 
 mod advice;
+pub mod diagnose;
 mod family;
 mod measure;
 mod notice;
@@ -258,6 +259,9 @@ pub struct Comparison {
     pub advice: Option<Advice>,
     /// Whether suspect cases are left out of the geometric means (`--exclude-suspect`).
     pub exclude_suspect: bool,
+    /// The likely mechanism behind each environment's differences, most
+    /// likely first; none for an environment that does not differ.
+    pub diagnoses: Vec<diagnose::Diagnosis>,
 }
 
 /// Options of a comparison.
@@ -361,10 +365,11 @@ fn compare_with(
         advice: advice::advise(&metrics, envs),
         suspect_kinds: notice::tallies(envs),
         notices,
-        metrics,
         unmatched,
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
+        diagnoses: diagnose::diagnose(envs, &metrics),
+        metrics,
     })
 }
 

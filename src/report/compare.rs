@@ -467,7 +467,18 @@ fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
 /// and fingerprints, the family summary and the spread of unclear cases.
 fn verbose_part(c: &Comparison, envs: &[Environment], w: &Writer) -> String {
     let (table, heading, bullet) = (w.table, w.heading, w.bullet);
-    let mut out = heading("Method");
+    let mut out = String::new();
+    let base = &c.baseline;
+    for d in &c.diagnoses {
+        for (head, items) in super::diagnosis::evidence(d, base) {
+            if out.is_empty() {
+                out += &heading("Likely causes: the signs checked (+ holds, - does not)");
+            }
+            out += &w.item(&head);
+            out += &items.iter().map(|i| w.item(&format!("  {i}"))).collect::<String>();
+        }
+    }
+    out += &heading("Method");
     out += &w.item(&method_note(c));
     let warnings = warning::warnings(c);
     if !warnings.is_empty() {

@@ -14,10 +14,23 @@ use std::collections::BTreeMap;
 const TOPICS_NAMED: usize = 3;
 const FACTORS_PER_TOPIC: usize = 2;
 
-/// One sentence per family and environment, then one per environment for
-/// all families; `topics` names benches in a few words (a bench
-/// id → `system calls`), a bench without one is named by its id.
+/// The likely cause of each environment's differences first (the
+/// diagnosis, a line per mechanism), then one sentence per family and
+/// environment, then one per environment for all families; `topics` names
+/// benches in a few words (a bench id → `system calls`), a bench without
+/// one is named by its id.
 pub fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String> {
+    let named = c.environments.len() > 2;
+    c.diagnoses
+        .iter()
+        .flat_map(|d| super::diagnosis::lines(d, named))
+        .chain(family_lines(c, topics))
+        .collect()
+}
+
+/// One sentence per family and environment, then one per environment for
+/// all families.
+fn family_lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String> {
     c.families
         .iter()
         .filter(|f| f.total() > 0)
@@ -42,7 +55,7 @@ pub fn family_conclusions(
     topics: &BTreeMap<String, String>,
     family: &str,
 ) -> Vec<String> {
-    let all = conclusions(c, topics);
+    let all = family_lines(c, topics);
     c.families
         .iter()
         .filter(|f| f.total() > 0)
@@ -261,7 +274,10 @@ mod tests {
                 .any(|r| r.starts_with("os: wsl1 slower in 1 of 1 case, 40x: system calls")),
             "{all:?}"
         );
-        assert_eq!(family_conclusions(&c, &topics, "os"), vec![all[1].clone()]);
+        // the diagnosis leads the conclusions; a family's are its own
+        let os: Vec<String> = all.iter().filter(|l| l.starts_with("os:")).cloned().collect();
+        assert_eq!(family_conclusions(&c, &topics, "os"), os);
+        assert!(all[0].starts_with("likely cause: "), "{all:?}");
     }
 
     #[test]

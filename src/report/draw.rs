@@ -6,7 +6,7 @@
 use super::figure::Figure;
 use super::svg::{line_chart, timeline, Series};
 use super::Table;
-use crate::compare::{Comparison, Environment, MetricComparison};
+use crate::compare::{Comparison, Environment, MetricComparison, Verdict};
 use crate::results::{param_text, CaseResult, CaseStatus};
 use crate::units::{format_value, Unit};
 use crate::view::{
@@ -316,6 +316,19 @@ pub fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec
     out
 }
 
+/// A grid's cell: the seeds' variation and the verdict ("+1.2 % tie"),
+/// or, for a factor of 1.5 or more, the factor as the conclusions say it
+/// ("3.7x faster"), never "-268.7 % faster".
+fn grid_cell(m: &MetricComparison) -> String {
+    let s = m.speedup();
+    let large = s.is_finite() && s > 0.0 && (s >= 1.5 || s <= 1.0 / 1.5);
+    match (large, m.verdict) {
+        (false, v) => format!("{:+.1} % {}", m.variation_pct, v.word()),
+        (true, Verdict::Faster | Verdict::Slower) => super::words::describe_speedup(s),
+        (true, v) => format!("{}, {}", super::words::describe_speedup(s), v.word()),
+    }
+}
+
 /// A grid view as a table: a row per value of `rows`, a column per
 /// environment and value of `columns`, cells with the variation and verdict
 /// against the baseline.
@@ -360,7 +373,7 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         }
         cells.insert(
             (r, m.environment.clone(), col),
-            format!("{:+.1} % {}", m.variation_pct, m.verdict.word()),
+            grid_cell(m),
         );
     }
     if rows.is_empty() {
@@ -727,10 +740,9 @@ mod tests {
         assert_eq!(t.rows.len(), 2);
         for row in &t.rows {
             assert!(row[1].ends_with("tie"), "{row:?}");
-            assert!(
-                row[3].starts_with("-100.") && row[3].ends_with(" faster"),
-                "{row:?}"
-            );
+            // a twofold speed-up reads as the conclusions say it, not as
+            // the seeds' "-100.0 %"
+            assert_eq!(row[3], "2.0x faster", "{row:?}");
         }
         // metrics as rows (seed 000's operations by threads)
         let g = Grid {

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod compare;
 pub mod conclude;
+pub mod diagnosis;
 pub mod draw;
 pub mod export;
 pub mod figure;

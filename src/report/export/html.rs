@@ -154,6 +154,24 @@ fn anomalies(envs: &[Environment]) -> Vec<String> {
 /// What follows the family sections, collapsed.
 fn details(c: &Comparison, envs: &[Environment]) -> String {
     let mut b = String::new();
+    let causes: Vec<(String, Vec<String>)> = c
+        .diagnoses
+        .iter()
+        .flat_map(|d| crate::report::diagnosis::evidence(d, &c.baseline))
+        .collect();
+    if !causes.is_empty() {
+        let body: String = causes
+            .iter()
+            .map(|(head, items)| format!("<p>{}</p>{}", esc(head), list(items, "full")))
+            .collect();
+        b += &collapsed(
+            &format!("Likely causes: the signs checked ({})", causes.len()),
+            &format!(
+                "<p class=\"note\">+ a sign that holds, - one that does not, each rule's source \
+                 last.</p>{body}"
+            ),
+        );
+    }
     let warnings = warning::warnings(c);
     if !warnings.is_empty() {
         b += &collapsed(

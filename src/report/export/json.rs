@@ -4,6 +4,7 @@
 //! keys and their order are its contract: [`Doc`] lists them.
 
 use super::{Export, Exporter};
+use crate::compare::diagnose::Diagnosis;
 use crate::compare::{EnvSummary, FamilySummary, MetricComparison, NotComparable};
 use crate::report::fingerprint::{self, FingerprintRow};
 use crate::report::Report;
@@ -44,6 +45,8 @@ struct Doc<'a> {
     warning_lines: Vec<String>,
     warnings: Vec<String>,
     conclusions: Vec<String>,
+    #[serde(skip_serializing_if = "none")]
+    diagnoses: &'a [Diagnosis],
     advice: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     exclude_suspect: bool,
@@ -88,6 +91,7 @@ impl<'a> Doc<'a> {
             warning_lines: warning::lines(c),
             warnings: warning::warnings(c),
             conclusions: conclude::conclusions(c, r.topics),
+            diagnoses: &c.diagnoses,
             advice: conclude::advice(c),
             exclude_suspect: c.exclude_suspect,
         }

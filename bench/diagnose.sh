@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# envbench diagnose: builds pairs of real layers and stand-ins on this
+# machine from the real CLI, compares them, and scores the mechanism the
+# diagnosis names first against the one known to be there.
+#   aa         plain against plain: nothing to name
+#   namespaces plain against `unshare --pid --net --mount ...` (tests/layers/namespaces.sh): nothing
+#   bwrap      plain against bubblewrap --unshare-all: nothing
+#   container  plain against podman + runc, Debian minbase: nothing
+#   gvisor     plain against `runsc do` (ptrace platform): syscall_interception
+#   strace     plain against `strace -f`: syscall_interception
+#   1cpu       plain against `taskset -c 0`: fewer_cpus
+#   quota      plain against a cgroup (v1 cpu or v2) quota of one CPU: cpu_quota
+#   bindfs     a directory against a bindfs FUSE mount of it: remote_filesystem
+#   qemu       in a QEMU guest, its ext4 disk against its 9p share
+#              (compare --dirs): remote_filesystem
+# Each pair: RUNS runs per side alternated (A B A B ...), compared as
+# RUNS + RUNS and as each 1 + 1; one line per comparison with what was
+# named. This is a benchmark, not a test; CI does not run it. Nothing else
+# may measure on the machine meanwhile.
+#   bench/diagnose.sh [--runs N] [--pairs a,b,...] [--budget SECONDS] [--keep DIR] [--cache DIR]
+set -euo pipefail
+
+runs=3
+pairs="aa,namespaces,bwrap,container,gvisor,strace,1cpu,quota,bindfs,qemu"
+budget=0.3
+keep=""
+cache=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    --cache) cache=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+. "$(dirname "$0")/common.sh"
+workdir diagnose
+cache=${cache:-$repo/target/tmp/layers-cache}
+# an empty history: a one-run side takes no spread from earlier runs
+export XDG_DATA_HOME=$work/xdg
+mkdir -p "$cache"
+echo "building envbench (release)" >&2
+(cd "$repo" && cargo build --release --quiet)
+envbench="$repo/target/release/envbench"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
+subset="cpu.int,cpu.float,cpu.primes,cpu.lu,os.syscall,os.fork,os.thread,os.spawn,os.pipe,\
+os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta"
+args=(--suite quick --threads 1,2 --no-history --quiet --force --budget "$budget" --only "$subset")
+export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-600}
+
+# cleanup of what the stand-ins set up: a bindfs mount, a cgroup
+mounted="" cgroup=""
+undo() {
+  if [ -n "$mounted" ]; then fusermount -u "$mounted" 2>/dev/null || umount "$mounted" 2>/dev/null || true; fi
+  if [ -n "$cgroup" ]; then rmdir "$cgroup" 2>/dev/null || true; fi
+}
+trap 'undo; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf --one-file-system "$work"' EXIT
+
+# plain LABEL OUT [PREFIX...]: one run on the host, in a directory named work.
+plain() {
+  local label=$1 out=$2; shift 2
+  local dir; dir=$(mktemp -d "$work/io.XXXXXX")
+  "$@" "$envbench" run "${args[@]}" --label "$label" --dir "work=$dir" -o "$out" >/dev/null
+  rm -rf "$dir"
+}
+
+# layer SCRIPT LABEL OUT: one run inside a layer of tests/layers.
+layer() {
+  local script=$1 label=$2 out=$3
+  local o; o=$(mktemp -d "$work/out.XXXXXX")
+  chmod 0777 "$o"
+  bash "$repo/tests/layers/$script" "$envbench" "$o" "$cache" -- "${args[@]}" --label "$label" >/dev/null
+  cp "$o/result.json" "$out"
+  rm -rf "$o"
+}
+
+# quota_setup: a cgroup of one CPU's time; prints the command prefix.
+quota_setup() {
+  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
+    cgroup=$(mktemp -d /sys/fs/cgroup/cpu/envbench-diagnose.XXXXXX)
+    echo 100000 > "$cgroup/cpu.cfs_period_us"
+    echo 100000 > "$cgroup/cpu.cfs_quota_us"
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+    cgroup=$(mktemp -d /sys/fs/cgroup/envbench-diagnose.XXXXXX)
+    echo "100000 100000" > "$cgroup/cpu.max"
+  else
+    echo "diagnose.sh: no writable cgroup cpu controller for the quota pair" >&2
+    return 1
+  fi
+}
+
+# one SIDE LABEL OUT: the run of SIDE (a or b) of the current pair.
+one() {
+  local side=$1 label=$2 out=$3
+  case "$pair/$side" in
+    */a) if [ "$pair" = bindfs ]; then
+           local d; d=$(mktemp -d "$work/io.XXXXXX")
+           "$envbench" run "${args[@]}" --label "$label" --dir "work=$d" -o "$out" >/dev/null; rm -rf "$d"
+         else plain "$label" "$out"; fi ;;
+    aa/b) plain "$label" "$out" ;;
+    namespaces/b) layer namespaces.sh "$label" "$out" ;;
+    bwrap/b) layer bwrap.sh "$label" "$out" ;;
+    container/b) layer container.sh "$label" "$out" ;;
+    gvisor/b) layer gvisor.sh "$label" "$out" ;;
+    strace/b) plain "$label" "$out" strace -f -qq -o /dev/null ;;
+    1cpu/b) plain "$label" "$out" taskset -c 0 ;;
+    quota/b) plain "$label" "$out" sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cgroup" ;;
+    bindfs/b) "$envbench" run "${args[@]}" --label "$label" --dir "work=$mounted" -o "$out" >/dev/null ;;
+  esac
+}
+
+# score NAME EXPECT JSON: the mechanisms named, first one judged.
+score() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+name, expect, path = sys.argv[1:]
+c = json.load(open(path))
+named = [f["mechanism"] for d in c.get("diagnoses", []) for f in d["findings"]]
+first = named[0] if named else "none"
+ok = first == expect
+print(f"  {name:24} named {', '.join(named) or 'nothing':60} expected {expect:20} {'ok' if ok else 'WRONG'}")
+print(f"SCORE {name}: {'ok' if ok else 'wrong'}")
+PY
+}
+
+compare_and_score() {
+  local name=$1 expect=$2; shift 2
+  rm -f "$work/c.json"
+  "$envbench" compare "$@" --json "$work/c.json" >/dev/null
+  score "$name" "$expect" "$work/c.json"
+}
+
+expected() {
+  case $1 in
+    aa|namespaces|bwrap|container) echo none ;;
+    gvisor|strace) echo syscall_interception ;;
+    1cpu) echo fewer_cpus ;;
+    quota) echo cpu_quota ;;
+    bindfs|qemu) echo remote_filesystem ;;
+  esac
+}
+
+IFS=, read -r -a wanted <<<"$pairs"
+for pair in "${wanted[@]}"; do
+  want=$(expected "$pair")
+  [ -n "$want" ] || { echo "diagnose.sh: unknown pair $pair" >&2; exit 2; }
+  start=$SECONDS
+  if [ "$pair" = qemu ]; then
+    for i in $(seq 1 "$runs"); do
+      echo "$pair: guest run $i of $runs" >&2
+      o=$(mktemp -d "$work/out.XXXXXX")
+      bash "$repo/tests/layers/qemu.sh" "$envbench" "$o" "$cache" -- \
+        "${args[@]/$subset/io.dd,io.meta,os.syscall,cpu.int}" --label guest >/dev/null
+      cp "$o/result.json" "$work/qemu-$i.json"
+    done
+    compare_and_score "qemu $runs runs --dirs" "$want" --dirs "$work"/qemu-*.json
+    for i in $(seq 1 "$runs"); do
+      compare_and_score "qemu 1 run --dirs #$i" "$want" --dirs "$work/qemu-$i.json"
+    done
+    echo "$pair: $((SECONDS - start)) s" >&2
+    continue
+  fi
+  if [ "$pair" = quota ]; then quota_setup || continue; fi
+  if [ "$pair" = bindfs ]; then
+    command -v bindfs >/dev/null || { echo "diagnose.sh: no bindfs" >&2; continue; }
+    mkdir "$work/bind-src" "$work/bind"
+    bindfs "$work/bind-src" "$work/bind"
+    mounted=$work/bind
+  fi
+  for i in $(seq 1 "$runs"); do
+    echo "$pair: run $i of $runs per side" >&2
+    one a A "$work/$pair-a$i.json"
+    one b B "$work/$pair-b$i.json"
+  done
+  a=() b=()
+  for i in $(seq 1 "$runs"); do a+=("$work/$pair-a$i.json"); b+=("$work/$pair-b$i.json"); done
+  compare_and_score "$pair $runs+$runs" "$want" --base "${a[@]}" --other "${b[@]}"
+  for i in $(seq 1 "$runs"); do
+    compare_and_score "$pair 1+1 #$i" "$want" --base "${a[$((i - 1))]}" --other "${b[$((i - 1))]}"
+  done
+  undo
+  mounted="" cgroup=""
+  echo "$pair: $((SECONDS - start)) s" >&2
+done

@@ -1,0 +1,264 @@
+//! What a diagnosis is made of: mechanisms, the groups of cases they
+//! move, the clues checked and how they weigh.
+
+use crate::results::AssumptionKind;
+use serde::Serialize;
+
+/// A group of cases is unchanged when none of them is faster or slower
+/// and their geometric mean lies within this factor of 1.
+const UNCHANGED_WITHIN: f64 = 1.15;
+
+/// A mechanism the rules can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// System calls intercepted or translated (ptrace, gVisor, WSL 1).
+    SyscallInterception,
+    /// A virtual machine: nested paging, exits on wake-ups and timers.
+    VirtualMachine,
+    /// A FUSE or network file system (9P, virtiofs, SMB, NFS) on a directory.
+    RemoteFilesystem,
+    /// The page cache or O_DIRECT behave differently.
+    CacheSemantics,
+    /// A CPU quota (cgroup `cpu.max`).
+    CpuQuota,
+    /// Fewer CPUs usable (an affinity mask, a cpuset).
+    FewerCpus,
+    /// Another CPU model or clock frequency.
+    OtherCpu,
+    /// Time stolen by other guests of the host.
+    NoisyNeighbour,
+}
+
+/// A group of cases that a mechanism moves or leaves alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "group", content = "dir")]
+pub enum Group {
+    /// `os.syscall`.
+    SystemCalls,
+    /// Creating processes and threads, starting programs, the shell.
+    Processes,
+    /// Loopback TCP and HTTP.
+    Network,
+    /// One thread of computation (integer, floating point, primes, LU).
+    Compute,
+    /// Computation on every CPU at once (threads = CPUs, simultaneous processes).
+    ComputeParallel,
+    /// STREAM bandwidth.
+    MemoryBandwidth,
+    /// Dependent loads on working sets that fit the caches (≤ 256 KiB).
+    LatencyInCache,
+    /// Dependent loads on working sets far beyond them (≥ 64 MiB).
+    LatencyBeyondCache,
+    /// Work handed between two CPUs (`cpus=split`): wake-ups across CPUs.
+    CrossCpu,
+    /// Every file case on a directory.
+    Files(String),
+    /// Small-file metadata on a directory (`io.meta`).
+    Metadata(String),
+    /// Reads after an eviction on a directory (`io.dd` read_cold).
+    ColdRead(String),
+    /// Writes that bypass or flush the cache on a directory (O_DIRECT, fdatasync).
+    DurableWrites(String),
+}
+
+/// How a group of headline metrics moved, other against base.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Effect {
+    /// Headline metrics in the group.
+    pub cases: usize,
+    /// ... judged slower.
+    pub slower: usize,
+    /// ... judged faster.
+    pub faster: usize,
+    /// Geometric mean speed-up (> 1: OTHER faster).
+    pub speedup: f64,
+}
+
+impl Effect {
+    /// How many times slower (> 1) or faster (< 1) OTHER is.
+    pub fn slowdown(&self) -> f64 {
+        1.0 / self.speedup
+    }
+
+    /// More of the group judged slower than faster, at least one, and
+    /// slower by `factor` or more on the mean. (A group's other cases may
+    /// be unclear: a file system's slowdowns vary from case to case.)
+    pub(super) fn slower_by(&self, factor: f64) -> bool {
+        self.slower > self.faster && self.slowdown() >= factor
+    }
+
+    /// More of the group judged faster than slower, at least one, and
+    /// faster by `factor` or more on the mean.
+    pub(super) fn faster_by(&self, factor: f64) -> bool {
+        self.faster > self.slower && self.speedup >= factor
+    }
+
+    /// No verdict either way and the mean within [`UNCHANGED_WITHIN`].
+    pub(super) fn unchanged(&self) -> bool {
+        self.slower == 0
+            && self.faster == 0
+            && self.speedup.ln().abs() <= UNCHANGED_WITHIN.ln()
+    }
+}
+
+/// One clue about a comparison, for or against a mechanism.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "clue")]
+pub enum Clue {
+    /// The group is slower by at least `factor` in OTHER.
+    Slower {
+        /// Which cases.
+        group: Group,
+        /// How they moved.
+        effect: Effect,
+        /// The factor the rule asks for.
+        factor: f64,
+    },
+    /// The group is faster by at least `factor` in OTHER.
+    Faster {
+        /// Which cases.
+        group: Group,
+        /// How they moved.
+        effect: Effect,
+        /// The factor the rule asks for.
+        factor: f64,
+    },
+    /// The group did not move.
+    Unchanged {
+        /// Which cases.
+        group: Group,
+        /// How they moved.
+        effect: Effect,
+    },
+    /// Latency slows more on large working sets than on cached ones.
+    LatencyGrows {
+        /// Slowdown on working sets in cache.
+        in_cache: f64,
+        /// Slowdown on working sets beyond the caches.
+        beyond_cache: f64,
+    },
+    /// OTHER's fingerprint names a layer the base's does not.
+    Layer {
+        /// `hypervisor`, `sandbox`, `wsl`.
+        kind: String,
+        /// `kvm`, `gvisor`, `wsl1` ...
+        name: String,
+    },
+    /// A directory's file system, base and other.
+    Filesystem {
+        /// The directory's name in OTHER (`dir1`).
+        dir: String,
+        /// Its file system in the base.
+        base: String,
+        /// ... and in OTHER.
+        other: String,
+    },
+    /// A method's assumption failed on a side (a cold read that was not cold).
+    Assumption {
+        /// Which.
+        kind: AssumptionKind,
+        /// The side's label.
+        side: String,
+        /// The cases.
+        cases: Vec<String>,
+    },
+    /// OTHER runs under a CPU quota (CPUs' worth), the base under none or a larger one.
+    CpuQuota {
+        /// The base's quota.
+        base: Option<f64>,
+        /// OTHER's.
+        other: f64,
+    },
+    /// Fewer CPUs usable in OTHER.
+    UsableCpus {
+        /// The base's.
+        base: usize,
+        /// OTHER's.
+        other: usize,
+    },
+    /// The CPU models differ.
+    CpuModel {
+        /// The base's.
+        base: String,
+        /// OTHER's.
+        other: String,
+    },
+    /// The largest clock frequencies differ.
+    MaxMhz {
+        /// The base's.
+        base: f64,
+        /// OTHER's.
+        other: f64,
+    },
+    /// Steal time, the largest share seen in any repetition of a side.
+    Steal {
+        /// The base's.
+        base: f64,
+        /// OTHER's.
+        other: f64,
+    },
+}
+
+/// How much a sign weighs in a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weight {
+    /// Must hold for the mechanism to be named.
+    Required,
+    /// Counts towards the fit, held or not.
+    Expected,
+    /// Counts only when it holds.
+    Supporting,
+}
+
+/// A clue, whether it holds, and its weight in the rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sign {
+    /// What was looked at.
+    #[serde(flatten)]
+    pub clue: Clue,
+    /// Whether it holds.
+    pub holds: bool,
+    /// Its weight.
+    pub weight: Weight,
+}
+
+impl Sign {
+    pub(super) fn is_effect(&self) -> bool {
+        matches!(
+            self.clue,
+            Clue::Slower { .. } | Clue::Faster { .. } | Clue::LatencyGrows { .. }
+        )
+    }
+}
+
+/// A mechanism that fits, with the signs checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// Which.
+    pub mechanism: Mechanism,
+    /// Signs that hold.
+    pub held: usize,
+    /// Signs counted (every required and expected one, and the supporting
+    /// ones that hold).
+    pub counted: usize,
+    /// Every sign checked, held or not, required first.
+    pub signs: Vec<Sign>,
+}
+
+impl Finding {
+    /// Share of the counted signs that hold.
+    pub fn fit(&self) -> f64 {
+        self.held as f64 / self.counted.max(1) as f64
+    }
+}
+
+/// The diagnosis of one environment against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    /// The environment compared with the baseline.
+    pub environment: String,
+    /// Mechanisms that fit, most likely first; empty: no known one fits.
+    pub findings: Vec<Finding>,
+}

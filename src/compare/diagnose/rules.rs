@@ -1,0 +1,543 @@
+//! The rules: one per mechanism, each a set of signs read from the facts
+//! of one comparison.
+
+use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
+use super::{dir_of, groups_of, is_remote, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
+use crate::compare::{Environment, MetricComparison, Verdict};
+use crate::results::{AssumptionKind, ResultFile};
+
+/// What the rules read: the headline metrics by group, both sides'
+/// fingerprints, telemetry and the methods' failed checks.
+pub(super) struct Facts<'a> {
+    base: &'a Environment,
+    other: &'a Environment,
+    /// (groups of the case, the metric), each headline metric of OTHER.
+    metrics: Vec<(Vec<Group>, &'a MetricComparison)>,
+}
+
+impl<'a> Facts<'a> {
+    pub(super) fn new(
+        base: &'a Environment,
+        other: &'a Environment,
+        mine: &[&'a MetricComparison],
+    ) -> Facts<'a> {
+        let metrics = mine
+            .iter()
+            .map(|m| {
+                let case = other
+                    .runs
+                    .iter()
+                    .chain(&base.runs)
+                    .find_map(|r| r.cases.iter().find(|c| c.key == m.key));
+                (case.map(groups_of).unwrap_or_default(), *m)
+            })
+            .collect();
+        Facts {
+            base,
+            other,
+            metrics,
+        }
+    }
+
+    /// How `group` moved; None when no headline metric belongs to it.
+    fn effect(&self, group: &Group) -> Option<Effect> {
+        let chosen: Vec<&MetricComparison> = self
+            .metrics
+            .iter()
+            .filter(|(g, _)| g.contains(group))
+            .map(|(_, m)| *m)
+            .collect();
+        if chosen.is_empty() {
+            return None;
+        }
+        let logs: Vec<f64> = chosen
+            .iter()
+            .map(|m| m.speedup())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(f64::ln)
+            .collect();
+        if logs.is_empty() {
+            return None;
+        }
+        Some(Effect {
+            cases: chosen.len(),
+            slower: chosen.iter().filter(|m| m.verdict == Verdict::Slower).count(),
+            faster: chosen.iter().filter(|m| m.verdict == Verdict::Faster).count(),
+            speedup: (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
+        })
+    }
+
+    /// The directories OTHER's file cases ran in, in the order first seen.
+    fn dirs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (groups, _) in &self.metrics {
+            for g in groups {
+                if let Group::Files(d) = g {
+                    if !out.contains(d) {
+                        out.push(d.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) fn findings(&self) -> Vec<Finding> {
+        let mut found: Vec<Finding> = [
+            self.interception(),
+            self.virtual_machine(),
+            self.cache_semantics(),
+            self.cpu_quota(),
+            self.fewer_cpus(),
+            self.other_cpu(),
+            self.noisy_neighbour(),
+        ]
+        .into_iter()
+        .chain(self.dirs().into_iter().map(|d| self.remote_filesystem(&d)))
+        .flatten()
+        .collect();
+        // most likely first: the best fit, then the most signs held; a
+        // stable sort keeps the rules' order between equals
+        found.sort_by(|a, b| {
+            b.fit()
+                .total_cmp(&a.fit())
+                .then(b.held.cmp(&a.held))
+        });
+        found
+    }
+
+    fn slower(&self, group: Group, factor: f64, weight: Weight) -> Option<Sign> {
+        let effect = self.effect(&group)?;
+        Some(Sign {
+            holds: effect.slower_by(factor),
+            clue: Clue::Slower {
+                group,
+                effect,
+                factor,
+            },
+            weight,
+        })
+    }
+
+    fn faster(&self, group: Group, factor: f64, weight: Weight) -> Option<Sign> {
+        let effect = self.effect(&group)?;
+        Some(Sign {
+            holds: effect.faster_by(factor),
+            clue: Clue::Faster {
+                group,
+                effect,
+                factor,
+            },
+            weight,
+        })
+    }
+
+    fn unchanged(&self, group: Group, weight: Weight) -> Option<Sign> {
+        let effect = self.effect(&group)?;
+        Some(Sign {
+            holds: effect.unchanged(),
+            clue: Clue::Unchanged { group, effect },
+            weight,
+        })
+    }
+
+    /// A layer of `kinds` named in OTHER's fingerprint and in no base run.
+    fn new_layer(&self, names: &[&str], weight: Weight) -> Option<Sign> {
+        let layer = first(self.other)?
+            .fingerprint
+            .virtualization
+            .layers
+            .iter()
+            .find(|l| names.contains(&l.name.as_str()))?;
+        let in_base = self.base.runs.iter().any(|r| {
+            r.fingerprint
+                .virtualization
+                .layers
+                .iter()
+                .any(|b| b.name == layer.name)
+        });
+        Some(Sign {
+            clue: Clue::Layer {
+                kind: layer.kind.clone(),
+                name: layer.name.clone(),
+            },
+            holds: !in_base,
+            weight,
+        })
+    }
+
+    /// ptrace, gVisor, WSL 1: every system call pays a trip through a
+    /// tracer or a user-space kernel, so system calls and everything built
+    /// of them (process creation, pipes, sockets) slow by factors while
+    /// computation, which makes none, does not move.
+    fn interception(&self) -> Option<Finding> {
+        rule(
+            Mechanism::SyscallInterception,
+            vec![self.slower(Group::SystemCalls, 3.0, Weight::Required)],
+            vec![
+                self.slower(Group::Processes, 1.5, Weight::Expected),
+                self.unchanged(Group::Compute, Weight::Expected),
+                self.slower(Group::Network, 1.5, Weight::Supporting),
+                self.new_layer(&["gvisor", "wsl1"], Weight::Supporting),
+            ],
+            false,
+        )
+    }
+
+    /// A guest of a hypervisor the base is not a guest of: memory latency
+    /// that grows with the working set (two-level page walks) and wake-ups
+    /// across CPUs that exit to the hypervisor, with computation itself at
+    /// native speed. A sandbox hides the host's facts (gVisor reports no
+    /// DMI table), so its fingerprint is no evidence of another hypervisor.
+    fn virtual_machine(&self) -> Option<Finding> {
+        let hypervisor = |r: &ResultFile| {
+            r.fingerprint
+                .virtualization
+                .layers
+                .iter()
+                .find(|l| l.kind == "hypervisor")
+                .map(|l| l.name.clone())
+        };
+        let o = first(self.other)?;
+        let sandboxed = o
+            .fingerprint
+            .virtualization
+            .layers
+            .iter()
+            .any(|l| l.kind == "sandbox");
+        let name = hypervisor(o)?;
+        let base_has = self
+            .base
+            .runs
+            .iter()
+            .any(|r| hypervisor(r).as_deref() == Some(name.as_str()));
+        let layer = Sign {
+            clue: Clue::Layer {
+                kind: "hypervisor".into(),
+                name,
+            },
+            holds: !base_has && !sandboxed,
+            weight: Weight::Required,
+        };
+        rule(
+            Mechanism::VirtualMachine,
+            vec![Some(layer)],
+            vec![
+                self.latency_grows(),
+                self.slower(Group::CrossCpu, 1.2, Weight::Expected),
+                self.unchanged(Group::Compute, Weight::Expected),
+            ],
+            false,
+        )
+    }
+
+    fn latency_grows(&self) -> Option<Sign> {
+        let small = self.effect(&Group::LatencyInCache)?;
+        let large = self.effect(&Group::LatencyBeyondCache)?;
+        Some(Sign {
+            holds: large.slower > 0 && large.slowdown() >= small.slowdown() * GROWS_BY,
+            clue: Clue::LatencyGrows {
+                in_cache: small.slowdown(),
+                beyond_cache: large.slowdown(),
+            },
+            weight: Weight::Expected,
+        })
+    }
+
+    /// The file system of directory `dir` of OTHER, and of the same cases
+    /// in the base (`compare --dirs` names the directories differently).
+    fn filesystems(&self, dir: &str) -> Option<(String, String)> {
+        let (other, key) = self.other.runs.iter().find_map(|r| {
+            r.cases.iter().find_map(|c| {
+                let d = dir_of(c)?;
+                (d.0 == dir).then(|| (d.1, c.key.clone()))
+            })
+        })?;
+        let base = self
+            .base
+            .runs
+            .iter()
+            .find_map(|r| r.cases.iter().find(|c| c.key == key).and_then(dir_of))
+            .map(|d| d.1)
+            .unwrap_or_default();
+        Some((base, other))
+    }
+
+    /// A FUSE daemon or a network protocol (9P, virtiofs, SMB, NFS) between
+    /// the program and the files of one directory: every operation there
+    /// is a round trip, metadata and durable writes most of all, while
+    /// nothing else moves.
+    fn remote_filesystem(&self, dir: &str) -> Option<Finding> {
+        let fs = self.filesystems(dir).map(|(base, other)| Sign {
+            holds: is_remote(&other) && !is_remote(&base),
+            clue: Clue::Filesystem {
+                dir: dir.to_string(),
+                base,
+                other,
+            },
+            weight: Weight::Required,
+        });
+        rule(
+            Mechanism::RemoteFilesystem,
+            vec![
+                fs,
+                self.slower(Group::Files(dir.into()), 1.5, Weight::Required),
+            ],
+            vec![
+                self.slower(Group::Metadata(dir.into()), 2.0, Weight::Expected),
+                self.slower(Group::DurableWrites(dir.into()), 1.5, Weight::Expected),
+                self.unchanged(Group::Compute, Weight::Expected),
+            ],
+            false,
+        )
+    }
+
+    /// The cases of `env` whose method's check of `kind` failed.
+    pub(super) fn failed_checks(env: &Environment, kind: AssumptionKind) -> Vec<String> {
+        let mut keys: Vec<String> = env
+            .runs
+            .iter()
+            .flat_map(|r| &r.cases)
+            .filter(|c| c.assumptions.iter().any(|a| a.kind == kind && !a.held))
+            .map(|c| c.key.clone())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    /// The page cache or O_DIRECT behave otherwise: an eviction that does
+    /// not empty the cache (a sandbox's own cache, a hypervisor host's),
+    /// O_DIRECT taken as buffered. The methods check this where they run:
+    /// a check that fails on one side only, or reads after an eviction far
+    /// faster with durable writes not faster, is the sign.
+    fn cache_semantics(&self) -> Option<Finding> {
+        let mut checks: Vec<Option<Sign>> = Vec::new();
+        for kind in [AssumptionKind::ColdRead, AssumptionKind::DirectIo] {
+            let (b, o) = (
+                Self::failed_checks(self.base, kind),
+                Self::failed_checks(self.other, kind),
+            );
+            let (side, cases) = match (b.is_empty(), o.is_empty()) {
+                (true, false) => (&self.other.label, o),
+                (false, true) => (&self.base.label, b),
+                _ => continue,
+            };
+            checks.push(Some(Sign {
+                clue: Clue::Assumption {
+                    kind,
+                    side: side.clone(),
+                    cases,
+                },
+                holds: true,
+                weight: Weight::Supporting,
+            }));
+        }
+        let dirs = self.dirs();
+        let cold: Vec<Option<Sign>> = dirs
+            .iter()
+            .map(|d| self.faster(Group::ColdRead(d.clone()), 1.5, Weight::Supporting))
+            .collect();
+        if checks.is_empty() && !cold.iter().flatten().any(|s| s.holds) {
+            return None;
+        }
+        let rest = checks
+            .into_iter()
+            .chain(cold)
+            .chain(
+                dirs.iter()
+                    .map(|d| self.unchanged(Group::DurableWrites(d.clone()), Weight::Expected)),
+            )
+            .collect();
+        rule(Mechanism::CacheSemantics, Vec::new(), rest, true)
+    }
+
+    /// A cgroup's `cpu.max`: work on more CPUs than the quota is throttled
+    /// to it, and under a quota below one CPU even one thread waits; what
+    /// a single thread does below the quota does not move.
+    fn cpu_quota(&self) -> Option<Finding> {
+        let o = first(self.other)?;
+        let quota = o.fingerprint.cgroup.cpu_quota_cpus?;
+        let b = first(self.base)?;
+        let base_cpus = usable(b) as f64;
+        let base_quota = b.fingerprint.cgroup.cpu_quota_cpus;
+        let sign = Sign {
+            holds: quota < base_quota.unwrap_or(base_cpus).min(base_cpus),
+            clue: Clue::CpuQuota {
+                base: base_quota,
+                other: quota,
+            },
+            weight: Weight::Required,
+        };
+        let single = if quota < 1.0 {
+            self.slower(Group::Compute, 0.8 / quota.max(0.01), Weight::Expected)
+        } else {
+            self.unchanged(Group::Compute, Weight::Expected)
+        };
+        let parallel = (base_cpus / quota).max(1.0);
+        rule(
+            Mechanism::CpuQuota,
+            vec![
+                Some(sign),
+                self.slower(
+                    Group::ComputeParallel,
+                    1.0 + (parallel - 1.0) * 0.6,
+                    Weight::Required,
+                ),
+            ],
+            vec![single],
+            false,
+        )
+    }
+
+    /// Fewer CPUs to run on: work spread over every CPU slows, one thread
+    /// does not.
+    fn fewer_cpus(&self) -> Option<Finding> {
+        let (b, o) = (usable(first(self.base)?), usable(first(self.other)?));
+        let sign = Sign {
+            holds: o < b,
+            clue: Clue::UsableCpus { base: b, other: o },
+            weight: Weight::Required,
+        };
+        let factor = 1.0 + (b as f64 / o.max(1) as f64 - 1.0) * 0.6;
+        rule(
+            Mechanism::FewerCpus,
+            vec![
+                Some(sign),
+                self.slower(Group::ComputeParallel, factor.max(1.2), Weight::Required),
+            ],
+            vec![self.unchanged(Group::Compute, Weight::Expected)],
+            false,
+        )
+    }
+
+    /// Another processor: computation moves, one thread as much as many.
+    fn other_cpu(&self) -> Option<Finding> {
+        let (b, o) = (first(self.base)?, first(self.other)?);
+        let sign = match (&b.fingerprint.cpu.model, &o.fingerprint.cpu.model) {
+            (Some(bm), Some(om)) if bm != om => Sign {
+                clue: Clue::CpuModel {
+                    base: bm.clone(),
+                    other: om.clone(),
+                },
+                holds: true,
+                weight: Weight::Required,
+            },
+            _ => {
+                let (bm, om) = (b.fingerprint.cpu.max_mhz?, o.fingerprint.cpu.max_mhz?);
+                Sign {
+                    holds: (bm / om).ln().abs() >= 1.05f64.ln(),
+                    clue: Clue::MaxMhz {
+                        base: bm,
+                        other: om,
+                    },
+                    weight: Weight::Required,
+                }
+            }
+        };
+        let effect = self.effect(&Group::Compute)?;
+        let moved = if effect.speedup < 1.0 {
+            self.slower(Group::Compute, WORTH_EXPLAINING, Weight::Required)
+        } else {
+            self.faster(Group::Compute, WORTH_EXPLAINING, Weight::Required)
+        };
+        rule(
+            Mechanism::OtherCpu,
+            vec![Some(sign), moved],
+            vec![],
+            false,
+        )
+    }
+
+    /// Other guests took the CPUs: steal time on OTHER's side and
+    /// slowdowns in computation, which nothing else in a guest slows.
+    fn noisy_neighbour(&self) -> Option<Finding> {
+        let (b, o) = (steal(self.base), steal(self.other));
+        let sign = Sign {
+            holds: o >= STEAL_NOISY && o >= 2.0 * b,
+            clue: Clue::Steal { base: b, other: o },
+            weight: Weight::Required,
+        };
+        rule(
+            Mechanism::NoisyNeighbour,
+            vec![
+                Some(sign),
+                self.slower(Group::Compute, WORTH_EXPLAINING, Weight::Required),
+            ],
+            vec![self.slower(
+                Group::MemoryBandwidth,
+                WORTH_EXPLAINING,
+                Weight::Supporting,
+            )],
+            false,
+        )
+    }
+}
+
+/// A mechanism from its signs, when it is named (see the module's
+/// documentation): `required` signs must all have been checked and hold;
+/// `rest` are expected or supporting, None where they could not be
+/// checked. With `measured_alone` the required signs are measurements
+/// themselves (a method's failed check), so no effect is asked for besides.
+fn rule(
+    mechanism: Mechanism,
+    required: Vec<Option<Sign>>,
+    rest: Vec<Option<Sign>>,
+    measured_alone: bool,
+) -> Option<Finding> {
+    let required: Vec<Sign> = required.into_iter().collect::<Option<_>>()?;
+    if required.iter().any(|s| !s.holds) {
+        return None;
+    }
+    let mut signs: Vec<Sign> = required
+        .into_iter()
+        .map(|s| Sign {
+            weight: Weight::Required,
+            ..s
+        })
+        .chain(rest.into_iter().flatten())
+        .collect();
+    if !measured_alone && !signs.iter().any(|s| s.holds && s.is_effect()) {
+        return None;
+    }
+    let counted = signs
+        .iter()
+        .filter(|s| s.weight != Weight::Supporting || s.holds)
+        .count();
+    let held = signs.iter().filter(|s| s.holds).count();
+    if 2 * held < counted {
+        return None;
+    }
+    signs.sort_by_key(|s| match s.weight {
+        Weight::Required => 0,
+        Weight::Expected => 1,
+        Weight::Supporting => 2,
+    });
+    Some(Finding {
+        mechanism,
+        held,
+        counted,
+        signs,
+    })
+}
+
+fn first(env: &Environment) -> Option<&ResultFile> {
+    env.runs.first()
+}
+
+fn usable(r: &ResultFile) -> usize {
+    r.fingerprint
+        .cpu
+        .usable_cpus
+        .unwrap_or(r.fingerprint.cpu.logical_cpus)
+}
+
+/// The largest steal share seen in any repetition of `env`'s runs.
+fn steal(env: &Environment) -> f64 {
+    env.runs
+        .iter()
+        .flat_map(|r| &r.cases)
+        .filter_map(|c| c.telemetry.as_ref())
+        .flat_map(|t| t.steal_share.iter().flatten())
+        .fold(0.0, |a, &b| a.max(b))
+}

@@ -1,0 +1,417 @@
+//! Each rule on its pattern, and on the others' patterns, through the
+//! whole comparison: synthetic runs of a quick-suite-like battery whose
+//! values in OTHER are the base's times a known factor per case, with
+//! real fingerprints recorded in tests/fixtures/probe.
+
+use super::*;
+use crate::compare::tests::{draws, run};
+use crate::compare::{compare, Options};
+use crate::probe::{probe_fixture, Fingerprint};
+use crate::results::ResultFile;
+use crate::stats::rng::Rng;
+use crate::units::Direction;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Headline cases of a quick-suite-like battery, `--threads 1,2`.
+const BATTERY: &[&str] = &[
+    "cpu.int",
+    "cpu.float",
+    "cpu.primes[max_prime=10000,threads=1]",
+    "cpu.primes[max_prime=10000,threads=2]",
+    "cpu.lu[n=1000,threads=1]",
+    "cpu.lu[n=1000,threads=2]",
+    "os.multiprog[processes=8,work_secs=0.2]",
+    "mem.stream[threads=1]",
+    "mem.latency[pages=small,size_kib=16]",
+    "mem.latency[pages=small,size_kib=256]",
+    "mem.latency[pages=small,size_kib=65536]",
+    "mem.latency[pages=small,size_kib=262144]",
+    "os.syscall[call=getppid]",
+    "os.syscall[call=mix]",
+    "os.fork[n=100]",
+    "os.thread[n=100]",
+    "os.spawn[method=fork_exec]",
+    "os.pipe[cpus=split,mode=pingpong]",
+    "os.pipe[mode=throughput]",
+    "net.tcp_echo[connection=kept,cpus=same,requests=5000]",
+    "net.tcp_echo[connection=kept,cpus=split,requests=5000]",
+    "io.dd[dir=dir1,op=write_fdatasync]",
+    "io.dd[dir=dir1,op=write_buffered]",
+    "io.dd[dir=dir1,op=read_warm]",
+    "io.dd[dir=dir1,op=read_cold]",
+    "io.meta[dir=dir1,files=500]",
+];
+
+fn fixture(name: &str) -> Fingerprint {
+    probe_fixture(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe").join(name))
+}
+
+/// A key's parameters as a result file holds them.
+fn params_of(key: &str) -> std::collections::BTreeMap<String, Value> {
+    let inner = key
+        .split_once('[')
+        .map_or("", |(_, rest)| rest.trim_end_matches(']'));
+    inner
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| {
+            let v = v.parse::<u64>().map_or_else(|_| Value::from(v), Value::from);
+            (k.to_string(), v)
+        })
+        .collect()
+}
+
+/// How one side differs from the base.
+#[derive(Clone)]
+struct Side {
+    fingerprint: &'static str,
+    /// The file system of dir1.
+    fs: &'static str,
+    /// Factor on each case's time: > 1 slower.
+    factor: fn(&str) -> f64,
+    /// Anything else: a failed check, telemetry, another fingerprint field.
+    tweak: fn(&mut ResultFile),
+}
+
+const PLAIN: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |_| 1.0,
+    tweak: |_| {},
+};
+
+/// `runs` runs of `side`, times around 100 × its factor with 3 % noise
+/// between repetitions and 1 % between runs.
+fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
+    (0..n)
+        .map(|i| {
+            let run_shift = 1.0 + 0.01 * (rng.unit_f64() * 2.0 - 1.0);
+            let cases: Vec<(&str, &str, Direction, Vec<f64>)> = BATTERY
+                .iter()
+                .map(|k| {
+                    let center = 100.0 * (side.factor)(k) * run_shift;
+                    (*k, "time", Direction::LowerIsBetter, draws(rng, 10, center, 0.03))
+                })
+                .collect();
+            let mut r = run(label, &format!("{label}-{i}"), &cases);
+            r.fingerprint = fixture(side.fingerprint);
+            for c in &mut r.cases {
+                c.params = params_of(&c.key);
+                if c.bench.starts_with("io.") {
+                    c.details = Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
+                }
+            }
+            (side.tweak)(&mut r);
+            r
+        })
+        .collect()
+}
+
+fn opts() -> Options {
+    Options {
+        threshold: 0.02,
+        seed: 7,
+        exclude_suspect: false,
+    }
+}
+
+/// The mechanisms named for OTHER against PLAIN, most likely first; None
+/// when nothing differed enough to diagnose.
+fn named(other: &Side, per_side: usize, seed: u64) -> Option<Vec<Mechanism>> {
+    let mut rng = Rng::new(seed);
+    let base = Environment::new("base", runs("base", &PLAIN, per_side, &mut rng));
+    let other = Environment::new("other", runs("other", other, per_side, &mut rng));
+    let c = compare(&[base, other], &opts()).expect("comparable");
+    assert!(c.diagnoses.len() <= 1);
+    c.diagnoses
+        .first()
+        .map(|d| d.findings.iter().map(|f| f.mechanism).collect())
+}
+
+fn is(key: &str, bench: &str) -> bool {
+    key.split('[').next() == Some(bench)
+}
+
+fn parallel(key: &str) -> bool {
+    key.contains("threads=2") || key.starts_with("os.multiprog")
+}
+
+/// gVisor as measured (issue 39): system calls 115x, pipes 15-47x,
+/// starting programs 7.6x, TCP 10x, compute unchanged.
+const GVISOR: Side = Side {
+    fingerprint: "gvisor",
+    fs: "ext4",
+    factor: |k| {
+        if is(k, "os.syscall") {
+            115.0
+        } else if is(k, "os.pipe") {
+            20.0
+        } else if k.starts_with("os.") && !is(k, "os.multiprog") {
+            7.6
+        } else if k.starts_with("net.") {
+            10.0
+        } else {
+            1.0
+        }
+    },
+    tweak: |_| {},
+};
+
+/// strace: the same pattern with no mark in the fingerprint.
+const STRACE: Side = Side {
+    fingerprint: "firecracker-host",
+    ..GVISOR
+};
+
+/// A guest of a hypervisor: page walks on large working sets, exits on
+/// wake-ups across CPUs.
+const GUEST: Side = Side {
+    fingerprint: "kvm-qemu",
+    fs: "ext4",
+    factor: |k| {
+        if k.contains("size_kib=65536") || k.contains("size_kib=262144") {
+            1.5
+        } else if k.contains("cpus=split") {
+            1.6
+        } else {
+            1.0
+        }
+    },
+    tweak: |_| {},
+};
+
+/// A 9P share as dir1: every file operation a round trip.
+const NINE_P: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "9p",
+    factor: |k| {
+        if is(k, "io.meta") {
+            30.0
+        } else if k.starts_with("io.") {
+            6.0
+        } else {
+            1.0
+        }
+    },
+    tweak: |_| {},
+};
+
+/// A bindfs FUSE mount as dir1: writes and metadata through the daemon,
+/// warm reads from the kernel's cache, and an eviction the FUSE cache
+/// ignores (as measured on this machine).
+const FUSE: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "fuse",
+    factor: |k| {
+        if k.contains("op=write") {
+            10.0
+        } else if is(k, "io.meta") {
+            3.0
+        } else {
+            1.0
+        }
+    },
+    tweak: CACHED.tweak,
+};
+
+/// A cold read that was not cold: served from a cache the eviction missed.
+const CACHED: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| if k.contains("read_cold") { 1.0 / 3.7 } else { 1.0 },
+    tweak: |r| {
+        for c in r.cases.iter_mut().filter(|c| c.key.contains("read_cold")) {
+            c.assumptions.push(crate::results::Assumption {
+                kind: AssumptionKind::ColdRead,
+                held: false,
+                evidence: "92 % of the file still cached".into(),
+                metrics: vec![],
+            });
+        }
+    },
+};
+
+/// `cpu.max` of one CPU on two.
+const QUOTA: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| if parallel(k) { 2.0 } else { 1.0 },
+    tweak: |r| r.fingerprint.cgroup.cpu_quota_cpus = Some(1.0),
+};
+
+/// `taskset -c 0`: one usable CPU of two.
+const ONE_CPU: Side = Side {
+    tweak: |r| r.fingerprint.cpu.usable_cpus = Some(1),
+    ..QUOTA
+};
+
+/// Another CPU model, a quarter slower at everything it computes.
+const OTHER_CPU: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| {
+        if k.starts_with("cpu.") || k.starts_with("mem.") || is(k, "os.multiprog") {
+            1.3
+        } else {
+            1.0
+        }
+    },
+    tweak: |r| r.fingerprint.cpu.model = Some("AMD EPYC 7B13 64-Core Processor".into()),
+};
+
+/// Steal time of 20 % and computation slowed by it.
+const STOLEN: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| if k.starts_with("cpu.") || k.starts_with("mem.stream") { 1.25 } else { 1.0 },
+    tweak: |r| {
+        for c in &mut r.cases {
+            c.telemetry = Some(crate::results::Telemetry {
+                steal_share: vec![Some(0.2)],
+                ..Default::default()
+            });
+        }
+    },
+};
+
+/// Namespaces alone (unshare): nothing moves.
+const NAMESPACES: Side = Side {
+    fingerprint: "unshare",
+    ..PLAIN
+};
+
+#[test]
+fn each_rule_names_its_mechanism_first_and_none_of_the_others() {
+    use Mechanism::*;
+    let cases: &[(&str, &Side, &[Mechanism])] = &[
+        ("gvisor", &GVISOR, &[SyscallInterception]),
+        ("strace", &STRACE, &[SyscallInterception]),
+        ("guest", &GUEST, &[VirtualMachine]),
+        ("9p", &NINE_P, &[RemoteFilesystem]),
+        ("fuse", &FUSE, &[RemoteFilesystem, CacheSemantics]),
+        ("cached", &CACHED, &[CacheSemantics]),
+        ("quota", &QUOTA, &[CpuQuota]),
+        ("one cpu", &ONE_CPU, &[FewerCpus]),
+        ("other cpu", &OTHER_CPU, &[OtherCpu]),
+        ("stolen", &STOLEN, &[NoisyNeighbour]),
+    ];
+    for (name, side, expected) in cases {
+        for seed in [1, 2, 3] {
+            let got = named(side, 3, seed);
+            assert_eq!(
+                got.as_deref(),
+                Some(*expected),
+                "{name}, 3 runs a side, seed {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn large_effects_are_named_with_one_run_a_side() {
+    use Mechanism::*;
+    for (name, side, expected) in [
+        ("gvisor", &GVISOR, SyscallInterception),
+        ("strace", &STRACE, SyscallInterception),
+        ("9p", &NINE_P, RemoteFilesystem),
+        ("one cpu", &ONE_CPU, FewerCpus),
+        ("quota", &QUOTA, CpuQuota),
+    ] {
+        for seed in [4, 5, 6] {
+            let got = named(side, 1, seed).unwrap_or_default();
+            assert_eq!(got.first(), Some(&expected), "{name}, 1 run a side, seed {seed}: {got:?}");
+        }
+    }
+}
+
+#[test]
+fn nothing_is_named_for_a_to_a_or_namespaces_alone() {
+    for per_side in [1, 3] {
+        for seed in 10..16 {
+            for (name, side) in [("A/A", &PLAIN), ("namespaces", &NAMESPACES)] {
+                let got = named(side, per_side, seed);
+                assert!(
+                    got.as_ref().is_none_or(|m| m.is_empty()),
+                    "{name}, {per_side} run(s) a side, seed {seed}: {got:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_difference_no_rule_explains_is_said_to_fit_none() {
+    // memory bandwidth alone halved: no rule's pattern
+    let side = Side {
+        factor: |k| if is(k, "mem.stream") { 2.0 } else { 1.0 },
+        ..PLAIN
+    };
+    assert_eq!(named(&side, 3, 21), Some(vec![]));
+}
+
+#[test]
+fn a_sign_that_cannot_be_checked_does_not_count_for_a_rule() {
+    // no system calls measured: interception cannot be named from the
+    // rest of its pattern
+    let mut rng = Rng::new(3);
+    let drop_syscalls = |mut runs: Vec<ResultFile>| {
+        for r in &mut runs {
+            r.cases.retain(|c| c.bench != "os.syscall");
+        }
+        runs
+    };
+    let base = Environment::new("base", drop_syscalls(runs("base", &PLAIN, 3, &mut rng)));
+    let other = Environment::new("other", drop_syscalls(runs("other", &STRACE, 3, &mut rng)));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let named: Vec<Mechanism> = c.diagnoses[0].findings.iter().map(|f| f.mechanism).collect();
+    assert!(!named.contains(&Mechanism::SyscallInterception), "{named:?}");
+}
+
+#[test]
+fn the_evidence_holds_the_figures_it_rests_on() {
+    let mut rng = Rng::new(8);
+    let base = Environment::new("base", runs("base", &PLAIN, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &GVISOR, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let f = &c.diagnoses[0].findings[0];
+    assert_eq!(f.mechanism, Mechanism::SyscallInterception);
+    assert_eq!(f.held, f.counted, "{f:?}");
+    let Clue::Slower { group, effect, .. } = &f.signs[0].clue else {
+        panic!("the required sign first: {f:?}");
+    };
+    assert_eq!(*group, Group::SystemCalls);
+    assert!((effect.slowdown() / 115.0 - 1.0).abs() < 0.05, "{effect:?}");
+    assert!(f.signs.iter().any(|s| s.clue
+        == Clue::Layer {
+            kind: "sandbox".into(),
+            name: "gvisor".into()
+        }));
+    // and the JSON carries it
+    let v = serde_json::to_value(&c.diagnoses).unwrap();
+    assert_eq!(v[0]["findings"][0]["mechanism"], "syscall_interception");
+    assert_eq!(v[0]["findings"][0]["signs"][0]["clue"], "slower");
+}
+
+#[test]
+fn groups_follow_the_benches_and_their_parameters() {
+    let case = |key: &str| {
+        let mut r = run("x", "x", &[(key, "t", Direction::LowerIsBetter, vec![1.0])]);
+        let mut c = r.cases.remove(0);
+        c.params = params_of(key);
+        c
+    };
+    assert_eq!(groups_of(&case("cpu.lu[n=1000,threads=2]")), vec![Group::ComputeParallel]);
+    assert_eq!(groups_of(&case("cpu.int")), vec![Group::Compute]);
+    assert_eq!(
+        groups_of(&case("net.tcp_echo[connection=kept,cpus=split]")),
+        vec![Group::CrossCpu, Group::Network]
+    );
+    assert_eq!(
+        groups_of(&case("io.dd[dir=fast,op=read_cold]")),
+        vec![Group::Files("fast".into()), Group::ColdRead("fast".into())]
+    );
+    assert!(groups_of(&case("mem.latency[pages=huge,size_kib=262144]")).is_empty());
+    assert!(is_remote("fuse.bindfs") && is_remote("9p") && is_remote("nfs4"));
+    assert!(!is_remote("ext4") && !is_remote("overlay") && !is_remote("tmpfs"));
+}
