@@ -475,7 +475,10 @@ fn verbose_part(c: &Comparison, envs: &[Environment], w: &Writer) -> String {
                 out += &heading("Likely causes: the signs checked (+ holds, - does not)");
             }
             out += &w.item(&head);
-            out += &items.iter().map(|i| w.item(&format!("  {i}"))).collect::<String>();
+            out += &items
+                .iter()
+                .map(|i| w.item(&format!("  {i}")))
+                .collect::<String>();
         }
     }
     out += &heading("Method");

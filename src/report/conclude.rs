@@ -275,7 +275,11 @@ mod tests {
             "{all:?}"
         );
         // the diagnosis leads the conclusions; a family's are its own
-        let os: Vec<String> = all.iter().filter(|l| l.starts_with("os:")).cloned().collect();
+        let os: Vec<String> = all
+            .iter()
+            .filter(|l| l.starts_with("os:"))
+            .cloned()
+            .collect();
         assert_eq!(family_conclusions(&c, &topics, "os"), os);
         assert!(all[0].starts_with("likely cause: "), "{all:?}");
     }

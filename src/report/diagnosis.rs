@@ -105,29 +105,42 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
             group,
             effect,
             factor,
-        } => {
-            let w = format!("{} {}", group_words(group), describe_speedup(effect.speedup));
-            if s.holds {
-                w
-            } else {
-                format!("{w}, where the rule expects slower by {}", asked(*factor))
-            }
         }
-        Clue::Faster {
+        | Clue::Faster {
             group,
             effect,
             factor,
         } => {
-            let w = format!("{} {}", group_words(group), describe_speedup(effect.speedup));
+            let w = format!(
+                "{} {}",
+                group_words(group),
+                describe_speedup(effect.speedup)
+            );
+            let way = if matches!(s.clue, Clue::Slower { .. }) {
+                "slower"
+            } else {
+                "faster"
+            };
+            let far_enough = if way == "slower" {
+                effect.slowdown() >= *factor
+            } else {
+                effect.speedup >= *factor
+            };
             if s.holds {
                 w
+            } else if far_enough {
+                format!("{w}, but not judged {way} (its interval reaches the band)")
             } else {
-                format!("{w}, where the rule expects faster by {}", asked(*factor))
+                format!("{w}, where the rule expects {way} by {}", asked(*factor))
             }
         }
         Clue::Unchanged { group, effect } => {
             if s.holds {
-                format!("{} unchanged ({})", group_words(group), describe_speedup(effect.speedup))
+                format!(
+                    "{} unchanged ({})",
+                    group_words(group),
+                    describe_speedup(effect.speedup)
+                )
             } else {
                 format!(
                     "{} {}, where the rule expects no change",
@@ -144,12 +157,17 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
             describe_speedup(1.0 / in_cache),
             describe_speedup(1.0 / beyond_cache)
         ),
-        Clue::Layer { kind, name } => format!("{other}'s fingerprint names a {kind} ({name}) that {base}'s does not"),
+        Clue::Layer { kind, name } => {
+            format!("{other}'s fingerprint names a {kind} ({name}) that {base}'s does not")
+        }
         Clue::Filesystem {
             dir,
             base: b,
             other: o,
-        } => format!("{dir} is {o} in {other}, {} in {base}", if b.is_empty() { "unknown" } else { b }),
+        } => format!(
+            "{dir} is {o} in {other}, {} in {base}",
+            if b.is_empty() { "unknown" } else { b }
+        ),
         Clue::Assumption { kind, side, cases } => format!(
             "{} in {side} ({} case(s): {})",
             kind.words(),
@@ -285,8 +303,10 @@ mod tests {
     fn a_finding_is_one_line_with_its_fit() {
         assert_eq!(
             lines(&finding(), false),
-            ["likely cause: system calls intercepted or translated (ptrace, gVisor, WSL 1), \
-              3 of 4 signs hold"]
+            [
+                "likely cause: system calls intercepted or translated (ptrace, gVisor, WSL 1), \
+              3 of 4 signs hold"
+            ]
         );
         assert!(lines(&finding(), true)[0].starts_with("gvisor, likely cause: "));
         let none = Diagnosis {

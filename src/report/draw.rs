@@ -371,10 +371,7 @@ fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Op
         if !cols.contains(&column) {
             cols.push(column);
         }
-        cells.insert(
-            (r, m.environment.clone(), col),
-            grid_cell(m),
-        );
+        cells.insert((r, m.environment.clone(), col), grid_cell(m));
     }
     if rows.is_empty() {
         return None;

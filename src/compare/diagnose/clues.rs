@@ -96,9 +96,7 @@ impl Effect {
 
     /// No verdict either way and the mean within [`UNCHANGED_WITHIN`].
     pub(super) fn unchanged(&self) -> bool {
-        self.slower == 0
-            && self.faster == 0
-            && self.speedup.ln().abs() <= UNCHANGED_WITHIN.ln()
+        self.slower == 0 && self.faster == 0 && self.speedup.ln().abs() <= UNCHANGED_WITHIN.ln()
     }
 }
 

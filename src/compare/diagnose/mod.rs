@@ -18,7 +18,6 @@
 //!
 //! Returns data; the report words it.
 
-
 mod clues;
 mod rules;
 
@@ -87,8 +86,20 @@ fn factor(speedup: f64) -> f64 {
 pub(super) fn is_remote(fs: &str) -> bool {
     let fs = fs.to_ascii_lowercase();
     fs.starts_with("fuse")
-        || ["9p", "v9fs", "virtiofs", "cifs", "smb3", "smbfs", "nfs", "nfs4", "ceph", "glusterfs", "drvfs"]
-            .contains(&fs.as_str())
+        || [
+            "9p",
+            "v9fs",
+            "virtiofs",
+            "cifs",
+            "smb3",
+            "smbfs",
+            "nfs",
+            "nfs4",
+            "ceph",
+            "glusterfs",
+            "drvfs",
+        ]
+        .contains(&fs.as_str())
 }
 
 /// The directory an io case ran in and its file system, from the case's

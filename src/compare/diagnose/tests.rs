@@ -44,7 +44,11 @@ const BATTERY: &[&str] = &[
 ];
 
 fn fixture(name: &str) -> Fingerprint {
-    probe_fixture(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe").join(name))
+    probe_fixture(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/probe")
+            .join(name),
+    )
 }
 
 /// A key's parameters as a result file holds them.
@@ -56,7 +60,9 @@ fn params_of(key: &str) -> std::collections::BTreeMap<String, Value> {
         .split(',')
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| {
-            let v = v.parse::<u64>().map_or_else(|_| Value::from(v), Value::from);
+            let v = v
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(v), Value::from);
             (k.to_string(), v)
         })
         .collect()
@@ -91,7 +97,12 @@ fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
                 .iter()
                 .map(|k| {
                     let center = 100.0 * (side.factor)(k) * run_shift;
-                    (*k, "time", Direction::LowerIsBetter, draws(rng, 10, center, 0.03))
+                    (
+                        *k,
+                        "time",
+                        Direction::LowerIsBetter,
+                        draws(rng, 10, center, 0.03),
+                    )
                 })
                 .collect();
             let mut r = run(label, &format!("{label}-{i}"), &cases);
@@ -99,7 +110,8 @@ fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
             for c in &mut r.cases {
                 c.params = params_of(&c.key);
                 if c.bench.starts_with("io.") {
-                    c.details = Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
+                    c.details =
+                        Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
                 }
             }
             (side.tweak)(&mut r);
@@ -219,7 +231,13 @@ const FUSE: Side = Side {
 const CACHED: Side = Side {
     fingerprint: "firecracker-host",
     fs: "ext4",
-    factor: |k| if k.contains("read_cold") { 1.0 / 3.7 } else { 1.0 },
+    factor: |k| {
+        if k.contains("read_cold") {
+            1.0 / 3.7
+        } else {
+            1.0
+        }
+    },
     tweak: |r| {
         for c in r.cases.iter_mut().filter(|c| c.key.contains("read_cold")) {
             c.assumptions.push(crate::results::Assumption {
@@ -264,7 +282,13 @@ const OTHER_CPU: Side = Side {
 const STOLEN: Side = Side {
     fingerprint: "firecracker-host",
     fs: "ext4",
-    factor: |k| if k.starts_with("cpu.") || k.starts_with("mem.stream") { 1.25 } else { 1.0 },
+    factor: |k| {
+        if k.starts_with("cpu.") || k.starts_with("mem.stream") {
+            1.25
+        } else {
+            1.0
+        }
+    },
     tweak: |r| {
         for c in &mut r.cases {
             c.telemetry = Some(crate::results::Telemetry {
@@ -320,7 +344,11 @@ fn large_effects_are_named_with_one_run_a_side() {
     ] {
         for seed in [4, 5, 6] {
             let got = named(side, 1, seed).unwrap_or_default();
-            assert_eq!(got.first(), Some(&expected), "{name}, 1 run a side, seed {seed}: {got:?}");
+            assert_eq!(
+                got.first(),
+                Some(&expected),
+                "{name}, 1 run a side, seed {seed}: {got:?}"
+            );
         }
     }
 }
@@ -364,8 +392,15 @@ fn a_sign_that_cannot_be_checked_does_not_count_for_a_rule() {
     let base = Environment::new("base", drop_syscalls(runs("base", &PLAIN, 3, &mut rng)));
     let other = Environment::new("other", drop_syscalls(runs("other", &STRACE, 3, &mut rng)));
     let c = compare(&[base, other], &opts()).unwrap();
-    let named: Vec<Mechanism> = c.diagnoses[0].findings.iter().map(|f| f.mechanism).collect();
-    assert!(!named.contains(&Mechanism::SyscallInterception), "{named:?}");
+    let named: Vec<Mechanism> = c.diagnoses[0]
+        .findings
+        .iter()
+        .map(|f| f.mechanism)
+        .collect();
+    assert!(
+        !named.contains(&Mechanism::SyscallInterception),
+        "{named:?}"
+    );
 }
 
 #[test]
@@ -401,7 +436,10 @@ fn groups_follow_the_benches_and_their_parameters() {
         c.params = params_of(key);
         c
     };
-    assert_eq!(groups_of(&case("cpu.lu[n=1000,threads=2]")), vec![Group::ComputeParallel]);
+    assert_eq!(
+        groups_of(&case("cpu.lu[n=1000,threads=2]")),
+        vec![Group::ComputeParallel]
+    );
     assert_eq!(groups_of(&case("cpu.int")), vec![Group::Compute]);
     assert_eq!(
         groups_of(&case("net.tcp_echo[connection=kept,cpus=split]")),
