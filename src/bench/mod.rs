@@ -212,7 +212,7 @@ impl Plan {
     ) -> Plan {
         Plan {
             suite,
-            cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
+            cpus: fp.cpu.usable(),
             threads,
             dirs,
             options: FamilyOptions::default(),

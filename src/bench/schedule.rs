@@ -157,7 +157,7 @@ pub fn run(
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
-        cpus: fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1),
+        cpus: fp.cpu.usable(),
         run_start: clock.now(),
         last_save: Duration::ZERO,
         results: vec![None; s.slots()],

@@ -243,7 +243,7 @@ fn thread_counts(threads: Option<&[usize]>, fp: &Fingerprint) -> Result<(), Usag
     let Some(&most) = threads.and_then(|t| t.iter().max()) else {
         return Ok(());
     };
-    let cpus = fp.cpu.usable_cpus.unwrap_or(fp.cpu.logical_cpus).max(1);
+    let cpus = fp.cpu.usable();
     let mem = match (fp.memory.available_bytes, fp.cgroup.memory_limit_bytes) {
         (Some(a), Some(l)) => Some(a.min(l)),
         (a, l) => a.or(l),

@@ -110,12 +110,7 @@ pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Opti
 fn noise(runs: &[&ResultFile]) -> (f64, f64) {
     let (mut steal, mut tasks, mut n) = (0.0f64, 0.0, 0usize);
     for r in runs {
-        let cpus = r
-            .fingerprint
-            .cpu
-            .usable_cpus
-            .unwrap_or(r.fingerprint.cpu.logical_cpus)
-            .max(1);
+        let cpus = r.fingerprint.cpu.usable();
         for t in r.cases.iter().filter_map(|c| c.telemetry.as_ref()) {
             steal = t.steal_share.iter().flatten().fold(steal, |a, &b| a.max(b));
             for v in t.runnable_others.iter().flatten() {

@@ -69,6 +69,12 @@ pub struct CpuInfo {
 }
 
 impl CpuInfo {
+    /// The CPUs this process may run on (its affinity mask), else every
+    /// logical CPU; at least 1.
+    pub fn usable(&self) -> usize {
+        self.usable_cpus.unwrap_or(self.logical_cpus).max(1)
+    }
+
     /// Size in bytes of the largest cache level (the last-level cache).
     pub fn last_level_cache_bytes(&self) -> Option<u64> {
         CpuInfo::llc_of(&self.caches)

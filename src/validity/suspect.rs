@@ -36,12 +36,7 @@ pub fn is_shown(kind: &str) -> bool {
 
 /// Recomputes every case's flags and the run-level `governor` flag.
 pub fn assess(file: &mut ResultFile) {
-    let cpus = file
-        .fingerprint
-        .cpu
-        .usable_cpus
-        .unwrap_or(file.fingerprint.cpu.logical_cpus)
-        .max(1);
+    let cpus = file.fingerprint.cpu.usable();
     let reps_max = file.config.reps.reps_max as usize;
     for case in &mut file.cases {
         let flags = if case.status == CaseStatus::Ok {

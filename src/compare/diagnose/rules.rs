@@ -525,10 +525,7 @@ fn first(env: &Environment) -> Option<&ResultFile> {
 }
 
 fn usable(r: &ResultFile) -> usize {
-    r.fingerprint
-        .cpu
-        .usable_cpus
-        .unwrap_or(r.fingerprint.cpu.logical_cpus)
+    r.fingerprint.cpu.usable()
 }
 
 /// The largest steal share seen in any repetition of `env`'s runs.
