@@ -105,19 +105,30 @@ pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Opti
     })
 }
 
+/// The largest steal share seen in any repetition of `runs`.
+pub(super) fn most_steal<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> f64 {
+    runs.into_iter()
+        .flat_map(|r| &r.cases)
+        .filter_map(|c| c.telemetry.as_ref())
+        .flat_map(|t| t.steal_share.iter().flatten())
+        .fold(0.0, |a, &b| a.max(b))
+}
+
 /// The noise of a set of runs: the largest steal share seen in any
 /// repetition, and the mean number of other runnable tasks per CPU.
 fn noise(runs: &[&ResultFile]) -> (f64, f64) {
-    let (mut steal, mut tasks, mut n) = (0.0f64, 0.0, 0usize);
+    let (mut tasks, mut n) = (0.0, 0usize);
     for r in runs {
         let cpus = r.fingerprint.cpu.usable();
         for t in r.cases.iter().filter_map(|c| c.telemetry.as_ref()) {
-            steal = t.steal_share.iter().flatten().fold(steal, |a, &b| a.max(b));
             for v in t.runnable_others.iter().flatten() {
                 tasks += f64::from(*v) / cpus as f64;
                 n += 1;
             }
         }
     }
-    (steal, if n > 0 { tasks / n as f64 } else { 0.0 })
+    (
+        most_steal(runs.iter().copied()),
+        if n > 0 { tasks / n as f64 } else { 0.0 },
+    )
 }

@@ -82,16 +82,6 @@ pub struct Carrier {
     pub factor: f64,
 }
 
-/// How many times better (or worse) a metric is, ≥ 1.
-fn factor(m: &MetricComparison) -> f64 {
-    let s = m.speedup();
-    if s >= 1.0 {
-        s
-    } else {
-        1.0 / s
-    }
-}
-
 /// The groups of `mine`, one family's headline metrics.
 fn groups(mine: &[&MetricComparison]) -> Groups {
     let carriers = |v: Verdict| -> Vec<Carrier> {
@@ -99,7 +89,7 @@ fn groups(mine: &[&MetricComparison]) -> Groups {
             .filter(|m| m.verdict == v)
             .map(|m| Carrier {
                 key: m.key.clone(),
-                factor: factor(m),
+                factor: m.factor(),
             })
             .collect()
     };

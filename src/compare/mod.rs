@@ -194,6 +194,16 @@ impl MetricComparison {
         orient(self.direction, self.ratio)
     }
 
+    /// How many times better or worse OTHER is, ≥ 1 (a 2x slowdown: 2).
+    pub fn factor(&self) -> f64 {
+        let s = self.speedup();
+        if s >= 1.0 {
+            s
+        } else {
+            1.0 / s
+        }
+    }
+
     /// The 95 % interval of [`MetricComparison::speedup`].
     pub fn speedup_ci(&self) -> (f64, f64) {
         orient_interval(self.direction, self.ratio_ci)

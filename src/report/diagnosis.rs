@@ -4,7 +4,7 @@
 //! the evidence behind each, with the study or source the rule rests on,
 //! for `--verbose` and the HTML's details.
 
-use super::words::describe_speedup;
+use super::words::{describe_speedup, factor_text};
 use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
 
 /// A mechanism in a few words, as a cause.
@@ -89,13 +89,9 @@ fn group_words(g: &Group) -> String {
     }
 }
 
-/// "factor 1.5x or more".
+/// "1.5x or more", "10 % or more".
 fn asked(factor: f64) -> String {
-    if factor >= 1.5 {
-        format!("{factor:.1}x or more")
-    } else {
-        format!("{:.0} % or more", (factor - 1.0) * 100.0)
-    }
+    format!("{} or more", factor_text(factor))
 }
 
 /// One clue as what was seen, with what the rule asked where it did not hold.

@@ -52,7 +52,7 @@ pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagn
                 .collect();
             let differs = mine.iter().any(|m| {
                 matches!(m.verdict, Verdict::Faster | Verdict::Slower)
-                    && factor(m.speedup()) >= WORTH_EXPLAINING
+                    && m.factor() >= WORTH_EXPLAINING
             });
             // a check failed on one side only gave its cases no verdict,
             // and is a difference of its own
@@ -74,13 +74,6 @@ pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagn
         .collect()
 }
 
-fn factor(speedup: f64) -> f64 {
-    if speedup >= 1.0 {
-        speedup
-    } else {
-        1.0 / speedup
-    }
-}
 /// File systems whose operations cross a process or a network: FUSE,
 /// 9P, virtiofs, SMB, NFS, Ceph, GlusterFS, sshfs.
 pub(super) fn is_remote(fs: &str) -> bool {

@@ -3,6 +3,7 @@
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
 use super::{dir_of, groups_of, is_remote, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
+use crate::compare::advice::most_steal;
 use crate::compare::{Environment, MetricComparison, Verdict};
 use crate::results::{AssumptionKind, ResultFile};
 
@@ -455,7 +456,7 @@ impl<'a> Facts<'a> {
     /// Other guests took the CPUs: steal time on OTHER's side and
     /// slowdowns in computation, which nothing else in a guest slows.
     fn noisy_neighbour(&self) -> Option<Finding> {
-        let (b, o) = (steal(self.base), steal(self.other));
+        let (b, o) = (most_steal(&self.base.runs), most_steal(&self.other.runs));
         let sign = Sign {
             holds: o >= STEAL_NOISY && o >= 2.0 * b,
             clue: Clue::Steal { base: b, other: o },
@@ -526,14 +527,4 @@ fn first(env: &Environment) -> Option<&ResultFile> {
 
 fn usable(r: &ResultFile) -> usize {
     r.fingerprint.cpu.usable()
-}
-
-/// The largest steal share seen in any repetition of `env`'s runs.
-fn steal(env: &Environment) -> f64 {
-    env.runs
-        .iter()
-        .flat_map(|r| &r.cases)
-        .filter_map(|c| c.telemetry.as_ref())
-        .flat_map(|t| t.steal_share.iter().flatten())
-        .fold(0.0, |a, &b| a.max(b))
 }
