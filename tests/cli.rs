@@ -2402,6 +2402,22 @@ fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
     let a_figure = |n: &str, is_dir: bool| !is_dir && (n.ends_with(".csv") || n.ends_with(".svg"));
     let cases: [(libc::c_int, Pick); 2] =
         [(libc::SIGINT, &html_partial), (libc::SIGTERM, &a_figure)];
+    // what a whole, uninterrupted comparison leaves: a signal taken after
+    // the figures were renamed into place may leave them, whole
+    let whole = tmp.path().join("whole");
+    std::fs::create_dir_all(whole.join("out")).unwrap();
+    let status = start_compare(
+        &whole,
+        &inputs,
+        &["--html", "out/r.html", "--figures", "out/figs"],
+    )
+    .wait();
+    assert!(status.success(), "{status:?}");
+    let whole_figures: Vec<String> = walk(&whole.join("out"))
+        .into_iter()
+        .filter(|p| p.starts_with("figs"))
+        .collect();
+    assert!(whole_figures.len() > 600, "{}", whole_figures.len());
     for (signal, pick) in cases {
         let dir = tmp.path().join(format!("signal-{signal}"));
         std::fs::create_dir(&dir).unwrap();
@@ -2420,10 +2436,22 @@ fn sigint_or_sigterm_while_compare_writes_leaves_no_partial_file() {
         );
         let out = dir.join("out");
         let left = walk(&out);
-        // the page, if it was whole before the signal was taken, and nothing else
+        // the page, if it was whole before the signal was taken, the
+        // figures likewise (every one of them), and nothing else
+        let figures: Vec<String> = left
+            .iter()
+            .filter(|p| p.starts_with("figs"))
+            .cloned()
+            .collect();
         assert!(
-            left.iter().all(|p| p == "r.html"),
+            left.iter().all(|p| p == "r.html" || p.starts_with("figs")),
             "signal {signal}: {left:?}"
+        );
+        assert!(
+            figures.is_empty() || figures == whole_figures,
+            "signal {signal}: {} of {} figures left",
+            figures.len(),
+            whole_figures.len()
         );
         if let Ok(page) = std::fs::read_to_string(out.join("r.html")) {
             assert!(page.trim_end().ends_with("</html>"), "a whole page");
