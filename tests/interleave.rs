@@ -166,7 +166,25 @@ fn two_plain_environments_write_two_files_that_every_reader_takes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("b against a"));
+    // their rounds are paired: the drift they shared cancels
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("b against a (1 vs 1 runs, interleaved: rounds paired)"),
+        "{text}"
+    );
+    envbench()
+        .current_dir(d)
+        .arg("compare")
+        .args(&paths)
+        .args(["--json", "c.json"])
+        .assert()
+        .success();
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("c.json")).unwrap()).unwrap();
+    assert_eq!(c["environments"][1]["interleaved"], true, "{c}");
+    for m in c["metrics"].as_array().unwrap() {
+        assert_eq!(m["basis"]["run_spread"][0]["source"], "paired", "{m}");
+    }
     // recorded as two runs, by label
     let out = envbench()
         .current_dir(d)

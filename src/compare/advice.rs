@@ -25,10 +25,14 @@ pub enum Advice {
         /// Unclear headline metrics.
         unclear: usize,
     },
-    /// Every side has runs enough to judge by their spread.
+    /// Every side has runs enough to judge by their spread, or was
+    /// measured interleaved with the baseline.
     Runs {
         /// Unclear headline metrics.
         unclear: usize,
+        /// Whether the runs are interleaved ones (`run --in`), whose
+        /// rounds were compared pair by pair.
+        interleaved: bool,
         /// More runs that would settle some of them, when a few would.
         settle: Option<Settle>,
         /// Those that need more than [`MOST_RUNS_ADVISED`] runs per side.
@@ -59,9 +63,13 @@ pub struct Unsettled {
     pub tasks_per_cpu: Option<f64>,
 }
 
-/// The advice about `metrics` of `envs`; None when no headline metric is
-/// unclear.
-pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Option<Advice> {
+/// The advice about `metrics` of `envs` (measured `interleaved` with the
+/// baseline, every one); None when no headline metric is unclear.
+pub(super) fn advise(
+    metrics: &[MetricComparison],
+    envs: &[Environment],
+    interleaved: bool,
+) -> Option<Advice> {
     let unclear: Vec<&MetricComparison> = metrics
         .iter()
         .filter(|m| m.primary && m.verdict == Verdict::Unclear)
@@ -70,7 +78,7 @@ pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Opti
         return None;
     }
     let fewest = envs.iter().map(|e| e.runs.len()).min().unwrap_or(0);
-    if fewest < 2 {
+    if fewest < 2 && !interleaved {
         return Some(Advice::OneRun {
             unclear: unclear.len(),
         });
@@ -100,6 +108,7 @@ pub(super) fn advise(metrics: &[MetricComparison], envs: &[Environment]) -> Opti
     });
     Some(Advice::Runs {
         unclear: unclear.len(),
+        interleaved,
         settle,
         unsettled,
     })

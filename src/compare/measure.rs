@@ -10,7 +10,7 @@ use super::{
     FDR, MAX_ADVISED_RUNS,
 };
 use crate::results::{CaseResult, CaseStatus, ResultFile};
-use crate::stats::levels::{self, Components, Levels, RunSpread, UNMEASURED_RUN_SD};
+use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURED_RUN_SD};
 use crate::units::{Direction, Unit};
 use std::collections::BTreeSet;
 
@@ -80,6 +80,57 @@ fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
         .filter_map(|c| c.samples_by_round(metric))
         .collect();
     Levels::from_raw(&runs)
+}
+
+/// The runs of `base` and `other` measured side by side, as (base run,
+/// other run) indices: each run of other with the run of base from the
+/// same interleaved run (`rounds.interleave.id`). None unless every run
+/// of either side has exactly one partner in the other.
+pub(super) fn interleaved_pairs(
+    base: &Environment,
+    other: &Environment,
+) -> Option<Vec<(usize, usize)>> {
+    let id = |r: &ResultFile| Some(r.rounds.as_ref()?.interleave.as_ref()?.id.clone());
+    if base.runs.len() != other.runs.len() {
+        return None;
+    }
+    let mut pairs = Vec::new();
+    for (oi, o) in other.runs.iter().enumerate() {
+        let oid = id(o)?;
+        let mut partners =
+            (0..base.runs.len()).filter(|&bi| id(&base.runs[bi]).as_ref() == Some(&oid));
+        let bi = partners.next()?;
+        if partners.next().is_some() || pairs.iter().any(|&(b, _)| b == bi) {
+            return None;
+        }
+        pairs.push((bi, oi));
+    }
+    Some(pairs)
+}
+
+/// The differences of `metric` of `key` between the rounds the two sides
+/// measured side by side in each pair of interleaved runs (round r of
+/// the case in one file beside round r in the other); None when fewer
+/// than two rounds pair, which cannot show their spread.
+fn nested_paired(
+    (base, other): (&Environment, &Environment),
+    pairs: &[(usize, usize)],
+    key: &str,
+    metric: &str,
+) -> Option<Levels> {
+    let runs: Vec<Vec<(Vec<f64>, Vec<f64>)>> = pairs
+        .iter()
+        .filter_map(|&(bi, oi)| {
+            let b = ok_case(&base.runs[bi], key)?.samples_by_round_number(metric)?;
+            let mut o = ok_case(&other.runs[oi], key)?.samples_by_round_number(metric)?;
+            Some(
+                b.into_iter()
+                    .filter_map(|(round, b)| Some((b, o.remove(&round)?)))
+                    .collect(),
+            )
+        })
+        .collect();
+    Levels::paired(&runs).filter(|d| matches!(d.top(), Level::Runs | Level::Rounds))
 }
 
 /// The units and directions `metric` of `key` has in `runs`, each once,
@@ -173,15 +224,18 @@ impl Skipped {
 
 /// Every metric of the `common` cases, other against base, judged together:
 /// the false discovery rate is held over the environment's headline metrics.
+/// With `pairs` (runs measured interleaved, [`interleaved_pairs`]) each
+/// metric is compared round by round where two or more rounds pair.
 pub(super) fn compare_env(
     (base, other): (&Environment, &Environment),
     common: &[&String],
+    pairs: Option<&[(usize, usize)]>,
     seed: u64,
     threshold: f64,
     skipped: &mut Skipped,
 ) -> Vec<MetricComparison> {
     let mut mine = Vec::new();
-    for (case, case_skipped) in compare_cases((base, other), common, seed, threshold) {
+    for (case, case_skipped) in compare_cases((base, other), common, pairs, seed, threshold) {
         mine.extend(case);
         skipped.extend(case_skipped);
     }
@@ -196,12 +250,13 @@ pub(super) fn compare_env(
 fn compare_cases(
     envs: (&Environment, &Environment),
     keys: &[&String],
+    pairs: Option<&[(usize, usize)]>,
     seed: u64,
     threshold: f64,
 ) -> Vec<(Vec<(MetricComparison, levels::LogRatio)>, Skipped)> {
     crate::stats::par::map(keys, |key| {
         let mut skipped = Skipped::default();
-        let case = compare_case(envs, key, seed, threshold, &mut skipped);
+        let case = compare_case(envs, key, pairs, seed, threshold, &mut skipped);
         (case, skipped)
     })
 }
@@ -211,6 +266,7 @@ fn compare_cases(
 fn compare_case(
     (base, other): (&Environment, &Environment),
     key: &str,
+    pairs: Option<&[(usize, usize)]>,
     seed: u64,
     threshold: f64,
     skipped: &mut Skipped,
@@ -254,11 +310,22 @@ fn compare_case(
             metric: m,
             primary: i == 0,
         };
-        let spread = (
-            run_spread(base, key, &m.name),
-            run_spread(other, key, &m.name),
-        );
-        let (mut mc, lr) = measure((&b, spread.0), (&o, spread.1), seed, &subject, threshold);
+        let (lr, components) =
+            match pairs.and_then(|p| nested_paired((base, other), p, key, &m.name)) {
+                Some(d) => (
+                    levels::paired_log_ratio(&d, seed, RESAMPLES),
+                    d.components(),
+                ),
+                None => {
+                    let spread = (
+                        run_spread(base, key, &m.name),
+                        run_spread(other, key, &m.name),
+                    );
+                    let lr = levels::log_ratio((&b, spread.0), (&o, spread.1), seed, RESAMPLES);
+                    (lr, Components::pool(&b.components(), &o.components()))
+                }
+            };
+        let mut mc = measure(&lr, (&b, &o), components, &subject, threshold);
         let (lo, hi) = mc.ratio_ci;
         if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
             // 1e-300 against 1e300: no double holds the ratio
@@ -278,20 +345,26 @@ fn metric_ref(key: &str, metric: &str) -> MetricRef {
     }
 }
 
-/// For each unclear headline metric with two or more runs a side: the runs
-/// per side that would resolve an effect of the threshold's size.
+/// For each unclear headline metric with two or more runs a side, or
+/// measured interleaved: the runs per side (interleaved runs) that would
+/// resolve an effect of the threshold's size.
 fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64) {
     for (m, lr) in mine.iter_mut() {
-        if m.primary && m.verdict == Verdict::Unclear && m.basis.runs.0.min(m.basis.runs.1) >= 2 {
-            let b = &m.basis;
-            let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
-            m.runs_needed = m.variance.components.runs_needed(
-                b.rounds_per_run.0.min(b.rounds_per_run.1),
-                b.reps_per_round.0.min(b.reps_per_round.1),
-                margin,
-                MAX_ADVISED_RUNS,
-            );
+        if !m.primary || m.verdict != Verdict::Unclear {
+            continue;
         }
+        let b = &m.basis;
+        let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
+        let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
+        let c = &m.variance.components;
+        m.runs_needed = if lr.spread.0 == RunSpread::Paired {
+            c.interleaved_runs_needed(rounds, margin, MAX_ADVISED_RUNS)
+        } else if b.runs.0.min(b.runs.1) >= 2 {
+            let reps = b.reps_per_round.0.min(b.reps_per_round.1);
+            c.runs_needed(rounds, reps, margin, MAX_ADVISED_RUNS)
+        } else {
+            None
+        };
     }
 }
 
@@ -304,22 +377,21 @@ struct Subject<'a> {
     primary: bool,
 }
 
-/// The estimates, interval and p-value of one metric; its verdict is
-/// provisional until [`verdict::judge_all`] has seen the whole environment.
+/// The estimates, interval and p-value of one metric, from its ratio `lr`
+/// and the sides' samples; its verdict is provisional until
+/// [`verdict::judge_all`] has seen the whole environment.
 fn measure(
-    (b, bs): (&Levels, RunSpread),
-    (o, os): (&Levels, RunSpread),
-    seed: u64,
+    lr: &levels::LogRatio,
+    (b, o): (&Levels, &Levels),
+    components: Components,
     s: &Subject,
     threshold: f64,
-) -> (MetricComparison, levels::LogRatio) {
-    let lr = levels::log_ratio((b, bs), (o, os), seed, RESAMPLES);
+) -> MetricComparison {
     let (lo, hi) = lr.interval(CONFIDENCE);
     let (down, up) = verdict::band(s.metric.direction, threshold);
     let p_value = lr.p_beyond(down, up);
     let ratio = lr.point.exp();
-    let components = Components::pool(&b.components(), &o.components());
-    let m = MetricComparison {
+    MetricComparison {
         environment: s.environment.to_string(),
         key: s.key.to_string(),
         family: s.family.to_string(),
@@ -353,6 +425,5 @@ fn measure(
         },
         runs_needed: None,
         suspect: Vec::new(),
-    };
-    (m, lr)
+    }
 }

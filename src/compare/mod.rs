@@ -231,6 +231,10 @@ pub struct EnvSummary {
     pub label: String,
     /// Run ids.
     pub runs: Vec<String>,
+    /// Whether its runs were measured interleaved with the baseline's
+    /// (`run --in`), so that their rounds were compared pair by pair.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
 }
 
 /// The whole comparison: what `compare` found, as facts for the report.
@@ -272,6 +276,14 @@ pub struct Comparison {
     /// The likely mechanism behind each environment's differences, most
     /// likely first; none for an environment that does not differ.
     pub diagnoses: Vec<diagnose::Diagnosis>,
+}
+
+impl Comparison {
+    /// Whether every environment was measured interleaved with the
+    /// baseline, so that the drift between runs cancels in each comparison.
+    pub fn interleaved(&self) -> bool {
+        self.environments[1..].iter().all(|e| e.interleaved)
+    }
 }
 
 /// Options of a comparison.
@@ -322,6 +334,7 @@ fn compare_with(
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
     let mut skipped = measure::Skipped::default();
+    let mut interleaved = vec![false];
     for other in others {
         let other_keys = measure::ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
@@ -341,16 +354,23 @@ fn compare_with(
                 .difference(&base_keys)
                 .map(|k| (other.label.clone(), k.clone())),
         );
+        // compare --dirs holds the same runs on both sides: nothing to pair
+        let pairs = (!by_dir)
+            .then(|| measure::interleaved_pairs(base, other))
+            .flatten();
+        interleaved.push(pairs.is_some());
         metrics.extend(measure::compare_env(
             (base, other),
             &common,
+            pairs.as_deref(),
             opts.seed,
             threshold,
             &mut skipped,
         ));
     }
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
-    let mut notices = notice::setup(envs, between_run, by_dir);
+    let all_interleaved = interleaved[1..].iter().all(|&i| i);
+    let mut notices = notice::setup(envs, between_run || all_interleaved, by_dir);
     notices.extend(notice::suspects(envs, &metrics));
     let not_comparable = std::mem::take(&mut skipped.assumption);
     if !not_comparable.is_empty() {
@@ -361,9 +381,11 @@ fn compare_with(
         baseline: base.label.clone(),
         environments: envs
             .iter()
-            .map(|e| EnvSummary {
+            .zip(&interleaved)
+            .map(|(e, &interleaved)| EnvSummary {
                 label: e.label.clone(),
                 runs: e.runs.iter().map(|r| r.run_id.clone()).collect(),
+                interleaved,
             })
             .collect(),
         between_run,
@@ -372,7 +394,7 @@ fn compare_with(
         fdr: FDR,
         seed: opts.seed,
         families: family::summarize(&metrics, opts.exclude_suspect),
-        advice: advice::advise(&metrics, envs),
+        advice: advice::advise(&metrics, envs, all_interleaved),
         suspect_kinds: notice::tallies(envs),
         notices,
         unmatched,

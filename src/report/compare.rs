@@ -237,7 +237,11 @@ impl Writer {
 
 /// The method in one paragraph, for the heading of the cases table.
 pub fn method_note(c: &Comparison) -> String {
-    let levels = if c.between_run {
+    let levels = if c.interleaved() {
+        "the differences of rounds measured side by side (interleaved), between rounds and \
+         between runs"
+            .to_string()
+    } else if c.between_run {
         "runs, rounds and repetitions".to_string()
     } else {
         format!(
@@ -289,8 +293,15 @@ pub fn headline(c: &Comparison) -> String {
         .iter()
         .map(|e| e.runs.len().to_string())
         .collect();
+    let how = if c.interleaved() {
+        ", interleaved: rounds paired"
+    } else if c.environments.iter().any(|e| e.interleaved) {
+        ", some interleaved: rounds paired"
+    } else {
+        ""
+    };
     format!(
-        "{} against {} ({} runs); speed-up > 1: faster than {}",
+        "{} against {} ({} runs{how}); speed-up > 1: faster than {}",
         others.join(", "),
         c.baseline,
         runs.join(" vs "),

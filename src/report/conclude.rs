@@ -207,13 +207,19 @@ pub fn advice(c: &Comparison) -> Vec<String> {
         )),
         Some(Advice::Runs {
             unclear,
+            interleaved,
             settle,
             unsettled,
         }) => {
+            let runs = if *interleaved {
+                "interleaved run(s)"
+            } else {
+                "run(s) per environment"
+            };
             if let Some(s) = settle {
                 out.push(format!(
-                    "{} more run(s) per environment ({} in all) would settle {} of the {unclear} \
-                     unclear case(s), judging by the spread measured here",
+                    "{} more {runs} ({} in all) would settle {} of the {unclear} unclear \
+                     case(s), judging by the spread measured here",
                     s.more, s.total, s.cases
                 ));
             }
@@ -230,8 +236,13 @@ pub fn advice(c: &Comparison) -> Vec<String> {
                 } else {
                     why.join(", ")
                 };
+                let runs = if *interleaved {
+                    "interleaved runs"
+                } else {
+                    "runs per side"
+                };
                 out.push(format!(
-                    "{} case(s) need over {MOST_RUNS_ADVISED} runs per side ({limits}): \
+                    "{} case(s) need over {MOST_RUNS_ADVISED} {runs} ({limits}): \
                      `envbench info --tuning` or a quieter hour would help",
                     u.cases
                 ));

@@ -84,6 +84,7 @@ pub fn spread_text(s: RunSpread) -> Option<String> {
         )),
         RunSpread::History { runs, .. } => Some(format!("from {runs} earlier runs")),
         RunSpread::Assumed { sd } => Some(format!("assumed {:.0} %", sd * 100.0)),
+        RunSpread::Paired => None,
     }
 }
 
@@ -96,6 +97,14 @@ pub fn pair_spread_text((base, other): (RunSpread, RunSpread)) -> Option<String>
 /// rounds; between-run spread from worker processes)".
 pub fn basis_text(b: &Basis) -> String {
     let (x, y) = b.runs;
+    if b.run_spread.0 == RunSpread::Paired {
+        let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
+        return format!(
+            "{x} interleaved run{}, {rounds:.0} rounds paired{}",
+            if x == 1 { "" } else { "s" },
+            if x == 1 { "" } else { " in each" }
+        );
+    }
     let mut s = format!("{x} vs {y} run{}", if x.max(y) == 1 { "" } else { "s" });
     if b.top.0 != Level::Runs || b.top.1 != Level::Runs {
         s += &format!(

@@ -472,18 +472,28 @@ impl CaseResult {
     /// for version 1 files). None when the case has no such metric, or
     /// none of its values could be read.
     pub fn samples_by_round(&self, metric: &str) -> Option<Vec<Vec<f64>>> {
+        Some(
+            self.samples_by_round_number(metric)?
+                .into_values()
+                .collect(),
+        )
+    }
+
+    /// [`CaseResult::samples_by_round`] by round number (round 0 alone for
+    /// version 1 files): how an interleaved run's files pair their rounds.
+    pub fn samples_by_round_number(&self, metric: &str) -> Option<BTreeMap<u32, Vec<f64>>> {
         let m = self.metrics.iter().find(|m| m.name == metric)?;
         if m.samples.is_empty() {
             return None; // unknown here (a failed assumption says why)
         }
         if self.sample_rounds.len() != m.samples.len() {
-            return Some(vec![m.samples.clone()]);
+            return Some(BTreeMap::from([(0, m.samples.clone())]));
         }
         let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
         for (r, v) in self.sample_rounds.iter().zip(&m.samples) {
             rounds.entry(*r).or_default().push(*v);
         }
-        Some(rounds.into_values().collect())
+        Some(rounds)
     }
 }
 

@@ -106,6 +106,12 @@ pub enum RunSpread {
         /// The spread added.
         sd: f64,
     },
+    /// The sides were measured interleaved (`run --in`): each round of one
+    /// is compared with the round of the other measured beside it, so the
+    /// drift they shared cancels, and the spread of those differences
+    /// (between rounds, and between runs where there are several) is the
+    /// interval's ([`paired_log_ratio`]); nothing is added.
+    Paired,
 }
 
 impl RunSpread {
@@ -113,7 +119,7 @@ impl RunSpread {
     /// of freedom (∞ for the assumed spread, which counts as known).
     fn added(self) -> (f64, f64) {
         match self {
-            RunSpread::Measured => (0.0, f64::INFINITY),
+            RunSpread::Measured | RunSpread::Paired => (0.0, f64::INFINITY),
             RunSpread::Workers { residual } => (residual * residual, f64::INFINITY),
             RunSpread::History { var, runs } => {
                 (var.max(0.0), runs.saturating_sub(1).max(1) as f64)
@@ -157,6 +163,31 @@ impl Levels {
                     return None;
                 }
                 rounds.push(round.iter().map(|v| v.ln()).collect());
+            }
+            if !rounds.is_empty() {
+                out.push(rounds);
+            }
+        }
+        (!out.is_empty()).then_some(Levels { runs: out })
+    }
+
+    /// The differences of rounds measured side by side (an interleaved
+    /// run, `run --in`): `runs[run][round]` holds (base's repetitions,
+    /// other's repetitions) of one round both sides measured, and each
+    /// becomes one value, ln(median of other's) − ln(median of base's).
+    /// Rounds with a side empty and runs with no round are dropped. None
+    /// when nothing is left or a value cannot be logged.
+    pub fn paired(runs: &[Vec<(Vec<f64>, Vec<f64>)>]) -> Option<Levels> {
+        let log_median = |xs: &[f64]| {
+            xs.iter()
+                .all(|v| v.is_finite() && *v > 0.0)
+                .then(|| median(xs).ln())
+        };
+        let mut out = Vec::new();
+        for run in runs {
+            let mut rounds = Vec::new();
+            for (base, other) in run.iter().filter(|(b, o)| !b.is_empty() && !o.is_empty()) {
+                rounds.push(vec![log_median(other)? - log_median(base)?]);
             }
             if !rounds.is_empty() {
                 out.push(rounds);
@@ -369,6 +400,33 @@ impl Components {
             half <= margin
         })
     }
+
+    /// [`Components::runs_needed`] for sides measured interleaved, these
+    /// being the components of the paired rounds' differences
+    /// ([`Levels::paired`]): the fewest interleaved runs of `rounds` rounds
+    /// for which the half-width t · √(V/n) falls within `margin`, with
+    /// V = σ²runs + σ²rounds/r; the degrees of freedom are the runs' (n − 1)
+    /// where runs were seen to differ, else the rounds' (n r − 1). None when
+    /// nothing varies or more than `max_runs` are needed.
+    pub fn interleaved_runs_needed(
+        &self,
+        rounds: f64,
+        margin: f64,
+        max_runs: usize,
+    ) -> Option<usize> {
+        let r = rounds.max(1.0);
+        if self.runs.is_none() && self.rounds.is_none() {
+            return None;
+        }
+        let per_run = self.runs.unwrap_or(0.0) + self.rounds.unwrap_or(0.0) / r;
+        (1..=max_runs).find(|&n| {
+            let df = match self.runs {
+                Some(v) if v > 0.0 => n as f64 - 1.0,
+                _ => n as f64 * r - 1.0,
+            };
+            df >= 1.0 && t_quantile(0.975, df) * (per_run / n as f64).sqrt() <= margin
+        })
+    }
 }
 
 /// The log-ratio of two sides with its bootstrap spread and degrees of freedom.
@@ -484,6 +542,29 @@ pub(crate) fn log_ratio_pooling(
         df: pooled_df.unwrap_or_else(|| satterthwaite(&[vb, vo, ab, ao])),
         top: (base.top(), other.top()),
         spread: (sb, so),
+    }
+}
+
+/// The log-ratio other/base of sides measured interleaved, from the
+/// differences of their paired rounds ([`Levels::paired`]): the mean
+/// difference, its variance from the level that shows the most of it
+/// ([`Levels::estimate_variance`]: the rounds of one run, or the runs,
+/// pooled with their rounds where those explain them), the bootstrap's
+/// shape scaled to it, and its degrees of freedom. Nothing is added for
+/// the spread between runs: what runs do to both sides alike cancels in
+/// the differences, and with several runs their spread is measured.
+pub fn paired_log_ratio(diffs: &Levels, seed: u64, resamples: usize) -> LogRatio {
+    let mut rng = Rng::new(seed);
+    let (var, df) = diffs.estimate_variance();
+    let mut devs = diffs.deviations(var, &mut rng, resamples.max(2));
+    devs.sort_by(f64::total_cmp);
+    LogRatio {
+        point: diffs.estimate(),
+        low_dev: (-percentile_of_sorted(&devs, 0.025)).max(0.0),
+        high_dev: percentile_of_sorted(&devs, 0.975).max(0.0),
+        df: df.max(1.0),
+        top: (diffs.top(), diffs.top()),
+        spread: (RunSpread::Paired, RunSpread::Paired),
     }
 }
 

@@ -496,3 +496,5 @@ fn sides_of_different_sizes_or_one_run_are_not_pooled() {
     assert_eq!(pooled.df, dfs);
     assert!(welch.df < dfs);
 }
+
+mod interleaved;

@@ -1,0 +1,216 @@
+//! Files of one interleaved run (`run --in`) are compared round by round:
+//! the drift their rounds shared cancels, both error rates hold at 1 and
+//! 3 interleaved runs, and files that do not pair are compared as before.
+
+use super::{env, run_rounds, OPTS};
+use crate::compare::*;
+use crate::results::{Interleave, InterleavedEnv, Rounds};
+use crate::stats::levels::{tests::synth, RunSpread};
+use crate::stats::rng::Rng;
+
+/// Marks `file` as environment `index` of the interleaved run `id` of A and B.
+fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
+    let rounds = file.cases[0]
+        .sample_rounds
+        .iter()
+        .max()
+        .map_or(0, |r| r + 1);
+    file.rounds = Some(Rounds {
+        planned: rounds,
+        started: rounds,
+        seed: 1,
+        orders: vec![],
+        interleave: Some(Interleave {
+            id: id.into(),
+            environments: ["A", "B"]
+                .map(|name| InterleavedEnv {
+                    name: name.into(),
+                    prefix: vec![],
+                    binary: None,
+                })
+                .to_vec(),
+            index,
+            env_orders: vec![],
+        }),
+    });
+    file.config.workers = true;
+    file
+}
+
+/// A and B measured in `runs` interleaved runs of `rounds` rounds (3
+/// repetitions each) of `metrics` cases, B `effect(i)` times A on case i;
+/// the host drifts over each run (the second half of its passes `step`
+/// times slower for everything) and moves 5 % between runs.
+fn pair(
+    rng: &mut Rng,
+    runs: usize,
+    rounds: usize,
+    metrics: usize,
+    step: f64,
+    effect: &dyn Fn(usize) -> f64,
+) -> [Environment; 2] {
+    let mut files: [Vec<ResultFile>; 2] = [vec![], vec![]];
+    for r in 0..runs {
+        let run_drift = (0.05 * crate::stats::levels::normal(rng)).exp();
+        let host = |round: usize| run_drift * if round >= rounds / 2 { step } else { 1.0 };
+        for (side, files) in files.iter_mut().enumerate() {
+            let label = ["A", "B"][side];
+            let cases: Vec<(String, Direction, Vec<Vec<f64>>)> = (0..metrics)
+                .map(|i| {
+                    let e = if side == 1 { effect(i) } else { 1.0 };
+                    let mut data = synth(rng, 100.0 * e, (1, rounds, 3), (0.0, 0.04, 0.02));
+                    for (round, reps) in data[0].iter_mut().enumerate() {
+                        reps.iter_mut().for_each(|v| *v /= host(round));
+                    }
+                    (
+                        format!("os.case{i}"),
+                        Direction::LowerIsBetter,
+                        data.remove(0),
+                    )
+                })
+                .collect();
+            let file = run_rounds(label, &format!("{label}{r}"), &cases);
+            files.push(interleave(file, &format!("i{r}"), side as u32));
+        }
+    }
+    let [a, b] = files;
+    [env("A", a), env("B", b)]
+}
+
+/// The same files with their interleave block removed: separate runs.
+fn apart(envs: &[Environment; 2]) -> [Environment; 2] {
+    envs.clone().map(|mut e| {
+        e.runs.iter_mut().for_each(|r| r.rounds = None);
+        e
+    })
+}
+
+/// Over `seeds` comparisons made by `make(seed)`: the share of headline
+/// metrics called faster or slower, and the median 95 % half-width in %.
+fn score(seeds: u64, make: impl Fn(&mut Rng) -> [Environment; 2], sep: bool) -> (f64, f64) {
+    let (mut called, mut total, mut widths) = (0, 0, vec![]);
+    for seed in 0..seeds {
+        let mut rng = Rng::new(61_000 + seed);
+        let mut envs = make(&mut rng);
+        if sep {
+            envs = apart(&envs);
+        }
+        let c = compare(&envs, &Options { seed, ..OPTS }).unwrap();
+        assert_eq!(c.interleaved(), !sep);
+        for m in c.metrics.iter().filter(|m| m.primary) {
+            assert_eq!(m.basis.run_spread.0 == RunSpread::Paired, !sep);
+            called += usize::from(matches!(m.verdict, Verdict::Faster | Verdict::Slower));
+            total += 1;
+            widths.push(m.equivalence_bound * 100.0);
+        }
+    }
+    widths.sort_by(f64::total_cmp);
+    (called as f64 / total as f64, widths[widths.len() / 2])
+}
+
+#[test]
+fn a_to_a_interleaved_cancels_the_drift_and_calls_nothing() {
+    // the host 25 % slower for the second half of each run
+    for (runs, rounds) in [(1, 12), (1, 16), (3, 12)] {
+        let make = |rng: &mut Rng| pair(rng, runs, rounds, 10, 1.25, &|_| 1.0);
+        let (called, width) = score(40, make, false);
+        let (called_apart, width_apart) = score(40, make, true);
+        eprintln!(
+            "A/A {runs} run(s) x {rounds} rounds: called {called:.3} interleaved, \
+             {called_apart:.3} apart; within ±{width:.1} % against ±{width_apart:.1} %"
+        );
+        assert!(called <= 0.05, "{runs}x{rounds}: {called}");
+        assert!(
+            width < width_apart / 2.0,
+            "{runs}x{rounds}: {width} {width_apart}"
+        );
+    }
+}
+
+#[test]
+fn effects_of_one_and_a_half_are_found_with_one_interleaved_run() {
+    for (runs, rounds) in [(1, 12), (3, 12)] {
+        for seed in 0..40 {
+            let mut rng = Rng::new(seed);
+            let envs = pair(&mut rng, runs, rounds, 8, 1.25, &|i| {
+                if i % 2 == 0 {
+                    1.5
+                } else {
+                    1.0 / 1.5
+                }
+            });
+            let c = compare(&envs, &Options { seed, ..OPTS }).unwrap();
+            for m in c.metrics.iter().filter(|m| m.primary) {
+                let i: usize = m.key["os.case".len()..].parse().unwrap();
+                // lower is better: 1.5x the time is slower
+                let want = if i.is_multiple_of(2) {
+                    Verdict::Slower
+                } else {
+                    Verdict::Faster
+                };
+                assert_eq!(m.verdict, want, "{runs}x{rounds} seed {seed} {}", m.key);
+            }
+        }
+    }
+}
+
+#[test]
+fn only_files_of_the_same_interleaved_runs_are_paired() {
+    let mut rng = Rng::new(3);
+    let [a, b] = pair(&mut rng, 2, 12, 2, 1.0, &|_| 1.0);
+    // paired one to one, whatever the order the files were given in
+    let mut reversed = b.clone();
+    reversed.runs.reverse();
+    let c = compare(&[a.clone(), reversed], &OPTS).unwrap();
+    assert!(c.interleaved() && c.environments[1].interleaved);
+    assert!(!c.environments[0].interleaved);
+    // a run of B from another interleaved run: nothing is paired
+    let mut other_run = b.clone();
+    if let Some(i) = other_run.runs[1]
+        .rounds
+        .as_mut()
+        .unwrap()
+        .interleave
+        .as_mut()
+    {
+        i.id = "elsewhere".into();
+    }
+    let c = compare(&[a.clone(), other_run], &OPTS).unwrap();
+    assert!(!c.interleaved());
+    assert!(c
+        .metrics
+        .iter()
+        .all(|m| m.basis.run_spread.0 == RunSpread::Measured));
+    // a run more on one side: nothing is paired either
+    let fewer = env("A", a.runs[..1].to_vec());
+    let c = compare(&[fewer, b.clone()], &OPTS).unwrap();
+    assert!(!c.interleaved());
+    // a case whose rounds do not pair (one round in one file) is compared
+    // as separate runs; the others round by round
+    let [a1, mut b1] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
+    let case = &mut b1.runs[0].cases[1];
+    let keep = case.sample_rounds.iter().filter(|&&r| r == 5).count();
+    let first = case.sample_rounds.iter().position(|&r| r == 5).unwrap();
+    case.sample_rounds = vec![5; keep];
+    case.metrics[0].samples = case.metrics[0].samples[first..first + keep].to_vec();
+    let c = compare(&[a1, b1], &OPTS).unwrap();
+    let spread = |k: &str| {
+        c.metrics
+            .iter()
+            .find(|m| m.key == k)
+            .unwrap()
+            .basis
+            .run_spread
+            .0
+    };
+    assert_eq!(spread("os.case0"), RunSpread::Paired);
+    assert!(matches!(spread("os.case1"), RunSpread::Workers { .. }));
+    assert!(
+        c.interleaved(),
+        "the files are still of one interleaved run"
+    );
+    // compare --dirs holds the same runs on both sides: never paired
+    let [a2, _] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
+    let c = compare_dirs(&[a2.clone(), env("B", a2.runs.clone())], &OPTS).unwrap();
+    assert!(!c.interleaved());
+}
