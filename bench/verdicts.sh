@@ -14,6 +14,14 @@
 #         Expected: traced slower in every os case but os.multiprog and
 #         fork_cow with touched memory (no known effect); no verdict on cpu.int,
 #         cpu.float, cpu.primes and mem.latency (user-space work).
+#   quota  "plain" against "quota" runs in a cgroup (v1 cpu, or v2) given
+#         one CPU's time per period: expected as 1cpu.
+#   Interleaved pairs (`run --in`, one run measures both sides round by
+#   round, so compare pairs their rounds), the same pairs as above:
+#   iaa, i1cpu, istrace, iquota: 3 interleaved runs (scored 3 and each 1),
+#   each run timed against one plain run of the suite made the same hour.
+#   Give the separate and the interleaved pairs together to compare them
+#   on the same hour: --pairs aa,iaa,1cpu,i1cpu.
 # Prints every judged headline verdict with the expected one, and per
 # comparison a score line: effects found, false verdicts, and the
 # precision of the headline ratios whose truth is "the same": the median
@@ -21,10 +29,12 @@
 # ±5 % (both ends of the interval within 0.95..1.05). This is a
 # benchmark, not a test; CI does not run it. Nothing else may measure on
 # the machine meanwhile. --keep DIR copies every result file into DIR.
-#   bench/verdicts.sh [--trials N] [--suite quick|standard] [--pairs aa,1cpu,strace] [--only PATTERN] [--keep DIR]
+#   bench/verdicts.sh [--trials N] [--suite quick|standard] [--pairs aa,1cpu,strace,quota,iaa,...] [--runs N] [--only PATTERN] [--keep DIR]
+# --runs N: runs per side (separate) and interleaved runs per pair (3).
 set -euo pipefail
 
 trials=1
+runs=3
 suite=quick
 pairs="aa,1cpu"
 only=()
@@ -33,10 +43,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
     --suite) suite=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --only) only=(--only "$2"); shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "verdicts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +61,27 @@ if [[ $pairs == *strace* ]] && ! command -v strace >/dev/null; then
 fi
 . "$(dirname "$0")/common.sh"
 workdir verdicts
+# the quota pairs' cgroup, removed on every way out (a Ctrl-C'd run may
+# take a moment to leave it)
+cgroup=""
+trap 'if [ -n "$cgroup" ]; then for _ in $(seq 1 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done; fi
+      if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+if [[ $pairs == *quota* ]]; then
+  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
+    cgroup=$(mktemp -d /sys/fs/cgroup/cpu/envbench-verdicts.XXXXXX)
+    echo 100000 > "$cgroup/cpu.cfs_period_us"
+    echo 100000 > "$cgroup/cpu.cfs_quota_us"
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+    cgroup=$(mktemp -d /sys/fs/cgroup/envbench-verdicts.XXXXXX)
+    echo "100000 100000" > "$cgroup/cpu.max"
+  else
+    echo "verdicts.sh: no writable cgroup cpu controller: the quota pairs are left out" >&2
+    pairs=${pairs//quota/}
+  fi
+  # a command prefix that enters the cgroup, then execs the rest
+  printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-quota"
+  chmod +x "$work/in-quota"
+fi
 echo "building envbench (release)" >&2
 (cd "$repo" && cargo build --release --quiet)
 envbench="$repo/target/release/envbench"
@@ -60,6 +92,62 @@ run() {
   local label=$1 out=$2; shift 2
   "$@" "$envbench" run --suite "$suite" --no-history --quiet --force --threads 1,2 \
     --label "$label" "${only[@]}" -o "$out" >/dev/null
+}
+
+# irun TAG NAME_A NAME_B PREFIX_B: one interleaved run of A (plain) and B
+# (behind PREFIX_B, empty: plain) into $work/TAG-{A,B}.json; prints its seconds.
+irun() {
+  local tag=$1 a=$2 b=$3 prefix=$4 start end
+  local in_b=(--in "$b")
+  [ -n "$prefix" ] && in_b=(--in "$b=$prefix")
+  start=$(date +%s.%N)
+  "$envbench" run --suite "$suite" --no-history --quiet --force --threads 1,2 \
+    --in "$a" "${in_b[@]}" "${only[@]}" -o "$work/$tag-{in}.json" >/dev/null
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+
+# timed LABEL FILE [prefix...]: run, printing its seconds.
+timed() {
+  local start end
+  start=$(date +%s.%N)
+  run "$@"
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+
+# interleaved NAME EXPECT A B PREFIX: $runs interleaved runs, each beside
+# one plain run of the suite for its time; scored over all and each alone.
+interleaved() {
+  local name=$1 expect=$2 a=$3 b=$4 prefix=$5 i t_in t_one as=() bs=()
+  for i in $(seq 1 "$runs"); do
+    echo "trial $t: $name interleaved, run $i of $runs" >&2
+    t_in=$(irun "$name$i" "$a" "$b" "$prefix")
+    t_one=$(timed one "$work/$name-one$i.json")
+    echo "TIME $name #$i: interleaved ${t_in} s, one plain run ${t_one} s, ratio $(echo "scale=2; $t_in / $t_one" | bc)"
+    as+=("$work/$name$i-$a.json"); bs+=("$work/$name$i-$b.json")
+  done
+  [ "$runs" -gt 1 ] && score "$name $runs interleaved" "$expect" "${as[@]}" -- "${bs[@]}"
+  for i in $(seq 1 "$runs"); do
+    score "$name 1 interleaved #$i" "$expect" "${as[$((i-1))]}" -- "${bs[$((i-1))]}"
+  done
+}
+
+# separate NAME EXPECT A B [prefix...]: $runs runs per side alternated, scored
+# together and pair by pair.
+separate() {
+  local name=$1 expect=$2 a=$3 b=$4 i; shift 4
+  for i in $(seq 1 "$runs"); do
+    echo "trial $t: $name, run $i of $runs per side" >&2
+    run "$a" "$work/$name-$a$i.json"
+    run "$b" "$work/$name-$b$i.json" "$@"
+  done
+  local as=() bs=()
+  for i in $(seq 1 "$runs"); do as+=("$work/$name-$a$i.json"); bs+=("$work/$name-$b$i.json"); done
+  [ "$runs" -gt 1 ] && score "$name $runs+$runs" "$expect" "${as[@]}" -- "${bs[@]}"
+  for i in $(seq 1 "$runs"); do
+    score "$name 1+1 #$i" "$expect" "${as[$((i-1))]}" -- "${bs[$((i-1))]}"
+  done
 }
 
 # score NAME EXPECT A.json... -- B.json...: compares and prints the verdicts.
@@ -128,37 +216,17 @@ PY
 }
 
 for t in $(seq 1 "$trials"); do
-  if [[ $pairs == *aa* ]]; then
-    for i in 1 2 3; do
-      echo "trial $t: A/A run $i of 3 per side" >&2
-      run A "$work/aa-A$i.json"
-      run B "$work/aa-B$i.json"
-    done
-    score "A/A 3+3" aa "$work"/aa-A{1,2,3}.json -- "$work"/aa-B{1,2,3}.json
-    for i in 1 2 3; do
-      score "A/A 1+1 #$i" aa "$work/aa-A$i.json" -- "$work/aa-B$i.json"
-    done
-  fi
-  if [[ $pairs == *1cpu* ]]; then
-    for i in 1 2 3; do
-      echo "trial $t: one CPU against two, run $i of 3 per side" >&2
-      run two "$work/cpu-two$i.json"
-      run one "$work/cpu-one$i.json" taskset -c 0
-    done
-    score "1cpu 3+3" 1cpu "$work"/cpu-two{1,2,3}.json -- "$work"/cpu-one{1,2,3}.json
-    for i in 1 2 3; do
-      score "1cpu 1+1 #$i" 1cpu "$work/cpu-two$i.json" -- "$work/cpu-one$i.json"
-    done
-  fi
-  if [[ $pairs == *strace* ]]; then
-    for i in 1 2 3; do
-      echo "trial $t: plain against strace, run $i of 3 per side" >&2
-      run plain "$work/st-plain$i.json"
-      run traced "$work/st-traced$i.json" strace -f -qq -o /dev/null
-    done
-    score "strace 3+3" strace "$work"/st-plain{1,2,3}.json -- "$work"/st-traced{1,2,3}.json
-    for i in 1 2 3; do
-      score "strace 1+1 #$i" strace "$work/st-plain$i.json" -- "$work/st-traced$i.json"
-    done
-  fi
+  for pair in ${pairs//,/ }; do
+    case "$pair" in
+      aa) separate aa aa A B ;;
+      1cpu) separate 1cpu 1cpu two one taskset -c 0 ;;
+      strace) separate strace strace plain traced strace -f -qq -o /dev/null ;;
+      quota) separate quota 1cpu plain quota "$work/in-quota" ;;
+      iaa) interleaved iaa aa A B "" ;;
+      i1cpu) interleaved i1cpu 1cpu two one "taskset -c 0" ;;
+      istrace) interleaved istrace strace plain traced "strace -f -qq -o /dev/null" ;;
+      iquota) interleaved iquota 1cpu plain quota "$work/in-quota" ;;
+      *) echo "verdicts.sh: unknown pair $pair" >&2; exit 2 ;;
+    esac
+  done
 done
