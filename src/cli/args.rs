@@ -183,7 +183,9 @@ pub enum ColorArg {
 pub struct CompareArgs {
     /// Result files, history ids or labels (every run of that label in the
     /// history); runs with the same label form one environment, the first
-    /// label seen is the baseline.
+    /// label seen is the baseline. The files of interleaved runs (run
+    /// --in) are compared round by round, each round beside the one
+    /// measured next to it, so the drift they shared cancels.
     #[arg(value_name = "FILE|ID|LABEL")]
     pub files: Vec<PathBuf>,
     /// History database for ids and labels: an SQLite file, or a PostgreSQL URL
@@ -355,7 +357,7 @@ pub struct RunArgs {
     /// NAME is letters, digits, '_' and '-'; it labels that environment's
     /// result file (so --label is not taken). Each environment gets its own
     /// file, run id and history entry; the files share an id
-    /// (rounds.interleave) and compare reads them as any others. -o takes
+    /// (rounds.interleave), and compare pairs their rounds. -o takes
     /// a pattern holding {in}, replaced by each NAME (-o 'runs/{in}.json').
     /// --budget, the suite's time and --rounds apply to each environment:
     /// two environments take about twice one run's time.

@@ -153,16 +153,41 @@ fn units_of<'a>(
     units
 }
 
+/// The earlier runs of `env` (the history) with `metric` of `key`, when
+/// there are two or more.
+fn earlier_runs(env: &Environment, key: &str, metric: &str) -> Option<Levels> {
+    nested(&env.earlier, key, metric).filter(|l| l.runs() >= 2)
+}
+
+/// How many headline metrics of `env` (a single run with earlier runs)
+/// have earlier runs that disagree among themselves far beyond their own
+/// intervals, so that their spread was not taken as the spread between runs.
+pub(super) fn split_history(env: &Environment) -> usize {
+    if env.runs.len() != 1 {
+        return 0;
+    }
+    env.runs[0]
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Ok)
+        .filter(|c| {
+            c.metrics
+                .first()
+                .is_some_and(|m| earlier_runs(env, &c.key, &m.name).is_some_and(|l| l.runs_split()))
+        })
+        .count()
+}
+
 /// What a side of `env` with a single run knows about the spread between
 /// runs of `metric` of `key`: earlier runs on the same machine (two or
-/// more with the case), else its rounds' worker processes, else nothing
-/// (the assumed spread).
+/// more with the case, agreeing within reason: [`Levels::runs_split`]),
+/// else its rounds' worker processes, else nothing (the assumed spread).
 fn run_spread(env: &Environment, key: &str, metric: &str) -> RunSpread {
     if env.runs.len() >= 2 {
         return RunSpread::Measured;
     }
-    if let Some(var) = nested(&env.earlier, key, metric)
-        .filter(|l| l.runs() >= 2)
+    if let Some(var) = earlier_runs(env, key, metric)
+        .filter(|l| !l.runs_split())
         .and_then(|l| l.components().runs.map(|v| (v, l.runs())))
     {
         return RunSpread::History {
@@ -357,7 +382,7 @@ fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64
         let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
         let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
         let c = &m.variance.components;
-        m.runs_needed = if lr.spread.0 == RunSpread::Paired {
+        m.runs_needed = if lr.spread.0.is_paired() {
             c.interleaved_runs_needed(rounds, margin, MAX_ADVISED_RUNS)
         } else if b.runs.0.min(b.runs.1) >= 2 {
             let reps = b.reps_per_round.0.min(b.reps_per_round.1);

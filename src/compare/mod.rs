@@ -276,6 +276,11 @@ pub struct Comparison {
     /// The likely mechanism behind each environment's differences, most
     /// likely first; none for an environment that does not differ.
     pub diagnoses: Vec<diagnose::Diagnosis>,
+    /// Environments with one run whose earlier runs (the history) disagree
+    /// among themselves far beyond their own intervals, with how many
+    /// headline cases: one label given to two environments, most likely.
+    /// Their spread was not taken as the spread between runs.
+    pub split_history: Vec<(String, usize)>,
 }
 
 impl Comparison {
@@ -368,6 +373,11 @@ fn compare_with(
             &mut skipped,
         ));
     }
+    let split_history = envs
+        .iter()
+        .map(|e| (e.label.clone(), measure::split_history(e)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
     let all_interleaved = interleaved[1..].iter().all(|&i| i);
     let mut notices = notice::setup(envs, between_run || all_interleaved, by_dir);
@@ -401,6 +411,7 @@ fn compare_with(
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
         diagnoses: diagnose::diagnose(envs, &metrics),
+        split_history,
         metrics,
     })
 }

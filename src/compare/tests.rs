@@ -6,6 +6,7 @@ use crate::stats::{summarize, Sample};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+mod history;
 mod interleaved;
 pub(crate) mod notices;
 mod rates;

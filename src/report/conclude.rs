@@ -199,6 +199,13 @@ fn overall(f: &FamilySummary) -> String {
 /// would help.
 pub fn advice(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
+    for (label, cases) in &c.split_history {
+        out.push(format!(
+            "the earlier runs of {label} disagree among themselves far beyond their own intervals \
+             in {cases} case(s), as runs of two environments would: they were not taken as the \
+             spread between runs; give each environment a label of its own"
+        ));
+    }
     match &c.advice {
         None => {}
         Some(Advice::OneRun { unclear }) => out.push(format!(

@@ -8,7 +8,6 @@ use super::words::{idle_text, pair_spread_text};
 use crate::compare::{
     Comparison, MetricRef, Mismatch, Notice, Recorded, SingleRunSpread, SuspectFlag, SuspectTally,
 };
-use crate::stats::levels::RunSpread;
 use crate::units::gib_text;
 use crate::validity::suspect_kind::SuspectKind;
 use std::collections::BTreeSet;
@@ -263,9 +262,11 @@ pub fn lines(c: &Comparison) -> Vec<String> {
             _ => {}
         }
     }
-    if let Some(m) = c.metrics.iter().find(|m| {
-        m.basis.runs.0.min(m.basis.runs.1) == 1 && m.basis.run_spread.0 != RunSpread::Paired
-    }) {
+    if let Some(m) = c
+        .metrics
+        .iter()
+        .find(|m| m.basis.runs.0.min(m.basis.runs.1) == 1 && !m.basis.run_spread.0.is_paired())
+    {
         out.push(format!(
             "one run on a side: the spread between runs {}; 3 alternated runs per side measure it",
             pair_spread_text(m.basis.run_spread).unwrap_or_default()

@@ -97,7 +97,7 @@ pub fn pair_spread_text((base, other): (RunSpread, RunSpread)) -> Option<String>
 /// rounds; between-run spread from worker processes)".
 pub fn basis_text(b: &Basis) -> String {
     let (x, y) = b.runs;
-    if b.run_spread.0 == RunSpread::Paired {
+    if b.run_spread.0.is_paired() {
         let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
         return format!(
             "{x} interleaved run{}, {rounds:.0} rounds paired{}",

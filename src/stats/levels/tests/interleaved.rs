@@ -180,6 +180,24 @@ fn paired_rounds_are_the_differences_of_round_medians() {
     let r = paired_log_ratio(&same, 1, 100);
     assert_eq!((r.point, r.interval(0.95)), (0.0, (0.0, 0.0)));
     assert_eq!(r.spread, (RunSpread::Paired, RunSpread::Paired));
+    // the differences' own spread: 40 rounds of ±10 % give
+    // t(39) x sd / sqrt(40) either way
+    let rounds: Vec<(Vec<f64>, Vec<f64>)> = (0..40)
+        .map(|i| {
+            (
+                vec![100.0],
+                vec![if i % 2 == 0 { 110.0 } else { 100.0 / 1.1 }],
+            )
+        })
+        .collect();
+    let apart = Levels::paired(&[rounds]).unwrap();
+    let (lo, hi) = paired_log_ratio(&apart, 1, 4000).interval(0.95);
+    let sd = variance(&apart.top_units()).unwrap().sqrt();
+    let want = crate::stats::dist::t_quantile(0.975, 39.0) * sd / 40f64.sqrt();
+    assert!(
+        (hi - want).abs() < 0.1 * want && (lo + want).abs() < 0.1 * want,
+        "{lo} {hi} {want}"
+    );
 }
 
 #[test]
