@@ -43,12 +43,21 @@
 //! ([`UNMEASURED_RUN_SD`]) is added to every replicate. The comparison says
 //! which.
 //!
+//! Sides measured interleaved (`run --in`) are compared by the differences
+//! of their paired rounds instead ([`paired_log_ratio`]): the drift the
+//! rounds shared cancels, and nothing is added for the spread between runs.
+//!
 //! Pure functions, seeded randomness.
 
 use super::dist::{f_quantile, normal_quantile, t_cdf, t_quantile};
 use super::percentile_of_sorted;
 use super::rng::Rng;
 use serde::Serialize;
+
+mod components;
+mod paired;
+pub use components::Components;
+pub use paired::paired_log_ratio;
 
 /// Standard deviation of ln(value) between runs assumed for a side measured
 /// in a single run (10 %): A/A runs of the quick suite on shared 2-vCPU VMs
@@ -78,17 +87,6 @@ pub const POOL_TEST_LEVEL: f64 = 0.25;
 /// per-run variances are pooled ([`pool_sides`]): 25 %, as for runs and
 /// rounds ([`POOL_TEST_LEVEL`]).
 pub const SIDES_POOL_TEST_LEVEL: f64 = 0.25;
-
-/// How far apart two runs of one label must lie, in their own 95 %
-/// half-widths summed, to be two environments rather than drift (3), and
-/// at least [`SPLIT_FACTOR`] apart: runs under `strace` recorded with the
-/// label of plain ones differ by 100x and more, with intervals of a few
-/// percent; drift on this project's VMs moved runs by 20-30 %.
-pub const SPLIT_GAP: f64 = 3.0;
-
-/// The smallest factor between two runs of one label that can make them
-/// two environments (2x): drift between runs stays well below it.
-pub const SPLIT_FACTOR: f64 = 2.0;
 
 /// Where a side's between-run spread comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -187,31 +185,6 @@ impl Levels {
         (!out.is_empty()).then_some(Levels { runs: out })
     }
 
-    /// The differences of rounds measured side by side (an interleaved
-    /// run, `run --in`): `runs[run][round]` holds (base's repetitions,
-    /// other's repetitions) of one round both sides measured, and each
-    /// becomes one value, ln(median of other's) − ln(median of base's).
-    /// Rounds with a side empty and runs with no round are dropped. None
-    /// when nothing is left or a value cannot be logged.
-    pub fn paired(runs: &[Vec<(Vec<f64>, Vec<f64>)>]) -> Option<Levels> {
-        let log_median = |xs: &[f64]| {
-            xs.iter()
-                .all(|v| v.is_finite() && *v > 0.0)
-                .then(|| median(xs).ln())
-        };
-        let mut out = Vec::new();
-        for run in runs {
-            let mut rounds = Vec::new();
-            for (base, other) in run.iter().filter(|(b, o)| !b.is_empty() && !o.is_empty()) {
-                rounds.push(vec![log_median(other)? - log_median(base)?]);
-            }
-            if !rounds.is_empty() {
-                out.push(rounds);
-            }
-        }
-        (!out.is_empty()).then_some(Levels { runs: out })
-    }
-
     /// Number of runs.
     pub fn runs(&self) -> usize {
         self.runs.len()
@@ -245,41 +218,6 @@ impl Levels {
             Level::Rounds => self.runs[0].iter().map(|r| median(r)).collect(),
             Level::Repetitions | Level::Single => self.runs[0][0].clone(),
         }
-    }
-
-    /// Each run's estimate with the half-width of its 95 % interval from
-    /// its rounds (t with r − 1 degrees of freedom); None when a run has
-    /// fewer than two rounds.
-    pub fn run_intervals(&self) -> Option<Vec<(f64, f64)>> {
-        self.runs
-            .iter()
-            .map(|run| {
-                let medians: Vec<f64> = run.iter().map(|r| median(r)).collect();
-                let v = variance(&medians)?;
-                let n = medians.len() as f64;
-                Some((
-                    mean_of(medians.iter().copied()),
-                    t_quantile(0.975, n - 1.0) * (v / n).sqrt(),
-                ))
-            })
-            .collect()
-    }
-
-    /// Whether the runs fall into groups that disagree far beyond their own
-    /// intervals: sorted by estimate, two neighbours more than
-    /// [`SPLIT_GAP`] times their half-widths summed and [`SPLIT_FACTOR`]
-    /// apart. Such runs measured two environments under one label, and
-    /// their spread is no evidence of how much runs of one differ. False
-    /// when a run has fewer than two rounds (its interval is unknown).
-    pub fn runs_split(&self) -> bool {
-        let Some(mut runs) = self.run_intervals() else {
-            return false;
-        };
-        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        runs.windows(2).any(|w| {
-            let gap = w[1].0 - w[0].0;
-            gap > SPLIT_GAP * (w[0].1 + w[1].1) && gap > SPLIT_FACTOR.ln()
-        })
     }
 
     /// The side's estimate of ln(value).
@@ -391,92 +329,6 @@ impl Levels {
             rounds: rounds_var,
             repetitions: reps,
         }
-    }
-}
-
-/// Variance of ln(value) between runs, between rounds of a run and between
-/// repetitions of a round (None: not measurable from these data).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Components {
-    /// Between runs.
-    pub runs: Option<f64>,
-    /// Between rounds within a run.
-    pub rounds: Option<f64>,
-    /// Between repetitions within a round.
-    pub repetitions: Option<f64>,
-}
-
-impl Components {
-    /// The mean of two sides' components (each level from the sides that measured it).
-    pub fn pool(a: &Components, b: &Components) -> Components {
-        let avg = |x: Option<f64>, y: Option<f64>| match (x, y) {
-            (Some(x), Some(y)) => Some((x + y) / 2.0),
-            (x, y) => x.or(y),
-        };
-        Components {
-            runs: avg(a.runs, b.runs),
-            rounds: avg(a.rounds, b.rounds),
-            repetitions: avg(a.repetitions, b.repetitions),
-        }
-    }
-
-    /// Each measured level's share of their sum, in the order runs, rounds,
-    /// repetitions; None when nothing varies.
-    pub fn shares(&self) -> Option<[Option<f64>; 3]> {
-        let parts = [self.runs, self.rounds, self.repetitions];
-        let total: f64 = parts.iter().flatten().sum();
-        (total > 0.0).then(|| parts.map(|p| p.map(|v| v / total)))
-    }
-
-    /// The cookbook (Kalibera and Jones): the fewest runs per side, with
-    /// `rounds` rounds of `reps` repetitions each, for which the interval's
-    /// half-width t(2n−2) · √(2 V(n)) on the log scale falls within
-    /// `margin`: for an unclear comparison, the distance from its estimate
-    /// to the nearest edge of the band, so that the interval then lies on
-    /// one side of that edge. V(n) = (σ²runs + σ²rounds/r + σ²reps/(r k)) / n.
-    /// None when the between-run variance is unmeasured or more than
-    /// `max_runs` are needed.
-    pub fn runs_needed(
-        &self,
-        rounds: f64,
-        reps: f64,
-        margin: f64,
-        max_runs: usize,
-    ) -> Option<usize> {
-        let (r, k) = (rounds.max(1.0), reps.max(1.0));
-        let per_run =
-            self.runs? + self.rounds.unwrap_or(0.0) / r + self.repetitions.unwrap_or(0.0) / (r * k);
-        (2..=max_runs).find(|&n| {
-            let half = t_quantile(0.975, (2 * n - 2) as f64) * (2.0 * per_run / n as f64).sqrt();
-            half <= margin
-        })
-    }
-
-    /// [`Components::runs_needed`] for sides measured interleaved, these
-    /// being the components of the paired rounds' differences
-    /// ([`Levels::paired`]): the fewest interleaved runs of `rounds` rounds
-    /// for which the half-width t · √(V/n) falls within `margin`, with
-    /// V = σ²runs + σ²rounds/r; the degrees of freedom are the runs' (n − 1)
-    /// where runs were seen to differ, else the rounds' (n r − 1). None when
-    /// nothing varies or more than `max_runs` are needed.
-    pub fn interleaved_runs_needed(
-        &self,
-        rounds: f64,
-        margin: f64,
-        max_runs: usize,
-    ) -> Option<usize> {
-        let r = rounds.max(1.0);
-        if self.runs.is_none() && self.rounds.is_none() {
-            return None;
-        }
-        let per_run = self.runs.unwrap_or(0.0) + self.rounds.unwrap_or(0.0) / r;
-        (1..=max_runs).find(|&n| {
-            let df = match self.runs {
-                Some(v) if v > 0.0 => n as f64 - 1.0,
-                _ => n as f64 * r - 1.0,
-            };
-            df >= 1.0 && t_quantile(0.975, df) * (per_run / n as f64).sqrt() <= margin
-        })
     }
 }
 
@@ -593,32 +445,6 @@ pub(crate) fn log_ratio_pooling(
         df: pooled_df.unwrap_or_else(|| satterthwaite(&[vb, vo, ab, ao])),
         top: (base.top(), other.top()),
         spread: (sb, so),
-    }
-}
-
-/// The log-ratio other/base of sides measured interleaved, from the
-/// differences of their paired rounds ([`Levels::paired`]): the mean
-/// difference, its variance from the level that shows the most of it
-/// ([`Levels::estimate_variance`]: the rounds of one run, or the runs,
-/// pooled with their rounds where those explain them), the bootstrap's
-/// shape scaled to it, and its degrees of freedom. Nothing is added for
-/// the spread between runs: what runs do to both sides alike cancels in
-/// the differences, and with several runs their spread is measured. (On
-/// this project's AMD EPYC VM, 264 one-run A/A intervals of six
-/// interleaved quick runs held 1 in 94.3 % of cases, as 95 % intervals
-/// should: what runs add beyond their paired rounds did not show.)
-pub fn paired_log_ratio(diffs: &Levels, seed: u64, resamples: usize) -> LogRatio {
-    let mut rng = Rng::new(seed);
-    let (var, df) = diffs.estimate_variance();
-    let mut devs = diffs.deviations(var, &mut rng, resamples.max(2));
-    devs.sort_by(f64::total_cmp);
-    LogRatio {
-        point: diffs.estimate(),
-        low_dev: (-percentile_of_sorted(&devs, 0.025)).max(0.0),
-        high_dev: percentile_of_sorted(&devs, 0.975).max(0.0),
-        df: df.max(1.0),
-        top: (diffs.top(), diffs.top()),
-        spread: (RunSpread::Paired, RunSpread::Paired),
     }
 }
 
