@@ -210,7 +210,9 @@ pub fn advice(c: &Comparison) -> Vec<String> {
         None => {}
         Some(Advice::OneRun { unclear }) => out.push(format!(
             "{unclear} case(s) are unclear with one run on a side: make 3 runs per environment, \
-             alternated (A B A B A B), so that the spread between runs is measured"
+             alternated (A B A B A B), so that the spread between runs is measured; or, where one \
+             machine reaches both, one interleaved run (`envbench run --in A --in B=PREFIX`) \
+             pairs their rounds"
         )),
         Some(Advice::Runs {
             unclear,
