@@ -1,4 +1,4 @@
-# Sourced by bench/verdicts.sh and bench/design.sh.
+# Sourced by bench/verdicts.sh, bench/design.sh and bench/diagnose.sh.
 # workdir NAME: sets $repo and $work, a new temporary directory removed on
 # every way out (Ctrl-C included), its result files first copied into
 # $keep when that is set (a directory that must not exist yet).
@@ -10,4 +10,29 @@ workdir() {
   work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-$1.XXXXXX")
   trap 'if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
   trap 'exit 130' INT TERM
+}
+
+# quota_cgroup NAME: a new cgroup (v1 cpu, else v2) given one CPU's time
+# per 100 ms period, its path in $cgroup; fails, saying so, when no cpu
+# controller is writable.
+quota_cgroup() {
+  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
+    cgroup=$(mktemp -d "/sys/fs/cgroup/cpu/envbench-$1.XXXXXX")
+    echo 100000 > "$cgroup/cpu.cfs_period_us"
+    echo 100000 > "$cgroup/cpu.cfs_quota_us"
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
+    cgroup=$(mktemp -d "/sys/fs/cgroup/envbench-$1.XXXXXX")
+    echo "100000 100000" > "$cgroup/cpu.max"
+  else
+    echo "$1.sh: no writable cgroup cpu controller for the quota pair" >&2
+    return 1
+  fi
+}
+
+# remove_cgroup: removes $cgroup when set (a run stopped by Ctrl-C may
+# take a moment to leave it).
+remove_cgroup() {
+  if [ -n "${cgroup:-}" ]; then
+    for _ in $(seq 1 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
+  fi
 }

@@ -55,10 +55,7 @@ export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-600}
 mounted="" cgroup=""
 undo() {
   if [ -n "$mounted" ]; then fusermount -u "$mounted" 2>/dev/null || umount "$mounted" 2>/dev/null || true; fi
-  # a run stopped by Ctrl-C may take a moment to leave the cgroup
-  if [ -n "$cgroup" ]; then
-    for _ in $(seq 1 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
-  fi
+  remove_cgroup
 }
 trap 'undo; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf --one-file-system "$work"' EXIT
 
@@ -80,19 +77,9 @@ layer() {
   rm -rf "$o"
 }
 
-# quota_setup: a cgroup of one CPU's time; prints the command prefix.
+# quota_setup: a cgroup of one CPU's time in $cgroup (bench/common.sh).
 quota_setup() {
-  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
-    cgroup=$(mktemp -d /sys/fs/cgroup/cpu/envbench-diagnose.XXXXXX)
-    echo 100000 > "$cgroup/cpu.cfs_period_us"
-    echo 100000 > "$cgroup/cpu.cfs_quota_us"
-  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
-    cgroup=$(mktemp -d /sys/fs/cgroup/envbench-diagnose.XXXXXX)
-    echo "100000 100000" > "$cgroup/cpu.max"
-  else
-    echo "diagnose.sh: no writable cgroup cpu controller for the quota pair" >&2
-    return 1
-  fi
+  quota_cgroup diagnose
 }
 
 # one SIDE LABEL OUT: the run of SIDE (a or b) of the current pair.

@@ -61,26 +61,18 @@ if [[ $pairs == *strace* ]] && ! command -v strace >/dev/null; then
 fi
 . "$(dirname "$0")/common.sh"
 workdir verdicts
-# the quota pairs' cgroup, removed on every way out (a Ctrl-C'd run may
-# take a moment to leave it)
+# the quota pairs' cgroup, removed on every way out
 cgroup=""
-trap 'if [ -n "$cgroup" ]; then for _ in $(seq 1 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done; fi
-      if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+trap 'remove_cgroup; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 if [[ $pairs == *quota* ]]; then
-  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
-    cgroup=$(mktemp -d /sys/fs/cgroup/cpu/envbench-verdicts.XXXXXX)
-    echo 100000 > "$cgroup/cpu.cfs_period_us"
-    echo 100000 > "$cgroup/cpu.cfs_quota_us"
-  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then
-    cgroup=$(mktemp -d /sys/fs/cgroup/envbench-verdicts.XXXXXX)
-    echo "100000 100000" > "$cgroup/cpu.max"
+  if quota_cgroup verdicts; then
+    # a command prefix that enters the cgroup, then execs the rest
+    printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-quota"
+    chmod +x "$work/in-quota"
   else
-    echo "verdicts.sh: no writable cgroup cpu controller: the quota pairs are left out" >&2
+    echo "verdicts.sh: the quota pairs are left out" >&2
     pairs=${pairs//quota/}
   fi
-  # a command prefix that enters the cgroup, then execs the rest
-  printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-quota"
-  chmod +x "$work/in-quota"
 fi
 echo "building envbench (release)" >&2
 (cd "$repo" && cargo build --release --quiet)
@@ -104,7 +96,7 @@ irun() {
   "$envbench" run --suite "$suite" --no-history --quiet --force --threads 1,2 \
     --in "$a" "${in_b[@]}" "${only[@]}" -o "$work/$tag-{in}.json" >/dev/null
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }'
 }
 
 # timed LABEL FILE [prefix...]: run, printing its seconds.
@@ -113,7 +105,7 @@ timed() {
   start=$(date +%s.%N)
   run "$@"
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }'
 }
 
 # interleaved NAME EXPECT A B PREFIX: $runs interleaved runs, each beside
@@ -124,7 +116,7 @@ interleaved() {
     echo "trial $t: $name interleaved, run $i of $runs" >&2
     t_in=$(irun "$name$i" "$a" "$b" "$prefix")
     t_one=$(timed one "$work/$name-one$i.json")
-    echo "TIME $name #$i: interleaved ${t_in} s, one plain run ${t_one} s, ratio $(echo "scale=2; $t_in / $t_one" | bc)"
+    echo "TIME $name #$i: interleaved ${t_in} s, one plain run ${t_one} s, ratio $(awk -v a="$t_in" -v b="$t_one" 'BEGIN { printf "%.2f", a / b }')"
     as+=("$work/$name$i-$a.json"); bs+=("$work/$name$i-$b.json")
   done
   [ "$runs" -gt 1 ] && score "$name $runs interleaved" "$expect" "${as[@]}" -- "${bs[@]}"
