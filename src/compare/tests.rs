@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod history;
-mod interleaved;
+pub(crate) mod interleaved;
 pub(crate) mod notices;
 mod rates;
 

@@ -604,6 +604,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_headline_says_which_sides_had_their_rounds_paired() {
+        use crate::compare::tests::interleaved::{apart, pair};
+        let opts = Options {
+            threshold: DEFAULT_THRESHOLD,
+            seed: 1,
+            exclude_suspect: false,
+        };
+        let mut rng = Rng::new(8);
+        let [a, b] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
+        let both = compare(&[a.clone(), b.clone()], &opts).unwrap();
+        assert!(
+            headline(&both).starts_with("B against A (1 vs 1 runs, interleaved: rounds paired);")
+        );
+        // a third environment measured on its own: only B is paired with A
+        let [_, mut c] = apart(&pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0));
+        c.label = "C".into();
+        for run in &mut c.runs {
+            run.label = "C".into();
+            run.run_id = "C0".into();
+        }
+        let three = compare(&[a.clone(), b.clone(), c], &opts).unwrap();
+        assert!(
+            headline(&three)
+                .starts_with("B, C against A (1 vs 1 vs 1 runs, some interleaved: rounds paired);"),
+            "{}",
+            headline(&three)
+        );
+        // nothing paired: nothing said
+        let [a, b] = apart(&[a, b]);
+        let none = compare(&[a, b], &opts).unwrap();
+        assert!(headline(&none).starts_with("B against A (1 vs 1 runs);"));
+    }
+
+    #[test]
     fn sentences_wrap_between_words_with_a_hanging_indent() {
         let s = "os: B slower in 8 of 8 cases, 3.5x to 400x: system calls (222x, 400x)";
         assert_eq!(wrap(s, 120, "  ", "      "), format!("  {s}\n"));

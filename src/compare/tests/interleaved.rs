@@ -41,7 +41,7 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
 /// repetitions each) of `metrics` cases, B `effect(i)` times A on case i;
 /// the host drifts over each run (the second half of its passes `step`
 /// times slower for everything) and moves 5 % between runs.
-fn pair(
+pub(crate) fn pair(
     rng: &mut Rng,
     runs: usize,
     rounds: usize,
@@ -78,7 +78,7 @@ fn pair(
 }
 
 /// The same files with their interleave block removed: separate runs.
-fn apart(envs: &[Environment; 2]) -> [Environment; 2] {
+pub(crate) fn apart(envs: &[Environment; 2]) -> [Environment; 2] {
     envs.clone().map(|mut e| {
         e.runs.iter_mut().for_each(|r| r.rounds = None);
         e
