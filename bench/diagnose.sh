@@ -15,13 +15,21 @@
 #              (compare --dirs): remote_filesystem
 # Each pair: RUNS runs per side alternated (A B A B ...), compared as
 # RUNS + RUNS and as each 1 + 1; one line per comparison with what was
-# named. This is a benchmark, not a test; CI does not run it. Nothing else
-# may measure on the machine meanwhile.
+# named.
+# Interleaved pairs (`run --in A --in B=PREFIX`: one run measures both
+# sides round by round) are compared as RUNS interleaved runs together and
+# each alone; the same expectations as their separate pair:
+#   iaa, inamespaces (unshare as a prefix, the loopback brought up),
+#   ibwrap, igvisor (tests/layers/interleaved.sh: host against `runsc do`),
+#   istrace, i1cpu, iquota
+# This is a benchmark, not a test; CI does not run it. Nothing else may
+# measure on the machine meanwhile.
 #   bench/diagnose.sh [--runs N] [--pairs a,b,...] [--budget SECONDS] [--keep DIR] [--cache DIR]
 set -euo pipefail
 
 runs=3
-pairs="aa,namespaces,bwrap,container,gvisor,strace,1cpu,quota,bindfs,qemu"
+pairs="aa,namespaces,bwrap,container,gvisor,strace,1cpu,quota,bindfs,qemu,\
+iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota"
 budget=0.3
 keep=""
 cache=""
@@ -32,7 +40,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -122,12 +130,62 @@ compare_and_score() {
 
 expected() {
   case $1 in
-    aa|namespaces|bwrap|container) echo none ;;
-    gvisor|strace) echo syscall_interception ;;
-    1cpu) echo fewer_cpus ;;
-    quota) echo cpu_quota ;;
+    aa|namespaces|bwrap|container|iaa|inamespaces|ibwrap) echo none ;;
+    gvisor|strace|igvisor|istrace) echo syscall_interception ;;
+    1cpu|i1cpu) echo fewer_cpus ;;
+    quota|iquota) echo cpu_quota ;;
     bindfs|qemu) echo remote_filesystem ;;
   esac
+}
+
+# prefix PAIR: the command prefix of an interleaved pair's B side (empty:
+# plain), wrapper scripts written into $work.
+prefix() {
+  case $1 in
+    iaa) ;;
+    inamespaces)
+      printf '#!/bin/sh\nexec unshare --pid --net --mount --uts --ipc --fork --mount-proc --kill-child sh -c %s sh "$@"\n' \
+        "'ip link set lo up && exec \"\$@\"'" > "$work/in-namespaces"
+      chmod +x "$work/in-namespaces"
+      echo "$work/in-namespaces" ;;
+    ibwrap) echo "bwrap --dev-bind / / --unshare-all --die-with-parent --proc /proc" ;;
+    istrace) echo "strace -f -qq -o /dev/null" ;;
+    i1cpu) echo "taskset -c 0" ;;
+    iquota)
+      printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-quota"
+      chmod +x "$work/in-quota"
+      echo "$work/in-quota" ;;
+  esac
+}
+
+# interleaved PAIR EXPECT: $runs interleaved runs of A (plain) and B,
+# scored together and each alone.
+interleaved() {
+  local pair=$1 want=$2 i p dir o a=() b=()
+  for i in $(seq 1 "$runs"); do
+    echo "$pair: interleaved run $i of $runs" >&2
+    if [ "$pair" = igvisor ]; then
+      o=$(mktemp -d "$work/out.XXXXXX")
+      chmod 0777 "$o"
+      bash "$repo/tests/layers/interleaved.sh" "$envbench" "$o" "$cache" -- "${args[@]}" >/dev/null
+      cp "$o/result-host.json" "$work/$pair$i-A.json"
+      cp "$o/result-gvisor.json" "$work/$pair$i-B.json"
+      rm -rf "$o"
+    else
+      p=$(prefix "$pair")
+      dir=$(mktemp -d "$work/io.XXXXXX")
+      "$envbench" run "${args[@]}" --dir "work=$dir" --in A --in "B${p:+=$p}" \
+        -o "$work/$pair$i-{in}.json" >/dev/null
+      rm -rf "$dir"
+    fi
+    a+=("$work/$pair$i-A.json"); b+=("$work/$pair$i-B.json")
+  done
+  if [ "$runs" -gt 1 ]; then
+    compare_and_score "$pair $runs interleaved" "$want" --base "${a[@]}" --other "${b[@]}"
+  fi
+  for i in $(seq 1 "$runs"); do
+    compare_and_score "$pair 1 interleaved #$i" "$want" --base "${a[$((i - 1))]}" --other "${b[$((i - 1))]}"
+  done
 }
 
 IFS=, read -r -a wanted <<<"$pairs"
@@ -135,6 +193,14 @@ for pair in "${wanted[@]}"; do
   want=$(expected "$pair")
   [ -n "$want" ] || { echo "diagnose.sh: unknown pair $pair" >&2; exit 2; }
   start=$SECONDS
+  if [[ $pair == i* ]]; then
+    if [ "$pair" = iquota ]; then quota_setup || continue; fi
+    interleaved "$pair" "$want"
+    undo
+    cgroup=""
+    echo "$pair: $((SECONDS - start)) s" >&2
+    continue
+  fi
   if [ "$pair" = qemu ]; then
     for i in $(seq 1 "$runs"); do
       echo "$pair: guest run $i of $runs" >&2
