@@ -4,6 +4,7 @@
 
 use envbench::probe::storage::{describe_dir, parse_mountinfo};
 use envbench::probe::{probe_fixture, Fingerprint, Roots};
+use envbench::probe::virt::LayerKind;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -74,7 +75,7 @@ fn bare_metal_host() {
 fn firecracker_guest_recorded_here() {
     let f = fp("firecracker");
     assert_eq!(layers(&f), vec!["firecracker"]);
-    assert_eq!(f.virtualization.layers[0].kind, "hypervisor");
+    assert_eq!(f.virtualization.layers[0].kind, LayerKind::Hypervisor);
     // the image was built with Docker: the marker is noted, not believed
     assert!(f
         .virtualization
@@ -208,7 +209,7 @@ fn gvisor_recorded_here_is_a_sandbox_with_its_evidence() {
     let f = fp("gvisor");
     // CPUID (kvm) is live-only: the recording shows the hypervisor flag alone
     assert_eq!(layers(&f), vec!["unknown-hypervisor", "gvisor"]);
-    assert_eq!(layer(&f, "gvisor").kind, "sandbox");
+    assert_eq!(layer(&f, "gvisor").kind, LayerKind::Sandbox);
     for needle in [
         "Starting gVisor...",
         "Linux version 4.4.0 #1 SMP",
@@ -229,7 +230,7 @@ fn gvisor_recorded_here_is_a_sandbox_with_its_evidence() {
 fn fresh_namespaces_recorded_here_are_the_namespaces_layer() {
     let f = fp("unshare");
     assert_eq!(layers(&f), vec!["unknown-hypervisor", "namespaces"]);
-    assert_eq!(layer(&f, "namespaces").kind, "namespaces");
+    assert_eq!(layer(&f, "namespaces").kind, LayerKind::Namespaces);
     for ns in ["ipc:[", "pid:[", "uts:["] {
         assert!(evidence_has(&f, "namespaces", ns), "{ns}");
     }
@@ -291,7 +292,7 @@ fn plain_hosts_name_no_sandbox_namespaces_or_new_runtime() {
         let f = fp(name);
         for l in &f.virtualization.layers {
             assert!(
-                !["sandbox", "namespaces"].contains(&l.kind.as_str())
+                ![LayerKind::Sandbox, LayerKind::Namespaces].contains(&l.kind)
                     && !["gvisor", "bubblewrap", "podman", "containerd"].contains(&l.name.as_str()),
                 "{name}: {l:?}"
             );

@@ -335,10 +335,16 @@ pub trait Trial {
 
 /// A benchmark.
 pub trait Bench: Sync {
+    /// Its id, `family.name` (`os.syscall`): one of [`crate::results::ids`].
+    fn id(&self) -> &'static str;
     /// Name of its family ([`Family::name`]), e.g. `os`.
-    fn family(&self) -> &'static str;
+    fn family(&self) -> &'static str {
+        crate::results::ids::family(self.id())
+    }
     /// Name within the family, snake_case, e.g. `syscall`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        crate::results::ids::name(self.id())
+    }
     /// What it measures in a few words, for sentences such as "B slower
     /// in 8 of 8 cases: system calls (222x), pipes (40x)": `system calls`.
     fn topic(&self) -> &'static str {
@@ -377,11 +383,6 @@ pub trait Bench: Sync {
     /// The charts and tables this bench asks the report for.
     fn views(&self) -> Vec<crate::view::View> {
         Vec::new()
-    }
-
-    /// `family.name`, e.g. `os.syscall`.
-    fn id(&self) -> String {
-        format!("{}.{}", self.family(), self.name())
     }
 }
 
@@ -498,7 +499,7 @@ impl Drop for ScratchDir {
 /// Every bench's topic in a few words, by id (`os.syscall` → `system calls`).
 pub fn topics() -> std::collections::BTreeMap<String, String> {
     ALL.iter()
-        .map(|b| (b.id(), b.topic().to_string()))
+        .map(|b| (b.id().to_string(), b.topic().to_string()))
         .collect()
 }
 
@@ -509,7 +510,7 @@ pub fn views() -> Vec<crate::view::BenchView> {
             b.views()
                 .into_iter()
                 .map(move |view| crate::view::BenchView {
-                    bench: b.id(),
+                    bench: b.id().into(),
                     view,
                 })
         })
@@ -687,11 +688,15 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_family_dot_snake_case() {
-        let ids: Vec<String> = ALL.iter().map(|b| b.id()).collect();
+        let ids: Vec<&str> = ALL.iter().map(|b| b.id()).collect();
         let mut sorted = ids.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
+        // every id written in results::ids is one bench's, and every bench's is there
+        let mut written = crate::results::ids::ALL.to_vec();
+        written.sort();
+        assert_eq!(written, sorted);
         for id in ids {
             let (fam, name) = id.split_once('.').unwrap();
             assert!(["cpu", "mem", "io", "os", "net"].contains(&fam));
@@ -833,7 +838,7 @@ mod tests {
             select::parse("os.syscall[call=getppid]").unwrap(),
             select::parse("os.fork").unwrap(),
         ];
-        let ids: Vec<String> = select(&sel).iter().map(|b| b.id()).collect();
+        let ids: Vec<&str> = select(&sel).iter().map(|b| b.id()).collect();
         assert_eq!(ids, vec!["os.syscall", "os.fork"]);
         let all = planned(&sel);
         let fork_cases = all.iter().filter(|(b, _)| b.id() == "os.fork").count();

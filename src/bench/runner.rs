@@ -378,11 +378,8 @@ mod tests {
     }
 
     impl Bench for Scripted {
-        fn family(&self) -> &'static str {
-            "os"
-        }
-        fn name(&self) -> &'static str {
-            "scripted"
+        fn id(&self) -> &'static str {
+            "os.scripted"
         }
         fn summary(&self) -> &'static str {
             "test double"
@@ -606,11 +603,8 @@ mod tests {
     fn a_failure_during_an_interrupt_is_recorded_as_interrupted() {
         struct B;
         impl Bench for B {
-            fn family(&self) -> &'static str {
-                "os"
-            }
-            fn name(&self) -> &'static str {
-                "dies"
+            fn id(&self) -> &'static str {
+                "os.dies"
             }
             fn summary(&self) -> &'static str {
                 "test double"

@@ -14,7 +14,7 @@ pub const MAX_LABEL_CHARS: usize = 100;
 /// The valid `--only` patterns, for messages.
 pub fn valid_patterns() -> String {
     let families: Vec<&str> = bench::FAMILIES.iter().map(|f| f.name()).collect();
-    let ids: Vec<String> = bench::ALL.iter().map(|b| b.id()).collect();
+    let ids: Vec<&str> = bench::ALL.iter().map(|b| b.id()).collect();
     format!(
         "valid: families {}, benchmarks {} (globs such as 'os.*' work too)",
         families.join(", "),

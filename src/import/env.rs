@@ -109,7 +109,7 @@ fn set_env(fp: &mut Fingerprint, k: &str, v: &str) -> Result<(), String> {
             fp.virtualization.layers = v
                 .split('/')
                 .map(|l| probe::virt::VirtLayer {
-                    kind: "stated".into(),
+                    kind: probe::virt::LayerKind::Stated,
                     name: l.trim().into(),
                     evidence: vec!["--env virtualization".into()],
                 })

@@ -11,6 +11,7 @@
 //! (seed 000's WSL 2 outputs: −10799.6 s, the 3-hour time-zone offset).
 
 use super::{after, number, numbered, Facts, Measure, ParseError, Parsed, Record};
+use crate::results::ids;
 use crate::units::Unit;
 
 /// A kernel's max time over this multiple of its min time is a clock
@@ -99,7 +100,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             ),
         ));
     }
-    let mut rec = Record::new("mem.stream", table);
+    let mut rec = Record::new(ids::MEM_STREAM, table);
     let threads = threads_counted.or(threads_req);
     rec.param(
         "array_elems",

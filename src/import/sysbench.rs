@@ -15,6 +15,7 @@
 //! total events / events per thread and the rest stays unknown.
 
 use super::{after, number, numbered, Measure, ParseError, Parsed, Record};
+use crate::results::ids;
 use crate::units::Unit;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -163,7 +164,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     rec.line = line;
     rec.params.insert("threads".into(), threads);
     latency_and_fairness(&f, &mut rec, fairness)?;
-    if rec.bench == "cpu.primes" {
+    if rec.bench == ids::CPU_PRIMES {
         // keep envbench's cpu.primes metric order
         let order = [
             "events_per_sec",
@@ -274,7 +275,7 @@ fn threads_or_mutex(
 }
 
 fn cpu(f: &Figures, notes: &mut Vec<String>) -> Result<Record, ParseError> {
-    let mut r = Record::new("cpu.primes", 0);
+    let mut r = Record::new(ids::CPU_PRIMES, 0);
     let eps = f.num("CPU speed", "events per second")?.unwrap_or(f64::NAN);
     r.metrics
         .push(Measure::higher("events_per_sec", Unit::OpsPerSec, eps));

@@ -240,7 +240,7 @@ pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
         cpu.model_hidden_by = virtualization
             .layers
             .iter()
-            .find(|l| l.kind == "sandbox")
+            .find(|l| l.kind == virt::LayerKind::Sandbox)
             .map(|l| l.name.clone());
     }
     Fingerprint {

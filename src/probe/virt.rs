@@ -16,12 +16,54 @@ mod sandbox;
 use super::Roots;
 use serde::{Deserialize, Serialize};
 
+/// What a layer of virtualisation is; the result file keeps it in lower
+/// case (`hypervisor`, `sandbox` ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerKind {
+    /// A guest of a hypervisor (`kvm`, `firecracker`, `hyperv` ...).
+    Hypervisor,
+    /// WSL 1 or WSL 2.
+    Wsl,
+    /// A container runtime (`docker`, `podman`, `kubernetes` ...).
+    Container,
+    /// A user-space kernel that serves the system calls (`gvisor`).
+    Sandbox,
+    /// Namespaces other than the initial ones, no runtime named.
+    Namespaces,
+    /// Bare metal: nothing found.
+    #[serde(rename = "none")]
+    BareMetal,
+    /// What an import was told (`--env virtualization=...`).
+    Stated,
+}
+
+impl LayerKind {
+    /// The name the result file keeps.
+    pub fn name(self) -> &'static str {
+        match self {
+            LayerKind::Hypervisor => "hypervisor",
+            LayerKind::Wsl => "wsl",
+            LayerKind::Container => "container",
+            LayerKind::Sandbox => "sandbox",
+            LayerKind::Namespaces => "namespaces",
+            LayerKind::BareMetal => "none",
+            LayerKind::Stated => "stated",
+        }
+    }
+}
+
+impl std::fmt::Display for LayerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One layer of virtualisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VirtLayer {
-    /// `hypervisor`, `wsl`, `container`, `sandbox`, `namespaces` or `none`
-    /// (bare metal).
-    pub kind: String,
+    /// What the layer is.
+    pub kind: LayerKind,
     /// e.g. `kvm`, `firecracker`, `hyperv`, `vmware`, `virtualbox`, `xen`,
     /// `wsl1`, `wsl2`, `docker`, `podman`, `lxc`, `kubernetes`,
     /// `containerd`, `bubblewrap`, `gvisor`, `namespaces`, `bare-metal`.
@@ -189,7 +231,7 @@ fn hypervisor_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
                 .into(),
         );
         return Some(VirtLayer {
-            kind: "hypervisor".into(),
+            kind: LayerKind::Hypervisor,
             name: "firecracker".into(),
             evidence,
         });
@@ -198,7 +240,7 @@ fn hypervisor_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
         return None;
     }
     Some(VirtLayer {
-        kind: "hypervisor".into(),
+        kind: LayerKind::Hypervisor,
         name: name.unwrap_or("unknown-hypervisor").into(),
         evidence,
     })
@@ -229,7 +271,7 @@ fn wsl_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
         evidence.push("WSL interop is registered (binfmt_misc/WSLInterop or /run/WSL)".into());
     }
     Some(VirtLayer {
-        kind: "wsl".into(),
+        kind: LayerKind::Wsl,
         name: name.into(),
         evidence,
     })
@@ -265,7 +307,7 @@ fn add_namespaces(
             ns.undecided.join(" ")
         ));
     }
-    if ns.not_initial.is_empty() || layers.iter().any(|l| l.kind == "sandbox") {
+    if ns.not_initial.is_empty() || layers.iter().any(|l| l.kind == LayerKind::Sandbox) {
         return;
     }
     let evidence = namespace::evidence(&ns.not_initial);
@@ -274,11 +316,11 @@ fn add_namespaces(
     match layers
         .iter_mut()
         .rev()
-        .find(|l| l.kind == "container" || l.kind == "wsl")
+        .find(|l| l.kind == LayerKind::Container || l.kind == LayerKind::Wsl)
     {
         Some(container) => container.evidence.push(evidence),
         None => layers.push(VirtLayer {
-            kind: "namespaces".into(),
+            kind: LayerKind::Namespaces,
             name: "namespaces".into(),
             evidence: vec![evidence],
         }),
@@ -293,7 +335,7 @@ pub fn detect(inputs: &VirtInputs) -> Virtualization {
     let mut notes = Vec::new();
     layers.extend(container::container_layers(inputs, mnt_new, &mut notes));
     if let Some(gvisor) = sandbox::gvisor_layer(inputs, &ns) {
-        if let Some(h) = layers.iter_mut().find(|l| l.kind == "hypervisor") {
+        if let Some(h) = layers.iter_mut().find(|l| l.kind == LayerKind::Hypervisor) {
             h.evidence
                 .push("seen through gVisor, which passes the host's CPU flags on".into());
         }
@@ -302,7 +344,7 @@ pub fn detect(inputs: &VirtInputs) -> Virtualization {
     add_namespaces(&mut layers, &ns, &mut notes);
     if layers.is_empty() {
         layers.push(VirtLayer {
-            kind: "none".into(),
+            kind: LayerKind::BareMetal,
             name: "bare-metal".into(),
             evidence: vec![
                 "no hypervisor flag, DMI, WSL kernel, container marker, sandbox or new namespace found"

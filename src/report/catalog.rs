@@ -65,7 +65,7 @@ pub fn catalog(plan: &Plan) -> Vec<Entry> {
                 })
                 .unwrap_or_default();
             Entry {
-                id: b.id(),
+                id: b.id().into(),
                 summary: b.summary(),
                 reproduces: b.reproduces(),
                 metrics,

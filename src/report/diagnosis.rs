@@ -284,7 +284,7 @@ mod tests {
                     },
                     Sign {
                         clue: Clue::Layer {
-                            kind: "sandbox".into(),
+                            kind: crate::probe::virt::LayerKind::Sandbox,
                             name: "gvisor".into(),
                         },
                         holds: true,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod ids;
 pub mod validate;
 
 /// Version of this schema; written first, and newer files are refused.

@@ -10,6 +10,7 @@
 //! checked against the checksum of the same loop count from preparation (so
 //! a wrong result is caught, never timed).
 
+use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
@@ -103,11 +104,8 @@ pub struct IntLoop;
 pub struct FloatLoop;
 
 impl Bench for IntLoop {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "int"
+    fn id(&self) -> &'static str {
+        ids::CPU_INT
     }
     fn topic(&self) -> &'static str {
         "integer loops"
@@ -119,7 +117,7 @@ impl Bench for IntLoop {
         "seed 004 (UnixBench Dhrystone 2, WSL 1 vs WSL 2)"
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
-        vec![spec("cpu.int")]
+        vec![spec(ids::CPU_INT)]
     }
     fn prepare(&self, _case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let loops = calibrate(ctx, |n| {
@@ -134,11 +132,8 @@ impl Bench for IntLoop {
 }
 
 impl Bench for FloatLoop {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "float"
+    fn id(&self) -> &'static str {
+        ids::CPU_FLOAT
     }
     fn topic(&self) -> &'static str {
         "floating-point loops"
@@ -150,7 +145,7 @@ impl Bench for FloatLoop {
         "seed 004 (UnixBench Whetstone, WSL 1 vs WSL 2)"
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
-        vec![spec("cpu.float")]
+        vec![spec(ids::CPU_FLOAT)]
     }
     fn prepare(&self, _case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let loops = calibrate(ctx, |n| {

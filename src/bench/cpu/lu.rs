@@ -8,6 +8,7 @@
 //! checked with HPL's scaled residual; a failed check makes the case invalid.
 //! See: HPL `testing/ptest/HPL_pdtest.c` for the residual and the flop count.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -47,7 +48,7 @@ fn sizes(suite: Suite) -> &'static [usize] {
 
 fn case(n: usize, threads: usize) -> CaseSpec {
     CaseSpec {
-        bench: Lu.id(),
+        bench: Lu.id().into(),
         params: BTreeMap::from([
             ("n".to_string(), Value::from(n)),
             ("threads".to_string(), Value::from(threads)),
@@ -68,11 +69,8 @@ fn case(n: usize, threads: usize) -> CaseSpec {
 }
 
 impl Bench for Lu {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "lu"
+    fn id(&self) -> &'static str {
+        ids::CPU_LU
     }
     fn topic(&self) -> &'static str {
         "LU factorisation"

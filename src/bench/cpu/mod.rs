@@ -12,7 +12,7 @@ use crate::results::{CaseResult, Derived, ResultFile};
 use crate::units::Unit;
 
 /// The family's name, the first part of its ids.
-pub const NAME: &str = "cpu";
+pub const NAME: &str = crate::results::ids::CPU;
 
 /// The CPU family: its benches and the machine's peak FLOPS.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ pub fn peak_gflops(fp: &Fingerprint, cases: &[CaseResult]) -> Option<Derived> {
     }
     let best = cases
         .iter()
-        .filter(|c| c.bench == "cpu.lu")
+        .filter(|c| c.bench == crate::results::ids::CPU_LU)
         .filter_map(|c| {
             c.metrics
                 .iter()

@@ -11,6 +11,7 @@
 //! latency min/avg/max/p95 (ms), and thread fairness (events and execution
 //! time per thread, avg/stddev; population stddev, 0 with one thread).
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -126,7 +127,7 @@ const METRICS: [(&str, Unit, Direction); 9] = [
 
 fn case(max_prime: u64, threads: usize, time_secs: f64) -> CaseSpec {
     CaseSpec {
-        bench: Primes.id(),
+        bench: Primes.id().into(),
         params: BTreeMap::from([
             ("max_prime".to_string(), Value::from(max_prime)),
             ("threads".to_string(), Value::from(threads)),
@@ -144,11 +145,8 @@ fn case(max_prime: u64, threads: usize, time_secs: f64) -> CaseSpec {
 }
 
 impl Bench for Primes {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "primes"
+    fn id(&self) -> &'static str {
+        ids::CPU_PRIMES
     }
     fn topic(&self) -> &'static str {
         "prime search"

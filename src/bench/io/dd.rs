@@ -18,6 +18,7 @@
 //!
 //! Every write goes to a new file (O_EXCL) removed after the repetition.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
@@ -56,11 +57,8 @@ pub fn suite_file_size(suite: Suite) -> u64 {
 pub struct Dd;
 
 impl Bench for Dd {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "dd"
+    fn id(&self) -> &'static str {
+        ids::IO_DD
     }
     fn topic(&self) -> &'static str {
         "dd transfers"
@@ -81,7 +79,7 @@ impl Bench for Dd {
         for dir in &plan.dirs {
             for (op, block) in OPS {
                 cases.push(CaseSpec {
-                    bench: self.id(),
+                    bench: self.id().into(),
                     params: BTreeMap::from([
                         ("dir".to_string(), Value::from(dir.name.clone())),
                         ("op".to_string(), Value::from(op)),

@@ -8,6 +8,7 @@
 //! stat and read phases that follow at once are largely answered by the
 //! kernel's dentry and page caches on a local filesystem.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, Block, Target};
 use crate::config::Suite;
@@ -46,11 +47,8 @@ const PHASES: [&str; 4] = [
 pub struct Meta;
 
 impl Bench for Meta {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "meta"
+    fn id(&self) -> &'static str {
+        ids::IO_META
     }
     fn topic(&self) -> &'static str {
         "small files"
@@ -74,7 +72,7 @@ impl Bench for Meta {
         plan.dirs
             .iter()
             .map(|dir| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([
                     ("dir".to_string(), Value::from(dir.name.clone())),
                     ("files".to_string(), Value::from(suite_files(plan.suite))),

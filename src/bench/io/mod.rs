@@ -28,7 +28,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The family's name, the first part of its ids.
-pub const NAME: &str = "io";
+pub const NAME: &str = crate::results::ids::IO;
 
 /// The file I/O family: its benches, its size options, the check of write
 /// rates against the memory bandwidth, and the note naming its directories.

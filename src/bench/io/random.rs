@@ -10,6 +10,7 @@
 //! fsyncs/s, MiB/s read and written, event latency min/avg/max/95th
 //! percentile.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, write_blocks, Block, Target};
 use crate::config::Suite;
@@ -81,11 +82,8 @@ const METRICS: [(&str, Unit, Direction); 9] = [
 pub struct Random;
 
 impl Bench for Random {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "random"
+    fn id(&self) -> &'static str {
+        ids::IO_RANDOM
     }
     fn topic(&self) -> &'static str {
         "random file I/O"
@@ -113,7 +111,7 @@ impl Bench for Random {
         plan.dirs
             .iter()
             .map(|dir| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([
                     ("dir".to_string(), Value::from(dir.name.clone())),
                     ("total_size".to_string(), Value::from(size_label(total))),

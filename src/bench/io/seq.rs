@@ -16,6 +16,7 @@
 //! fsync and allocates the blocks), while reads that follow at once are
 //! served from the page cache as in IOzone without -I.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
@@ -67,11 +68,8 @@ pub fn suite_file_size(suite: Suite) -> u64 {
 pub struct Seq;
 
 impl Bench for Seq {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "seq"
+    fn id(&self) -> &'static str {
+        ids::IO_SEQ
     }
     fn topic(&self) -> &'static str {
         "sequential file I/O"
@@ -97,7 +95,7 @@ impl Bench for Seq {
         for dir in &plan.dirs {
             for threads in plan.thread_counts() {
                 cases.push(CaseSpec {
-                    bench: self.id(),
+                    bench: self.id().into(),
                     params: BTreeMap::from([
                         ("dir".to_string(), Value::from(dir.name.clone())),
                         ("threads".to_string(), Value::from(threads)),

@@ -16,6 +16,7 @@
 //! them); standard and full measure both.
 //! See: lmbench `lat_mem_rd`; Sattolo's algorithm for a single-cycle permutation.
 
+use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -91,11 +92,8 @@ pub fn chase(nodes: &[Node], start: usize, steps: u64) -> usize {
 pub struct Latency;
 
 impl Bench for Latency {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "latency"
+    fn id(&self) -> &'static str {
+        ids::MEM_LATENCY
     }
     fn topic(&self) -> &'static str {
         "memory latency"
@@ -111,7 +109,7 @@ impl Bench for Latency {
         for &pages in page_policies(plan.suite) {
             for kib in sizes_kib(plan.suite) {
                 cases.push(CaseSpec {
-                    bench: self.id(),
+                    bench: self.id().into(),
                     params: BTreeMap::from([
                         ("pages".to_string(), Value::from(pages.name())),
                         ("size_kib".to_string(), Value::from(kib)),

@@ -10,7 +10,7 @@ use crate::units::Unit;
 use serde_json::Value;
 
 /// The family's name, the first part of its ids.
-pub const NAME: &str = "mem";
+pub const NAME: &str = crate::results::ids::MEM;
 
 /// `--stream-elems`'s key in the plan's options.
 pub const STREAM_ELEMS: &str = "stream_elems";

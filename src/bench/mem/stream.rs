@@ -14,6 +14,7 @@
 //! with STREAM's relative error limit; a failed check makes the case invalid.
 //! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -224,7 +225,7 @@ fn case(elems: usize, threads: usize) -> CaseSpec {
         }
     }
     CaseSpec {
-        bench: Stream.id(),
+        bench: Stream.id().into(),
         params: BTreeMap::from([
             ("array_elems".to_string(), Value::from(elems)),
             ("threads".to_string(), Value::from(threads)),
@@ -254,11 +255,8 @@ fn time_name(k: Kernel, i: usize) -> &'static str {
 }
 
 impl Bench for Stream {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "stream"
+    fn id(&self) -> &'static str {
+        ids::MEM_STREAM
     }
     fn topic(&self) -> &'static str {
         "memory bandwidth"

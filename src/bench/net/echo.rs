@@ -16,6 +16,7 @@
 //! the TIME_WAIT state stays on its side and the client's ephemeral ports
 //! are never used up.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, percentiles, IO_TIMEOUT};
 use crate::bench::affinity::{self, Placement};
@@ -51,11 +52,8 @@ fn requests_for(suite: Suite) -> (usize, usize) {
 pub struct TcpEcho;
 
 impl Bench for TcpEcho {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "tcp_echo"
+    fn id(&self) -> &'static str {
+        ids::NET_TCP_ECHO
     }
     fn topic(&self) -> &'static str {
         "TCP echo"
@@ -86,7 +84,7 @@ impl Bench for TcpEcho {
                 params.insert("cpus".into(), Value::from(p.name()));
             }
             CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params,
                 metrics: metrics(),
             }

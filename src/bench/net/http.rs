@@ -30,6 +30,7 @@
 //! `--http-url` the user's server is where the user put it and the client
 //! runs where envbench may (`taskset` places it).
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, load_duration, percentiles, IO_TIMEOUT};
 use crate::bench::affinity::{self, Pinned, Placement};
@@ -61,11 +62,8 @@ pub const MAX_WORKERS: usize = 2;
 pub struct Http;
 
 impl Bench for Http {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "http"
+    fn id(&self) -> &'static str {
+        ids::NET_HTTP
     }
     fn topic(&self) -> &'static str {
         "HTTP"
@@ -110,7 +108,7 @@ impl Bench for Http {
                         params.insert("cpus".into(), Value::from(p.name()));
                     }
                     cases.push(CaseSpec {
-                        bench: self.id(),
+                        bench: self.id().into(),
                         params,
                         metrics: metrics(),
                     });

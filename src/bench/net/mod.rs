@@ -28,7 +28,7 @@ pub const HTTP_SERVE_ARG: &str = "__http_serve";
 const HTTP_SERVE_MAX_SECS: u64 = 3600;
 
 /// The family's name, the first part of its ids.
-pub const NAME: &str = "net";
+pub const NAME: &str = crate::results::ids::NET;
 
 /// `--net-host`'s key in the plan's options.
 const NET_HOST: &str = "net_host";

@@ -9,6 +9,7 @@
 //! repetitions the senders wait on a condition variable (so they use no CPU
 //! while the runner works), and dropping the trial stops and joins them.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{case_host, host_params, load_duration, IO_TIMEOUT};
 use crate::measure::clock::Clock;
@@ -47,11 +48,8 @@ struct Control {
 pub struct TcpStreamBench;
 
 impl Bench for TcpStreamBench {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "tcp_stream"
+    fn id(&self) -> &'static str {
+        ids::NET_TCP_STREAM
     }
     fn topic(&self) -> &'static str {
         "TCP streams"
@@ -73,7 +71,7 @@ impl Bench for TcpStreamBench {
                 let mut params = host_params(&super::NetTarget::of(plan));
                 params.insert("connections".into(), Value::from(n));
                 CaseSpec {
-                    bench: self.id(),
+                    bench: self.id().into(),
                     params,
                     metrics: vec![MetricSpec {
                         name: "throughput",

@@ -16,7 +16,7 @@ use super::{Bench, Family};
 use std::io;
 
 /// The family's name, the first part of its ids.
-pub const NAME: &str = "os";
+pub const NAME: &str = crate::results::ids::OS;
 
 /// The operating-system family: its benches and the helper processes they
 /// start from envbench's own binary.

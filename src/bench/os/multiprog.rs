@@ -10,6 +10,7 @@
 //! N = 2, 8 and 32 processes (full adds 128), the same on every machine,
 //! lowered to the limits; the overload is read from makespan_ratio.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{bounded_count, fork_child, Children};
 use crate::bench::cpu::loops::int_loops;
@@ -118,11 +119,8 @@ pub fn figures(records: &[Record], t0_ns: u64, cpus: usize) -> Figures {
 pub struct Multiprog;
 
 impl Bench for Multiprog {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "multiprog"
+    fn id(&self) -> &'static str {
+        ids::OS_MULTIPROG
     }
     fn topic(&self) -> &'static str {
         "many processes at once"
@@ -138,7 +136,7 @@ impl Bench for Multiprog {
         counts
             .iter()
             .map(|n| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([
                     ("processes".to_string(), Value::from(*n)),
                     ("work_secs".to_string(), Value::from(work)),

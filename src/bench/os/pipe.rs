@@ -10,6 +10,7 @@
 //! scheduler, the figure flips between the two from run to run. The
 //! reference for `same` is `taskset -c CPU perf bench sched pipe`.
 
+use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{fork_child, Children};
 use crate::bench::affinity::{self, Pinned, Placement};
@@ -71,11 +72,8 @@ fn read_exact(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
 pub struct Pipe;
 
 impl Bench for Pipe {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "pipe"
+    fn id(&self) -> &'static str {
+        ids::OS_PIPE
     }
     fn topic(&self) -> &'static str {
         "pipes"
@@ -88,7 +86,7 @@ impl Bench for Pipe {
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
         vec![CaseSpec {
-            bench: self.id(),
+            bench: self.id().into(),
             params: BTreeMap::from([("mode".to_string(), Value::from("throughput"))]),
             metrics: vec![MetricSpec {
                 name: "loops_per_sec",
@@ -98,7 +96,7 @@ impl Bench for Pipe {
         }]
         .into_iter()
         .chain([Placement::Same, Placement::Split].map(|p| CaseSpec {
-            bench: self.id(),
+            bench: self.id().into(),
             params: BTreeMap::from([
                 ("cpus".to_string(), Value::from(p.name())),
                 ("mode".to_string(), Value::from("pingpong")),

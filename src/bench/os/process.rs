@@ -20,6 +20,7 @@
 //! in use after − before) / N from /proc/meminfo, is kept as the secondary
 //! metric `system_memory_per_*`; it can even be negative.
 
+use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial, UNKNOWN};
 use super::fork_helper::{
     describe_fork_failure, parse_fork_output, FORK_HELPER_ARG, PARENT_EXTRA_BYTES,
@@ -97,11 +98,8 @@ pub struct ForkCow;
 pub struct Thread;
 
 impl Bench for Fork {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "fork"
+    fn id(&self) -> &'static str {
+        ids::OS_FORK
     }
     fn topic(&self) -> &'static str {
         "process creation"
@@ -125,11 +123,8 @@ impl Bench for Fork {
 }
 
 impl Bench for ForkCow {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "fork_cow"
+    fn id(&self) -> &'static str {
+        ids::OS_FORK_COW
     }
     fn topic(&self) -> &'static str {
         "process creation after 256 MiB"
@@ -163,7 +158,7 @@ impl Bench for ForkCow {
     }
 }
 
-fn fork_case(bench: String, n: usize, mem: ParentMemory) -> CaseSpec {
+fn fork_case(bench: &str, n: usize, mem: ParentMemory) -> CaseSpec {
     let mut params = BTreeMap::from([("n".to_string(), Value::from(n))]);
     match mem {
         ParentMemory::None => {}
@@ -175,7 +170,7 @@ fn fork_case(bench: String, n: usize, mem: ParentMemory) -> CaseSpec {
         }
     }
     CaseSpec {
-        bench,
+        bench: bench.into(),
         params,
         metrics: metrics("process"),
     }
@@ -361,11 +356,8 @@ impl Trial for ForkTrial {
 }
 
 impl Bench for Thread {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "thread"
+    fn id(&self) -> &'static str {
+        ids::OS_THREAD
     }
     fn topic(&self) -> &'static str {
         "thread creation"
@@ -379,7 +371,7 @@ impl Bench for Thread {
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let n = count_for(plan.suite);
         vec![CaseSpec {
-            bench: self.id(),
+            bench: self.id().into(),
             params: BTreeMap::from([("n".to_string(), Value::from(n))]),
             metrics: metrics("thread"),
         }]

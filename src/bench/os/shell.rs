@@ -5,6 +5,7 @@
 //! minute. Each copy works in its own directory inside a fresh directory
 //! under the first `--dir`, removed afterwards.
 
+use crate::results::ids;
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, ScratchDir, Trial,
 };
@@ -43,11 +44,8 @@ const INPUT_LINES: usize = 2000;
 pub struct Shell;
 
 impl Bench for Shell {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "shell"
+    fn id(&self) -> &'static str {
+        ids::OS_SHELL
     }
     fn topic(&self) -> &'static str {
         "shell scripts"
@@ -62,7 +60,7 @@ impl Bench for Shell {
         [1usize, 8]
             .into_iter()
             .map(|copies| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([("copies".to_string(), Value::from(copies))]),
                 metrics: vec![MetricSpec {
                     name: "scripts_per_min",

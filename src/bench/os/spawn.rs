@@ -11,6 +11,7 @@
 //! hidden argument `__exit` (a 4 MB binary, much dearer to load), and the
 //! result says so.
 
+use crate::results::ids;
 use super::super::{calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::tiny::{run_helper, Tiny};
 use super::Children;
@@ -67,11 +68,8 @@ impl Method {
 pub struct Spawn;
 
 impl Bench for Spawn {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "spawn"
+    fn id(&self) -> &'static str {
+        ids::OS_SPAWN
     }
     fn topic(&self) -> &'static str {
         "starting programs"
@@ -86,7 +84,7 @@ impl Bench for Spawn {
         [Method::ForkExec, Method::PosixSpawn]
             .into_iter()
             .map(|m| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([("method".to_string(), Value::from(m.name()))]),
                 metrics: vec![
                     MetricSpec {

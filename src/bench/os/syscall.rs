@@ -8,6 +8,7 @@
 //! hypervisors may trap some, so this is where environments first differ.
 //! See: UnixBench `src/syscall.c`; perf `bench/syscall.c`.
 
+use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
 use crate::units::{Direction, Unit};
@@ -60,11 +61,8 @@ fn metrics() -> Vec<MetricSpec> {
 }
 
 impl Bench for Syscall {
-    fn family(&self) -> &'static str {
-        super::NAME
-    }
-    fn name(&self) -> &'static str {
-        "syscall"
+    fn id(&self) -> &'static str {
+        ids::OS_SYSCALL
     }
     fn topic(&self) -> &'static str {
         "system calls"
@@ -79,7 +77,7 @@ impl Bench for Syscall {
         Call::ALL
             .into_iter()
             .map(|c| CaseSpec {
-                bench: self.id(),
+                bench: self.id().into(),
                 params: BTreeMap::from([("call".to_string(), Value::from(c.name()))]),
                 metrics: metrics(),
             })

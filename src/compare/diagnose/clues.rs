@@ -138,8 +138,8 @@ pub enum Clue {
     },
     /// OTHER's fingerprint names a layer the base's does not.
     Layer {
-        /// `hypervisor`, `sandbox`, `wsl`.
-        kind: String,
+        /// A hypervisor, a sandbox, WSL.
+        kind: crate::probe::virt::LayerKind,
         /// `kvm`, `gvisor`, `wsl1` ...
         name: String,
     },

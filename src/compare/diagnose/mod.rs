@@ -24,6 +24,7 @@ mod rules;
 pub use clues::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight};
 
 use super::{Environment, MetricComparison, Verdict};
+use crate::results::ids;
 use crate::results::{AssumptionKind, CaseResult};
 use rules::Facts;
 
@@ -120,33 +121,33 @@ pub fn groups_of(case: &CaseResult) -> Vec<Group> {
     }
     let parallel = number("threads").or(number("processes")).unwrap_or(1) > 1;
     match case.bench.as_str() {
-        "os.syscall" => out.push(Group::SystemCalls),
-        "os.fork" | "os.fork_cow" | "os.thread" | "os.spawn" | "os.shell" => {
+        ids::OS_SYSCALL => out.push(Group::SystemCalls),
+        ids::OS_FORK | ids::OS_FORK_COW | ids::OS_THREAD | ids::OS_SPAWN | ids::OS_SHELL => {
             out.push(Group::Processes);
         }
-        "os.multiprog" => out.push(Group::ComputeParallel),
-        "cpu.int" | "cpu.float" | "cpu.primes" | "cpu.lu" => out.push(if parallel {
+        ids::OS_MULTIPROG => out.push(Group::ComputeParallel),
+        ids::CPU_INT | ids::CPU_FLOAT | ids::CPU_PRIMES | ids::CPU_LU => out.push(if parallel {
             Group::ComputeParallel
         } else {
             Group::Compute
         }),
-        "mem.stream" if !parallel => out.push(Group::MemoryBandwidth),
-        "mem.latency" if text("pages") != "huge" => match number("size_kib") {
+        ids::MEM_STREAM if !parallel => out.push(Group::MemoryBandwidth),
+        ids::MEM_LATENCY if text("pages") != "huge" => match number("size_kib") {
             Some(k) if k <= 256 => out.push(Group::LatencyInCache),
             Some(k) if k >= 65536 => out.push(Group::LatencyBeyondCache),
             _ => {}
         },
-        b if b.starts_with("net.") => out.push(Group::Network),
-        b if b.starts_with("io.") => {
+        b if ids::family(b) == ids::NET => out.push(Group::Network),
+        b if ids::family(b) == ids::IO => {
             let dir = dir_of(case)
                 .map(|d| d.0)
                 .or_else(|| param("dir").and_then(|v| v.as_str()).map(str::to_string))
                 .unwrap_or_default();
             out.push(Group::Files(dir.clone()));
             match (b, text("op")) {
-                ("io.meta", _) => out.push(Group::Metadata(dir)),
-                ("io.dd", "read_cold") => out.push(Group::ColdRead(dir)),
-                ("io.dd", "write_direct" | "write_fdatasync") | ("io.random", _) => {
+                (ids::IO_META, _) => out.push(Group::Metadata(dir)),
+                (ids::IO_DD, "read_cold") => out.push(Group::ColdRead(dir)),
+                (ids::IO_DD, "write_direct" | "write_fdatasync") | (ids::IO_RANDOM, _) => {
                     out.push(Group::DurableWrites(dir));
                 }
                 _ => {}

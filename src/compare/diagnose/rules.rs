@@ -167,7 +167,7 @@ impl<'a> Facts<'a> {
         });
         Some(Sign {
             clue: Clue::Layer {
-                kind: layer.kind.clone(),
+                kind: layer.kind,
                 name: layer.name.clone(),
             },
             holds: !in_base,
@@ -204,7 +204,7 @@ impl<'a> Facts<'a> {
                 .virtualization
                 .layers
                 .iter()
-                .find(|l| l.kind == "hypervisor")
+                .find(|l| l.kind == crate::probe::virt::LayerKind::Hypervisor)
                 .map(|l| l.name.clone())
         };
         let o = first(self.other)?;
@@ -213,7 +213,7 @@ impl<'a> Facts<'a> {
             .virtualization
             .layers
             .iter()
-            .any(|l| l.kind == "sandbox");
+            .any(|l| l.kind == crate::probe::virt::LayerKind::Sandbox);
         let name = hypervisor(o)?;
         let base_has = self
             .base
@@ -222,7 +222,7 @@ impl<'a> Facts<'a> {
             .any(|r| hypervisor(r).as_deref() == Some(name.as_str()));
         let layer = Sign {
             clue: Clue::Layer {
-                kind: "hypervisor".into(),
+                kind: crate::probe::virt::LayerKind::Hypervisor,
                 name,
             },
             holds: !base_has && !sandboxed,

@@ -419,7 +419,7 @@ fn the_evidence_holds_the_figures_it_rests_on() {
     assert!((effect.slowdown() / 115.0 - 1.0).abs() < 0.05, "{effect:?}");
     assert!(f.signs.iter().any(|s| s.clue
         == Clue::Layer {
-            kind: "sandbox".into(),
+            kind: crate::probe::virt::LayerKind::Sandbox,
             name: "gvisor".into()
         }));
     // and the JSON carries it

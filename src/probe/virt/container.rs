@@ -144,7 +144,7 @@ pub(super) fn container_layers(
         match layers.iter_mut().find(|l| l.name == name) {
             Some(l) => l.evidence.push(ev),
             None => layers.push(VirtLayer {
-                kind: "container".into(),
+                kind: super::LayerKind::Container,
                 name: name.into(),
                 evidence: vec![ev],
             }),
@@ -176,7 +176,7 @@ fn kubernetes_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
         "kubepods cgroup or service-account mount"
     };
     Some(VirtLayer {
-        kind: "container".into(),
+        kind: super::LayerKind::Container,
         name: "kubernetes".into(),
         evidence: vec![ev.into()],
     })

@@ -81,7 +81,7 @@ pub(super) fn gvisor_layer(inputs: &VirtInputs, ns: &NsAssessment) -> Option<Vir
     evidence.extend(support);
     evidence.push("platform (ptrace, systrap or kvm) is not visible from inside".into());
     Some(VirtLayer {
-        kind: "sandbox".into(),
+        kind: super::LayerKind::Sandbox,
         name: "gvisor".into(),
         evidence,
     })
@@ -98,7 +98,7 @@ mod tests {
             ..Default::default()
         };
         let l = gvisor_layer(&i, &NsAssessment::default()).unwrap();
-        assert_eq!((l.kind.as_str(), l.name.as_str()), ("sandbox", "gvisor"));
+        assert_eq!((l.kind, l.name.as_str()), (LayerKind::Sandbox, "gvisor"));
     }
 
     #[test]
