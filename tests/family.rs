@@ -63,11 +63,8 @@ impl Family for Toy {
 }
 
 impl Bench for Count {
-    fn family(&self) -> &'static str {
-        "toy"
-    }
-    fn name(&self) -> &'static str {
-        "count"
+    fn id(&self) -> &'static str {
+        "toy.count"
     }
     fn summary(&self) -> &'static str {
         "counts to N"

@@ -3,8 +3,8 @@
 //! are recordings and which are built from documented formats).
 
 use envbench::probe::storage::{describe_dir, parse_mountinfo};
-use envbench::probe::{probe_fixture, Fingerprint, Roots};
 use envbench::probe::virt::LayerKind;
+use envbench::probe::{probe_fixture, Fingerprint, Roots};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {

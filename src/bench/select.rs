@@ -82,7 +82,7 @@ pub fn parse(pattern: &str) -> Result<Selector, String> {
     if bench.is_empty() {
         return Err(format!("'{p}' names no benchmark before its brackets"));
     }
-    if !ALL.iter().any(|b| super::matches_pattern(&b.id(), bench)) {
+    if !ALL.iter().any(|b| super::matches_pattern(b.id(), bench)) {
         return Err(format!("no benchmark matches '{bench}'"));
     }
     Ok(Selector {
@@ -99,7 +99,7 @@ fn value_matches(value: &str, want: &str) -> bool {
 impl Selector {
     /// Whether this selector takes cases of `bench`.
     pub fn takes_bench(&self, bench: &dyn Bench) -> bool {
-        super::matches_pattern(&bench.id(), &self.bench)
+        super::matches_pattern(bench.id(), &self.bench)
     }
 
     /// Whether this selector takes `case`: its bench matches and it has

@@ -10,9 +10,9 @@
 //! checked against the checksum of the same loop count from preparation (so
 //! a wrong result is caught, never timed).
 
-use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use std::collections::BTreeMap;
 use std::hint::black_box;

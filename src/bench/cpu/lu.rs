@@ -8,10 +8,10 @@
 //! checked with HPL's scaled residual; a failed check makes the case invalid.
 //! See: HPL `testing/ptest/HPL_pdtest.c` for the residual and the flop count.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::results::{CaseResult, Derived};
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};

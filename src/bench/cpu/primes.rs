@@ -11,10 +11,10 @@
 //! latency min/avg/max/p95 (ms), and thread fairness (events and execution
 //! time per thread, avg/stddev; population stddev, 0 with one thread).
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};

@@ -18,11 +18,11 @@
 //!
 //! Every write goes to a new file (O_EXCL) removed after the repetition.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::results::{Assumption, AssumptionKind};
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};

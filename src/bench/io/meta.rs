@@ -8,11 +8,11 @@
 //! stat and read phases that follow at once are largely answered by the
 //! kernel's dentry and page caches on a local filesystem.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use crate::view::View;
 use serde_json::Value;

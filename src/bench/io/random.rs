@@ -10,11 +10,11 @@
 //! fsyncs/s, MiB/s read and written, event latency min/avg/max/95th
 //! percentile.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, write_blocks, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::stats::rng::Rng;
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};

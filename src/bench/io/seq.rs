@@ -16,11 +16,11 @@
 //! fsync and allocates the blocks), while reads that follow at once are
 //! served from the page cache as in IOzone without -I.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
 use crate::view::{Grid, GridRows, Lines, Scale, View, ViewKind, YValue};

@@ -16,11 +16,11 @@
 //! them); standard and full measure both.
 //! See: lmbench `lat_mem_rd`; Sattolo's algorithm for a single-cycle permutation.
 
-use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::measure::pages::{huge_pages_unavailable, PageBuf, PagePolicy, Zeroable};
+use crate::results::ids;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};

@@ -14,11 +14,11 @@
 //! with STREAM's relative error limit; a failed check makes the case invalid.
 //! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::measure::pages::{thp_mode, PageBuf, PagePolicy};
+use crate::results::ids;
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};

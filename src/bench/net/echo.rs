@@ -16,12 +16,12 @@
 //! the TIME_WAIT state stays on its side and the client's ephemeral ports
 //! are never used up.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, percentiles, IO_TIMEOUT};
 use crate::bench::affinity::{self, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;

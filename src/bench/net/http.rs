@@ -30,12 +30,12 @@
 //! `--http-url` the user's server is where the user put it and the client
 //! runs where envbench may (`taskset` places it).
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{broken, case_host, host_params, load_duration, percentiles, IO_TIMEOUT};
 use crate::bench::affinity::{self, Pinned, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use bytes::Bytes;

@@ -9,10 +9,10 @@
 //! repetitions the senders wait on a condition variable (so they use no CPU
 //! while the runner works), and dropping the trial stops and joins them.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{case_host, host_params, load_duration, IO_TIMEOUT};
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;

@@ -10,12 +10,12 @@
 //! N = 2, 8 and 32 processes (full adds 128), the same on every machine,
 //! lowered to the limits; the overload is read from makespan_ratio.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{bounded_count, fork_child, Children};
 use crate::bench::cpu::loops::int_loops;
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use crate::view::{Timeline, View, ViewKind};
 use serde_json::Value;

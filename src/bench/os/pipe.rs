@@ -10,11 +10,11 @@
 //! scheduler, the figure flips between the two from run to run. The
 //! reference for `same` is `taskset -c CPU perf bench sched pipe`.
 
-use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{fork_child, Children};
 use crate::bench::affinity::{self, Pinned, Placement};
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;

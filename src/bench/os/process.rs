@@ -20,7 +20,6 @@
 //! in use after − before) / N from /proc/meminfo, is kept as the secondary
 //! metric `system_memory_per_*`; it can even be negative.
 
-use crate::results::ids;
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial, UNKNOWN};
 use super::fork_helper::{
     describe_fork_failure, parse_fork_output, FORK_HELPER_ARG, PARENT_EXTRA_BYTES,
@@ -29,6 +28,7 @@ use super::tiny::{run_helper, Tiny};
 use super::{bounded_count, own_pss_bytes, used_memory_bytes};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::results::{Assumption, AssumptionKind};
 use crate::units::{Direction, Unit};
 use serde_json::Value;

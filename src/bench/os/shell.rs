@@ -5,11 +5,11 @@
 //! minute. Each copy works in its own directory inside a fresh directory
 //! under the first `--dir`, removed afterwards.
 
-use crate::results::ids;
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, ScratchDir, Trial,
 };
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
 use serde_json::Value;

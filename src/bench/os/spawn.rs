@@ -11,11 +11,11 @@
 //! hidden argument `__exit` (a 4 MB binary, much dearer to load), and the
 //! result says so.
 
-use crate::results::ids;
 use super::super::{calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::tiny::{run_helper, Tiny};
 use super::Children;
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};

@@ -8,9 +8,9 @@
 //! hypervisors may trap some, so this is where environments first differ.
 //! See: UnixBench `src/syscall.c`; perf `bench/syscall.c`.
 
-use crate::results::ids;
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
+use crate::results::ids;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@
 //! or crun run by hand leave no marker beyond a root that is a bind of a
 //! directory in a new mount namespace.
 
-use super::{VirtInputs, VirtLayer};
+use super::{LayerKind, VirtInputs, VirtLayer};
 
 /// Whether the root filesystem looks like a container's: an overlay or
 /// union filesystem, or (in a new mount namespace, `mnt_new`) a bind of a
@@ -144,7 +144,7 @@ pub(super) fn container_layers(
         match layers.iter_mut().find(|l| l.name == name) {
             Some(l) => l.evidence.push(ev),
             None => layers.push(VirtLayer {
-                kind: super::LayerKind::Container,
+                kind: LayerKind::Container,
                 name: name.into(),
                 evidence: vec![ev],
             }),
@@ -176,7 +176,7 @@ fn kubernetes_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
         "kubepods cgroup or service-account mount"
     };
     Some(VirtLayer {
-        kind: super::LayerKind::Container,
+        kind: LayerKind::Container,
         name: "kubernetes".into(),
         evidence: vec![ev.into()],
     })

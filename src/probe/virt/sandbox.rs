@@ -13,7 +13,7 @@
 //! See: gVisor's pkg/sentry/kernel/syslog.go and pkg/sentry/fsimpl/proc.
 
 use super::namespace::NsAssessment;
-use super::{VirtInputs, VirtLayer};
+use super::{LayerKind, VirtInputs, VirtLayer};
 
 /// The first line gVisor writes to its kernel log.
 const GVISOR_LOG_START: &str = "Starting gVisor...";
@@ -81,7 +81,7 @@ pub(super) fn gvisor_layer(inputs: &VirtInputs, ns: &NsAssessment) -> Option<Vir
     evidence.extend(support);
     evidence.push("platform (ptrace, systrap or kvm) is not visible from inside".into());
     Some(VirtLayer {
-        kind: super::LayerKind::Sandbox,
+        kind: LayerKind::Sandbox,
         name: "gvisor".into(),
         evidence,
     })

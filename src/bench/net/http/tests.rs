@@ -77,7 +77,7 @@ fn a_case_measures_and_leaves_no_thread_or_socket() {
     // 100 KiB arrives in 8 KiB reads (READ_BYTES): still every byte
     for (c, page) in [(1, 1024), (3, 1024), (1, 100 * 1024)] {
         let case = CaseSpec {
-            bench: Http.id(),
+            bench: Http.id().into(),
             params: [
                 ("clients".to_string(), Value::from(c)),
                 ("page".to_string(), Value::from(page)),
