@@ -25,6 +25,9 @@
 # This is a benchmark, not a test; CI does not run it. Nothing else may
 # measure on the machine meanwhile.
 #   bench/diagnose.sh [--runs N] [--pairs a,b,...] [--budget SECONDS] [--keep DIR] [--cache DIR]
+#   bench/diagnose.sh --rescore DIR [--runs N] [--pairs ...]: compares and
+#     scores the files an earlier --keep DIR kept, measuring nothing (to
+#     score a changed diagnosis on the same runs)
 set -euo pipefail
 
 runs=3
@@ -33,6 +36,7 @@ iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota"
 budget=0.3
 keep=""
 cache=""
+rescore=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -40,7 +44,8 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --rescore) rescore=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -161,7 +166,7 @@ prefix() {
 # interleaved PAIR EXPECT: $runs interleaved runs of A (plain) and B,
 # scored together and each alone.
 interleaved() {
-  local pair=$1 want=$2 i p dir o a=() b=()
+  local pair=$1 want=$2 i p dir o
   for i in $(seq 1 "$runs"); do
     echo "$pair: interleaved run $i of $runs" >&2
     if [ "$pair" = igvisor ]; then
@@ -178,7 +183,16 @@ interleaved() {
         -o "$work/$pair$i-{in}.json" >/dev/null
       rm -rf "$dir"
     fi
-    a+=("$work/$pair$i-A.json"); b+=("$work/$pair$i-B.json")
+  done
+  score_interleaved "$pair" "$want" "$work"
+}
+
+# score_interleaved PAIR EXPECT DIR: DIR's interleaved runs of PAIR scored
+# together and each alone.
+score_interleaved() {
+  local pair=$1 want=$2 dir=$3 i a=() b=()
+  for i in $(seq 1 "$runs"); do
+    a+=("$dir/$pair$i-A.json"); b+=("$dir/$pair$i-B.json")
   done
   if [ "$runs" -gt 1 ]; then
     compare_and_score "$pair $runs interleaved" "$want" --base "${a[@]}" --other "${b[@]}"
@@ -188,11 +202,38 @@ interleaved() {
   done
 }
 
+# score_qemu EXPECT DIR: DIR's guest runs compared --dirs, together and each.
+score_qemu() {
+  local want=$1 dir=$2 i
+  compare_and_score "qemu $runs runs --dirs" "$want" --dirs "$dir"/qemu-*.json
+  for i in $(seq 1 "$runs"); do
+    compare_and_score "qemu 1 run --dirs #$i" "$want" --dirs "$dir/qemu-$i.json"
+  done
+}
+
+# score_separate PAIR EXPECT DIR: DIR's runs of PAIR, RUNS + RUNS and each 1 + 1.
+score_separate() {
+  local pair=$1 want=$2 dir=$3 i a=() b=()
+  for i in $(seq 1 "$runs"); do a+=("$dir/$pair-a$i.json"); b+=("$dir/$pair-b$i.json"); done
+  compare_and_score "$pair $runs+$runs" "$want" --base "${a[@]}" --other "${b[@]}"
+  for i in $(seq 1 "$runs"); do
+    compare_and_score "$pair 1+1 #$i" "$want" --base "${a[$((i - 1))]}" --other "${b[$((i - 1))]}"
+  done
+}
+
 IFS=, read -r -a wanted <<<"$pairs"
 for pair in "${wanted[@]}"; do
   want=$(expected "$pair")
   [ -n "$want" ] || { echo "diagnose.sh: unknown pair $pair" >&2; exit 2; }
   start=$SECONDS
+  if [ -n "$rescore" ]; then
+    case $pair in
+      qemu) score_qemu "$want" "$rescore" ;;
+      i*) score_interleaved "$pair" "$want" "$rescore" ;;
+      *) score_separate "$pair" "$want" "$rescore" ;;
+    esac
+    continue
+  fi
   if [[ $pair == i* ]]; then
     if [ "$pair" = iquota ]; then quota_setup || continue; fi
     interleaved "$pair" "$want"
@@ -209,10 +250,7 @@ for pair in "${wanted[@]}"; do
         "${args[@]/$subset/io.dd,io.meta,os.syscall,cpu.int}" --label guest >/dev/null
       cp "$o/result.json" "$work/qemu-$i.json"
     done
-    compare_and_score "qemu $runs runs --dirs" "$want" --dirs "$work"/qemu-*.json
-    for i in $(seq 1 "$runs"); do
-      compare_and_score "qemu 1 run --dirs #$i" "$want" --dirs "$work/qemu-$i.json"
-    done
+    score_qemu "$want" "$work"
     echo "$pair: $((SECONDS - start)) s" >&2
     continue
   fi
@@ -228,12 +266,7 @@ for pair in "${wanted[@]}"; do
     one a A "$work/$pair-a$i.json"
     one b B "$work/$pair-b$i.json"
   done
-  a=() b=()
-  for i in $(seq 1 "$runs"); do a+=("$work/$pair-a$i.json"); b+=("$work/$pair-b$i.json"); done
-  compare_and_score "$pair $runs+$runs" "$want" --base "${a[@]}" --other "${b[@]}"
-  for i in $(seq 1 "$runs"); do
-    compare_and_score "$pair 1+1 #$i" "$want" --base "${a[$((i - 1))]}" --other "${b[$((i - 1))]}"
-  done
+  score_separate "$pair" "$want" "$work"
   undo
   mounted="" cgroup=""
   echo "$pair: $((SECONDS - start)) s" >&2

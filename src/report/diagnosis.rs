@@ -254,6 +254,7 @@ mod tests {
             slower: 2,
             faster: 0,
             speedup,
+            speedup_ci: (speedup * 0.9, speedup * 1.1),
         };
         Diagnosis {
             environment: "gvisor".into(),

@@ -71,8 +71,14 @@ pub struct Effect {
     pub slower: usize,
     /// ... judged faster.
     pub faster: usize,
-    /// Geometric mean speed-up (> 1: OTHER faster).
+    /// Geometric mean speed-up (> 1: OTHER faster), a random-effects mean
+    /// of the cases (each weighed by its precision and the spread between
+    /// the cases' true effects), so that a case measured in a few wild
+    /// rounds does not outweigh steady ones that agree.
     pub speedup: f64,
+    /// The 99.5 % interval of that mean, its cases taken as independent;
+    /// NaN when a case had no usable interval.
+    pub speedup_ci: (f64, f64),
 }
 
 impl Effect {
@@ -81,17 +87,22 @@ impl Effect {
         1.0 / self.speedup
     }
 
-    /// More of the group judged slower than faster, at least one, and
-    /// slower by `factor` or more on the mean. (A group's other cases may
-    /// be unclear: a file system's slowdowns vary from case to case.)
+    /// Slower by `factor` or more on the mean, and judged slower: more of
+    /// the group judged slower than faster (its other cases may be
+    /// unclear: a file system's slowdowns vary from case to case), or none
+    /// judged either way and the mean's interval wholly below 1 (cases of
+    /// a few rounds each that the adjustment for many comparisons left
+    /// unclear, together beyond doubt).
     pub(super) fn slower_by(&self, factor: f64) -> bool {
-        self.slower > self.faster && self.slowdown() >= factor
+        let judged = self.slower > self.faster || (self.faster == 0 && self.speedup_ci.1 < 1.0);
+        judged && self.slowdown() >= factor
     }
 
-    /// More of the group judged faster than slower, at least one, and
-    /// faster by `factor` or more on the mean.
+    /// Faster by `factor` or more on the mean, and judged faster (as
+    /// [`Effect::slower_by`]).
     pub(super) fn faster_by(&self, factor: f64) -> bool {
-        self.faster > self.slower && self.speedup >= factor
+        let judged = self.faster > self.slower || (self.slower == 0 && self.speedup_ci.0 > 1.0);
+        judged && self.speedup >= factor
     }
 
     /// No verdict either way and the mean within [`UNCHANGED_WITHIN`].

@@ -38,8 +38,9 @@ pub(super) const GROWS_BY: f64 = 1.15;
 /// Steal time (a share of all CPU time) that names a noisy neighbour.
 pub(super) const STEAL_NOISY: f64 = 0.05;
 /// The diagnosis of every environment whose headline metrics differ from
-/// the baseline's by [`WORTH_EXPLAINING`] or more, or where a method's
-/// check failed on one side only; none for the others.
+/// the baseline's by [`WORTH_EXPLAINING`] or more (judged so, or a 95 %
+/// interval wholly beyond it), or where a method's check failed on one
+/// side only; none for the others.
 pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagnosis> {
     let Some(base) = envs.first() else {
         return Vec::new();
@@ -51,8 +52,14 @@ pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagn
                 .iter()
                 .filter(|m| m.primary && m.environment == other.label)
                 .collect();
+            // judged different, or its 95 % interval wholly beyond: cases
+            // of a few rounds that the adjustment for many comparisons
+            // left unclear may still differ by factors
             let differs = mine.iter().any(|m| {
-                matches!(m.verdict, Verdict::Faster | Verdict::Slower)
+                let (lo, hi) = m.speedup_ci();
+                (matches!(m.verdict, Verdict::Faster | Verdict::Slower)
+                    || hi < 1.0 / WORTH_EXPLAINING
+                    || lo > WORTH_EXPLAINING)
                     && m.factor() >= WORTH_EXPLAINING
             });
             // a check failed on one side only gave its cases no verdict,

@@ -453,3 +453,121 @@ fn groups_follow_the_benches_and_their_parameters() {
     assert!(is_remote("fuse.bindfs") && is_remote("9p") && is_remote("nfs4"));
     assert!(!is_remote("ext4") && !is_remote("overlay") && !is_remote("tmpfs"));
 }
+
+/// Runs of `side` as the quick suite makes them on a noisy host: `rounds`
+/// rounds of 3 repetitions per case, each round off by `noise` (its own
+/// worker, another moment), repetitions by 3 %, in worker processes; the
+/// case `wild` (if any) rounds off by four times `noise`.
+fn rough_runs(
+    label: &str,
+    side: &Side,
+    n: usize,
+    (rounds, noise, wild): (usize, f64, &str),
+    rng: &mut Rng,
+) -> Vec<ResultFile> {
+    (0..n)
+        .map(|i| {
+            let cases: Vec<(String, Direction, Vec<Vec<f64>>)> = BATTERY
+                .iter()
+                .map(|k| {
+                    let spread = if *k == wild { 4.0 * noise } else { noise };
+                    let data = (0..rounds)
+                        .map(|_| {
+                            let round = (spread * crate::stats::levels::normal(rng)).exp();
+                            draws(rng, 3, 100.0 * (side.factor)(k) * round, 0.03)
+                        })
+                        .collect();
+                    (k.to_string(), Direction::LowerIsBetter, data)
+                })
+                .collect();
+            let mut r = crate::compare::tests::run_rounds(label, &format!("{label}-{i}"), &cases);
+            r.config.workers = true;
+            r.fingerprint = fixture(side.fingerprint);
+            for c in &mut r.cases {
+                c.params = params_of(&c.key);
+                if c.bench.starts_with("io.") {
+                    c.details =
+                        Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
+                }
+            }
+            (side.tweak)(&mut r);
+            r
+        })
+        .collect()
+}
+
+/// Over `seeds`: the share of comparisons of OTHER against PLAIN, both made
+/// by [`rough_runs`], whose first mechanism named is `expected` (None:
+/// nothing named).
+fn rough_rate(
+    other: &Side,
+    per_side: usize,
+    shape: (usize, f64, &str),
+    seeds: std::ops::Range<u64>,
+    expected: Option<Mechanism>,
+) -> f64 {
+    let n = seeds.end - seeds.start;
+    let hits = seeds
+        .filter(|&seed| {
+            let mut rng = Rng::new(90_000 + seed);
+            let base = Environment::new(
+                "base",
+                rough_runs("base", &PLAIN, per_side, shape, &mut rng),
+            );
+            let other = Environment::new(
+                "other",
+                rough_runs("other", other, per_side, shape, &mut rng),
+            );
+            let c = compare(&[base, other], &Options { seed, ..opts() }).expect("comparable");
+            let first = c
+                .diagnoses
+                .first()
+                .and_then(|d| d.findings.first())
+                .map(|f| f.mechanism);
+            first == expected
+        })
+        .count();
+    hits as f64 / n as f64
+}
+
+/// A quota of one CPU that leaves the parallel LU as it was (on the Zen 5
+/// VM LU of order 1000 barely gains from a second thread: 0.93x and 0.97x
+/// under the quota), that case measured in wild rounds.
+const WILD_QUOTA: Side = Side {
+    factor: |k| {
+        if k == "cpu.lu[n=1000,threads=2]" {
+            1.0
+        } else if parallel(k) {
+            2.0
+        } else {
+            1.0
+        }
+    },
+    ..QUOTA
+};
+
+#[test]
+fn few_noisy_rounds_name_nothing_for_a_to_a_and_the_shortfall_when_there() {
+    // the quick suite's parallel cases: 3 rounds; a noisy host: 10 % per
+    // round; one run a side over 60 seeds, three over 20
+    let shape = (3, 0.10, "cpu.lu[n=1000,threads=2]");
+    let mut rates = vec![];
+    for (per_side, seeds) in [(1, 0..60), (3, 0..20)] {
+        for (name, side) in [("A/A", &PLAIN), ("namespaces", &NAMESPACES)] {
+            let none = rough_rate(side, per_side, shape, seeds.clone(), None);
+            rates.push(format!("{name} {per_side}: nothing named {none:.2}"));
+            assert_eq!(none, 1.0, "{name}, {per_side} run(s) a side");
+        }
+        // one case of the group unmoved and wild, the rest left unclear one
+        // by one: the group still shows the shortfall
+        for (name, side, m) in [
+            ("quota", &WILD_QUOTA, Mechanism::CpuQuota),
+            ("one cpu", &ONE_CPU, Mechanism::FewerCpus),
+        ] {
+            let found = rough_rate(side, per_side, shape, seeds.clone(), Some(m));
+            rates.push(format!("{name} {per_side}: named first {found:.2}"));
+            assert!(found >= 0.95, "{name}, {per_side} run(s) a side: {rates:?}");
+        }
+    }
+    eprintln!("{rates:?}");
+}
