@@ -10,6 +10,7 @@ pub mod hypothesis;
 pub mod levels;
 pub mod outliers;
 pub mod par;
+pub mod pool;
 pub mod rng;
 
 use serde::{Deserialize, Serialize};

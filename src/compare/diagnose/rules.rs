@@ -532,56 +532,37 @@ const MIN_LOG_SE: f64 = 0.01;
 const GROUP_LEVEL: f64 = 0.995;
 
 /// The geometric mean speed-up of `metrics`, pooled as a random-effects
-/// mean (DerSimonian and Laird), and its [`GROUP_LEVEL`] interval. Each
-/// case weighs 1 / (its variance + the spread between the cases' true
-/// effects beyond their own variances): where the cases agree, one
-/// measured in a few wild rounds counts for little; where they differ by
-/// nature (a file system slows some operations and speeds others) the
-/// weights even out towards the plain mean, and the interval widens with
-/// them. The plain geometric mean and no interval when a case has no
+/// mean ([`crate::stats::pool::random_effects`]: each case weighs 1 / (its
+/// variance + the spread between the cases' true effects), so that where
+/// the cases agree one measured in a few wild rounds counts for little,
+/// and where they differ by nature, as a file system's operations do, the
+/// weights even out towards the plain mean), and its [`GROUP_LEVEL`]
+/// interval. The plain geometric mean and no interval when a case has no
 /// usable interval; None when no speed-up is usable.
 fn pooled(metrics: &[&MetricComparison]) -> Option<(f64, (f64, f64))> {
     let z95 = crate::stats::dist::normal_quantile(0.975);
     let z = crate::stats::dist::normal_quantile(1.0 - (1.0 - GROUP_LEVEL) / 2.0);
     let usable = |s: f64| s.is_finite() && s > 0.0;
-    let mut logs = Vec::new();
-    let mut variances = Vec::new();
-    for m in metrics.iter().filter(|m| usable(m.speedup())) {
-        let (lo, hi) = m.speedup_ci();
-        logs.push(m.speedup().ln());
-        if usable(lo) && usable(hi) && hi >= lo {
-            variances.push(((hi.ln() - lo.ln()) / (2.0 * z95)).max(MIN_LOG_SE).powi(2));
-        }
-    }
-    if logs.is_empty() {
+    let cases: Vec<(f64, Option<f64>)> = metrics
+        .iter()
+        .filter(|m| usable(m.speedup()))
+        .map(|m| {
+            let (lo, hi) = m.speedup_ci();
+            let variance = (usable(lo) && usable(hi) && hi >= lo)
+                .then(|| ((hi.ln() - lo.ln()) / (2.0 * z95)).max(MIN_LOG_SE).powi(2));
+            (m.speedup().ln(), variance)
+        })
+        .collect();
+    if cases.is_empty() {
         return None;
     }
-    if variances.len() < logs.len() {
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        return Some((mean.exp(), (f64::NAN, f64::NAN)));
+    let with_variance: Option<Vec<(f64, f64)>> =
+        cases.iter().map(|&(y, v)| v.map(|v| (y, v))).collect();
+    match with_variance.and_then(|c| crate::stats::pool::random_effects(&c)) {
+        Some((mean, se, _)) => Some((mean.exp(), ((mean - z * se).exp(), (mean + z * se).exp()))),
+        None => {
+            let mean = cases.iter().map(|(y, _)| y).sum::<f64>() / cases.len() as f64;
+            Some((mean.exp(), (f64::NAN, f64::NAN)))
+        }
     }
-    let mean_of = |w: &[f64]| {
-        let sw: f64 = w.iter().sum();
-        (
-            w.iter().zip(&logs).map(|(w, y)| w * y).sum::<f64>() / sw,
-            sw,
-        )
-    };
-    let fixed: Vec<f64> = variances.iter().map(|v| 1.0 / v).collect();
-    let (m, sw) = mean_of(&fixed);
-    let q: f64 = fixed
-        .iter()
-        .zip(&logs)
-        .map(|(w, y)| w * (y - m).powi(2))
-        .sum();
-    let c = sw - fixed.iter().map(|w| w * w).sum::<f64>() / sw;
-    let between = if c > 0.0 {
-        ((q - (logs.len() - 1) as f64) / c).max(0.0)
-    } else {
-        0.0
-    };
-    let random: Vec<f64> = variances.iter().map(|v| 1.0 / (v + between)).collect();
-    let (mean, sw) = mean_of(&random);
-    let half = z / sw.sqrt();
-    Some((mean.exp(), ((mean - half).exp(), (mean + half).exp())))
 }
