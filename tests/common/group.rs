@@ -9,15 +9,25 @@ use std::path::Path;
 /// discarded, stderr piped.
 pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
-        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"));
+    cmd.env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(dir)
         .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
+        .process_group(0);
+    // SIGHUP at its default, as in a terminal's session, even when the
+    // tests themselves run under nohup (which would leave it ignored for
+    // envbench too, and envbench keeps an ignored SIGHUP ignored).
+    // SAFETY: signal(2) is async-signal-safe, and nothing else runs
+    // between fork and exec here.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn().unwrap()
 }
 
 /// Processes whose process group is `pgid`, from /proc.
