@@ -87,6 +87,19 @@ const PLAIN: Side = Side {
     tweak: |_| {},
 };
 
+/// Makes a synthetic run `side`'s: its fingerprint, each case's parameters
+/// and dir1's file system, then its tweak.
+fn dress(r: &mut ResultFile, side: &Side) {
+    r.fingerprint = fixture(side.fingerprint);
+    for c in &mut r.cases {
+        c.params = params_of(&c.key);
+        if c.bench.starts_with("io.") {
+            c.details = Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
+        }
+    }
+    (side.tweak)(r);
+}
+
 /// `runs` runs of `side`, times around 100 × its factor with 3 % noise
 /// between repetitions and 1 % between runs.
 fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
@@ -106,15 +119,7 @@ fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
                 })
                 .collect();
             let mut r = run(label, &format!("{label}-{i}"), &cases);
-            r.fingerprint = fixture(side.fingerprint);
-            for c in &mut r.cases {
-                c.params = params_of(&c.key);
-                if c.bench.starts_with("io.") {
-                    c.details =
-                        Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
-                }
-            }
-            (side.tweak)(&mut r);
+            dress(&mut r, side);
             r
         })
         .collect()
@@ -482,15 +487,7 @@ fn rough_runs(
                 .collect();
             let mut r = crate::compare::tests::run_rounds(label, &format!("{label}-{i}"), &cases);
             r.config.workers = true;
-            r.fingerprint = fixture(side.fingerprint);
-            for c in &mut r.cases {
-                c.params = params_of(&c.key);
-                if c.bench.starts_with("io.") {
-                    c.details =
-                        Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
-                }
-            }
-            (side.tweak)(&mut r);
+            dress(&mut r, side);
             r
         })
         .collect()
