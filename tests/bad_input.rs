@@ -138,7 +138,7 @@ const RUN_ARGS: &[Bad] = &[
     bad(
         "--in a --in x=true",
         2,
-        "printed nothing, not a fingerprint",
+        "printed nothing, not one fingerprint",
     ),
     bad("--in a", 2, "two or more environments"),
     bad("--in a --in a", 2, "given twice"),
@@ -158,6 +158,27 @@ const RUN_ARGS: &[Bad] = &[
     bad("--in a --in 5", 2, "--in 5: a number"),
     bad("--in a --in b=ssh|x", 2, "no shell runs the prefix"),
     bad("--in a --in b='open", 2, "never closed"),
+    // issue 53: names that read as flags, {in} without --in, a directory
+    // as the prefix, two environments' files that are one
+    bad("--in=-x --in a", 2, "not an environment name"),
+    bad("--in a --in=_b", 2, "starting with a letter or digit"),
+    bad("-o {d}/{in}.json", 2, "no --in is given"),
+    bad("--in a --in b={d}", 2, "is a directory, not a program"),
+    bad(
+        "--in xa --in xb -o {d}/{in}/../same.json",
+        2,
+        "would both write",
+    ),
+    bad(
+        "--in xa --in xb -o {d}/{in}/../same.json --force",
+        2,
+        "would both write",
+    ),
+    bad(
+        "--in a --in b -o {d}/ln-{in}.json --force",
+        2,
+        "would both write",
+    ),
     bad("--in-binary b=/x", 2, "goes with --in b"),
     bad("--in a --in b --in-binary c=/x", 2, "no --in c"),
     bad("--in a --in b --in-binary b=", 2, "names no binary"),
@@ -297,6 +318,22 @@ const OTHER: &[Bad] = &[
     bad("show /nonexistent/x.json", 1, "/nonexistent/x.json"),
     bad("show {d}/mutated-negative.json", 0, "is a negative time"),
     bad("show {d}/mutated-dup.json", 1, "repeats cases[0]"),
+    // issue 53: a fingerprint no machine has is refused, naming the field
+    bad(
+        "show {d}/mutated-quota.json",
+        1,
+        "fingerprint.cgroup.cpu_quota_cpus is -1",
+    ),
+    bad(
+        "show {d}/mutated-cache.json",
+        1,
+        "fingerprint.cpu.caches[0].size_bytes is 0",
+    ),
+    bad(
+        "show {d}/mutated-cpus.json",
+        1,
+        "fingerprint.cpu.usable_cpus is 0",
+    ),
     bad(
         "show {d}/mutated-type.json",
         1,
@@ -443,7 +480,7 @@ const OTHER: &[Bad] = &[
     bad(
         "compare {a} {d}/zero-median.json --html {d}/r.html",
         1,
-        "no case is common",
+        "Z has no case that finished (2 invalid)",
     ),
     bad("compare {a} {d}/empty.json", 1, "empty.json"),
     // the store's URLs and pushes (issue 42): TLS demands, case, passwords
@@ -593,6 +630,23 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     mutate("mutated-esc.json", &|v| {
         v["fingerprint"]["cpu"]["model"] = "\u{1b}[8m".into()
     });
+    mutate("mutated-quota.json", &|v| {
+        v["fingerprint"]["cgroup"]["cpu_quota_cpus"] = (-1.0).into()
+    });
+    mutate("mutated-cache.json", &|v| {
+        v["fingerprint"]["cpu"]["caches"] =
+            serde_json::json!([{"level": 3, "kind": "Unified", "size_bytes": 0}])
+    });
+    mutate("mutated-cpus.json", &|v| {
+        v["fingerprint"]["cpu"]["usable_cpus"] = 0.into()
+    });
+    // two spellings of one output: a directory per environment, and a
+    // link from one environment's file to the other's
+    for d in ["xa", "xb"] {
+        std::fs::create_dir(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("ln-b.json"), "keep").unwrap();
+    std::os::unix::fs::symlink(dir.join("ln-b.json"), dir.join("ln-a.json")).unwrap();
     mutate("mutated-dup.json", &|v| {
         let c = v["cases"][0].clone();
         v["cases"].as_array_mut().unwrap().push(c);
@@ -734,6 +788,12 @@ fn every_bad_input_gets_its_exit_code_and_a_clear_message() {
         std::fs::read_to_string(d.join("exists.csv")).unwrap(),
         "keep"
     );
+    // refused before anything was written
+    assert_eq!(
+        std::fs::read_to_string(d.join("ln-b.json")).unwrap(),
+        "keep"
+    );
+    assert!(!d.join("same.json").exists());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // a refused --figures writes nothing
     assert_eq!(std::fs::read_dir(d.join("empty-figs")).unwrap().count(), 0);

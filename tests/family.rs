@@ -151,6 +151,8 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         name: "toy",
         launcher: &host,
         output: &config.output,
+        run_id: "toy-1",
+        start_secs: 0.0,
     }];
     let s = Schedule {
         config: &config,
@@ -159,6 +161,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         families,
         sides: &sides,
         interleave_id: None,
+        cpus: plan.cpus,
     };
     let mut files = [file];
     schedule::run(&s, &mut files, &AtomicBool::new(false), &mut Quiet).unwrap();

@@ -13,6 +13,8 @@
 
 #[path = "common/group.rs"]
 mod group;
+#[path = "interleave/hostile.rs"]
+mod hostile;
 
 use assert_cmd::Command;
 use envbench::results::{ResultFile, RunStatus};
@@ -301,8 +303,8 @@ fn help_teaches_interleaving_with_examples() {
 }
 
 /// Starts `envbench run --quiet --no-history ARGS` in `dir` with both
-/// environments behind bwrap (so whichever goes first), in a process group
-/// of its own (whose id is its PID), stdout discarded, stderr piped. bwrap
+/// environments behind bwrap (so whichever goes first), in a session of
+/// its own (whose id is its PID), stdout discarded, stderr piped. bwrap
 /// passes no signal on: the first SIGINT's SIGTERM ends bwrap and leaves
 /// its worker running, which envbench adopts.
 fn start_behind_bwrap(dir: &Path, args: &[&str]) -> std::process::Child {
@@ -325,7 +327,7 @@ fn start_behind_bwrap(dir: &Path, args: &[&str]) -> std::process::Child {
 
 /// Waits until `ready` or 60 s, then sends envbench two SIGINTs (to it
 /// alone, not its group) and waits for it: it must exit with 130, and every
-/// process of its group must be gone within `within` of the signals.
+/// process of its session must be gone within `within` of the signals.
 /// Returns its stderr.
 fn interrupt_twice(
     child: std::process::Child,
@@ -334,7 +336,7 @@ fn interrupt_twice(
 ) -> String {
     let pgid = child.id() as i32;
     let start = Instant::now();
-    while !(ready() && group::processes_in_group(pgid).len() >= 3)
+    while !(ready() && group::processes_in_session(pgid).len() >= 3)
         && start.elapsed() < Duration::from_secs(60)
     {
         std::thread::sleep(Duration::from_millis(10));
@@ -351,11 +353,11 @@ fn interrupt_twice(
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    while !group::processes_in_group(pgid).is_empty() && signalled.elapsed() < within {
+    while !group::processes_in_session(pgid).is_empty() && signalled.elapsed() < within {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
-        group::processes_in_group(pgid),
+        group::processes_in_session(pgid),
         Vec::<i32>::new(),
         "{stderr}"
     );

@@ -13,12 +13,14 @@
 //!
 //! [`WORKER_ARG`]: super::worker::WORKER_ARG
 
+use super::peer::{Heard, Peer};
 use crate::probe::Fingerprint;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The hidden argument that makes envbench print its environment's
@@ -31,8 +33,8 @@ pub const FINGERPRINT_ARG: &str = "__fingerprint";
 /// that waits for a password typed at the terminal gets time for that.
 pub const FINGERPRINT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Most bytes read of an answer or of its stderr: a fingerprint is a few
-/// kilobytes; a prefix that prints without end is stopped by the timeout.
+/// Most bytes read of an answer: a fingerprint is a few kilobytes; a
+/// prefix that prints more is stopped.
 const ANSWER_CAP_BYTES: u64 = 4 << 20;
 
 /// Lines of a failed prefix's stderr shown in the message.
@@ -154,13 +156,19 @@ pub fn serve_fingerprint() -> ExitCode {
 
 /// The fingerprint of `env` for the target directories `dirs`: probed
 /// here for the host as it is, otherwise through its prefix within
-/// [`FINGERPRINT_TIMEOUT`].
+/// [`FINGERPRINT_TIMEOUT`], or until `interrupted`. The prefix's process
+/// and all it started are stopped on every way out ([`Peer`]).
 ///
 /// # Errors
 /// What was tried (the exact argv) and what happened: the program was not
 /// found or could not start, exited with a status (and the last lines of
-/// its stderr), printed no fingerprint, or did not answer in time.
-pub fn fingerprint(env: &Environment, dirs: &[PathBuf]) -> Result<Fingerprint, String> {
+/// its stderr), printed anything but one fingerprint of this version, a
+/// fingerprint no machine can have, or did not answer in time.
+pub fn fingerprint(
+    env: &Environment,
+    dirs: &[PathBuf],
+    interrupted: &AtomicBool,
+) -> Result<Fingerprint, String> {
     if env.launcher.is_host() {
         return Ok(crate::probe::probe_live(dirs));
     }
@@ -169,71 +177,122 @@ pub fn fingerprint(env: &Environment, dirs: &[PathBuf]) -> Result<Fingerprint, S
     let request = FingerprintRequest {
         dirs: dirs.to_vec(),
     };
-    let answer = ask(&env.launcher, &request, FINGERPRINT_TIMEOUT)
+    let answer = ask(&env.launcher, &request, FINGERPRINT_TIMEOUT, interrupted)
         .map_err(|why| format!("{tried}: {why}"))?;
-    let line = answer.stdout.lines().rev().find(|l| !l.trim().is_empty());
-    line.and_then(|l| serde_json::from_str::<Fingerprint>(l).ok())
-        .ok_or_else(|| {
-            let printed = match line {
-                Some(l) => format!("printed `{}`", cut(l, 120)),
-                None => "printed nothing".into(),
-            };
-            format!(
-                "{tried}: it exited with status 0 but {printed}, not a fingerprint: is the \
-                 binary at that path an envbench of this version?{}",
-                stderr_tail(&answer.stderr)
-            )
-        })
+    let lines: Vec<&str> = answer
+        .stdout
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let fp = match lines.as_slice() {
+        [line] => serde_json::from_str::<Fingerprint>(line).ok(),
+        _ => None,
+    };
+    let Some(fp) = fp else {
+        let printed = match lines.as_slice() {
+            [] => "printed nothing".to_string(),
+            [line] => format!("printed `{}`", cut(line, 120)),
+            [first, ..] => {
+                return Err(format!(
+                    "{tried}: it printed {} lines where envbench prints one (the first: `{}`): \
+                     a prefix must leave stdout to envbench, whose workers answer there; send \
+                     its own messages to stderr",
+                    lines.len(),
+                    cut(first, 120)
+                ))
+            }
+        };
+        return Err(format!(
+            "{tried}: it exited with status 0 but {printed}, not one fingerprint: is the \
+             binary at that path an envbench of this version?{}",
+            stderr_tail(&answer.stderr)
+        ));
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    if fp.build.version != ours {
+        return Err(format!(
+            "{tried}: it is envbench {}, and this is {ours}: its workers speak another version \
+             of the protocol; install this version there (--in-binary NAME=PATH)",
+            crate::terminal::escape(&fp.build.version)
+        ));
+    }
+    if let Some(why) = fp.impossible() {
+        return Err(format!(
+            "{tried}: its fingerprint cannot be a machine's: {}",
+            crate::terminal::escape(&why)
+        ));
+    }
+    Ok(fp)
 }
 
 /// What a process printed before it exited with status 0.
 struct Answer {
-    stdout: String,
+    stdout: Vec<String>,
     stderr: String,
 }
 
 /// Starts `launcher`'s fingerprint command, writes `request` to it and
-/// reads what it prints until it exits (killed by PID after `timeout`).
+/// reads what it prints until it exits; stopped, with all it started,
+/// after `timeout` or once `interrupted`.
 fn ask(
     launcher: &Launcher,
     request: &FingerprintRequest,
     timeout: Duration,
+    interrupted: &AtomicBool,
 ) -> Result<Answer, String> {
-    let mut cmd = launcher.command(FINGERPRINT_ARG)?;
-    cmd.stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| not_started(&launcher.prefix, &e))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let text = serde_json::to_string(request).expect("invariant: requests serialise");
-        // a prefix that exits at once closes the pipe: its status says why
-        let _ = writeln!(stdin, "{text}");
-    }
-    let stdout = read_all(child.stdout.take());
-    let stderr = read_all(child.stderr.take());
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(20))
+    let mut peer = Peer::start(launcher, FINGERPRINT_ARG, true)
+        .map_err(|e| not_started(&launcher.prefix, &e))?;
+    let text = serde_json::to_string(request).expect("invariant: requests serialise");
+    // a prefix that exits at once closes the pipe: its status says why
+    let _ = peer.send(&text);
+    let until = Instant::now() + timeout;
+    let mut stdout = Vec::new();
+    let mut read = 0usize;
+    loop {
+        match peer.next(until, Some(interrupted)) {
+            Heard::Line(line) => {
+                read += line.len();
+                if read as u64 > ANSWER_CAP_BYTES {
+                    peer.stop();
+                    return Err(format!(
+                        "it printed more than {} MiB, far more than a fingerprint, and was stopped",
+                        ANSWER_CAP_BYTES >> 20
+                    ));
+                }
+                stdout.push(line);
             }
-            Ok(None) => {
-                // SAFETY: kill(2) on our own child's PID, not yet reaped.
-                unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-                let _ = child.wait();
+            Heard::Closed => break,
+            Heard::TooLong => {
+                peer.stop();
+                return Err("it printed a line without end, and was stopped".into());
+            }
+            Heard::Interrupted => {
+                peer.stop();
+                return Err("interrupted while it answered".into());
+            }
+            Heard::Late => {
+                peer.stop();
                 return Err(format!(
-                    "it gave no answer within {} s and was stopped{}",
+                    "it gave no answer within {} s and was stopped, with all it started{}",
                     timeout.as_secs(),
-                    stderr_tail(&collected(stderr))
+                    stderr_tail(&peer.stderr())
                 ));
             }
-            Err(e) => return Err(format!("it was lost: {e}")),
         }
-    };
-    let (stdout, stderr) = (collected(stdout), collected(stderr));
-    if !status.success() {
-        return Err(format!("it {}{}", ended(status), stderr_tail(&stderr)));
     }
-    Ok(Answer { stdout, stderr })
+    // its stdout closed: it exits now, or is stopped
+    let (status, _) = {
+        let stderr_first = peer.stderr();
+        let (status, stopped) = peer.finish(Duration::from_secs(5));
+        ((status, stderr_first), stopped)
+    };
+    let (status, stderr) = status;
+    match status {
+        Some(s) if s.success() => Ok(Answer { stdout, stderr }),
+        Some(s) => Err(format!("it {}{}", ended(s), stderr_tail(&stderr))),
+        None => Err(format!("it was lost{}", stderr_tail(&stderr))),
+    }
 }
 
 /// Why a prefix's program (or the binary, without one) could not start.
@@ -245,6 +304,13 @@ fn not_started(prefix: &[String], e: &std::io::Error) -> String {
     };
     match e.kind() {
         std::io::ErrorKind::NotFound => format!("{what} was not found ({e})"),
+        std::io::ErrorKind::PermissionDenied
+            if prefix
+                .first()
+                .is_some_and(|p| p.contains('/') && std::path::Path::new(p).is_dir()) =>
+        {
+            format!("{what} is a directory, not a program")
+        }
         std::io::ErrorKind::PermissionDenied => {
             format!("{what} cannot be run: permission denied ({e})")
         }
@@ -274,33 +340,6 @@ fn ended(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// A stream read to its end (at most [`ANSWER_CAP_BYTES`]) on a thread.
-type Reading = Option<std::sync::mpsc::Receiver<Vec<u8>>>;
-
-fn read_all(stream: Option<impl Read + Send + 'static>) -> Reading {
-    let stream = stream?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("envbench-answer".into())
-        .spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stream.take(ANSWER_CAP_BYTES).read_to_end(&mut buf);
-            let _ = tx.send(buf);
-        })
-        .ok()?;
-    Some(rx)
-}
-
-/// What a [`read_all`] read, once its stream closed; what it had not got
-/// within a second is not waited for (a process the prefix left behind may
-/// hold the pipe open).
-fn collected(reading: Reading) -> String {
-    reading
-        .and_then(|rx| rx.recv_timeout(Duration::from_secs(1)).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
-}
-
 /// The last lines of `stderr`, for a message; empty when it said nothing.
 fn stderr_tail(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -310,18 +349,19 @@ fn stderr_tail(stderr: &str) -> String {
     let from = lines.len().saturating_sub(STDERR_LINES);
     let shown: Vec<String> = lines[from..]
         .iter()
-        .map(|l| format!("\n  | {}", crate::terminal::escape(&cut(l, 200))))
+        .map(|l| format!("\n  | {}", cut(l, 200)))
         .collect();
     format!("; its stderr ended with:{}", shown.concat())
 }
 
-/// `text` cut to `most` characters, with `...` when cut.
-fn cut(text: &str, most: usize) -> String {
+/// `text` cut to `most` characters, with `...` when cut, escaped for the
+/// terminal.
+pub(super) fn cut(text: &str, most: usize) -> String {
     let mut out: String = text.chars().take(most).collect();
     if text.chars().count() > most {
         out.push_str("...");
     }
-    out
+    crate::terminal::escape(&out)
 }
 
 #[cfg(test)]
@@ -360,7 +400,8 @@ mod tests {
 
     #[test]
     fn a_missing_prefix_program_is_named_with_the_argv_tried() {
-        let err = fingerprint(&env(&["/nonexistent/prog"]), &[]).unwrap_err();
+        let err =
+            fingerprint(&env(&["/nonexistent/prog"]), &[], &AtomicBool::new(false)).unwrap_err();
         assert!(err.contains("tried `/nonexistent/prog "), "{err}");
         assert!(err.contains("__fingerprint`"), "{err}");
         assert!(err.contains("was not found"), "{err}");
@@ -369,15 +410,20 @@ mod tests {
     #[test]
     fn a_prefix_that_fails_shows_its_status_and_stderr() {
         // `sh -c SCRIPT` takes envbench's path and argument as $0 and $1
-        let err = fingerprint(&env(&["sh", "-c", "echo no way in >&2; exit 7"]), &[]).unwrap_err();
+        let err = fingerprint(
+            &env(&["sh", "-c", "echo no way in >&2; exit 7"]),
+            &[],
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
         assert!(err.contains("exited with status 7"), "{err}");
         assert!(err.contains("| no way in"), "{err}");
     }
 
     #[test]
     fn a_prefix_that_prints_no_fingerprint_is_refused() {
-        let err = fingerprint(&env(&["echo"]), &[]).unwrap_err();
+        let err = fingerprint(&env(&["echo"]), &[], &AtomicBool::new(false)).unwrap_err();
         assert!(err.contains("exited with status 0 but printed `"), "{err}");
-        assert!(err.contains("not a fingerprint"), "{err}");
+        assert!(err.contains("not one fingerprint"), "{err}");
     }
 }

@@ -15,6 +15,7 @@ pub mod launch;
 pub mod mem;
 pub mod net;
 pub mod os;
+pub mod peer;
 mod round;
 pub mod runner;
 pub mod schedule;

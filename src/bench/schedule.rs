@@ -62,6 +62,12 @@ pub struct Side<'a> {
     pub launcher: &'a Launcher,
     /// Its result file, saved after case rounds and every pass.
     pub output: &'a Path,
+    /// Its result file's run id, listed in every file of an interleaved run.
+    pub run_id: &'a str,
+    /// Seconds it took to answer for its fingerprint through its prefix
+    /// (0 for the host itself): what a worker's start may take, ten times
+    /// over ([`super::worker::Deadlines`]).
+    pub start_secs: f64,
 }
 
 /// What to run: the configuration (with the target directories), the
@@ -85,6 +91,8 @@ pub struct Schedule<'a> {
     /// The interleaved run's id, written with the environments' orders in
     /// every file's `rounds.interleave` when there are several sides.
     pub interleave_id: Option<&'a str>,
+    /// The usable CPUs the cases were planned for ([`super::Plan::cpus`]).
+    pub cpus: usize,
 }
 
 impl Schedule<'_> {
@@ -147,7 +155,6 @@ pub fn run(
         Clock::real()
     };
     let rounds = config.reps.rounds.max(1);
-    let fp = &files[0].fingerprint;
     let mut state = Loop {
         s,
         clock: &clock,
@@ -157,7 +164,7 @@ pub fn run(
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
-        cpus: fp.cpu.usable(),
+        cpus: s.cpus,
         run_start: clock.now(),
         last_save: Duration::ZERO,
         results: vec![None; s.slots()],
@@ -238,6 +245,7 @@ fn interleave(s: &Schedule, e: usize) -> Option<results::Interleave> {
                     .binary
                     .as_ref()
                     .map(|b| b.to_string_lossy().into_owned()),
+                run_id: Some(side.run_id.to_string()),
             })
             .collect(),
         index: e as u32,
@@ -436,9 +444,17 @@ impl Loop<'_> {
         };
         let run = if self.s.config.workers || !side.launcher.is_host() {
             let job = self.job(&case.key(), policy.clone(), e);
+            let name = if self.s.sides.len() > 1 {
+                side.name
+            } else {
+                ""
+            };
+            let deadlines =
+                super::worker::Deadlines::new(name, side.start_secs, policy.budget_secs);
             super::worker::measure(
                 &job,
                 side.launcher,
+                deadlines,
                 self.clock,
                 self.interrupted,
                 &mut |p| watch.rep(&step, p),

@@ -25,18 +25,19 @@
 //! with `cleanup`, so a second Ctrl-C removes the scratch directories a
 //! killed worker left.
 
-use super::launch::{limit_hint, Launcher};
+use super::launch::{cut, limit_hint, Launcher};
+use super::peer::{Heard, Peer};
 use super::runner::{self, CaseRun, Progress};
 use super::{Context, NamedDir, Plan, ALL};
 use crate::config::{FamilyOptions, RepPolicy, Suite};
 use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The hidden argument that makes envbench a worker.
 pub const WORKER_ARG: &str = "__case";
@@ -76,10 +77,17 @@ pub struct Job {
     pub scratch_pid: Option<u32>,
 }
 
-/// What a worker writes on stdout, one JSON object per line.
+/// What a worker writes on stdout, one JSON object per line: `Ready` once
+/// it has its job, a `Rep` per repetition, then `Done`.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Line {
+    /// The worker read its job and starts the round.
+    Ready {
+        /// Its PID as its own environment sees it (a sandbox's or a
+        /// container's PID namespace may number it anew).
+        pid: u32,
+    },
     /// A repetition finished.
     Rep {
         /// Repetitions measured so far.
@@ -108,8 +116,23 @@ pub fn serve() -> ExitCode {
     }
     let interrupted = Arc::new(AtomicBool::new(false));
     // SAFETY: ignoring SIGINT has no preconditions; the run passes its
-    // first signal on as SIGTERM.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    // first signal on as SIGTERM. PR_SET_PDEATHSIG only sets a flag: a
+    // prefix's process between the run and this worker (unshare --fork)
+    // that dies takes the round down with it.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+    }
+    watch_stdin(Arc::clone(&interrupted));
+    let ready = Line::Ready {
+        pid: std::process::id(),
+    };
+    let mut out = std::io::stdout().lock();
+    let told = serde_json::to_string(&ready).expect("invariant: lines serialise");
+    if writeln!(out, "{told}").and_then(|()| out.flush()).is_err() {
+        return ExitCode::from(1);
+    }
+    drop(out);
     let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
         Ok(()) => measured_or_why_not(&job, &interrupted),
         // the run hears why rather than "ended without a result"
@@ -128,6 +151,21 @@ pub fn serve() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
+}
+
+/// Winds the round down (sets `interrupted`) when stdin closes: the run
+/// keeps it open while it waits for this worker, so its end means the run
+/// is gone or interrupted, through any prefix that forwards stdin, whether
+/// or not the prefix passes signals on.
+fn watch_stdin(interrupted: Arc<AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("envbench-stdin".into())
+        .spawn(move || {
+            let mut sink = [0u8; 256];
+            let mut stdin = std::io::stdin().lock();
+            while matches!(std::io::Read::read(&mut stdin, &mut sink), Ok(n) if n > 0) {}
+            interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
 }
 
 /// [`measure_here`], or a failed run saying why when the case panicked: a
@@ -163,19 +201,7 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
     } else {
         Clock::real()
     };
-    let plan = Plan {
-        suite: job.suite,
-        cpus: job.cpus,
-        threads: job.threads.clone(),
-        dirs: job.dirs.clone(),
-        options: job.options.clone(),
-    };
-    let bench_id = job.key.split('[').next().unwrap_or_default();
-    let found = ALL.iter().find(|b| b.id() == bench_id).and_then(|b| {
-        let case = b.cases(&plan).into_iter().find(|c| c.key() == job.key)?;
-        Some((*b, case))
-    });
-    let Some((bench, case)) = found else {
+    let Some((bench, case)) = planned(job) else {
         return runner::failed_run(
             clock.wall_secs(),
             format!("the worker found no case {} in its plan", job.key),
@@ -206,22 +232,79 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
     run
 }
 
+/// How long a worker may take, started through its environment's prefix,
+/// to say it is ready: at least [`START_FLOOR`], else ten times what the
+/// environment took to answer for its fingerprint (a sandbox's or a
+/// connection's start, measured before the run).
+pub const START_FLOOR: Duration = Duration::from_secs(20);
+
+/// How long a round may take after its worker is ready: at least
+/// [`ROUND_FLOOR`] (preparing a case, its minimum repetitions under an
+/// emulator), else ten times the round's budget.
+pub const ROUND_FLOOR: Duration = Duration::from_secs(120);
+
+/// How long a worker gets to end its round after the run is interrupted
+/// (its stdin closed, SIGTERM): the repetition under way ends and the
+/// round is reported; then it is stopped.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a worker (or the prefix around it) may take to exit after its
+/// outcome: a sandbox or a container being torn down.
+const EXIT_WITHIN: Duration = Duration::from_secs(10);
+
+/// The largest magnitude a sample may have: far beyond any rate, time or
+/// size envbench measures, far below where sums of them overflow.
+const SAMPLE_MAX: f64 = 1e18;
+
+/// Where and how long a worker's round may take: the environment's name
+/// (for messages) and the deadlines of its conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines<'a> {
+    /// The environment's name, for messages; empty for a plain run.
+    pub env: &'a str,
+    /// From starting the worker to its `Ready` line.
+    pub start: Duration,
+    /// From `Ready` to its outcome.
+    pub round: Duration,
+}
+
+impl<'a> Deadlines<'a> {
+    /// The deadlines of a round of `budget_secs` in the environment `env`,
+    /// which took `start_secs` to answer for its fingerprint (0 for the
+    /// host itself).
+    pub fn new(env: &'a str, start_secs: f64, budget_secs: f64) -> Deadlines<'a> {
+        let times = |secs: f64, floor: Duration| {
+            Duration::try_from_secs_f64(10.0 * secs)
+                .unwrap_or(Duration::MAX)
+                .max(floor)
+        };
+        Deadlines {
+            env,
+            start: times(start_secs, START_FLOOR),
+            round: times(budget_secs, ROUND_FLOOR),
+        }
+    }
+}
+
 /// The run's side: measures `job` in a new worker process that `launcher`
 /// starts (this binary, or envbench through an environment's prefix),
-/// reporting each repetition to `on_progress`. Repetition times come back
-/// on `clock`, counted from this call. A worker that cannot start, or ends
-/// without an outcome, makes a failed (or, after a signal, interrupted)
-/// round with the reason.
+/// reporting each repetition to `on_progress`, within `deadlines`.
+/// Repetition times come back on `clock`, counted from this call. A worker
+/// that cannot start, is late, says something that is not envbench's
+/// protocol or not possible, or ends without an outcome, makes a failed
+/// (or, after a signal, interrupted) round with the reason; nothing it
+/// says can stop the run.
 pub fn measure(
     job: &Job,
     launcher: &Launcher,
+    deadlines: Deadlines,
     clock: &Clock,
     interrupted: &AtomicBool,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CaseRun {
     let start = clock.now();
     let wall = clock.wall_secs();
-    let mut run = match spawn_and_read(job, launcher, on_progress) {
+    let mut run = match spawn_and_read(job, launcher, deadlines, interrupted, on_progress) {
         Ok(run) => run,
         Err(why) => {
             let mut run = runner::failed_run(wall, why);
@@ -245,38 +328,284 @@ pub fn measure(
 fn spawn_and_read(
     job: &Job,
     launcher: &Launcher,
+    deadlines: Deadlines,
+    interrupted: &AtomicBool,
     on_progress: &mut dyn FnMut(Progress),
 ) -> Result<CaseRun, String> {
-    // through a prefix, a failure names the command tried
+    // through a prefix, a failure names the environment and the command tried
     let tried = if launcher.is_host() {
         String::new()
     } else {
-        format!(" (`{}`)", super::launch::shown(&launcher.argv(WORKER_ARG)?))
+        format!(
+            " in {} (`{}`)",
+            deadlines.env,
+            super::launch::shown(&launcher.argv(WORKER_ARG)?)
+        )
     };
-    let mut child = launcher.command(WORKER_ARG)?.spawn().map_err(|e| {
+    let mut peer = Peer::start(launcher, WORKER_ARG, false).map_err(|e| {
         format!(
             "cannot start a worker process{tried}: {e}{}",
             limit_hint(&e)
         )
     })?;
-    let pid = child.id() as i32;
+    let pid = peer.pid();
     crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs));
     let job = Job {
-        scratch_pid: Some(child.id()),
+        scratch_pid: Some(pid as u32),
         ..job.clone()
     };
-    let outcome = talk(&mut child, &job, on_progress);
-    let status = child.wait();
-    crate::cleanup::release_worker(pid, outcome.is_some());
+    let started = Instant::now();
+    let heard = talk(
+        &mut peer,
+        &job,
+        deadlines,
+        started,
+        interrupted,
+        on_progress,
+    );
+    let (status, stopped) = match &heard {
+        Ok(_) => peer.finish(EXIT_WITHIN),
+        Err(_) => {
+            peer.stop();
+            peer.finish(Duration::ZERO)
+        }
+    };
+    crate::cleanup::release_worker(pid, heard.is_ok() && !stopped);
     crate::cleanup::reap_orphans();
-    match (outcome, status) {
-        (Some(run), _) => Ok(run),
-        (None, Ok(s)) => Err(format!(
-            "the worker process{tried} ended without a result ({s}){}",
-            abort_hint(s)
+    match heard {
+        Ok(mut run) => {
+            if stopped {
+                run.notes.push(format!(
+                    "the worker's process{tried} did not exit within {} s of its outcome and \
+                     was stopped",
+                    EXIT_WITHIN.as_secs()
+                ));
+            }
+            Ok(run)
+        }
+        Err(Silence::Ended) => Err(format!(
+            "the worker process{tried} ended without a result ({}){}",
+            status.map_or_else(|| "status unknown".to_string(), |s| s.to_string()),
+            status.map_or("", abort_hint)
         )),
-        (None, Err(e)) => Err(format!("the worker process{tried} was lost: {e}")),
+        Err(Silence::Why(why)) => Err(format!("the worker process{tried} {why}")),
     }
+}
+
+/// Why a conversation gave no outcome.
+#[derive(Debug)]
+enum Silence {
+    /// The worker's stdout closed first.
+    Ended,
+    /// Late, interrupted, or a line that is not envbench's: what happened.
+    Why(String),
+}
+
+/// Writes `job` to the worker and reads its lines within `deadlines`
+/// (counted from `started`): its outcome, checked, or why there is none.
+/// After an interruption the worker gets [`INTERRUPT_GRACE`] to report the
+/// repetitions it finished.
+fn talk(
+    peer: &mut Peer,
+    job: &Job,
+    deadlines: Deadlines,
+    started: Instant,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<CaseRun, Silence> {
+    let text = serde_json::to_string(job).expect("invariant: jobs serialise");
+    // a worker that could not read it ends; its status says why
+    if peer.send(&text).is_err() {
+        return Err(Silence::Ended);
+    }
+    let mut ready_at: Option<Instant> = None;
+    let mut watched = Some(interrupted);
+    let mut until = started + deadlines.start;
+    loop {
+        let line = match peer.next(until, watched) {
+            Heard::Line(line) => line,
+            Heard::Closed => return Err(Silence::Ended),
+            Heard::TooLong => {
+                return Err(Silence::Why(format!(
+                    "printed a line longer than {} MiB, which is not envbench's",
+                    super::peer::LINE_CAP_BYTES >> 20
+                )))
+            }
+            Heard::Interrupted if ready_at.is_none() => {
+                return Err(Silence::Why(
+                    "had not started its round when the run was interrupted, and was stopped"
+                        .into(),
+                ))
+            }
+            Heard::Interrupted => {
+                // close its stdin: it winds down even if no signal reaches it
+                peer.close_stdin();
+                watched = None;
+                until = Instant::now() + INTERRUPT_GRACE;
+                continue;
+            }
+            Heard::Late if watched.is_none() => {
+                return Err(Silence::Why(format!(
+                    "did not end its round within {} s of the interruption and was stopped",
+                    INTERRUPT_GRACE.as_secs()
+                )))
+            }
+            Heard::Late => {
+                let awaited = match ready_at {
+                    None => format!(
+                        "gave no sign of starting within {} s (awaited: its ready line; a \
+                         prefix that does not start envbench, or waits for input?)",
+                        deadlines.start.as_secs()
+                    ),
+                    Some(_) => format!(
+                        "gave no outcome within {} s of starting its round (awaited: its \
+                         result; the limit is ten times the round's budget, at least {} s)",
+                        deadlines.round.as_secs(),
+                        ROUND_FLOOR.as_secs()
+                    ),
+                };
+                return Err(Silence::Why(format!("{awaited}, and was stopped")));
+            }
+        };
+        let parsed = serde_json::from_str::<Line>(&line).map_err(|_| {
+            Silence::Why(format!(
+                "printed `{}`, which is not envbench's protocol (a prefix must leave stdout \
+                 to envbench: send its own messages to stderr)",
+                cut(&line, 120)
+            ))
+        })?;
+        // the fake clock's times are synthetic: bounded, not by the real wait
+        let waited = if job.fake_clock {
+            FAKE_CLOCK_MOST
+        } else {
+            started.elapsed()
+        };
+        match parsed {
+            Line::Ready { .. } if ready_at.is_none() => {
+                ready_at = Some(Instant::now());
+                if watched.is_some() {
+                    until = Instant::now() + deadlines.round;
+                }
+            }
+            Line::Ready { .. } => {
+                return Err(Silence::Why("said it was ready twice".into()));
+            }
+            Line::Rep {
+                reps_done,
+                elapsed_secs,
+            } => {
+                let elapsed = within(elapsed_secs, waited)
+                    .map_err(|why| Silence::Why(format!("reported a repetition {why}")))?;
+                on_progress(Progress { reps_done, elapsed });
+            }
+            Line::Done(run) => {
+                let mut run = *run;
+                check_outcome(&mut run, job, waited)
+                    .map_err(|why| Silence::Why(format!("gave an impossible outcome: {why}")))?;
+                return Ok(run);
+            }
+        }
+    }
+}
+
+/// The longest time a worker on the fake clock may report: its times are
+/// synthetic (ten milliseconds a reading), a few thousand seconds at most.
+const FAKE_CLOCK_MOST: Duration = Duration::from_secs(10_000_000);
+
+/// `secs` as a duration, when it is a time the worker can have spent:
+/// finite, not negative, and no longer than the `waited` the run saw
+/// (a second's leeway for the clocks).
+fn within(secs: f64, waited: Duration) -> Result<Duration, String> {
+    let most = waited.as_secs_f64() + 1.0;
+    if secs.is_finite() && (0.0..=most).contains(&secs) {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        let secs = if secs.abs() < 1e6 {
+            format!("{secs}")
+        } else {
+            format!("{secs:.3e}")
+        };
+        Err(format!(
+            "at {secs} s, not between 0 and the {most:.1} s it had been running"
+        ))
+    }
+}
+
+/// Checks a worker's outcome for `job` against what is possible (times
+/// within the `waited` the run saw, as many repetitions and metrics as
+/// the case allows, samples of a sane size) and escapes its words, which
+/// reach the terminal.
+fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), String> {
+    within(run.elapsed.as_secs_f64(), waited).map_err(|w| format!("elapsed {w}"))?;
+    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed) {
+        return Err(format!(
+            "a repetition ended at {} s, after the round's {} s",
+            t.as_secs_f64(),
+            run.elapsed.as_secs_f64()
+        ));
+    }
+    let reps = run.rep_ends.len();
+    let most = job.policy.reps_max.max(job.policy.reps_min) as usize;
+    if reps > most {
+        return Err(format!("{reps} repetitions, more than the {most} asked"));
+    }
+    let metrics = planned(job).map(|(_, case)| case.metrics.len());
+    if !run.samples.is_empty() && Some(run.samples.len()) != metrics {
+        return Err(format!(
+            "{} metrics, where the case has {}",
+            run.samples.len(),
+            metrics.map_or_else(|| "none".to_string(), |n| n.to_string())
+        ));
+    }
+    for (m, samples) in run.samples.iter().enumerate() {
+        if !samples.is_empty() && samples.len() != reps {
+            return Err(format!(
+                "metric {m} has {} samples for {reps} repetitions",
+                samples.len()
+            ));
+        }
+        if let Some(v) = samples
+            .iter()
+            .find(|v| !v.is_finite() || v.abs() > SAMPLE_MAX)
+        {
+            return Err(format!(
+                "metric {m} holds the sample {v}, beyond {SAMPLE_MAX:e}"
+            ));
+        }
+    }
+    if !run.started_wall_secs.is_finite() || run.started_wall_secs < 0.0 {
+        return Err(format!("started at {} s", run.started_wall_secs));
+    }
+    if run.telemetry.longest() > reps {
+        return Err(format!("telemetry for more than its {reps} repetitions"));
+    }
+    use crate::terminal::escape;
+    run.reason = run.reason.as_deref().map(escape);
+    run.notes.iter_mut().for_each(|n| *n = escape(n));
+    for a in &mut run.anomalies {
+        a.kind = escape(&a.kind);
+        a.message = escape(&a.message);
+    }
+    Ok(())
+}
+
+/// The case of `job`, planned again from its bench (so that its metrics
+/// are the bench's own); None when no bench plans that key.
+fn planned(job: &Job) -> Option<(&'static dyn super::Bench, super::CaseSpec)> {
+    let plan = Plan {
+        suite: job.suite,
+        cpus: job.cpus,
+        threads: job.threads.clone(),
+        dirs: job.dirs.clone(),
+        options: job.options.clone(),
+    };
+    let bench_id = job.key.split('[').next().unwrap_or_default();
+    let bench = *ALL.iter().find(|b| b.id() == bench_id)?;
+    let case = bench
+        .cases(&plan)
+        .into_iter()
+        .find(|c| c.key() == job.key)?;
+    Some((bench, case))
 }
 
 /// What a failed allocation most likely met, for a panic that names one
@@ -293,31 +622,4 @@ fn abort_hint(s: std::process::ExitStatus) -> &'static str {
     } else {
         ""
     }
-}
-
-/// Writes `job` to the worker and reads its lines; None when it ends
-/// without an outcome.
-fn talk(
-    child: &mut std::process::Child,
-    job: &Job,
-    on_progress: &mut dyn FnMut(Progress),
-) -> Option<CaseRun> {
-    let mut stdin = child.stdin.take()?;
-    let text = serde_json::to_string(job).expect("invariant: jobs serialise");
-    writeln!(stdin, "{text}").ok()?;
-    drop(stdin);
-    let stdout = child.stdout.take()?;
-    for line in BufReader::new(stdout).lines() {
-        match serde_json::from_str::<Line>(&line.ok()?).ok()? {
-            Line::Rep {
-                reps_done,
-                elapsed_secs,
-            } => on_progress(Progress {
-                reps_done,
-                elapsed: Duration::from_secs_f64(elapsed_secs.max(0.0)),
-            }),
-            Line::Done(run) => return Some(*run),
-        }
-    }
-    None
 }

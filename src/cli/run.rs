@@ -48,6 +48,17 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
 /// [`UsageError`] saying what is wrong and what to give instead.
 fn environments(a: &RunArgs) -> Result<Vec<Environment>, UsageError> {
     if a.ins.is_empty() {
+        if let Some(o) = a
+            .output
+            .as_ref()
+            .filter(|o| o.to_string_lossy().contains(IN_PLACEHOLDER))
+        {
+            return Err(UsageError(format!(
+                "-o {}: {IN_PLACEHOLDER} stands for each --in environment's name, and no --in \
+                 is given; name the file itself",
+                o.display()
+            )));
+        }
         if let Some((name, _)) = a.in_binary.first() {
             return Err(UsageError(format!(
                 "--in-binary {name}=...: goes with --in {name}=PREFIX (an environment to start \

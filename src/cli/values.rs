@@ -162,10 +162,12 @@ pub struct InArg {
 }
 
 /// The rule of an environment's name, for messages.
-const NAME_RULE: &str = "letters, digits, '_' and '-'";
+const NAME_RULE: &str = "letters, digits, '_' and '-', starting with a letter or digit";
 
+/// Whether `name` names an environment: it may not start with '-', which
+/// would read as a flag wherever the name is typed again (`--in=-x`).
 fn valid_name(name: &str) -> bool {
-    !name.is_empty()
+    name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

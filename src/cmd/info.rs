@@ -30,9 +30,32 @@ pub fn run(s: &InfoSettings) -> anyhow::Result<ExitCode> {
         if s.json {
             serde_json::to_string_pretty(&fp)? + "\n"
         } else {
-            report::fingerprint::render(&fp)
+            text(&fp)
         }
     };
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The fingerprint as `info` prints it: a field read from the environment
+/// (PRETTY_NAME, a container engine's name) may hold escape sequences,
+/// which reach the terminal escaped.
+fn text(fp: &probe::Fingerprint) -> String {
+    crate::terminal::escape_output(&report::fingerprint::render(fp))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escape_sequences_from_the_environment_reach_the_terminal_escaped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut fp = crate::probe::probe(&crate::probe::Roots::fixture(tmp.path()), &[]);
+        fp.os.distro = Some("Debian\u{1b}]0;owned\u{7}\u{1b}[2J".into());
+        let text = super::text(&fp);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(text.contains("Debian\\u{1b}]0;owned"), "{text}");
+    }
 }

@@ -59,13 +59,22 @@ impl Reporter {
         rest: &[usize],
         later: &[u32],
     ) -> Duration {
-        let sum = |it: &mut dyn Iterator<Item = Duration>| it.fold(Duration::ZERO, |a, b| a + b);
+        // saturating: an estimate is never worth a panic
+        let sum = |it: &mut dyn Iterator<Item = Duration>| {
+            it.fold(Duration::ZERO, |a, b| a.saturating_add(b))
+        };
         let now = self
             .expected
             .get(current)
             .map_or(Duration::ZERO, |e| e.saturating_sub(elapsed));
-        now + sum(&mut rest.iter().filter_map(|&i| self.expected.get(i).copied()))
-            + sum(&mut self.expected.iter().zip(later).map(|(e, &n)| *e * n))
+        now.saturating_add(sum(&mut rest
+            .iter()
+            .filter_map(|&i| self.expected.get(i).copied())))
+            .saturating_add(sum(&mut self
+                .expected
+                .iter()
+                .zip(later)
+                .map(|(e, &n)| e.saturating_mul(n))))
     }
 
     /// Prints a warning even under `--quiet`: something the person must

@@ -82,6 +82,8 @@ struct Prepared {
     budget_note: Option<String>,
     /// Seconds the whole battery may take; None keeps every budget.
     deadline: Option<f64>,
+    /// The usable CPUs the cases were planned for.
+    cpus: usize,
 }
 
 /// Threads allowed per usable CPU: enough to study oversubscription,
@@ -96,7 +98,25 @@ const THREADS_PER_CPU: usize = 64;
 /// that takes no case, or an output path that cannot be used; I/O errors
 /// saving results; a case that failed.
 pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
-    let p = prepare(&mut s)?;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    // heard from the start: an environment's prefix that hangs while it is
+    // fingerprinted is stopped by Ctrl-C too
+    crate::cleanup::watch_signals(Arc::clone(&interrupted)).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start envbench's signal-watching thread: {e}{}",
+            bench::launch::limit_hint(&e)
+        )
+    })?;
+    if !s.environments.is_empty() {
+        // a worker its prefix left behind stays ours to kill and reap
+        crate::cleanup::adopt_orphans();
+    }
+    let prepared = prepare(&mut s, &interrupted);
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!("envbench: interrupted before measuring; no result file was written");
+        return Ok(ExitCode::from(130));
+    }
+    let p = prepared?;
     if s.plan_only {
         let note = sides::plan_note(&p.sides, p.budget_note.as_deref());
         let text = report::plan::render(
@@ -117,7 +137,6 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
         })?;
     }
     let mut files = start(&s, &p)?;
-    let interrupted = Arc::new(AtomicBool::new(false));
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
     match measure(&s, &p, &mut files, &interrupted) {
@@ -171,14 +190,14 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
 /// [`UsageError`] for an environment whose prefix cannot start envbench, a
 /// thread count above this machine's cap, a pattern with parameters that
 /// takes no case, or a result file that cannot be used.
-fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
-    let fingerprints = sides::fingerprints(&s.environments, &s.config.dirs)?;
-    let first = &fingerprints[0];
+fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::Result<Prepared> {
+    let fingerprints = sides::fingerprints(&s.environments, &s.config.dirs, interrupted)?;
+    let first = &fingerprints[0].0;
     let config = &mut s.config;
     thread_counts(config.threads.as_deref(), first)?;
     let plan = Plan::from_fingerprint(
         config.suite,
-        first,
+        &planned_for(first, s.environments.is_empty()),
         config.threads.clone(),
         config.dirs.clone(),
     )
@@ -191,10 +210,27 @@ fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
     let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), s.budget);
     let started = wall_now_secs();
     let named = sides::name(&s.environments, fingerprints, config, started);
-    let mut prepared = Vec::new();
+    let mut prepared: Vec<sides::Prepared> = Vec::new();
     for mut side in named.sides {
         if !s.plan_only {
             side.config.output = result_file(&side.config.output, s.db.as_ref(), s.force)?;
+        }
+        // two spellings of one file (`{in}/../x.json`, a link to another's
+        // file) would leave one environment's results in it: refused, with
+        // --force too
+        let lands = store::resolved(&side.config.output);
+        if let Some(earlier) = prepared
+            .iter()
+            .find(|p| store::resolved(&p.config.output) == lands)
+        {
+            return Err(UsageError(format!(
+                "--in {} and --in {} would both write {}: each environment needs a file of its \
+                 own (-o 'DIR/{IN_PLACEHOLDER}.json')",
+                earlier.env.name,
+                side.env.name,
+                lands.display()
+            ))
+            .into());
         }
         prepared.push(side);
     }
@@ -215,7 +251,26 @@ fn prepare(s: &mut RunSettings) -> anyhow::Result<Prepared> {
         cases,
         budget_note,
         deadline,
+        cpus: plan.cpus,
     })
+}
+
+/// The fingerprint the cases are planned from: the first environment's,
+/// its usable CPUs no more than this host's (`host_itself`: it is this
+/// host's own). An interleaved run's environments share this hardware, so
+/// one that claims more CPUs than the host has (a fingerprint that says
+/// 5000) cannot set thread counts the host would run: those go by the
+/// host's, whose cap `--threads` is checked against too.
+fn planned_for(first: &Fingerprint, host_itself: bool) -> Fingerprint {
+    let mut fp = first.clone();
+    if !host_itself {
+        let host = crate::probe::usable_cpus().unwrap_or(1);
+        if fp.cpu.usable() > host {
+            fp.cpu.usable_cpus = Some(host);
+            fp.cpu.logical_cpus = fp.cpu.logical_cpus.min(host.max(1));
+        }
+    }
+    fp
 }
 
 /// The most threads one case may start here, and which limit sets it:
@@ -291,12 +346,6 @@ fn measure(
     files: &mut [ResultFile],
     interrupted: &Arc<AtomicBool>,
 ) -> anyhow::Result<RunWatch> {
-    crate::cleanup::watch_signals(Arc::clone(interrupted)).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot start envbench's signal-watching thread: {e}{}",
-            bench::launch::limit_hint(&e)
-        )
-    })?;
     let config = &s.config;
     let mut watch = RunWatch {
         reporter: Reporter::new(
@@ -316,10 +365,6 @@ fn measure(
     for a in &files[0].anomalies {
         watch.reporter.message(&format!("warning: {}", a.message));
     }
-    if p.sides.len() > 1 {
-        // a worker its prefix left behind stays ours to kill and reap
-        crate::cleanup::adopt_orphans();
-    }
     let sides: Vec<Side> = p
         .sides
         .iter()
@@ -327,6 +372,8 @@ fn measure(
             name: &side.env.name,
             launcher: &side.env.launcher,
             output: &side.config.output,
+            run_id: &side.run_id,
+            start_secs: side.start_secs,
         })
         .collect();
     let plan = Schedule {
@@ -336,6 +383,7 @@ fn measure(
         families: bench::FAMILIES,
         sides: &sides,
         interleave_id: p.interleave_id.as_deref(),
+        cpus: p.cpus,
     };
     schedule::run(&plan, files, interrupted, &mut watch)?;
     Ok(watch)
@@ -350,8 +398,8 @@ fn measure(
 fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<Vec<ResultFile>> {
     let first = &p.sides[0];
     let (anomalies, notes) = validity::idle::at_start(&first.config, &first.fingerprint, s.quiet)?;
-    let mut files = Vec::new();
-    for side in &p.sides {
+    let mut files: Vec<ResultFile> = Vec::new();
+    for (k, side) in p.sides.iter().enumerate() {
         let mut file = ResultFile::new(
             side.run_id.clone(),
             &side.config,
@@ -368,13 +416,18 @@ fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<Vec<ResultFile>> {
         } else {
             store::save_new(output, &file)
         };
-        saved.map_err(|e| {
-            if e.is_bad_path() {
+        if let Err(e) = saved {
+            // a run that cannot start leaves none of its files behind: the
+            // ones written before this one are its own, still empty
+            for earlier in &p.sides[..k] {
+                let _ = std::fs::remove_file(&earlier.config.output);
+            }
+            return Err(if e.is_bad_path() {
                 anyhow::Error::new(UsageError(format!("cannot write the result file: {e}")))
             } else {
                 anyhow::Error::new(e).context("cannot write the result file")
-            }
-        })?;
+            });
+        }
         files.push(file);
     }
     Ok(files)

@@ -82,32 +82,6 @@ fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
     Levels::from_raw(&runs)
 }
 
-/// The runs of `base` and `other` measured side by side, as (base run,
-/// other run) indices: each run of other with the run of base from the
-/// same interleaved run (`rounds.interleave.id`). None unless every run
-/// of either side has exactly one partner in the other.
-pub(super) fn interleaved_pairs(
-    base: &Environment,
-    other: &Environment,
-) -> Option<Vec<(usize, usize)>> {
-    let id = |r: &ResultFile| Some(r.rounds.as_ref()?.interleave.as_ref()?.id.clone());
-    if base.runs.len() != other.runs.len() {
-        return None;
-    }
-    let mut pairs = Vec::new();
-    for (oi, o) in other.runs.iter().enumerate() {
-        let oid = id(o)?;
-        let mut partners =
-            (0..base.runs.len()).filter(|&bi| id(&base.runs[bi]).as_ref() == Some(&oid));
-        let bi = partners.next()?;
-        if partners.next().is_some() || pairs.iter().any(|&(b, _)| b == bi) {
-            return None;
-        }
-        pairs.push((bi, oi));
-    }
-    Some(pairs)
-}
-
 /// The differences of `metric` of `key` between the rounds the two sides
 /// measured side by side in each pair of interleaved runs (round r of
 /// the case in one file beside round r in the other); None when fewer
@@ -249,7 +223,7 @@ impl Skipped {
 
 /// Every metric of the `common` cases, other against base, judged together:
 /// the false discovery rate is held over the environment's headline metrics.
-/// With `pairs` (runs measured interleaved, [`interleaved_pairs`]) each
+/// With `pairs` (runs measured interleaved, [`super::pairing`]) each
 /// metric is compared round by round where two or more rounds pair.
 pub(super) fn compare_env(
     (base, other): (&Environment, &Environment),

@@ -30,12 +30,14 @@ pub mod diagnose;
 mod family;
 mod measure;
 mod notice;
+pub mod pairing;
 mod verdict;
 
 pub use advice::{Advice, Settle, Unsettled, MOST_RUNS_ADVISED};
 pub use family::{Carrier, FamilySummary, Groups};
 pub use notice::{
-    IdleStates, MetricRef, Mismatch, Notice, Recorded, SingleRunSpread, SuspectFlag, SuspectTally,
+    IdleStates, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
+    SuspectTally,
 };
 pub use verdict::Verdict;
 
@@ -68,6 +70,53 @@ pub enum CompareError {
     /// Nothing in common.
     #[error("no case is common to {0} and {1}: they ran different benchmarks")]
     NoCommonCases(String, String),
+    /// An environment none of whose cases finished in any run.
+    #[error(
+        "{environment} has no case that finished ({}{}): nothing to compare; `envbench show` \
+         gives each reason",
+        if counts.is_empty() { "no case in its runs".to_string() } else { counts.join(", ") },
+        if *interrupted { "; a run was interrupted" } else { "" }
+    )]
+    NothingFinished {
+        /// Its label.
+        environment: String,
+        /// Its cases by status: "2 failed", "1 skipped".
+        counts: Vec<String>,
+        /// Whether a run of it was interrupted.
+        interrupted: bool,
+    },
+}
+
+/// [`CompareError::NothingFinished`] for `env` when none of its cases
+/// finished: a failed or interrupted run is not "different benchmarks".
+fn nothing_finished(env: &Environment) -> Option<CompareError> {
+    use crate::results::{CaseStatus, RunStatus};
+    if !measure::ok_keys(env).is_empty() {
+        return None;
+    }
+    let cases: Vec<CaseStatus> = env
+        .runs
+        .iter()
+        .flat_map(|r| &r.cases)
+        .map(|c| c.status)
+        .collect();
+    let counts = [
+        (CaseStatus::Failed, "failed"),
+        (CaseStatus::Invalid, "invalid"),
+        (CaseStatus::Skipped, "skipped"),
+        (CaseStatus::Interrupted, "interrupted"),
+    ]
+    .into_iter()
+    .filter_map(|(status, word)| {
+        let n = cases.iter().filter(|&&c| c == status).count();
+        (n > 0).then(|| format!("{n} {word}"))
+    })
+    .collect();
+    Some(CompareError::NothingFinished {
+        environment: env.label.clone(),
+        counts,
+        interrupted: env.runs.iter().any(|r| r.status == RunStatus::Interrupted),
+    })
 }
 
 /// One environment: a label and its runs.
@@ -232,9 +281,41 @@ pub struct EnvSummary {
     /// Run ids.
     pub runs: Vec<String>,
     /// Whether its runs were measured interleaved with the baseline's
-    /// (`run --in`), so that their rounds were compared pair by pair.
+    /// (`run --in`), and the rounds of at least one case were compared
+    /// pair by pair.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interleaved: bool,
+    /// Of its cases compared (headline metrics), those whose rounds were
+    /// compared pair by pair; the rest had fewer than two rounds paired.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub paired_cases: usize,
+    /// Its cases compared (headline metrics), when some were paired; 0
+    /// otherwise, and for the baseline.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub compared_cases: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl EnvSummary {
+    /// The summary of `env` after its `metrics` were compared.
+    fn of(env: &Environment, metrics: &[MetricComparison]) -> EnvSummary {
+        let mine = || {
+            metrics
+                .iter()
+                .filter(|m| m.primary && m.environment == env.label)
+        };
+        let paired_cases = mine().filter(|m| m.basis.run_spread.0.is_paired()).count();
+        EnvSummary {
+            label: env.label.clone(),
+            runs: env.runs.iter().map(|r| r.run_id.clone()).collect(),
+            interleaved: paired_cases > 0,
+            paired_cases,
+            compared_cases: if paired_cases > 0 { mine().count() } else { 0 },
+        }
+    }
 }
 
 /// The whole comparison: what `compare` found, as facts for the report.
@@ -339,11 +420,14 @@ fn compare_with(
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
     let mut skipped = measure::Skipped::default();
-    let mut interleaved = vec![false];
+    let mut unpaired = Vec::new();
     for other in others {
         let other_keys = measure::ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
         if common.is_empty() {
+            if let Some(e) = nothing_finished(base).or_else(|| nothing_finished(other)) {
+                return Err(e);
+            }
             return Err(CompareError::NoCommonCases(
                 base.label.clone(),
                 other.label.clone(),
@@ -360,14 +444,22 @@ fn compare_with(
                 .map(|k| (other.label.clone(), k.clone())),
         );
         // compare --dirs holds the same runs on both sides: nothing to pair
-        let pairs = (!by_dir)
-            .then(|| measure::interleaved_pairs(base, other))
-            .flatten();
-        interleaved.push(pairs.is_some());
+        let pairing = if by_dir {
+            pairing::Pairing::default()
+        } else {
+            pairing::pair(base, other)
+        };
+        let pairs = (!pairing.pairs.is_empty()).then_some(pairing.pairs.as_slice());
+        unpaired.extend(pairing.left_out.iter().map(|left| Notice::Unpaired {
+            environment: other.label.clone(),
+            baseline: base.label.clone(),
+            left: left.clone(),
+            apart: pairs.is_none(),
+        }));
         metrics.extend(measure::compare_env(
             (base, other),
             &common,
-            pairs.as_deref(),
+            pairs,
             opts.seed,
             threshold,
             &mut skipped,
@@ -379,8 +471,10 @@ fn compare_with(
         .filter(|(_, n)| *n > 0)
         .collect();
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
-    let all_interleaved = interleaved[1..].iter().all(|&i| i);
+    let environments: Vec<EnvSummary> = envs.iter().map(|e| EnvSummary::of(e, &metrics)).collect();
+    let all_interleaved = environments[1..].iter().all(|e| e.interleaved);
     let mut notices = notice::setup(envs, between_run || all_interleaved, by_dir);
+    notices.extend(unpaired);
     notices.extend(notice::suspects(envs, &metrics));
     let not_comparable = std::mem::take(&mut skipped.assumption);
     if !not_comparable.is_empty() {
@@ -389,15 +483,7 @@ fn compare_with(
     notices.extend(skipped.notices());
     Ok(Comparison {
         baseline: base.label.clone(),
-        environments: envs
-            .iter()
-            .zip(&interleaved)
-            .map(|(e, &interleaved)| EnvSummary {
-                label: e.label.clone(),
-                runs: e.runs.iter().map(|r| r.run_id.clone()).collect(),
-                interleaved,
-            })
-            .collect(),
+        environments,
         between_run,
         assumed_run_sd: UNMEASURED_RUN_SD,
         threshold,

@@ -204,6 +204,64 @@ pub enum Notice {
     BeyondDouble(Vec<MetricRef>),
     /// Headline metrics with zero or negative values: no ratio.
     NonPositive(Vec<MetricRef>),
+    /// The runs compared were made with other suites or other versions of
+    /// envbench: their cases' sizes, repetitions or methods may differ.
+    SettingsDiffer {
+        /// What differs.
+        setting: Setting,
+        /// Each value with the labels of the environments whose runs have it.
+        values: Vec<(String, Vec<String>)>,
+    },
+    /// A run of an environment, or of the baseline, that was not paired
+    /// round by round with a run of the other ([`super::pairing`]), though
+    /// some run of the two was measured interleaved.
+    Unpaired {
+        /// The environment compared with the baseline.
+        environment: String,
+        /// The baseline's label.
+        baseline: String,
+        /// The run, its side and why.
+        left: super::pairing::LeftOut,
+        /// Whether no run paired at all, so that the two are compared as
+        /// separate runs; else this one is left out of the paired
+        /// comparison of the runs that paired.
+        apart: bool,
+    },
+}
+
+/// A setting that should be the same in every run compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `--suite`.
+    Suite,
+    /// envbench's version.
+    Version,
+}
+
+/// One notice per [`Setting`] whose value differs between the runs of
+/// `envs`, each value with the environments that used it.
+fn settings(envs: &[Environment]) -> Vec<Notice> {
+    let mut out = Vec::new();
+    for setting in [Setting::Suite, Setting::Version] {
+        let mut values: Vec<(String, Vec<String>)> = Vec::new();
+        for e in envs {
+            for r in &e.runs {
+                let v = match setting {
+                    Setting::Suite => r.config.suite.name().to_string(),
+                    Setting::Version => r.envbench_version.clone(),
+                };
+                match values.iter_mut().find(|(x, _)| *x == v) {
+                    Some((_, labels)) if labels.contains(&e.label) => {}
+                    Some((_, labels)) => labels.push(e.label.clone()),
+                    None => values.push((v, vec![e.label.clone()])),
+                }
+            }
+        }
+        if values.len() > 1 {
+            out.push(Notice::SettingsDiffer { setting, values });
+        }
+    }
+    out
 }
 
 /// The suspect flags of one kind over every case of every run compared.
@@ -262,6 +320,7 @@ pub(super) fn setup(envs: &[Environment], between_run: bool, by_dir: bool) -> Ve
             });
         }
     }
+    out.extend(settings(envs));
     out.extend(runs(envs, by_dir));
     out.extend(measured_differently(envs));
     if !between_run {

@@ -160,7 +160,9 @@ pub fn parse_cache_size(text: &str) -> Option<u64> {
         'G' => (&t[..t.len() - 1], 1024 * 1024 * 1024),
         _ => (t, 1),
     };
-    num.parse::<u64>().ok().map(|n| n * mult)
+    // a size that does not fit (`18014398509481984K`) is no size, not a
+    // wrapped small one
+    num.parse::<u64>().ok()?.checked_mul(mult)
 }
 
 /// What gVisor's `/proc/cpuinfo` gives as `model name` (and `stepping`):
@@ -292,6 +294,7 @@ mod tests {
     fn parses_cache_sizes() {
         assert_eq!(parse_cache_size("32K\n"), Some(32 * 1024));
         assert_eq!(parse_cache_size("36608K"), Some(36608 * 1024));
+        assert_eq!(parse_cache_size("18014398509481984K"), None);
         assert_eq!(parse_cache_size("2M"), Some(2 << 20));
         assert_eq!(parse_cache_size("x"), None);
     }

@@ -53,14 +53,15 @@ impl Roots {
         self.root.join(abs.trim_start_matches('/'))
     }
 
-    /// The file's text, or None if it is absent or unreadable.
+    /// The file's text, or None if it is absent, unreadable or not a
+    /// regular file ([`read_regular`]).
     pub fn read(&self, abs: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(abs)).ok()
+        read_regular(&self.path(abs)).ok()
     }
 
     /// Like [`Roots::read`], noting why a file could not be read.
     pub fn read_noted(&self, abs: &str, notes: &mut Notes) -> Option<String> {
-        match std::fs::read_to_string(self.path(abs)) {
+        match read_regular(&self.path(abs)) {
             Ok(t) => Some(t),
             Err(e) => {
                 notes.push(format!("cannot read {abs}: {e}"));
@@ -81,9 +82,7 @@ impl Roots {
         let path = self.path(abs);
         match std::fs::read_link(&path) {
             Ok(target) => Some(target.to_string_lossy().into_owned()),
-            Err(_) => std::fs::read_to_string(path)
-                .ok()
-                .map(|t| t.trim().to_string()),
+            Err(_) => read_regular(&path).ok().map(|t| t.trim().to_string()),
         }
     }
 
@@ -96,6 +95,60 @@ impl Roots {
         } else {
             self.read(&format!("{CALLS_DIR}/{name}"))
         }
+    }
+}
+
+/// Most bytes of a file the probe reads: /proc/self/mountinfo with
+/// thousands of mounts, or /proc/cpuinfo of hundreds of CPUs, is a few
+/// megabytes; the rest is cut off.
+pub const READ_CAP_BYTES: u64 = 16 << 20;
+
+/// The text of `path` (invalid UTF-8 replaced), at most
+/// [`READ_CAP_BYTES`] of it, when it is a regular file: a FIFO, socket or
+/// device where a system file should be (`/run/.containerenv`,
+/// `/etc/os-release`) would block the probe or never end, so it is opened
+/// without blocking and refused.
+///
+/// # Errors
+/// The file cannot be opened or read, or is not a regular file.
+pub fn read_regular(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(std::io::Error::other(format!(
+            "is a {}, not a regular file",
+            kind_name(&kind)
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_CAP_BYTES).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// What a file type is, in words.
+pub fn kind_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_file() {
+        "regular file"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
     }
 }
 
@@ -170,6 +223,62 @@ pub struct Fingerprint {
     pub build: BuildInfo,
     /// Facts that could not be read, and why.
     pub notes: Vec<String>,
+}
+
+/// The most CPUs a Linux kernel supports (`CONFIG_NR_CPUS` at its largest):
+/// a count above it is not a machine's.
+pub const MAX_CPUS: usize = 8192;
+
+/// The largest cache a CPU has (1 TiB, far above any L3 or L4 made): a
+/// bigger one is a wrapped or made-up number.
+const MAX_CACHE_BYTES: u64 = 1 << 40;
+
+impl Fingerprint {
+    /// The first value no machine can have, naming its field, with why:
+    /// a fingerprint from a file or from another environment is read by
+    /// the plan, the report and the diagnosis, which would otherwise plan
+    /// for -1 CPU or show a wrapped cache size.
+    pub fn impossible(&self) -> Option<String> {
+        let cpu = &self.cpu;
+        let count = |field: &str, n: usize| {
+            (n == 0 || n > MAX_CPUS).then(|| format!("{field} is {n}, not 1 to {MAX_CPUS}"))
+        };
+        let positive = |field: &str, v: f64, most: f64| {
+            (!v.is_finite() || v <= 0.0 || v > most)
+                .then(|| format!("{field} is {v}, not a number above 0 and at most {most}"))
+        };
+        // a VM's cpuinfo may say 0 MHz; below 0 is no reading
+        let non_negative = |field: &str, v: f64| {
+            (!v.is_finite() || v < 0.0)
+                .then(|| format!("{field} is {v}, not a number of 0 or more"))
+        };
+        // an import that was not told the CPU count says 0: unknown
+        (cpu.logical_cpus > MAX_CPUS)
+            .then(|| {
+                format!(
+                    "cpu.logical_cpus is {}, more than {MAX_CPUS}",
+                    cpu.logical_cpus
+                )
+            })
+            .or_else(|| count("cpu.usable_cpus", cpu.usable_cpus?))
+            .or_else(|| {
+                let q = self.cgroup.cpu_quota_cpus?;
+                positive("cgroup.cpu_quota_cpus", q, MAX_CPUS as f64)
+            })
+            .or_else(|| non_negative("cpu.mhz", cpu.mhz?))
+            .or_else(|| non_negative("cpu.max_mhz", cpu.max_mhz?))
+            .or_else(|| {
+                cpu.caches.iter().enumerate().find_map(|(i, c)| {
+                    (c.size_bytes == 0 || c.size_bytes > MAX_CACHE_BYTES).then(|| {
+                        format!(
+                            "cpu.caches[{i}].size_bytes is {}, not 1 to {MAX_CACHE_BYTES}",
+                            c.size_bytes
+                        )
+                    })
+                })
+            })
+            .or_else(|| non_negative("clock.resolution_ns", self.clock.resolution_ns?))
+    }
 }
 
 /// Fills module count and speed from `dmidecode -t memory`, which needs
@@ -267,4 +376,65 @@ pub fn probe_live(dirs: &[PathBuf]) -> Fingerprint {
 /// Convenience for fixtures: probe the tree at `dir` with `/` as target.
 pub fn probe_fixture(dir: &Path) -> Fingerprint {
     probe(&Roots::fixture(dir), &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FIFO at `path`, which a plain read would wait on for a writer.
+    fn fifo(path: &Path) {
+        use std::os::unix::ffi::OsStrExt as _;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn a_fifo_where_a_system_file_should_be_is_refused_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let roots = Roots::fixture(tmp.path());
+        fifo(&roots.path("/etc/os-release"));
+        fifo(&roots.path("/run/.containerenv"));
+        std::fs::create_dir_all(roots.path("/proc")).unwrap();
+        std::fs::write(roots.path("/proc/meminfo"), "MemTotal: 1024 kB\n").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = tmp.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(probe(&Roots::fixture(root), &[]));
+        });
+        let fp = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the probe waited on a FIFO");
+        assert_eq!(fp.memory.total_bytes, Some(1024 * 1024));
+        let err = read_regular(&roots.path("/etc/os-release")).unwrap_err();
+        assert!(err.to_string().contains("is a FIFO"), "{err}");
+    }
+
+    #[test]
+    fn impossible_values_are_named_with_their_field() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut fp = probe(&Roots::fixture(tmp.path()), &[]);
+        assert_eq!(fp.impossible(), None);
+        fp.cgroup.cpu_quota_cpus = Some(-1.0);
+        assert_eq!(
+            fp.impossible().unwrap(),
+            "cgroup.cpu_quota_cpus is -1, not a number above 0 and at most 8192"
+        );
+        fp.cgroup.cpu_quota_cpus = Some(0.5);
+        fp.cpu.usable_cpus = Some(0);
+        assert!(fp.impossible().unwrap().starts_with("cpu.usable_cpus is 0"));
+        fp.cpu.usable_cpus = Some(2);
+        fp.cpu.caches.push(cpu::Cache {
+            level: 3,
+            kind: "Unified".into(),
+            size_bytes: 1 << 50,
+            shared_cpu_list: None,
+        });
+        assert!(fp
+            .impossible()
+            .unwrap()
+            .starts_with("cpu.caches[0].size_bytes"));
+    }
 }

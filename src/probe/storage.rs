@@ -189,7 +189,7 @@ fn read_rotational(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
         dev.join("../queue/rotational"),
     ]
     .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
+    .find_map(|p| super::read_regular(p).ok())
     .map(|s| s.trim() == "1")
 }
 

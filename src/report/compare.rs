@@ -293,12 +293,22 @@ pub fn headline(c: &Comparison) -> String {
         .iter()
         .map(|e| e.runs.len().to_string())
         .collect();
-    let how = if c.interleaved() {
-        ", interleaved: rounds paired"
-    } else if c.environments.iter().any(|e| e.interleaved) {
-        ", some interleaved: rounds paired"
+    let sides = &c.environments[1..];
+    let (paired, compared) = sides.iter().fold((0, 0), |(p, n), e| {
+        (p + e.paired_cases, n + e.compared_cases)
+    });
+    let whole = sides
+        .iter()
+        .all(|e| !e.interleaved || e.paired_cases == e.compared_cases);
+    // "rounds paired" only for the cases that were
+    let how = if paired == 0 {
+        String::new()
+    } else if !whole {
+        format!(", interleaved: rounds paired in {paired} of {compared} cases")
+    } else if c.interleaved() {
+        ", interleaved: rounds paired".into()
     } else {
-        ""
+        ", some interleaved: rounds paired".into()
     };
     format!(
         "{} against {} ({} runs{how}); speed-up > 1: faster than {}",

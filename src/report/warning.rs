@@ -5,8 +5,10 @@
 //! counted, the rest in short).
 
 use super::words::{idle_text, pair_spread_text};
+use crate::compare::pairing::{LeftOut, Unpaired};
 use crate::compare::{
-    Comparison, MetricRef, Mismatch, Notice, Recorded, SingleRunSpread, SuspectFlag, SuspectTally,
+    Comparison, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
+    SuspectTally,
 };
 use crate::units::gib_text;
 use crate::validity::suspect_kind::SuspectKind;
@@ -124,7 +126,66 @@ fn warning(c: &Comparison, n: &Notice) -> String {
         }
         Notice::BeyondDouble(v) => format!("{}: {}", beyond_line(v.len()), metric_list(v)),
         Notice::NonPositive(v) => format!("{}: {}", non_positive_line(v.len()), metric_list(v)),
+        Notice::Unpaired {
+            environment,
+            baseline,
+            left,
+            apart,
+        } => unpaired(environment, baseline, left, *apart),
+        Notice::SettingsDiffer { setting, values } => {
+            let what = match setting {
+                Setting::Suite => "suites",
+                Setting::Version => "versions of envbench",
+            };
+            let each: Vec<String> = values
+                .iter()
+                .map(|(v, labels)| format!("{v} ({})", labels.join(", ")))
+                .collect();
+            format!(
+                "the runs were made with other {what}, {}; their cases' sizes, repetitions or \
+                 methods may differ",
+                each.join(", ")
+            )
+        }
     }
+}
+
+/// Why a run of an interleaved comparison was not paired, and what was
+/// done instead.
+fn unpaired(environment: &str, baseline: &str, left: &LeftOut, apart: bool) -> String {
+    let why = match &left.why {
+        Unpaired::NotInterleaved => "it was not measured interleaved".to_string(),
+        Unpaired::NoPartner => format!(
+            "no run of the other side comes from its interleaved run ({environment} against \
+             {baseline})"
+        ),
+        Unpaired::PartnerTaken => "its partner is paired with another run already".into(),
+        Unpaired::PartnerUnpaired => {
+            "the run it was measured with is not paired, for the reason given for it".into()
+        }
+        Unpaired::SameEnvironment => {
+            "both files are the same environment of their interleaved run".into()
+        }
+        Unpaired::NotListed => {
+            "its label or run id is not the one its run listed (a copy or an edited file?)".into()
+        }
+        Unpaired::OtherRun => {
+            "the two files list other environments or start times (not one run)".into()
+        }
+        Unpaired::RoundsDiffer => "the two files ran other rounds or case orders".into(),
+        Unpaired::SamplesOutsideRounds { key } => {
+            format!("{key} holds samples of rounds that did not run it there")
+        }
+    };
+    let done = if apart {
+        format!("{environment} and {baseline} are compared as separate runs")
+    } else {
+        "it is left out; the runs that pair are compared round by round".into()
+    };
+    format!(
+        "run {} of {}: not paired, {why}; {done}",
+        left.run_id, left.environment
+    )
 }
 
 /// A suspect flag as the warnings name it: "vm (v1): steal: the hypervisor
@@ -238,9 +299,22 @@ pub fn lines(c: &Comparison) -> Vec<String> {
             .collect()
     };
     out.extend(short(|n| matches!(n, Notice::DifferentCpus { .. })));
+    out.extend(
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::SettingsDiffer { .. }))
+            .map(|n| warning(c, n)),
+    );
     out.extend(short(|n| {
         matches!(n, Notice::IdleDiffers { .. } | Notice::RunTwice { .. })
     }));
+    // a pairing that did not hold changes what the intervals rest on
+    out.extend(
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::Unpaired { .. }))
+            .map(|n| warning(c, n)),
+    );
     let differently = c
         .notices
         .iter()

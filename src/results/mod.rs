@@ -137,6 +137,26 @@ pub struct Telemetry {
     pub writeback_kib: Vec<Option<u64>>,
 }
 
+impl Telemetry {
+    /// The repetitions its longest record covers.
+    pub fn longest(&self) -> usize {
+        [
+            self.steal_share.len(),
+            self.iowait_share.len(),
+            self.cpu_ticks.len(),
+            self.load_1m.len(),
+            self.runnable_others.len(),
+            self.freq_mhz.len(),
+            self.nivcsw.len(),
+            self.dirty_kib.len(),
+            self.writeback_kib.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+    }
+}
+
 fn all_none<T>(v: &[Option<T>]) -> bool {
     v.iter().all(Option::is_none)
 }
@@ -195,6 +215,11 @@ pub struct InterleavedEnv {
     /// binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<String>,
+    /// The `run_id` of its result file; absent from files written before
+    /// it was recorded. `compare` pairs only files whose run ids are the
+    /// ones their run listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// One round of one case.

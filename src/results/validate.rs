@@ -14,7 +14,9 @@
 //!   messages, suspect flags, interleaved environments) have control and
 //!   bidi characters escaped.
 //! - An interleaved run's indices (`rounds.interleave`) name environments
-//!   it lists (else the file is refused, naming the field).
+//!   it lists, and the fingerprint holds no impossible value (no CPUs, a
+//!   quota of -1 CPU, a wrapped cache size): else the file is refused,
+//!   naming the field.
 
 use crate::results::{Anomaly, CaseResult, CaseStatus, Interleave, ResultFile, Suspect};
 use crate::stats::{summary_of, Summary};
@@ -38,6 +40,9 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.suspect.iter_mut().for_each(escape_suspect);
     if let Some(i) = file.rounds.as_mut().and_then(|r| r.interleave.as_mut()) {
         check_interleave(i)?;
+    }
+    if let Some(why) = file.fingerprint.impossible() {
+        return Err(format!("fingerprint.{why}"));
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, case) in file.cases.iter_mut().enumerate() {
@@ -269,6 +274,7 @@ mod tests {
             name: name.into(),
             prefix: vec!["runsc".into(), "do\u{1b}".into()],
             binary: None,
+            run_id: None,
         };
         f.rounds = Some(crate::results::Rounds {
             planned: 1,

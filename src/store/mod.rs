@@ -6,13 +6,13 @@
 //! device node with a JSON file).
 
 use crate::results::{ResultFile, SCHEMA_VERSION};
-use std::fs::FileType;
-use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod write;
-pub use write::{output_path, random_tag, renameat2, same_file, save, save_new, write_document};
+pub use write::{
+    output_path, random_tag, renameat2, resolved, same_file, save, save_new, write_document,
+};
 
 /// Largest result file read: a real one is a few MiB; this keeps
 /// `show /dev/zero` or a runaway file from filling memory.
@@ -114,26 +114,7 @@ impl StoreError {
     }
 }
 
-/// What a file type is, in words.
-pub fn kind_name(t: &FileType) -> &'static str {
-    if t.is_file() {
-        "regular file"
-    } else if t.is_dir() {
-        "directory"
-    } else if t.is_symlink() {
-        "symbolic link"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else {
-        "special file"
-    }
-}
+pub use crate::probe::kind_name;
 
 /// Reads a result file, refusing newer schemas, what is not a regular
 /// file (a FIFO is opened non-blocking and refused, never waited on) and
@@ -292,6 +273,7 @@ fn json_type(v: &serde_json::Value) -> String {
 mod tests {
     use super::write::{replace_regular, write_atomic, write_new};
     use super::*;
+    use std::os::unix::fs::FileTypeExt as _;
 
     /// A character device like /dev/null (1, 3), made in `dir`.
     fn mknod_null(dir: &Path) -> PathBuf {

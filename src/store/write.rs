@@ -137,6 +137,21 @@ pub fn write_document(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_atomic(path, bytes)
 }
 
+/// Where writing `path` lands: its directory's canonical path (links and
+/// `..` resolved) joined with its last link's final target, so that two
+/// spellings of one output (`host/../same.json` and `same.json`, or a link
+/// and its target) compare equal before either file exists.
+pub fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let dir = std::fs::canonicalize(dir_of(path)).unwrap_or_else(|_| dir_of(path).to_path_buf());
+    match path.file_name() {
+        Some(name) => dir.join(name),
+        None => dir,
+    }
+}
+
 /// Whether `a` and `b` are one file (same device and inode, links
 /// followed): hard links and other spellings of an input included. False
 /// when either does not exist.

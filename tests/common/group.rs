@@ -1,12 +1,14 @@
-//! Runs started in a process group of their own, and the groups seen from
-//! /proc, for the tests that check that a run leaves no process of its
-//! group behind (tests/cli.rs, tests/interleave.rs).
+//! Runs started in a session of their own (and so a process group whose
+//! id is their PID), and the groups and sessions seen from /proc, for the
+//! tests that check that a run leaves no process behind (tests/cli.rs,
+//! tests/interleave.rs). An environment's prefix runs in a process group
+//! of its own, in the run's session.
 
 use std::path::Path;
 
 /// Starts `envbench ARGS` in `dir`, its history under cargo's test scratch
-/// directory, in a process group of its own (whose id is its PID), stdout
-/// discarded, stderr piped.
+/// directory, in a session and process group of its own (whose id is its
+/// PID), stdout discarded, stderr piped.
 pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"));
@@ -14,16 +16,16 @@ pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
         .current_dir(dir)
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0);
+        .stderr(std::process::Stdio::piped());
     // SIGHUP at its default, as in a terminal's session, even when the
     // tests themselves run under nohup (which would leave it ignored for
     // envbench too, and envbench keeps an ignored SIGHUP ignored).
-    // SAFETY: signal(2) is async-signal-safe, and nothing else runs
-    // between fork and exec here.
+    // SAFETY: signal(2) and setsid(2) are async-signal-safe, and nothing
+    // else runs between fork and exec here.
     unsafe {
         cmd.pre_exec(|| {
             libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            libc::setsid();
             Ok(())
         });
     }
@@ -31,17 +33,31 @@ pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
 }
 
 /// Processes whose process group is `pgid`, from /proc.
+#[allow(dead_code)] // tests/interleave.rs looks at whole sessions
 pub fn processes_in_group(pgid: i32) -> Vec<i32> {
+    processes_where(2, pgid)
+}
+
+/// Processes whose session is `sid`, from /proc: a run's own and those
+/// its environments' prefixes started, in groups of their own.
+#[allow(dead_code)] // tests/cli.rs runs no prefix
+pub fn processes_in_session(sid: i32) -> Vec<i32> {
+    processes_where(3, sid)
+}
+
+/// Processes whose `field` after the command name in /proc/PID/stat (0:
+/// state, 1: ppid, 2: pgrp, 3: session) is `value`.
+fn processes_where(field: usize, value: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // fields after the ")" of the command name: state ppid pgrp ...
+            // fields after the ")" of the command name: state ppid pgrp session ...
             let rest = &stat[stat.rfind(')')? + 2..];
-            let pgrp: i32 = rest.split(' ').nth(2)?.parse().ok()?;
-            (pgrp == pgid).then_some(pid)
+            let found: i32 = rest.split(' ').nth(field)?.parse().ok()?;
+            (found == value).then_some(pid)
         })
         .collect()
 }

@@ -12,6 +12,7 @@ use crate::store;
 use crate::timestamp::utc_compact;
 use crate::units::file_safe;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 /// What `-o` holds, with `--in`, where each environment's name goes:
 /// `-o results/{in}.json` writes `results/host.json`, `results/gvisor.json`.
@@ -23,6 +24,9 @@ pub(super) struct Prepared {
     pub env: Environment,
     /// Its fingerprint, probed in it.
     pub fingerprint: Fingerprint,
+    /// Seconds the fingerprint took through its prefix (0 for the host
+    /// itself): how long starting envbench there takes.
+    pub start_secs: f64,
     /// Its result file's run id.
     pub run_id: String,
     /// The run's configuration with its label and result file.
@@ -46,20 +50,27 @@ pub(super) struct Named {
 pub(super) fn fingerprints(
     envs: &[Environment],
     dirs: &[NamedDir],
-) -> anyhow::Result<Vec<Fingerprint>> {
+    interrupted: &AtomicBool,
+) -> anyhow::Result<Vec<(Fingerprint, f64)>> {
     let paths = NamedDir::paths(dirs);
     if envs.is_empty() {
-        return Ok(vec![crate::probe::probe_live(&paths)]);
+        return Ok(vec![(crate::probe::probe_live(&paths), 0.0)]);
     }
     envs.iter()
         .map(|env| {
-            launch::fingerprint(env, &paths).map_err(|why| {
-                UsageError(format!(
+            let t = std::time::Instant::now();
+            let fp = launch::fingerprint(env, &paths, interrupted).map_err(|why| {
+                anyhow::Error::new(UsageError(format!(
                     "--in {}: cannot start envbench in it: {why}",
                     env.name
-                ))
-                .into()
-            })
+                )))
+            })?;
+            let took = if env.launcher.is_host() {
+                0.0
+            } else {
+                t.elapsed().as_secs_f64()
+            };
+            Ok((fp, took))
         })
         .collect()
 }
@@ -73,7 +84,7 @@ pub(super) fn fingerprints(
 /// RANDOM shared by the run.
 pub(super) fn name(
     envs: &[Environment],
-    fingerprints: Vec<Fingerprint>,
+    fingerprints: Vec<(Fingerprint, f64)>,
     config: &mut RunConfig,
     started: f64,
 ) -> Named {
@@ -82,7 +93,7 @@ pub(super) fn name(
     // host (two containers, each its own PID 1) never share an id or a name
     let tag = store::random_tag();
     if envs.is_empty() {
-        let fingerprint = fingerprints
+        let (fingerprint, start_secs) = fingerprints
             .into_iter()
             .next()
             .expect("invariant: the host's fingerprint");
@@ -102,6 +113,7 @@ pub(super) fn name(
                 launcher: Launcher::default(),
             },
             fingerprint,
+            start_secs,
             run_id: format!("{when}-{host}-{tag}"),
             config: config.clone(),
         };
@@ -116,12 +128,12 @@ pub(super) fn name(
         .ok()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
-        .or_else(|| fingerprints[0].os.hostname.clone());
+        .or_else(|| fingerprints[0].0.os.hostname.clone());
     let host = file_safe(host.as_deref().unwrap_or("host"));
     let sides = envs
         .iter()
         .zip(fingerprints)
-        .map(|(env, fingerprint)| {
+        .map(|(env, (fingerprint, start_secs))| {
             let mut c = config.clone();
             c.label.clone_from(&env.name);
             c.output = if config.output.as_os_str().is_empty() {
@@ -133,6 +145,7 @@ pub(super) fn name(
             Prepared {
                 env: env.clone(),
                 fingerprint,
+                start_secs,
                 run_id: format!("{when}-{host}-{}", store::random_tag()),
                 config: c,
             }

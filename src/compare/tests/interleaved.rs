@@ -3,8 +3,9 @@
 //! 3 interleaved runs, and files that do not pair are compared as before.
 
 use super::{env, run_rounds, OPTS};
+use crate::compare::pairing::Unpaired;
 use crate::compare::*;
-use crate::results::{Interleave, InterleavedEnv, Rounds};
+use crate::results::{CaseStatus, Interleave, InterleavedEnv, Rounds};
 use crate::stats::levels::{tests::synth, RunSpread};
 use crate::stats::rng::Rng;
 
@@ -15,11 +16,26 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
         .iter()
         .max()
         .map_or(0, |r| r + 1);
+    // every case ran in every round, in both environments
+    let keys: Vec<String> = file.cases.iter().map(|c| c.key.clone()).collect();
+    for c in &mut file.cases {
+        c.rounds = (0..rounds)
+            .map(|round| crate::results::CaseRound {
+                round,
+                started_utc: String::new(),
+                duration_secs: 0.0,
+                warmup_reps: 0,
+                reps: c.sample_rounds.iter().filter(|&&s| s == round).count() as u32,
+                stop_reason: "budget".into(),
+                status: CaseStatus::Ok,
+            })
+            .collect();
+    }
     file.rounds = Some(Rounds {
         planned: rounds,
         started: rounds,
         seed: 1,
-        orders: vec![],
+        orders: vec![keys.clone(); rounds as usize],
         interleave: Some(Interleave {
             id: id.into(),
             environments: ["A", "B"]
@@ -27,10 +43,11 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
                     name: name.into(),
                     prefix: vec![],
                     binary: None,
+                    run_id: None,
                 })
                 .to_vec(),
             index,
-            env_orders: vec![],
+            env_orders: vec![vec![vec![0, 1]; keys.len()]; rounds as usize],
         }),
     });
     file.config.workers = true;
@@ -164,7 +181,8 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
     let c = compare(&[a.clone(), reversed], &OPTS).unwrap();
     assert!(c.interleaved() && c.environments[1].interleaved);
     assert!(!c.environments[0].interleaved);
-    // a run of B from another interleaved run: nothing is paired
+    // a run of B from another interleaved run: the runs that pair are
+    // compared round by round, the other two are left out, each with why
     let mut other_run = b.clone();
     if let Some(i) = other_run.runs[1]
         .rounds
@@ -176,15 +194,48 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
         i.id = "elsewhere".into();
     }
     let c = compare(&[a.clone(), other_run], &OPTS).unwrap();
+    assert!(c.interleaved());
+    let left: Vec<(&str, &Unpaired)> = c
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Unpaired { left, apart, .. } => {
+                assert!(!apart, "one pair is left");
+                Some((left.run_id.as_str(), &left.why))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        left,
+        [("B1", &Unpaired::NoPartner), ("A1", &Unpaired::NoPartner)]
+    );
+    // a run more on one side: it is left out, the others pair
+    let fewer = env("A", a.runs[..1].to_vec());
+    let c = compare(&[fewer, b.clone()], &OPTS).unwrap();
+    assert!(c.interleaved());
+    assert_eq!(
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::Unpaired { .. }))
+            .count(),
+        1
+    );
+    // no run pairs: compared as separate runs, and said so
+    let mut apart = b.clone();
+    for r in &mut apart.runs {
+        r.rounds.as_mut().unwrap().interleave.as_mut().unwrap().id = "elsewhere".into();
+    }
+    let c = compare(&[a.clone(), apart], &OPTS).unwrap();
     assert!(!c.interleaved());
     assert!(c
         .metrics
         .iter()
         .all(|m| m.basis.run_spread.0 == RunSpread::Measured));
-    // a run more on one side: nothing is paired either
-    let fewer = env("A", a.runs[..1].to_vec());
-    let c = compare(&[fewer, b.clone()], &OPTS).unwrap();
-    assert!(!c.interleaved());
+    assert!(c
+        .notices
+        .iter()
+        .any(|n| matches!(n, Notice::Unpaired { apart: true, .. })));
     // a case whose rounds do not pair (one round in one file) is compared
     // as separate runs; the others round by round
     let [a1, mut b1] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
@@ -193,6 +244,8 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
     let first = case.sample_rounds.iter().position(|&r| r == 5).unwrap();
     case.sample_rounds = vec![5; keep];
     case.metrics[0].samples = case.metrics[0].samples[first..first + keep].to_vec();
+    // the rounds it ran say so too (the others were cut short, say)
+    case.rounds.retain(|r| r.round == 5);
     let c = compare(&[a1, b1], &OPTS).unwrap();
     let spread = |k: &str| {
         c.metrics

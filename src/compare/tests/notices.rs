@@ -437,3 +437,44 @@ fn an_unknown_secondary_metric_leaves_the_headline_compared() {
     assert_eq!(c.not_comparable.len(), 1);
     assert!(!c.not_comparable[0].primary);
 }
+
+#[test]
+fn runs_of_other_suites_or_versions_are_noticed_and_shown_by_default() {
+    let case = [(
+        "os.x",
+        "time",
+        Direction::LowerIsBetter,
+        vec![1.0, 1.01, 0.99],
+    )];
+    let (a, mut b) = (run("a", "a1", &case), run("b", "b1", &case));
+    let same = compare(
+        &[env("a", vec![a.clone()]), env("b", vec![b.clone()])],
+        &OPTS,
+    )
+    .unwrap();
+    assert!(!same
+        .notices
+        .iter()
+        .any(|n| matches!(n, Notice::SettingsDiffer { .. })));
+    b.config.suite = crate::config::Suite::Standard;
+    b.envbench_version = "0.0.9".into();
+    let c = compare(&[env("a", vec![a]), env("b", vec![b])], &OPTS).unwrap();
+    let differ: Vec<Setting> = c
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::SettingsDiffer { setting, values } => {
+                assert_eq!(values.len(), 2, "{values:?}");
+                Some(*setting)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(differ, [Setting::Suite, Setting::Version]);
+    let lines = crate::report::warning::lines(&c).join("\n");
+    assert!(
+        lines.contains("other suites, quick (a), standard (b)"),
+        "{lines}"
+    );
+    assert!(lines.contains("other versions of envbench"), "{lines}");
+}

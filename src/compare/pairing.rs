@@ -1,0 +1,212 @@
+//! Which runs of two environments were measured side by side, so that
+//! their rounds may be compared pair by pair (`run --in`): only files that
+//! one interleaved run wrote, each the environment it says it is, with the
+//! same rounds and case orders, and samples only in rounds that ran them.
+//! A copy of a file, a separate run given another's interleave block, or a
+//! file whose rounds were edited is compared as a separate run, and the
+//! comparison says why ([`Unpaired`]).
+
+use super::Environment;
+use crate::results::{Interleave, ResultFile, Rounds};
+
+/// Why a run was not paired with a run of the other side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unpaired {
+    /// It was not measured interleaved (no `rounds.interleave`).
+    NotInterleaved,
+    /// No run of the other side comes from the same interleaved run.
+    NoPartner,
+    /// Its partner is paired with another of its runs already.
+    PartnerTaken,
+    /// The run of the other side from its interleaved run is not paired
+    /// (for its own reason).
+    PartnerUnpaired,
+    /// Both files are the same environment of the run (the same index).
+    SameEnvironment,
+    /// Its label, or its run id, is not the one its interleave block
+    /// lists for its index: a copy or an edited file.
+    NotListed,
+    /// The two files list other environments, or started at other times.
+    OtherRun,
+    /// The two files ran other rounds: seed, rounds or case orders differ.
+    RoundsDiffer,
+    /// Case `key` holds samples of a round that, by the orders, did not run
+    /// it in this environment.
+    SamplesOutsideRounds {
+        /// The case.
+        key: String,
+    },
+}
+
+/// A run left out of the pairing, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Its run id.
+    pub run_id: String,
+    /// Its environment's label.
+    pub environment: String,
+    /// Why it was not paired.
+    pub why: Unpaired,
+}
+
+/// The runs of two sides measured side by side.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pairing {
+    /// (base run, other run) indices.
+    pub pairs: Vec<(usize, usize)>,
+    /// The runs of either side that pair with none, when any run of either
+    /// side was measured interleaved: compared as separate runs (when no
+    /// pair is left) or left out of the paired comparison.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// The pairing of `base`'s and `other`'s runs: each run of other with the
+/// run of base from the same interleaved run that [`check`] finds a true
+/// partner. Runs without an interleave block on both sides say nothing.
+pub fn pair(base: &Environment, other: &Environment) -> Pairing {
+    let interleaved = |e: &Environment| e.runs.iter().any(|r| interleave(r).is_some());
+    if !interleaved(base) && !interleaved(other) {
+        return Pairing::default();
+    }
+    let mut out = Pairing::default();
+    let mut taken = vec![false; base.runs.len()];
+    for (oi, o) in other.runs.iter().enumerate() {
+        let mut why = if interleave(o).is_none() {
+            Unpaired::NotInterleaved
+        } else {
+            Unpaired::NoPartner
+        };
+        let mut found = None;
+        for (bi, b) in base.runs.iter().enumerate() {
+            match check(b, o) {
+                Ok(()) if taken[bi] => why = Unpaired::PartnerTaken,
+                Ok(()) => {
+                    found = Some(bi);
+                    break;
+                }
+                // the reason of a file of the same run says most
+                Err(w) if same_id(b, o) => why = w,
+                Err(_) => {}
+            }
+        }
+        match found {
+            Some(bi) => {
+                taken[bi] = true;
+                out.pairs.push((bi, oi));
+            }
+            None => out.left_out.push(left(o, other, why)),
+        }
+    }
+    for (bi, b) in base.runs.iter().enumerate() {
+        if !taken[bi] {
+            let why = match interleave(b) {
+                None => Unpaired::NotInterleaved,
+                Some(_) if other.runs.iter().any(|o| same_id(b, o)) => Unpaired::PartnerUnpaired,
+                Some(_) => Unpaired::NoPartner,
+            };
+            out.left_out.push(left(b, base, why));
+        }
+    }
+    out
+}
+
+fn left(r: &ResultFile, env: &Environment, why: Unpaired) -> LeftOut {
+    LeftOut {
+        run_id: r.run_id.clone(),
+        environment: env.label.clone(),
+        why,
+    }
+}
+
+fn interleave(r: &ResultFile) -> Option<&Interleave> {
+    r.rounds.as_ref()?.interleave.as_ref()
+}
+
+fn same_id(a: &ResultFile, b: &ResultFile) -> bool {
+    matches!((interleave(a), interleave(b)), (Some(x), Some(y)) if x.id == y.id)
+}
+
+/// Whether `b` and `o` are two environments' files of one interleaved
+/// run, whole and as written: the same id, environments and start; each
+/// file the environment its index names (its label, and its run id where
+/// the block lists run ids); the same seed, rounds and case orders; and
+/// in each file, every case's samples in rounds that ran it there.
+///
+/// # Errors
+/// The first reason they are not.
+pub fn check(b: &ResultFile, o: &ResultFile) -> Result<(), Unpaired> {
+    let (Some(rb), Some(ro)) = (b.rounds.as_ref(), o.rounds.as_ref()) else {
+        return Err(Unpaired::NotInterleaved);
+    };
+    let (Some(ib), Some(io)) = (rb.interleave.as_ref(), ro.interleave.as_ref()) else {
+        return Err(Unpaired::NotInterleaved);
+    };
+    if ib.id != io.id {
+        return Err(Unpaired::NoPartner);
+    }
+    if ib.environments != io.environments || b.started_utc != o.started_utc {
+        return Err(Unpaired::OtherRun);
+    }
+    if !listed(b, ib) || !listed(o, io) || b.run_id == o.run_id {
+        return Err(Unpaired::NotListed);
+    }
+    if ib.index == io.index {
+        return Err(Unpaired::SameEnvironment);
+    }
+    let same_rounds = rb.seed == ro.seed
+        && rb.planned == ro.planned
+        && rb.started == ro.started
+        && rb.orders == ro.orders
+        && ib.env_orders == io.env_orders;
+    if !same_rounds {
+        return Err(Unpaired::RoundsDiffer);
+    }
+    for f in [b, o] {
+        if let Some(key) = samples_outside(f, rb, ib.index) {
+            return Err(Unpaired::SamplesOutsideRounds { key });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `f` is the environment its interleave block names at its
+/// index: its label, and its run id where the block lists one.
+fn listed(f: &ResultFile, i: &Interleave) -> bool {
+    i.environments
+        .get(i.index as usize)
+        .is_some_and(|e| e.name == f.label && e.run_id.as_ref().is_none_or(|id| *id == f.run_id))
+}
+
+/// The first case of `f` (environment `index`) with samples, or rounds,
+/// where the orders say it did not run there, or with another number of
+/// samples in a round than that round measured.
+fn samples_outside(f: &ResultFile, rounds: &Rounds, index: u32) -> Option<String> {
+    let interleave = rounds.interleave.as_ref()?;
+    let ran_here = |key: &str, round: u32| -> bool {
+        let Some(keys) = rounds.orders.get(round as usize) else {
+            return false;
+        };
+        let Some(pos) = keys.iter().position(|k| k == key) else {
+            return false;
+        };
+        interleave
+            .env_orders
+            .get(round as usize)
+            .and_then(|r| r.get(pos))
+            .is_some_and(|order| order.contains(&index))
+    };
+    f.cases
+        .iter()
+        .find(|c| {
+            let rounds_ok = c.rounds.iter().all(|r| ran_here(&c.key, r.round));
+            let counts_ok = c.rounds.iter().all(|r| {
+                c.sample_rounds.iter().filter(|&&s| s == r.round).count() == r.reps as usize
+            });
+            let samples_ok = c
+                .sample_rounds
+                .iter()
+                .all(|&s| c.rounds.iter().any(|r| r.round == s));
+            !(rounds_ok && counts_ok && samples_ok)
+        })
+        .map(|c| c.key.clone())
+}

@@ -1,0 +1,486 @@
+//! `run --in` against environments that misbehave (issue 53): prefixes
+//! that hang, print junk, lie about their numbers or their CPUs, drop
+//! signals; files that claim to pair and were never measured side by
+//! side; two runs racing for the same files. Each must end with the round
+//! failed or the run refused, and a reason; nothing hangs, panics, loses a
+//! file or leaves a process behind.
+//!
+//! Every misbehaving environment is `sh -c SCRIPT _`, which gets envbench's
+//! path and its hidden argument as `$1` and `$2`: `__fingerprint` when the
+//! environment is asked for its fingerprint, `__case` for a worker.
+
+use super::{envbench, group, have, TINY};
+use envbench::results::{CaseStatus, ResultFile, RunStatus};
+use envbench::store;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `NAME=sh -c 'SCRIPT' _`: an environment whose prefix is SCRIPT (no
+/// single quote in it).
+fn scripted(name: &str, script: &str) -> String {
+    assert!(!script.contains('\''), "{script}");
+    format!("{name}=sh -c '{script}' _")
+}
+
+/// A script that answers the fingerprint as envbench does, and runs
+/// `worker` instead of a worker.
+fn worker_does(worker: &str) -> String {
+    format!(r#"case "$2" in __fingerprint) exec "$1" "$2";; *) {worker};; esac"#)
+}
+
+/// `envbench TINY --in host --in ENV ARGS` in `dir`, one case and one
+/// round: its exit code and stderr.
+fn run_with(dir: &Path, env: &str, args: &[&str], timeout: u64) -> (Option<i32>, String) {
+    let out = envbench()
+        .current_dir(dir)
+        .args(["run", "--quiet", "--budget", "0.2", "--rounds", "1"])
+        .args(["--only", "os.syscall[call=getppid]", "--no-history"])
+        .args(["--in", "host", "--in", env, "-o", "{in}.json"])
+        .args(args)
+        .timeout(Duration::from_secs(timeout))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code(), stderr)
+}
+
+/// The file `dir/NAME.json`, whose status is not `running`.
+fn finished(dir: &Path, name: &str) -> ResultFile {
+    let f = store::load(&dir.join(format!("{name}.json"))).unwrap();
+    assert_ne!(f.status, RunStatus::Running, "{name}");
+    f
+}
+
+/// The reason of the one case of `dir/NAME.json`, which failed.
+fn failed_because(dir: &Path, name: &str) -> String {
+    let f = finished(dir, name);
+    assert_eq!(f.cases.len(), 1, "{name}");
+    assert_eq!(f.cases[0].status, CaseStatus::Failed, "{name}");
+    f.cases[0].reason.clone().unwrap_or_default()
+}
+
+/// Finding 3: a prefix that answers the fingerprint and never starts the
+/// worker fails its round at the start deadline (20 s), naming the
+/// environment and what was awaited; the host's round is measured.
+#[test]
+fn a_worker_that_never_starts_fails_its_round_at_the_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let t = Instant::now();
+    let (code, stderr) = run_with(d, &scripted("h", &worker_does("sleep 1000")), &[], 90);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+    let why = failed_because(d, "h");
+    assert!(why.contains("in h (`sh -c "), "{why}");
+    assert!(why.contains("ready line"), "{why}");
+    assert_eq!(finished(d, "host").cases[0].status, CaseStatus::Ok);
+}
+
+/// Finding 3: Ctrl-C ends the run at once while a prefix hangs, before it
+/// execs envbench (asked for its fingerprint, or for a worker), and
+/// leaves none of its processes (finding 11: the grandchild `sleep`).
+#[test]
+fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
+    for (hang, file) in [
+        ("sleep 1000", false),
+        (worker_does("sleep 1000").as_str(), true),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let only = "os.syscall[call=getppid]";
+        let env = scripted("h", hang);
+        let args = [
+            "run",
+            "--quiet",
+            "--no-history",
+            "--rounds",
+            "1",
+            "--only",
+            only,
+            "--in",
+            "host",
+            "--in",
+            &env,
+            "-o",
+            "{in}.json",
+        ];
+        let child = group::start_in_group(d, &args);
+        let sid = child.id() as i32;
+        let started = Instant::now();
+        // the sleep is running: through the prefix, the hang has begun
+        let sleeping = || {
+            group::processes_in_session(sid).iter().any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with("sleep\0"))
+            })
+        };
+        while !sleeping() && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(sleeping(), "the prefix never hung");
+        // SAFETY: signalling our own child by PID, once, as Ctrl-C would.
+        unsafe { libc::kill(sid, libc::SIGINT) };
+        let signalled = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(signalled.elapsed() < Duration::from_secs(5), "{stderr}");
+        std::thread::sleep(Duration::from_millis(200));
+        let left: Vec<String> = group::processes_in_session(sid)
+            .iter()
+            .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        if file {
+            assert_eq!(finished(d, "h").status, RunStatus::Interrupted);
+        } else {
+            // interrupted while fingerprinting: nothing was written
+            assert!(!d.join("h.json").exists() && !d.join("host.json").exists());
+        }
+    }
+}
+
+/// Finding 4: numbers from an environment that no worker can have sent
+/// fail the round with the reason; nothing panics and no file stays
+/// `running`.
+#[test]
+fn impossible_numbers_from_an_environment_fail_the_round() {
+    let done = r#"{"done":{"status":"ok","reason":null,"warmup_done":0,"samples":[[1.0],[1.0]],"rep_ends":[{"secs":0,"nanos":0}],"stop":"budget","anomalies":[],"started_wall_secs":1.0,"elapsed":{"secs":18446744073709551615,"nanos":0},"details":null,"notes":[],"telemetry":{}}}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("done.txt"), format!("{done}\n")).unwrap();
+    for (name, worker, why) in [
+        (
+            "rep",
+            r#"echo "{\"rep\":{\"reps_done\":1,\"elapsed_secs\":1e300}}"; exec "$1" "$2""#
+                .to_string(),
+            "reported a repetition at 1.000e300 s",
+        ),
+        (
+            "done",
+            format!("read job; cat {}", d.join("done.txt").display()),
+            "gave an impossible outcome: elapsed at 1.845e19 s",
+        ),
+    ] {
+        let (code, stderr) = run_with(d, &scripted(name, &worker_does(&worker)), &[], 60);
+        assert_eq!(code, Some(1), "{stderr}");
+        let reason = failed_because(d, name);
+        assert!(reason.contains(why), "{reason}");
+        finished(d, "host");
+        std::fs::remove_file(d.join("host.json")).unwrap();
+    }
+}
+
+/// Finding 9: a prefix that prints before envbench's fingerprint is
+/// refused before anything is measured (its lines would break every
+/// round); one that prints before a worker fails that round saying so.
+#[test]
+fn junk_on_stdout_is_named_where_it_appears() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let early = r#"case "$2" in __fingerprint) echo junk;; esac; exec "$1" "$2""#;
+    let (code, stderr) = run_with(d, &scripted("j", early), &[], 60);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("printed 2 lines where envbench prints one (the first: `junk`)"),
+        "{stderr}"
+    );
+    assert!(!d.join("j.json").exists() && !d.join("host.json").exists());
+    let late = worker_does(r#"echo junk; exec "$1" "$2""#);
+    let (code, stderr) = run_with(d, &scripted("j", &late), &[], 60);
+    assert_eq!(code, Some(1), "{stderr}");
+    let reason = failed_because(d, "j");
+    assert!(
+        reason.contains("printed `junk`, which is not envbench's protocol"),
+        "{reason}"
+    );
+}
+
+/// Finding 8: an environment that claims 5000 CPUs plans no case for more
+/// threads than this host has.
+#[test]
+fn an_environment_claiming_more_cpus_than_the_host_sets_no_thread_count() {
+    let many = r#"case "$2" in __fingerprint) "$1" "$2" | sed -e "s/\"logical_cpus\":[0-9]*/\"logical_cpus\":5000/" -e "s/\"usable_cpus\":[0-9]*/\"usable_cpus\":5000/";; *) exec "$1" "$2";; esac"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = envbench()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--plan",
+            "--only",
+            "cpu.primes",
+            "--in",
+            &scripted("many", many),
+        ])
+        .args(["--in", "host"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(text.contains("cpu.primes"), "{text}");
+    assert!(!text.contains("threads=5000"), "{text}");
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '=') {
+        if let Some(n) = word.strip_prefix("threads=") {
+            assert!(n.parse::<usize>().unwrap() <= host, "{text}");
+        }
+    }
+}
+
+/// Finding 2: two runs started at once with the same `-o` pattern never
+/// leave a `running` file behind, and each file is whole.
+#[test]
+fn two_runs_racing_for_the_same_files_leave_no_stub() {
+    for _ in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let start = || {
+            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"));
+            cmd.current_dir(d)
+                .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+                .args(TINY)
+                .args(["--only", "os.syscall[call=getppid]", "--no-history"])
+                .args(["--in", "a", "--in", "b", "-o", "{in}.json"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (x, y) = (start(), start());
+        let (x, y) = (x.wait_with_output().unwrap(), y.wait_with_output().unwrap());
+        let ok = [&x, &y].iter().filter(|o| o.status.success()).count();
+        assert!(ok <= 1, "both wrote a.json and b.json");
+        for name in ["a", "b"] {
+            let p = d.join(format!("{name}.json"));
+            if p.exists() {
+                let f = store::load(&p).unwrap();
+                assert_eq!(f.status, RunStatus::Complete, "{name}: a stub was left");
+            }
+        }
+    }
+}
+
+/// Finding 12: through `unshare --fork`, which passes no signal on, the
+/// run still ends at once on SIGTERM, and its worker stops soon after
+/// envbench is killed outright.
+#[test]
+fn a_prefix_that_passes_no_signal_still_stops_its_worker() {
+    if !have("unshare") {
+        return;
+    }
+    let ns = "ns=unshare --user --map-root-user --pid --fork";
+    let long = [
+        "run",
+        "--quiet",
+        "--no-history",
+        "--only",
+        "cpu.primes[threads=1]",
+        "--rounds",
+        "1",
+        "--reps",
+        "1000..1000",
+        "--budget",
+        "60",
+        "--in",
+        "host",
+        "--in",
+        ns,
+        "-o",
+        "{in}.json",
+    ];
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = group::start_in_group(tmp.path(), &long);
+        let sid = child.id() as i32;
+        let workers = || -> Vec<i32> {
+            group::processes_in_session(sid)
+                .into_iter()
+                .filter(|p| {
+                    std::fs::read(format!("/proc/{p}/cmdline"))
+                        .is_ok_and(|c| c.windows(6).any(|w| w == b"__case"))
+                })
+                .collect()
+        };
+        let t = Instant::now();
+        // both environments' rounds have started: the namespace's is under way
+        while !tmp.path().join("ns.json").exists() || workers().is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(60), "no worker started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: signalling our own child by PID.
+        unsafe { libc::kill(sid, signal) };
+        let signalled = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        if signal == libc::SIGTERM {
+            assert_eq!(out.status.code(), Some(130));
+        }
+        while !workers().is_empty() && signalled.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(workers().is_empty(), "a worker outlived envbench");
+        assert!(
+            signalled.elapsed() < Duration::from_secs(3),
+            "the worker ran {:?} after the signal",
+            signalled.elapsed()
+        );
+    }
+}
+
+/// `envbench compare A B`'s output, in `dir`; it must succeed.
+fn compare(dir: &Path, a: &Path, b: &Path) -> String {
+    let out = envbench()
+        .current_dir(dir)
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+/// Finding 6: only files that one interleaved run wrote, as it wrote
+/// them, are compared round by round; a copy, a separate run given
+/// another's interleave block, and files whose environments, indices,
+/// samples or orders were edited are compared as separate runs, and the
+/// comparison says why. Finding 7: a run of one round pairs no case, and
+/// the headline does not say it did.
+#[test]
+fn only_files_measured_side_by_side_are_paired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let tiny = |args: &[&str]| {
+        envbench()
+            .current_dir(d)
+            .args(TINY)
+            .args(["--no-history"])
+            .args(args)
+            .timeout(Duration::from_secs(120))
+            .assert()
+            .success();
+    };
+    tiny(&["--in", "a", "--in", "b", "-o", "{in}.json"]);
+    tiny(&["--label", "c", "-o", "c.json"]);
+    let (a, b) = (d.join("a.json"), d.join("b.json"));
+    assert!(compare(d, &a, &b).contains("interleaved: rounds paired"));
+    let load = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let edited = |name: &str, from: &Path, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = load(from);
+        edit(&mut v);
+        let p = d.join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let block = load(&b)["rounds"].clone();
+    type Edit<'a> = (
+        &'a str,
+        &'a Path,
+        &'a dyn Fn(&mut serde_json::Value),
+        &'a str,
+    );
+    let cases: [Edit; 6] = [
+        (
+            "copy",
+            &a,
+            &|v| {
+                v["label"] = "copy".into();
+                v["run_id"] = "copy-1".into();
+            },
+            "not the one its run listed",
+        ),
+        (
+            "transplant",
+            &d.join("c.json"),
+            &|v| {
+                v["label"] = "b".into();
+                v["rounds"] = block.clone();
+            },
+            "other environments or start times",
+        ),
+        (
+            "index",
+            &b,
+            &|v| {
+                v["rounds"]["interleave"]["index"] = 0.into();
+            },
+            "not the one its run listed",
+        ),
+        (
+            "renamed",
+            &b,
+            &|v| {
+                v["rounds"]["interleave"]["environments"][0]["name"] = "z".into();
+            },
+            "other environments or start times",
+        ),
+        (
+            "shifted",
+            &b,
+            &|v| {
+                // every sample moved into the second round
+                for c in v["cases"].as_array_mut().unwrap() {
+                    for r in c["sample_rounds"].as_array_mut().unwrap() {
+                        *r = 1.into();
+                    }
+                }
+            },
+            "holds samples of rounds that did not run it there",
+        ),
+        (
+            "emptied",
+            &b,
+            &|v| {
+                v["rounds"]["orders"] = serde_json::json!([]);
+            },
+            "other rounds or case orders",
+        ),
+    ];
+    for (name, from, edit, why) in cases {
+        let p = edited(&format!("{name}.json"), from, edit);
+        // the warnings wrap: read them as one line
+        let text = compare(d, &a, &p)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(!text.contains("rounds paired"), "{name}: {text}");
+        assert!(text.contains("not paired"), "{name}: {text}");
+        assert!(text.contains(why), "{name}: {text}");
+    }
+    // one round: no case has two rounds to pair
+    envbench()
+        .current_dir(d)
+        .args([
+            "run",
+            "--quiet",
+            "--no-history",
+            "--rounds",
+            "1",
+            "--budget",
+            "0.2",
+        ])
+        .args([
+            "--only",
+            "os.syscall",
+            "--in",
+            "a1",
+            "--in",
+            "b1",
+            "-o",
+            "{in}.json",
+        ])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let text = compare(d, &d.join("a1.json"), &d.join("b1.json"));
+    assert!(!text.contains("rounds paired"), "{text}");
+}
