@@ -1,6 +1,8 @@
 //! What a second Ctrl-C (or SIGTERM) must still clean up before envbench
 //! exits at once: the processes it started, directly or through a helper,
-//! and the scratch directories it created.
+//! and the scratch directories it created; and the processes that die with
+//! envbench however it ends ([`die_with_envbench`],
+//! [`wind_down_with_envbench`]).
 //!
 //! The first signal only sets a flag and the current case winds down by
 //! itself, reaping its children and removing its directories as usual. The
@@ -45,7 +47,7 @@ fn workers() -> MutexGuard<'static, Vec<(i32, Vec<PathBuf>)>> {
 /// (`envbench-PID-...`) when it is not its own: a worker started through a
 /// prefix (`run --in NAME=PREFIX`) may live in another PID namespace
 /// (gVisor, `unshare --pid`) or below the prefix's process, so the run
-/// hands it the PID it knows it by ([`crate::bench::worker::Job`]), and a
+/// hands it the PID it knows it by ([`crate::engine::worker::Job`]), and a
 /// second Ctrl-C finds what it left by that name.
 static SCRATCH_OWNER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 
@@ -372,6 +374,52 @@ pub fn emergency_exit() -> ! {
         if removed == 1 { "y" } else { "ies" }
     );
     std::process::exit(130)
+}
+
+/// In a new child: asks the kernel for SIGKILL when the thread that forked
+/// it ends, so that no child outlives envbench even when envbench is
+/// killed with SIGKILL (no cleanup of its own can run then); and exits at
+/// once if `parent` already died between the fork and this call.
+/// Async-signal-safe: two system calls.
+pub fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only make system calls;
+    // _exit is async-signal-safe.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, signal);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+    }
+}
+
+/// `cmd`'s process dies with envbench (see [`die_with_parent`]): for the
+/// helpers and shells a case starts, which must not outlive a SIGKILL.
+pub fn die_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    on_envbench_death(cmd, libc::SIGKILL)
+}
+
+/// `cmd`'s process gets SIGTERM when envbench dies, even by SIGKILL: for
+/// envbench's own worker processes, which then stop after the repetition
+/// under way and remove their scratch directories, as on Ctrl-C.
+pub fn wind_down_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    on_envbench_death(cmd, libc::SIGTERM)
+}
+
+fn on_envbench_death(
+    cmd: &mut std::process::Command,
+    signal: libc::c_int,
+) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes the
+    // async-signal-safe calls of die_with_parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            die_with_parent(parent, signal);
+            Ok(())
+        })
+    }
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 //!
 //! The flow, top down: [`cli`] settles the command line into a command's
 //! settings; [`cmd`] runs it. `run` plans the battery from the
-//! [`probe`]d fingerprint, and [`bench`] measures it (the
-//! [`bench::schedule`] round by round, the [`bench::runner`] case by case,
-//! with [`validity`] watching), keeping raw samples summarised by
+//! [`probe`]d fingerprint with the families of [`bench`], and the
+//! [`engine`] measures it ([`engine::schedule`] round by round,
+//! [`engine::runner`] case by case, with [`validity`] watching), keeping
+//! raw samples summarised by
 //! [`stats`] in the wire schema ([`results`]), saved by [`store`] and
 //! recorded in the [`history`]. `compare` judges environments
 //! ([`compare`]) and [`report`] renders them; `import` turns other tools'
@@ -20,6 +21,7 @@ pub mod cli;
 pub mod cmd;
 pub mod compare;
 pub mod config;
+pub mod engine;
 pub(crate) mod error;
 pub(crate) mod history;
 pub mod import;

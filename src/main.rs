@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    if let Some(code) = envbench::bench::helper(&args) {
+    if let Some(code) = envbench::engine::helper(&args) {
         return code;
     }
     match envbench::cli::parse().and_then(envbench::cmd::dispatch) {

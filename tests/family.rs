@@ -4,12 +4,13 @@
 //! gains the option, the plan carries its value to the family's cases, the
 //! schedule runs them and derives the figure into the result file.
 
-use envbench::bench::launch::Launcher;
-use envbench::bench::schedule::{self, Schedule, Side, Step, Watch};
 use envbench::bench::{
-    runner, Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, Trial,
+    Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, Trial,
 };
 use envbench::config::{RepPolicy, RunConfig, Suite};
+use envbench::engine::launch::Launcher;
+use envbench::engine::runner;
+use envbench::engine::schedule::{self, Schedule, Side, Step, Watch};
 use envbench::measure::clock::Clock;
 use envbench::results::{CaseResult, Derived, ResultFile};
 use envbench::units::{Direction, MetricSpec, Unit};

@@ -2,8 +2,8 @@
 //! listed once in [`FAMILIES`]; each benchmark behind the [`Bench`] trait,
 //! one file each. A bench declares its cases for a suite and, per case,
 //! prepares a [`Trial`] that measures one repetition. Benches never print
-//! and never format: the [`runner`] repeats trials, the [`schedule`] runs a
-//! whole battery round by round, and the report renders results. What
+//! and never format: the engine ([`crate::engine`]) repeats trials and runs
+//! a whole battery round by round, and the report renders results. What
 //! several families use stands here beside them: the placement of a case's
 //! processes on CPUs ([`affinity`], for os and net).
 
@@ -11,16 +11,9 @@ pub mod affinity;
 pub mod cpu;
 mod family;
 pub mod io;
-pub mod launch;
 pub mod mem;
 pub mod net;
 pub mod os;
-pub mod peer;
-mod round;
-pub mod runner;
-pub mod schedule;
-pub mod select;
-pub mod worker;
 
 pub use family::{Family, FamilyOption};
 
@@ -51,15 +44,9 @@ pub fn family_options(families: &[&dyn Family]) -> Vec<FamilyOption> {
     families.iter().flat_map(|f| f.options()).collect()
 }
 
-/// Runs the hidden helper process `args` name: a worker measuring one
-/// case round ([`worker`]), the fingerprint asked through a prefix
-/// ([`launch`]), or a family's helper.
+/// Runs the hidden helper process of a family that `args` name (a forked
+/// process's body, a server of the net family).
 pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
-    match args.first().map(String::as_str) {
-        Some(worker::WORKER_ARG) => return Some(worker::serve()),
-        Some(launch::FINGERPRINT_ARG) => return Some(launch::serve_fingerprint()),
-        _ => {}
-    }
     FAMILIES.iter().find_map(|f| f.helper(args))
 }
 
@@ -518,70 +505,6 @@ pub fn views() -> Vec<crate::view::BenchView> {
         .collect()
 }
 
-/// Whether `id` matches a user pattern: an exact id, a family name, or a
-/// glob with `*`.
-pub fn matches_pattern(id: &str, pattern: &str) -> bool {
-    let family = id.split('.').next().unwrap_or("");
-    pattern == id || pattern == family || glob(pattern.as_bytes(), id.as_bytes())
-}
-
-/// `*`-glob matching without recursion: on a mismatch, only the latest `*`
-/// is retried one byte further, so the cost is at most |p|·|s| steps
-/// (a recursive matcher took exponential time on 40 stars).
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    // the latest star: (its index in p, where in s it currently ends)
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            star = Some((sp, ss + 1));
-            pi = sp + 1;
-            si = ss + 1;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
-}
-
-/// Benches selected by `selectors` (all when empty).
-pub fn select(selectors: &[select::Selector]) -> Vec<&'static dyn Bench> {
-    ALL.iter()
-        .copied()
-        .filter(|b| selectors.is_empty() || selectors.iter().any(|s| s.takes_bench(*b)))
-        .collect()
-}
-
-/// The cases `selectors` take of those planned (all when empty).
-///
-/// # Errors
-/// Explains the first selector with parameters that takes no case.
-pub fn select_cases(
-    selectors: &[select::Selector],
-    planned: Vec<(&'static dyn Bench, CaseSpec)>,
-) -> Result<Vec<(&'static dyn Bench, CaseSpec)>, String> {
-    if selectors.is_empty() {
-        return Ok(planned);
-    }
-    if let Some(s) = selectors
-        .iter()
-        .find(|s| !s.params.is_empty() && !planned.iter().any(|(_, c)| s.takes_case(c)))
-    {
-        let cases: Vec<CaseSpec> = planned.iter().map(|(_, c)| c.clone()).collect();
-        return Err(s.explain_empty(&cases));
-    }
-    Ok(planned
-        .into_iter()
-        .filter(|(_, c)| selectors.iter().any(|s| s.takes_case(c)))
-        .collect())
-}
-
 /// Memory the test context offers: cases needing more are skipped, which
 /// keeps the test suite small and exercises the skip path.
 #[cfg(test)]
@@ -729,7 +652,7 @@ mod tests {
                 match bench.prepare(&case, &ctx) {
                     Ok(mut t) => {
                         let v = t.once(clock).unwrap();
-                        if let Err(e) = runner::check_values(&case, &v) {
+                        if let Err(e) = crate::engine::runner::check_values(&case, &v) {
                             panic!("{}: {e}: {v:?}", case.key());
                         }
                     }
@@ -802,59 +725,6 @@ mod tests {
         assert_eq!(p.thread_counts(), vec![1, 2, 4, 8]);
         p.threads = Some(vec![3]);
         assert_eq!(p.thread_counts(), vec![3]);
-    }
-
-    #[test]
-    fn patterns_match_ids_families_and_globs() {
-        assert!(matches_pattern("os.syscall", "os"));
-        assert!(matches_pattern("os.syscall", "os.syscall"));
-        assert!(matches_pattern("os.syscall", "os.*"));
-        assert!(matches_pattern("os.syscall", "*call"));
-        assert!(!matches_pattern("os.syscall", "cpu"));
-        assert!(!matches_pattern("os.syscall", "os.sys"));
-        assert!(matches_pattern("os.syscall", "o*s*c*l"));
-        assert!(!matches_pattern("os.syscall", "*x*"));
-        assert!(matches_pattern("os.syscall", "**os.sys*ll**"));
-    }
-
-    #[test]
-    fn many_stars_match_without_backtracking_blow_up() {
-        let stars = "*".repeat(40);
-        assert!(matches_pattern("os.syscall", &stars));
-        assert!(!matches_pattern("os.syscall", &format!("{stars}x{stars}")));
-    }
-
-    #[test]
-    fn select_takes_benches_by_their_part_and_cases_by_parameters() {
-        assert_eq!(select(&[]).len(), ALL.len());
-        // what `run` plans for these selectors' benches in quick
-        let planned = |sel: &[select::Selector]| -> Vec<(&'static dyn Bench, CaseSpec)> {
-            let p = plan(Suite::Quick);
-            select(sel)
-                .into_iter()
-                .flat_map(|b| b.cases(&p).into_iter().map(move |c| (b, c)))
-                .collect()
-        };
-        let sel = vec![
-            select::parse("os.syscall[call=getppid]").unwrap(),
-            select::parse("os.fork").unwrap(),
-        ];
-        let ids: Vec<&str> = select(&sel).iter().map(|b| b.id()).collect();
-        assert_eq!(ids, vec!["os.syscall", "os.fork"]);
-        let all = planned(&sel);
-        let fork_cases = all.iter().filter(|(b, _)| b.id() == "os.fork").count();
-        let keys: Vec<String> = select_cases(&sel, all)
-            .unwrap()
-            .iter()
-            .map(|(_, c)| c.key())
-            .collect();
-        assert_eq!(keys.len(), 1 + fork_cases, "{keys:?}");
-        assert_eq!(keys[0], "os.syscall[call=getppid]");
-        let bad = vec![select::parse("os.syscall[call=getpid]").unwrap()];
-        let Err(why) = select_cases(&bad, planned(&bad)) else {
-            panic!("call=getpid takes no case")
-        };
-        assert!(why.contains("call is one of getppid"), "{why}");
     }
 
     #[test]

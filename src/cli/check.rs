@@ -3,9 +3,9 @@
 //! a [`UsageError`] (exit 2) that says what is wrong and what is allowed.
 
 use super::values::DirArg;
-use crate::bench;
 use crate::error::UsageError;
 use crate::history::Db;
+use crate::{bench, engine};
 use std::path::PathBuf;
 
 /// Longest label accepted, in characters.
@@ -27,10 +27,10 @@ pub fn valid_patterns() -> String {
 /// # Errors
 /// [`UsageError`] for an empty or malformed pattern or one that matches
 /// no benchmark, listing the valid ones.
-pub fn patterns(raw: &[String]) -> Result<Vec<bench::select::Selector>, UsageError> {
+pub fn patterns(raw: &[String]) -> Result<Vec<engine::select::Selector>, UsageError> {
     raw.iter()
-        .flat_map(|r| bench::select::split(r))
-        .map(|p| bench::select::parse(&p))
+        .flat_map(|r| engine::select::split(r))
+        .map(|p| engine::select::parse(&p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| UsageError(format!("{e} ({})", valid_patterns())))
 }

@@ -7,10 +7,10 @@
 use super::args::{RunArgs, Switch};
 use super::check;
 use super::values::DirArg;
-use crate::bench;
-use crate::bench::launch::{Environment, Launcher};
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
 use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use crate::engine;
+use crate::engine::launch::{Environment, Launcher};
 use crate::error::UsageError;
 
 /// The settings of `run` for `a`.
@@ -170,7 +170,7 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
         only: a
             .only
             .iter()
-            .flat_map(|raw| bench::select::split(raw))
+            .flat_map(|raw| engine::select::split(raw))
             .filter(|p| !p.is_empty())
             .collect(),
         dirs,

@@ -4,7 +4,7 @@
 //! once it has run, its later rounds are expected to take what its last
 //! round took, so the estimate sharpens after the first round.
 
-use crate::bench::runner::Progress;
+use crate::engine::runner::Progress;
 use crate::results::CaseStatus;
 use crate::units::format_duration;
 use std::io::{IsTerminal, Write};

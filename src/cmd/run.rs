@@ -2,7 +2,7 @@
 //! (probe the environment, check the thread counts against it, plan the
 //! cases, share the suite's time among them, name the run and its result
 //! file), check that the machine is quiet, then run the planned battery
-//! ([`bench::schedule`]), saving the result file after every case round;
+//! ([`engine::schedule`]), saving the result file after every case round;
 //! print the summary and record the run in the history. Ctrl-C or SIGTERM
 //! stops the current case; the file is then marked interrupted. A second
 //! Ctrl-C exits at once, after killing the processes envbench started and
@@ -16,11 +16,12 @@
 mod sides;
 
 use super::progress::Reporter;
-use crate::bench::launch::Environment;
-use crate::bench::schedule::{self, Schedule, Side, Step, Watch};
-use crate::bench::select::Selector;
-use crate::bench::{self, runner, Bench, CaseSpec, Plan};
+use crate::bench::{self, Bench, CaseSpec, Plan};
 use crate::config::RunConfig;
+use crate::engine::launch::Environment;
+use crate::engine::schedule::{self, Schedule, Side, Step, Watch};
+use crate::engine::select::Selector;
+use crate::engine::{self, runner};
 use crate::error::{print_stdout, UsageError};
 use crate::history::Db;
 use crate::probe::Fingerprint;
@@ -104,7 +105,7 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
     crate::cleanup::watch_signals(Arc::clone(&interrupted)).map_err(|e| {
         anyhow::anyhow!(
             "cannot start envbench's signal-watching thread: {e}{}",
-            bench::launch::limit_hint(&e)
+            engine::launch::limit_hint(&e)
         )
     })?;
     if !s.environments.is_empty() {
@@ -202,11 +203,11 @@ fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::Result<Prep
         config.dirs.clone(),
     )
     .with_options(config.options.clone());
-    let planned = bench::select(&s.selectors)
+    let planned = engine::select::benches(&s.selectors)
         .into_iter()
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (b, c)))
         .collect();
-    let cases = bench::select_cases(&s.selectors, planned).map_err(UsageError)?;
+    let cases = engine::select::cases(&s.selectors, planned).map_err(UsageError)?;
     let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), s.budget);
     let started = wall_now_secs();
     let named = sides::name(&s.environments, fingerprints, config, started);

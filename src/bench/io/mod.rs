@@ -538,8 +538,9 @@ pub fn failed(what: &str, path: &Path, e: std::io::Error) -> BenchError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{runner, CaseSpec, TestEnv};
+    use crate::bench::{CaseSpec, TestEnv};
     use crate::config::Suite;
+    use crate::engine::runner;
     use crate::units::size_label;
 
     fn io_benches() -> Vec<&'static dyn Bench> {

@@ -417,7 +417,7 @@ mod tests {
                 Err(e) => panic!("{}: {e}", case.key()),
             };
             let v = t.once(&env.clock).unwrap();
-            crate::bench::runner::check_values(&case, &v).unwrap();
+            crate::engine::runner::check_values(&case, &v).unwrap();
             assert!(v[0] > 0.0 && v[0] <= v[2] && v[2] <= v[3], "{v:?}");
             assert!(t.details().unwrap()["server"]
                 .as_str()

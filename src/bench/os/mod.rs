@@ -141,57 +141,11 @@ pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
                 libc::signal(libc::SIGINT, libc::SIG_DFL);
                 libc::signal(libc::SIGTERM, libc::SIG_DFL);
             }
-            die_with_parent(parent, libc::SIGKILL);
+            crate::cleanup::die_with_parent(parent, libc::SIGKILL);
             child();
             unsafe { libc::_exit(0) }
         }
         pid => Ok(pid),
-    }
-}
-
-/// In a new child: asks the kernel for SIGKILL when the thread that forked
-/// it ends, so that no child outlives envbench even when envbench is
-/// killed with SIGKILL (no cleanup of its own can run then); and exits at
-/// once if `parent` already died between the fork and this call.
-/// Async-signal-safe: two system calls.
-fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only make system calls;
-    // _exit is async-signal-safe.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, signal);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-    }
-}
-
-/// `cmd`'s process dies with envbench (see [`die_with_parent`]): for the
-/// helpers and shells a case starts, which must not outlive a SIGKILL.
-pub fn die_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
-    on_envbench_death(cmd, libc::SIGKILL)
-}
-
-/// `cmd`'s process gets SIGTERM when envbench dies, even by SIGKILL: for
-/// envbench's own worker processes, which then stop after the repetition
-/// under way and remove their scratch directories, as on Ctrl-C.
-pub fn wind_down_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
-    on_envbench_death(cmd, libc::SIGTERM)
-}
-
-fn on_envbench_death(
-    cmd: &mut std::process::Command,
-    signal: libc::c_int,
-) -> &mut std::process::Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and only makes the
-    // async-signal-safe calls of die_with_parent.
-    unsafe {
-        cmd.pre_exec(move || {
-            die_with_parent(parent, signal);
-            Ok(())
-        })
     }
 }
 

@@ -303,7 +303,7 @@ impl Trial for ForkTrial {
             Forker::Envbench(bin) => {
                 let mut c = std::process::Command::new(bin);
                 c.arg(FORK_HELPER_ARG);
-                super::die_with_envbench(&mut c);
+                crate::cleanup::die_with_envbench(&mut c);
                 c
             }
         };

@@ -154,7 +154,7 @@ impl ShellTrial {
         let mut running = Vec::with_capacity(self.dirs.len());
         let mut failure = None;
         for d in &self.dirs {
-            let started = super::die_with_envbench(&mut Command::new("/bin/sh"))
+            let started = crate::cleanup::die_with_envbench(&mut Command::new("/bin/sh"))
                 .arg("script.sh")
                 .current_dir(d)
                 .stdin(Stdio::null())

@@ -87,7 +87,7 @@ impl Tiny {
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.path);
         cmd.arg0("envbench-tiny");
-        super::die_with_envbench(&mut cmd);
+        crate::cleanup::die_with_envbench(&mut cmd);
         cmd
     }
 }

@@ -4,8 +4,8 @@
 //! `--in` NAME is its label) and given its result file and run id; the
 //! files of an interleaved run share an id of their own.
 
-use crate::bench::launch::{self, Environment, Launcher};
 use crate::config::{NamedDir, RunConfig};
+use crate::engine::launch::{self, Environment, Launcher};
 use crate::error::UsageError;
 use crate::probe::Fingerprint;
 use crate::store;

@@ -88,7 +88,7 @@ fn a_case_measures_and_leaves_no_thread_or_socket() {
         let mut t = Http.prepare(&case, &env.ctx()).unwrap();
         for _ in 0..2 {
             let v = t.once(&env.clock).unwrap();
-            crate::bench::runner::check_values(&case, &v).unwrap();
+            crate::engine::runner::check_values(&case, &v).unwrap();
             assert_eq!(v[4], 0.0, "no error status: {v:?}");
             assert!(v[2] <= v[3], "{v:?}");
             // every response carried its whole body

@@ -28,7 +28,7 @@
 use super::launch::{cut, limit_hint, Launcher};
 use super::peer::{Heard, Peer};
 use super::runner::{self, CaseRun, Progress};
-use super::{Context, NamedDir, Plan, ALL};
+use crate::bench::{Context, NamedDir, Plan, ALL};
 use crate::config::{FamilyOptions, RepPolicy, Suite};
 use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
@@ -342,7 +342,7 @@ fn spawn_and_read(
             super::launch::shown(&launcher.argv(WORKER_ARG)?)
         )
     };
-    let mut peer = Peer::start(launcher, WORKER_ARG, false).map_err(|e| {
+    let mut peer = launcher.start(WORKER_ARG, false).map_err(|e| {
         format!(
             "cannot start a worker process{tried}: {e}{}",
             limit_hint(&e)
@@ -591,7 +591,7 @@ fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), S
 
 /// The case of `job`, planned again from its bench (so that its metrics
 /// are the bench's own); None when no bench plans that key.
-fn planned(job: &Job) -> Option<(&'static dyn super::Bench, super::CaseSpec)> {
+fn planned(job: &Job) -> Option<(&'static dyn crate::bench::Bench, crate::bench::CaseSpec)> {
     let plan = Plan {
         suite: job.suite,
         cpus: job.cpus,

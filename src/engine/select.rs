@@ -4,7 +4,8 @@
 //! `net.http[clients=1,page=1KiB]`. A value may hold `*` (`size=*KiB`).
 //! A pattern without brackets takes every case of its benches.
 
-use super::{Bench, CaseSpec, ALL};
+use crate::bench::{Bench, CaseSpec, ALL};
+use crate::results::param_text;
 
 /// One parsed `--only` pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +83,7 @@ pub fn parse(pattern: &str) -> Result<Selector, String> {
     if bench.is_empty() {
         return Err(format!("'{p}' names no benchmark before its brackets"));
     }
-    if !ALL.iter().any(|b| super::matches_pattern(b.id(), bench)) {
+    if !ALL.iter().any(|b| matches_pattern(b.id(), bench)) {
         return Err(format!("no benchmark matches '{bench}'"));
     }
     Ok(Selector {
@@ -93,23 +94,23 @@ pub fn parse(pattern: &str) -> Result<Selector, String> {
 
 /// A value against a wanted one: equal, or a `*`-glob that matches.
 fn value_matches(value: &str, want: &str) -> bool {
-    value == want || super::glob(want.as_bytes(), value.as_bytes())
+    value == want || glob(want.as_bytes(), value.as_bytes())
 }
 
 impl Selector {
     /// Whether this selector takes cases of `bench`.
     pub fn takes_bench(&self, bench: &dyn Bench) -> bool {
-        super::matches_pattern(bench.id(), &self.bench)
+        matches_pattern(bench.id(), &self.bench)
     }
 
     /// Whether this selector takes `case`: its bench matches and it has
     /// every parameter with a matching value.
     pub fn takes_case(&self, case: &CaseSpec) -> bool {
-        super::matches_pattern(&case.bench, &self.bench)
+        matches_pattern(&case.bench, &self.bench)
             && self.params.iter().all(|(k, want)| {
                 case.params
                     .get(k)
-                    .is_some_and(|v| value_matches(&super::param_text(v), want))
+                    .is_some_and(|v| value_matches(&param_text(v), want))
             })
     }
 
@@ -119,7 +120,7 @@ impl Selector {
     pub fn explain_empty(&self, cases: &[CaseSpec]) -> String {
         let mine: Vec<&CaseSpec> = cases
             .iter()
-            .filter(|c| super::matches_pattern(&c.bench, &self.bench))
+            .filter(|c| matches_pattern(&c.bench, &self.bench))
             .collect();
         let shown = format!(
             "{}[{}]",
@@ -140,7 +141,7 @@ impl Selector {
         for (k, _) in &self.params {
             let mut values: Vec<String> = mine
                 .iter()
-                .filter_map(|c| c.params.get(k).map(super::param_text))
+                .filter_map(|c| c.params.get(k).map(param_text))
                 .collect();
             values.sort();
             values.dedup();
@@ -166,6 +167,70 @@ impl Selector {
             parts.join("; ")
         )
     }
+}
+
+/// Whether `id` matches a user pattern: an exact id, a family name, or a
+/// glob with `*`.
+fn matches_pattern(id: &str, pattern: &str) -> bool {
+    let family = id.split('.').next().unwrap_or("");
+    pattern == id || pattern == family || glob(pattern.as_bytes(), id.as_bytes())
+}
+
+/// `*`-glob matching without recursion: on a mismatch, only the latest `*`
+/// is retried one byte further, so the cost is at most |p|·|s| steps
+/// (a recursive matcher took exponential time on 40 stars).
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    // the latest star: (its index in p, where in s it currently ends)
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            star = Some((sp, ss + 1));
+            pi = sp + 1;
+            si = ss + 1;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// Benches selected by `selectors` (all when empty).
+pub fn benches(selectors: &[Selector]) -> Vec<&'static dyn Bench> {
+    ALL.iter()
+        .copied()
+        .filter(|b| selectors.is_empty() || selectors.iter().any(|s| s.takes_bench(*b)))
+        .collect()
+}
+
+/// The cases `selectors` take of those planned (all when empty).
+///
+/// # Errors
+/// Explains the first selector with parameters that takes no case.
+pub fn cases(
+    selectors: &[Selector],
+    planned: Vec<(&'static dyn Bench, CaseSpec)>,
+) -> Result<Vec<(&'static dyn Bench, CaseSpec)>, String> {
+    if selectors.is_empty() {
+        return Ok(planned);
+    }
+    if let Some(s) = selectors
+        .iter()
+        .find(|s| !s.params.is_empty() && !planned.iter().any(|(_, c)| s.takes_case(c)))
+    {
+        let cases: Vec<CaseSpec> = planned.iter().map(|(_, c)| c.clone()).collect();
+        return Err(s.explain_empty(&cases));
+    }
+    Ok(planned
+        .into_iter()
+        .filter(|(_, c)| selectors.iter().any(|s| s.takes_case(c)))
+        .collect())
 }
 
 #[cfg(test)]
@@ -274,5 +339,58 @@ mod tests {
         );
         let why = parse("io.dd[op=x]").unwrap().explain_empty(&[]);
         assert!(why.contains("plans none"), "{why}");
+    }
+
+    #[test]
+    fn patterns_match_ids_families_and_globs() {
+        assert!(matches_pattern("os.syscall", "os"));
+        assert!(matches_pattern("os.syscall", "os.syscall"));
+        assert!(matches_pattern("os.syscall", "os.*"));
+        assert!(matches_pattern("os.syscall", "*call"));
+        assert!(!matches_pattern("os.syscall", "cpu"));
+        assert!(!matches_pattern("os.syscall", "os.sys"));
+        assert!(matches_pattern("os.syscall", "o*s*c*l"));
+        assert!(!matches_pattern("os.syscall", "*x*"));
+        assert!(matches_pattern("os.syscall", "**os.sys*ll**"));
+    }
+
+    #[test]
+    fn many_stars_match_without_backtracking_blow_up() {
+        let stars = "*".repeat(40);
+        assert!(matches_pattern("os.syscall", &stars));
+        assert!(!matches_pattern("os.syscall", &format!("{stars}x{stars}")));
+    }
+
+    #[test]
+    fn select_takes_benches_by_their_part_and_cases_by_parameters() {
+        assert_eq!(benches(&[]).len(), ALL.len());
+        // what `run` plans for these selectors' benches in quick
+        let planned = |sel: &[Selector]| -> Vec<(&'static dyn Bench, CaseSpec)> {
+            let p = crate::bench::TestEnv::plan(crate::config::Suite::Quick, 2);
+            benches(sel)
+                .into_iter()
+                .flat_map(|b| b.cases(&p).into_iter().map(move |c| (b, c)))
+                .collect()
+        };
+        let sel = vec![
+            parse("os.syscall[call=getppid]").unwrap(),
+            parse("os.fork").unwrap(),
+        ];
+        let ids: Vec<&str> = benches(&sel).iter().map(|b| b.id()).collect();
+        assert_eq!(ids, vec!["os.syscall", "os.fork"]);
+        let all = planned(&sel);
+        let fork_cases = all.iter().filter(|(b, _)| b.id() == "os.fork").count();
+        let keys: Vec<String> = cases(&sel, all)
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.key())
+            .collect();
+        assert_eq!(keys.len(), 1 + fork_cases, "{keys:?}");
+        assert_eq!(keys[0], "os.syscall[call=getppid]");
+        let bad = vec![parse("os.syscall[call=getpid]").unwrap()];
+        let Err(why) = cases(&bad, planned(&bad)) else {
+            panic!("call=getpid takes no case")
+        };
+        assert!(why.contains("call is one of getppid"), "{why}");
     }
 }

@@ -2,7 +2,8 @@
 //! round and time, the round's record, the assumptions checked, and the
 //! status the case takes.
 
-use super::{runner, CaseSpec};
+use super::runner;
+use crate::bench::CaseSpec;
 use crate::results::{self, CaseResult, CaseStatus};
 use crate::timestamp::utc_iso;
 use std::time::Duration;

@@ -99,8 +99,18 @@ impl Launcher {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        super::os::wind_down_with_envbench(&mut cmd);
+        crate::cleanup::wind_down_with_envbench(&mut cmd);
         Ok(cmd)
+    }
+
+    /// Starts its command for `arg` as a [`Peer`]: through a prefix in a
+    /// process group of its own; its stderr kept when `capture_stderr`.
+    ///
+    /// # Errors
+    /// The binary's path cannot be found, or the process cannot start.
+    pub fn start(&self, arg: &str, capture_stderr: bool) -> std::io::Result<Peer> {
+        let cmd = self.command(arg).map_err(std::io::Error::other)?;
+        Peer::start(cmd, !self.is_host(), capture_stderr)
     }
 }
 
@@ -241,7 +251,8 @@ fn ask(
     timeout: Duration,
     interrupted: &AtomicBool,
 ) -> Result<Answer, String> {
-    let mut peer = Peer::start(launcher, FINGERPRINT_ARG, true)
+    let mut peer = launcher
+        .start(FINGERPRINT_ARG, true)
         .map_err(|e| not_started(&launcher.prefix, &e))?;
     let text = serde_json::to_string(request).expect("invariant: requests serialise");
     // a prefix that exits at once closes the pipe: its status says why

@@ -34,7 +34,8 @@ pub use budget::{catch_up_budget, fit_budget, MIN_ROUNDS};
 
 use super::launch::Launcher;
 use super::round::merge_round;
-use super::{runner, Bench, CaseSpec, Context, Family};
+use super::runner;
+use crate::bench::{Bench, CaseSpec, Context, Family};
 use crate::config::{RepPolicy, RunConfig};
 use crate::measure::clock::Clock;
 use crate::results::{self, CaseResult, CaseStatus, ResultFile};
@@ -510,8 +511,8 @@ impl Loop<'_> {
         share_canary(files);
         for (e, file) in files.iter_mut().enumerate() {
             file.cases = self.side_results(e);
-            file.derived = super::derive(self.s.families, file);
-            super::check(self.s.families, &mut file.cases);
+            file.derived = crate::bench::derive(self.s.families, file);
+            crate::bench::check(self.s.families, &mut file.cases);
             crate::validity::assess(file);
             crate::store::save(self.s.sides[e].output, file).context("saving results")?;
         }

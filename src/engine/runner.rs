@@ -3,7 +3,7 @@
 //! the budget is spent. Returns raw samples and anomalies; prints nothing
 //! (progress goes through a callback).
 
-use super::{Bench, BenchError, CaseSpec, Context};
+use crate::bench::{Bench, BenchError, CaseSpec, Context};
 use crate::results::{Anomaly, Assumption, AssumptionKind, CaseStatus};
 use crate::stats::{summarize, Sample};
 use serde_json::Value;
@@ -229,7 +229,7 @@ fn set_error(run: &mut CaseRun, e: BenchError) {
 
 fn repeat(
     bench: &dyn Bench,
-    trial: &mut dyn super::Trial,
+    trial: &mut dyn crate::bench::Trial,
     case: &CaseSpec,
     ctx: &Context,
     start: Duration,

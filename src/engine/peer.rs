@@ -19,12 +19,11 @@
 //!   without [`Peer::finish`] is stopped so.
 //!
 //! The process also gets SIGTERM when envbench dies, even by SIGKILL
-//! ([`super::os::wind_down_with_envbench`]), and its stdin stays open while
+//! ([`crate::cleanup::wind_down_with_envbench`]), and its stdin stays open while
 //! it is spoken to: a worker that sees its stdin close knows envbench is
 //! gone, through any prefix that forwards stdin, whether or not the prefix
 //! passes signals on.
 
-use super::launch::Launcher;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
@@ -70,23 +69,21 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// Starts `launcher`'s command with `arg` in a process group of its
-    /// own, its stdin and stdout piped; stderr piped too when
-    /// `capture_stderr` (kept for a message, [`Peer::stderr`]), else
-    /// inherited.
+    /// Starts `cmd` (its stdin and stdout piped), in a process group of
+    /// its own when `own_group`: a prefix's processes get one, to be
+    /// stopped as one, while envbench's own worker stays in envbench's
+    /// group, where a terminal's Ctrl-C and hangup reach it as they reach
+    /// envbench. Its stderr is piped too when `capture_stderr` (kept for a
+    /// message, [`Peer::stderr`]), else inherited.
     ///
     /// # Errors
-    /// The command cannot be built or the process cannot start.
+    /// The process cannot start.
     pub fn start(
-        launcher: &Launcher,
-        arg: &str,
+        mut cmd: std::process::Command,
+        own_group: bool,
         capture_stderr: bool,
     ) -> Result<Peer, std::io::Error> {
-        let mut cmd = launcher.command(arg).map_err(std::io::Error::other)?;
-        // a prefix's processes get a group of their own, to be stopped as
-        // one; envbench's own worker stays in envbench's group, where a
-        // terminal's Ctrl-C and hangup reach it as they reach envbench
-        let own_group = !launcher.is_host();
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
         if own_group {
             cmd.process_group(0);
         }
@@ -347,12 +344,11 @@ fn read_capped(stream: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn sh(script: &str) -> Launcher {
-        // `sh -c SCRIPT` takes the binary's path and the argument as $0 and $1
-        Launcher {
-            prefix: vec!["sh".into(), "-c".into(), script.into()],
-            binary: None,
-        }
+    /// A peer running `sh -c SCRIPT` in a group of its own.
+    fn sh(script: &str, capture_stderr: bool) -> Peer {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        Peer::start(cmd, true, capture_stderr).unwrap()
     }
 
     fn alive(pid: i32) -> bool {
@@ -368,7 +364,7 @@ mod tests {
 
     #[test]
     fn lines_arrive_in_order_then_the_end() {
-        let mut p = Peer::start(&sh("echo one; echo two"), "x", false).unwrap();
+        let mut p = sh("echo one; echo two", false);
         let until = Instant::now() + Duration::from_secs(10);
         assert_eq!(p.next(until, None), Heard::Line("one".into()));
         assert_eq!(p.next(until, None), Heard::Line("two".into()));
@@ -380,7 +376,7 @@ mod tests {
     #[test]
     fn a_silent_process_is_late_and_its_whole_group_is_stopped() {
         // sh's child (sleep) is the grandchild of envbench's command
-        let mut p = Peer::start(&sh("sleep 1000 & echo $!; wait"), "x", false).unwrap();
+        let mut p = sh("sleep 1000 & echo $!; wait", false);
         let until = Instant::now() + Duration::from_secs(10);
         let Heard::Line(grandchild) = p.next(until, None) else {
             panic!("no pid")
@@ -405,7 +401,7 @@ mod tests {
 
     #[test]
     fn an_interruption_is_heard_while_waiting() {
-        let mut p = Peer::start(&sh("sleep 1000"), "x", false).unwrap();
+        let mut p = sh("sleep 1000", false);
         let flag = AtomicBool::new(true);
         let t = Instant::now();
         let far = Instant::now() + Duration::from_secs(100);
@@ -417,8 +413,7 @@ mod tests {
     #[test]
     fn a_line_without_end_is_cut_off_not_read_into_memory() {
         // 80 MiB of 'a' and no newline
-        let mut p =
-            Peer::start(&sh("head -c 83886080 /dev/zero | tr '\\0' a"), "x", false).unwrap();
+        let mut p = sh("head -c 83886080 /dev/zero | tr '\\0' a", false);
         let until = Instant::now() + Duration::from_secs(60);
         assert_eq!(p.next(until, None), Heard::TooLong);
         p.stop();
@@ -426,7 +421,7 @@ mod tests {
 
     #[test]
     fn stderr_is_kept_for_the_message() {
-        let mut p = Peer::start(&sh("echo why >&2; exit 3"), "x", true).unwrap();
+        let mut p = sh("echo why >&2; exit 3", true);
         let until = Instant::now() + Duration::from_secs(10);
         assert_eq!(p.next(until, None), Heard::Closed);
         assert_eq!(p.stderr(), "why\n");
