@@ -368,12 +368,43 @@ pub fn emergency_exit() -> ! {
     for (pid, bases) in workers.iter() {
         removed += remove_dirs(&left_by(*pid, bases));
     }
-    eprintln!(
-        "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
-         {removed} scratch director{}; the result file holds every finished case",
-        if removed == 1 { "y" } else { "ies" }
-    );
+    if let Some(last) = LAST_WORDS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+    {
+        last();
+    }
+    // a worker's run says what happened; the worker itself says nothing
+    if !QUIET_EXIT.load(std::sync::atomic::Ordering::SeqCst) {
+        eprintln!(
+            "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
+             {removed} scratch director{}; the result file holds every finished case",
+            if removed == 1 { "y" } else { "ies" }
+        );
+    }
     std::process::exit(130)
+}
+
+/// What the emergency exit does last, holding the scratch lock (a run
+/// marks its result files interrupted): set by [`on_emergency`].
+type LastWords = Box<dyn Fn() + Send>;
+static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
+
+/// Whether the emergency exit says nothing (a worker process: its run
+/// speaks for it).
+static QUIET_EXIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets what the emergency exit does last, holding the scratch lock, so
+/// that nothing else writes meanwhile: it must not take that lock itself
+/// (`store::mark_interrupted_holding_lock` does not).
+pub fn on_emergency(last: impl Fn() + Send + 'static) {
+    *LAST_WORDS.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(last));
+}
+
+/// Makes the emergency exit of this process silent (a worker's).
+pub fn quiet_exit() {
+    QUIET_EXIT.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// In a new child: asks the kernel for SIGKILL when the thread that forked

@@ -179,6 +179,11 @@ const RUN_ARGS: &[Bad] = &[
         2,
         "would both write",
     ),
+    bad(
+        "--in a --in b -o {d}/hard-{in}.json --force",
+        2,
+        "would both write",
+    ),
     bad("--in-binary b=/x", 2, "goes with --in b"),
     bad("--in a --in b --in-binary c=/x", 2, "no --in c"),
     bad("--in a --in b --in-binary b=", 2, "names no binary"),
@@ -318,6 +323,13 @@ const OTHER: &[Bad] = &[
     bad("show /nonexistent/x.json", 1, "/nonexistent/x.json"),
     bad("show {d}/mutated-negative.json", 0, "is a negative time"),
     bad("show {d}/mutated-dup.json", 1, "repeats cases[0]"),
+    // a colour from data is data: escaped, not envbench's own colour
+    hidden(
+        "compare {a} {d}/mutated-colour.json --verbose",
+        0,
+        "\\u{1b}[31m",
+        "\u{1b}[31m",
+    ),
     // issue 53: a fingerprint no machine has is refused, naming the field
     bad(
         "show {d}/mutated-quota.json",
@@ -630,6 +642,11 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     mutate("mutated-esc.json", &|v| {
         v["fingerprint"]["cpu"]["model"] = "\u{1b}[8m".into()
     });
+    mutate("mutated-colour.json", &|v| {
+        v["label"] = "colour".into();
+        v["run_id"] = "20250101T000000Z-colour-000000".into();
+        v["fingerprint"]["cpu"]["model"] = "\u{1b}[31mred".into()
+    });
     mutate("mutated-quota.json", &|v| {
         v["fingerprint"]["cgroup"]["cpu_quota_cpus"] = (-1.0).into()
     });
@@ -647,6 +664,8 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     }
     std::fs::write(dir.join("ln-b.json"), "keep").unwrap();
     std::os::unix::fs::symlink(dir.join("ln-b.json"), dir.join("ln-a.json")).unwrap();
+    std::fs::write(dir.join("hard-a.json"), "keep").unwrap();
+    std::fs::hard_link(dir.join("hard-a.json"), dir.join("hard-b.json")).unwrap();
     mutate("mutated-dup.json", &|v| {
         let c = v["cases"][0].clone();
         v["cases"].as_array_mut().unwrap().push(c);
@@ -791,6 +810,10 @@ fn every_bad_input_gets_its_exit_code_and_a_clear_message() {
     // refused before anything was written
     assert_eq!(
         std::fs::read_to_string(d.join("ln-b.json")).unwrap(),
+        "keep"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("hard-a.json")).unwrap(),
         "keep"
     );
     assert!(!d.join("same.json").exists());

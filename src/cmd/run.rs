@@ -138,6 +138,20 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
         })?;
     }
     let mut files = start(&s, &p)?;
+    // a second Ctrl-C exits at once: the files it leaves say interrupted
+    let outputs: Vec<PathBuf> = p
+        .sides
+        .iter()
+        .map(|side| side.config.output.clone())
+        .collect();
+    crate::cleanup::on_emergency(move || {
+        for path in &outputs {
+            store::mark_interrupted_holding_lock(
+                path,
+                "interrupted twice: the run stopped at once, during a case round",
+            );
+        }
+    });
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
     match measure(&s, &p, &mut files, &interrupted) {
@@ -217,13 +231,13 @@ fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::Result<Prep
             side.config.output = result_file(&side.config.output, s.db.as_ref(), s.force)?;
         }
         // two spellings of one file (`{in}/../x.json`, a link to another's
-        // file) would leave one environment's results in it: refused, with
-        // --force too
+        // file, a hard link) would leave one environment's results in it:
+        // refused, with --force too
         let lands = store::resolved(&side.config.output);
-        if let Some(earlier) = prepared
-            .iter()
-            .find(|p| store::resolved(&p.config.output) == lands)
-        {
+        if let Some(earlier) = prepared.iter().find(|p| {
+            store::resolved(&p.config.output) == lands
+                || store::same_file(&p.config.output, &side.config.output)
+        }) {
             return Err(UsageError(format!(
                 "--in {} and --in {} would both write {}: each environment needs a file of its \
                  own (-o 'DIR/{IN_PLACEHOLDER}.json')",

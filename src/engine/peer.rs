@@ -10,22 +10,25 @@
 //!   signal is heard within [`POLL`] whether or not the prefix passed it on.
 //! - **Bounded lines.** A line longer than [`LINE_CAP_BYTES`] is not read
 //!   into memory: the caller hears [`Heard::TooLong`].
-//! - **Its whole tree stopped.** A prefix's process starts in a process
-//!   group of its own (envbench's own worker stays in envbench's);
-//!   [`Peer::stop`] sends SIGTERM to that group and to every descendant of
-//!   the process (a prefix's children that left the group included),
-//!   waits [`STOP_GRACE`] for them to clean up (runsc removes its
-//!   sandbox's directory then), and kills what is left. A peer dropped
-//!   without [`Peer::finish`] is stopped so.
+//! - **Its whole tree stopped.** A prefix runs under a guard
+//!   ([`super::guard`]), a subreaper that keeps every process the prefix
+//!   starts beneath it and stops them all on SIGTERM, or when envbench
+//!   dies; [`Peer::stop`] asks the guard, and kills the guard and every
+//!   descendant left after [`STOP_GRACE`] more. envbench's own worker,
+//!   started directly, gets SIGTERM with its descendants, then SIGKILL.
+//!   A peer dropped without [`Peer::finish`] is stopped so.
+//! - **Its stderr kept or escaped.** An environment's stderr is read by
+//!   envbench, never handed the terminal or a file: a message is kept for
+//!   the error that names it, or relayed line by line with its escape
+//!   sequences escaped ([`Stderr`]).
 //!
 //! The process also gets SIGTERM when envbench dies, even by SIGKILL
-//! ([`crate::cleanup::wind_down_with_envbench`]), and its stdin stays open while
-//! it is spoken to: a worker that sees its stdin close knows envbench is
-//! gone, through any prefix that forwards stdin, whether or not the prefix
-//! passes signals on.
+//! ([`crate::cleanup::wind_down_with_envbench`]), and its stdin stays open
+//! while it is spoken to: a worker that sees its stdin close knows envbench
+//! is gone, through any prefix that forwards stdin, whether or not the
+//! prefix passes signals on.
 
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt as _;
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -35,12 +38,23 @@ use std::time::{Duration, Instant};
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// How long a stopped process tree gets to clean up after SIGTERM before
-/// what is left is killed.
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
+/// what is left is killed (a guard's own grace, and a little more).
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// The longest line read from a peer: a worker's outcome with its samples
 /// and telemetry is well under a megabyte.
 pub const LINE_CAP_BYTES: usize = 64 << 20;
+
+/// What becomes of a peer's stderr.
+#[derive(Debug, Clone)]
+pub enum Stderr {
+    /// Shared with envbench's (envbench's own worker).
+    Inherit,
+    /// Kept, at most a megabyte, for a message ([`Peer::stderr`]).
+    Keep,
+    /// Each line written to envbench's stderr after this label, escaped.
+    Relay(String),
+}
 
 /// What a wait for a line heard.
 #[derive(Debug, PartialEq, Eq)]
@@ -64,47 +78,49 @@ pub struct Peer {
     lines: Receiver<Heard>,
     stderr: Option<Receiver<Vec<u8>>>,
     ended: Option<ExitStatus>,
-    /// Whether it leads a process group of its own (a prefix's process).
-    own_group: bool,
+    /// Whether it is a guard ([`super::guard`]) that stops its own tree.
+    guarded: bool,
 }
 
 impl Peer {
-    /// Starts `cmd` (its stdin and stdout piped), in a process group of
-    /// its own when `own_group`: a prefix's processes get one, to be
-    /// stopped as one, while envbench's own worker stays in envbench's
-    /// group, where a terminal's Ctrl-C and hangup reach it as they reach
-    /// envbench. Its stderr is piped too when `capture_stderr` (kept for a
-    /// message, [`Peer::stderr`]), else inherited.
+    /// Starts `cmd` (its stdin and stdout piped); `guarded` when it is a
+    /// guard that stops its own tree on SIGTERM. Its stderr as `stderr`
+    /// says.
     ///
     /// # Errors
     /// The process cannot start.
     pub fn start(
         mut cmd: std::process::Command,
-        own_group: bool,
-        capture_stderr: bool,
+        guarded: bool,
+        stderr: Stderr,
     ) -> Result<Peer, std::io::Error> {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
-        if own_group {
-            cmd.process_group(0);
-        }
-        if capture_stderr {
+        if !matches!(stderr, Stderr::Inherit) {
             cmd.stderr(Stdio::piped());
         }
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         let lines = read_lines(child.stdout.take());
-        let stderr = child.stderr.take().map(read_capped);
+        let err = child.stderr.take();
+        let stderr = match (stderr, err) {
+            (Stderr::Keep, Some(e)) => Some(read_capped(e)),
+            (Stderr::Relay(label), Some(e)) => {
+                relay(e, label);
+                None
+            }
+            _ => None,
+        };
         Ok(Peer {
             child,
             stdin,
             lines,
             stderr,
             ended: None,
-            own_group,
+            guarded,
         })
     }
 
-    /// The process's PID (its process group's too, for a prefix's).
+    /// The process's PID.
     pub fn pid(&self) -> i32 {
         self.child.id() as i32
     }
@@ -146,6 +162,11 @@ impl Peer {
         }
     }
 
+    /// Whether the process has exited (reaping it).
+    pub fn exited(&mut self) -> bool {
+        self.wait_until(Instant::now()).is_some()
+    }
+
     /// Waits until `until` for the process to exit; its status, or None
     /// when it is still running.
     pub fn wait_until(&mut self, until: Instant) -> Option<ExitStatus> {
@@ -164,23 +185,22 @@ impl Peer {
         }
     }
 
-    /// Closes stdin and waits up to `within` for the process to exit; a
-    /// process still there then is stopped ([`Peer::stop`]). Its status,
-    /// and whether it had to be stopped.
+    /// Closes stdin and waits up to `within` for the process to exit (a
+    /// guard's wait for what its prefix left is in it); a process still
+    /// there then is stopped ([`Peer::stop`]). Its status, and whether it
+    /// had to be stopped.
     pub fn finish(mut self, within: Duration) -> (Option<ExitStatus>, bool) {
         self.close_stdin();
         if let Some(s) = self.wait_until(Instant::now() + within) {
-            // a prefix's children that outlived it in its group go too
-            self.signal_tree(libc::SIGKILL, &[]);
             return (Some(s), false);
         }
         self.stop();
         (self.ended, true)
     }
 
-    /// Stops the process and everything it started: SIGTERM to its group
-    /// and its descendants, [`STOP_GRACE`] to end, then SIGKILL to what is
-    /// left; reaps it.
+    /// Stops the process and everything it started: SIGTERM (a guard
+    /// stops its own tree then), [`STOP_GRACE`] to end, then SIGKILL to it
+    /// and every descendant left; reaps it.
     pub fn stop(&mut self) {
         self.close_stdin();
         let below = self.signal_tree(libc::SIGTERM, &[]);
@@ -189,72 +209,42 @@ impl Peer {
         if self.ended.is_none() {
             self.ended = self.child.wait().ok();
         }
-        self.settle_group();
+        crate::cleanup::reap_orphans();
     }
 
-    /// Waits up to [`STOP_GRACE`] until no process of its group is left,
-    /// reaping those this process adopted ([`crate::cleanup::adopt_orphans`]):
-    /// a prefix's child orphaned by the stop is then gone, not a zombie.
-    fn settle_group(&self) {
-        if !self.own_group {
-            return;
-        }
-        let until = Instant::now() + STOP_GRACE;
-        loop {
-            crate::cleanup::reap_orphans();
-            // SAFETY: signal 0 only checks that the group has a member.
-            let gone = unsafe { libc::kill(-self.pid(), 0) } != 0;
-            if gone || Instant::now() >= until {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Sends `signal` to the process's group, and, while the process is
-    /// not yet reaped (its PID still its own), to the process and each of
-    /// its descendants (those that made groups or sessions of their own),
-    /// and to those of `earlier` (descendants found before) that are still
-    /// the same processes. Returns the descendants signalled.
+    /// Sends `signal` to the process while it is not yet reaped (its PID
+    /// still its own) and, unless it is a guard being asked to stop its
+    /// tree itself, to each of its descendants; and to those of `earlier`
+    /// (descendants found before) that are still the same processes.
+    /// Returns the descendants found.
     fn signal_tree(&mut self, signal: libc::c_int, earlier: &[(i32, u64)]) -> Vec<(i32, u64)> {
         let pid = self.pid();
-        if self.own_group {
-            // the group's id stays reserved while any member lives: never another's
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(-pid, signal) };
-        }
         if self.ended.is_none() {
             self.ended = self.child.try_wait().ok().flatten();
         }
+        let mut below: Vec<(i32, u64)> = Vec::new();
         if self.ended.is_none() {
-            let mut below: Vec<(i32, u64)> =
-                crate::cleanup::descendants(pid, std::path::Path::new("/proc"))
-                    .into_iter()
-                    .filter_map(|p| Some((p, started(p)?)))
-                    .collect();
-            below.extend(earlier.iter().filter(|(p, t)| started(*p) == Some(*t)));
-            // SAFETY: as above; `pid` is our unreaped child, `below` its
-            // descendants, each checked to be the process found then.
-            unsafe {
-                libc::kill(pid, signal);
-                for (p, _) in &below {
-                    libc::kill(*p, signal);
-                }
-            }
-            return below;
+            below = crate::cleanup::descendants(pid, std::path::Path::new("/proc"))
+                .into_iter()
+                .filter_map(|p| Some((p, started(p)?)))
+                .collect();
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our
+            // unreaped child.
+            unsafe { libc::kill(pid, signal) };
         }
-        // reaped: its PID may be another's now; only the group and the
-        // processes found before, still the same ones
-        for (p, t) in earlier {
-            if started(*p) == Some(*t) {
-                // SAFETY: as above, checked to be the process found before.
+        // a guard gets the SIGTERM alone: it stops its tree in order
+        let to_tree = !(self.guarded && signal == libc::SIGTERM);
+        for (p, t) in below.iter().chain(earlier) {
+            if to_tree && started(*p) == Some(*t) {
+                // SAFETY: as above; each checked to be the process found.
                 unsafe { libc::kill(*p, signal) };
             }
         }
-        Vec::new()
+        below.extend_from_slice(earlier);
+        below
     }
 
-    /// What it wrote on stderr so far, when captured: what a second's wait
+    /// What it wrote on stderr so far, when kept: what a second's wait
     /// gets once its stderr closed.
     pub fn stderr(&mut self) -> String {
         self.stderr
@@ -269,8 +259,6 @@ impl Drop for Peer {
     fn drop(&mut self) {
         if self.ended.is_none() && matches!(self.child.try_wait(), Ok(None)) {
             self.stop();
-        } else {
-            self.signal_tree(libc::SIGKILL, &[]);
         }
     }
 }
@@ -327,6 +315,31 @@ fn read_lines(stream: Option<impl Read + Send + 'static>) -> Receiver<Heard> {
     rx
 }
 
+/// Each line of `stream`, at most 4 KiB of it, written to envbench's
+/// stderr after `label`, escaped, on a thread of its own; what an
+/// environment writes there never reaches the terminal raw.
+fn relay(stream: impl Read + Send + 'static, label: String) {
+    let _ = std::thread::Builder::new()
+        .name("envbench-relay".into())
+        .spawn(move || {
+            use std::io::BufRead as _;
+            let mut reader = std::io::BufReader::new(stream);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match (&mut reader).take(4096).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches(['\n', '\r']);
+                if !text.is_empty() {
+                    eprintln!("{label}: {}", crate::terminal::escape(text));
+                }
+            }
+        });
+}
+
 /// `stream` read to its end on a thread, at most a megabyte kept.
 fn read_capped(stream: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -344,11 +357,14 @@ fn read_capped(stream: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
 mod tests {
     use super::*;
 
-    /// A peer running `sh -c SCRIPT` in a group of its own.
-    fn sh(script: &str, capture_stderr: bool) -> Peer {
+    /// A peer running `sh -c SCRIPT` directly (the guard is envbench's
+    /// own binary, which a unit test does not have: tests/interleave.rs
+    /// runs prefixes under it), its stderr kept when `keep`.
+    fn sh(script: &str, keep: bool) -> Peer {
         let mut cmd = std::process::Command::new("sh");
         cmd.args(["-c", script]);
-        Peer::start(cmd, true, capture_stderr).unwrap()
+        let stderr = if keep { Stderr::Keep } else { Stderr::Inherit };
+        Peer::start(cmd, false, stderr).unwrap()
     }
 
     fn alive(pid: i32) -> bool {

@@ -26,7 +26,7 @@
 //! killed worker left.
 
 use super::launch::{cut, limit_hint, Launcher};
-use super::peer::{Heard, Peer};
+use super::peer::{Heard, Peer, Stderr};
 use super::runner::{self, CaseRun, Progress};
 use crate::bench::{Context, NamedDir, Plan, ALL};
 use crate::config::{FamilyOptions, RepPolicy, Suite};
@@ -114,6 +114,7 @@ pub fn serve() -> ExitCode {
     if let Some(pid) = job.scratch_pid {
         crate::cleanup::set_scratch_owner(pid);
     }
+    crate::cleanup::quiet_exit();
     let interrupted = Arc::new(AtomicBool::new(false));
     // SAFETY: ignoring SIGINT has no preconditions; the run passes its
     // first signal on as SIGTERM. PR_SET_PDEATHSIG only sets a flag: a
@@ -342,12 +343,15 @@ fn spawn_and_read(
             super::launch::shown(&launcher.argv(WORKER_ARG)?)
         )
     };
-    let mut peer = launcher.start(WORKER_ARG, false).map_err(|e| {
-        format!(
-            "cannot start a worker process{tried}: {e}{}",
-            limit_hint(&e)
-        )
-    })?;
+    // an environment's stderr is relayed, escaped, under its name
+    let stderr = if launcher.is_host() {
+        Stderr::Inherit
+    } else {
+        Stderr::Relay(format!("envbench: {}", deadlines.env))
+    };
+    let mut peer = launcher
+        .start(WORKER_ARG, stderr)
+        .map_err(|e| format!("cannot start a worker process{tried}: {e}"))?;
     let pid = peer.pid();
     crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs));
     let job = Job {
@@ -490,6 +494,14 @@ fn talk(
             Line::Ready { .. } => {
                 return Err(Silence::Why("said it was ready twice".into()));
             }
+            Line::Rep { reps_done, .. }
+                if reps_done > job.policy.reps_max.max(job.policy.reps_min) =>
+            {
+                return Err(Silence::Why(format!(
+                    "reported {reps_done} repetitions done, more than the {} asked",
+                    job.policy.reps_max
+                )));
+            }
             Line::Rep {
                 reps_done,
                 elapsed_secs,
@@ -537,7 +549,10 @@ fn within(secs: f64, waited: Duration) -> Result<Duration, String> {
 /// reach the terminal.
 fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), String> {
     within(run.elapsed.as_secs_f64(), waited).map_err(|w| format!("elapsed {w}"))?;
-    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed) {
+    // the round's time is read a moment after its last repetition's end
+    // on the worker's clock: a second's leeway, as for the run's wait
+    let leeway = Duration::from_secs(1);
+    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed + leeway) {
         return Err(format!(
             "a repetition ended at {} s, after the round's {} s",
             t.as_secs_f64(),
@@ -549,15 +564,34 @@ fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), S
     if reps > most {
         return Err(format!("{reps} repetitions, more than the {most} asked"));
     }
-    let metrics = planned(job).map(|(_, case)| case.metrics.len());
-    if !run.samples.is_empty() && Some(run.samples.len()) != metrics {
+    if run.warmup_done > job.policy.warmup {
+        return Err(format!(
+            "{} warm-up repetitions, more than the {} asked",
+            run.warmup_done, job.policy.warmup
+        ));
+    }
+    let specs = planned(job)
+        .map(|(_, case)| case.metrics)
+        .unwrap_or_default();
+    if !run.samples.is_empty() && run.samples.len() != specs.len() {
         return Err(format!(
             "{} metrics, where the case has {}",
             run.samples.len(),
-            metrics.map_or_else(|| "none".to_string(), |n| n.to_string())
+            specs.len()
         ));
     }
-    for (m, samples) in run.samples.iter().enumerate() {
+    for ((m, samples), spec) in run.samples.iter().enumerate().zip(&specs) {
+        // a time is never negative, a rate never 0 or less
+        let unit = spec.unit;
+        if let Some(v) = samples
+            .iter()
+            .find(|&&v| (unit.is_time() && v < 0.0) || (unit.is_rate() && v <= 0.0))
+        {
+            return Err(format!(
+                "metric {m} holds the sample {v}, impossible in {}",
+                unit.symbol()
+            ));
+        }
         if !samples.is_empty() && samples.len() != reps {
             return Err(format!(
                 "metric {m} has {} samples for {reps} repetitions",
@@ -573,8 +607,13 @@ fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), S
             ));
         }
     }
-    if !run.started_wall_secs.is_finite() || run.started_wall_secs < 0.0 {
-        return Err(format!("started at {} s", run.started_wall_secs));
+    // started no earlier than 1970 and no later than a day from now
+    let now = crate::timestamp::wall_now_secs();
+    if !(0.0..=now + 86_400.0).contains(&run.started_wall_secs) {
+        return Err(format!(
+            "started at {:.3e} s since 1970",
+            run.started_wall_secs
+        ));
     }
     if run.telemetry.longest() > reps {
         return Err(format!("telemetry for more than its {reps} repetitions"));

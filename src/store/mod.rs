@@ -11,7 +11,8 @@ use thiserror::Error;
 
 mod write;
 pub use write::{
-    output_path, random_tag, renameat2, resolved, same_file, save, save_new, write_document,
+    mark_interrupted_holding_lock, output_path, random_tag, renameat2, resolved, same_file, save,
+    save_new, write_document,
 };
 
 /// Largest result file read: a real one is a few MiB; this keeps

@@ -240,6 +240,15 @@ fn through_temp(
     bytes: &[u8],
     place: impl FnOnce(&Path) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
+    crate::cleanup::uninterrupted(|| temp_then_place(path, bytes, place))
+}
+
+/// [`through_temp`]'s work, for a caller that holds the scratch lock.
+fn temp_then_place(
+    path: &Path,
+    bytes: &[u8],
+    place: impl FnOnce(&Path) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let io = |cause| StoreError::Io {
         path: path.to_path_buf(),
         cause,
@@ -248,21 +257,46 @@ fn through_temp(
         .file_name()
         .ok_or_else(|| io(std::io::Error::other("names no file")))?;
     let dir = dir_of(path);
-    crate::cleanup::uninterrupted(|| {
-        let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
-        let written = f.write_all(bytes).and_then(|()| f.sync_all());
-        drop(f);
-        let placed = written.map_err(io).and_then(|()| place(&tmp));
-        if std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        placed
-    })?;
+    let (tmp, mut f) = create_temp(dir, &name.to_string_lossy()).map_err(io)?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    drop(f);
+    let placed = written.map_err(io).and_then(|()| place(&tmp));
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_file()) {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    placed?;
     // make the rename itself durable
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// For the emergency exit, which holds the scratch lock (a second Ctrl-C):
+/// the result file at `path`, when it still says `running`, says
+/// `interrupted`, ended now, with `note`; its cases as they were saved.
+/// Read and written as plain JSON, nothing recomputed, so that the exit
+/// stays quick.
+pub fn mark_interrupted_holding_lock(path: &Path, note: &str) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return;
+    };
+    if v["status"] != "running" {
+        return;
+    }
+    v["status"] = "interrupted".into();
+    v["ended_utc"] = crate::timestamp::utc_iso(crate::timestamp::wall_now_secs()).into();
+    if let Some(notes) = v["notes"].as_array_mut() {
+        notes.push(note.into());
+    }
+    if let Ok(bytes) = serde_json::to_vec_pretty(&v) {
+        if ensure_replaceable(path).is_ok() {
+            let _ = temp_then_place(path, &bytes, |tmp| replace_regular(tmp, path));
+        }
+    }
 }
 
 /// A new file `.NAME.PID.N.partial` in `dir`, never one that exists.

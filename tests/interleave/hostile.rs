@@ -88,37 +88,7 @@ fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
-        let only = "os.syscall[call=getppid]";
-        let env = scripted("h", hang);
-        let args = [
-            "run",
-            "--quiet",
-            "--no-history",
-            "--rounds",
-            "1",
-            "--only",
-            only,
-            "--in",
-            "host",
-            "--in",
-            &env,
-            "-o",
-            "{in}.json",
-        ];
-        let child = group::start_in_group(d, &args);
-        let sid = child.id() as i32;
-        let started = Instant::now();
-        // the sleep is running: through the prefix, the hang has begun
-        let sleeping = || {
-            group::processes_in_session(sid).iter().any(|p| {
-                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.starts_with("sleep\0"))
-            })
-        };
-        while !sleeping() && started.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(sleeping(), "the prefix never hung");
+        let (child, sid) = start_hanging(d, hang);
         // SAFETY: signalling our own child by PID, once, as Ctrl-C would.
         unsafe { libc::kill(sid, libc::SIGINT) };
         let signalled = Instant::now();
@@ -483,4 +453,177 @@ fn only_files_measured_side_by_side_are_paired() {
         .success();
     let text = compare(d, &d.join("a1.json"), &d.join("b1.json"));
     assert!(!text.contains("rounds paired"), "{text}");
+}
+
+/// The `sleep 1000` processes of session `sid` still running (zombies
+/// are dead).
+fn sleeps_in(sid: i32) -> Vec<i32> {
+    group::processes_in_session(sid)
+        .into_iter()
+        .filter(|p| {
+            let running = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
+                .is_some_and(|c| c != 'Z');
+            running
+                && std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with("sleep\0"))
+        })
+        .collect()
+}
+
+/// Every `sleep 1000` whose cmdline and parentage say a test of this file
+/// started it in a session of its own (`setsid`) is found by its marker
+/// argument instead: `sleep 1000.5` stands for one that left the session.
+fn marked_sleeps() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == b"sleep\x001000.5\x00")
+        })
+        .collect()
+}
+
+/// Audit (issue 53, second round): a prefix that leaves a process behind,
+/// in its session or in a session of its own, neither stalls the run (it
+/// held the fingerprint's stdout open for 120 s) nor outlives it; one that
+/// writes escape sequences on stderr reaches the terminal escaped.
+#[test]
+fn what_a_prefix_leaves_behind_ends_with_it_and_its_stderr_is_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for script in [
+        r#"sleep 1000 & exec "$@""#,
+        r#"setsid sleep 1000.5 & exec "$@""#,
+    ] {
+        let t = Instant::now();
+        let (code, stderr) = run_with(d, &scripted("left", script), &["--force"], 120);
+        assert_eq!(code, Some(0), "{script}: {stderr}");
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{script}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(finished(d, "left").cases[0].status, CaseStatus::Ok);
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(marked_sleeps(), Vec::<i32>::new(), "{script}");
+    }
+    let loud = worker_does(r#"printf "\033[8mhidden\033]0;PWN\007\n" >&2; exec "$1" "$2""#);
+    let (code, stderr) = run_with(d, &scripted("loud", &loud), &["--force"], 60);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    assert!(
+        stderr.contains(r"envbench: loud: \u{1b}[8mhidden"),
+        "{stderr}"
+    );
+}
+
+/// Audit: envbench killed outright (SIGKILL) while a prefix hangs, asked
+/// for its fingerprint or for a worker: the prefix's children end too.
+#[test]
+fn a_hanging_prefix_s_children_end_when_envbench_is_killed() {
+    for hang in ["sleep 1000", worker_does("sleep 1000").as_str()] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (child, sid) = start_hanging(tmp.path(), hang);
+        // SAFETY: killing our own child by PID.
+        unsafe { libc::kill(sid, libc::SIGKILL) };
+        let _ = child.wait_with_output();
+        let killed = Instant::now();
+        while !sleeps_in(sid).is_empty() && killed.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(sleeps_in(sid), Vec::<i32>::new(), "{hang}");
+    }
+}
+
+/// Audit: a forged outcome with negative times, or more repetitions or
+/// warm-ups than asked, fails its round; and a second Ctrl-C leaves the
+/// files saying interrupted, not running.
+#[test]
+fn forged_outcomes_fail_and_a_second_ctrl_c_marks_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let outcome = |samples: &str, warmup: u32| {
+        format!(
+            r#"{{"done":{{"status":"ok","reason":null,"warmup_done":{warmup},"samples":{samples},"rep_ends":[{{"secs":0,"nanos":1000}}],"stop":"budget","anomalies":[],"started_wall_secs":1.0,"elapsed":{{"secs":0,"nanos":2000}},"details":null,"notes":[],"telemetry":{{}}}}}}"#
+        )
+    };
+    for (name, line, why) in [
+        (
+            "neg",
+            outcome("[[-1.5],[1.0]]", 0),
+            "holds the sample -1.5, impossible in ns",
+        ),
+        (
+            "warm",
+            outcome("[[1.5],[1.0]]", 4_000_000),
+            "warm-up repetitions, more than",
+        ),
+    ] {
+        let file = d.join(format!("{name}.txt"));
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let worker = format!("read job; cat {}", file.display());
+        let (code, stderr) = run_with(d, &scripted(name, &worker_does(&worker)), &["--force"], 60);
+        assert_eq!(code, Some(1), "{stderr}");
+        let reason = failed_because(d, name);
+        assert!(reason.contains(why), "{reason}");
+    }
+    // a worker that never starts its round, then two Ctrl-C
+    let tmp = tempfile::tempdir().unwrap();
+    let (child, sid) = start_hanging(tmp.path(), &worker_does("sleep 1000"));
+    for _ in 0..2 {
+        // SAFETY: signalling our own child by PID.
+        unsafe { libc::kill(sid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    for name in ["host", "h"] {
+        let p = tmp.path().join(format!("{name}.json"));
+        if p.exists() {
+            assert_eq!(
+                store::load(&p).unwrap().status,
+                RunStatus::Interrupted,
+                "{name}"
+            );
+        }
+    }
+}
+
+/// Starts a one-round run of `host` and `h`, whose prefix is `hang`, in
+/// `dir`, in a session of its own, and waits until the prefix's `sleep`
+/// runs: the run and its session's id.
+fn start_hanging(dir: &Path, hang: &str) -> (std::process::Child, i32) {
+    let env = scripted("h", hang);
+    let args = [
+        "run",
+        "--quiet",
+        "--no-history",
+        "--rounds",
+        "1",
+        "--only",
+        "os.syscall[call=getppid]",
+        "--in",
+        "host",
+        "--in",
+        &env,
+        "-o",
+        "{in}.json",
+    ];
+    let child = group::start_in_group(dir, &args);
+    let sid = child.id() as i32;
+    let t = Instant::now();
+    while sleeps_in(sid).is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the prefix never hung"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (child, sid)
 }
