@@ -1,4 +1,5 @@
-# Sourced by bench/verdicts.sh, bench/design.sh and bench/diagnose.sh.
+# Sourced by bench/verdicts.sh, bench/design.sh, bench/diagnose.sh and
+# bench/interleaved.sh.
 # workdir NAME: sets $repo and $work, a new temporary directory removed on
 # every way out (Ctrl-C included), its result files first copied into
 # $keep when that is set (a directory that must not exist yet).
@@ -35,4 +36,17 @@ remove_cgroup() {
   if [ -n "${cgroup:-}" ]; then
     for _ in $(seq 1 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
   fi
+}
+
+# layers_setup: for the scripts that run tests/layers: $cache (the layers'
+# cache, unless given), an empty history in $work (a one-run side takes no
+# spread from earlier runs), envbench built, $envbench, the CPU said.
+layers_setup() {
+  cache=${cache:-$repo/target/tmp/layers-cache}
+  export XDG_DATA_HOME=$work/xdg
+  mkdir -p "$cache"
+  echo "building envbench (release)" >&2
+  (cd "$repo" && cargo build --release --quiet)
+  envbench="$repo/target/release/envbench"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 }

@@ -51,14 +51,7 @@ while [ $# -gt 0 ]; do
 done
 . "$(dirname "$0")/common.sh"
 workdir diagnose
-cache=${cache:-$repo/target/tmp/layers-cache}
-# an empty history: a one-run side takes no spread from earlier runs
-export XDG_DATA_HOME=$work/xdg
-mkdir -p "$cache"
-echo "building envbench (release)" >&2
-(cd "$repo" && cargo build --release --quiet)
-envbench="$repo/target/release/envbench"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
+layers_setup
 subset="cpu.int,cpu.float,cpu.primes,cpu.lu,os.syscall,os.fork,os.thread,os.spawn,os.pipe,\
 os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta"
 args=(--suite quick --threads 1,2 --no-history --quiet --force --budget "$budget" --only "$subset")

@@ -37,9 +37,17 @@ fn scratch() -> MutexGuard<'static, Vec<PathBuf>> {
 /// in. A worker's scratch directories are its own (`envbench-PID-...`,
 /// see the benches' `ScratchDir`); when the second interrupt kills it,
 /// they are removed by that name.
-static WORKERS: Mutex<Vec<(i32, Vec<PathBuf>)>> = Mutex::new(Vec::new());
+static WORKERS: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 
-fn workers() -> MutexGuard<'static, Vec<(i32, Vec<PathBuf>)>> {
+/// A worker process registered: its PID, where it may create scratch
+/// directories, and whether the first Ctrl-C passes it SIGTERM.
+struct Worker {
+    pid: i32,
+    bases: Vec<PathBuf>,
+    signalled: bool,
+}
+
+fn workers() -> MutexGuard<'static, Vec<Worker>> {
     WORKERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -66,9 +74,16 @@ pub fn scratch_owner() -> u32 {
         .unwrap_or_else(std::process::id)
 }
 
-/// Registers worker `pid`, which may create scratch directories in `bases`.
-pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
-    workers().push((pid, bases));
+/// Registers worker `pid`, which may create scratch directories in
+/// `bases`; the first Ctrl-C passes it SIGTERM when `signalled` (a resident
+/// launcher is told to end its round instead: SIGTERM would end the
+/// launcher).
+pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>, signalled: bool) {
+    workers().push(Worker {
+        pid,
+        bases,
+        signalled,
+    });
 }
 
 /// Forgets worker `pid`, which has ended. One that ended without its
@@ -80,11 +95,11 @@ pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>) {
 pub fn release_worker(pid: i32, clean: bool) {
     let mut live = workers();
     if !clean {
-        if let Some((_, bases)) = live.iter().find(|(p, _)| *p == pid) {
-            remove_dirs(&left_by(pid, bases));
+        if let Some(w) = live.iter().find(|w| w.pid == pid) {
+            remove_dirs(&left_by(pid, &w.bases));
         }
     }
-    live.retain(|(p, _)| *p != pid);
+    live.retain(|w| w.pid != pid);
 }
 
 /// Whether this process adopts its orphaned descendants ([`adopt_orphans`]).
@@ -147,10 +162,10 @@ pub fn watch_signals(
         if interrupted.swap(true, Ordering::SeqCst) {
             emergency_exit();
         }
-        for (pid, _) in workers().iter() {
+        for w in workers().iter().filter(|w| w.signalled) {
             // SAFETY: kill has no memory-safety preconditions; `pid`
             // is a worker this process started and has not reaped.
-            unsafe { libc::kill(*pid, libc::SIGTERM) };
+            unsafe { libc::kill(w.pid, libc::SIGTERM) };
         }
     })
 }
@@ -365,8 +380,8 @@ pub fn emergency_exit() -> ! {
     let workers = workers();
     let killed = kill_descendants();
     let mut removed = remove_dirs(&live);
-    for (pid, bases) in workers.iter() {
-        removed += remove_dirs(&left_by(*pid, bases));
+    for w in workers.iter() {
+        removed += remove_dirs(&left_by(w.pid, &w.bases));
     }
     if let Some(last) = LAST_WORDS
         .lock()

@@ -55,17 +55,24 @@ pub fn escape_output(text: &str) -> String {
     out
 }
 
-/// The colour sequences envbench writes (reset, dim, red, green, yellow).
-/// Any other SGR sequence comes from data: `ESC [ 8 m` (conceal) in a
-/// fingerprint field would hide the rest of the output.
-const OWN_COLOURS: [&str; 5] = ["0", "2", "31", "32", "33"];
+/// The coloured words envbench writes, whole: a verdict in its colour
+/// and the reset after it (`report::compare::verdict_cell`). Any other
+/// escape sequence comes from data: `ESC [ 8 m` (conceal) in a fingerprint
+/// field would hide the rest of the output, and a colour in a CPU model
+/// would paint what follows it.
+const OWN_COLOURS: [&str; 4] = [
+    "\u{1b}[32mfaster\u{1b}[0m",
+    "\u{1b}[31mslower\u{1b}[0m",
+    "\u{1b}[2mtie\u{1b}[0m",
+    "\u{1b}[33munclear\u{1b}[0m",
+];
 
-/// One of envbench's own colour sequences at the start of `s`, if there is one.
+/// One of envbench's own coloured words at the start of `s`, if there is one.
 fn colour_sequence(s: &str) -> Option<&str> {
-    let body = s.strip_prefix("\u{1b}[")?;
-    let n = body.bytes().take_while(u8::is_ascii_digit).count();
-    (body.as_bytes().get(n) == Some(&b'm') && OWN_COLOURS.contains(&&body[..n]))
-        .then(|| &s[..2 + n + 1])
+    OWN_COLOURS
+        .iter()
+        .find(|own| s.starts_with(**own))
+        .map(|own| &s[..own.len()])
 }
 
 #[cfg(test)]
@@ -76,8 +83,14 @@ mod tests {
     fn output_keeps_lines_and_colours_but_not_other_sequences() {
         assert_eq!(escape_output("a\tb\n"), "a\tb\n");
         assert_eq!(
+            escape_output("\u{1b}[32mfaster\u{1b}[0m"),
+            "\u{1b}[32mfaster\u{1b}[0m"
+        );
+        // a colour that is not a whole verdict of envbench's is data
+        assert_eq!(escape_output("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(
             escape_output("\u{1b}[32mok\u{1b}[0m"),
-            "\u{1b}[32mok\u{1b}[0m"
+            "\\u{1b}[32mok\\u{1b}[0m"
         );
         assert_eq!(
             escape_output("\u{1b}[2J\u{1b}]0;t\u{7}"),

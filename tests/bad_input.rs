@@ -133,7 +133,7 @@ const RUN_ARGS: &[Bad] = &[
     bad(
         "--in a --in x=false",
         2,
-        "__fingerprint`: it exited with status 1",
+        "__launcher`: it exited with status 1",
     ),
     bad(
         "--in a --in x=true",

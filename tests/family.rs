@@ -151,6 +151,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
     let sides = [Side {
         name: "toy",
         launcher: &host,
+        resident: None,
         output: &config.output,
         run_id: "toy-1",
         start_secs: 0.0,

@@ -8,9 +8,9 @@
 //! they stay in the test's process group); this file removes the output
 //! directory it gave the script, on Ctrl-C too (`watch_signals`).
 //!
-//! gVisor also runs interleaved with the host (`run --in host --in
-//! gvisor='runsc ... do'`, tests/layers/interleaved.sh): one run, a result
-//! file for each, each fingerprinted where it is.
+//! gVisor and podman also run interleaved with the host (`run --in host
+//! --in gvisor='runsc ... do'`: tests/layers/interleaved.rs): one run, a
+//! result file for each, each layer entered once.
 //!
 //! In each layer a quick subset runs end to end, and every case must be
 //! measured (`ok`) or skipped with a one-line reason that this file
@@ -30,6 +30,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, Once};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+
+#[path = "layers/interleaved.rs"]
+mod interleaved;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -58,6 +61,7 @@ const GUEST_SUBSET: &str = "os.syscall[call=getppid],os.fork,\
                             net.tcp_echo[connection=kept,cpus=same]";
 
 /// A layer, its script in tests/layers/, and what it is expected to lack.
+#[derive(Clone, Copy)]
 struct Layer {
     name: &'static str,
     script: &'static str,
@@ -148,63 +152,6 @@ fn qemu_guest_measures_or_explains_every_case() {
         // the kernel's first download and the KVM attempt come on top
         timeout: Duration::from_secs(400),
     });
-}
-
-#[test]
-fn gvisor_interleaved_with_the_host_measures_both_in_one_run() {
-    let layer = Layer {
-        name: "gVisor interleaved with the host (run --in)",
-        script: "interleaved.sh",
-        // a system call (the layer's cost), the CPU (none), a synced write
-        // in the shared directory (scratch directories on the host's disk)
-        only: "os.syscall,cpu.primes[threads=1],io.dd[op=write_fdatasync]",
-        extra: &[],
-        expected_skips: &[],
-        virt_name: "gvisor",
-        timeout: Duration::from_secs(200),
-    };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = tempfile::tempdir().unwrap();
-    let t0 = Instant::now();
-    let code = run_script(&layer, out.path());
-    let logs = Logs(out.path().to_path_buf());
-    match code {
-        Some(0) => {}
-        Some(3) => return missing_tool(&layer, &logs),
-        other => panic!("{}: exited with {other:?}\n{logs}", layer.name),
-    }
-    let load = |name: &str| {
-        let path = out.path().join(format!("result-{name}.json"));
-        store::load(&path).unwrap_or_else(|e| panic!("{}: {e}\n{logs}", layer.name))
-    };
-    let (host, gvisor) = (load("host"), load("gvisor"));
-    let interleave = |f: &envbench::results::ResultFile| {
-        let i = f.rounds.as_ref().and_then(|r| r.interleave.clone());
-        i.unwrap_or_else(|| panic!("{}: no interleave block\n{logs}", f.label))
-    };
-    assert_eq!(interleave(&host).id, interleave(&gvisor).id);
-    for (file, name) in [(&host, "host"), (&gvisor, "gvisor")] {
-        assert_eq!(file.status, RunStatus::Complete, "{name}\n{logs}");
-        assert_eq!(file.label, name);
-        assert_eq!(file.cases.len(), 4, "{name}: every case ran\n{logs}");
-        check_cases(&layer, &file.cases, &logs);
-    }
-    // each fingerprint is its own environment's
-    check_virtualization(&layer, &gvisor.fingerprint.virtualization);
-    let host_layers: Vec<&str> = host
-        .fingerprint
-        .virtualization
-        .layers
-        .iter()
-        .map(|l| l.name.as_str())
-        .collect();
-    assert!(!host_layers.contains(&"gvisor"), "{host_layers:?}");
-    eprintln!(
-        "{}: {} cases in each of 2 environments in {:.1} s",
-        layer.name,
-        host.cases.len(),
-        t0.elapsed().as_secs_f64()
-    );
 }
 
 /// Runs envbench in `layer` and checks the result file it leaves.
@@ -404,7 +351,7 @@ fn run_script(layer: &Layer, out: &Path) -> Option<i32> {
         .arg(out)
         .arg(&cache)
         .arg("--")
-        .args(QUICK)
+        .args(quick_under(layer.extra))
         .args(layer.extra)
         .args(["--only", layer.only])
         .stdin(Stdio::null())
@@ -420,6 +367,20 @@ fn run_script(layer: &Layer, out: &Path) -> Option<i32> {
     let code = child.wait(layer.timeout);
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
     code
+}
+
+/// [`QUICK`] without the flags (and their values) that `extra` gives.
+fn quick_under(extra: &[&str]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut words = QUICK.iter().copied().peekable();
+    while let Some(flag) = words.next() {
+        let value = words.next_if(|v| !v.starts_with("--"));
+        if !extra.contains(&flag) {
+            out.push(flag);
+            out.extend(value);
+        }
+    }
+    out
 }
 
 /// On Ctrl-C or SIGTERM this process would die before any Drop removed

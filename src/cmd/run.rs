@@ -154,7 +154,18 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
     });
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    match measure(&s, &p, &mut files, &interrupted) {
+    let measured = measure(&s, &p, &mut files, &interrupted);
+    // the environments' launchers end with the battery, each the way its
+    // prefix ends (a container removed); soon when it was interrupted
+    let within = if interrupted.load(Ordering::SeqCst) {
+        Duration::from_secs(3)
+    } else {
+        Duration::from_secs(10)
+    };
+    for resident in p.sides.iter().filter_map(|side| side.resident.as_ref()) {
+        resident.borrow_mut().finish(within);
+    }
+    match measured {
         Ok(watch) => {
             let was_interrupted = interrupted.load(Ordering::SeqCst);
             let mut unrecorded = Vec::new();
@@ -207,7 +218,7 @@ pub fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
 /// takes no case, or a result file that cannot be used.
 fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::Result<Prepared> {
     let fingerprints = sides::fingerprints(&s.environments, &s.config.dirs, interrupted)?;
-    let first = &fingerprints[0].0;
+    let first = &fingerprints[0].fingerprint;
     let config = &mut s.config;
     thread_counts(config.threads.as_deref(), first)?;
     let plan = Plan::from_fingerprint(
@@ -386,6 +397,7 @@ fn measure(
         .map(|side| Side {
             name: &side.env.name,
             launcher: &side.env.launcher,
+            resident: side.resident.as_ref(),
             output: &side.config.output,
             run_id: &side.run_id,
             start_secs: side.start_secs,

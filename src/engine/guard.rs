@@ -116,7 +116,7 @@ fn watch(child: libc::pid_t, mask: &libc::sigset_t) -> ExitCode {
         // SAFETY: sigtimedwait fills no info (null) and waits at most `tick`.
         let signal = unsafe { libc::sigtimedwait(mask, std::ptr::null_mut(), &tick) };
         if signal > 0 {
-            stop_all(GRACE);
+            stop_all(Duration::ZERO);
             return ExitCode::from(128 + signal as u8);
         }
         if let Some(status) = reap(Some(child)) {
@@ -149,8 +149,9 @@ fn below() -> Vec<i32> {
     crate::cleanup::descendants(std::process::id() as i32, std::path::Path::new("/proc"))
 }
 
-/// Waits up to `first` for the descendants to end by themselves, then
-/// sends them SIGTERM, waits up to [`GRACE`], and kills what is left.
+/// Waits up to `first` for the descendants to end by themselves (none:
+/// at once), then sends them SIGTERM, waits up to [`GRACE`], and kills
+/// what is left.
 fn stop_all(first: Duration) {
     if !wait_empty(first) {
         signal_all(libc::SIGTERM);

@@ -1,41 +1,18 @@
 //! Starting envbench inside an environment (`run --in NAME=PREFIX`): a
 //! [`Launcher`] is a command prefix (`runsc --network=none do`, `ssh -T
 //! guest`, `unshare --user --map-root-user`) and the path of envbench
-//! inside the environment; a hidden argument follows them ([`WORKER_ARG`]
-//! for a case round, [`FINGERPRINT_ARG`] for the environment's
-//! fingerprint). The words are handed to `exec` as they are: no shell runs
-//! them, so nothing in a name, a path or a label is ever interpreted.
-//!
-//! [`fingerprint`] asks the environment for its fingerprint through the
-//! prefix before anything is measured; it is also the check that the
-//! prefix can start envbench at all, and says what was tried and what
-//! happened when it cannot.
-//!
-//! [`WORKER_ARG`]: super::worker::WORKER_ARG
+//! inside the environment; a hidden argument follows them (the resident
+//! launcher's, [`super::resident::LAUNCHER_ARG`]). The words are handed to
+//! `exec` as they are, under a guard ([`super::guard`]): no shell runs
+//! them, so nothing in a name, a path or a label is ever interpreted. What
+//! a failure to start says (not found, a directory, the exit status and
+//! the last lines of stderr) is worded here.
 
-use super::peer::{Heard, Peer, Stderr};
-use crate::probe::Fingerprint;
+use super::peer::{Peer, Stderr};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::process::{ExitCode, Stdio};
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
-
-/// The hidden argument that makes envbench print its environment's
-/// fingerprint as JSON (one line on stdout), for the target directories
-/// read as JSON on stdin ([`FingerprintRequest`]).
-pub const FINGERPRINT_ARG: &str = "__fingerprint";
-
-/// How long the fingerprint through a prefix may take: probing takes a
-/// second or two, starting a sandbox or a connection a few more; a prefix
-/// that waits for a password typed at the terminal gets time for that.
-pub const FINGERPRINT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Most bytes read of an answer: a fingerprint is a few kilobytes; a
-/// prefix that prints more is stopped.
-const ANSWER_CAP_BYTES: u64 = 4 << 20;
+use std::process::Stdio;
 
 /// Lines of a failed prefix's stderr shown in the message.
 const STDERR_LINES: usize = 6;
@@ -146,176 +123,13 @@ pub fn shown(argv: &[OsString]) -> String {
     crate::terminal::escape(&words.join(" "))
 }
 
-/// What [`FINGERPRINT_ARG`] reads on stdin: the target directories whose
-/// filesystems the fingerprint describes, as paths inside the environment.
+/// What a launcher's fingerprint describes: the target directories, whose
+/// filesystems it names, as paths inside the environment.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FingerprintRequest {
     /// The `--dir` paths.
     #[serde(default)]
     pub dirs: Vec<PathBuf>,
-}
-
-/// The environment's side of [`fingerprint`]: reads a
-/// [`FingerprintRequest`] line on stdin, probes, prints the fingerprint as
-/// one line of JSON. Exit code 0 once it is written, 2 for a request it
-/// cannot read.
-pub fn serve_fingerprint() -> ExitCode {
-    let mut text = String::new();
-    let read = std::io::stdin().lock().read_line(&mut text);
-    let Some(request) = read
-        .ok()
-        .and_then(|_| serde_json::from_str::<FingerprintRequest>(&text).ok())
-    else {
-        eprintln!("envbench: {FINGERPRINT_ARG} reads {{\"dirs\": [PATH, ...]}} as JSON on stdin");
-        return ExitCode::from(2);
-    };
-    let fp = crate::probe::probe_live(&request.dirs);
-    let line = serde_json::to_string(&fp).expect("invariant: fingerprints serialise");
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{line}").and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(1),
-    }
-}
-
-/// The fingerprint of `env` for the target directories `dirs`: probed
-/// here for the host as it is, otherwise through its prefix within
-/// [`FINGERPRINT_TIMEOUT`], or until `interrupted`. The prefix's process
-/// and all it started are stopped on every way out ([`Peer`]).
-///
-/// # Errors
-/// What was tried (the exact argv) and what happened: the program was not
-/// found or could not start, exited with a status (and the last lines of
-/// its stderr), printed anything but one fingerprint of this version, a
-/// fingerprint no machine can have, or did not answer in time.
-pub fn fingerprint(
-    env: &Environment,
-    dirs: &[PathBuf],
-    interrupted: &AtomicBool,
-) -> Result<Fingerprint, String> {
-    if env.launcher.is_host() {
-        return Ok(crate::probe::probe_live(dirs));
-    }
-    let argv = env.launcher.argv(FINGERPRINT_ARG)?;
-    let tried = format!("tried `{}`", shown(&argv));
-    let request = FingerprintRequest {
-        dirs: dirs.to_vec(),
-    };
-    let answer = ask(&env.launcher, &request, FINGERPRINT_TIMEOUT, interrupted)
-        .map_err(|why| format!("{tried}: {why}"))?;
-    let lines: Vec<&str> = answer
-        .stdout
-        .iter()
-        .map(String::as_str)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let fp = match lines.as_slice() {
-        [line] => serde_json::from_str::<Fingerprint>(line).ok(),
-        _ => None,
-    };
-    let Some(fp) = fp else {
-        let printed = match lines.as_slice() {
-            [] => "printed nothing".to_string(),
-            [line] => format!("printed `{}`", cut(line, 120)),
-            [first, ..] => {
-                return Err(format!(
-                    "{tried}: it printed {} lines where envbench prints one (the first: `{}`): \
-                     a prefix must leave stdout to envbench, whose workers answer there; send \
-                     its own messages to stderr",
-                    lines.len(),
-                    cut(first, 120)
-                ))
-            }
-        };
-        return Err(format!(
-            "{tried}: it exited with status 0 but {printed}, not one fingerprint: is the \
-             binary at that path an envbench of this version?{}",
-            stderr_tail(&answer.stderr)
-        ));
-    };
-    let ours = env!("CARGO_PKG_VERSION");
-    if fp.build.version != ours {
-        return Err(format!(
-            "{tried}: it is envbench {}, and this is {ours}: its workers speak another version \
-             of the protocol; install this version there (--in-binary NAME=PATH)",
-            crate::terminal::escape(&fp.build.version)
-        ));
-    }
-    if let Some(why) = fp.impossible() {
-        return Err(format!(
-            "{tried}: its fingerprint cannot be a machine's: {}",
-            crate::terminal::escape(&why)
-        ));
-    }
-    Ok(fp)
-}
-
-/// What a process printed before it exited with status 0.
-struct Answer {
-    stdout: Vec<String>,
-    stderr: String,
-}
-
-/// Starts `launcher`'s fingerprint command, writes `request` to it and
-/// reads what it prints until it exits; stopped, with all it started,
-/// after `timeout` or once `interrupted`.
-fn ask(
-    launcher: &Launcher,
-    request: &FingerprintRequest,
-    timeout: Duration,
-    interrupted: &AtomicBool,
-) -> Result<Answer, String> {
-    let mut peer = launcher.start(FINGERPRINT_ARG, Stderr::Keep)?;
-    let text = serde_json::to_string(request).expect("invariant: requests serialise");
-    // a prefix that exits at once closes the pipe: its status says why
-    let _ = peer.send(&text);
-    let until = Instant::now() + timeout;
-    let mut stdout = Vec::new();
-    let mut read = 0usize;
-    loop {
-        match peer.next(until, Some(interrupted)) {
-            Heard::Line(line) => {
-                read += line.len();
-                if read as u64 > ANSWER_CAP_BYTES {
-                    peer.stop();
-                    return Err(format!(
-                        "it printed more than {} MiB, far more than a fingerprint, and was stopped",
-                        ANSWER_CAP_BYTES >> 20
-                    ));
-                }
-                stdout.push(line);
-            }
-            Heard::Closed => break,
-            Heard::TooLong => {
-                peer.stop();
-                return Err("it printed a line without end, and was stopped".into());
-            }
-            Heard::Interrupted => {
-                peer.stop();
-                return Err("interrupted while it answered".into());
-            }
-            Heard::Late => {
-                peer.stop();
-                return Err(format!(
-                    "it gave no answer within {} s and was stopped, with all it started{}",
-                    timeout.as_secs(),
-                    stderr_tail(&peer.stderr())
-                ));
-            }
-        }
-    }
-    // its stdout closed: it exits now, or is stopped
-    let (status, _) = {
-        let stderr_first = peer.stderr();
-        let (status, stopped) = peer.finish(Duration::from_secs(5));
-        ((status, stderr_first), stopped)
-    };
-    let (status, stderr) = status;
-    match status {
-        Some(s) if s.success() => Ok(Answer { stdout, stderr }),
-        Some(s) => Err(format!("it {}{}", ended(s), stderr_tail(&stderr))),
-        None => Err(format!("it was lost{}", stderr_tail(&stderr))),
-    }
 }
 
 /// Why a prefix's program (or the binary, without one) could not start.
@@ -348,7 +162,7 @@ pub fn limit_hint(e: &std::io::Error) -> &'static str {
 }
 
 /// "exited with status N" or "was killed by signal N".
-fn ended(status: std::process::ExitStatus) -> String {
+pub(super) fn ended(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt as _;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with status {code}"),
@@ -358,7 +172,7 @@ fn ended(status: std::process::ExitStatus) -> String {
 }
 
 /// The last lines of `stderr`, for a message; empty when it said nothing.
-fn stderr_tail(stderr: &str) -> String {
+pub(super) fn stderr_tail(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.is_empty() {
         return "; its stderr was empty".into();
@@ -416,12 +230,14 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_prefix_program_is_named_with_the_argv_tried() {
-        let err =
-            fingerprint(&env(&["/nonexistent/prog"]), &[], &AtomicBool::new(false)).unwrap_err();
-        assert!(err.contains("tried `/nonexistent/prog "), "{err}");
-        assert!(err.contains("__fingerprint`"), "{err}");
-        assert!(err.contains("was not found"), "{err}");
+    fn a_prefix_program_that_cannot_run_is_named_before_anything_starts() {
+        let no = |prefix: &[&str]| match env(prefix).launcher.start("x", Stderr::Keep) {
+            Ok(_) => panic!("{prefix:?} started"),
+            Err(e) => e,
+        };
+        assert!(no(&["/nonexistent/prog"]).contains("was not found"));
+        assert!(no(&["no-such-program-here"]).contains("was not found"));
+        assert!(no(&["/tmp"]).contains("is a directory, not a program"));
     }
 
     // a prefix that fails or prints no fingerprint runs under the guard,

@@ -2,7 +2,9 @@
 //! it takes the cases the families plan ([`crate::bench`]), picks those
 //! `--only` asks for ([`select`]), runs a whole battery round by round
 //! ([`schedule`]), each case round in a fresh worker process ([`worker`])
-//! started here or through an environment's prefix ([`launch`], [`peer`]),
+//! started here or by an environment's resident launcher ([`resident`],
+//! entered once through its prefix: [`launch`], [`guard`], [`peer`]) and
+//! heard within deadlines ([`talk`]),
 //! repeats a case's trials within its budget ([`runner`]) and merges its
 //! rounds ([`round`]). A new family touches none of this; a scheduling
 //! change touches no family.
@@ -10,21 +12,23 @@
 pub mod guard;
 pub mod launch;
 pub mod peer;
+pub mod resident;
 mod round;
 pub mod runner;
 pub mod schedule;
 pub mod select;
+pub mod talk;
 pub mod worker;
 
 /// Runs the hidden process `args` name, if it is the engine's: a worker
-/// measuring one case round ([`worker`]), the fingerprint asked through a
-/// prefix ([`launch`]), or the guard a prefix runs under ([`guard`]); else
+/// measuring one case round ([`worker`]), an environment's resident
+/// launcher ([`resident`]), or the guard a prefix runs under ([`guard`]); else
 /// a family's helper ([`crate::bench::helper`]).
 pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
     match args.first().map(String::as_str) {
         Some(worker::WORKER_ARG) => Some(worker::serve()),
         Some(guard::GUARD_ARG) => Some(guard::serve(&args[1..])),
-        Some(launch::FINGERPRINT_ARG) => Some(launch::serve_fingerprint()),
+        Some(resident::LAUNCHER_ARG) => Some(resident::serve()),
         _ => crate::bench::helper(args),
     }
 }

@@ -50,10 +50,28 @@ pub const LINE_CAP_BYTES: usize = 64 << 20;
 pub enum Stderr {
     /// Shared with envbench's (envbench's own worker).
     Inherit,
-    /// Kept, at most a megabyte, for a message ([`Peer::stderr`]).
+    /// Kept, its last lines, for a message ([`Peer::stderr`]).
     Keep,
     /// Each line written to envbench's stderr after this label, escaped.
     Relay(String),
+    /// Kept until [`Peer::relay_stderr`], then relayed as [`Stderr::Relay`]
+    /// (a resident launcher's: its start's words go in a message if it
+    /// fails, its workers' reach the terminal).
+    KeepThenRelay(String),
+}
+
+/// Most lines of a peer's stderr kept for a message.
+const KEPT_LINES: usize = 64;
+
+/// A peer's stderr as its reading thread leaves it.
+#[derive(Default)]
+struct ErrState {
+    /// The last [`KEPT_LINES`] lines kept, before relaying began.
+    kept: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// The label to relay lines after, once relaying.
+    relay: std::sync::Mutex<Option<String>>,
+    /// Whether the stream has ended.
+    closed: AtomicBool,
 }
 
 /// What a wait for a line heard.
@@ -76,7 +94,9 @@ pub struct Peer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Heard>,
-    stderr: Option<Receiver<Vec<u8>>>,
+    stderr: Option<std::sync::Arc<ErrState>>,
+    /// The label its stderr is relayed after, once [`Peer::relay_stderr`].
+    relay_label: Option<String>,
     ended: Option<ExitStatus>,
     /// Whether it is a guard ([`super::guard`]) that stops its own tree.
     guarded: bool,
@@ -101,20 +121,23 @@ impl Peer {
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         let lines = read_lines(child.stdout.take());
-        let err = child.stderr.take();
-        let stderr = match (stderr, err) {
-            (Stderr::Keep, Some(e)) => Some(read_capped(e)),
-            (Stderr::Relay(label), Some(e)) => {
-                relay(e, label);
-                None
-            }
-            _ => None,
+        let (relay_now, relay_label) = match stderr {
+            Stderr::Inherit | Stderr::Keep => (None, None),
+            Stderr::Relay(label) => (Some(label), None),
+            Stderr::KeepThenRelay(label) => (None, Some(label)),
         };
+        let stderr = child.stderr.take().map(|e| {
+            let state = std::sync::Arc::new(ErrState::default());
+            *state.relay.lock().unwrap_or_else(|p| p.into_inner()) = relay_now;
+            read_stderr(e, std::sync::Arc::clone(&state));
+            state
+        });
         Ok(Peer {
             child,
             stdin,
             lines,
             stderr,
+            relay_label,
             ended: None,
             guarded,
         })
@@ -244,14 +267,31 @@ impl Peer {
         below
     }
 
-    /// What it wrote on stderr so far, when kept: what a second's wait
-    /// gets once its stderr closed.
+    /// The last lines it wrote on stderr while they were kept, waiting up
+    /// to a second for its stderr to close.
     pub fn stderr(&mut self) -> String {
-        self.stderr
-            .take()
-            .and_then(|rx| rx.recv_timeout(Duration::from_secs(1)).ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
+        let Some(state) = &self.stderr else {
+            return String::new();
+        };
+        let until = Instant::now() + Duration::from_secs(1);
+        while !state.closed.load(Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let kept = state.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// From now on its stderr is relayed ([`Stderr::KeepThenRelay`]),
+    /// beginning with the lines kept so far.
+    pub fn relay_stderr(&mut self) {
+        if let (Some(state), Some(label)) = (&self.stderr, self.relay_label.take()) {
+            let mut relay = state.relay.lock().unwrap_or_else(|p| p.into_inner());
+            let mut kept = state.kept.lock().unwrap_or_else(|p| p.into_inner());
+            for line in kept.drain(..) {
+                eprintln!("{label}: {}", crate::terminal::escape(&line));
+            }
+            *relay = Some(label);
+        }
     }
 }
 
@@ -315,42 +355,52 @@ fn read_lines(stream: Option<impl Read + Send + 'static>) -> Receiver<Heard> {
     rx
 }
 
-/// Each line of `stream`, at most 4 KiB of it, written to envbench's
-/// stderr after `label`, escaped, on a thread of its own; what an
-/// environment writes there never reaches the terminal raw.
-fn relay(stream: impl Read + Send + 'static, label: String) {
-    let _ = std::thread::Builder::new()
-        .name("envbench-relay".into())
-        .spawn(move || {
-            use std::io::BufRead as _;
-            let mut reader = std::io::BufReader::new(stream);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match (&mut reader).take(4096).read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
+/// Reads `stream` line by line (at most 4 KiB of a line) on a thread of
+/// its own: each line kept in `state` (the last [`KEPT_LINES`]) or, once
+/// `state` has a label, written to envbench's stderr after it, escaped.
+/// What an environment writes there never reaches the terminal raw.
+fn read_stderr(stream: impl Read + Send + 'static, state: std::sync::Arc<ErrState>) {
+    let spawned = std::thread::Builder::new()
+        .name("envbench-stderr".into())
+        .spawn({
+            let state = std::sync::Arc::clone(&state);
+            move || {
+                use std::io::BufRead as _;
+                let mut reader = std::io::BufReader::new(stream);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    match (&mut reader).take(4096).read_until(b'\n', &mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let relay = state
+                        .relay
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone();
+                    match relay {
+                        Some(label) => eprintln!("{label}: {}", crate::terminal::escape(text)),
+                        None => {
+                            let mut kept = state.kept.lock().unwrap_or_else(|p| p.into_inner());
+                            if kept.len() == KEPT_LINES {
+                                kept.pop_front();
+                            }
+                            kept.push_back(text.to_string());
+                        }
+                    }
                 }
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches(['\n', '\r']);
-                if !text.is_empty() {
-                    eprintln!("{label}: {}", crate::terminal::escape(text));
-                }
+                state.closed.store(true, Ordering::SeqCst);
             }
         });
-}
-
-/// `stream` read to its end on a thread, at most a megabyte kept.
-fn read_capped(stream: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _ = std::thread::Builder::new()
-        .name("envbench-peer-err".into())
-        .spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stream.take(1 << 20).read_to_end(&mut buf);
-            let _ = tx.send(buf);
-        });
-    rx
+    if spawned.is_err() {
+        state.closed.store(true, Ordering::SeqCst);
+    }
 }
 
 #[cfg(test)]

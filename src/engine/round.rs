@@ -28,6 +28,8 @@ pub(super) fn merge_round(
         reps: run.rep_ends.len() as u32,
         stop_reason: run.stop.name().to_string(),
         status: run.status,
+        worker_pid: run.worker_pid,
+        settle_secs: run.settle_secs,
     };
     let times: Vec<f64> = run
         .rep_ends

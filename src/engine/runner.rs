@@ -79,6 +79,14 @@ pub struct CaseRun {
     /// The method's assumptions, checked in this round.
     #[serde(default)]
     pub assumptions: Vec<Assumption>,
+    /// The worker's PID in its environment, from its `Ready` line (set by
+    /// the run, not the worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pid: Option<u32>,
+    /// Seconds the run waited for the environment to settle before the
+    /// worker measured (set by the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_secs: Option<f64>,
 }
 
 /// Progress of a case, for display.
@@ -113,6 +121,8 @@ pub fn run_case(
         notes: Vec::new(),
         telemetry: Default::default(),
         assumptions: Vec::new(),
+        worker_pid: None,
+        settle_secs: None,
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -167,6 +177,8 @@ pub fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
         notes: Vec::new(),
         telemetry: Default::default(),
         assumptions: Vec::new(),
+        worker_pid: None,
+        settle_secs: None,
     }
 }
 

@@ -61,13 +61,16 @@ pub struct Side<'a> {
     pub name: &'a str,
     /// How its workers start: the host as it is for a plain run.
     pub launcher: &'a Launcher,
+    /// Its resident launcher, which starts its workers inside it (an
+    /// environment entered through a prefix); None: workers start here.
+    pub resident: Option<&'a std::cell::RefCell<super::resident::Resident>>,
     /// Its result file, saved after case rounds and every pass.
     pub output: &'a Path,
     /// Its result file's run id, listed in every file of an interleaved run.
     pub run_id: &'a str,
     /// Seconds it took to answer for its fingerprint through its prefix
     /// (0 for the host itself): what a worker's start may take, ten times
-    /// over ([`super::worker::Deadlines`]).
+    /// over ([`super::talk::Deadlines`]).
     pub start_secs: f64,
 }
 
@@ -247,6 +250,7 @@ fn interleave(s: &Schedule, e: usize) -> Option<results::Interleave> {
                     .as_ref()
                     .map(|b| b.to_string_lossy().into_owned()),
                 run_id: Some(side.run_id.to_string()),
+                launches: side.resident.map(|r| r.borrow().launches),
             })
             .collect(),
         index: e as u32,
@@ -450,11 +454,14 @@ impl Loop<'_> {
             } else {
                 ""
             };
-            let deadlines =
-                super::worker::Deadlines::new(name, side.start_secs, policy.budget_secs);
-            super::worker::measure(
+            let deadlines = super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs);
+            let entry = match side.resident {
+                Some(r) => super::talk::Entry::Resident(r),
+                None => super::talk::Entry::Direct(side.launcher),
+            };
+            super::talk::measure(
                 &job,
-                side.launcher,
+                entry,
                 deadlines,
                 self.clock,
                 self.interrupted,
@@ -509,7 +516,18 @@ impl Loop<'_> {
     /// Saving a result file.
     fn save(&mut self, files: &mut [ResultFile]) -> anyhow::Result<()> {
         share_canary(files);
+        let launches: Vec<Option<u32>> = self
+            .s
+            .sides
+            .iter()
+            .map(|side| side.resident.map(|r| r.borrow().launches))
+            .collect();
         for (e, file) in files.iter_mut().enumerate() {
+            if let Some(i) = file.rounds.as_mut().and_then(|r| r.interleave.as_mut()) {
+                for (env, n) in i.environments.iter_mut().zip(&launches) {
+                    env.launches = *n;
+                }
+            }
             file.cases = self.side_results(e);
             file.derived = crate::bench::derive(self.s.families, file);
             crate::bench::check(self.s.families, &mut file.cases);
@@ -535,6 +553,7 @@ impl Loop<'_> {
             mem_available_bytes: self.mem_available_bytes[e],
             fake_clock: c.fake_clock,
             scratch_pid: None,
+            wait_go: false,
         }
     }
 

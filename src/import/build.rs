@@ -414,6 +414,8 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
             } else {
                 CaseStatus::Invalid
             },
+            worker_pid: None,
+            settle_secs: None,
         })
         .collect();
     let (status, reason) = if used.is_empty() {

@@ -66,6 +66,7 @@ pub(super) fn fingerprint(
         clock: probe::timer::ClockInfo::default(),
         dirs: Vec::new(),
         load_average: None,
+        netfilter: probe::net::NetfilterInfo::default(),
         build: probe::BuildInfo { profile: "import".into(), ..probe::BuildInfo::current() },
         notes: vec!["imported: only what --env states and the outputs reveal is known; every other field is unknown (logical_cpus 0 means unknown)".into()],
     };

@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod cpu;
 pub mod memory;
+pub mod net;
 pub mod os;
 pub mod storage;
 pub mod timer;
@@ -219,6 +220,10 @@ pub struct Fingerprint {
     pub dirs: Vec<storage::DirInfo>,
     /// Load averages when the probe ran.
     pub load_average: Option<os::LoadAverage>,
+    /// What loopback traffic passes here: connection tracking, netfilter
+    /// rules (absent from older files).
+    #[serde(default)]
+    pub netfilter: net::NetfilterInfo,
     /// envbench's own build.
     pub build: BuildInfo,
     /// Facts that could not be read, and why.
@@ -363,6 +368,7 @@ pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
         load_average: roots
             .read("/proc/loadavg")
             .and_then(|t| os::parse_loadavg(&t)),
+        netfilter: net::probe_netfilter(roots, &mut notes),
         build: BuildInfo::current(),
         notes,
     }

@@ -36,7 +36,7 @@ pub struct FingerprintRow {
 /// run of each environment, baseline first.
 pub fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
     type Field = (&'static str, fn(&ResultFile) -> String);
-    let fields: [Field; 12] = [
+    let fields: [Field; 13] = [
         ("virtualization", |r| r.fingerprint.virtualization.summary()),
         ("kernel", |r| {
             r.fingerprint.os.kernel_release.clone().unwrap_or_default()
@@ -80,10 +80,22 @@ pub fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
                 .collect::<Vec<_>>()
                 .join(", ")
         }),
+        ("loopback netfilter", |r| {
+            netfilter_text(&r.fingerprint.netfilter)
+        }),
         ("suite", |r| r.config.suite.name().to_string()),
     ];
     fields
         .iter()
+        // netfilter says something only where some side has it
+        .filter(|(name, _)| {
+            *name != "loopback netfilter"
+                || envs.iter().any(|e| {
+                    e.runs
+                        .first()
+                        .is_some_and(|r| r.fingerprint.netfilter.any())
+                })
+        })
         .map(|(name, get)| {
             let values: Vec<String> = envs
                 .iter()
@@ -138,6 +150,7 @@ pub fn render(fp: &Fingerprint) -> String {
             format!("{:.2} {:.2} {:.2}", l.one, l.five, l.fifteen)
         }),
     );
+    row("netfilter", netfilter_text(&fp.netfilter));
     let b = &fp.build;
     row(
         "envbench",
@@ -158,6 +171,34 @@ pub fn render(fp: &Fingerprint) -> String {
     rows.iter()
         .map(|(k, v)| format!("{k:<width$}  {v}\n"))
         .collect()
+}
+
+/// What loopback traffic passes: "none" (a fresh network namespace), or
+/// connection tracking, iptables tables and nf_tables, as the probe saw
+/// them.
+fn netfilter_text(n: &crate::probe::net::NetfilterInfo) -> String {
+    if !n.any() {
+        return "none".into();
+    }
+    let mut parts = Vec::new();
+    if let Some(c) = n.conntrack_entries {
+        parts.push(format!("conntrack ({c} connections)"));
+    }
+    if !n.iptables.is_empty() {
+        let tables: Vec<String> = n
+            .iptables
+            .iter()
+            .map(|t| match t.rules {
+                Some(r) => format!("{} ({r} rules)", t.name),
+                None => t.name.clone(),
+            })
+            .collect();
+        parts.push(format!("iptables {}", tables.join(", ")));
+    }
+    if let Some(refs) = n.nf_tables_refs.filter(|&r| r > 0) {
+        parts.push(format!("nf_tables in use ({refs} references)"));
+    }
+    parts.join("; ")
 }
 
 /// The virtualization summary, then each layer with its evidence and each note.

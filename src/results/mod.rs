@@ -220,6 +220,12 @@ pub struct InterleavedEnv {
     /// ones their run listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Times the run entered it through its prefix (its resident
+    /// launcher's starts: 1, more when the launcher died and was started
+    /// again); absent for an environment without a prefix, and in older
+    /// files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches: Option<u32>,
 }
 
 /// One round of one case.
@@ -239,6 +245,16 @@ pub struct CaseRound {
     pub stop_reason: String,
     /// Outcome of this round (a later round can fail where an earlier one worked).
     pub status: CaseStatus,
+    /// The PID of the worker process that measured it, as its environment
+    /// numbers it (a fresh process every round); absent when measured in
+    /// envbench's own process, and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pid: Option<u32>,
+    /// Seconds the run waited, once the worker was ready, for the
+    /// environment's own processes to be quiet before it measured (a
+    /// resident launcher's environment); absent where it did not wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_secs: Option<f64>,
 }
 
 /// State of a run.

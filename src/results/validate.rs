@@ -11,9 +11,9 @@
 //! - Summaries are recomputed from the samples; a stored one that disagrees
 //!   is replaced and the case gets a `summary_recomputed` anomaly.
 //! - Strings shown to the user (label, keys, reasons, notes, anomaly
-//!   messages, suspect flags, interleaved environments, every string of
-//!   the fingerprint and of the cases' details) have control and bidi
-//!   characters escaped.
+//!   messages, suspect flags, interleaved environments) have control and
+//!   bidi characters escaped; the fingerprint's are kept as written and
+//!   escaped where they are printed ([`crate::terminal::escape_output`]).
 //! - An interleaved run's indices (`rounds.interleave`) name environments
 //!   it lists, and the fingerprint holds no impossible value (no CPUs, a
 //!   quota of -1 CPU, a wrapped cache size): else the file is refused,
@@ -45,17 +45,7 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     if let Some(why) = file.fingerprint.impossible() {
         return Err(format!("fingerprint.{why}"));
     }
-    // every word of the fingerprint and of the cases' details is data:
-    // an escape sequence in it (a colour, a title) is shown escaped
-    if let Ok(mut v) = serde_json::to_value(&file.fingerprint) {
-        escape_strings(&mut v);
-        if let Ok(fp) = serde_json::from_value(v) {
-            file.fingerprint = fp;
-        }
-    }
-    for c in &mut file.cases {
-        c.details.iter_mut().for_each(escape_strings);
-    }
+
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, case) in file.cases.iter_mut().enumerate() {
         case.key = escape(&case.key);
@@ -126,26 +116,6 @@ fn check_interleave(i: &mut Interleave) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Every string in `v`, keys included, [`escape`]d.
-fn escape_strings(v: &mut serde_json::Value) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) if s.chars().any(crate::terminal::is_unsafe) => *s = escape(s),
-        Value::Array(items) => items.iter_mut().for_each(escape_strings),
-        Value::Object(map) => {
-            if map
-                .keys()
-                .any(|k| k.chars().any(crate::terminal::is_unsafe))
-            {
-                let old = std::mem::take(map);
-                *map = old.into_iter().map(|(k, v)| (escape(&k), v)).collect();
-            }
-            map.values_mut().for_each(escape_strings);
-        }
-        _ => {}
-    }
 }
 
 fn escape_anomaly(a: &mut Anomaly) {
@@ -307,6 +277,7 @@ mod tests {
             prefix: vec!["runsc".into(), "do\u{1b}".into()],
             binary: None,
             run_id: None,
+            launches: None,
         };
         f.rounds = Some(crate::results::Rounds {
             planned: 1,

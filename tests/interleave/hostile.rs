@@ -6,8 +6,10 @@
 //! file or leaves a process behind.
 //!
 //! Every misbehaving environment is `sh -c SCRIPT _`, which gets envbench's
-//! path and its hidden argument as `$1` and `$2`: `__fingerprint` when the
-//! environment is asked for its fingerprint, `__case` for a worker.
+//! path and the resident launcher's hidden argument as `$1` and `$2`: the
+//! launcher answers for the environment's fingerprint first, then starts
+//! and relays each round's worker. A script misbehaves before the
+//! launcher, or after its first answer ([`after_fingerprint`]).
 
 use super::{envbench, group, have, TINY};
 use envbench::results::{CaseStatus, ResultFile, RunStatus};
@@ -22,11 +24,15 @@ fn scripted(name: &str, script: &str) -> String {
     format!("{name}=sh -c '{script}' _")
 }
 
-/// A script that answers the fingerprint as envbench does, and runs
-/// `worker` instead of a worker.
-fn worker_does(worker: &str) -> String {
-    format!(r#"case "$2" in __fingerprint) exec "$1" "$2";; *) {worker};; esac"#)
+/// A script that runs the launcher and passes its first answer (the
+/// fingerprint) on, then runs `then` (on the launcher's further lines,
+/// which it may pass on with `cat`).
+fn after_fingerprint(then: &str) -> String {
+    format!(r#""$1" "$2" | {{ IFS= read -r fp; printf "%s\n" "$fp"; {then}; }}"#)
 }
+
+/// A launcher that answers for its fingerprint and then never a round.
+const HANG_AFTER_FINGERPRINT: &str = r#""$1" "$2" | { head -n 1; sleep 1000; }"#;
 
 /// `envbench TINY --in host --in ENV ARGS` in `dir`, one case and one
 /// round: its exit code and stderr.
@@ -68,11 +74,14 @@ fn a_worker_that_never_starts_fails_its_round_at_the_deadline() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let t = Instant::now();
-    let (code, stderr) = run_with(d, &scripted("h", &worker_does("sleep 1000")), &[], 90);
+    let (code, stderr) = run_with(d, &scripted("h", HANG_AFTER_FINGERPRINT), &[], 90);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
     let why = failed_because(d, "h");
-    assert!(why.contains("in h (`sh -c "), "{why}");
+    assert!(
+        why.contains("the worker process in h gave no sign"),
+        "{why}"
+    );
     assert!(why.contains("ready line"), "{why}");
     assert_eq!(finished(d, "host").cases[0].status, CaseStatus::Ok);
 }
@@ -82,10 +91,7 @@ fn a_worker_that_never_starts_fails_its_round_at_the_deadline() {
 /// leaves none of its processes (finding 11: the grandchild `sleep`).
 #[test]
 fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
-    for (hang, file) in [
-        ("sleep 1000", false),
-        (worker_does("sleep 1000").as_str(), true),
-    ] {
+    for (hang, file) in [("sleep 1000", false), (HANG_AFTER_FINGERPRINT, true)] {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         let (child, sid) = start_hanging(d, hang);
@@ -95,7 +101,11 @@ fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(130), "{stderr}");
-        assert!(signalled.elapsed() < Duration::from_secs(5), "{stderr}");
+        assert!(
+            signalled.elapsed() < Duration::from_secs(5),
+            "{:?} {stderr}",
+            signalled.elapsed()
+        );
         std::thread::sleep(Duration::from_millis(200));
         let left: Vec<String> = group::processes_in_session(sid)
             .iter()
@@ -123,17 +133,16 @@ fn impossible_numbers_from_an_environment_fail_the_round() {
     for (name, worker, why) in [
         (
             "rep",
-            r#"echo "{\"rep\":{\"reps_done\":1,\"elapsed_secs\":1e300}}"; exec "$1" "$2""#
-                .to_string(),
+            r#"echo "{\"rep\":{\"reps_done\":1,\"elapsed_secs\":1e300}}"; cat"#.to_string(),
             "reported a repetition at 1.000e300 s",
         ),
         (
             "done",
-            format!("read job; cat {}", d.join("done.txt").display()),
+            format!("cat {}; cat", d.join("done.txt").display()),
             "gave an impossible outcome: elapsed at 1.845e19 s",
         ),
     ] {
-        let (code, stderr) = run_with(d, &scripted(name, &worker_does(&worker)), &[], 60);
+        let (code, stderr) = run_with(d, &scripted(name, &after_fingerprint(&worker)), &[], 60);
         assert_eq!(code, Some(1), "{stderr}");
         let reason = failed_because(d, name);
         assert!(reason.contains(why), "{reason}");
@@ -149,15 +158,15 @@ fn impossible_numbers_from_an_environment_fail_the_round() {
 fn junk_on_stdout_is_named_where_it_appears() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let early = r#"case "$2" in __fingerprint) echo junk;; esac; exec "$1" "$2""#;
+    let early = r#"echo junk; exec "$1" "$2""#;
     let (code, stderr) = run_with(d, &scripted("j", early), &[], 60);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("printed 2 lines where envbench prints one (the first: `junk`)"),
+        stderr.contains("printed 1 line(s) before envbench's answer (the first: `junk`)"),
         "{stderr}"
     );
     assert!(!d.join("j.json").exists() && !d.join("host.json").exists());
-    let late = worker_does(r#"echo junk; exec "$1" "$2""#);
+    let late = after_fingerprint("echo junk; cat");
     let (code, stderr) = run_with(d, &scripted("j", &late), &[], 60);
     assert_eq!(code, Some(1), "{stderr}");
     let reason = failed_because(d, "j");
@@ -171,7 +180,7 @@ fn junk_on_stdout_is_named_where_it_appears() {
 /// threads than this host has.
 #[test]
 fn an_environment_claiming_more_cpus_than_the_host_sets_no_thread_count() {
-    let many = r#"case "$2" in __fingerprint) "$1" "$2" | sed -e "s/\"logical_cpus\":[0-9]*/\"logical_cpus\":5000/" -e "s/\"usable_cpus\":[0-9]*/\"usable_cpus\":5000/";; *) exec "$1" "$2";; esac"#;
+    let many = r#""$1" "$2" | sed -u -e "s/\"logical_cpus\":[0-9]*/\"logical_cpus\":5000/" -e "s/\"usable_cpus\":[0-9]*/\"usable_cpus\":5000/""#;
     let tmp = tempfile::tempdir().unwrap();
     let out = envbench()
         .current_dir(tmp.path())
@@ -510,8 +519,8 @@ fn what_a_prefix_leaves_behind_ends_with_it_and_its_stderr_is_escaped() {
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(marked_sleeps(), Vec::<i32>::new(), "{script}");
     }
-    let loud = worker_does(r#"printf "\033[8mhidden\033]0;PWN\007\n" >&2; exec "$1" "$2""#);
-    let (code, stderr) = run_with(d, &scripted("loud", &loud), &["--force"], 60);
+    let loud = r#"printf "\033[8mhidden\033]0;PWN\007\n" >&2; exec "$1" "$2""#;
+    let (code, stderr) = run_with(d, &scripted("loud", loud), &["--force"], 60);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
@@ -527,7 +536,7 @@ fn what_a_prefix_leaves_behind_ends_with_it_and_its_stderr_is_escaped() {
 /// for its fingerprint or for a worker: the prefix's children end too.
 #[test]
 fn a_hanging_prefix_s_children_end_when_envbench_is_killed() {
-    for hang in ["sleep 1000", worker_does("sleep 1000").as_str()] {
+    for hang in ["sleep 1000", HANG_AFTER_FINGERPRINT] {
         let tmp = tempfile::tempdir().unwrap();
         let (child, sid) = start_hanging(tmp.path(), hang);
         // SAFETY: killing our own child by PID.
@@ -567,15 +576,15 @@ fn forged_outcomes_fail_and_a_second_ctrl_c_marks_the_files() {
     ] {
         let file = d.join(format!("{name}.txt"));
         std::fs::write(&file, format!("{line}\n")).unwrap();
-        let worker = format!("read job; cat {}", file.display());
-        let (code, stderr) = run_with(d, &scripted(name, &worker_does(&worker)), &["--force"], 60);
+        let forged = after_fingerprint(&format!("cat {}; cat", file.display()));
+        let (code, stderr) = run_with(d, &scripted(name, &forged), &["--force"], 60);
         assert_eq!(code, Some(1), "{stderr}");
         let reason = failed_because(d, name);
         assert!(reason.contains(why), "{reason}");
     }
     // a worker that never starts its round, then two Ctrl-C
     let tmp = tempfile::tempdir().unwrap();
-    let (child, sid) = start_hanging(tmp.path(), &worker_does("sleep 1000"));
+    let (child, sid) = start_hanging(tmp.path(), HANG_AFTER_FINGERPRINT);
     for _ in 0..2 {
         // SAFETY: signalling our own child by PID.
         unsafe { libc::kill(sid, libc::SIGINT) };

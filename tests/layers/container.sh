@@ -17,27 +17,8 @@
 #   container.sh ENVBENCH OUT CACHE -- RUN-ARGS...   (lib.sh: exit codes)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-ROOTFS_KEY=bookworm-minbase-1
-command -v podman >/dev/null || missing "no podman"
-[ -x /usr/sbin/runc ] || missing "no /usr/sbin/runc (Debian's runc; crun cannot set rlimits here)"
-[ "$(id -u)" = 0 ] || missing "podman with a --rootfs overlay needs root here"
-command -v mmdebstrap >/dev/null || missing "no mmdebstrap"
-
-rootfs=$cache/rootfs-$ROOTFS_KEY
-if ! [ -e "$rootfs/done" ]; then
-  echo "$me: building $rootfs with mmdebstrap" >&2
-  rm -rf --one-file-system "$rootfs" "$rootfs.tmp"
-  # under run_layer too, so Ctrl-C stops it, and in a mount namespace of
-  # its own, so whatever it mounts in the tree goes when it does; the
-  # partial tree is removed on every path
-  remove_on_exit+=("$rootfs.tmp")
-  run_layer unshare --mount --propagation private --fork --kill-child \
-    mmdebstrap --quiet --mode=root --variant=minbase bookworm "$rootfs.tmp" \
-    || { echo "$me: mmdebstrap failed" >&2; exit 1; }
-  rm -f "$out/exit-code"
-  touch "$rootfs.tmp/done"
-  mv "$rootfs.tmp" "$rootfs"
-fi
+need_podman
+debian_rootfs
 
 name=envbench-layers-$$-$RANDOM
 layer_stop_hook="podman rm -f -t 0 $name"

@@ -102,3 +102,69 @@ run_layer() {
   echo "$rc" >"$out/exit-code"
   [ "$rc" -eq 0 ]
 }
+
+# debian_rootfs: sets $rootfs to a Debian root file system built by
+# `mmdebstrap --variant=minbase bookworm` (about 30 s) and kept in CACHE
+# under ROOTFS_KEY, so a later run reuses it (change the key when the
+# recipe changes). Containers mount it as an overlay (`--rootfs DIR:O`),
+# so they never write to the cached copy.
+ROOTFS_KEY=bookworm-minbase-1
+debian_rootfs() {
+  command -v mmdebstrap >/dev/null || missing "no mmdebstrap"
+  rootfs=$cache/rootfs-$ROOTFS_KEY
+  [ -e "$rootfs/done" ] && return 0
+  echo "$me: building $rootfs with mmdebstrap" >&2
+  rm -rf --one-file-system "$rootfs" "$rootfs.tmp"
+  # under run_layer too, so Ctrl-C stops it, and in a mount namespace of
+  # its own, so whatever it mounts in the tree goes when it does; the
+  # partial tree is removed on every path
+  remove_on_exit+=("$rootfs.tmp")
+  run_layer unshare --mount --propagation private --fork --kill-child \
+    mmdebstrap --quiet --mode=root --variant=minbase bookworm "$rootfs.tmp" \
+    || { echo "$me: mmdebstrap failed" >&2; exit 1; }
+  rm -f "$out/exit-code"
+  touch "$rootfs.tmp/done"
+  mv "$rootfs.tmp" "$rootfs"
+}
+
+# podman_prefix NAME DIR: sets $podman to the words that run a command in a
+# container named NAME (podman with runc, the rootfs as an overlay, no
+# network but loopback, the envbench binary bind-mounted read-only at its
+# host path, DIR bound at the same path and the working directory), with
+# stdin open (-i) for a resident launcher; the stop hook removes it.
+podman_prefix() {
+  podman="podman --runtime /usr/sbin/runc run --rm -i --name $1 --network=none"
+  podman+=" --ulimit nofile=1024:4096 --ulimit nproc=1024:4096"
+  podman+=" -v $envbench:$envbench:ro -v $2:$2 -w $2 --rootfs $rootfs:O"
+  layer_stop_hook="podman rm -f -t 0 $1"
+}
+
+# left_in_group FILE: writes to FILE every process of this script's
+# process group still running but the script itself (and pgrep): after
+# envbench ended, whatever it started should be gone.
+left_in_group() {
+  local pgid
+  pgid=$(ps -o pgid= -p $$ | tr -d ' ')
+  pgrep -a -g "$pgid" | grep -v -e "^$$ " -e " pgrep " >"$1" || true
+}
+
+# need_podman: podman with Debian's runc, as root (exit 3 otherwise). Why
+# runc: on these machines crun fails both ways, without --ulimit
+# ("setrlimit RLIMIT_NOFILE: Operation not permitted") and with it
+# ("cgroups in hybrid mode not supported").
+need_podman() {
+  command -v podman >/dev/null || missing "no podman"
+  [ -x /usr/sbin/runc ] || missing "no /usr/sbin/runc (Debian's runc; crun cannot set rlimits here)"
+  [ "$(id -u)" = 0 ] || missing "podman with a --rootfs overlay needs root here"
+}
+
+# no_scratch_left DIR: fails when DIR (a shared --dir) still holds
+# anything: every scratch directory was removed, on either side.
+no_scratch_left() {
+  local left
+  left=$(find "$1" -mindepth 1 -maxdepth 1 | head -5)
+  if [ -n "$left" ]; then
+    echo "$me: left in the shared --dir: $left" >&2
+    exit 1
+  fi
+}

@@ -5,12 +5,14 @@
 //! files of an interleaved run share an id of their own.
 
 use crate::config::{NamedDir, RunConfig};
-use crate::engine::launch::{self, Environment, Launcher};
+use crate::engine::launch::{Environment, Launcher};
+use crate::engine::resident::Resident;
 use crate::error::UsageError;
 use crate::probe::Fingerprint;
 use crate::store;
 use crate::timestamp::utc_compact;
 use crate::units::file_safe;
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -27,6 +29,8 @@ pub(super) struct Prepared {
     /// Seconds the fingerprint took through its prefix (0 for the host
     /// itself): how long starting envbench there takes.
     pub start_secs: f64,
+    /// Its resident launcher, entered once for the run; None for the host.
+    pub resident: Option<RefCell<Resident>>,
     /// Its result file's run id.
     pub run_id: String,
     /// The run's configuration with its label and result file.
@@ -51,28 +55,51 @@ pub(super) fn fingerprints(
     envs: &[Environment],
     dirs: &[NamedDir],
     interrupted: &AtomicBool,
-) -> anyhow::Result<Vec<(Fingerprint, f64)>> {
+) -> anyhow::Result<Vec<Entered>> {
     let paths = NamedDir::paths(dirs);
     if envs.is_empty() {
-        return Ok(vec![(crate::probe::probe_live(&paths), 0.0)]);
+        return Ok(vec![Entered::here(crate::probe::probe_live(&paths))]);
     }
-    envs.iter()
-        .map(|env| {
-            let t = std::time::Instant::now();
-            let fp = launch::fingerprint(env, &paths, interrupted).map_err(|why| {
-                anyhow::Error::new(UsageError(format!(
-                    "--in {}: cannot start envbench in it: {why}",
-                    env.name
-                )))
-            })?;
-            let took = if env.launcher.is_host() {
-                0.0
-            } else {
-                t.elapsed().as_secs_f64()
-            };
-            Ok((fp, took))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for env in envs {
+        if env.launcher.is_host() {
+            out.push(Entered::here(crate::probe::probe_live(&paths)));
+            continue;
+        }
+        let (resident, fingerprint) = Resident::start(env, &paths, interrupted).map_err(|why| {
+            anyhow::Error::new(UsageError(format!(
+                "--in {}: cannot start envbench in it: {why}",
+                env.name
+            )))
+        })?;
+        out.push(Entered {
+            fingerprint,
+            start_secs: resident.start_secs,
+            resident: Some(RefCell::new(resident)),
+        });
+    }
+    Ok(out)
+}
+
+/// An environment entered: its fingerprint, and its resident launcher when
+/// it was entered through a prefix.
+pub(super) struct Entered {
+    /// Its fingerprint, probed in it.
+    pub fingerprint: Fingerprint,
+    /// Seconds its launcher took to start and answer (0 for the host).
+    pub start_secs: f64,
+    /// Its resident launcher; None for the host itself.
+    pub resident: Option<RefCell<Resident>>,
+}
+
+impl Entered {
+    fn here(fingerprint: Fingerprint) -> Entered {
+        Entered {
+            fingerprint,
+            start_secs: 0.0,
+            resident: None,
+        }
+    }
 }
 
 /// Names each environment's run and result file, one fingerprint each
@@ -84,7 +111,7 @@ pub(super) fn fingerprints(
 /// RANDOM shared by the run.
 pub(super) fn name(
     envs: &[Environment],
-    fingerprints: Vec<(Fingerprint, f64)>,
+    fingerprints: Vec<Entered>,
     config: &mut RunConfig,
     started: f64,
 ) -> Named {
@@ -93,7 +120,11 @@ pub(super) fn name(
     // host (two containers, each its own PID 1) never share an id or a name
     let tag = store::random_tag();
     if envs.is_empty() {
-        let (fingerprint, start_secs) = fingerprints
+        let Entered {
+            fingerprint,
+            start_secs,
+            resident,
+        } = fingerprints
             .into_iter()
             .next()
             .expect("invariant: the host's fingerprint");
@@ -114,6 +145,7 @@ pub(super) fn name(
             },
             fingerprint,
             start_secs,
+            resident,
             run_id: format!("{when}-{host}-{tag}"),
             config: config.clone(),
         };
@@ -128,12 +160,17 @@ pub(super) fn name(
         .ok()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
-        .or_else(|| fingerprints[0].0.os.hostname.clone());
+        .or_else(|| fingerprints[0].fingerprint.os.hostname.clone());
     let host = file_safe(host.as_deref().unwrap_or("host"));
     let sides = envs
         .iter()
         .zip(fingerprints)
-        .map(|(env, (fingerprint, start_secs))| {
+        .map(|(env, entered)| {
+            let Entered {
+                fingerprint,
+                start_secs,
+                resident,
+            } = entered;
             let mut c = config.clone();
             c.label.clone_from(&env.name);
             c.output = if config.output.as_os_str().is_empty() {
@@ -146,6 +183,7 @@ pub(super) fn name(
                 env: env.clone(),
                 fingerprint,
                 start_secs,
+                resident,
                 run_id: format!("{when}-{host}-{}", store::random_tag()),
                 config: c,
             }

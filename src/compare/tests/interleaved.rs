@@ -28,6 +28,8 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
                 reps: c.sample_rounds.iter().filter(|&&s| s == round).count() as u32,
                 stop_reason: "budget".into(),
                 status: CaseStatus::Ok,
+                worker_pid: None,
+                settle_secs: None,
             })
             .collect();
     }
@@ -44,6 +46,7 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
                     prefix: vec![],
                     binary: None,
                     run_id: None,
+                    launches: None,
                 })
                 .to_vec(),
             index,

@@ -1,0 +1,638 @@
+//! The run's side of a case round: a worker started for it, directly (a
+//! fresh process of envbench, this host as it is) or by an environment's
+//! resident launcher ([`super::resident`]), is handed the round's job and
+//! heard within deadlines; what it says is checked before the run believes
+//! it. A worker that cannot start, is late, says something that is not
+//! envbench's protocol or cannot be true, or ends without an outcome makes
+//! a failed (or, after a signal, interrupted) round with the reason;
+//! nothing it says can stop the run.
+//!
+//! Before a resident launcher's worker measures, the run waits for the
+//! environment's own processes to be quiet: the CPU time of the launcher's
+//! whole process tree, read twice [`SETTLE_WINDOW`] apart, grows by less
+//! than a tenth of that window ([`super::resident::settle`]); the round
+//! records how long that took.
+
+use super::launch::{cut, Launcher};
+use super::peer::{Heard, Peer, Stderr};
+use super::resident::{Request, Resident, Says};
+use super::runner::{self, CaseRun, Progress};
+use super::worker::{planned, Job, Line, ALLOC_HINT, WORKER_ARG};
+use crate::bench::NamedDir;
+use crate::measure::clock::Clock;
+use crate::results::CaseStatus;
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+pub use super::resident::SETTLE_WINDOW;
+
+/// How long a worker may take, started through its environment's prefix,
+/// to say it is ready: at least [`START_FLOOR`], else ten times what the
+/// environment took to answer for its fingerprint (a sandbox's or a
+/// connection's start, measured before the run).
+pub const START_FLOOR: Duration = Duration::from_secs(20);
+
+/// How long a round may take after its worker is ready: at least
+/// [`ROUND_FLOOR`] (preparing a case, its minimum repetitions under an
+/// emulator), else ten times the round's budget.
+pub const ROUND_FLOOR: Duration = Duration::from_secs(120);
+
+/// How long a worker gets to end its round after the run is interrupted
+/// (its stdin closed, SIGTERM): the repetition under way ends and the
+/// round is reported; then it is stopped.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a resident launcher may take to say that the worker it was
+/// told to kill has ended.
+const KILLED_WITHIN: Duration = Duration::from_secs(3);
+
+/// How long a worker (or the prefix around it) may take to exit after its
+/// outcome: a sandbox or a container being torn down.
+const EXIT_WITHIN: Duration = Duration::from_secs(10);
+
+/// The largest magnitude a sample may have: far beyond any rate, time or
+/// size envbench measures, far below where sums of them overflow.
+const SAMPLE_MAX: f64 = 1e18;
+
+/// Where and how long a worker's round may take: the environment's name
+/// (for messages) and the deadlines of its conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines<'a> {
+    /// The environment's name, for messages; empty for a plain run.
+    pub env: &'a str,
+    /// From starting the worker to its `Ready` line.
+    pub start: Duration,
+    /// From `Ready` to its outcome.
+    pub round: Duration,
+}
+
+impl<'a> Deadlines<'a> {
+    /// The deadlines of a round of `budget_secs` in the environment `env`,
+    /// which took `start_secs` to answer for its fingerprint (0 for the
+    /// host itself).
+    pub fn new(env: &'a str, start_secs: f64, budget_secs: f64) -> Deadlines<'a> {
+        let times = |secs: f64, floor: Duration| {
+            Duration::try_from_secs_f64(10.0 * secs)
+                .unwrap_or(Duration::MAX)
+                .max(floor)
+        };
+        Deadlines {
+            env,
+            start: times(start_secs, START_FLOOR),
+            round: times(budget_secs, ROUND_FLOOR),
+        }
+    }
+}
+
+/// How a round's worker is started: directly, or by a resident launcher.
+#[derive(Clone, Copy)]
+pub enum Entry<'a> {
+    /// A fresh process of this binary (the host as it is).
+    Direct(&'a Launcher),
+    /// The environment's resident launcher, which starts it inside.
+    Resident(&'a RefCell<Resident>),
+}
+
+/// Measures `job` in a new worker process started as `entry` says,
+/// reporting each repetition to `on_progress`, within `deadlines`.
+/// Repetition times come back on `clock`, counted from this call. A round
+/// that a resident launcher's death took down is measured again once the
+/// launcher has started again.
+pub fn measure(
+    job: &Job,
+    entry: Entry,
+    deadlines: Deadlines,
+    clock: &Clock,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+) -> CaseRun {
+    let start = clock.now();
+    let wall = clock.wall_secs();
+    let outcome = match entry {
+        Entry::Direct(launcher) => direct(job, launcher, deadlines, interrupted, on_progress),
+        Entry::Resident(cell) => {
+            let mut resident = cell.borrow_mut();
+            match through(job, &mut resident, deadlines, interrupted, on_progress) {
+                Err(Failure::LauncherLost(why)) if !stopped(interrupted) => {
+                    // once more, in the launcher started again
+                    through(job, &mut resident, deadlines, interrupted, on_progress).map_err(
+                        |again| format!("{why}; measured again after a restart: {}", again.why()),
+                    )
+                }
+                other => other.map_err(|f| f.why()),
+            }
+        }
+    };
+    let mut run = match outcome {
+        Ok(run) => run,
+        Err(why) => {
+            let mut run = runner::failed_run(wall, why);
+            if stopped(interrupted) {
+                run.status = CaseStatus::Interrupted;
+            }
+            run
+        }
+    };
+    for t in &mut run.rep_ends {
+        *t += start;
+    }
+    clock.catch_up(start + run.elapsed);
+    run
+}
+
+fn stopped(interrupted: &AtomicBool) -> bool {
+    interrupted.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Why a round through a resident launcher gave no outcome.
+enum Failure {
+    /// The launcher itself ended or stopped answering: started again, the
+    /// round is measured again.
+    LauncherLost(String),
+    /// Anything else, with why.
+    Other(String),
+}
+
+impl Failure {
+    fn why(self) -> String {
+        match self {
+            Failure::LauncherLost(w) | Failure::Other(w) => w,
+        }
+    }
+}
+
+/// A round in a fresh worker process of its own, started through
+/// `launcher` (this binary, without a prefix). The process is registered
+/// by PID for a second Ctrl-C, and names the worker's scratch directories.
+fn direct(
+    job: &Job,
+    launcher: &Launcher,
+    deadlines: Deadlines,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<CaseRun, String> {
+    let stderr = if launcher.is_host() {
+        Stderr::Inherit
+    } else {
+        Stderr::Relay(format!("envbench: {}", deadlines.env))
+    };
+    let mut peer = launcher
+        .start(WORKER_ARG, stderr)
+        .map_err(|e| format!("cannot start a worker process: {e}"))?;
+    let pid = peer.pid();
+    crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs), true);
+    let job = Job {
+        scratch_pid: Some(pid as u32),
+        ..job.clone()
+    };
+    let heard = {
+        let mut channel = Direct { peer: &mut peer };
+        talk(&mut channel, &job, deadlines, interrupted, on_progress)
+    };
+    let (status, stopped) = match &heard {
+        Ok(_) => peer.finish(EXIT_WITHIN),
+        Err(_) => {
+            peer.stop();
+            peer.finish(Duration::ZERO)
+        }
+    };
+    crate::cleanup::release_worker(pid, heard.is_ok() && !stopped);
+    crate::cleanup::reap_orphans();
+    match heard {
+        Ok(mut run) => {
+            if stopped {
+                run.notes.push(format!(
+                    "the worker's process did not exit within {} s of its outcome and was \
+                     stopped",
+                    EXIT_WITHIN.as_secs()
+                ));
+            }
+            Ok(run)
+        }
+        Err(Silence::Ended) => Err(format!(
+            "the worker process ended without a result ({}){}",
+            status.map_or_else(|| "status unknown".to_string(), |s| s.to_string()),
+            status.map_or("", abort_hint)
+        )),
+        Err(Silence::Why(why)) => Err(format!("the worker process {why}")),
+    }
+}
+
+/// A round through `resident`'s launcher, which starts its worker inside
+/// the environment and relays its lines; the run waits for the worker to
+/// have ended before the next round, and stops the launcher (to be started
+/// again) when it cannot end it.
+fn through(
+    job: &Job,
+    resident: &mut Resident,
+    deadlines: Deadlines,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<CaseRun, Failure> {
+    let tried = format!(" in {}", resident.name());
+    let peer = resident
+        .peer(interrupted)
+        .map_err(|why| Failure::Other(format!("no worker could start{tried}: {why}")))?;
+    let pid = peer.pid();
+    crate::cleanup::adopt_worker(pid, NamedDir::paths(&job.dirs), false);
+    let job = Job {
+        scratch_pid: Some(pid as u32),
+        wait_go: true,
+        ..job.clone()
+    };
+    let mut channel = Relayed {
+        peer,
+        ended: None,
+        lost: false,
+    };
+    let heard = talk(&mut channel, &job, deadlines, interrupted, on_progress);
+    // the worker must have ended before another round starts: after its
+    // outcome it may take a moment; else it is killed; a launcher that
+    // cannot say it ended (or a run that is ending) is stopped
+    let ended = channel.ended.is_some()
+        || (heard.is_ok() && channel.wait_ended(EXIT_WITHIN))
+        || (!stopped(interrupted)
+            && channel.ask(&Request::Kill)
+            && channel.wait_ended(KILLED_WITHIN));
+    let (lost, worker_end) = (channel.lost, channel.ended.clone());
+    if !ended {
+        resident.lose();
+    }
+    crate::cleanup::release_worker(pid, heard.is_ok() && ended);
+    match heard {
+        Ok(run) if ended => Ok(run),
+        Ok(mut run) => {
+            run.notes.push(format!(
+                "the worker{tried} did not end within {} s of its outcome; its launcher was \
+                 stopped, to start again",
+                EXIT_WITHIN.as_secs()
+            ));
+            Ok(run)
+        }
+        Err(Silence::Ended) if lost || !ended => Err(Failure::LauncherLost(format!(
+            "the launcher{tried} ended during the round"
+        ))),
+        Err(Silence::Ended) => Err(Failure::Other(format!(
+            "the worker process{tried} ended without a result ({})",
+            worker_end.unwrap_or_else(|| "status unknown".into())
+        ))),
+        Err(Silence::Why(why)) => Err(Failure::Other(format!("the worker process{tried} {why}"))),
+    }
+}
+
+/// The end of a round's conversation the run speaks to.
+trait Channel {
+    /// Hands the worker its job; false when it is gone already.
+    fn send_job(&mut self, job: &Job) -> bool;
+    /// The worker's next line, as [`Peer::next`] hears it.
+    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard;
+    /// The worker is ready: lets it measure once its environment is quiet;
+    /// the seconds that took (None: it does not wait for that).
+    fn go(&mut self) -> Option<f64>;
+    /// Winds the round down: the worker's stdin closes.
+    fn wind_down(&mut self);
+}
+
+/// A worker process of its own.
+struct Direct<'p> {
+    peer: &'p mut Peer,
+}
+
+impl Channel for Direct<'_> {
+    fn send_job(&mut self, job: &Job) -> bool {
+        let text = serde_json::to_string(job).expect("invariant: jobs serialise");
+        self.peer.send(&text).is_ok()
+    }
+
+    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
+        self.peer.next(until, interrupted)
+    }
+
+    fn go(&mut self) -> Option<f64> {
+        None
+    }
+
+    fn wind_down(&mut self) {
+        self.peer.close_stdin();
+    }
+}
+
+/// A worker a resident launcher started and relays.
+struct Relayed<'p> {
+    peer: &'p mut Peer,
+    /// How the worker ended, once the launcher said so.
+    ended: Option<String>,
+    /// Whether the launcher itself ended, or said it could not start the
+    /// worker.
+    lost: bool,
+}
+
+impl Relayed<'_> {
+    fn ask(&mut self, request: &Request) -> bool {
+        let text = serde_json::to_string(request).expect("invariant: requests serialise");
+        self.peer.send(&text).is_ok()
+    }
+
+    /// Reads the launcher's lines until it says the worker ended, for at
+    /// most `within`; whether it did.
+    fn wait_ended(&mut self, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        while self.ended.is_none() && !self.lost {
+            if !matches!(self.next(until, None), Heard::Line(_)) && self.ended.is_none() {
+                return false;
+            }
+        }
+        self.ended.is_some()
+    }
+}
+
+impl Channel for Relayed<'_> {
+    fn send_job(&mut self, job: &Job) -> bool {
+        self.ask(&Request::Job(Box::new(job.clone())))
+    }
+
+    /// The worker's lines; the launcher's own ([`Says`]) are taken here:
+    /// `ended` is the worker's stdout closing, `failed` too, and the
+    /// launcher's stdout closing is the launcher lost.
+    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
+        loop {
+            if self.ended.is_some() {
+                return Heard::Closed;
+            }
+            match self.peer.next(until, interrupted) {
+                Heard::Line(line) => match serde_json::from_str::<Says>(&line) {
+                    Ok(Says::Ended { code, signal }) => {
+                        self.ended = Some(Says::ended_words(code, signal));
+                    }
+                    Ok(Says::Failed(why)) => {
+                        self.ended = Some(crate::terminal::escape(&why));
+                    }
+                    _ => return Heard::Line(line),
+                },
+                Heard::Closed => {
+                    self.lost = true;
+                    return Heard::Closed;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn go(&mut self) -> Option<f64> {
+        let settled = super::resident::settle(self.peer.pid());
+        self.ask(&Request::Go);
+        Some(settled)
+    }
+
+    fn wind_down(&mut self) {
+        self.ask(&Request::End);
+    }
+}
+
+/// Why a conversation gave no outcome.
+#[derive(Debug)]
+enum Silence {
+    /// The worker's stdout closed first.
+    Ended,
+    /// Late, interrupted, or a line that is not envbench's: what happened.
+    Why(String),
+}
+
+/// Writes `job` to the worker and reads its lines within `deadlines`: its
+/// outcome, checked, with the worker's PID and the settling it waited for,
+/// or why there is none. After an interruption the worker gets
+/// [`INTERRUPT_GRACE`] to report the repetitions it finished.
+fn talk(
+    channel: &mut dyn Channel,
+    job: &Job,
+    deadlines: Deadlines,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<CaseRun, Silence> {
+    let started = Instant::now();
+    // a worker that could not read it ends; its status says why
+    if !channel.send_job(job) {
+        return Err(Silence::Ended);
+    }
+    let mut ready_at: Option<Instant> = None;
+    let (mut worker_pid, mut settle_secs) = (None, None);
+    let mut watched = Some(interrupted);
+    let mut until = started + deadlines.start;
+    loop {
+        let line = match channel.next(until, watched) {
+            Heard::Line(line) => line,
+            Heard::Closed => return Err(Silence::Ended),
+            Heard::TooLong => {
+                return Err(Silence::Why(format!(
+                    "printed a line longer than {} MiB, which is not envbench's",
+                    super::peer::LINE_CAP_BYTES >> 20
+                )))
+            }
+            Heard::Interrupted if ready_at.is_none() => {
+                return Err(Silence::Why(
+                    "had not started its round when the run was interrupted, and was stopped"
+                        .into(),
+                ))
+            }
+            Heard::Interrupted => {
+                // close its stdin: it winds down even if no signal reaches it
+                channel.wind_down();
+                watched = None;
+                until = Instant::now() + INTERRUPT_GRACE;
+                continue;
+            }
+            Heard::Late if watched.is_none() => {
+                return Err(Silence::Why(format!(
+                    "did not end its round within {} s of the interruption and was stopped",
+                    INTERRUPT_GRACE.as_secs()
+                )))
+            }
+            Heard::Late => {
+                let awaited = match ready_at {
+                    None => format!(
+                        "gave no sign of starting within {} s (awaited: its ready line; a \
+                         prefix that does not start envbench, or waits for input?)",
+                        deadlines.start.as_secs()
+                    ),
+                    Some(_) => format!(
+                        "gave no outcome within {} s of starting its round (awaited: its \
+                         result; the limit is ten times the round's budget, at least {} s)",
+                        deadlines.round.as_secs(),
+                        ROUND_FLOOR.as_secs()
+                    ),
+                };
+                return Err(Silence::Why(format!("{awaited}, and was stopped")));
+            }
+        };
+        let parsed = serde_json::from_str::<Line>(&line).map_err(|_| {
+            Silence::Why(format!(
+                "printed `{}`, which is not envbench's protocol (a prefix must leave stdout \
+                 to envbench: send its own messages to stderr)",
+                cut(&line, 120)
+            ))
+        })?;
+        // the fake clock's times are synthetic: bounded, not by the real wait
+        let waited = if job.fake_clock {
+            FAKE_CLOCK_MOST
+        } else {
+            started.elapsed()
+        };
+        match parsed {
+            Line::Ready { pid } if ready_at.is_none() => {
+                worker_pid = Some(pid);
+                settle_secs = channel.go();
+                ready_at = Some(Instant::now());
+                if watched.is_some() {
+                    until = Instant::now() + deadlines.round;
+                }
+            }
+            Line::Ready { .. } => {
+                return Err(Silence::Why("said it was ready twice".into()));
+            }
+            Line::Rep { reps_done, .. }
+                if reps_done > job.policy.reps_max.max(job.policy.reps_min) =>
+            {
+                return Err(Silence::Why(format!(
+                    "reported {reps_done} repetitions done, more than the {} asked",
+                    job.policy.reps_max
+                )));
+            }
+            Line::Rep {
+                reps_done,
+                elapsed_secs,
+            } => {
+                let elapsed = within(elapsed_secs, waited)
+                    .map_err(|why| Silence::Why(format!("reported a repetition {why}")))?;
+                on_progress(Progress { reps_done, elapsed });
+            }
+            Line::Done(run) => {
+                let mut run = *run;
+                check_outcome(&mut run, job, waited)
+                    .map_err(|why| Silence::Why(format!("gave an impossible outcome: {why}")))?;
+                run.worker_pid = worker_pid;
+                run.settle_secs = settle_secs;
+                return Ok(run);
+            }
+        }
+    }
+}
+
+/// The longest time a worker on the fake clock may report: its times are
+/// synthetic (ten milliseconds a reading), a few thousand seconds at most.
+const FAKE_CLOCK_MOST: Duration = Duration::from_secs(10_000_000);
+
+/// `secs` as a duration, when it is a time the worker can have spent:
+/// finite, not negative, and no longer than the `waited` the run saw
+/// (a second's leeway for the clocks).
+fn within(secs: f64, waited: Duration) -> Result<Duration, String> {
+    let most = waited.as_secs_f64() + 1.0;
+    if secs.is_finite() && (0.0..=most).contains(&secs) {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        let secs = if secs.abs() < 1e6 {
+            format!("{secs}")
+        } else {
+            format!("{secs:.3e}")
+        };
+        Err(format!(
+            "at {secs} s, not between 0 and the {most:.1} s it had been running"
+        ))
+    }
+}
+
+/// Checks a worker's outcome for `job` against what is possible (times
+/// within the `waited` the run saw, as many repetitions and metrics as
+/// the case allows, samples of a sane size) and escapes its words, which
+/// reach the terminal.
+fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), String> {
+    within(run.elapsed.as_secs_f64(), waited).map_err(|w| format!("elapsed {w}"))?;
+    // the round's time is read a moment after its last repetition's end
+    // on the worker's clock: a second's leeway, as for the run's wait
+    let leeway = Duration::from_secs(1);
+    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed + leeway) {
+        return Err(format!(
+            "a repetition ended at {} s, after the round's {} s",
+            t.as_secs_f64(),
+            run.elapsed.as_secs_f64()
+        ));
+    }
+    let reps = run.rep_ends.len();
+    let most = job.policy.reps_max.max(job.policy.reps_min) as usize;
+    if reps > most {
+        return Err(format!("{reps} repetitions, more than the {most} asked"));
+    }
+    if run.warmup_done > job.policy.warmup {
+        return Err(format!(
+            "{} warm-up repetitions, more than the {} asked",
+            run.warmup_done, job.policy.warmup
+        ));
+    }
+    let specs = planned(job)
+        .map(|(_, case)| case.metrics)
+        .unwrap_or_default();
+    if !run.samples.is_empty() && run.samples.len() != specs.len() {
+        return Err(format!(
+            "{} metrics, where the case has {}",
+            run.samples.len(),
+            specs.len()
+        ));
+    }
+    for ((m, samples), spec) in run.samples.iter().enumerate().zip(&specs) {
+        // a time is never negative, a rate never 0 or less
+        let unit = spec.unit;
+        if let Some(v) = samples
+            .iter()
+            .find(|&&v| (unit.is_time() && v < 0.0) || (unit.is_rate() && v <= 0.0))
+        {
+            return Err(format!(
+                "metric {m} holds the sample {v}, impossible in {}",
+                unit.symbol()
+            ));
+        }
+        if !samples.is_empty() && samples.len() != reps {
+            return Err(format!(
+                "metric {m} has {} samples for {reps} repetitions",
+                samples.len()
+            ));
+        }
+        if let Some(v) = samples
+            .iter()
+            .find(|v| !v.is_finite() || v.abs() > SAMPLE_MAX)
+        {
+            return Err(format!(
+                "metric {m} holds the sample {v}, beyond {SAMPLE_MAX:e}"
+            ));
+        }
+    }
+    // started no earlier than 1970 and no later than a day from now
+    let now = crate::timestamp::wall_now_secs();
+    if !(0.0..=now + 86_400.0).contains(&run.started_wall_secs) {
+        return Err(format!(
+            "started at {:.3e} s since 1970",
+            run.started_wall_secs
+        ));
+    }
+    if run.telemetry.longest() > reps {
+        return Err(format!("telemetry for more than its {reps} repetitions"));
+    }
+    use crate::terminal::escape;
+    run.reason = run.reason.as_deref().map(escape);
+    run.notes.iter_mut().for_each(|n| *n = escape(n));
+    for a in &mut run.anomalies {
+        a.kind = escape(&a.kind);
+        a.message = escape(&a.message);
+    }
+    Ok(())
+}
+
+/// What a worker killed by SIGABRT most likely met: Rust aborts when an
+/// allocation fails, and a memory limit is the usual cause.
+fn abort_hint(s: std::process::ExitStatus) -> &'static str {
+    use std::os::unix::process::ExitStatusExt as _;
+    if s.signal() == Some(libc::SIGABRT) {
+        ALLOC_HINT
+    } else {
+        ""
+    }
+}

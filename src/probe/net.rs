@@ -1,0 +1,156 @@
+//! What loopback traffic passes through in this network namespace:
+//! connection tracking and netfilter rules. A fresh namespace (unshare,
+//! a sandbox) has neither, while a host where a container runtime set up
+//! its networks has both; loopback TCP then differs by several percent,
+//! and this is where the difference has its cause in sight.
+
+use super::{Notes, Roots};
+use serde::{Deserialize, Serialize};
+
+/// Netfilter in this network namespace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetfilterInfo {
+    /// Connections tracked now (`nf_conntrack_count`, this namespace's);
+    /// None when connection tracking is not loaded (or not visible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack_entries: Option<u64>,
+    /// The legacy iptables tables this namespace has
+    /// (`/proc/net/ip_tables_names`), each with its rules beyond the
+    /// built-in chains' policies where they can be counted (as root).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iptables: Vec<IptablesTable>,
+    /// Users of the nf_tables module, machine-wide (`/sys/module/nf_tables/
+    /// refcnt`: tables, chains and sets of every namespace); None when it
+    /// is not loaded. Rules of nftables are not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nf_tables_refs: Option<u64>,
+}
+
+/// A legacy iptables table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IptablesTable {
+    /// Its name: `filter`, `nat`, `mangle`, `raw`.
+    pub name: String,
+    /// Rules in it beyond the built-in chains' policies; None when they
+    /// cannot be read (not root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u64>,
+}
+
+impl NetfilterInfo {
+    /// Whether loopback packets here pass any netfilter hook at all.
+    pub fn any(&self) -> bool {
+        self.conntrack_entries.is_some()
+            || !self.iptables.is_empty()
+            || self.nf_tables_refs.is_some_and(|n| n > 0)
+    }
+}
+
+/// Reads netfilter's state below `roots`; the rule counts only live.
+pub fn probe_netfilter(roots: &Roots, notes: &mut Notes) -> NetfilterInfo {
+    let number = |p: &str| roots.read(p).and_then(|t| t.trim().parse::<u64>().ok());
+    let iptables = roots
+        .read("/proc/net/ip_tables_names")
+        .map(|t| {
+            t.lines()
+                .map(str::trim)
+                .filter(|n| !n.is_empty() && n.len() < 32)
+                .map(|name| IptablesTable {
+                    name: crate::terminal::escape(name),
+                    rules: if roots.live {
+                        iptables_rules(name)
+                    } else {
+                        None
+                    },
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let info = NetfilterInfo {
+        conntrack_entries: number("/proc/sys/net/netfilter/nf_conntrack_count"),
+        iptables,
+        nf_tables_refs: number("/sys/module/nf_tables/refcnt"),
+    };
+    if roots.live && info.iptables.iter().any(|t| t.rules.is_none()) {
+        notes.push("iptables rules not counted: reading them needs CAP_NET_RAW".into());
+    }
+    info
+}
+
+/// Rules of the legacy iptables table `name` beyond its built-in chains'
+/// policies (`IPT_SO_GET_INFO`: entries, less one policy per hook and the
+/// table's closing entry); None without the right to ask.
+fn iptables_rules(name: &str) -> Option<u64> {
+    /// `struct ipt_getinfo` of <linux/netfilter_ipv4/ip_tables.h>.
+    #[repr(C)]
+    struct GetInfo {
+        name: [u8; 32],
+        valid_hooks: u32,
+        hook_entry: [u32; 5],
+        underflow: [u32; 5],
+        num_entries: u32,
+        size: u32,
+    }
+    const IPT_SO_GET_INFO: libc::c_int = 64;
+    let mut info = GetInfo {
+        name: [0; 32],
+        valid_hooks: 0,
+        hook_entry: [0; 5],
+        underflow: [0; 5],
+        num_entries: 0,
+        size: 0,
+    };
+    info.name[..name.len()].copy_from_slice(name.as_bytes());
+    let mut len = std::mem::size_of::<GetInfo>() as libc::socklen_t;
+    // SAFETY: a raw socket of our own, closed below; getsockopt writes at
+    // most `len` bytes into `info`, which is that large.
+    let got = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW);
+        if fd < 0 {
+            return None;
+        }
+        let r = libc::getsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            IPT_SO_GET_INFO,
+            (&mut info as *mut GetInfo).cast(),
+            &mut len,
+        );
+        libc::close(fd);
+        r
+    };
+    (got == 0).then(|| {
+        let policies = u64::from(info.valid_hooks.count_ones());
+        u64::from(info.num_entries).saturating_sub(policies + 1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_host_with_conntrack_and_tables_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let roots = Roots::fixture(tmp.path());
+        let write = |p: &str, text: &str| {
+            let path = roots.path(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let mut notes = Notes::new();
+        let none = probe_netfilter(&roots, &mut notes);
+        assert_eq!(none, NetfilterInfo::default());
+        assert!(!none.any());
+        write("/proc/sys/net/netfilter/nf_conntrack_count", "12\n");
+        write("/proc/net/ip_tables_names", "nat\nfilter\n");
+        write("/sys/module/nf_tables/refcnt", "0\n");
+        let host = probe_netfilter(&roots, &mut notes);
+        assert_eq!(host.conntrack_entries, Some(12));
+        let names: Vec<&str> = host.iptables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["nat", "filter"]);
+        assert!(host.iptables.iter().all(|t| t.rules.is_none()));
+        assert_eq!(host.nf_tables_refs, Some(0));
+        assert!(host.any());
+    }
+}
