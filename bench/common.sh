@@ -40,13 +40,16 @@ remove_cgroup() {
 
 # layers_setup: for the scripts that run tests/layers: $cache (the layers'
 # cache, unless given), an empty history in $work (a one-run side takes no
-# spread from earlier runs), envbench built, $envbench, the CPU said.
+# spread from earlier runs), envbench built and copied into $work as
+# $envbench (a build while the benchmark runs replaces target/'s binary,
+# and a run whose binary was replaced cannot start its workers), the CPU said.
 layers_setup() {
   cache=${cache:-$repo/target/tmp/layers-cache}
   export XDG_DATA_HOME=$work/xdg
   mkdir -p "$cache"
   echo "building envbench (release)" >&2
   (cd "$repo" && cargo build --release --quiet)
-  envbench="$repo/target/release/envbench"
+  envbench="$work/envbench"
+  cp "$repo/target/release/envbench" "$envbench"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 }

@@ -61,13 +61,13 @@ static SCRATCH_OWNER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 
 /// Names this process's scratch directories after `pid` from now on (set
 /// once; a later call changes nothing).
-pub fn set_scratch_owner(pid: u32) {
+pub(crate) fn set_scratch_owner(pid: u32) {
     let _ = SCRATCH_OWNER.set(pid);
 }
 
 /// The PID in this process's scratch directory names: the one
 /// [`set_scratch_owner`] gave, else its own.
-pub fn scratch_owner() -> u32 {
+pub(crate) fn scratch_owner() -> u32 {
     SCRATCH_OWNER
         .get()
         .copied()
@@ -78,7 +78,7 @@ pub fn scratch_owner() -> u32 {
 /// `bases`; the first Ctrl-C passes it SIGTERM when `signalled` (a resident
 /// launcher is told to end its round instead: SIGTERM would end the
 /// launcher).
-pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>, signalled: bool) {
+pub(crate) fn adopt_worker(pid: i32, bases: Vec<PathBuf>, signalled: bool) {
     workers().push(Worker {
         pid,
         bases,
@@ -92,7 +92,7 @@ pub fn adopt_worker(pid: i32, bases: Vec<PathBuf>, signalled: bool) {
 /// scratch directories named after it are removed. One that gave its
 /// outcome removed its own, and what bears its PID may be another
 /// namespace's.
-pub fn release_worker(pid: i32, clean: bool) {
+pub(crate) fn release_worker(pid: i32, clean: bool) {
     let mut live = workers();
     if !clean {
         if let Some(w) = live.iter().find(|w| w.pid == pid) {
@@ -110,7 +110,7 @@ static ADOPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::ne
 /// a signal on (bwrap does not) stays envbench's descendant, so a second
 /// Ctrl-C still finds and kills it, and [`reap_orphans`] collects it. For
 /// a run whose workers start through prefixes, which run one at a time.
-pub fn adopt_orphans() {
+pub(crate) fn adopt_orphans() {
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only sets a flag of this process.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } == 0 {
         ADOPTS.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -121,7 +121,7 @@ pub fn adopt_orphans() {
 /// adopted ([`adopt_orphans`]) that have ended, so none stays a zombie.
 /// Does nothing unless it adopts them: only then has it no children of its
 /// own left to wait for at this point.
-pub fn reap_orphans() {
+pub(crate) fn reap_orphans() {
     if !ADOPTS.load(std::sync::atomic::Ordering::SeqCst) {
         return;
     }
@@ -154,7 +154,7 @@ fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
 ///
 /// # Errors
 /// The signal handler or the thread cannot be set up.
-pub fn watch_signals(
+pub(crate) fn watch_signals(
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
     use std::sync::atomic::Ordering;
@@ -198,7 +198,7 @@ fn on_signals(mut each: impl FnMut() + Send + 'static) -> std::io::Result<()> {
 ///
 /// # Errors
 /// The signal handler or the thread cannot be set up.
-pub fn exit_on_signal() -> std::io::Result<()> {
+pub(crate) fn exit_on_signal() -> std::io::Result<()> {
     on_signals(|| {
         // held until exit: nothing is written or renamed after this
         let live = scratch();
@@ -217,7 +217,7 @@ pub fn exit_on_signal() -> std::io::Result<()> {
 ///
 /// # Errors
 /// The error of `place`; `path` then stays registered.
-pub fn keep_scratch<T>(
+pub(crate) fn keep_scratch<T>(
     path: &Path,
     place: impl FnOnce() -> std::io::Result<T>,
 ) -> std::io::Result<T> {
@@ -239,7 +239,7 @@ fn ignored(signal: libc::c_int) -> bool {
 ///
 /// # Errors
 /// The error of `create_dir`.
-pub fn create_scratch(path: &Path) -> std::io::Result<()> {
+pub(crate) fn create_scratch(path: &Path) -> std::io::Result<()> {
     let mut live = scratch();
     std::fs::create_dir(path)?;
     live.push(path.to_path_buf());
@@ -247,7 +247,7 @@ pub fn create_scratch(path: &Path) -> std::io::Result<()> {
 }
 
 /// Removes the directory `path` with everything in it and forgets it.
-pub fn remove_scratch_dir(path: &Path) {
+pub(crate) fn remove_scratch_dir(path: &Path) {
     let mut live = scratch();
     let _ = std::fs::remove_dir_all(path);
     live.retain(|p| p != path);
@@ -256,7 +256,7 @@ pub fn remove_scratch_dir(path: &Path) {
 /// Runs `f` under the scratch lock, so that a second Ctrl-C waits for it:
 /// a temporary file created, written and renamed inside `f` is never left
 /// behind by an emergency exit.
-pub fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
     let _live = scratch();
     f()
 }
@@ -281,7 +281,7 @@ fn ppid_of_stat(stat: &str) -> Option<i32> {
 
 /// Every process whose chain of parents (read from `proc_root`) reaches
 /// `root`, excluding `root`.
-pub fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
+pub(crate) fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir(proc_root) else {
         return Vec::new();
     };
@@ -309,7 +309,7 @@ pub fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
 /// another), looks again until no new one appears, then kills them all
 /// (SIGKILL, then SIGCONT so a stopped one dies at once). Returns how
 /// many were killed. Only processes started from this one are touched.
-pub fn kill_descendants() -> usize {
+pub(crate) fn kill_descendants() -> usize {
     let me = std::process::id() as i32;
     let proc_root = Path::new("/proc");
     let mut all = BTreeSet::new();
@@ -374,7 +374,7 @@ fn remove_dirs(paths: &[PathBuf]) -> usize {
 /// The second interrupt: kill descendants, remove scratch directories,
 /// say so on stderr, exit 130. The result file already holds every
 /// finished case (it is saved after each).
-pub fn emergency_exit() -> ! {
+pub(crate) fn emergency_exit() -> ! {
     // held until exit: no scratch directory is created or half-removed after this
     let live = scratch();
     let workers = workers();
@@ -413,12 +413,12 @@ static QUIET_EXIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// Sets what the emergency exit does last, holding the scratch lock, so
 /// that nothing else writes meanwhile: it must not take that lock itself
 /// (`store::mark_interrupted_holding_lock` does not).
-pub fn on_emergency(last: impl Fn() + Send + 'static) {
+pub(crate) fn on_emergency(last: impl Fn() + Send + 'static) {
     *LAST_WORDS.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(last));
 }
 
 /// Makes the emergency exit of this process silent (a worker's).
-pub fn quiet_exit() {
+pub(crate) fn quiet_exit() {
     QUIET_EXIT.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
@@ -427,7 +427,7 @@ pub fn quiet_exit() {
 /// killed with SIGKILL (no cleanup of its own can run then); and exits at
 /// once if `parent` already died between the fork and this call.
 /// Async-signal-safe: two system calls.
-pub fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) {
+pub(crate) fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) {
     // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only make system calls;
     // _exit is async-signal-safe.
     unsafe {
@@ -440,14 +440,16 @@ pub fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) {
 
 /// `cmd`'s process dies with envbench (see [`die_with_parent`]): for the
 /// helpers and shells a case starts, which must not outlive a SIGKILL.
-pub fn die_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
+pub(crate) fn die_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
     on_envbench_death(cmd, libc::SIGKILL)
 }
 
 /// `cmd`'s process gets SIGTERM when envbench dies, even by SIGKILL: for
 /// envbench's own worker processes, which then stop after the repetition
 /// under way and remove their scratch directories, as on Ctrl-C.
-pub fn wind_down_with_envbench(cmd: &mut std::process::Command) -> &mut std::process::Command {
+pub(crate) fn wind_down_with_envbench(
+    cmd: &mut std::process::Command,
+) -> &mut std::process::Command {
     on_envbench_death(cmd, libc::SIGTERM)
 }
 

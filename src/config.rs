@@ -24,7 +24,7 @@ impl Suite {
     pub const ALL: [Suite; 3] = [Suite::Quick, Suite::Standard, Suite::Full];
 
     /// `quick`, `standard`, `full`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Suite::Quick => "quick",
             Suite::Standard => "standard",
@@ -42,7 +42,7 @@ impl Suite {
     /// 60-63 s on the 2-vCPU AMD EPYC VM with 54 s and with 48 s of
     /// budgets.
     /// None for full, which follows the seeds' protocol however long.
-    pub fn target_secs(self) -> Option<f64> {
+    pub(crate) fn target_secs(self) -> Option<f64> {
         match self {
             Suite::Quick => Some(42.0),
             Suite::Standard => Some(480.0),
@@ -52,7 +52,7 @@ impl Suite {
 
     /// The smallest budget a case is given when the suite's time is
     /// shared out: below it a case's rounds could not each finish a repetition.
-    pub fn min_budget_secs(self) -> f64 {
+    pub(crate) fn min_budget_secs(self) -> f64 {
         match self {
             Suite::Quick => 0.6,
             Suite::Standard => 3.0,
@@ -126,7 +126,7 @@ impl RepPolicy {
     /// budget shared out among the rounds so that the shares add up to the
     /// whole (earlier rounds take the remainder; at least one repetition
     /// per round); the warm-up and the CI target as they are.
-    pub fn per_round(&self, round: u32) -> RepPolicy {
+    pub(crate) fn per_round(&self, round: u32) -> RepPolicy {
         let r = self.rounds.max(1);
         let share = |total: u32| (total / r + u32::from(round % r < total % r)).max(1);
         RepPolicy {
@@ -139,12 +139,12 @@ impl RepPolicy {
     }
 
     /// The budget as a duration.
-    pub fn budget(&self) -> Duration {
+    pub(crate) fn budget(&self) -> Duration {
         Duration::from_secs_f64(self.budget_secs)
     }
 
     /// The per-repetition target as a duration.
-    pub fn rep_target(&self) -> Duration {
+    pub(crate) fn rep_target(&self) -> Duration {
         Duration::from_secs_f64(self.rep_target_secs)
     }
 }
@@ -209,7 +209,7 @@ impl NamedDir {
     ///
     /// # Errors
     /// A name given to two directories, with both paths.
-    pub fn name_all(
+    pub(crate) fn name_all(
         given: impl IntoIterator<Item = (Option<String>, PathBuf)>,
     ) -> Result<Vec<NamedDir>, String> {
         let named: Vec<NamedDir> = given
@@ -252,7 +252,7 @@ impl NamedDir {
     }
 
     /// The paths of `dirs`, in order.
-    pub fn paths(dirs: &[NamedDir]) -> Vec<PathBuf> {
+    pub(crate) fn paths(dirs: &[NamedDir]) -> Vec<PathBuf> {
         dirs.iter().map(|d| d.path.clone()).collect()
     }
 }
@@ -264,11 +264,11 @@ mod dir_paths {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::path::PathBuf;
 
-    pub fn serialize<S: Serializer>(dirs: &[NamedDir], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(dirs: &[NamedDir], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(dirs.iter().map(|d| &d.path))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NamedDir>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NamedDir>, D::Error> {
         Vec::<PathBuf>::deserialize(d).map(NamedDir::by_position)
     }
 }
@@ -286,17 +286,18 @@ impl FamilyOptions {
     }
 
     /// A number given under `key`.
-    pub fn f64(&self, key: &str) -> Option<f64> {
+    pub(crate) fn f64(&self, key: &str) -> Option<f64> {
         self.0.get(key).and_then(Value::as_f64)
     }
 
     /// A text given under `key`.
-    pub fn text(&self, key: &str) -> Option<&str> {
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(Value::as_str)
     }
 
     /// The options with `key` set to `value`.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> FamilyOptions {
+    #[cfg(test)]
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> FamilyOptions {
         self.0.insert(key.to_string(), value.into());
         self
     }

@@ -15,14 +15,14 @@ pub struct UsageError(pub String);
 ///
 /// # Errors
 /// The write error.
-pub fn print_stdout(text: &str) -> std::io::Result<()> {
+pub(crate) fn print_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
 }
 
 /// Whether an error is stdout's reader going away (`envbench list | head`).
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)

@@ -7,7 +7,7 @@
 /// newline included: one field stays on one line), DEL, and the Unicode
 /// format characters that reorder or hide text (bidi overrides and
 /// isolates, zero-width marks, BOM).
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     // U+061C is the Arabic letter mark, a bidi control like U+200E/F
     c.is_control()
         || matches!(c,
@@ -15,7 +15,7 @@ pub fn is_unsafe(c: char) -> bool {
 }
 
 /// `s` with every [`is_unsafe`] character written as `\u{XX}`.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     if !s.chars().any(is_unsafe) {
         return s.to_string();
     }
@@ -34,7 +34,7 @@ pub fn escape(s: &str) -> String {
 /// breaks and tabs, and the colour sequences (`ESC [ digits ; ... m`) that
 /// envbench itself writes. Catches strings a file carries that [`escape`]
 /// was not applied to (fingerprint fields, for example).
-pub fn escape_output(text: &str) -> String {
+pub(crate) fn escape_output(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(c) = rest.chars().next() {

@@ -2,13 +2,13 @@
 //! names, and the wall clock's seconds.
 
 /// `2026-11-22T10:57:31Z` for seconds since the Unix epoch (UTC).
-pub fn utc_iso(unix_secs: f64) -> String {
+pub(crate) fn utc_iso(unix_secs: f64) -> String {
     let (y, mo, d, h, mi, s) = civil(unix_secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 /// `20261122T105731Z`, safe in file names.
-pub fn utc_compact(unix_secs: f64) -> String {
+pub(crate) fn utc_compact(unix_secs: f64) -> String {
     let (y, mo, d, h, mi, s) = civil(unix_secs);
     format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
 }
@@ -38,7 +38,7 @@ fn civil(unix_secs: f64) -> (i64, u32, u32, u32, u32, u32) {
 }
 
 /// Seconds since the Unix epoch from the system (wall) clock.
-pub fn wall_now_secs() -> f64 {
+pub(crate) fn wall_now_secs() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())

@@ -46,7 +46,7 @@ pub enum Unit {
 
 impl Unit {
     /// Whether the unit is a rate, which a working measurement makes > 0.
-    pub fn is_rate(self) -> bool {
+    pub(crate) fn is_rate(self) -> bool {
         matches!(
             self,
             Unit::OpsPerSec
@@ -58,7 +58,7 @@ impl Unit {
     }
 
     /// Whether the unit is a duration, which is never negative.
-    pub fn is_time(self) -> bool {
+    pub(crate) fn is_time(self) -> bool {
         matches!(
             self,
             Unit::Nanoseconds | Unit::Microseconds | Unit::Milliseconds | Unit::Seconds
@@ -66,7 +66,7 @@ impl Unit {
     }
 
     /// The symbol used in tables and files.
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Unit::Nanoseconds => "ns",
             Unit::Microseconds => "us",
@@ -96,7 +96,7 @@ pub enum Direction {
 
 /// Formats a value with 4 significant digits, switching to scientific
 /// notation outside [1e-3, 1e9).
-pub fn format_value(v: f64) -> String {
+pub(crate) fn format_value(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
@@ -130,7 +130,7 @@ pub const MIN_SIZE_BYTES: u64 = 4096;
 ///
 /// # Errors
 /// A message saying what is wrong.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
@@ -158,7 +158,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// `16MiB`, `1GiB`, `64KiB`, `4096B`: the exact size in the largest unit
 /// that divides it, for case keys.
-pub fn size_label(bytes: u64) -> String {
+pub(crate) fn size_label(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
@@ -168,7 +168,7 @@ pub fn size_label(bytes: u64) -> String {
 }
 
 /// `1.5 GiB`, `12.0 MiB`: a size for people.
-pub fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         gib_text(bytes)
     } else {
@@ -178,12 +178,12 @@ pub fn size_text(bytes: u64) -> String {
 
 /// `23.5 GiB`, `0.5 GiB`: bytes in GiB with one decimal, however few
 /// (memory sizes, side by side).
-pub fn gib_text(bytes: u64) -> String {
+pub(crate) fn gib_text(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// `1 m 05 s`, `12 s`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{} m {:02} s", s / 60, s % 60)
@@ -198,7 +198,7 @@ pub fn format_duration(d: Duration) -> String {
 
 /// `s` with every character but ASCII letters, digits, `-`, `_` and `.`
 /// replaced by `_`: safe in a file name and a run id.
-pub fn file_safe(s: &str) -> String {
+pub(crate) fn file_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {

@@ -88,7 +88,7 @@ static RUNNING: Mutex<Option<(i32, PathBuf)>> = Mutex::new(None);
 
 #[test]
 fn gvisor_measures_or_explains_every_case() {
-    run_layer(&Layer {
+    let _ = run_layer(&Layer {
         name: "gVisor (runsc do, ptrace)",
         script: "gvisor.sh",
         only: SUBSET,
@@ -102,7 +102,7 @@ fn gvisor_measures_or_explains_every_case() {
 
 #[test]
 fn fresh_namespaces_measure_or_explain_every_case() {
-    run_layer(&Layer {
+    let _ = run_layer(&Layer {
         name: "namespaces (unshare)",
         script: "namespaces.sh",
         only: SUBSET,
@@ -115,7 +115,7 @@ fn fresh_namespaces_measure_or_explain_every_case() {
 
 #[test]
 fn bubblewrap_measures_or_explains_every_case() {
-    run_layer(&Layer {
+    let _ = run_layer(&Layer {
         name: "bubblewrap (bwrap --unshare-all)",
         script: "bwrap.sh",
         only: SUBSET,
@@ -128,7 +128,7 @@ fn bubblewrap_measures_or_explains_every_case() {
 
 #[test]
 fn container_measures_or_explains_every_case() {
-    run_layer(&Layer {
+    let _ = run_layer(&Layer {
         name: "container (podman + runc, Debian bookworm minbase)",
         script: "container.sh",
         only: SUBSET,
@@ -142,7 +142,7 @@ fn container_measures_or_explains_every_case() {
 
 #[test]
 fn qemu_guest_measures_or_explains_every_case() {
-    run_layer(&Layer {
+    let _ = run_layer(&Layer {
         name: "QEMU guest (9p root, virtio-blk ext4, 9p share)",
         script: "qemu.sh",
         only: GUEST_SUBSET,
@@ -154,8 +154,48 @@ fn qemu_guest_measures_or_explains_every_case() {
     });
 }
 
-/// Runs envbench in `layer` and checks the result file it leaves.
-fn run_layer(layer: &Layer) {
+/// envbench under QEMU's user-mode emulation: the fingerprint names the
+/// emulator and the CPU QEMU emulates, and every case is measured by
+/// workers started through the emulator too (each checks, by CPUID, that
+/// it runs where the fingerprint was taken, and would fail its case if it
+/// ran natively).
+#[test]
+fn qemu_user_emulates_every_worker() {
+    let Some(file) = run_layer(&Layer {
+        name: "qemu-user (qemu-x86_64)",
+        script: "qemu-user.sh",
+        only: "cpu.int,os.syscall[call=getppid],os.spawn[method=fork_exec]",
+        extra: &[],
+        expected_skips: &[],
+        virt_name: "qemu-user",
+        timeout: Duration::from_secs(200),
+    }) else {
+        return;
+    };
+    let seen = file
+        .fingerprint
+        .cpu
+        .cpuid
+        .expect("the fingerprint records CPUID");
+    let native = envbench::probe::emulation::CpuId::here().expect("x86_64 has CPUID");
+    assert_ne!(seen, native, "the emulated CPU is the host's: {seen:?}");
+    let layer = file
+        .fingerprint
+        .virtualization
+        .layers
+        .iter()
+        .find(|l| l.name == "qemu-user")
+        .unwrap();
+    assert!(
+        layer.evidence[0].contains("qemu-x86_64"),
+        "{:?}",
+        layer.evidence
+    );
+}
+
+/// Runs envbench in `layer` and checks the result file it leaves (None
+/// where the layer's tool is missing, outside CI).
+fn run_layer(layer: &Layer) -> Option<envbench::results::ResultFile> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
@@ -164,7 +204,10 @@ fn run_layer(layer: &Layer) {
     let logs = Logs(out.path().to_path_buf());
     match code {
         Some(0) => {}
-        Some(3) => return missing_tool(layer, &logs),
+        Some(3) => {
+            missing_tool(layer, &logs);
+            return None;
+        }
         other => panic!(
             "{}: {} exited with {other:?} after {took:.0?}\n{logs}",
             layer.name, layer.script
@@ -202,6 +245,7 @@ fn run_layer(layer: &Layer) {
     for (key, reason) in &skipped {
         eprintln!("  skipped {key}: {reason}");
     }
+    Some(file)
 }
 
 /// Every case is `ok`, or skipped with a one-line reason this layer

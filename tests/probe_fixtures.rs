@@ -51,7 +51,8 @@ fn bare_metal_host() {
     assert!(
         f.cpu.flags.iter().any(|x| x == "avx2") && !f.cpu.flags.iter().any(|x| x == "hypervisor")
     );
-    assert_eq!(f.cpu.last_level_cache_bytes(), Some(32 * 1024 * 1024));
+    let last_level = f.cpu.caches.iter().max_by_key(|c| c.level);
+    assert_eq!(last_level.map(|c| c.size_bytes), Some(32 * 1024 * 1024));
     assert_eq!(f.cpu.governor.as_deref(), Some("schedutil"));
     assert_eq!(f.cpu.idle_driver.as_deref(), Some("acpi_idle"));
     assert_eq!(f.cpu.idle_governor.as_deref(), Some("menu"));

@@ -8,6 +8,7 @@
 //! 2.22 in one session), so envbench chooses and records the placement.
 
 use crate::bench::{BenchError, CaseSpec};
+use crate::results::params;
 use std::io;
 
 /// Where the two processes of a case run.
@@ -21,18 +22,18 @@ pub enum Placement {
 
 impl Placement {
     /// `same`, `split`: the `cpus` parameter of a case.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            Placement::Same => "same",
-            Placement::Split => "split",
+            Placement::Same => params::SAME,
+            Placement::Split => params::SPLIT,
         }
     }
 
     /// The placement named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Placement> {
+    pub(crate) fn from_name(name: &str) -> Option<Placement> {
         match name {
-            "same" => Some(Placement::Same),
-            "split" => Some(Placement::Split),
+            params::SAME => Some(Placement::Same),
+            params::SPLIT => Some(Placement::Split),
             _ => None,
         }
     }
@@ -41,7 +42,7 @@ impl Placement {
     ///
     /// # Errors
     /// Names the shortage: no usable CPU, or only one for `split`.
-    pub fn cpus(self, allowed: &[usize]) -> Result<(usize, usize), String> {
+    pub(crate) fn cpus(self, allowed: &[usize]) -> Result<(usize, usize), String> {
         match (self, allowed) {
             (_, []) => Err("no usable CPU in the affinity mask".into()),
             (Placement::Same, [a, ..]) => Ok((*a, *a)),
@@ -59,7 +60,7 @@ impl Placement {
     ///
     /// # Errors
     /// As [`Placement::cpus`].
-    pub fn sets(
+    pub(crate) fn sets(
         self,
         allowed: &[usize],
         per_side: usize,
@@ -80,8 +81,8 @@ impl Placement {
 ///
 /// # Errors
 /// [`BenchError::Failed`] for an unknown `cpus`.
-pub fn case_placement(case: &CaseSpec) -> Result<Option<Placement>, BenchError> {
-    match case.params.get("cpus") {
+pub(crate) fn case_placement(case: &CaseSpec) -> Result<Option<Placement>, BenchError> {
+    match case.params.get(params::key::CPUS) {
         None => Ok(None),
         Some(v) => v
             .as_str()
@@ -95,7 +96,7 @@ pub fn case_placement(case: &CaseSpec) -> Result<Option<Placement>, BenchError> 
 ///
 /// # Errors
 /// The error of `sched_getaffinity`.
-pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+pub(crate) fn allowed_cpus() -> io::Result<Vec<usize>> {
     let set = get()?;
     // SAFETY: CPU_ISSET reads the set within its fixed size.
     Ok((0..libc::CPU_SETSIZE as usize)
@@ -126,7 +127,7 @@ fn set(pid: libc::pid_t, mask: &libc::cpu_set_t) -> io::Result<()> {
 /// # Errors
 /// The error of `sched_setaffinity` (EINVAL for a CPU outside the cgroup's
 /// cpuset, EPERM under some sandboxes).
-pub fn pin(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
+pub(crate) fn pin(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
     pin_set(pid, &[cpu])
 }
 
@@ -135,7 +136,7 @@ pub fn pin(pid: libc::pid_t, cpu: usize) -> io::Result<()> {
 ///
 /// # Errors
 /// As [`pin`].
-pub fn pin_set(pid: libc::pid_t, cpus: &[usize]) -> io::Result<()> {
+pub(crate) fn pin_set(pid: libc::pid_t, cpus: &[usize]) -> io::Result<()> {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it
     // (a CPU past CPU_SETSIZE is refused before).
     let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -162,7 +163,7 @@ impl Pinned {
     ///
     /// # Errors
     /// The error of reading or setting the mask.
-    pub fn to(cpu: usize) -> io::Result<Pinned> {
+    pub(crate) fn to(cpu: usize) -> io::Result<Pinned> {
         Pinned::to_set(&[cpu])
     }
 
@@ -171,7 +172,7 @@ impl Pinned {
     ///
     /// # Errors
     /// The error of reading or setting the mask.
-    pub fn to_set(cpus: &[usize]) -> io::Result<Pinned> {
+    pub(crate) fn to_set(cpus: &[usize]) -> io::Result<Pinned> {
         let saved = get()?;
         pin_set(0, cpus)?;
         Ok(Pinned { saved })

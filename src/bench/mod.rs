@@ -40,20 +40,20 @@ pub static ALL: LazyLock<Vec<&'static dyn Bench>> = LazyLock::new(|| {
 });
 
 /// Every option `families` declare for `run`.
-pub fn family_options(families: &[&dyn Family]) -> Vec<FamilyOption> {
+pub(crate) fn family_options(families: &[&dyn Family]) -> Vec<FamilyOption> {
     families.iter().flat_map(|f| f.options()).collect()
 }
 
 /// Runs the hidden helper process of a family that `args` name (a forked
 /// process's body, a server of the net family).
-pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
+pub(crate) fn helper(args: &[String]) -> Option<std::process::ExitCode> {
     FAMILIES.iter().find_map(|f| f.helper(args))
 }
 
 /// Every derived figure over the cases run so far: each bench's own
 /// (speed-up, scalability), then each family's (peak FLOPS, machine
 /// balance), family by family in the order given.
-pub fn derive(families: &[&dyn Family], file: &ResultFile) -> Vec<Derived> {
+pub(crate) fn derive(families: &[&dyn Family], file: &ResultFile) -> Vec<Derived> {
     let mut out: Vec<Derived> = families
         .iter()
         .flat_map(|f| f.benches().iter())
@@ -76,14 +76,14 @@ pub fn derive(families: &[&dyn Family], file: &ResultFile) -> Vec<Derived> {
 }
 
 /// Every family's checks across the run's cases.
-pub fn check(families: &[&dyn Family], cases: &mut [crate::results::CaseResult]) {
+pub(crate) fn check(families: &[&dyn Family], cases: &mut [crate::results::CaseResult]) {
     for f in families {
         f.check(cases);
     }
 }
 
 /// Every family's notes on how it runs under `plan`.
-pub fn notes(families: &[&dyn Family], plan: &Plan) -> Vec<String> {
+pub(crate) fn notes(families: &[&dyn Family], plan: &Plan) -> Vec<String> {
     families.iter().flat_map(|f| f.notes(plan)).collect()
 }
 
@@ -123,7 +123,7 @@ impl CaseSpec {
     ///
     /// # Errors
     /// As [`CaseSpec::count`].
-    pub fn count_usize(&self, key: &str) -> Result<usize, BenchError> {
+    pub(crate) fn count_usize(&self, key: &str) -> Result<usize, BenchError> {
         self.count(key).map(|n| n as usize)
     }
 
@@ -131,7 +131,7 @@ impl CaseSpec {
     ///
     /// # Errors
     /// As [`CaseSpec::count`].
-    pub fn number(&self, key: &str) -> Result<f64, BenchError> {
+    pub(crate) fn number(&self, key: &str) -> Result<f64, BenchError> {
         self.params
             .get(key)
             .and_then(Value::as_f64)
@@ -144,7 +144,7 @@ impl CaseSpec {
     ///
     /// # Errors
     /// As [`CaseSpec::count`].
-    pub fn size(&self, key: &str) -> Result<u64, BenchError> {
+    pub(crate) fn size(&self, key: &str) -> Result<u64, BenchError> {
         self.params
             .get(key)
             .and_then(Value::as_str)
@@ -153,7 +153,7 @@ impl CaseSpec {
     }
 
     /// The text parameter `key`, if the case has it.
-    pub fn text(&self, key: &str) -> Option<&str> {
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
         self.params.get(key).and_then(Value::as_str)
     }
 
@@ -214,7 +214,7 @@ impl Plan {
 
     /// 1, 2, 4 ... up to `cpus`, plus `cpus` itself if not a power of two;
     /// or the user's list.
-    pub fn thread_counts(&self) -> Vec<usize> {
+    pub(crate) fn thread_counts(&self) -> Vec<usize> {
         if let Some(t) = &self.threads {
             return t.clone();
         }
@@ -254,7 +254,7 @@ impl Context<'_> {
     ///
     /// # Errors
     /// [`BenchError::Unsupported`] naming both sizes.
-    pub fn require_memory(&self, bytes: u64) -> Result<(), BenchError> {
+    pub(crate) fn require_memory(&self, bytes: u64) -> Result<(), BenchError> {
         match self.mem_available_bytes {
             Some(avail) if bytes.saturating_mul(5) / 4 > avail => {
                 Err(BenchError::Unsupported(format!(
@@ -394,7 +394,7 @@ const CALIBRATION_CAP: u64 = 1 << 34;
 ///
 /// # Errors
 /// Whatever `work` returns.
-pub fn calibrate(
+pub(crate) fn calibrate(
     ctx: &Context,
     work: impl FnMut(u64) -> Result<(), BenchError>,
 ) -> Result<u64, BenchError> {
@@ -406,7 +406,7 @@ pub fn calibrate(
 ///
 /// # Errors
 /// Whatever `work` returns.
-pub fn calibrate_from(
+pub(crate) fn calibrate_from(
     ctx: &Context,
     start: u64,
     mut work: impl FnMut(u64) -> Result<(), BenchError>,
@@ -473,7 +473,7 @@ impl ScratchDir {
     }
 
     /// The directory.
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.path
     }
 }
@@ -525,7 +525,7 @@ pub(crate) struct TestEnv {
 #[cfg(test)]
 impl TestEnv {
     /// The real clock, repetitions of about `rep_target_secs`.
-    pub fn real(rep_target_secs: f64) -> TestEnv {
+    pub(crate) fn real(rep_target_secs: f64) -> TestEnv {
         TestEnv::with_clock(
             Clock::real(),
             RepPolicy {
@@ -550,7 +550,7 @@ impl TestEnv {
     }
 
     /// A fake clock advancing 1 ms a read.
-    pub fn fake() -> TestEnv {
+    pub(crate) fn fake() -> TestEnv {
         TestEnv::with_clock(
             Clock::fake(std::time::Duration::from_millis(1)),
             RepPolicy::for_suite(Suite::Quick),
@@ -558,7 +558,7 @@ impl TestEnv {
     }
 
     /// The context benches see.
-    pub fn ctx(&self) -> Context<'_> {
+    pub(crate) fn ctx(&self) -> Context<'_> {
         Context {
             clock: &self.clock,
             reps: &self.reps,
@@ -572,7 +572,7 @@ impl TestEnv {
 
     /// A plan for `suite` on `cpus` CPUs with `dir1` as target and the
     /// io family's sizes in KiBs (tests keep disk use small).
-    pub fn plan(suite: Suite, cpus: usize) -> Plan {
+    pub(crate) fn plan(suite: Suite, cpus: usize) -> Plan {
         Plan {
             suite,
             cpus,

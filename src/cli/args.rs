@@ -15,6 +15,33 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// `--db`, declared once for every command that reads or writes the
+/// history.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// History database: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user@host/database) that many hosts share.
+    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "ENVBENCH_DB",
+        hide_env_values = true
+    )]
+    pub db: Option<PathBuf>,
+}
+
+/// `--all-metrics`, declared once for every command that prints cases.
+#[derive(Debug, Args)]
+pub struct AllMetricsArg {
+    /// Print every metric of every case, secondary ones too, not only each
+    /// case's headline metric; `compare` adds each family's views
+    /// (GFLOPS by threads, latency percentiles, ...) as tables. Markdown
+    /// and the files always hold all, and --html draws the views as charts.
+    #[arg(long)]
+    pub all_metrics: bool,
+}
+
 /// Measure how this environment performs, then compare it with another on
 /// the same hardware.
 ///
@@ -117,16 +144,9 @@ pub struct PushArgs {
     /// Result files (written by `envbench run` or `envbench import`).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// History database: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share.
-    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "ENVBENCH_DB",
-        hide_env_values = true
-    )]
-    pub db: Option<PathBuf>,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// `envbench import` options.
@@ -188,16 +208,9 @@ pub struct CompareArgs {
     /// measured next to it, so the drift they shared cancels.
     #[arg(value_name = "FILE|ID|LABEL")]
     pub files: Vec<PathBuf>,
-    /// History database for ids and labels: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share.
-    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "ENVBENCH_DB",
-        hide_env_values = true
-    )]
-    pub db: Option<PathBuf>,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
     /// Take only runs whose fingerprint FIELD (host, cpu, kernel or virt)
     /// contains VALUE, ignoring case (`--where cpu=EPYC --where kernel=6.8`);
     /// runs named by label are picked in the database's query.
@@ -225,12 +238,9 @@ pub struct CompareArgs {
     /// Print Markdown (for papers and issues) instead of aligned text.
     #[arg(long)]
     pub markdown: bool,
-    /// Show every metric, secondary ones too, and each family's views
-    /// (GFLOPS by threads, latency percentiles, ...) as tables. The
-    /// terminal otherwise shows each case's headline metric; Markdown and
-    /// the files always hold all, and --html draws the views as charts.
-    #[arg(long)]
-    pub all_metrics: bool,
+    /// Every metric ([`AllMetricsArg`]).
+    #[command(flatten)]
+    pub all_metrics: AllMetricsArg,
     /// Print everything after the conclusions, the cases, the warnings and
     /// the advice: each warning in full, the method, the family summary,
     /// the environments and fingerprints side by side, and where the
@@ -421,22 +431,15 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Print every metric of every case at the end, not only each case's
-    /// headline metric.
-    #[arg(long)]
-    pub all_metrics: bool,
-    /// History database the run is recorded in: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share. A run that cannot be
-    /// recorded in the one named here fails (exit 1) and keeps its result file.
-    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "ENVBENCH_DB",
-        hide_env_values = true
-    )]
-    pub db: Option<PathBuf>,
-    /// Do not record the run in the history database.
+    /// Every metric ([`AllMetricsArg`]).
+    #[command(flatten)]
+    pub all_metrics: AllMetricsArg,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Do not record the run in the history database. A run that cannot
+    /// be recorded in a database named with --db fails (exit 1) and keeps
+    /// its result file.
     #[arg(long)]
     pub no_history: bool,
     /// Before measuring, wait up to SECONDS for other processes to use
@@ -497,34 +500,20 @@ pub struct ShowArgs {
     /// A result file written by `envbench run`, or a history id.
     #[arg(value_name = "FILE|ID")]
     pub run: String,
-    /// Print every metric of every case, not only each case's headline metric.
-    #[arg(long)]
-    pub all_metrics: bool,
-    /// History database: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share.
-    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "ENVBENCH_DB",
-        hide_env_values = true
-    )]
-    pub db: Option<PathBuf>,
+    /// Every metric ([`AllMetricsArg`]).
+    #[command(flatten)]
+    pub all_metrics: AllMetricsArg,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// `envbench history` options.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// History database: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user@host/database) that many hosts share.
-    /// [default: $XDG_DATA_HOME/envbench/history.sqlite3]
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "ENVBENCH_DB",
-        hide_env_values = true
-    )]
-    pub db: Option<PathBuf>,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

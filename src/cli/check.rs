@@ -6,13 +6,13 @@ use super::values::DirArg;
 use crate::error::UsageError;
 use crate::history::Db;
 use crate::{bench, engine};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Longest label accepted, in characters.
 pub const MAX_LABEL_CHARS: usize = 100;
 
 /// The valid `--only` patterns, for messages.
-pub fn valid_patterns() -> String {
+pub(crate) fn valid_patterns() -> String {
     let families: Vec<&str> = bench::FAMILIES.iter().map(|f| f.name()).collect();
     let ids: Vec<&str> = bench::ALL.iter().map(|b| b.id()).collect();
     format!(
@@ -27,7 +27,7 @@ pub fn valid_patterns() -> String {
 /// # Errors
 /// [`UsageError`] for an empty or malformed pattern or one that matches
 /// no benchmark, listing the valid ones.
-pub fn patterns(raw: &[String]) -> Result<Vec<engine::select::Selector>, UsageError> {
+pub(crate) fn patterns(raw: &[String]) -> Result<Vec<engine::select::Selector>, UsageError> {
     raw.iter()
         .flat_map(|r| engine::select::split(r))
         .map(|p| engine::select::parse(&p))
@@ -42,7 +42,7 @@ pub fn patterns(raw: &[String]) -> Result<Vec<engine::select::Selector>, UsageEr
 ///
 /// # Errors
 /// [`UsageError`] naming the offending character.
-pub fn label(l: &str) -> Result<(), UsageError> {
+pub(crate) fn label(l: &str) -> Result<(), UsageError> {
     let bad = |why: String| {
         // a label of 10 kB is not echoed whole
         let shown: String = l.chars().take(40).collect();
@@ -79,7 +79,7 @@ pub fn label(l: &str) -> Result<(), UsageError> {
 ///
 /// # Errors
 /// [`UsageError`] naming a path that is not a directory.
-pub fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
     if dirs.is_empty() {
         return Ok(vec![std::env::current_dir()?]);
     }
@@ -99,7 +99,7 @@ pub fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
 ///
 /// # Errors
 /// [`UsageError`] naming a directory that is missing or not writable.
-pub fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<DirArg>> {
+pub(crate) fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<DirArg>> {
     let paths = existing_dirs(given.iter().map(|d| d.path.clone()).collect())?;
     for d in &paths {
         writable_dir(d)?;
@@ -114,14 +114,6 @@ pub fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<DirArg>> {
         .collect())
 }
 
-/// statfs magic numbers of filesystems that hold no files of ours.
-const PSEUDO_FS: [(i64, &str); 4] = [
-    (0x9FA0, "procfs"),
-    (0x6265_6572, "sysfs"),
-    (0x6367_7270, "cgroup2"),
-    (0x1CD1, "devpts"),
-];
-
 /// `--db` (or `ENVBENCH_DB`): a PostgreSQL URL names a shared store; a
 /// path names an SQLite file, which is a regular file or does not exist
 /// yet (SQLite would write its pages into a device node, `--db /dev/sdX`,
@@ -130,7 +122,7 @@ const PSEUDO_FS: [(i64, &str); 4] = [
 ///
 /// # Errors
 /// [`UsageError`] naming the path and what it is.
-pub fn db(given: Option<&PathBuf>) -> Result<Option<Db>, UsageError> {
+pub(crate) fn db(given: Option<&PathBuf>) -> Result<Option<Db>, UsageError> {
     let Some(path) = given else { return Ok(None) };
     let text = path.to_string_lossy();
     if text.is_empty() {
@@ -159,8 +151,8 @@ pub fn db(given: Option<&PathBuf>) -> Result<Option<Db>, UsageError> {
 ///
 /// # Errors
 /// [`UsageError`] naming the directory and the cause.
-pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
-    match why_not_writable(dir) {
+pub(crate) fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    match crate::store::why_not_writable(dir) {
         None => Ok(()),
         Some(why) => Err(UsageError(format!(
             "--dir {}: not writable: {why}; give a directory on a disk or tmpfs",
@@ -169,59 +161,24 @@ pub fn writable_dir(dir: &std::path::Path) -> Result<(), UsageError> {
     }
 }
 
-/// Why `dir` takes no new file of ours (None: it does), found by creating
-/// one in it: a pseudo-filesystem, a read-only one, or permissions, with
-/// the system's error. A root that may write anywhere is still told about
-/// a pseudo-filesystem or a read-only mount.
-///
-/// The file is unnamed (`O_TMPFILE`), so a SIGKILL at this point leaves
-/// nothing behind; where the filesystem cannot make one, a named directory
-/// is created and removed instead.
-pub fn why_not_writable(dir: &std::path::Path) -> Option<String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let unnamed = std::fs::OpenOptions::new()
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE)
-        .open(dir);
-    match unnamed.as_ref().map_err(std::io::Error::raw_os_error) {
-        Ok(_) => return None,
-        // no O_TMPFILE on this filesystem (or kernel): the named probe decides
-        Err(Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {}
-        Err(_) => return Some(not_writable(dir, &unnamed.unwrap_err())),
+/// `path` made absolute with its directory's links resolved, so two
+/// spellings of one file compare equal, whether or not it exists yet (nor
+/// the directories it would be in: the nearest one that exists is
+/// resolved, and the rest joined to it).
+pub(crate) fn identity(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
     }
-    // The PID alone repeats across PID namespaces (containers started at
-    // once are each PID 1 or 2), so a random part keeps probes apart.
-    let probe_dir = dir.join(format!(
-        ".envbench-check-{}-{}",
-        std::process::id(),
-        crate::store::random_tag()
-    ));
-    match std::fs::create_dir(&probe_dir).and_then(|()| std::fs::remove_dir(&probe_dir)) {
-        Ok(()) => None,
-        Err(e) => Some(not_writable(dir, &e)),
-    }
-}
-
-fn not_writable(dir: &std::path::Path, e: &std::io::Error) -> String {
-    let why = match (statfs_magic(dir), e.raw_os_error()) {
-        (Some(m), _) if PSEUDO_FS.iter().any(|(p, _)| *p == m) => {
-            let name = PSEUDO_FS.iter().find(|(p, _)| *p == m).map_or("", |p| p.1);
-            format!("it is on {name}, a kernel pseudo-filesystem that holds no files")
-        }
-        (_, Some(libc::EROFS)) => "its filesystem is mounted read-only".into(),
-        (_, Some(libc::EACCES | libc::EPERM)) => "no permission to create files there".into(),
-        _ => "cannot create a directory in it".into(),
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
-    format!("{why} ({e})")
-}
-
-fn statfs_magic(dir: &std::path::Path) -> Option<i64> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statfs writes only into `st`; `c` is NUL-terminated.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0).then_some(st.f_type as i64)
+    let dir = if dir == path || dir.as_os_str().is_empty() {
+        std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+    } else {
+        identity(dir)
+    };
+    path.file_name().map_or(dir.clone(), |n| dir.join(n))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         check::label(l)?;
     }
     let dirs = check::target_dirs(&a.dirs)?;
-    let db = check::db(a.db.as_ref())?;
+    let db = check::db(a.db.db.as_ref())?;
     let environments = environments(&a)?;
     Ok(RunSettings {
         environments,
@@ -36,7 +36,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         plan_only: a.plan,
         quiet: a.quiet,
         force: a.force,
-        all_metrics: a.all_metrics,
+        all_metrics: a.all_metrics.all_metrics,
     })
 }
 

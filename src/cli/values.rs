@@ -231,7 +231,7 @@ const SHELL_ONLY: &str = "|&;<>()$`*?";
 /// An unterminated quote or trailing backslash, and the characters of
 /// pipes, lists, redirections, substitutions and globs outside quotes
 /// ([`SHELL_ONLY`], `~` and `#` starting a word), which only a shell acts on.
-pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_words(s: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = s.chars();

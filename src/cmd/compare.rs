@@ -4,14 +4,11 @@
 //! leaves no output half-written: files are written through temporary
 //! ones under the signal lock, figures into a hidden directory beside DIR.
 
-mod figures;
-
 use super::resolve;
-use crate::compare::{compare, compare_dirs, Environment, Options};
+use crate::compare::{compare, compare_dirs, group, Environment, Options};
 use crate::error::{print_stdout, UsageError};
 use crate::report::export::{Export, Format};
 use crate::report::Report;
-use crate::results::ResultFile;
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +62,7 @@ pub enum Inputs {
 /// # Errors
 /// Unreadable files, environments that cannot be compared, a file that
 /// cannot be written.
-pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     // the end waits for a signal's cleanup under way (dropped last)
     let _settle = crate::cleanup::Settle;
     crate::cleanup::exit_on_signal().context("cannot watch for Ctrl-C")?;
@@ -76,11 +73,13 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         .exports
         .iter()
         .find(|(f, _)| *f == Format::Figures)
-        .map(|(_, dir)| figures::Staging::create(dir))
+        .map(|(_, dir)| crate::store::figures::Staging::create(dir))
         .transpose()
         .map_err(UsageError)?;
     let mut envs = environments(&s)?;
-    refuse_repeated_runs(&envs, s.by_dir)?;
+    if let Some(why) = group::repeated_run(&envs, s.by_dir) {
+        return Err(UsageError(why).into());
+    }
     refuse_inputs_as_outputs(&s, &envs)?;
     attach_earlier(&mut envs, s.db.as_ref());
     let cmp = if s.by_dir {
@@ -131,30 +130,6 @@ pub fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     };
     print_stdout(&crate::terminal::escape_output(&text))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Refuses a run given twice (the same file twice, a file and its
-/// history id, a label and a file of it): counted twice it would pass for
-/// two runs that agree perfectly and shrink the interval to nothing.
-///
-/// # Errors
-/// [`UsageError`] naming the run.
-fn refuse_repeated_runs(envs: &[Environment], by_dir: bool) -> anyhow::Result<()> {
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, e) in envs.iter().enumerate() {
-        for r in &e.runs {
-            // with --dirs each run is in every environment, once in each
-            let scope = if by_dir { i } else { 0 };
-            if !seen.insert((scope, r.run_id.as_str())) {
-                return Err(UsageError(format!(
-                    "run {} ({}) is given twice; give each run once",
-                    r.run_id, r.label
-                ))
-                .into());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Refuses an output that is the file the history recorded for a run
@@ -234,10 +209,10 @@ fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
                 resolve(base, s.db.as_ref(), &s.filter)?,
                 resolve(other, s.db.as_ref(), &s.filter)?,
             );
-            return Ok(base_and_other(base, other));
+            return Ok(group::base_and_other(base, other));
         }
         Inputs::Runs(files) if s.by_dir => {
-            let envs = by_dir(resolve(files, s.db.as_ref(), &s.filter)?);
+            let envs = group::by_dir(resolve(files, s.db.as_ref(), &s.filter)?);
             if envs.len() < 2 {
                 return Err(UsageError(format!(
                     "--dirs needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
@@ -252,112 +227,11 @@ fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
             envs
         }
         Inputs::Runs(files) => {
-            let mut runs = resolve(files, s.db.as_ref(), &s.filter)?;
-            if s.per_host {
-                for r in &mut runs {
-                    let host = r.fingerprint.os.hostname.as_deref().unwrap_or("?");
-                    r.label = format!("{}@{host}", r.label);
-                }
-            }
-            by_label(runs)
+            group::by_label(resolve(files, s.db.as_ref(), &s.filter)?, s.per_host)
         }
     };
     if let Some(b) = &s.baseline {
-        let i = envs.iter().position(|e| &e.label == b).ok_or_else(|| {
-            let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();
-            UsageError(format!(
-                "--baseline {b}: no run has that label (labels: {})",
-                labels.join(", ")
-            ))
-        })?;
-        let e = envs.remove(i);
-        envs.insert(0, e);
+        group::baseline_first(&mut envs, b).map_err(UsageError)?;
     }
     Ok(envs)
-}
-
-/// `--base` and `--other`: two environments, each named by its runs'
-/// label when they share one (`base` and `other` otherwise).
-fn base_and_other(base: Vec<ResultFile>, other: Vec<ResultFile>) -> Vec<Environment> {
-    let name = |runs: &[ResultFile], fallback: &str| {
-        let first = &runs[0].label;
-        if runs.iter().all(|r| &r.label == first) {
-            first.clone()
-        } else {
-            fallback.to_string()
-        }
-    };
-    let (mut bl, ol) = (name(&base, "base"), name(&other, "other"));
-    if bl == ol {
-        bl = format!("{bl} (base)");
-    }
-    vec![
-        Environment {
-            label: bl,
-            runs: base,
-            earlier: Vec::new(),
-        },
-        Environment {
-            label: ol,
-            runs: other,
-            earlier: Vec::new(),
-        },
-    ]
-}
-
-/// Groups runs by label, in order of first appearance.
-fn by_label(files: Vec<ResultFile>) -> Vec<Environment> {
-    let mut envs: Vec<Environment> = Vec::new();
-    for f in files {
-        match envs.iter_mut().find(|e| e.label == f.label) {
-            Some(e) => e.runs.push(f),
-            None => envs.push(Environment {
-                label: f.label.clone(),
-                runs: vec![f],
-                earlier: Vec::new(),
-            }),
-        }
-    }
-    envs
-}
-
-/// `compare --dirs`: one environment per directory name, holding every
-/// run's cases that ran in that directory, with the directory taken out
-/// of their keys so that the same case in two directories matches.
-fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
-    let mut envs: Vec<Environment> = Vec::new();
-    for f in files {
-        let mut names: Vec<String> = Vec::new();
-        for c in &f.cases {
-            if let Some(n) = c.params.get("dir").and_then(|v| v.as_str()) {
-                if !names.iter().any(|x| x == n) {
-                    names.push(n.to_string());
-                }
-            }
-        }
-        for name in names {
-            let mut run = f.clone();
-            run.label = name.clone();
-            run.cases
-                .retain(|c| c.params.get("dir").and_then(|v| v.as_str()) == Some(&name));
-            for c in &mut run.cases {
-                c.params.remove("dir");
-                c.key = c
-                    .key
-                    .replace(&format!("dir={name},"), "")
-                    .replace(&format!(",dir={name}]"), "]")
-                    .replace(&format!("[dir={name}]"), "");
-            }
-            run.derived.clear();
-            match envs.iter_mut().find(|e| e.label == name) {
-                Some(e) => e.runs.push(run),
-                None => envs.push(Environment {
-                    label: name,
-                    runs: vec![run],
-                    earlier: Vec::new(),
-                }),
-            }
-        }
-    }
-    envs
 }

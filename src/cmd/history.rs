@@ -17,7 +17,7 @@ pub struct HistorySettings {
 ///
 /// # Errors
 /// An unusable history database.
-pub fn run(s: &HistorySettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: &HistorySettings) -> anyhow::Result<ExitCode> {
     let db = history::db_path(s.db.as_ref())?;
     let entries = history::History::open_read_only(&db)?.list()?;
     let text = if s.json {

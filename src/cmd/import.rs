@@ -1,11 +1,11 @@
-//! `envbench import`: reads and parses every file (detecting the tool with
-//! `--from auto`), builds the result file, validates it as `load` would,
-//! and saves it atomically. Every refusal is a [`UsageError`] (exit 2)
+//! `envbench import`: has every file read and parsed (the tool detected
+//! with `--from auto`) and the result file built ([`crate::import::build`]),
+//! validates it as `load` would, and saves it atomically. Every refusal is a [`UsageError`] (exit 2)
 //! naming the file and line.
 
 use crate::error::UsageError;
-use crate::import::build::{self, Input, Options};
-use crate::import::{detect, read_input, ImportError, Importer};
+use crate::import::build::{self, Options};
+use crate::import::{ImportError, Importer};
 use crate::store;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,66 +33,12 @@ pub struct ImportSettings {
 /// # Errors
 /// [`UsageError`] for a bad `--env` or `--param`, or an input that cannot
 /// be read as its format; I/O errors while saving.
-pub fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
     let output = s.output.clone();
-    let mut inputs = Vec::new();
-    let mut records = 0usize;
-    for path in &s.files {
-        let fixed = s.importer;
-        let text = read_input(path, fixed.map_or("auto", |i| i.name())).map_err(usage)?;
-        let format = match fixed {
-            Some(f) => f,
-            None => {
-                let f = detect(&text).ok_or_else(|| {
-                    usage(ImportError {
-                        file: path.clone(),
-                        format: "auto",
-                        line: 1,
-                        msg: format!(
-                            "not recognised as {} output (it begins '{}'); give --from if it is one of them",
-                            crate::import::names_in_words(),
-                            crate::terminal::escape(text.lines().next().unwrap_or("").chars().take(60).collect::<String>().as_str())
-                        ),
-                    })
-                })?;
-                eprintln!("envbench: {}: read as {} output", path.display(), f.name());
-                f
-            }
-        };
-        let parsed = format.parse(&text).map_err(|e| {
-            usage(ImportError {
-                file: path.clone(),
-                format: format.name(),
-                line: e.line,
-                msg: e.msg,
-            })
-        })?;
-        records += parsed.records.len();
-        if records > crate::import::MAX_RECORDS {
-            return Err(usage(ImportError {
-                file: path.clone(),
-                format: format.name(),
-                line: 0,
-                msg: crate::import::too_many_records(&format!(
-                    " in the {} file(s) up to this one",
-                    inputs.len() + 1
-                )),
-            })
-            .into());
-        }
-        let modified_unix = std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_secs_f64());
-        inputs.push(Input {
-            path: path.clone(),
-            format,
-            parsed,
-            modified_unix,
-            digest: build::fnv1a(text.as_bytes()),
-        });
-    }
+    let inputs = build::read_all(&s.files, s.importer, |path, f| {
+        eprintln!("envbench: {}: read as {} output", path.display(), f.name());
+    })
+    .map_err(usage)?;
     let opts = Options {
         label: s.label,
         env: s.env,

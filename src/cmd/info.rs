@@ -21,7 +21,7 @@ pub struct InfoSettings {
 ///
 /// # Errors
 /// Writing to stdout.
-pub fn run(s: &InfoSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: &InfoSettings) -> anyhow::Result<ExitCode> {
     let text = if s.tuning {
         let cpus = probe::usable_cpus().unwrap_or(1);
         validity::tuning::render(&validity::tuning::advise(&probe::Roots::live(), cpus))

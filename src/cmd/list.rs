@@ -19,7 +19,7 @@ pub struct ListSettings {
 ///
 /// # Errors
 /// Writing to stdout.
-pub fn run(s: &ListSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: &ListSettings) -> anyhow::Result<ExitCode> {
     let fp = probe::probe_live(&[]);
     let plan = Plan::from_fingerprint(
         Suite::Quick,

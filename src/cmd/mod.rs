@@ -86,7 +86,7 @@ pub fn exit_code(err: &anyhow::Error) -> ExitCode {
 /// # Errors
 /// Unreadable files, an unusable history, or an argument that names nothing
 /// (or nothing that passes the filter).
-pub fn resolve(
+pub(crate) fn resolve(
     args: &[PathBuf],
     db: Option<&Db>,
     filter: &Filter,

@@ -38,21 +38,21 @@ impl Reporter {
     }
 
     /// Case `case` took `took` in its latest round: expect as much of the next.
-    pub fn learn(&mut self, case: usize, took: Duration) {
+    pub(crate) fn learn(&mut self, case: usize, took: Duration) {
         if let Some(e) = self.expected.get_mut(case) {
             *e = took;
         }
     }
 
     /// Case `case` will not run again (skipped, failed).
-    pub fn forget(&mut self, case: usize) {
+    pub(crate) fn forget(&mut self, case: usize) {
         self.learn(case, Duration::ZERO);
     }
 
     /// Time left: what the current case is expected to take beyond
     /// `elapsed`, the rest of the current pass (`rest`, the cases after the
     /// current one), and each case's rounds in later passes (`later`).
-    pub fn left(
+    pub(crate) fn left(
         &self,
         current: usize,
         elapsed: Duration,
@@ -79,13 +79,13 @@ impl Reporter {
 
     /// Prints a warning even under `--quiet`: something the person must
     /// know (the run was not recorded) is not progress.
-    pub fn warning(&self, text: &str) {
+    pub(crate) fn warning(&self, text: &str) {
         self.clear();
         eprintln!("warning: {text}");
     }
 
     /// Prints a line of its own (warnings, the output path).
-    pub fn message(&self, text: &str) {
+    pub(crate) fn message(&self, text: &str) {
         if self.enabled {
             self.clear();
             eprintln!("{text}");
@@ -99,7 +99,7 @@ impl Reporter {
     }
 
     /// A repetition of case round `index` (0-based) of `total` finished.
-    pub fn rep(
+    pub(crate) fn rep(
         &self,
         (index, total): (usize, usize),
         key: &str,
@@ -121,7 +121,7 @@ impl Reporter {
     }
 
     /// Case round `index` (0-based) of `total` ended.
-    pub fn case_done(
+    pub(crate) fn case_done(
         &self,
         (index, total): (usize, usize),
         key: &str,

@@ -23,7 +23,7 @@ pub struct PushSettings {
 ///
 /// # Errors
 /// A history that cannot be opened.
-pub fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: &PushSettings) -> anyhow::Result<ExitCode> {
     let db = history::db_path(s.db.as_ref())?;
     let store = History::open(&db)?;
     let (mut counts, mut failed) = ([0usize; 4], 0usize);

@@ -22,7 +22,7 @@ pub struct ShowSettings {
 ///
 /// # Errors
 /// An unreadable file or history, or a run that does not exist.
-pub fn run(s: &ShowSettings) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(s: &ShowSettings) -> anyhow::Result<ExitCode> {
     for file in resolve(
         std::slice::from_ref(&s.run),
         s.db.as_ref(),

@@ -50,7 +50,7 @@ fn is_zero(n: &usize) -> bool {
 
 impl FamilySummary {
     /// Headline metrics counted.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.faster + self.slower + self.tie + self.unclear
     }
 }

@@ -28,6 +28,7 @@
 mod advice;
 pub mod diagnose;
 mod family;
+pub mod group;
 mod measure;
 mod notice;
 pub mod pairing;
@@ -239,12 +240,12 @@ pub struct MetricComparison {
 
 impl MetricComparison {
     /// How many times faster OTHER is (ratio oriented so > 1 is better).
-    pub fn speedup(&self) -> f64 {
+    pub(crate) fn speedup(&self) -> f64 {
         orient(self.direction, self.ratio)
     }
 
     /// How many times better or worse OTHER is, ≥ 1 (a 2x slowdown: 2).
-    pub fn factor(&self) -> f64 {
+    pub(crate) fn factor(&self) -> f64 {
         let s = self.speedup();
         if s >= 1.0 {
             s
@@ -254,7 +255,7 @@ impl MetricComparison {
     }
 
     /// The 95 % interval of [`MetricComparison::speedup`].
-    pub fn speedup_ci(&self) -> (f64, f64) {
+    pub(crate) fn speedup_ci(&self) -> (f64, f64) {
         orient_interval(self.direction, self.ratio_ci)
     }
 }
@@ -367,7 +368,7 @@ pub struct Comparison {
 impl Comparison {
     /// Whether every environment was measured interleaved with the
     /// baseline, so that the drift between runs cancels in each comparison.
-    pub fn interleaved(&self) -> bool {
+    pub(crate) fn interleaved(&self) -> bool {
         self.environments[1..].iter().all(|e| e.interleaved)
     }
 }
@@ -400,7 +401,10 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
 ///
 /// # Errors
 /// As [`compare`].
-pub fn compare_dirs(envs: &[Environment], opts: &Options) -> Result<Comparison, CompareError> {
+pub(crate) fn compare_dirs(
+    envs: &[Environment],
+    opts: &Options,
+) -> Result<Comparison, CompareError> {
     compare_with(envs, opts, true)
 }
 

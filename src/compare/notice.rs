@@ -6,28 +6,16 @@
 
 use super::{Environment, MetricComparison};
 use crate::probe::cpu::CpuInfo;
+use crate::results::params::detail;
 use crate::results::RunStatus;
 use crate::stats::levels::UNMEASURED_RUN_SD;
 use crate::units::{Direction, Unit};
+use crate::validity::suspect_kind::FlagKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Memory sizes further apart than this share of the baseline's are
 /// named: a VM or WSL 2 gets a share of the host's.
 pub const MEMORY_DIFFERS: f64 = 0.1;
-
-/// Result details that say how a case was measured: when they differ
-/// between environments (a fallback helper, fewer processes allowed by a
-/// limit, transparent huge pages off on one side, affinity that could not
-/// be set), the figures are not like for like.
-pub const METHOD_DETAILS: &[&str] = &[
-    "method",
-    "program",
-    "processes",
-    "threads",
-    "thp_mode",
-    "page_request",
-    "placement",
-];
 
 /// One suspect flag of a validity guardrail, as a result file keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,8 +24,8 @@ pub struct SuspectFlag {
     pub environment: String,
     /// That run's id.
     pub run_id: String,
-    /// Its kind as the result file names it (`steal`, `governor` ...).
-    pub kind: String,
+    /// Its kind (`steal`, `governor` ...).
+    pub kind: FlagKind,
     /// What was seen, as the run wrote it.
     pub message: String,
 }
@@ -53,7 +41,7 @@ pub struct IdleStates {
 
 impl IdleStates {
     /// The idle states of `cpu`.
-    pub fn of(cpu: &CpuInfo) -> IdleStates {
+    pub(crate) fn of(cpu: &CpuInfo) -> IdleStates {
         IdleStates {
             driver: cpu.idle_driver.clone(),
             governor: cpu.idle_governor.clone(),
@@ -61,7 +49,7 @@ impl IdleStates {
     }
 
     /// Whether either is known.
-    pub fn known(&self) -> bool {
+    pub(crate) fn known(&self) -> bool {
         self.driver.is_some() || self.governor.is_some()
     }
 }
@@ -172,7 +160,7 @@ pub enum Notice {
         count: usize,
     },
     /// A case measured differently on the sides: one of
-    /// [`METHOD_DETAILS`] has more than one value.
+    /// [`detail::METHOD`] has more than one value.
     MeasuredDifferently {
         /// Case key.
         case: String,
@@ -267,8 +255,8 @@ fn settings(envs: &[Environment]) -> Vec<Notice> {
 /// The suspect flags of one kind over every case of every run compared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuspectTally {
-    /// The kind as result files name it.
-    pub kind: String,
+    /// The kind.
+    pub kind: FlagKind,
     /// Per environment, in the order of their first flag: its label and
     /// the keys of its flagged cases.
     pub cases: Vec<(String, Vec<String>)>,
@@ -380,7 +368,7 @@ fn single_run(envs: &[Environment]) -> SingleRunSpread {
     }
 }
 
-/// One notice per case and detail of [`METHOD_DETAILS`] whose values
+/// One notice per case and detail of [`detail::METHOD`] whose values
 /// differ between runs, by case key and detail.
 fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
     // (case key, detail) -> value (as JSON text) -> (value, environments that recorded it)
@@ -389,11 +377,8 @@ fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
     let mut seen: Seen = BTreeMap::new();
     for e in envs {
         for c in e.runs.iter().flat_map(|r| &r.cases) {
-            let Some(details) = c.details.as_ref() else {
-                continue;
-            };
-            for &k in METHOD_DETAILS {
-                if let Some(v) = details.get(k).filter(|v| !v.is_null()) {
+            for &k in detail::METHOD {
+                if let Some(v) = c.method_detail(k).filter(|v| !v.is_null()) {
                     seen.entry((c.key.as_str(), k))
                         .or_default()
                         .entry(v.to_string())
@@ -433,7 +418,7 @@ pub(super) fn case_flags(envs: &[&Environment], key: &str) -> Vec<SuspectFlag> {
                     .map(move |s| SuspectFlag {
                         environment: e.label.clone(),
                         run_id: r.run_id.clone(),
-                        kind: s.kind.clone(),
+                        kind: FlagKind::of(&s.kind),
                         message: s.message.clone(),
                     })
             })
@@ -459,7 +444,7 @@ pub(super) fn suspects(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
                 Notice::RunSuspect(SuspectFlag {
                     environment: e.label.clone(),
                     run_id: r.run_id.clone(),
-                    kind: s.kind.clone(),
+                    kind: FlagKind::of(&s.kind),
                     message: s.message.clone(),
                 })
             }));
@@ -479,7 +464,7 @@ pub(super) fn tallies(envs: &[Environment]) -> Vec<SuspectTally> {
                 let t = kinds
                     .entry(s.kind.as_str())
                     .or_insert_with(|| SuspectTally {
-                        kind: s.kind.clone(),
+                        kind: FlagKind::of(&s.kind),
                         cases: Vec::new(),
                         most: None,
                     });

@@ -63,7 +63,7 @@ pub struct Pairing {
 /// The pairing of `base`'s and `other`'s runs: each run of other with the
 /// run of base from the same interleaved run that [`check`] finds a true
 /// partner. Runs without an interleave block on both sides say nothing.
-pub fn pair(base: &Environment, other: &Environment) -> Pairing {
+pub(crate) fn pair(base: &Environment, other: &Environment) -> Pairing {
     let interleaved = |e: &Environment| e.runs.iter().any(|r| interleave(r).is_some());
     if !interleaved(base) && !interleaved(other) {
         return Pairing::default();
@@ -134,7 +134,7 @@ fn same_id(a: &ResultFile, b: &ResultFile) -> bool {
 ///
 /// # Errors
 /// The first reason they are not.
-pub fn check(b: &ResultFile, o: &ResultFile) -> Result<(), Unpaired> {
+pub(crate) fn check(b: &ResultFile, o: &ResultFile) -> Result<(), Unpaired> {
     let (Some(rb), Some(ro)) = (b.rounds.as_ref(), o.rounds.as_ref()) else {
         return Err(Unpaired::NotInterleaved);
     };

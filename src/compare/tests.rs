@@ -501,3 +501,66 @@ fn steady_equal_environments_are_a_tie() {
     assert!(g.same_bound < 0.01, "{g:?}");
     assert!(c.advice.is_none());
 }
+
+/// compare/ reads the benches' parameters and details, the layers' names
+/// and the transfers only through `results::params` and
+/// `probe::virt::layer_name`: none of their strings is written in its
+/// code (tests excepted; serde's own field names are compare's).
+#[test]
+fn compare_names_no_key_of_another_room() {
+    use crate::probe::virt::layer_name;
+    use crate::results::params::{detail, key, IoOp, HUGE, SAME, SMALL, SPLIT};
+    let mut words: Vec<&str> = vec![
+        key::CPUS,
+        key::THREADS,
+        key::PROCESSES,
+        key::PAGES,
+        key::SIZE_KIB,
+        key::OP,
+        key::DIR,
+        detail::NAME,
+        detail::FILESYSTEM,
+        detail::FS_TYPE,
+        SAME,
+        SPLIT,
+        HUGE,
+        SMALL,
+        layer_name::GVISOR,
+        layer_name::WSL1,
+        layer_name::WSL2,
+        layer_name::PODMAN,
+        layer_name::DOCKER,
+    ];
+    words.extend(detail::METHOD);
+    words.extend(IoOp::ALL.map(IoOp::name));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compare");
+    let mut files = vec![root.clone()];
+    let mut found = Vec::new();
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if p.extension().is_none_or(|e| e != "rs")
+            || name == "tests.rs"
+            || p.parent().unwrap().ends_with("tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") || line.contains("serde(") {
+                continue;
+            }
+            for w in &words {
+                if line.contains(&format!("\"{w}\"")) {
+                    found.push(format!("{}:{}: \"{w}\"", p.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(files.is_empty());
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -25,7 +25,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The word used in every report.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",

@@ -36,7 +36,7 @@ pub const LINGER: Duration = Duration::from_secs(5);
 const NOT_STARTED: u8 = 127;
 
 /// The guard's side: `args` are the program (a path) and its arguments.
-pub fn serve(args: &[String]) -> ExitCode {
+pub(crate) fn serve(args: &[String]) -> ExitCode {
     let Some(program) = args.first() else {
         eprintln!("envbench: {GUARD_ARG} PROGRAM ARGS...");
         return ExitCode::from(2);
@@ -214,7 +214,7 @@ fn code_of(status: i32) -> u8 {
 /// # Errors
 /// Not found, a directory, or not executable, as an I/O error of that kind
 /// (a directory: `IsADirectory`).
-pub fn resolve(program: &str) -> std::io::Result<std::path::PathBuf> {
+pub(crate) fn resolve(program: &str) -> std::io::Result<std::path::PathBuf> {
     use std::io::{Error, ErrorKind};
     use std::os::unix::fs::PermissionsExt as _;
     let check = |p: &std::path::Path| -> std::io::Result<()> {

@@ -41,7 +41,7 @@ pub struct Environment {
 
 impl Launcher {
     /// Whether this is the host as it is: no prefix, this binary.
-    pub fn is_host(&self) -> bool {
+    pub(crate) fn is_host(&self) -> bool {
         self.prefix.is_empty() && self.binary.is_none()
     }
 
@@ -49,17 +49,19 @@ impl Launcher {
     ///
     /// # Errors
     /// This binary's path cannot be found (`/proc/self/exe`).
-    pub fn argv(&self, arg: &str) -> Result<Vec<OsString>, String> {
-        let binary = match &self.binary {
-            Some(b) => b.clone(),
-            None => std::env::current_exe()
-                .map_err(|e| format!("cannot find envbench's binary: {e}"))?,
+    pub(crate) fn argv(&self, arg: &str) -> Result<Vec<OsString>, String> {
+        // this binary started as this process was: through the emulator
+        // or loader it runs under, if any
+        let own = match &self.binary {
+            Some(b) => vec![b.clone().into_os_string()],
+            None => crate::probe::emulation::own_command()?,
         };
         Ok(self
             .prefix
             .iter()
             .map(OsString::from)
-            .chain([binary.into_os_string(), OsString::from(arg)])
+            .chain(own)
+            .chain([OsString::from(arg)])
             .collect())
     }
 
@@ -69,7 +71,7 @@ impl Launcher {
     ///
     /// # Errors
     /// As [`Launcher::argv`].
-    pub fn command(&self, arg: &str) -> Result<std::process::Command, String> {
+    pub(crate) fn command(&self, arg: &str) -> Result<std::process::Command, String> {
         let mut argv = self.argv(arg)?;
         if let Some(program) = self.prefix.first() {
             // the prefix runs under a guard of envbench's own, its program
@@ -98,7 +100,7 @@ impl Launcher {
     /// # Errors
     /// The prefix's program or envbench's binary cannot be found or run
     /// (the message says which and why), or the process cannot start.
-    pub fn start(&self, arg: &str, stderr: Stderr) -> Result<Peer, String> {
+    pub(crate) fn start(&self, arg: &str, stderr: Stderr) -> Result<Peer, String> {
         let cmd = self.command(arg)?;
         Peer::start(cmd, !self.is_host(), stderr)
             .map_err(|e| format!("{}{}", not_started(&self.prefix, &e), limit_hint(&e)))
@@ -107,7 +109,7 @@ impl Launcher {
 
 /// `argv` as a person would type it: words with anything but
 /// `[A-Za-z0-9_./=:,@%+-]` in single quotes, control characters escaped.
-pub fn shown(argv: &[OsString]) -> String {
+pub(crate) fn shown(argv: &[OsString]) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,@%+-".contains(c);
     let words: Vec<String> = argv
         .iter()
@@ -151,7 +153,7 @@ fn not_started(prefix: &[String], e: &std::io::Error) -> String {
 
 /// What a failure to start a process most likely means, for the message:
 /// EAGAIN from fork is the per-user process limit.
-pub fn limit_hint(e: &std::io::Error) -> &'static str {
+pub(crate) fn limit_hint(e: &std::io::Error) -> &'static str {
     match e.raw_os_error() {
         Some(libc::EAGAIN) => {
             "; the limit on processes and threads (ulimit -u) allows no more: raise it or stop other processes"

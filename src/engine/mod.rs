@@ -27,6 +27,7 @@ pub mod worker;
 pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
     match args.first().map(String::as_str) {
         Some(worker::WORKER_ARG) => Some(worker::serve()),
+        Some(worker::CPUID_ARG) => Some(worker::serve_cpuid()),
         Some(guard::GUARD_ARG) => Some(guard::serve(&args[1..])),
         Some(resident::LAUNCHER_ARG) => Some(resident::serve()),
         _ => crate::bench::helper(args),

@@ -109,7 +109,7 @@ impl Peer {
     ///
     /// # Errors
     /// The process cannot start.
-    pub fn start(
+    pub(crate) fn start(
         mut cmd: std::process::Command,
         guarded: bool,
         stderr: Stderr,
@@ -144,7 +144,7 @@ impl Peer {
     }
 
     /// The process's PID.
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
@@ -152,7 +152,7 @@ impl Peer {
     ///
     /// # Errors
     /// The pipe is closed (the process ended) or stdin was closed.
-    pub fn send(&mut self, line: &str) -> std::io::Result<()> {
+    pub(crate) fn send(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self
             .stdin
             .as_mut()
@@ -162,13 +162,13 @@ impl Peer {
     }
 
     /// Closes its stdin: a worker winds its round down when it sees that.
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
     /// The next line, waiting until `until` at most; [`Heard::Interrupted`]
     /// as soon as `interrupted` is set (None: not watched).
-    pub fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
+    pub(crate) fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
         loop {
             if interrupted.is_some_and(|i| i.load(Ordering::SeqCst)) {
                 return Heard::Interrupted;
@@ -186,13 +186,13 @@ impl Peer {
     }
 
     /// Whether the process has exited (reaping it).
-    pub fn exited(&mut self) -> bool {
+    pub(crate) fn exited(&mut self) -> bool {
         self.wait_until(Instant::now()).is_some()
     }
 
     /// Waits until `until` for the process to exit; its status, or None
     /// when it is still running.
-    pub fn wait_until(&mut self, until: Instant) -> Option<ExitStatus> {
+    pub(crate) fn wait_until(&mut self, until: Instant) -> Option<ExitStatus> {
         loop {
             if let Some(s) = self.ended {
                 return Some(s);
@@ -212,7 +212,7 @@ impl Peer {
     /// guard's wait for what its prefix left is in it); a process still
     /// there then is stopped ([`Peer::stop`]). Its status, and whether it
     /// had to be stopped.
-    pub fn finish(mut self, within: Duration) -> (Option<ExitStatus>, bool) {
+    pub(crate) fn finish(mut self, within: Duration) -> (Option<ExitStatus>, bool) {
         self.close_stdin();
         if let Some(s) = self.wait_until(Instant::now() + within) {
             return (Some(s), false);
@@ -224,7 +224,7 @@ impl Peer {
     /// Stops the process and everything it started: SIGTERM (a guard
     /// stops its own tree then), [`STOP_GRACE`] to end, then SIGKILL to it
     /// and every descendant left; reaps it.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.close_stdin();
         let below = self.signal_tree(libc::SIGTERM, &[]);
         let _ = self.wait_until(Instant::now() + STOP_GRACE);
@@ -269,7 +269,7 @@ impl Peer {
 
     /// The last lines it wrote on stderr while they were kept, waiting up
     /// to a second for its stderr to close.
-    pub fn stderr(&mut self) -> String {
+    pub(crate) fn stderr(&mut self) -> String {
         let Some(state) = &self.stderr else {
             return String::new();
         };
@@ -283,7 +283,7 @@ impl Peer {
 
     /// From now on its stderr is relayed ([`Stderr::KeepThenRelay`]),
     /// beginning with the lines kept so far.
-    pub fn relay_stderr(&mut self) {
+    pub(crate) fn relay_stderr(&mut self) {
         if let (Some(state), Some(label)) = (&self.stderr, self.relay_label.take()) {
             let mut relay = state.relay.lock().unwrap_or_else(|p| p.into_inner());
             let mut kept = state.kept.lock().unwrap_or_else(|p| p.into_inner());

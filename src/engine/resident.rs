@@ -84,7 +84,7 @@ pub enum Says {
 
 impl Says {
     /// The words for a worker's end: "exit status: 0", "signal 9".
-    pub fn ended_words(code: Option<i32>, signal: Option<i32>) -> String {
+    pub(crate) fn ended_words(code: Option<i32>, signal: Option<i32>) -> String {
         match (code, signal) {
             (Some(c), _) => format!("exit status: {c}"),
             (None, Some(s)) => format!("signal {s}"),
@@ -102,7 +102,7 @@ struct Running {
 
 /// The launcher's side: answers [`Request`]s on stdin until it closes.
 /// Exit code 0 when it closes, 2 for a request it cannot read.
-pub fn serve() -> ExitCode {
+pub(crate) fn serve() -> ExitCode {
     // SAFETY: prctl only sets flags of this process; signal(2) sets SIGINT
     // ignored (the run decides what Ctrl-C stops).
     unsafe {
@@ -171,9 +171,11 @@ fn alive(child: &Arc<Mutex<Option<Child>>>) -> bool {
 /// hands it the job and relays its lines to `out` on a thread, saying
 /// [`Says::Ended`] once it has ended.
 fn start_worker(job: &Job, out: &Arc<Mutex<std::io::Stdout>>) -> Result<Running, String> {
-    let me = std::env::current_exe().map_err(|e| format!("cannot find envbench's binary: {e}"))?;
-    let mut cmd = std::process::Command::new(me);
-    cmd.arg(WORKER_ARG)
+    // through the emulator or loader this launcher runs under, if any
+    let me = crate::probe::emulation::own_command()?;
+    let mut cmd = std::process::Command::new(&me[0]);
+    cmd.args(&me[1..])
+        .arg(WORKER_ARG)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -273,7 +275,7 @@ impl Resident {
     /// found, the launcher exited (its status and the last lines of its
     /// stderr), printed anything but one fingerprint of this version, one
     /// no machine can have, or did not answer in time.
-    pub fn start(
+    pub(crate) fn start(
         env: &Environment,
         dirs: &[PathBuf],
         interrupted: &AtomicBool,
@@ -292,13 +294,8 @@ impl Resident {
     }
 
     /// The environment's name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.env.name
-    }
-
-    /// The launcher's PID (its guard's), while it runs.
-    pub fn pid(&self) -> Option<i32> {
-        self.peer.as_ref().map(Peer::pid)
     }
 
     /// The running launcher, started again (once in a run) if it died;
@@ -306,7 +303,7 @@ impl Resident {
     ///
     /// # Errors
     /// It died and was restarted already, or the restart failed.
-    pub fn peer(&mut self, interrupted: &AtomicBool) -> Result<&mut Peer, String> {
+    pub(crate) fn peer(&mut self, interrupted: &AtomicBool) -> Result<&mut Peer, String> {
         if self.peer.as_mut().is_some_and(Peer::exited) {
             self.peer = None;
         }
@@ -324,7 +321,7 @@ impl Resident {
     }
 
     /// Stops the launcher at once (a round it could not end).
-    pub fn lose(&mut self) {
+    pub(crate) fn lose(&mut self) {
         if let Some(mut p) = self.peer.take() {
             p.stop();
         }
@@ -333,7 +330,7 @@ impl Resident {
     /// Ends the launcher: its stdin closed (it ends its worker and exits,
     /// and its prefix ends the way it ends: a container removed, a sandbox
     /// torn down), `within` to exit, then stopped.
-    pub fn finish(&mut self, within: Duration) {
+    pub(crate) fn finish(&mut self, within: Duration) {
         if let Some(p) = self.peer.take() {
             let _ = p.finish(within);
         }
@@ -458,7 +455,7 @@ fn check(fp: &Fingerprint) -> Result<(), String> {
 /// quiet: its CPU time grows by less than a tenth of [`SETTLE_WINDOW`]
 /// over one window, for at most [`SETTLE_MOST`]. The seconds it waited;
 /// 0 where the tree's CPU time cannot be read.
-pub fn settle(pid: i32) -> f64 {
+pub(crate) fn settle(pid: i32) -> f64 {
     let t = Instant::now();
     let Some(mut before) = tree_cpu_ns(pid) else {
         return 0.0;

@@ -38,7 +38,7 @@ pub enum StopReason {
 
 impl StopReason {
     /// snake_case name for the result file.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StopReason::CiTarget => "ci_target",
             StopReason::MaxReps => "max_reps",
@@ -99,7 +99,7 @@ pub struct Progress {
 }
 
 /// Runs `case` of `bench` under the policy in `ctx`.
-pub fn run_case(
+pub(crate) fn run_case(
     bench: &dyn Bench,
     case: &CaseSpec,
     ctx: &Context,
@@ -162,7 +162,7 @@ pub fn run_case(
 }
 
 /// A round that could not be measured at all, for `reason`.
-pub fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
+pub(crate) fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
     CaseRun {
         status: CaseStatus::Failed,
         reason: Some(reason),

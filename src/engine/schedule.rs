@@ -168,6 +168,10 @@ pub fn run(
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
+        cpuids: files
+            .iter()
+            .map(|f| f.fingerprint.cpu.cpuid.clone())
+            .collect(),
         cpus: s.cpus,
         run_start: clock.now(),
         last_save: Duration::ZERO,
@@ -295,6 +299,9 @@ struct Loop<'a> {
     done: usize,
     /// Memory a case may use, per environment.
     mem_available_bytes: Vec<Option<u64>>,
+    /// Per side, the CPU its fingerprint saw through CPUID, which each of
+    /// its workers checks it runs on.
+    cpuids: Vec<Option<crate::probe::emulation::CpuId>>,
     /// The CPUs the cases were planned for (the first environment's).
     cpus: usize,
     run_start: Duration,
@@ -554,6 +561,7 @@ impl Loop<'_> {
             fake_clock: c.fake_clock,
             scratch_pid: None,
             wait_go: false,
+            cpuid: self.cpuids[e].clone(),
         }
     }
 

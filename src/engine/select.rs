@@ -6,6 +6,7 @@
 
 use crate::bench::{Bench, CaseSpec, ALL};
 use crate::results::param_text;
+use crate::results::params::key;
 
 /// One parsed `--only` pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +20,7 @@ pub struct Selector {
 /// Splits a comma-separated `--only` value into patterns, leaving the
 /// commas inside brackets to their pattern: `io.dd[op=a,block=1MiB],os`
 /// is two patterns. Empty patterns are kept (and refused by [`parse`]).
-pub fn split(raw: &str) -> Vec<String> {
+pub(crate) fn split(raw: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut cur = String::new();
@@ -99,13 +100,13 @@ fn value_matches(value: &str, want: &str) -> bool {
 
 impl Selector {
     /// Whether this selector takes cases of `bench`.
-    pub fn takes_bench(&self, bench: &dyn Bench) -> bool {
+    pub(crate) fn takes_bench(&self, bench: &dyn Bench) -> bool {
         matches_pattern(bench.id(), &self.bench)
     }
 
     /// Whether this selector takes `case`: its bench matches and it has
     /// every parameter with a matching value.
-    pub fn takes_case(&self, case: &CaseSpec) -> bool {
+    pub(crate) fn takes_case(&self, case: &CaseSpec) -> bool {
         matches_pattern(&case.bench, &self.bench)
             && self.params.iter().all(|(k, want)| {
                 case.params
@@ -117,7 +118,7 @@ impl Selector {
     /// Why this selector took none of `cases` (the cases its benches
     /// planned): the parameter no case has, or the values each parameter
     /// takes.
-    pub fn explain_empty(&self, cases: &[CaseSpec]) -> String {
+    pub(crate) fn explain_empty(&self, cases: &[CaseSpec]) -> String {
         let mine: Vec<&CaseSpec> = cases
             .iter()
             .filter(|c| matches_pattern(&c.bench, &self.bench))
@@ -202,7 +203,7 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 }
 
 /// Benches selected by `selectors` (all when empty).
-pub fn benches(selectors: &[Selector]) -> Vec<&'static dyn Bench> {
+pub(crate) fn benches(selectors: &[Selector]) -> Vec<&'static dyn Bench> {
     ALL.iter()
         .copied()
         .filter(|b| selectors.is_empty() || selectors.iter().any(|s| s.takes_bench(*b)))
@@ -213,7 +214,7 @@ pub fn benches(selectors: &[Selector]) -> Vec<&'static dyn Bench> {
 ///
 /// # Errors
 /// Explains the first selector with parameters that takes no case.
-pub fn cases(
+pub(crate) fn cases(
     selectors: &[Selector],
     planned: Vec<(&'static dyn Bench, CaseSpec)>,
 ) -> Result<Vec<(&'static dyn Bench, CaseSpec)>, String> {
@@ -231,6 +232,44 @@ pub fn cases(
         .into_iter()
         .filter(|(_, c)| selectors.iter().any(|s| s.takes_case(c)))
         .collect())
+}
+
+/// What one `--dir` must hold for a run: the most its largest case holds
+/// at once (cases run one at a time and remove their files), beside its
+/// free space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirNeed {
+    /// The directory's name.
+    pub name: String,
+    /// Its path.
+    pub path: std::path::PathBuf,
+    /// The most the largest case holds at once, bytes.
+    pub most_bytes: u64,
+    /// Its free space for this user, when known.
+    pub free_bytes: Option<u64>,
+}
+
+/// The needs of every directory of `dirs` that a case of `cases` writes to.
+pub(crate) fn dir_needs(
+    cases: &[(&'static dyn Bench, CaseSpec)],
+    dirs: &[crate::bench::NamedDir],
+) -> Vec<DirNeed> {
+    dirs.iter()
+        .filter_map(|d| {
+            let most = cases
+                .iter()
+                .filter(|(_, c)| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name))
+                .map(|(b, c)| b.disk_bytes(c))
+                .max()
+                .unwrap_or(0);
+            (most > 0).then(|| DirNeed {
+                name: d.name.clone(),
+                path: d.path.clone(),
+                most_bytes: most,
+                free_bytes: crate::probe::storage::free_bytes(&d.path),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,14 +13,17 @@
 //! than a tenth of that window ([`super::resident::settle`]); the round
 //! records how long that took.
 
+mod check;
+
 use super::launch::{cut, Launcher};
 use super::peer::{Heard, Peer, Stderr};
 use super::resident::{Request, Resident, Says};
 use super::runner::{self, CaseRun, Progress};
-use super::worker::{planned, Job, Line, ALLOC_HINT, WORKER_ARG};
+use super::worker::{Job, Line, ALLOC_HINT, WORKER_ARG};
 use crate::bench::NamedDir;
 use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
+use check::{check_outcome, within, FAKE_CLOCK_MOST};
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -50,10 +53,6 @@ const KILLED_WITHIN: Duration = Duration::from_secs(3);
 /// How long a worker (or the prefix around it) may take to exit after its
 /// outcome: a sandbox or a container being torn down.
 const EXIT_WITHIN: Duration = Duration::from_secs(10);
-
-/// The largest magnitude a sample may have: far beyond any rate, time or
-/// size envbench measures, far below where sums of them overflow.
-const SAMPLE_MAX: f64 = 1e18;
 
 /// Where and how long a worker's round may take: the environment's name
 /// (for messages) and the deadlines of its conversation.
@@ -99,7 +98,7 @@ pub enum Entry<'a> {
 /// Repetition times come back on `clock`, counted from this call. A round
 /// that a resident launcher's death took down is measured again once the
 /// launcher has started again.
-pub fn measure(
+pub(crate) fn measure(
     job: &Job,
     entry: Entry,
     deadlines: Deadlines,
@@ -399,6 +398,26 @@ enum Silence {
     Why(String),
 }
 
+/// Why a worker that said nothing in time was stopped: it gave no sign of
+/// starting, or no outcome once `ready`.
+fn late(ready: bool, deadlines: &Deadlines) -> String {
+    let awaited = if ready {
+        format!(
+            "gave no outcome within {} s of starting its round (awaited: its \
+             result; the limit is ten times the round's budget, at least {} s)",
+            deadlines.round.as_secs(),
+            ROUND_FLOOR.as_secs()
+        )
+    } else {
+        format!(
+            "gave no sign of starting within {} s (awaited: its ready line; a \
+             prefix that does not start envbench, or waits for input?)",
+            deadlines.start.as_secs()
+        )
+    };
+    format!("{awaited}, and was stopped")
+}
+
 /// Writes `job` to the worker and reads its lines within `deadlines`: its
 /// outcome, checked, with the worker's PID and the settling it waited for,
 /// or why there is none. After an interruption the worker gets
@@ -448,22 +467,7 @@ fn talk(
                     INTERRUPT_GRACE.as_secs()
                 )))
             }
-            Heard::Late => {
-                let awaited = match ready_at {
-                    None => format!(
-                        "gave no sign of starting within {} s (awaited: its ready line; a \
-                         prefix that does not start envbench, or waits for input?)",
-                        deadlines.start.as_secs()
-                    ),
-                    Some(_) => format!(
-                        "gave no outcome within {} s of starting its round (awaited: its \
-                         result; the limit is ten times the round's budget, at least {} s)",
-                        deadlines.round.as_secs(),
-                        ROUND_FLOOR.as_secs()
-                    ),
-                };
-                return Err(Silence::Why(format!("{awaited}, and was stopped")));
-            }
+            Heard::Late => return Err(Silence::Why(late(ready_at.is_some(), &deadlines))),
         };
         let parsed = serde_json::from_str::<Line>(&line).map_err(|_| {
             Silence::Why(format!(
@@ -516,114 +520,6 @@ fn talk(
             }
         }
     }
-}
-
-/// The longest time a worker on the fake clock may report: its times are
-/// synthetic (ten milliseconds a reading), a few thousand seconds at most.
-const FAKE_CLOCK_MOST: Duration = Duration::from_secs(10_000_000);
-
-/// `secs` as a duration, when it is a time the worker can have spent:
-/// finite, not negative, and no longer than the `waited` the run saw
-/// (a second's leeway for the clocks).
-fn within(secs: f64, waited: Duration) -> Result<Duration, String> {
-    let most = waited.as_secs_f64() + 1.0;
-    if secs.is_finite() && (0.0..=most).contains(&secs) {
-        Ok(Duration::from_secs_f64(secs))
-    } else {
-        let secs = if secs.abs() < 1e6 {
-            format!("{secs}")
-        } else {
-            format!("{secs:.3e}")
-        };
-        Err(format!(
-            "at {secs} s, not between 0 and the {most:.1} s it had been running"
-        ))
-    }
-}
-
-/// Checks a worker's outcome for `job` against what is possible (times
-/// within the `waited` the run saw, as many repetitions and metrics as
-/// the case allows, samples of a sane size) and escapes its words, which
-/// reach the terminal.
-fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), String> {
-    within(run.elapsed.as_secs_f64(), waited).map_err(|w| format!("elapsed {w}"))?;
-    // the round's time is read a moment after its last repetition's end
-    // on the worker's clock: a second's leeway, as for the run's wait
-    let leeway = Duration::from_secs(1);
-    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed + leeway) {
-        return Err(format!(
-            "a repetition ended at {} s, after the round's {} s",
-            t.as_secs_f64(),
-            run.elapsed.as_secs_f64()
-        ));
-    }
-    let reps = run.rep_ends.len();
-    let most = job.policy.reps_max.max(job.policy.reps_min) as usize;
-    if reps > most {
-        return Err(format!("{reps} repetitions, more than the {most} asked"));
-    }
-    if run.warmup_done > job.policy.warmup {
-        return Err(format!(
-            "{} warm-up repetitions, more than the {} asked",
-            run.warmup_done, job.policy.warmup
-        ));
-    }
-    let specs = planned(job)
-        .map(|(_, case)| case.metrics)
-        .unwrap_or_default();
-    if !run.samples.is_empty() && run.samples.len() != specs.len() {
-        return Err(format!(
-            "{} metrics, where the case has {}",
-            run.samples.len(),
-            specs.len()
-        ));
-    }
-    for ((m, samples), spec) in run.samples.iter().enumerate().zip(&specs) {
-        // a time is never negative, a rate never 0 or less
-        let unit = spec.unit;
-        if let Some(v) = samples
-            .iter()
-            .find(|&&v| (unit.is_time() && v < 0.0) || (unit.is_rate() && v <= 0.0))
-        {
-            return Err(format!(
-                "metric {m} holds the sample {v}, impossible in {}",
-                unit.symbol()
-            ));
-        }
-        if !samples.is_empty() && samples.len() != reps {
-            return Err(format!(
-                "metric {m} has {} samples for {reps} repetitions",
-                samples.len()
-            ));
-        }
-        if let Some(v) = samples
-            .iter()
-            .find(|v| !v.is_finite() || v.abs() > SAMPLE_MAX)
-        {
-            return Err(format!(
-                "metric {m} holds the sample {v}, beyond {SAMPLE_MAX:e}"
-            ));
-        }
-    }
-    // started no earlier than 1970 and no later than a day from now
-    let now = crate::timestamp::wall_now_secs();
-    if !(0.0..=now + 86_400.0).contains(&run.started_wall_secs) {
-        return Err(format!(
-            "started at {:.3e} s since 1970",
-            run.started_wall_secs
-        ));
-    }
-    if run.telemetry.longest() > reps {
-        return Err(format!("telemetry for more than its {reps} repetitions"));
-    }
-    use crate::terminal::escape;
-    run.reason = run.reason.as_deref().map(escape);
-    run.notes.iter_mut().for_each(|n| *n = escape(n));
-    for a in &mut run.anomalies {
-        a.kind = escape(&a.kind);
-        a.message = escape(&a.message);
-    }
-    Ok(())
 }
 
 /// What a worker killed by SIGABRT most likely met: Rust aborts when an

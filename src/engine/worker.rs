@@ -38,6 +38,10 @@ use std::time::Duration;
 /// The hidden argument that makes envbench a worker.
 pub const WORKER_ARG: &str = "__case";
 
+/// The hidden argument that makes envbench print the CPU as CPUID
+/// describes it to this process, as JSON.
+pub const CPUID_ARG: &str = "__cpuid";
+
 /// Fake-clock step of a worker under `--fake-clock` (the run's own).
 const FAKE_STEP: Duration = Duration::from_millis(10);
 
@@ -76,6 +80,12 @@ pub struct Job {
     /// environment's own processes settle first ([`super::resident`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wait_go: bool,
+    /// The CPU the environment's fingerprint saw through CPUID, which the
+    /// worker checks it runs on before it measures: a worker started
+    /// outside an emulator its run is in would measure the host under the
+    /// environment's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuid: Option<crate::probe::emulation::CpuId>,
 }
 
 /// What the run writes a worker that waits ([`Job::wait_go`]) when it may
@@ -107,7 +117,7 @@ pub enum Line {
 
 /// The worker's side: reads a [`Job`] on stdin, measures it, writes
 /// [`Line`]s on stdout. Exit code 0 once the outcome is written.
-pub fn serve() -> ExitCode {
+pub(crate) fn serve() -> ExitCode {
     let mut text = String::new();
     if std::io::stdin().lock().read_line(&mut text).is_err() {
         return ExitCode::from(2);
@@ -148,7 +158,10 @@ pub fn serve() -> ExitCode {
     }
     watch_stdin(Arc::clone(&interrupted));
     let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
-        Ok(()) => measured_or_why_not(&job, &interrupted),
+        Ok(()) => match elsewhere(&job) {
+            Some(why) => runner::failed_run(Clock::real().wall_secs(), why),
+            None => measured_or_why_not(&job, &interrupted),
+        },
         // the run hears why rather than "ended without a result"
         Err(e) => runner::failed_run(
             Clock::real().wall_secs(),
@@ -165,6 +178,63 @@ pub fn serve() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
+}
+
+/// `envbench __cpuid`: prints this process's [`CpuId`] as JSON.
+///
+/// [`CpuId`]: crate::probe::emulation::CpuId
+pub(crate) fn serve_cpuid() -> ExitCode {
+    let cpuid = crate::probe::emulation::CpuId::here();
+    let text = serde_json::to_string(&cpuid).expect("invariant: CPUID answers serialise");
+    match writeln!(std::io::stdout(), "{text}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+/// Checks, before a run measures, that this binary started again (as its
+/// workers are, [`crate::probe::emulation::own_command`]) sees the CPU
+/// `expected` that the fingerprint saw through CPUID.
+///
+/// # Errors
+/// Why not: the CPUs differ (an emulator the workers would escape), or the
+/// binary cannot be started or answers nothing.
+pub(crate) fn check_workers_land(expected: &crate::probe::emulation::CpuId) -> Result<(), String> {
+    let own = crate::probe::emulation::own_command()?;
+    let out = std::process::Command::new(&own[0])
+        .args(&own[1..])
+        .arg(CPUID_ARG)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot start envbench's binary again ({e}){}",
+                limit_hint(&e)
+            )
+        })?;
+    let seen: Option<crate::probe::emulation::CpuId> = serde_json::from_slice(&out.stdout)
+        .map_err(|_| {
+            "envbench's binary, started again, did not say which CPU it sees".to_string()
+        })?;
+    match seen.and_then(|s| s.differs_from(expected)) {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "envbench's workers would run elsewhere than where this environment was \
+             fingerprinted ({why}), and measure another CPU under its name"
+        )),
+    }
+}
+
+/// Why this worker is not where its environment's fingerprint was taken,
+/// if it is not (its CPUID answers differ): it then measures nothing.
+fn elsewhere(job: &Job) -> Option<String> {
+    let want = job.cpuid.as_ref()?;
+    let why = crate::probe::emulation::CpuId::here()?.differs_from(want)?;
+    Some(format!(
+        "the worker runs elsewhere than where the environment was fingerprinted ({why}): \
+         it would measure another CPU under this environment's name"
+    ))
 }
 
 /// Winds the round down (sets `interrupted`) when stdin closes: the run
@@ -271,3 +341,45 @@ pub(super) fn planned(
 /// and for a worker killed by SIGABRT (Rust aborts when one fails).
 pub(super) const ALLOC_HINT: &str =
     ": an allocation failed? check the memory limit (ulimit -v) and free memory";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(cpuid: Option<crate::probe::emulation::CpuId>) -> Job {
+        Job {
+            key: "cpu.int".into(),
+            suite: Suite::Quick,
+            cpus: 1,
+            threads: None,
+            dirs: Vec::new(),
+            options: FamilyOptions::default(),
+            policy: RepPolicy::for_suite(Suite::Quick),
+            seed: 1,
+            mem_available_bytes: None,
+            fake_clock: true,
+            scratch_pid: None,
+            wait_go: false,
+            cpuid,
+        }
+    }
+
+    #[test]
+    fn a_worker_on_another_cpu_than_the_fingerprints_measures_nothing() {
+        let here = crate::probe::emulation::CpuId::here();
+        assert_eq!(elsewhere(&job(None)), None);
+        assert_eq!(elsewhere(&job(here.clone())), None);
+        if here.is_some() {
+            let emulated = crate::probe::emulation::CpuId {
+                vendor: "AuthenticAMD".into(),
+                brand: "QEMU TCG CPU version 2.5+".into(),
+                hypervisor: Some("TCGTCGTCGTCG".into()),
+            };
+            let why = elsewhere(&job(Some(emulated))).unwrap();
+            assert!(
+                why.contains("elsewhere") && why.contains("QEMU TCG CPU"),
+                "{why}"
+            );
+        }
+    }
+}

@@ -33,7 +33,7 @@ impl Db {
     }
 
     /// The file's path, or the URL with its password hidden: what messages show.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Db::File(p) => p.display().to_string(),
             Db::Server(url) => redact(url),
@@ -51,7 +51,7 @@ pub fn is_server_url(text: &str) -> bool {
 /// replaced by `***`. A password may hold `/`, `?`, `@` or `:` unencoded,
 /// so the user's part runs to the last `@`: a URL that is not what it
 /// seems hides too much rather than too little.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     let mut rest = url;
     while let Some(i) = rest.find("password=") {
@@ -116,7 +116,7 @@ pub enum Cell {
 
 impl Cell {
     /// The integer, or 0 for a text.
-    pub fn int(&self) -> i64 {
+    pub(crate) fn int(&self) -> i64 {
         match self {
             Cell::Int(i) => *i,
             Cell::Text(_) => 0,
@@ -124,7 +124,7 @@ impl Cell {
     }
 
     /// The text, or empty for an integer.
-    pub fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         match self {
             Cell::Text(t) => t,
             Cell::Int(_) => String::new(),
@@ -244,7 +244,7 @@ pub enum Failure {
 
 impl Conn {
     /// Opens the SQLite file at `path` (created unless `read_only`).
-    pub fn sqlite(path: &Path, read_only: bool) -> Result<Conn, rusqlite::Error> {
+    pub(crate) fn sqlite(path: &Path, read_only: bool) -> Result<Conn, rusqlite::Error> {
         let conn = if read_only {
             let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
                 | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -257,7 +257,7 @@ impl Conn {
     }
 
     /// An empty in-memory SQLite database: the history that does not exist yet.
-    pub fn empty() -> Result<Conn, rusqlite::Error> {
+    pub(crate) fn empty() -> Result<Conn, rusqlite::Error> {
         Ok(Conn::Lite(rusqlite::Connection::open_in_memory()?))
     }
 
@@ -268,7 +268,7 @@ impl Conn {
     /// [`HistoryError::Server`] for a URL that does not parse, a TLS demand
     /// (this client speaks plain connections), or a server that does not
     /// answer or refuses.
-    pub fn postgres(url: &str) -> Result<Conn, HistoryError> {
+    pub(crate) fn postgres(url: &str) -> Result<Conn, HistoryError> {
         let shown = redact(url);
         let refuse = |cause: String| HistoryError::Server {
             place: shown.clone(),
@@ -321,7 +321,7 @@ impl Conn {
 
     /// Whether the server's connection was closed or given up: every
     /// further exchange would fail.
-    pub fn is_lost(&self) -> bool {
+    pub(crate) fn is_lost(&self) -> bool {
         match self {
             Conn::Lite(_) => false,
             Conn::Pg(c) => c.given_up.get(),
@@ -332,7 +332,7 @@ impl Conn {
     /// cannot: a file SQLite opened read-only, a role without INSERT and
     /// UPDATE on the runs (`table`), a session that is read-only. Asked
     /// before measuring, so a run is not made only to be lost.
-    pub fn cannot_write(&self, table: &str) -> Result<Option<String>, Failure> {
+    pub(crate) fn cannot_write(&self, table: &str) -> Result<Option<String>, Failure> {
         match self {
             Conn::Lite(c) => Ok(c
                 .is_readonly(rusqlite::MAIN_DB)
@@ -377,12 +377,12 @@ impl Conn {
     }
 
     /// Whether this is the server.
-    pub fn is_server(&self) -> bool {
+    pub(crate) fn is_server(&self) -> bool {
         matches!(self, Conn::Pg(_))
     }
 
     /// Runs `sql` (several statements, no arguments).
-    pub fn batch(&self, sql: &str) -> Result<(), Failure> {
+    pub(crate) fn batch(&self, sql: &str) -> Result<(), Failure> {
         match self {
             Conn::Lite(c) => c.execute_batch(sql).map_err(Failure::Lite),
             Conn::Pg(c) => {
@@ -397,7 +397,7 @@ impl Conn {
     }
 
     /// The rows `sql` answers with `args` bound to `?1`, `?2` ...
-    pub fn rows(&self, sql: &str, args: &[Cell]) -> Result<Vec<Vec<Cell>>, Failure> {
+    pub(crate) fn rows(&self, sql: &str, args: &[Cell]) -> Result<Vec<Vec<Cell>>, Failure> {
         match self {
             Conn::Lite(c) => lite_rows(c, sql, args).map_err(Failure::Lite),
             Conn::Pg(c) => {
@@ -474,7 +474,7 @@ fn pg_rows(
 
 /// What a PostgreSQL error means for the person: the server's own message
 /// where it sent one, else the client's (refused, timed out, closed).
-pub fn pg_cause(e: &postgres::Error) -> String {
+pub(crate) fn pg_cause(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None if e.is_closed() => "the server closed the connection".into(),

@@ -26,12 +26,12 @@ impl Filter {
     }
 
     /// Whether no field is given.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.parts().iter().all(|p| p.is_none())
     }
 
     /// Whether `run` passes.
-    pub fn matches(&self, run: &ResultFile) -> bool {
+    pub(crate) fn matches(&self, run: &ResultFile) -> bool {
         let fp = &run.fingerprint;
         let values = [
             fp.os.hostname.clone().unwrap_or_default(),

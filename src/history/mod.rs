@@ -72,7 +72,7 @@ pub enum Outcome {
 ///
 /// # Errors
 /// [`HistoryError::NoHome`].
-pub fn default_path() -> Result<PathBuf, HistoryError> {
+pub(crate) fn default_path() -> Result<PathBuf, HistoryError> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)
@@ -88,7 +88,7 @@ pub fn default_path() -> Result<PathBuf, HistoryError> {
 ///
 /// # Errors
 /// [`HistoryError::NoHome`].
-pub fn db_path(given: Option<&Db>) -> Result<Db, HistoryError> {
+pub(crate) fn db_path(given: Option<&Db>) -> Result<Db, HistoryError> {
     given
         .cloned()
         .map_or_else(|| default_path().map(Db::File), Ok)
@@ -99,7 +99,7 @@ pub fn db_path(given: Option<&Db>) -> Result<Db, HistoryError> {
 ///
 /// # Errors
 /// [`HistoryError`], including [`HistoryError::NoHome`].
-pub fn record_run(
+pub(crate) fn record_run(
     db: Option<&Db>,
     run: &ResultFile,
     file_path: &Path,
@@ -162,7 +162,7 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError`] naming the database.
-    pub fn open_read_only(db: &Db) -> Result<History, HistoryError> {
+    pub(crate) fn open_read_only(db: &Db) -> Result<History, HistoryError> {
         let place = db.shown();
         let conn = match db {
             Db::File(path) => {
@@ -191,7 +191,7 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError`] naming the database.
-    pub fn open(db: &Db) -> Result<History, HistoryError> {
+    pub(crate) fn open(db: &Db) -> Result<History, HistoryError> {
         let place = db.shown();
         let conn = match db {
             Db::File(path) => {
@@ -242,7 +242,7 @@ impl History {
     /// [`HistoryError::Sqlite`], [`HistoryError::Server`];
     /// [`HistoryError::BadRun`] for a document larger than a result file
     /// may be.
-    pub fn record(
+    pub(crate) fn record(
         &self,
         run: &ResultFile,
         file_path: &Path,
@@ -337,7 +337,7 @@ impl History {
 
     /// Whether the store's connection was lost: nothing more can be done
     /// through it.
-    pub fn connection_lost(&self) -> bool {
+    pub(crate) fn connection_lost(&self) -> bool {
         self.conn.is_lost()
     }
 
@@ -345,7 +345,7 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError::Sqlite`], [`HistoryError::Server`].
-    pub fn list(&self) -> Result<Vec<Entry>, HistoryError> {
+    pub(crate) fn list(&self) -> Result<Vec<Entry>, HistoryError> {
         if !self.has_runs {
             return Ok(Vec::new());
         }
@@ -405,7 +405,7 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError`].
-    pub fn get(&self, id: i64) -> Result<Option<ResultFile>, HistoryError> {
+    pub(crate) fn get(&self, id: i64) -> Result<Option<ResultFile>, HistoryError> {
         if !self.has_runs {
             return Ok(None);
         }
@@ -417,7 +417,11 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError`].
-    pub fn by_label(&self, label: &str, filter: &Filter) -> Result<Vec<ResultFile>, HistoryError> {
+    pub(crate) fn by_label(
+        &self,
+        label: &str,
+        filter: &Filter,
+    ) -> Result<Vec<ResultFile>, HistoryError> {
         if !self.has_runs {
             return Ok(Vec::new());
         }
@@ -440,7 +444,11 @@ impl History {
     ///
     /// # Errors
     /// [`HistoryError`] for a database that cannot be queried.
-    pub fn similar(&self, run: &ResultFile, limit: usize) -> Result<Vec<ResultFile>, HistoryError> {
+    pub(crate) fn similar(
+        &self,
+        run: &ResultFile,
+        limit: usize,
+    ) -> Result<Vec<ResultFile>, HistoryError> {
         if !self.has_runs {
             return Ok(Vec::new());
         }

@@ -21,7 +21,7 @@ pub enum Source {
 /// Sets the password of `config` from `PGPASSWORD` or the password file
 /// when the URL gave none. Returns where it came from, or a warning about
 /// a password file that was passed over.
-pub fn fill(config: &mut postgres::Config) -> (Option<Source>, Option<String>) {
+pub(crate) fn fill(config: &mut postgres::Config) -> (Option<Source>, Option<String>) {
     if config.get_password().is_some() {
         return (None, None);
     }

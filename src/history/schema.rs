@@ -67,7 +67,7 @@ const MIGRATIONS: &[Migration] = &[
 pub const VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
 /// The table of runs as statements name it.
-pub fn runs_table(conn: &Conn) -> &'static str {
+pub(crate) fn runs_table(conn: &Conn) -> &'static str {
     if conn.is_server() {
         "envbench.runs"
     } else {
@@ -76,7 +76,7 @@ pub fn runs_table(conn: &Conn) -> &'static str {
 }
 
 /// The version a store has (0 for none yet).
-pub fn version(conn: &Conn) -> Result<i64, Failure> {
+pub(crate) fn version(conn: &Conn) -> Result<i64, Failure> {
     if conn.is_server() {
         let has_meta = conn.rows("SELECT to_regclass('envbench.meta')::text", &[])?;
         if has_meta
@@ -99,7 +99,7 @@ pub fn version(conn: &Conn) -> Result<i64, Failure> {
 
 /// Whether the store has a table of runs (a read-only history of a new
 /// store has none: it lists nothing).
-pub fn has_runs(conn: &Conn) -> Result<bool, Failure> {
+pub(crate) fn has_runs(conn: &Conn) -> Result<bool, Failure> {
     let sql = if conn.is_server() {
         "SELECT count(*)::bigint FROM pg_tables WHERE schemaname = 'envbench' AND tablename = 'runs'"
     } else {
@@ -115,7 +115,7 @@ pub fn has_runs(conn: &Conn) -> Result<bool, Failure> {
 
 /// Brings the store to [`VERSION`], one transaction per step; returns the
 /// version found first (newer ones are left alone for the caller to refuse).
-pub fn migrate(conn: &Conn) -> Result<i64, Failure> {
+pub(crate) fn migrate(conn: &Conn) -> Result<i64, Failure> {
     let found = version(conn)?;
     if found >= VERSION {
         return Ok(found);

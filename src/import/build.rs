@@ -19,14 +19,14 @@
 //! no ratio).
 
 pub use super::Input;
-use super::{Flag, Record};
+use super::{Flag, ImportError, Importer, Record};
 use crate::config::{RepPolicy, RunConfig, Suite};
 use crate::results::{
     Anomaly, CaseResult, CaseRound, CaseStatus, MetricResult, ResultFile, Rounds, RunStatus,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What the user stated.
 #[derive(Debug, Clone, Default)]
@@ -74,19 +74,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
         .filter_map(|i| i.parsed.facts.started_unix.or(i.modified_unix));
     let started = times.clone().reduce(f64::min);
     let ended = times.reduce(f64::max);
-    // the label, --env and --param are part of the run's identity: the
-    // same output imported as `native` and as `wsl2` is two runs
-    let mut identity: Vec<u8> = inputs.iter().flat_map(|i| i.digest.to_le_bytes()).collect();
-    for (k, v) in std::iter::once(("label", opts.label.as_str()))
-        .chain(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .chain(opts.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-    {
-        identity.extend(k.as_bytes());
-        identity.push(0);
-        identity.extend(v.as_bytes());
-        identity.push(0);
-    }
-    let digest = fnv1a(&identity);
+    let digest = identity(inputs, opts);
     let mut formats: Vec<&str> = inputs.iter().map(|i| i.format.name()).collect();
     formats.sort_unstable();
     formats.dedup();
@@ -168,6 +156,23 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
         canary: None,
         suspect: Vec::new(),
     })
+}
+
+/// The run's identity: the outputs' digests, and the label, `--env` and
+/// `--param`, since the same output imported as `native` and as `wsl2` is
+/// two runs.
+fn identity(inputs: &[Input], opts: &Options) -> u64 {
+    let mut identity: Vec<u8> = inputs.iter().flat_map(|i| i.digest.to_le_bytes()).collect();
+    for (k, v) in std::iter::once(("label", opts.label.as_str()))
+        .chain(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .chain(opts.params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    {
+        identity.extend(k.as_bytes());
+        identity.push(0);
+        identity.extend(v.as_bytes());
+        identity.push(0);
+    }
+    fnv1a(&identity)
 }
 
 /// A `--param` value: a whole or decimal number when it reads as one.
@@ -452,6 +457,75 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
         signals: Vec::new(),
         assumptions: Vec::new(),
     }
+}
+
+/// Reads and parses every file of `files` as `fixed`'s output, or as the
+/// tool each one is recognised as (`on_detect` hears which), with at most
+/// [`super::MAX_RECORDS`] measurements in all.
+///
+/// # Errors
+/// The first file that cannot be read, recognised or parsed, naming it
+/// and the line.
+pub(crate) fn read_all(
+    files: &[PathBuf],
+    fixed: Option<&'static dyn Importer>,
+    mut on_detect: impl FnMut(&Path, &'static dyn Importer),
+) -> Result<Vec<Input>, ImportError> {
+    let mut inputs = Vec::new();
+    let mut records = 0usize;
+    for path in files {
+        let text = super::read_input(path, fixed.map_or("auto", |i| i.name()))?;
+        let format = match fixed {
+            Some(f) => f,
+            None => {
+                let f = super::detect(&text).ok_or_else(|| ImportError {
+                    file: path.clone(),
+                    format: "auto",
+                    line: 1,
+                    msg: format!(
+                        "not recognised as {} output (it begins '{}'); give --from if it is one of them",
+                        super::names_in_words(),
+                        crate::terminal::escape(
+                            text.lines().next().unwrap_or("").chars().take(60).collect::<String>().as_str()
+                        )
+                    ),
+                })?;
+                on_detect(path, f);
+                f
+            }
+        };
+        let parsed = format.parse(&text).map_err(|e| ImportError {
+            file: path.clone(),
+            format: format.name(),
+            line: e.line,
+            msg: e.msg,
+        })?;
+        records += parsed.records.len();
+        if records > super::MAX_RECORDS {
+            return Err(ImportError {
+                file: path.clone(),
+                format: format.name(),
+                line: 0,
+                msg: super::too_many_records(&format!(
+                    " in the {} file(s) up to this one",
+                    inputs.len() + 1
+                )),
+            });
+        }
+        let modified_unix = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64());
+        inputs.push(Input {
+            path: path.clone(),
+            format,
+            parsed,
+            modified_unix,
+            digest: fnv1a(text.as_bytes()),
+        });
+    }
+    Ok(inputs)
 }
 
 #[cfg(test)]

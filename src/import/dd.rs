@@ -92,7 +92,7 @@ fn summary(n: usize, line: &str) -> Option<Summary> {
 }
 
 /// Every summary line in `text`.
-pub fn find_summaries(text: &str) -> impl Iterator<Item = Summary> + '_ {
+pub(crate) fn find_summaries(text: &str) -> impl Iterator<Item = Summary> + '_ {
     super::numbered(text).filter_map(|(n, l)| summary(n, l))
 }
 

@@ -41,7 +41,7 @@ pub const MAX_RECORDS: usize = crate::results::validate::MAX_SAMPLES;
 pub const MAX_CASES: usize = 20_000;
 
 /// The refusal of an output with more than [`MAX_RECORDS`] measurements.
-pub fn too_many_records(counted: &str) -> String {
+pub(crate) fn too_many_records(counted: &str) -> String {
     format!(
         "more than {MAX_RECORDS} measurements{counted}: one import takes at most {MAX_RECORDS} (a metric holds at most that many samples); import parts of it, one per file, under one --label"
     )
@@ -84,7 +84,7 @@ pub const IMPORTERS: &[&dyn Importer] = &[
 ];
 
 /// The tool named `name`.
-pub fn importer(name: &str) -> Option<&'static dyn Importer> {
+pub(crate) fn importer(name: &str) -> Option<&'static dyn Importer> {
     IMPORTERS.iter().copied().find(|i| i.name() == name)
 }
 
@@ -94,7 +94,7 @@ pub fn detect(text: &str) -> Option<&'static dyn Importer> {
 }
 
 /// The tools' names: `stream, sysbench, iozone, fio, dd or hpcc`.
-pub fn names_in_words() -> String {
+pub(crate) fn names_in_words() -> String {
     let names: Vec<&str> = IMPORTERS.iter().map(|i| i.name()).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
@@ -113,7 +113,7 @@ pub struct ParseError {
 
 impl ParseError {
     /// An error at `line`.
-    pub fn at(line: usize, msg: impl Into<String>) -> ParseError {
+    pub(crate) fn at(line: usize, msg: impl Into<String>) -> ParseError {
         ParseError {
             line,
             msg: msg.into(),
@@ -165,7 +165,7 @@ pub struct Measure {
 
 impl Measure {
     /// A higher-is-better value.
-    pub fn higher(name: &str, unit: Unit, value: f64) -> Measure {
+    pub(crate) fn higher(name: &str, unit: Unit, value: f64) -> Measure {
         Measure {
             name: name.into(),
             unit,
@@ -175,7 +175,7 @@ impl Measure {
     }
 
     /// A lower-is-better value.
-    pub fn lower(name: &str, unit: Unit, value: f64) -> Measure {
+    pub(crate) fn lower(name: &str, unit: Unit, value: f64) -> Measure {
         Measure {
             name: name.into(),
             unit,
@@ -198,7 +198,7 @@ pub struct Flag {
 
 impl Flag {
     /// Whether the record's values cannot be trusted at all.
-    pub fn excludes(&self) -> bool {
+    pub(crate) fn excludes(&self) -> bool {
         self.kind != "missing_section"
     }
 }
@@ -236,13 +236,14 @@ impl Record {
     }
 
     /// Sets a parameter.
-    pub fn param(&mut self, k: &str, v: impl Into<Value>) -> &mut Record {
+    pub(crate) fn param(&mut self, k: &str, v: impl Into<Value>) -> &mut Record {
         self.params.insert(k.into(), v.into());
         self
     }
 
     /// The value of metric `name`, if the output printed it.
-    pub fn value(&self, name: &str) -> Option<f64> {
+    #[cfg(test)]
+    pub(crate) fn value(&self, name: &str) -> Option<f64> {
         self.metrics
             .iter()
             .find(|m| m.name == name)
@@ -250,7 +251,7 @@ impl Record {
     }
 
     /// Adds a flag.
-    pub fn flag(&mut self, kind: &'static str, message: String) {
+    pub(crate) fn flag(&mut self, kind: &'static str, message: String) {
         self.flags.push(Flag { kind, message });
     }
 }
@@ -316,7 +317,7 @@ pub(crate) fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 ///
 /// # Errors
 /// [`ImportError`] naming the file (and the line of a NUL byte).
-pub fn read_input(path: &Path, format: &'static str) -> Result<String, ImportError> {
+pub(crate) fn read_input(path: &Path, format: &'static str) -> Result<String, ImportError> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let err = |line, msg: String| ImportError {

@@ -32,20 +32,20 @@ pub struct FakeClock {
 
 impl Clock {
     /// The real clocks.
-    pub fn real() -> Clock {
+    pub(crate) fn real() -> Clock {
         Clock::Real {
             origin: Instant::now(),
         }
     }
 
     /// A fake clock advancing `step` per read, with a steady wall clock.
-    pub fn fake(step: Duration) -> Clock {
+    pub(crate) fn fake(step: Duration) -> Clock {
         Clock::fake_with_wall_jump(step, u64::MAX, 0.0)
     }
 
     /// A fake clock whose wall time jumps by `jump_secs` once `after_reads`
     /// monotonic reads have happened (seed 000's WSL 2 time-zone jump).
-    pub fn fake_with_wall_jump(step: Duration, after_reads: u64, jump_secs: f64) -> Clock {
+    pub(crate) fn fake_with_wall_jump(step: Duration, after_reads: u64, jump_secs: f64) -> Clock {
         Clock::Fake(FakeClock {
             reads: AtomicU64::new(0),
             step,
@@ -55,7 +55,7 @@ impl Clock {
     }
 
     /// Whether this is the fake clock.
-    pub fn is_fake(&self) -> bool {
+    pub(crate) fn is_fake(&self) -> bool {
         matches!(self, Clock::Fake(_))
     }
 
@@ -72,7 +72,7 @@ impl Clock {
 
     /// Moves a fake clock on to at least `t` (what another process's fake
     /// clock counted for work done meanwhile); the real clock moves by itself.
-    pub fn catch_up(&self, t: Duration) {
+    pub(crate) fn catch_up(&self, t: Duration) {
         if let Clock::Fake(f) = self {
             let step = f.step.as_nanos().max(1);
             let reads = t.as_nanos().div_ceil(step).min(u128::from(u64::MAX)) as u64;
@@ -86,7 +86,7 @@ impl Clock {
     /// this project's VM; under gVisor's ptrace platform 12-48 us, and 30
     /// ns again for a while within the same process, so it is measured
     /// where it is needed, not once (at most 3 ms there, 2 us natively).
-    pub fn read_overhead(&self) -> Duration {
+    pub(crate) fn read_overhead(&self) -> Duration {
         match self {
             Clock::Real { .. } => {
                 let gaps = crate::probe::timer::read_gaps_ns(64);
@@ -97,7 +97,7 @@ impl Clock {
     }
 
     /// Wall-clock seconds since the Unix epoch (does not advance a fake clock).
-    pub fn wall_secs(&self) -> f64 {
+    pub(crate) fn wall_secs(&self) -> f64 {
         match self {
             Clock::Real { .. } => crate::timestamp::wall_now_secs(),
             Clock::Fake(f) => {

@@ -9,6 +9,7 @@
 //! See: the kernel's Documentation/admin-guide/mm/transhuge.rst.
 
 use crate::probe::memory::kib_line_bytes;
+use crate::results::params;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 
@@ -29,24 +30,24 @@ pub enum PagePolicy {
 
 impl PagePolicy {
     /// `huge`, `small`: the `pages` parameter of a case.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            PagePolicy::Huge => "huge",
-            PagePolicy::Small => "small",
+            PagePolicy::Huge => params::HUGE,
+            PagePolicy::Small => params::SMALL,
         }
     }
 
     /// The policy named `name`, if any.
-    pub fn from_name(name: &str) -> Option<PagePolicy> {
+    pub(crate) fn from_name(name: &str) -> Option<PagePolicy> {
         match name {
-            "huge" => Some(PagePolicy::Huge),
-            "small" => Some(PagePolicy::Small),
+            params::HUGE => Some(PagePolicy::Huge),
+            params::SMALL => Some(PagePolicy::Small),
             _ => None,
         }
     }
 
     /// How the request reads in a result file.
-    pub fn request(self) -> &'static str {
+    pub(crate) fn request(self) -> &'static str {
         match self {
             PagePolicy::Huge => "madvise(MADV_HUGEPAGE)",
             PagePolicy::Small => "madvise(MADV_NOHUGEPAGE)",
@@ -56,7 +57,7 @@ impl PagePolicy {
 
 /// The transparent-huge-page mode in brackets, e.g. `madvise` from
 /// `always [madvise] never`.
-pub fn parse_thp_mode(text: &str) -> Option<&str> {
+pub(crate) fn parse_thp_mode(text: &str) -> Option<&str> {
     let start = text.find('[')? + 1;
     let len = text[start..].find(']')?;
     Some(&text[start..start + len])
@@ -64,7 +65,7 @@ pub fn parse_thp_mode(text: &str) -> Option<&str> {
 
 /// Why huge pages cannot be asked for here, or None when they can: THP
 /// mode `never`, or no THP at all (WSL 1, kernels built without it).
-pub fn huge_pages_unavailable() -> Option<String> {
+pub(crate) fn huge_pages_unavailable() -> Option<String> {
     match std::fs::read_to_string(THP_ENABLED) {
         Ok(text) => match parse_thp_mode(&text) {
             Some("never") => Some(format!(
@@ -80,14 +81,14 @@ pub fn huge_pages_unavailable() -> Option<String> {
 }
 
 /// The THP mode, e.g. `always`, `madvise`, `never`; None without THP.
-pub fn thp_mode() -> Option<String> {
+pub(crate) fn thp_mode() -> Option<String> {
     let text = std::fs::read_to_string(THP_ENABLED).ok()?;
     parse_thp_mode(&text).map(str::to_string)
 }
 
 /// The value in bytes of `field` (a `kB` line such as `AnonHugePages:`)
 /// of the mapping that starts at `start` in an smaps text.
-pub fn parse_smaps_field(text: &str, start: usize, field: &str) -> Option<u64> {
+pub(crate) fn parse_smaps_field(text: &str, start: usize, field: &str) -> Option<u64> {
     let mut inside = false;
     for line in text.lines() {
         // a mapping's header: `7f0000000000-7f0000400000 rw-p ...`
@@ -194,19 +195,20 @@ impl<T: Zeroable> PageBuf<T> {
     }
 
     /// Bytes mapped (the values rounded up to whole huge pages).
-    pub fn mapped_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn mapped_bytes(&self) -> usize {
         self.mapped_bytes
     }
 
     /// Bytes of the mapping the kernel backs with huge pages now
     /// (`AnonHugePages` in `/proc/self/smaps`); None when unreadable.
-    pub fn anon_huge_bytes(&self) -> Option<u64> {
+    pub(crate) fn anon_huge_bytes(&self) -> Option<u64> {
         let text = std::fs::read_to_string(Path::new("/proc/self/smaps")).ok()?;
         parse_smaps_field(&text, self.ptr as usize, "AnonHugePages")
     }
 
     /// What was asked for and what the kernel gave, for a case's details.
-    pub fn details(&self) -> serde_json::Value {
+    pub(crate) fn details(&self) -> serde_json::Value {
         serde_json::json!({
             "pages": self.policy.name(),
             "page_request": self.policy.request(),
@@ -219,7 +221,7 @@ impl<T: Zeroable> PageBuf<T> {
     /// A note when huge pages were asked for and the kernel gave less than
     /// half of the mapping as huge pages, or when small pages were asked for
     /// and any huge page appeared.
-    pub fn shortfall_note(&self) -> Option<String> {
+    pub(crate) fn shortfall_note(&self) -> Option<String> {
         let huge = self.anon_huge_bytes()?;
         let mapped = self.mapped_bytes as u64;
         match self.policy {

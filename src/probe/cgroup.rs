@@ -40,7 +40,7 @@ pub struct CgroupLine {
 }
 
 /// Parses `/proc/self/cgroup`.
-pub fn parse_proc_cgroup(text: &str) -> Vec<CgroupLine> {
+pub(crate) fn parse_proc_cgroup(text: &str) -> Vec<CgroupLine> {
     text.lines()
         .filter_map(|l| {
             let mut it = l.splitn(3, ':');
@@ -61,7 +61,7 @@ pub fn parse_proc_cgroup(text: &str) -> Vec<CgroupLine> {
 }
 
 /// `v1`, `v2` or `hybrid` from the parsed lines.
-pub fn cgroup_version(lines: &[CgroupLine]) -> Option<&'static str> {
+pub(crate) fn cgroup_version(lines: &[CgroupLine]) -> Option<&'static str> {
     let v2 = lines.iter().any(|l| l.id == 0 && l.controllers.is_empty());
     let v1 = lines.iter().any(|l| l.id != 0);
     match (v1, v2) {
@@ -73,7 +73,7 @@ pub fn cgroup_version(lines: &[CgroupLine]) -> Option<&'static str> {
 }
 
 /// Parses v2 `cpu.max` (`max 100000` or `150000 100000`) into CPUs.
-pub fn parse_cpu_max(text: &str) -> Option<f64> {
+pub(crate) fn parse_cpu_max(text: &str) -> Option<f64> {
     let mut it = text.split_whitespace();
     let quota = it.next()?;
     let period: f64 = it.next().and_then(|p| p.parse().ok()).unwrap_or(100_000.0);
@@ -85,7 +85,7 @@ pub fn parse_cpu_max(text: &str) -> Option<f64> {
 }
 
 /// Parses a limit file (`max`, a number, or v1's near-`i64::MAX`).
-pub fn parse_limit(text: &str) -> Option<u64> {
+pub(crate) fn parse_limit(text: &str) -> Option<u64> {
     let t = text.trim();
     if t == "max" || t == "-1" {
         return None;
@@ -126,7 +126,7 @@ fn tightest<T: PartialOrd + Copy>(
 }
 
 /// Reads the limits that apply to this process below `roots`.
-pub fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Notes) -> CgroupInfo {
+pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Notes) -> CgroupInfo {
     let Some(text) = roots.read_noted("/proc/self/cgroup", notes) else {
         return CgroupInfo::default();
     };

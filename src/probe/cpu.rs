@@ -66,22 +66,25 @@ pub struct CpuInfo {
     pub idle_driver: Option<String>,
     /// cpuidle governor, e.g. `menu`, `teo`, `haltpoll`.
     pub idle_governor: Option<String>,
+    /// The CPU as the CPUID instruction describes it to envbench (the
+    /// emulated one under an emulator, whose `/proc/cpuinfo` is the
+    /// host's); what each worker checks it runs on. Absent from recorded
+    /// trees and files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuid: Option<super::emulation::CpuId>,
 }
 
 impl CpuInfo {
     /// The CPUs this process may run on (its affinity mask), else every
     /// logical CPU; at least 1.
-    pub fn usable(&self) -> usize {
+    pub(crate) fn usable(&self) -> usize {
         self.usable_cpus.unwrap_or(self.logical_cpus).max(1)
     }
 
     /// Size in bytes of the largest cache level (the last-level cache).
-    pub fn last_level_cache_bytes(&self) -> Option<u64> {
-        CpuInfo::llc_of(&self.caches)
-    }
-
-    fn llc_of(caches: &[Cache]) -> Option<u64> {
-        caches.iter().max_by_key(|c| c.level).map(|c| c.size_bytes)
+    #[cfg(test)]
+    pub(crate) fn last_level_cache_bytes(&self) -> Option<u64> {
+        llc_of(&self.caches)
     }
 }
 
@@ -118,7 +121,7 @@ pub struct CpuinfoFacts {
 }
 
 /// Parses `/proc/cpuinfo` (x86 and Arm layouts).
-pub fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
+pub(crate) fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
     let mut f = CpuinfoFacts::default();
     let mut sockets = std::collections::BTreeSet::new();
     let mut cores = std::collections::BTreeSet::new();
@@ -152,7 +155,7 @@ pub fn parse_cpuinfo(text: &str) -> CpuinfoFacts {
 }
 
 /// Parses a sysfs cache size such as `32K`, `36608K`, `1M`.
-pub fn parse_cache_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_cache_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let (num, mult) = match t.chars().last()? {
         'K' => (&t[..t.len() - 1], 1024),
@@ -171,7 +174,7 @@ pub const MODEL_PLACEHOLDER: &str = "unknown";
 
 /// Reads the CPU facts below `roots`. `usable_cpus` comes from the live
 /// affinity mask and is passed in (None for recorded fixtures).
-pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -> CpuInfo {
+pub(crate) fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -> CpuInfo {
     let mut facts = roots
         .read_noted("/proc/cpuinfo", notes)
         .map(|t| parse_cpuinfo(&t))
@@ -224,13 +227,23 @@ pub fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut Notes) -
         idle_driver: word("current_driver"),
         // read-only where the kernel does not let the governor be switched
         idle_governor: word("current_governor_ro").or_else(|| word("current_governor")),
+        cpuid: if roots.live {
+            super::emulation::CpuId::here()
+        } else {
+            None
+        },
     }
+}
+
+/// The size in bytes of the largest cache level of `caches`.
+fn llc_of(caches: &[Cache]) -> Option<u64> {
+    caches.iter().max_by_key(|c| c.level).map(|c| c.size_bytes)
 }
 
 /// The last-level cache of this machine in bytes, read from sysfs as the
 /// fingerprint reads it (for checks made while a case is prepared).
-pub fn live_llc_bytes() -> Option<u64> {
-    CpuInfo::llc_of(&read_caches(&Roots::live()))
+pub(crate) fn live_llc_bytes() -> Option<u64> {
+    llc_of(&read_caches(&Roots::live()))
 }
 
 fn read_caches(roots: &Roots) -> Vec<Cache> {

@@ -25,14 +25,14 @@ pub struct MemoryInfo {
 impl MemoryInfo {
     /// Theoretical bandwidth in GB/s (10⁹ B/s) from `dmidecode`'s modules
     /// and speed, assuming one 64-bit channel per module; None when unknown.
-    pub fn theoretical_bandwidth_gbs(&self) -> Option<f64> {
+    pub(crate) fn theoretical_bandwidth_gbs(&self) -> Option<f64> {
         Some(f64::from(self.modules?) * f64::from(self.speed_mts?) * 8.0 / 1e3)
     }
 }
 
 /// Populated modules and their (lowest) configured speed in MT/s from
 /// `dmidecode -t memory` output.
-pub fn parse_dmidecode_memory(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_dmidecode_memory(text: &str) -> Option<(u32, u32)> {
     let mut modules = 0;
     let mut speed: Option<u32> = None;
     for block in text.split("Memory Device").skip(1) {
@@ -61,14 +61,14 @@ pub fn parse_dmidecode_memory(text: &str) -> Option<(u32, u32)> {
 
 /// Bytes of a `KEY:   123 kB` line (the kB of `/proc` are KiB), or None
 /// when the line is another key's.
-pub fn kib_line_bytes(line: &str, key: &str) -> Option<u64> {
+pub(crate) fn kib_line_bytes(line: &str, key: &str) -> Option<u64> {
     let rest = line.strip_prefix(key)?.strip_prefix(':')?;
     let n: u64 = rest.split_whitespace().next()?.parse().ok()?;
     Some(n * 1024)
 }
 
 /// Parses `/proc/meminfo` (values in kB, i.e. KiB).
-pub fn parse_meminfo(text: &str) -> MemoryInfo {
+pub(crate) fn parse_meminfo(text: &str) -> MemoryInfo {
     let kib = |key: &str| text.lines().find_map(|l| kib_line_bytes(l, key));
     MemoryInfo {
         total_bytes: kib("MemTotal"),

@@ -8,6 +8,7 @@
 
 pub mod cgroup;
 pub mod cpu;
+pub mod emulation;
 pub mod memory;
 pub mod net;
 pub mod os;
@@ -34,7 +35,7 @@ pub struct Roots {
 
 impl Roots {
     /// The running system.
-    pub fn live() -> Roots {
+    pub(crate) fn live() -> Roots {
         Roots {
             root: PathBuf::from("/"),
             live: true,
@@ -50,7 +51,7 @@ impl Roots {
     }
 
     /// `abs` (an absolute path) below the root.
-    pub fn path(&self, abs: &str) -> PathBuf {
+    pub(crate) fn path(&self, abs: &str) -> PathBuf {
         self.root.join(abs.trim_start_matches('/'))
     }
 
@@ -61,7 +62,7 @@ impl Roots {
     }
 
     /// Like [`Roots::read`], noting why a file could not be read.
-    pub fn read_noted(&self, abs: &str, notes: &mut Notes) -> Option<String> {
+    pub(crate) fn read_noted(&self, abs: &str, notes: &mut Notes) -> Option<String> {
         match read_regular(&self.path(abs)) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -72,14 +73,14 @@ impl Roots {
     }
 
     /// Whether the path exists below the root.
-    pub fn exists(&self, abs: &str) -> bool {
+    pub(crate) fn exists(&self, abs: &str) -> bool {
         self.path(abs).exists()
     }
 
     /// A symbolic link's target, e.g. `pid:[4026531836]` for
     /// `/proc/self/ns/pid`. A fixture may store the target as the text of
     /// a small regular file instead (see tests/fixtures/probe/README.md).
-    pub fn read_link(&self, abs: &str) -> Option<String> {
+    pub(crate) fn read_link(&self, abs: &str) -> Option<String> {
         let path = self.path(abs);
         match std::fs::read_link(&path) {
             Ok(target) => Some(target.to_string_lossy().into_owned()),
@@ -90,7 +91,7 @@ impl Roots {
     /// What a system call answers: `live()` on the running system, else the
     /// fixture's recording of it, `CALLS_DIR/name` (e.g. `_calls/syslog`
     /// for syslog(2), `_calls/uname-r` for uname(2)'s release).
-    pub fn call(&self, name: &str, live: impl FnOnce() -> Option<String>) -> Option<String> {
+    pub(crate) fn call(&self, name: &str, live: impl FnOnce() -> Option<String>) -> Option<String> {
         if self.live {
             live()
         } else {
@@ -112,7 +113,7 @@ pub const READ_CAP_BYTES: u64 = 16 << 20;
 ///
 /// # Errors
 /// The file cannot be opened or read, or is not a regular file.
-pub fn read_regular(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
@@ -177,7 +178,7 @@ pub struct BuildInfo {
 
 impl BuildInfo {
     /// The running binary's build facts.
-    pub fn current() -> BuildInfo {
+    pub(crate) fn current() -> BuildInfo {
         let mut features = Vec::new();
         macro_rules! feature {
             ($($f:literal),*) => { $( if cfg!(target_feature = $f) { features.push($f.to_string()); } )* };
@@ -243,7 +244,7 @@ impl Fingerprint {
     /// a fingerprint from a file or from another environment is read by
     /// the plan, the report and the diagnosis, which would otherwise plan
     /// for -1 CPU or show a wrapped cache size.
-    pub fn impossible(&self) -> Option<String> {
+    pub(crate) fn impossible(&self) -> Option<String> {
         let cpu = &self.cpu;
         let count = |field: &str, n: usize| {
             (n == 0 || n > MAX_CPUS).then(|| format!("{field} is {n}, not 1 to {MAX_CPUS}"))
@@ -312,7 +313,7 @@ fn read_memory_modules(memory: &mut memory::MemoryInfo, notes: &mut Notes) {
 }
 
 /// Number of CPUs in this process's affinity mask.
-pub fn usable_cpus() -> Option<usize> {
+pub(crate) fn usable_cpus() -> Option<usize> {
     // SAFETY: `set` is a valid, zeroed cpu_set_t owned by this frame.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -324,7 +325,7 @@ pub fn usable_cpus() -> Option<usize> {
 }
 
 /// Builds the fingerprint from `roots` for the target `dirs`.
-pub fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
+pub(crate) fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
     let mut notes = Notes::new();
     let mounts = roots
         .read("/proc/self/mountinfo")

@@ -39,7 +39,7 @@ pub struct IptablesTable {
 
 impl NetfilterInfo {
     /// Whether loopback packets here pass any netfilter hook at all.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.conntrack_entries.is_some()
             || !self.iptables.is_empty()
             || self.nf_tables_refs.is_some_and(|n| n > 0)
@@ -47,7 +47,7 @@ impl NetfilterInfo {
 }
 
 /// Reads netfilter's state below `roots`; the rule counts only live.
-pub fn probe_netfilter(roots: &Roots, notes: &mut Notes) -> NetfilterInfo {
+pub(crate) fn probe_netfilter(roots: &Roots, notes: &mut Notes) -> NetfilterInfo {
     let number = |p: &str| roots.read(p).and_then(|t| t.trim().parse::<u64>().ok());
     let iptables = roots
         .read("/proc/net/ip_tables_names")

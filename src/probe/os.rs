@@ -23,6 +23,60 @@ pub struct OsInfo {
     pub arch: String,
     /// Host name from `/proc/sys/kernel/hostname`.
     pub hostname: Option<String>,
+    /// What confines envbench's system calls, from `/proc/self/status`;
+    /// absent from files written before.
+    #[serde(default, skip_serializing_if = "Confinement::is_unknown")]
+    pub confinement: Confinement,
+}
+
+/// The system-call filters and privileges of a process, as
+/// `/proc/self/status` gives them: a container runtime's default seccomp
+/// profile runs a BPF filter on every system call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Confinement {
+    /// `Seccomp:`: 0 none, 1 strict, 2 filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seccomp_mode: Option<u8>,
+    /// `Seccomp_filters:`: how many filters run on each system call
+    /// (Linux 5.9 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seccomp_filters: Option<u32>,
+    /// `NoNewPrivs:`: whether execve may no longer gain privileges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_new_privs: Option<bool>,
+}
+
+impl Confinement {
+    /// Nothing was read.
+    pub(crate) fn is_unknown(&self) -> bool {
+        *self == Confinement::default()
+    }
+
+    /// Filters on each system call: the count where the kernel gives it,
+    /// else one for mode 2 and none for the other modes.
+    pub(crate) fn filters(&self) -> Option<u32> {
+        self.seccomp_filters
+            .or_else(|| self.seccomp_mode.map(|m| u32::from(m == 2)))
+    }
+
+    /// The confinement a `/proc/PID/status` text gives.
+    pub(crate) fn parse(status: &str) -> Confinement {
+        let field = |name: &str| {
+            status.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        Confinement {
+            seccomp_mode: field("Seccomp").and_then(|v| v.parse().ok()),
+            seccomp_filters: field("Seccomp_filters").and_then(|v| v.parse().ok()),
+            no_new_privs: field("NoNewPrivs").and_then(|v| match v.as_str() {
+                "0" => Some(false),
+                "1" => Some(true),
+                _ => None,
+            }),
+        }
+    }
 }
 
 /// The 1, 5 and 15 minute load averages at the start of a run.
@@ -37,7 +91,7 @@ pub struct LoadAverage {
 }
 
 /// Reads the OS facts below `roots`.
-pub fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
+pub(crate) fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
     let trimmed =
         |p: &str, notes: &mut Notes| roots.read_noted(p, notes).map(|s| s.trim().to_string());
     let kernel_version = trimmed("/proc/version", notes);
@@ -55,6 +109,10 @@ pub fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
             .and_then(|s| parse_os_release(&s)),
         arch: std::env::consts::ARCH.to_string(),
         hostname: trimmed("/proc/sys/kernel/hostname", notes),
+        confinement: roots
+            .read("/proc/self/status")
+            .map(|s| Confinement::parse(&s))
+            .unwrap_or_default(),
     }
 }
 
@@ -72,7 +130,7 @@ fn fallback_release(roots: &Roots, version: Option<&str>) -> (Option<String>, Op
 
 /// The release in a `/proc/version` banner: `Linux version 4.4.0 #1 ...`
 /// gives `4.4.0`.
-pub fn release_from_version(banner: &str) -> Option<String> {
+pub(crate) fn release_from_version(banner: &str) -> Option<String> {
     let rest = banner.trim().strip_prefix("Linux version ")?;
     rest.split_whitespace().next().map(str::to_string)
 }
@@ -92,7 +150,7 @@ fn uname_release() -> Option<String> {
 }
 
 /// `PRETTY_NAME` from os-release text, else `NAME VERSION`.
-pub fn parse_os_release(text: &str) -> Option<String> {
+pub(crate) fn parse_os_release(text: &str) -> Option<String> {
     let field = |key: &str| {
         text.lines().find_map(|l| {
             let v = l.strip_prefix(key)?.strip_prefix('=')?;
@@ -109,7 +167,7 @@ pub fn parse_os_release(text: &str) -> Option<String> {
 }
 
 /// Parses `/proc/loadavg` (`0.05 0.04 0.01 1/78 1858`).
-pub fn parse_loadavg(text: &str) -> Option<LoadAverage> {
+pub(crate) fn parse_loadavg(text: &str) -> Option<LoadAverage> {
     let mut it = text.split_whitespace().map(|t| t.parse::<f64>().ok());
     Some(LoadAverage {
         one: it.next()??,
@@ -120,6 +178,28 @@ pub fn parse_loadavg(text: &str) -> Option<LoadAverage> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn confinement_reads_seccomp_and_no_new_privs() {
+        // podman's default profile (runc), Linux 6.1
+        let podman = "Name:\tcat\nNoNewPrivs:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\nSpeculation_Store_Bypass:\tthread vulnerable\n";
+        let c = Confinement::parse(podman);
+        assert_eq!(
+            c,
+            Confinement {
+                seccomp_mode: Some(2),
+                seccomp_filters: Some(1),
+                no_new_privs: Some(false)
+            }
+        );
+        assert_eq!(c.filters(), Some(1));
+        // an older kernel without the count: mode 2 is one filter at least
+        let old = Confinement::parse("Seccomp:\t2\nNoNewPrivs:\t1\n");
+        assert_eq!((old.filters(), old.no_new_privs), (Some(1), Some(true)));
+        let none = Confinement::parse("Seccomp:\t0\nSeccomp_filters:\t0\n");
+        assert_eq!(none.filters(), Some(0));
+        assert!(Confinement::parse("Name: x\n").is_unknown());
+    }
     use super::*;
 
     #[test]

@@ -90,7 +90,7 @@ fn parse_mount_line(line: &str) -> Option<MountEntry> {
 /// The mount that holds `path` (absolute, canonical): the longest mount point
 /// that is a path prefix of it; among equal ones the last listed, which is
 /// the one on top.
-pub fn find_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+pub(crate) fn find_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
     mounts
         .iter()
         .enumerate()
@@ -100,7 +100,7 @@ pub fn find_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a Mount
 }
 
 /// Names a `statfs` `f_type` magic number (linux/magic.h).
-pub fn fs_magic_name(magic: i64) -> Option<&'static str> {
+pub(crate) fn fs_magic_name(magic: i64) -> Option<&'static str> {
     Some(match magic as u32 {
         0xEF53 => "ext2/3/4",
         0x5846_5342 => "xfs",
@@ -120,6 +120,29 @@ pub fn fs_magic_name(magic: i64) -> Option<&'static str> {
         0x4D44 => "vfat",
         _ => return None,
     })
+}
+
+/// File systems whose operations cross a process, a hypervisor's channel
+/// or a network to reach their storage: FUSE, 9P (WSL 2's share of
+/// Windows files, seed 004), virtiofs, SMB, NFS, Ceph, GlusterFS, DrvFS.
+/// The one list: the io family's check of flushes and the diagnosis read it.
+pub(crate) fn is_remote(fs_type: &str) -> bool {
+    let fs = fs_type.to_ascii_lowercase();
+    fs.starts_with("fuse")
+        || [
+            "9p",
+            "v9fs",
+            "virtiofs",
+            "cifs",
+            "smb3",
+            "smbfs",
+            "nfs",
+            "nfs4",
+            "ceph",
+            "glusterfs",
+            "drvfs",
+        ]
+        .contains(&fs.as_str())
 }
 
 /// Facts about one target directory.
@@ -148,6 +171,13 @@ pub struct DirInfo {
     pub free_bytes: Option<u64>,
     /// Size of the filesystem, bytes.
     pub total_bytes: Option<u64>,
+    /// Where the directory's writes land: `overlay upper layer` (a
+    /// container's own file system: a file changed there is first copied
+    /// up from the image's layers), `bind mount of ROOT` (a directory of
+    /// another file system bound here, as a container's volume), or
+    /// `file system root`; absent from files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_to: Option<String>,
 }
 
 /// Describes `dir` from the mount table (pure part, testable on fixtures).
@@ -163,11 +193,30 @@ pub fn describe_dir(roots: &Roots, mounts: &[MountEntry], dir: &Path, canonical:
         info.mount_options = Some(join_options(&m.options, &m.super_options));
         info.source = Some(m.source.clone());
         info.device = Some(format!("{}:{}", m.major, m.minor));
+        info.writes_to = Some(writes_to(m));
         if m.major != 0 {
             info.rotational = read_rotational(roots, m.major, m.minor);
         }
     }
     info
+}
+
+/// Where writes under mount `m` land (see [`DirInfo::writes_to`]).
+fn writes_to(m: &MountEntry) -> String {
+    if m.fs_type == "overlay" {
+        let upper = m
+            .super_options
+            .split(',')
+            .find_map(|o| o.strip_prefix("upperdir="));
+        match upper {
+            Some(u) => format!("overlay upper layer ({u})"),
+            None => "overlay upper layer".into(),
+        }
+    } else if m.root != "/" {
+        format!("bind mount of {} ({} from {})", m.root, m.fs_type, m.source)
+    } else {
+        "file system root".into()
+    }
 }
 
 fn join_options(mount: &str, sup: &str) -> String {
@@ -194,7 +243,7 @@ fn read_rotational(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
 }
 
 /// Probes each directory: the mount table part plus live `statfs`.
-pub fn probe_dirs(roots: &Roots, dirs: &[PathBuf], notes: &mut Notes) -> Vec<DirInfo> {
+pub(crate) fn probe_dirs(roots: &Roots, dirs: &[PathBuf], notes: &mut Notes) -> Vec<DirInfo> {
     let mounts = match roots.read_noted("/proc/self/mountinfo", notes) {
         Some(t) => {
             let (m, bad) = parse_mountinfo(&t);
@@ -259,7 +308,7 @@ fn statfs_into(path: &Path, info: &mut DirInfo, notes: &mut Notes) {
 }
 
 /// Free bytes in `dir` as statfs reports them (None when it cannot tell).
-pub fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+pub(crate) fn free_bytes(dir: &std::path::Path) -> Option<u64> {
     let mut notes = Notes::new();
     probe_dirs(&Roots::live(), &[dir.to_path_buf()], &mut notes)
         .pop()
@@ -309,6 +358,24 @@ mod tests {
             find_mount(&m, Path::new("/procfoo")).unwrap().mount_point,
             "/"
         );
+    }
+
+    #[test]
+    fn says_where_writes_land() {
+        // a podman container: its root an overlay, the work directory
+        // bound from the host's ext4
+        let mi = "\
+700 600 0:60 / / rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/c/diff,workdir=/w
+701 700 254:0 /tmp/envbench-x/io /work rw,relatime - ext4 /dev/vda rw,discard
+";
+        let (m, _) = parse_mountinfo(mi);
+        assert_eq!(writes_to(&m[0]), "overlay upper layer (/var/lib/c/diff)");
+        assert_eq!(
+            writes_to(&m[1]),
+            "bind mount of /tmp/envbench-x/io (ext4 from /dev/vda)"
+        );
+        let (m, _) = parse_mountinfo(MOUNTINFO);
+        assert_eq!(writes_to(&m[2]), "file system root");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub struct ClockInfo {
 
 /// Reads the clock-source names below `roots`; the live part (resolution,
 /// overhead) is added by [`measure_timer`].
-pub fn probe_clock_source(roots: &Roots, notes: &mut Notes) -> ClockInfo {
+pub(crate) fn probe_clock_source(roots: &Roots, notes: &mut Notes) -> ClockInfo {
     let base = "/sys/devices/system/clocksource/clocksource0";
     let source = roots
         .read(&format!("{base}/current_clocksource"))
@@ -51,7 +51,7 @@ pub fn probe_clock_source(roots: &Roots, notes: &mut Notes) -> ClockInfo {
 
 /// Measures the live timer: claimed resolution, smallest observed step and
 /// median read overhead. Takes a few milliseconds.
-pub fn measure_timer(info: &mut ClockInfo) {
+pub(crate) fn measure_timer(info: &mut ClockInfo) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -68,7 +68,7 @@ pub fn measure_timer(info: &mut ClockInfo) {
 /// The gaps between `reads` back-to-back reads of the monotonic clock,
 /// nanoseconds, sorted: the median is what one read costs, the smallest
 /// non-zero one the resolution seen.
-pub fn read_gaps_ns(reads: usize) -> Vec<f64> {
+pub(crate) fn read_gaps_ns(reads: usize) -> Vec<f64> {
     let mut deltas = Vec::with_capacity(reads.max(1));
     let mut prev = Instant::now();
     for _ in 0..reads.max(1) {

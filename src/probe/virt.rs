@@ -10,6 +10,20 @@
 //! `-microsoft-standard-WSL2` for WSL 2).
 
 mod container;
+/// The names of the layers that other rooms reason about (the diagnosis's
+/// rules), written once; a fingerprint's `layers[].name` holds them.
+pub mod layer_name {
+    /// gVisor's user-space kernel (`runsc`).
+    pub const GVISOR: &str = "gvisor";
+    /// WSL 1: Linux system calls served by the NT kernel.
+    pub const WSL1: &str = "wsl1";
+    /// WSL 2: a Hyper-V guest.
+    pub const WSL2: &str = "wsl2";
+    /// A podman container.
+    pub const PODMAN: &str = "podman";
+    /// A Docker container.
+    pub const DOCKER: &str = "docker";
+}
 pub mod namespace;
 mod sandbox;
 
@@ -36,11 +50,14 @@ pub enum LayerKind {
     BareMetal,
     /// What an import was told (`--env virtualization=...`).
     Stated,
+    /// A user-mode emulator that translates this process's instructions
+    /// (`qemu-user`).
+    Emulator,
 }
 
 impl LayerKind {
     /// The name the result file keeps.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LayerKind::Hypervisor => "hypervisor",
             LayerKind::Wsl => "wsl",
@@ -49,6 +66,7 @@ impl LayerKind {
             LayerKind::Namespaces => "namespaces",
             LayerKind::BareMetal => "none",
             LayerKind::Stated => "stated",
+            LayerKind::Emulator => "emulator",
         }
     }
 }
@@ -84,7 +102,7 @@ pub struct Virtualization {
 
 impl Virtualization {
     /// The layer names joined by `/`, e.g. `firecracker`, `wsl2/docker`, `bare-metal`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.layers
             .iter()
             .map(|l| l.name.as_str())
@@ -101,6 +119,11 @@ pub struct VirtInputs {
     pub hypervisor_flag: bool,
     /// CPUID leaf 0x40000000 vendor string (live x86 only).
     pub cpuid_vendor: Option<String>,
+    /// A user-mode emulator answering for this process (`/proc/self/exe`
+    /// and `/proc/thread-self/exe` differ).
+    pub emulator: Option<super::emulation::Emulator>,
+    /// The CPU's brand string as CPUID gives it (live x86 only).
+    pub cpuid_brand: Option<String>,
     /// `/sys/class/dmi/id/sys_vendor`.
     pub dmi_sys_vendor: Option<String>,
     /// `/sys/class/dmi/id/product_name`.
@@ -253,17 +276,17 @@ fn wsl_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
     let mut evidence = Vec::new();
     let name = if lower.contains("wsl2") || lower.contains("microsoft-standard") {
         evidence.push(format!("kernel release \"{release}\""));
-        "wsl2"
+        layer_name::WSL2
     } else if release.contains("Microsoft") || version.contains("Microsoft@Microsoft.com") {
         evidence.push(format!(
             "kernel release \"{release}\" (WSL 1 emulates Linux on the NT kernel)"
         ));
-        "wsl1"
+        layer_name::WSL1
     } else if lower.contains("microsoft") {
         evidence.push(format!(
             "kernel release \"{release}\" names Microsoft; assuming WSL 2"
         ));
-        "wsl2"
+        layer_name::WSL2
     } else {
         return None;
     };
@@ -327,8 +350,32 @@ fn add_namespaces(
     }
 }
 
+/// A user-mode emulator translating this process, innermost: the kernel
+/// names its program as this thread's, while the process is told it is
+/// the translated one; the CPU model CPUID gives is evidence too.
+fn emulator_layer(inputs: &VirtInputs) -> Option<VirtLayer> {
+    let emu = inputs.emulator.as_ref()?;
+    let mut evidence = vec![format!(
+        "/proc/thread-self/exe is {} while /proc/self/exe answers {}: a user-mode emulator \
+         translates this process's instructions",
+        emu.program, emu.translated
+    )];
+    if let (Some(brand), Some(model)) = (&inputs.cpuid_brand, &inputs.cpuinfo_model) {
+        if brand != model && !brand.is_empty() {
+            evidence.push(format!(
+                "CPUID names the CPU \"{brand}\", /proc/cpuinfo \"{model}\""
+            ));
+        }
+    }
+    Some(VirtLayer {
+        kind: LayerKind::Emulator,
+        name: emu.name(),
+        evidence,
+    })
+}
+
 /// The layers, outermost first; bare metal when nothing is found.
-pub fn detect(inputs: &VirtInputs) -> Virtualization {
+pub(crate) fn detect(inputs: &VirtInputs) -> Virtualization {
     let mut layers = machine_layers(inputs);
     let ns = namespace::assess(inputs);
     let mnt_new = ns.not_initial.iter().any(|l| l.starts_with("mnt:"));
@@ -342,6 +389,7 @@ pub fn detect(inputs: &VirtInputs) -> Virtualization {
         layers.push(gvisor);
     }
     add_namespaces(&mut layers, &ns, &mut notes);
+    layers.extend(emulator_layer(inputs));
     if layers.is_empty() {
         layers.push(VirtLayer {
             kind: LayerKind::BareMetal,
@@ -357,7 +405,7 @@ pub fn detect(inputs: &VirtInputs) -> Virtualization {
 
 /// CPUID leaf 0x40000000's vendor signature, when the CPU says a hypervisor
 /// is present (the leaf is undefined otherwise).
-pub fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
+pub(crate) fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
     #[cfg(target_arch = "x86_64")]
     {
         if !hypervisor_flag {
@@ -382,7 +430,7 @@ pub fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
 
 /// Fills the inputs from files below `roots`, plus CPUID and the environment
 /// when `roots.live`.
-pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
+pub(crate) fn read_virt_inputs(roots: &Roots) -> VirtInputs {
     let cpuinfo = roots.read("/proc/cpuinfo").unwrap_or_default();
     let hypervisor_flag = cpuinfo
         .lines()
@@ -402,6 +450,12 @@ pub fn read_virt_inputs(roots: &Roots) -> VirtInputs {
         hypervisor_flag,
         cpuid_vendor: if roots.live {
             cpuid_hypervisor_vendor(hypervisor_flag)
+        } else {
+            None
+        },
+        emulator: super::emulation::emulator(roots),
+        cpuid_brand: if roots.live {
+            super::emulation::CpuId::here().map(|c| c.brand)
         } else {
             None
         },
@@ -469,6 +523,31 @@ mod tests {
     #[test]
     fn nothing_found_is_bare_metal() {
         assert_eq!(names(&detect(&VirtInputs::default())), vec!["bare-metal"]);
+    }
+
+    #[test]
+    fn a_user_mode_emulator_is_the_innermost_layer() {
+        let i = VirtInputs {
+            hypervisor_flag: true,
+            cpuid_vendor: Some("KVMKVMKVM".into()),
+            emulator: crate::probe::emulation::emulator_of(
+                Some("/opt/envbench"),
+                Some("/usr/bin/qemu-x86_64"),
+            ),
+            cpuid_brand: Some("QEMU TCG CPU version 2.5+".into()),
+            cpuinfo_model: Some("AMD EPYC".into()),
+            ..Default::default()
+        };
+        let v = detect(&i);
+        assert_eq!(names(&v), vec!["kvm", "qemu-user"]);
+        let l = &v.layers[1];
+        assert_eq!(l.kind, LayerKind::Emulator);
+        assert!(
+            l.evidence[0].contains("/usr/bin/qemu-x86_64"),
+            "{:?}",
+            l.evidence
+        );
+        assert!(l.evidence[1].contains("QEMU TCG CPU"), "{:?}", l.evidence);
     }
 
     #[test]

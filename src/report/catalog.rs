@@ -26,7 +26,7 @@ pub struct Entry {
 }
 
 /// The catalog for a machine like `plan` (its CPU count decides thread lists).
-pub fn catalog(plan: &Plan) -> Vec<Entry> {
+pub(crate) fn catalog(plan: &Plan) -> Vec<Entry> {
     ALL.iter()
         .map(|b| {
             let mut disk_bytes = Vec::new();
@@ -77,7 +77,7 @@ pub fn catalog(plan: &Plan) -> Vec<Entry> {
 }
 
 /// The catalog as text.
-pub fn render(plan: &Plan) -> String {
+pub(crate) fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let entries = catalog(plan);
     for e in &entries {

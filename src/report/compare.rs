@@ -21,7 +21,7 @@ pub enum Style {
 
 /// The verdict's word, coloured on request: faster green, slower red,
 /// tie dim, unclear yellow.
-pub fn verdict_cell(v: Verdict, color: bool) -> String {
+pub(crate) fn verdict_cell(v: Verdict, color: bool) -> String {
     let code = match v {
         Verdict::Faster => "32",
         Verdict::Slower => "31",
@@ -36,7 +36,7 @@ pub fn verdict_cell(v: Verdict, color: bool) -> String {
 }
 
 /// Environments and their runs.
-pub fn environments_table(c: &Comparison) -> Table {
+pub(crate) fn environments_table(c: &Comparison) -> Table {
     let mut t = Table::new(&["environment", ">runs", "run ids"]);
     for (i, e) in c.environments.iter().enumerate() {
         let name = if i == 0 {
@@ -51,7 +51,7 @@ pub fn environments_table(c: &Comparison) -> Table {
 }
 
 /// Fingerprints side by side; `*` marks fields that differ from the baseline.
-pub fn fingerprint_table(envs: &[Environment]) -> Table {
+pub(crate) fn fingerprint_table(envs: &[Environment]) -> Table {
     let mut titles = vec!["field".to_string()];
     titles.extend(envs.iter().map(|e| e.label.clone()));
     let refs: Vec<&str> = titles.iter().map(String::as_str).collect();
@@ -69,7 +69,7 @@ pub fn fingerprint_table(envs: &[Environment]) -> Table {
 }
 
 /// Geometric mean speed-up and outcome counts per family and environment.
-pub fn summary_table(c: &Comparison) -> Table {
+pub(crate) fn summary_table(c: &Comparison) -> Table {
     let mut titles = vec![
         "family",
         "environment",
@@ -119,7 +119,7 @@ fn interval(ci: (f64, f64)) -> String {
 
 /// Metric comparisons: headline metrics only, or every metric with
 /// secondary ones marked; of one family, or of all.
-pub fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
+pub(crate) fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let mut t = Table::new(&[
         "case",
         "metric",
@@ -173,7 +173,7 @@ fn percent(share: Option<f64>) -> String {
 
 /// Unclear headline metrics: where their spread comes from and how many
 /// runs per side would resolve them.
-pub fn unclear_table(c: &Comparison) -> Table {
+pub(crate) fn unclear_table(c: &Comparison) -> Table {
     let mut t = Table::new(&[
         "case",
         "environment",
@@ -236,7 +236,7 @@ impl Writer {
 }
 
 /// The method in one paragraph, for the heading of the cases table.
-pub fn method_note(c: &Comparison) -> String {
+pub(crate) fn method_note(c: &Comparison) -> String {
     let levels = if c.interleaved() {
         "the differences of rounds measured side by side (interleaved), between rounds and \
          between runs"
@@ -281,7 +281,7 @@ pub struct Detail {
 }
 
 /// The first line: who is compared with whom, on how many runs.
-pub fn headline(c: &Comparison) -> String {
+pub(crate) fn headline(c: &Comparison) -> String {
     let others: Vec<&str> = c
         .environments
         .iter()
@@ -322,7 +322,7 @@ pub fn headline(c: &Comparison) -> String {
 /// One row per case (per metric with `all`): the speed-up (> 1: faster
 /// than the baseline), its 95 % interval, the verdict, and for cases not
 /// called faster or slower the largest difference the interval allows.
-pub fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
+pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let many = c.environments.len() > 2;
     let mut titles = vec!["case"];
     if all {

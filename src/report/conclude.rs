@@ -19,7 +19,7 @@ const FACTORS_PER_TOPIC: usize = 2;
 /// environment, then one per environment for all families; `topics` names
 /// benches in a few words (a bench id → `system calls`), a bench without
 /// one is named by its id.
-pub fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String> {
+pub(crate) fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String> {
     let named = c.environments.len() > 2;
     c.diagnoses
         .iter()
@@ -50,7 +50,7 @@ fn family_lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String
 }
 
 /// The conclusions about `family`, one per environment compared.
-pub fn family_conclusions(
+pub(crate) fn family_conclusions(
     c: &Comparison,
     topics: &BTreeMap<String, String>,
     family: &str,
@@ -197,7 +197,7 @@ fn overall(f: &FamilySummary) -> String {
 /// What a person can do about the unclear cases: a few more runs where
 /// that would settle them, otherwise what limits the comparison and what
 /// would help.
-pub fn advice(c: &Comparison) -> Vec<String> {
+pub(crate) fn advice(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     for (label, cases) in &c.split_history {
         out.push(format!(

@@ -7,6 +7,11 @@
 use super::words::{describe_speedup, factor_text};
 use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
 
+/// What `pick` takes from the first of `f`'s clues it takes anything from.
+fn first_clue<T>(f: &Finding, pick: impl Fn(&Clue) -> Option<T>) -> Option<T> {
+    f.signs.iter().find_map(|s| pick(&s.clue))
+}
+
 /// A mechanism in a few words, as a cause.
 fn mechanism_words(f: &Finding) -> String {
     match f.mechanism {
@@ -17,15 +22,55 @@ fn mechanism_words(f: &Finding) -> String {
             "a virtual machine (nested paging, exits to the hypervisor)".into()
         }
         Mechanism::RemoteFilesystem => {
-            let dir = f.signs.iter().find_map(|s| match &s.clue {
+            let dir = first_clue(f, |c| match c {
                 Clue::Filesystem { dir, other, .. } => Some(format!("{other} on {dir}")),
                 _ => None,
             });
+            // its bulk transfers' direction, when they moved
+            let bulk = f.signs.iter().find_map(|s| match (&s.clue, s.holds) {
+                (
+                    Clue::Faster {
+                        group: Group::Files(_),
+                        ..
+                    },
+                    true,
+                ) => Some(", backed by a faster cache"),
+                (
+                    Clue::Slower {
+                        group: Group::Files(_),
+                        ..
+                    },
+                    true,
+                ) => Some(", slower in bulk too"),
+                _ => None,
+            });
             match dir {
-                Some(d) => format!("a FUSE or network file system ({d})"),
+                Some(d) => format!(
+                    "a FUSE or network file system ({d}){}",
+                    bulk.unwrap_or_default()
+                ),
                 None => "a FUSE or network file system".into(),
             }
         }
+        Mechanism::CpuEmulation => format!(
+            "CPU emulation or binary translation ({})",
+            first_clue(f, |c| match c {
+                Clue::Emulated { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "an emulator".into())
+        ),
+        Mechanism::SeccompFilter => {
+            "a seccomp filter on every system call (a container runtime's profile)".into()
+        }
+        Mechanism::OverlayFilesystem => format!(
+            "an overlay file system (copy-up and whiteouts on {})",
+            first_clue(f, |c| match c {
+                Clue::Filesystem { dir, .. } => Some(dir.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "a directory".into())
+        ),
         Mechanism::CacheSemantics => "the page cache or O_DIRECT behave differently".into(),
         Mechanism::CpuQuota => "a CPU quota (cgroup cpu.max)".into(),
         Mechanism::FewerCpus => "fewer usable CPUs (an affinity mask or cpuset)".into(),
@@ -36,7 +81,7 @@ fn mechanism_words(f: &Finding) -> String {
 
 /// Where a rule's reasoning comes from: the study that saw the pattern,
 /// or the mechanism's documentation.
-pub fn source(m: Mechanism) -> &'static str {
+pub(crate) fn source(m: Mechanism) -> &'static str {
     match m {
         Mechanism::SyscallInterception => {
             "seed 003 (2017): process creation 4.53 ms under WSL 1 against 0.045 ms native; \
@@ -66,6 +111,19 @@ pub fn source(m: Mechanism) -> &'static str {
         Mechanism::OtherCpu => "the fingerprints' CPU model and frequency",
         Mechanism::NoisyNeighbour => {
             "/proc/stat's steal time: CPU time the hypervisor gave to other guests"
+        }
+        Mechanism::CpuEmulation => {
+            "QEMU's user-mode emulation and TCG translate every guest instruction into host \
+             code; measured on this project's machines: integer loops 6x slower and a \
+             system call 4x under qemu-x86_64 on the same CPU (docs/method.md)"
+        }
+        Mechanism::SeccompFilter => {
+            "seccomp(2): a mode-2 filter is a BPF program the kernel runs on every system call \
+             before the call itself; podman and Docker install their default profile so"
+        }
+        Mechanism::OverlayFilesystem => {
+            "the kernel's overlayfs documentation: a new file is an entry of the upper \
+             directory, a changed one is copied up whole first, a removed one leaves a whiteout"
         }
     }
 }
@@ -181,6 +239,15 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
         Clue::MaxMhz { base: b, other: o } => {
             format!("{other}'s CPUs reach {o:.0} MHz, {base}'s {b:.0} MHz")
         }
+        Clue::Emulated { name, cpu } => match cpu {
+            Some(c) if !c.is_empty() => {
+                format!("{other} runs under {name} (CPUID names \"{c}\"), {base} does not")
+            }
+            _ => format!("{other} runs under {name}, {base} does not"),
+        },
+        Clue::Seccomp { base: b, other: o } => {
+            format!("{other} runs {o} seccomp filter(s) on each system call, {base} {b}")
+        }
         Clue::Steal { base: b, other: o } => format!(
             "steal time up to {:.0} % in {other}, {:.0} % in {base}",
             o * 100.0,
@@ -198,7 +265,7 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
 /// One line per likely mechanism of `d`, most likely first, or one line
 /// saying none fits; `named` prefixes the environment (more than two
 /// environments compared).
-pub fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
+pub(crate) fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
     let who = if named {
         format!("{}, ", d.environment)
     } else {
@@ -225,7 +292,7 @@ pub fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
 /// The evidence behind each line of [`lines`]: per mechanism its line,
 /// then each sign checked (+ holds, - does not, · supporting and absent)
 /// and the source of the rule.
-pub fn evidence(d: &Diagnosis, base: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn evidence(d: &Diagnosis, base: &str) -> Vec<(String, Vec<String>)> {
     let heads = lines(d, true);
     d.findings
         .iter()

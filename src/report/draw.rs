@@ -256,7 +256,7 @@ fn chart_title(bench: &str, title: &str, unit: Unit, split: bool) -> String {
 /// percentile charts with their points as tables, timelines as charts,
 /// grids as tables. Their names may collide: [`unique_names`] tells them
 /// apart among all of a comparison's figures.
-pub fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<Figure> {
+pub(crate) fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for BenchView { bench, view } in views {
         match &view.kind {
@@ -494,7 +494,11 @@ fn chart_table(x_title: &str, unit: Unit, series: &[Series]) -> Table {
 
 /// Every view with data as (title, table), for the terminal and Markdown.
 /// Timelines have no table form and are left to the HTML report.
-pub fn tables(c: &Comparison, envs: &[Environment], views: &[BenchView]) -> Vec<(String, Table)> {
+pub(crate) fn tables(
+    c: &Comparison,
+    envs: &[Environment],
+    views: &[BenchView],
+) -> Vec<(String, Table)> {
     figures(c, envs, views)
         .into_iter()
         .filter_map(|f| Some((f.title, f.table?)))

@@ -54,7 +54,7 @@ impl Figure {
 
 /// Okabe–Ito colours of verdicts: faster bluish green, slower vermillion,
 /// tie grey, unclear sky blue.
-pub fn verdict_color(v: Verdict) -> &'static str {
+pub(crate) fn verdict_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "#009E73",
         Verdict::Slower => "#D55E00",
@@ -66,7 +66,7 @@ pub fn verdict_color(v: Verdict) -> &'static str {
 /// The speed-up chart of each environment against the baseline: a bar per
 /// case's headline metric with its 95 % interval, coloured by verdict, the
 /// tie band shaded; with the cases table of the same numbers.
-pub fn speedup_figures(c: &Comparison) -> Vec<Figure> {
+pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
     let mut out = Vec::new();
     for other in c.environments.iter().skip(1) {
         let mine: Vec<&crate::compare::MetricComparison> = c
@@ -156,7 +156,7 @@ const CUT_NAME: usize = 240;
 /// name and not given yet, so that a label `a_b-2` keeps `speedup-a_b-2`.
 /// A name too long for a file is cut first. Returns each renamed figure's
 /// title with its new name, for `compare` to list.
-pub fn unique_names(figures: &mut [Figure]) -> Vec<(String, String)> {
+pub(crate) fn unique_names(figures: &mut [Figure]) -> Vec<(String, String)> {
     for f in figures.iter_mut().filter(|f| f.name.len() > MAX_NAME) {
         let mut cut = CUT_NAME;
         while !f.name.is_char_boundary(cut) {

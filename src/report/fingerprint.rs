@@ -34,7 +34,7 @@ pub struct FingerprintRow {
 
 /// The fingerprint fields a comparison shows side by side, from the first
 /// run of each environment, baseline first.
-pub fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
+pub(crate) fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
     type Field = (&'static str, fn(&ResultFile) -> String);
     let fields: [Field; 13] = [
         ("virtualization", |r| r.fingerprint.virtualization.summary()),
@@ -112,7 +112,7 @@ pub fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
 }
 
 /// Key-value lines grouped by topic.
-pub fn render(fp: &Fingerprint) -> String {
+pub(crate) fn render(fp: &Fingerprint) -> String {
     let mut rows: Vec<(String, String)> = Vec::new();
     let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
     virtualization_rows(&fp.virtualization, &mut row);

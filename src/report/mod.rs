@@ -93,7 +93,7 @@ impl Table {
 }
 
 /// `envbench history` as a table.
-pub fn history_table(entries: &[crate::history::Entry]) -> Table {
+pub(crate) fn history_table(entries: &[crate::history::Entry]) -> Table {
     let mut t = Table::new(&[
         ">id",
         "label",
@@ -135,7 +135,7 @@ fn visible_len(s: &str) -> usize {
 }
 
 /// Plain-text rendering with aligned columns separated by two spaces.
-pub fn render_text(t: &Table) -> String {
+pub(crate) fn render_text(t: &Table) -> String {
     let widths: Vec<usize> = t
         .columns
         .iter()
@@ -173,7 +173,7 @@ pub fn render_text(t: &Table) -> String {
 
 /// Markdown pipe table (GitHub flavour): a pipe in a cell is escaped and
 /// a line break becomes a space, so that data never ends a row or a cell.
-pub fn render_markdown(t: &Table) -> String {
+pub(crate) fn render_markdown(t: &Table) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace(['\r', '\n'], " ");
     let mut out = format!(
         "| {} |\n",

@@ -2,18 +2,19 @@
 //! long at most, and what it needs on disk; nothing is measured.
 
 use super::{render_text, Table};
-use crate::bench::{Bench, CaseSpec, NamedDir};
+use crate::bench::{Bench, CaseSpec};
 use crate::config::RunConfig;
+use crate::engine::select::DirNeed;
 use crate::units::{format_duration, size_text};
 use std::time::Duration;
 
 /// `run --plan`: every case with its rounds, repetitions and budget, the
 /// suite's total, the note on the budget when it was shared out, and per
 /// directory the most its largest case holds at once with the free space.
-pub fn render(
+pub(crate) fn render(
     config: &RunConfig,
     cases: &[(&'static dyn Bench, CaseSpec)],
-    dirs: &[NamedDir],
+    dirs: &[DirNeed],
     note: Option<&str>,
 ) -> String {
     let rounds = config.reps.rounds.max(1);
@@ -39,19 +40,8 @@ pub fn render(
     if let Some(n) = note {
         out += &format!("{n}\n");
     }
-    // cases run one at a time and remove their files: each directory
-    // needs room for its largest case
     for d in dirs {
-        let most = cases
-            .iter()
-            .filter(|(_, c)| c.params.get("dir").and_then(|v| v.as_str()) == Some(&d.name))
-            .map(|(b, c)| b.disk_bytes(c))
-            .max()
-            .unwrap_or(0);
-        if most == 0 {
-            continue;
-        }
-        let free = match crate::probe::storage::free_bytes(&d.path) {
+        let free = match d.free_bytes {
             Some(f) => format!("{} free", size_text(f)),
             None => "free space unknown".into(),
         };
@@ -59,7 +49,7 @@ pub fn render(
             "{} ({}): the largest case holds {} at once ({free}); a case without room for it and a margin is skipped\n",
             d.name,
             d.path.display(),
-            size_text(most),
+            size_text(d.most_bytes),
         );
     }
     out

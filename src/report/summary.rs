@@ -10,7 +10,7 @@ use crate::stats::Summary;
 use crate::units::format_value;
 
 /// One short phrase for a finished case: its first metric's median, or why not.
-pub fn one_line(case: &CaseResult) -> String {
+pub(crate) fn one_line(case: &CaseResult) -> String {
     if case.status != CaseStatus::Ok {
         return case.reason.clone().unwrap_or_default();
     }
@@ -82,7 +82,7 @@ fn metric_cells(m: &MetricResult, s: &Summary) -> [String; 4] {
 
 /// One row per case: family (on its first case), case, headline metric,
 /// median, CI, unit, n, status.
-pub fn headline_table(file: &ResultFile) -> Table {
+pub(crate) fn headline_table(file: &ResultFile) -> Table {
     let mut t = Table::new(&[
         "family",
         "case",
@@ -139,7 +139,7 @@ pub fn headline_table(file: &ResultFile) -> Table {
 }
 
 /// The run's results as a table, every metric of every case.
-pub fn table(file: &ResultFile) -> Table {
+pub(crate) fn table(file: &ResultFile) -> Table {
     let mut t = Table::new(&[
         "case",
         "metric",
@@ -175,7 +175,7 @@ pub fn table(file: &ResultFile) -> Table {
 
 /// The headline table (or, with `all_metrics`, every metric), followed by
 /// anomalies, as text.
-pub fn render(file: &ResultFile, all_metrics: bool) -> String {
+pub(crate) fn render(file: &ResultFile, all_metrics: bool) -> String {
     let mut out = if all_metrics {
         render_text(&table(file))
     } else {
@@ -222,7 +222,7 @@ pub fn render(file: &ResultFile, all_metrics: bool) -> String {
 }
 
 /// A stored run: a header naming the run and environment, then [`render`].
-pub fn render_file(file: &ResultFile, all_metrics: bool) -> String {
+pub(crate) fn render_file(file: &ResultFile, all_metrics: bool) -> String {
     let fp = &file.fingerprint;
     let mut out = format!(
         "run {} ({}), label {}, suite {}, started {}\nenvironment: {} on {}, kernel {}, {} CPU(s)\n\n",

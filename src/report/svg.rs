@@ -19,7 +19,7 @@ svg .whisker { stroke: #222; stroke-width: 1.2; } svg .band { fill: #e8e8e8; }";
 
 /// A chart as a file of its own (`compare --figures`): an XML declaration,
 /// a white background and the style inside the `<svg>` element.
-pub fn standalone(svg: &str) -> String {
+pub(crate) fn standalone(svg: &str) -> String {
     let Some(end) = svg.find('>') else {
         return svg.to_string();
     };
@@ -35,7 +35,7 @@ pub fn standalone(svg: &str) -> String {
 /// U+FFFE, U+FFFF), which no entity can carry and which make a standalone
 /// SVG ill-formed, written as their code (`\u{1b}`, as the terminal shows
 /// them), with DEL and the C1 controls that HTML counts as errors.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -190,7 +190,7 @@ const TOP_SCALE_FROM: usize = 12;
 /// A bar whose value is not a finite positive number (a median of 0 gives
 /// an infinite speed-up) is left out with a note under the axis, and the
 /// axis spans at most 2^±[`MAX_SPAN_LOG2`].
-pub fn speedup_bars(title: &str, x_label: &str, bars: &[Bar], band: f64) -> String {
+pub(crate) fn speedup_bars(title: &str, x_label: &str, bars: &[Bar], band: f64) -> String {
     let all = bars.len();
     let bars: Vec<&Bar> = bars
         .iter()
@@ -334,7 +334,7 @@ pub struct Series {
 }
 
 /// A line chart with markers; `log_x`/`log_y` switch axes to log10.
-pub fn line_chart(
+pub(crate) fn line_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
@@ -482,7 +482,7 @@ fn series_line(s: &mut String, i: usize, ser: &Series, (xa, ya): (&Axis, &Axis),
 }
 
 /// One horizontal bar per process from start to end (seed 002's timelines).
-pub fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
+pub(crate) fn timeline(title: &str, spans: &[(f64, f64)]) -> String {
     let row = if spans.len() > 60 { 4.0 } else { 8.0 };
     let w = fit_title(640.0, title);
     let (x0, x1) = (70.0, w - 20.0);

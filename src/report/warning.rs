@@ -11,12 +11,14 @@ use crate::compare::{
     SuspectTally,
 };
 use crate::units::gib_text;
-use crate::validity::suspect_kind::SuspectKind;
+use crate::validity::suspect_kind::{
+    FlagKind, SuspectKind, FREQ_CHANGE_SUSPECT, STEAL_SUSPECT_SHARE,
+};
 use std::collections::BTreeSet;
 
 /// Every notice of `c` as a paragraph, in their order; a run's flag is
 /// said once per environment, however many of its runs raised it.
-pub fn warnings(c: &Comparison) -> Vec<String> {
+pub(crate) fn warnings(c: &Comparison) -> Vec<String> {
     let mut seen = BTreeSet::new();
     c.notices
         .iter()
@@ -86,40 +88,9 @@ fn warning(c: &Comparison, n: &Notice) -> String {
             key,
             environment,
             flags,
-        } => {
-            let fate = if c.exclude_suspect {
-                "left out of the geometric means (--exclude-suspect)"
-            } else {
-                "counted in the geometric means; --exclude-suspect leaves it out"
-            };
-            let each: Vec<String> = flags.iter().map(flag_line).collect();
-            format!(
-                "suspect (! in the tables): {key} against {environment}, {fate}: {}",
-                each.join("; ")
-            )
-        }
+        } => suspect_case(c, key, environment, flags),
         Notice::RunSuspect(s) => format!("{} ({}): {}", s.environment, s.run_id, s.message),
-        Notice::NotComparable => {
-            let each: Vec<String> = c
-                .not_comparable
-                .iter()
-                .map(|n| {
-                    format!(
-                        "{} {} ({} in {}: {})",
-                        n.key,
-                        n.metric,
-                        n.assumption.words(),
-                        n.side,
-                        n.evidence
-                    )
-                })
-                .collect();
-            format!(
-                "not comparable, {} metric(s) whose method's assumption failed where they ran: {}",
-                each.len(),
-                each.join("; ")
-            )
-        }
+        Notice::NotComparable => not_comparable(c),
         Notice::Mismatched(v) => {
             let each: Vec<String> = v.iter().map(mismatch).collect();
             format!("{}: {}", mismatched_line(v.len()), each.join(", "))
@@ -190,7 +161,7 @@ fn unpaired(environment: &str, baseline: &str, left: &LeftOut, apart: bool) -> S
 
 /// A suspect flag as the warnings name it: "vm (v1): steal: the hypervisor
 /// took 9 % of the CPU time" (the JSON's `suspect` lines, too).
-pub fn flag_line(s: &SuspectFlag) -> String {
+pub(crate) fn flag_line(s: &SuspectFlag) -> String {
     format!(
         "{} ({}): {}: {}",
         s.environment, s.run_id, s.kind, s.message
@@ -289,7 +260,7 @@ fn first_clause(full: &str) -> String {
 /// Anomalies (a high load average at a run's start, mostly left by the run
 /// before) have shown no worth as a warning: each run's count is in the
 /// full warnings (--verbose) and `envbench show RUN` lists them.
-pub fn lines(c: &Comparison) -> Vec<String> {
+pub(crate) fn lines(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     let short = |keep: fn(&Notice) -> bool| -> Vec<String> {
         c.notices
@@ -400,12 +371,77 @@ fn suspect_lines(c: &Comparison) -> Vec<String> {
     out
 }
 
+/// A kind of suspect flag in a few words, with its threshold.
+fn kind_words(kind: SuspectKind) -> String {
+    match kind {
+        SuspectKind::Steal => format!("steal time above {:.0} %", STEAL_SUSPECT_SHARE * 100.0),
+        SuspectKind::Frequency => format!(
+            "the CPU frequency moving more than {:.0} %",
+            FREQ_CHANGE_SUSPECT * 100.0
+        ),
+        SuspectKind::Load => "other tasks on its CPUs".into(),
+        SuspectKind::HighCv => "a spread that never settled".into(),
+        SuspectKind::Trend => "a drift across rounds".into(),
+        SuspectKind::Canary => "the canary off around a repetition".into(),
+    }
+}
+
+/// How a flag's measure reads (`31 %`, `1.2 per CPU`, `CV 18 %`).
+fn kind_measure(kind: SuspectKind, v: f64) -> String {
+    match kind {
+        SuspectKind::Steal | SuspectKind::Frequency => format!("{:.0} %", v * 100.0),
+        SuspectKind::Load => format!("{v:.1} per CPU"),
+        SuspectKind::HighCv => format!("CV {:.0} %", v * 100.0),
+        SuspectKind::Trend | SuspectKind::Canary => format!("{:+.0} %", v * 100.0),
+    }
+}
+
+/// A suspect case, its flags, and what the geometric means did with it.
+fn suspect_case(c: &Comparison, key: &str, environment: &str, flags: &[SuspectFlag]) -> String {
+    let fate = if c.exclude_suspect {
+        "left out of the geometric means (--exclude-suspect)"
+    } else {
+        "counted in the geometric means; --exclude-suspect leaves it out"
+    };
+    let each: Vec<String> = flags.iter().map(flag_line).collect();
+    format!(
+        "suspect (! in the tables): {key} against {environment}, {fate}: {}",
+        each.join("; ")
+    )
+}
+
+/// The metrics whose method's assumption failed where they ran.
+fn not_comparable(c: &Comparison) -> String {
+    let each: Vec<String> = c
+        .not_comparable
+        .iter()
+        .map(|n| {
+            format!(
+                "{} {} ({} in {}: {})",
+                n.key,
+                n.metric,
+                n.assumption.words(),
+                n.side,
+                n.evidence
+            )
+        })
+        .collect();
+    format!(
+        "not comparable, {} metric(s) whose method's assumption failed where they ran: {}",
+        each.len(),
+        each.join("; ")
+    )
+}
+
 /// "steal time above 5 % in 9 case(s) of B, up to 31 %".
 fn tally(t: &SuspectTally) -> String {
-    let kind = SuspectKind::from_name(&t.kind);
-    let what = kind.map_or_else(|| "a flag".to_string(), |k| k.words());
+    let kind = match t.kind {
+        FlagKind::Known(k) => Some(k),
+        FlagKind::Named(_) => None,
+    };
+    let what = kind.map_or_else(|| "a flag".to_string(), kind_words);
     let up_to = t.most.map_or(String::new(), |most| {
-        let how = kind.map_or_else(|| format!("{most:.2}"), |k| k.measure(most));
+        let how = kind.map_or_else(|| format!("{most:.2}"), |k| kind_measure(k, most));
         format!(", up to {how}")
     });
     let total: usize = t.cases.iter().map(|(_, cases)| cases.len()).sum();

@@ -9,7 +9,7 @@ use crate::stats::levels::{Level, RunSpread};
 
 /// `x` times: whole from `whole_from` up (`400x`), with one decimal below
 /// (`3.6x`).
-pub fn times(x: f64, whole_from: f64) -> String {
+pub(crate) fn times(x: f64, whole_from: f64) -> String {
     if x >= whole_from {
         format!("{x:.0}x")
     } else {
@@ -19,7 +19,7 @@ pub fn times(x: f64, whole_from: f64) -> String {
 
 /// A factor (≥ 1) for a conclusion: `400x`, `3.6x`, or below 1.5x as a
 /// percentage (`12 %`).
-pub fn factor_text(f: f64) -> String {
+pub(crate) fn factor_text(f: f64) -> String {
     if f >= 1.5 {
         times(f, 10.0)
     } else {
@@ -29,7 +29,7 @@ pub fn factor_text(f: f64) -> String {
 
 /// The largest difference an interval allows: `±4.1 %`, `±12 %`, or from
 /// 100 % up as a factor (`3x`).
-pub fn bound_text(b: f64) -> String {
+pub(crate) fn bound_text(b: f64) -> String {
     if b >= 1.0 {
         // whole however small: 1 + b is at least 2
         times(1.0 + b, 0.0)
@@ -41,7 +41,7 @@ pub fn bound_text(b: f64) -> String {
 }
 
 /// A speed-up in words: "2.0x faster", "1325x slower", "3.0 % slower".
-pub fn describe_speedup(s: f64) -> String {
+pub(crate) fn describe_speedup(s: f64) -> String {
     if !s.is_finite() || s <= 0.0 {
         return "not comparable".into();
     }
@@ -62,7 +62,7 @@ pub fn describe_speedup(s: f64) -> String {
 
 /// cpuidle's `driver / governor`, `?` for the one not known; empty when
 /// neither is.
-pub fn idle_text(idle: &IdleStates) -> String {
+pub(crate) fn idle_text(idle: &IdleStates) -> String {
     if !idle.known() {
         return String::new();
     }
@@ -75,7 +75,7 @@ pub fn idle_text(idle: &IdleStates) -> String {
 
 /// Where a one-run side's between-run spread came from ("from worker
 /// processes, 4.5 % added beyond them"); None when runs measured it.
-pub fn spread_text(s: RunSpread) -> Option<String> {
+pub(crate) fn spread_text(s: RunSpread) -> Option<String> {
     match s {
         RunSpread::Measured => None,
         RunSpread::Workers { residual } => Some(format!(
@@ -89,13 +89,13 @@ pub fn spread_text(s: RunSpread) -> Option<String> {
 }
 
 /// The first side's [`spread_text`] that has one, of a pair (base, other).
-pub fn pair_spread_text((base, other): (RunSpread, RunSpread)) -> Option<String> {
+pub(crate) fn pair_spread_text((base, other): (RunSpread, RunSpread)) -> Option<String> {
     spread_text(base).or_else(|| spread_text(other))
 }
 
 /// How the samples were nested: "3 vs 3 runs", or "1 vs 1 run (12 vs 12
 /// rounds; between-run spread from worker processes)".
-pub fn basis_text(b: &Basis) -> String {
+pub(crate) fn basis_text(b: &Basis) -> String {
     let (x, y) = b.runs;
     if b.run_spread.0.is_paired() {
         let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
@@ -120,7 +120,7 @@ pub fn basis_text(b: &Basis) -> String {
 }
 
 /// "case" or "cases" after a count.
-pub fn cases_word(n: usize) -> &'static str {
+pub(crate) fn cases_word(n: usize) -> &'static str {
     if n == 1 {
         "case"
     } else {

@@ -86,11 +86,11 @@ pub const ALL: [&str; 21] = [
 ];
 
 /// The family of a bench id: `os` of `os.syscall`.
-pub fn family(id: &str) -> &str {
+pub(crate) fn family(id: &str) -> &str {
     id.split_once('.').map_or(id, |(f, _)| f)
 }
 
 /// A bench's name within its family: `syscall` of `os.syscall`.
-pub fn name(id: &str) -> &str {
+pub(crate) fn name(id: &str) -> &str {
     id.split_once('.').map_or(id, |(_, n)| n)
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub mod ids;
+pub mod params;
 pub mod validate;
 
 /// Version of this schema; written first, and newer files are refused.
@@ -139,7 +140,7 @@ pub struct Telemetry {
 
 impl Telemetry {
     /// The repetitions its longest record covers.
-    pub fn longest(&self) -> usize {
+    pub(crate) fn longest(&self) -> usize {
         [
             self.steal_share.len(),
             self.iowait_share.len(),
@@ -392,7 +393,7 @@ pub enum AssumptionKind {
 
 impl AssumptionKind {
     /// The assumption in a few words, for "not comparable: ..." lines.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             AssumptionKind::ColdRead => "the cold read was not cold",
             AssumptionKind::DirectIo => "O_DIRECT was not honoured",
@@ -405,13 +406,13 @@ impl AssumptionKind {
 
 impl Assumption {
     /// Whether this failed assumption voids `metric`.
-    pub fn voids(&self, metric: &str) -> bool {
+    pub(crate) fn voids(&self, metric: &str) -> bool {
         !self.held && (self.metrics.is_empty() || self.metrics.iter().any(|m| m == metric))
     }
 
     /// Folds a later round's check of the same kind into this one: it holds
     /// only if it held in both; the evidence of a failure wins.
-    pub fn merge(&mut self, later: Assumption) {
+    pub(crate) fn merge(&mut self, later: Assumption) {
         if self.held && !later.held {
             *self = later;
         } else if self.held == later.held && later.held {
@@ -421,7 +422,7 @@ impl Assumption {
 }
 
 /// Merges `new` assumptions into `all`, one entry per kind.
-pub fn merge_assumptions(all: &mut Vec<Assumption>, new: Vec<Assumption>) {
+pub(crate) fn merge_assumptions(all: &mut Vec<Assumption>, new: Vec<Assumption>) {
     for a in new {
         match all.iter_mut().find(|b| b.kind == a.kind) {
             Some(b) => b.merge(a),
@@ -503,7 +504,7 @@ impl ResultFile {
     /// before running, then more case rounds before fewer. A store keeps
     /// the state that got further: a `running` copy pushed after the
     /// complete file never replaces it.
-    pub fn progress(&self) -> (bool, usize) {
+    pub(crate) fn progress(&self) -> (bool, usize) {
         let rounds: usize = self.cases.iter().map(|c| c.rounds.len().max(1)).sum();
         (self.status != RunStatus::Running, rounds)
     }
@@ -513,7 +514,7 @@ impl CaseResult {
     /// The samples of `metric` split by round, in round order (one round
     /// for version 1 files). None when the case has no such metric, or
     /// none of its values could be read.
-    pub fn samples_by_round(&self, metric: &str) -> Option<Vec<Vec<f64>>> {
+    pub(crate) fn samples_by_round(&self, metric: &str) -> Option<Vec<Vec<f64>>> {
         Some(
             self.samples_by_round_number(metric)?
                 .into_values()
@@ -523,7 +524,7 @@ impl CaseResult {
 
     /// [`CaseResult::samples_by_round`] by round number (round 0 alone for
     /// version 1 files): how an interleaved run's files pair their rounds.
-    pub fn samples_by_round_number(&self, metric: &str) -> Option<BTreeMap<u32, Vec<f64>>> {
+    pub(crate) fn samples_by_round_number(&self, metric: &str) -> Option<BTreeMap<u32, Vec<f64>>> {
         let m = self.metrics.iter().find(|m| m.name == metric)?;
         if m.samples.is_empty() {
             return None; // unknown here (a failed assumption says why)
@@ -542,7 +543,7 @@ impl CaseResult {
 /// A case's key, `os.syscall[call=getppid]`: the bench id and the
 /// parameters in order. Unique within a run, stable across runs: it is how
 /// `compare` matches cases.
-pub fn case_key(bench: &str, params: &BTreeMap<String, Value>) -> String {
+pub(crate) fn case_key(bench: &str, params: &BTreeMap<String, Value>) -> String {
     if params.is_empty() {
         return bench.to_string();
     }
@@ -563,7 +564,7 @@ pub fn param_text(v: &Value) -> String {
 }
 
 /// Builds the metric results of a case from raw samples, summarising each.
-pub fn metric_results(
+pub(crate) fn metric_results(
     specs: &[crate::units::MetricSpec],
     samples: Vec<Vec<f64>>,
     seed: u64,

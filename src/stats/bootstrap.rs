@@ -25,7 +25,7 @@ pub const CONFIDENCE: f64 = 0.95;
 /// median lies between the extremes of the data.
 /// Cost: O(resamples · n log n).
 /// `xs` must be non-empty and free of NaN (see [`super::Sample`]).
-pub fn median_ci(xs: &[f64], seed: u64, resamples: usize) -> (f64, f64) {
+pub(crate) fn median_ci(xs: &[f64], seed: u64, resamples: usize) -> (f64, f64) {
     let n = xs.len();
     if n > EXACT_ABOVE {
         return median_ci_exact(xs);

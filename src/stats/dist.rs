@@ -11,7 +11,7 @@ use super::hypothesis::erfc;
 const NORMAL_DF: f64 = 1e4;
 
 /// Standard normal CDF.
-pub fn normal_cdf(x: f64) -> f64 {
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
 }
 
@@ -97,7 +97,7 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 
 /// CDF of Student's t with `df` degrees of freedom (df > 0; ∞ or very
 /// large is the normal).
-pub fn t_cdf(x: f64, df: f64) -> f64 {
+pub(crate) fn t_cdf(x: f64, df: f64) -> f64 {
     if df.is_nan() || df >= NORMAL_DF {
         return normal_cdf(x);
     }
@@ -114,7 +114,7 @@ pub fn t_cdf(x: f64, df: f64) -> f64 {
 
 /// The `p`-quantile of Student's t with `df` degrees of freedom (0 < p < 1),
 /// by bisection to 1e-10.
-pub fn t_quantile(p: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     if p == 0.5 {
         return 0.0;
     }
@@ -141,7 +141,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 
 /// CDF of the F distribution with (`d1`, `d2`) degrees of freedom at
 /// `x` ≥ 0: I_{d1·x/(d1·x + d2)}(d1/2, d2/2).
-pub fn f_cdf(x: f64, d1: f64, d2: f64) -> f64 {
+pub(crate) fn f_cdf(x: f64, d1: f64, d2: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }
@@ -153,7 +153,7 @@ pub fn f_cdf(x: f64, d1: f64, d2: f64) -> f64 {
 
 /// The `p`-quantile of the F distribution with (`d1`, `d2`) degrees of
 /// freedom (0 < p < 1), by bisection.
-pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
+pub(crate) fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 1.0);
     while f_cdf(hi, d1, d2) < p && hi < 1e12 {
         hi *= 2.0;
@@ -173,7 +173,7 @@ pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
 }
 
 /// The `p`-quantile of the standard normal.
-pub fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     t_quantile(p, f64::INFINITY)
 }
 

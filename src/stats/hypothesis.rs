@@ -5,7 +5,7 @@
 
 /// Complementary error function, fractional error below 1.2e-7
 /// (Chebyshev fit; Press et al., Numerical Recipes, 2nd ed., §6.2).
-pub fn erfc(x: f64) -> f64 {
+pub(crate) fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
     let poly = -z * z - 1.265_512_23
@@ -26,7 +26,7 @@ pub fn erfc(x: f64) -> f64 {
 
 /// Benjamini-Hochberg adjusted p-values (same order as `p`): reject where
 /// the adjusted value is below the target false discovery rate.
-pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+pub(crate) fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     let m = p.len();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));

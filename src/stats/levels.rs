@@ -125,7 +125,7 @@ pub enum RunSpread {
 
 impl RunSpread {
     /// Whether the sides were compared round by round ([`RunSpread::Paired`]).
-    pub fn is_paired(self) -> bool {
+    pub(crate) fn is_paired(self) -> bool {
         self == RunSpread::Paired
     }
 
@@ -168,7 +168,7 @@ impl Levels {
     /// Takes raw values (all finite and > 0) and logs them; empty rounds and
     /// runs are dropped. None when nothing is left or a value cannot be
     /// logged (zero, negative, not finite).
-    pub fn from_raw(runs: &[Vec<Vec<f64>>]) -> Option<Levels> {
+    pub(crate) fn from_raw(runs: &[Vec<Vec<f64>>]) -> Option<Levels> {
         let mut out = Vec::new();
         for run in runs {
             let mut rounds = Vec::new();
@@ -186,23 +186,23 @@ impl Levels {
     }
 
     /// Number of runs.
-    pub fn runs(&self) -> usize {
+    pub(crate) fn runs(&self) -> usize {
         self.runs.len()
     }
 
     /// Rounds per run (mean, for the cookbook).
-    pub fn rounds_per_run(&self) -> f64 {
+    pub(crate) fn rounds_per_run(&self) -> f64 {
         self.runs.iter().map(Vec::len).sum::<usize>() as f64 / self.runs.len() as f64
     }
 
     /// Repetitions per round (mean).
-    pub fn reps_per_round(&self) -> f64 {
+    pub(crate) fn reps_per_round(&self) -> f64 {
         let rounds: Vec<&Vec<f64>> = self.runs.iter().flatten().collect();
         rounds.iter().map(|r| r.len()).sum::<usize>() as f64 / rounds.len() as f64
     }
 
     /// The first level with two or more units.
-    pub fn top(&self) -> Level {
+    pub(crate) fn top(&self) -> Level {
         match (self.runs.len(), self.runs[0].len(), self.runs[0][0].len()) {
             (r, _, _) if r >= 2 => Level::Runs,
             (_, r, _) if r >= 2 => Level::Rounds,
@@ -212,7 +212,7 @@ impl Levels {
     }
 
     /// The top level's units as values (each unit's nested estimate).
-    pub fn top_units(&self) -> Vec<f64> {
+    pub(crate) fn top_units(&self) -> Vec<f64> {
         match self.top() {
             Level::Runs => self.runs.iter().map(|r| run_estimate(r)).collect(),
             Level::Rounds => self.runs[0].iter().map(|r| median(r)).collect(),
@@ -221,7 +221,7 @@ impl Levels {
     }
 
     /// The side's estimate of ln(value).
-    pub fn estimate(&self) -> f64 {
+    pub(crate) fn estimate(&self) -> f64 {
         mean_of(self.runs.iter().map(|r| run_estimate(r)))
     }
 
@@ -251,7 +251,7 @@ impl Levels {
     /// explain (an F test at [`POOL_TEST_LEVEL`]), the runs and the rounds
     /// within them pooled, with both levels' degrees of freedom. (0, ∞)
     /// for a single value.
-    pub fn estimate_variance(&self) -> (f64, f64) {
+    pub(crate) fn estimate_variance(&self) -> (f64, f64) {
         let units = self.top_units();
         let n = units.len() as f64;
         let top = variance(&units).map_or((0.0, f64::INFINITY), |v| (v / n, n - 1.0));
@@ -306,7 +306,7 @@ impl Levels {
     /// Variance of ln(value) at each level, by the method of moments
     /// (each level's spread less what the level below explains); None
     /// where a level has fewer than two units anywhere.
-    pub fn components(&self) -> Components {
+    pub(crate) fn components(&self) -> Components {
         let rounds: Vec<&Vec<f64>> = self.runs.iter().flatten().collect();
         let reps = pooled(rounds.iter().map(|r| r.as_slice()));
         let k = self.reps_per_round();
@@ -352,7 +352,7 @@ pub struct LogRatio {
 
 impl LogRatio {
     /// Whether a side got the assumed between-run spread.
-    pub fn assumed_run_spread(&self) -> bool {
+    pub(crate) fn assumed_run_spread(&self) -> bool {
         matches!(self.spread.0, RunSpread::Assumed { .. })
             || matches!(self.spread.1, RunSpread::Assumed { .. })
     }
@@ -361,7 +361,7 @@ impl LogRatio {
 impl LogRatio {
     /// The interval of the log-ratio at `confidence` (e.g. 0.95): the
     /// bootstrap half-widths scaled by t(df) / z.
-    pub fn interval(&self, confidence: f64) -> (f64, f64) {
+    pub(crate) fn interval(&self, confidence: f64) -> (f64, f64) {
         let f = t_quantile(0.5 + confidence / 2.0, self.df) / normal_quantile(0.975);
         (
             self.point - self.low_dev * f,
@@ -372,7 +372,7 @@ impl LogRatio {
     /// Two-sided p-value of "the log-ratio lies within [down, up]" (a
     /// minimum-effect test): below α exactly when the (1 − α) interval lies
     /// wholly above `up` or wholly below `down`.
-    pub fn p_beyond(&self, down: f64, up: f64) -> f64 {
+    pub(crate) fn p_beyond(&self, down: f64, up: f64) -> f64 {
         let z = normal_quantile(0.975);
         let one_sided = |excess: f64, dev: f64| {
             if excess <= 0.0 {
@@ -394,7 +394,7 @@ impl LogRatio {
 /// ([`Levels::estimate_variance`]); a side with one run gets the variance
 /// its [`RunSpread`] adds (as a normal draw per replicate); the degrees of
 /// freedom follow Welch–Satterthwaite over all of them.
-pub fn log_ratio(
+pub(crate) fn log_ratio(
     base: (&Levels, RunSpread),
     other: (&Levels, RunSpread),
     seed: u64,

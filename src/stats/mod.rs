@@ -53,7 +53,7 @@ impl Sample {
     }
 
     /// The values, in measurement order.
-    pub fn values(&self) -> &[f64] {
+    pub(crate) fn values(&self) -> &[f64] {
         &self.0
     }
 }
@@ -91,7 +91,7 @@ pub struct Summary {
 impl Summary {
     /// Half the width of the median's interval relative to the median; ∞ when
     /// the median is 0. The runner stops repeating once this is small enough.
-    pub fn median_ci_relative_halfwidth(&self) -> f64 {
+    pub(crate) fn median_ci_relative_halfwidth(&self) -> f64 {
         if self.median == 0.0 {
             return f64::INFINITY;
         }
@@ -102,7 +102,7 @@ impl Summary {
 /// The summary of `samples`, or None where [`Sample::new`] refuses them
 /// (fewer than two values, a NaN): what a result file stores beside its
 /// raw samples.
-pub fn summary_of(samples: &[f64], seed: u64) -> Option<Summary> {
+pub(crate) fn summary_of(samples: &[f64], seed: u64) -> Option<Summary> {
     Sample::new(samples.to_vec())
         .ok()
         .map(|s| summarize(&s, seed))
@@ -110,7 +110,7 @@ pub fn summary_of(samples: &[f64], seed: u64) -> Option<Summary> {
 
 /// Summarises a sample; `seed` fixes the bootstrap so the result reproduces.
 /// Cost: dominated by the bootstrap, O(2000 · n log n).
-pub fn summarize(sample: &Sample, seed: u64) -> Summary {
+pub(crate) fn summarize(sample: &Sample, seed: u64) -> Summary {
     let xs = sample.values();
     let n = xs.len();
     let mut sorted = xs.to_vec();
@@ -156,7 +156,7 @@ pub fn summarize(sample: &Sample, seed: u64) -> Summary {
 }
 
 /// Median of an ascending, non-empty slice.
-pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]
@@ -167,7 +167,7 @@ pub fn median_of_sorted(sorted: &[f64]) -> f64 {
 
 /// The `q`-quantile (0 ≤ q ≤ 1) of an ascending, non-empty slice, linear
 /// interpolation between closest ranks (Hyndman & Fan type 7, numpy's default).
-pub fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile_of_sorted(sorted: &[f64], q: f64) -> f64 {
     let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;

@@ -21,7 +21,7 @@ const MEAN_AD_NORMAL_CONSISTENCY: f64 = 1.253314;
 /// Indices of the samples whose modified z-score exceeds
 /// [`MODIFIED_Z_THRESHOLD`]. `median` and `mad` must be those of `xs`.
 /// Returns no index when every sample is equal.
-pub fn flag_outliers(xs: &[f64], median: f64, mad: f64) -> Vec<usize> {
+pub(crate) fn flag_outliers(xs: &[f64], median: f64, mad: f64) -> Vec<usize> {
     let scale = if mad > 0.0 {
         mad / MAD_NORMAL_CONSISTENCY
     } else {

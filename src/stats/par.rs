@@ -10,7 +10,7 @@ pub const MAX_THREADS: usize = 8;
 /// them. Item i goes to thread i mod n, so items of uneven cost spread
 /// evenly; where a thread cannot be started its share runs on the
 /// calling thread.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_THREADS)

@@ -9,7 +9,7 @@
 /// count most; where they differ by nature the weights even out towards
 /// the plain mean and the error widens with them. None without estimates
 /// or with a variance that is not positive and finite.
-pub fn random_effects(estimates: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+pub(crate) fn random_effects(estimates: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     if estimates.is_empty()
         || estimates
             .iter()

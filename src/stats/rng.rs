@@ -21,7 +21,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -31,7 +31,7 @@ impl Rng {
 
     /// A uniform integer in `0..bound` (`bound` > 0), without modulo bias
     /// (Lemire's multiply-shift with rejection).
-    pub fn below(&mut self, bound: usize) -> usize {
+    pub(crate) fn below(&mut self, bound: usize) -> usize {
         assert!(bound > 0, "invariant: Rng::below needs a positive bound");
         let bound = bound as u64;
         let threshold = bound.wrapping_neg() % bound;
@@ -44,7 +44,7 @@ impl Rng {
     }
 
     /// A uniform float in `[0, 1)` with 53 random bits.
-    pub fn unit_f64(&mut self) -> f64 {
+    pub(crate) fn unit_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
@@ -55,7 +55,7 @@ pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 /// FNV-1a (Fowler, Noll, Vo) of `bytes`, continuing from `hash`
 /// ([`FNV_OFFSET`] to start): a stable 64-bit digest for run ids and for
 /// seeds that must not depend on the order of comparisons.
-pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(hash, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

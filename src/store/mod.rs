@@ -9,7 +9,10 @@ use crate::results::{ResultFile, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+pub mod figures;
+mod writable;
 mod write;
+pub use writable::why_not_writable;
 pub use write::{
     mark_interrupted_holding_lock, output_path, random_tag, renameat2, resolved, same_file, save,
     save_new, write_document,
@@ -102,7 +105,7 @@ impl StoreError {
     /// Whether the error is about the path the user gave (missing directory,
     /// no permission, not a regular file) rather than a failure while
     /// writing (disk full, I/O error).
-    pub fn is_bad_path(&self) -> bool {
+    pub(crate) fn is_bad_path(&self) -> bool {
         use std::io::ErrorKind as K;
         match self {
             StoreError::NotRegular { .. } | StoreError::Taken { .. } => true,
@@ -171,7 +174,7 @@ pub fn load(path: &Path) -> Result<ResultFile, StoreError> {
 /// mark, or UTF-16 (PowerShell's `>` and `Out-File` write UTF-16 LE with a
 /// mark; without one, NUL in every other byte of the start gives it away).
 /// None for bytes that are neither.
-pub fn decode_text(bytes: &[u8]) -> Option<String> {
+pub(crate) fn decode_text(bytes: &[u8]) -> Option<String> {
     let utf16 = |b: &[u8], little: bool| -> Option<String> {
         let units = b.chunks_exact(2).map(|c| {
             if little {

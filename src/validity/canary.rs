@@ -51,7 +51,7 @@ const MEM_PASSES: usize = 3;
 
 /// Measures the canary if none was measured yet or the last one is at
 /// least [`CANARY_INTERVAL_SECS`] old, appending to `file.canary`.
-pub fn between_cases(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
+pub(crate) fn between_cases(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
     let now = clock.now().saturating_sub(run_start).as_secs_f64();
     let last = file
         .canary
@@ -64,7 +64,7 @@ pub fn between_cases(clock: &Clock, run_start: Duration, file: &mut ResultFile) 
 
 /// Measures the canary now (at the end of the run, so the last cases are
 /// bracketed too), appending to `file.canary`.
-pub fn measure(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
+pub(crate) fn measure(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
     // under the fake clock the readings are synthetic anyway: keep tests instant
     let scale = if clock.is_fake() { 64 } else { 1 };
     let cpu = cpu_mops(clock, CPU_CHUNK_ITERS / scale);
@@ -163,7 +163,7 @@ fn mem_mbs(clock: &Clock, bytes: usize) -> Option<f64> {
 /// without telling noise from signal. Re-judged, those six quick runs and
 /// three standard ones have 93 of 260 and 54 of 216 case runs flagged by
 /// either side, 5 and 6 by both.
-pub fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
+pub(crate) fn judge(rep_times_secs: &[f64], canary: &Canary) -> Option<Suspect> {
     let n = canary.times_secs.len();
     if n < CANARY_MIN_READINGS || rep_times_secs.is_empty() {
         return None;

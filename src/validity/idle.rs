@@ -46,7 +46,7 @@ pub enum Decision {
 /// The idle decision for a sample in which other processes used
 /// `busy_cpus` CPUs, after `waited` of the allowed `wait` (zero without
 /// `--wait-idle`).
-pub fn decide(busy_cpus: f64, waited: Duration, wait: Duration, require: bool) -> Decision {
+pub(crate) fn decide(busy_cpus: f64, waited: Duration, wait: Duration, require: bool) -> Decision {
     if busy_cpus <= IDLE_BUSY_CPUS {
         Decision::Idle
     } else if waited < wait {
@@ -62,7 +62,7 @@ pub fn decide(busy_cpus: f64, waited: Duration, wait: Duration, require: bool) -
 /// busy ticks (user, nice, system, irq, softirq) minus envbench's own
 /// (`own_ticks`), over all ticks, times the CPUs counted. None when no
 /// time passed.
-pub fn others_busy_cpus(
+pub(crate) fn others_busy_cpus(
     before: &CpuTimes,
     after: &CpuTimes,
     own_ticks: f64,
@@ -74,7 +74,7 @@ pub fn others_busy_cpus(
 }
 
 /// CPUs listed in `/proc/stat` (`cpu0`, `cpu1` ...).
-pub fn count_cpus(proc_stat: &str) -> usize {
+pub(crate) fn count_cpus(proc_stat: &str) -> usize {
     proc_stat
         .lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
@@ -113,7 +113,7 @@ fn own_cpu_secs() -> f64 {
 ///
 /// # Errors
 /// [`NotIdle`] when the machine stayed busy under `--require-idle`.
-pub fn at_start(
+pub(crate) fn at_start(
     config: &RunConfig,
     fp: &Fingerprint,
     quiet: bool,
@@ -145,7 +145,7 @@ pub fn at_start(
 ///
 /// # Errors
 /// [`NotIdle`] when the machine stayed busy under `--require-idle`.
-pub fn before_run(config: &RunConfig, quiet: bool) -> Result<Vec<Anomaly>, NotIdle> {
+pub(crate) fn before_run(config: &RunConfig, quiet: bool) -> Result<Vec<Anomaly>, NotIdle> {
     let window = if config.fake_clock || cfg!(test) {
         FAST_IDLE_WINDOW
     } else {

@@ -30,7 +30,7 @@ pub const TREND_MIN_CHANGE: f64 = 0.05;
 const MEDIAN_SE_FACTOR: f64 = 1.253_314;
 
 /// Whether a flag named `kind` is shown (see [`SuspectKind::shown`]).
-pub fn is_shown(kind: &str) -> bool {
+pub(crate) fn is_shown(kind: &str) -> bool {
     SuspectKind::from_name(kind).is_some_and(SuspectKind::shown)
 }
 
@@ -66,7 +66,7 @@ pub fn assess(file: &mut ResultFile) {
 }
 
 /// Every rule that fires for one ok case.
-pub fn case_flags(
+pub(crate) fn case_flags(
     case: &CaseResult,
     cpus: usize,
     reps_max: usize,
@@ -200,7 +200,7 @@ pub struct Trend {
 /// trend, not one unlucky round). Works on logarithms, so rates and times
 /// behave alike. None when it does not fire or cannot tell (fewer than
 /// two rounds, too few repetitions inside rounds, values not above 0).
-pub fn trend(rounds: &[Vec<f64>]) -> Option<Trend> {
+pub(crate) fn trend(rounds: &[Vec<f64>]) -> Option<Trend> {
     let logs: Vec<Vec<f64>> = rounds
         .iter()
         .filter(|r| !r.is_empty())
@@ -248,10 +248,10 @@ mod tests {
             assert_eq!(SuspectKind::from_name(k.name()), Some(k));
         }
         assert_eq!(SuspectKind::from_name("governor"), None);
-        assert_eq!(SuspectKind::Steal.words(), "steal time above 5 %");
-        assert!(SuspectKind::Frequency.words().ends_with("more than 10 %"));
-        assert_eq!(SuspectKind::Load.measure(1.25), "1.2 per CPU");
-        assert_eq!(SuspectKind::Trend.measure(-0.07), "-7 %");
+        use super::super::suspect_kind::FlagKind;
+        assert_eq!(FlagKind::of("steal"), FlagKind::Known(SuspectKind::Steal));
+        assert_eq!(FlagKind::of("governor"), FlagKind::Named("governor".into()));
+        assert_eq!(FlagKind::of("governor").to_string(), "governor");
     }
     use crate::stats::rng::Rng;
 

@@ -47,7 +47,7 @@ impl SuspectKind {
     ];
 
     /// The name the result file keeps (`steal`, `high_cv` ...).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SuspectKind::Steal => "steal",
             SuspectKind::Frequency => "frequency",
@@ -59,33 +59,8 @@ impl SuspectKind {
     }
 
     /// The kind a result file names, if envbench knows it.
-    pub fn from_name(name: &str) -> Option<SuspectKind> {
+    pub(crate) fn from_name(name: &str) -> Option<SuspectKind> {
         SuspectKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// The kind in a few words, with its threshold.
-    pub fn words(self) -> String {
-        match self {
-            SuspectKind::Steal => format!("steal time above {:.0} %", STEAL_SUSPECT_SHARE * 100.0),
-            SuspectKind::Frequency => format!(
-                "the CPU frequency moving more than {:.0} %",
-                FREQ_CHANGE_SUSPECT * 100.0
-            ),
-            SuspectKind::Load => "other tasks on its CPUs".into(),
-            SuspectKind::HighCv => "a spread that never settled".into(),
-            SuspectKind::Trend => "a drift across rounds".into(),
-            SuspectKind::Canary => "the canary off around a repetition".into(),
-        }
-    }
-
-    /// How a flag's measure reads (`31 %`, `1.2 per CPU`, `CV 18 %`).
-    pub fn measure(self, v: f64) -> String {
-        match self {
-            SuspectKind::Steal | SuspectKind::Frequency => format!("{:.0} %", v * 100.0),
-            SuspectKind::Load => format!("{v:.1} per CPU"),
-            SuspectKind::HighCv => format!("CV {:.0} %", v * 100.0),
-            SuspectKind::Trend | SuspectKind::Canary => format!("{:+.0} %", v * 100.0),
-        }
     }
 
     /// Whether flags of this kind are shown as "suspect": only a kind measured
@@ -107,7 +82,40 @@ impl SuspectKind {
     /// case's estimate is a median over many rounds, so a disturbance that
     /// hits some of them does not move it: the noisy runs' A/A half-width was
     /// ±15.9 % against ±16.2 % for the quiet ones.
-    pub fn shown(self) -> bool {
+    pub(crate) fn shown(self) -> bool {
         false
+    }
+}
+
+/// A suspect flag's kind as a result file names it: one envbench knows
+/// (whose words the report has), or another name (a run's `governor` or
+/// `not_idle`, a newer version's kind), kept as written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FlagKind {
+    /// A kind of case flag envbench knows.
+    Known(SuspectKind),
+    /// Any other name.
+    Named(String),
+}
+
+impl FlagKind {
+    /// The kind named `name`.
+    pub(crate) fn of(name: &str) -> FlagKind {
+        SuspectKind::from_name(name)
+            .map_or_else(|| FlagKind::Named(name.to_string()), FlagKind::Known)
+    }
+
+    /// Its name in the result file.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            FlagKind::Known(k) => k.name(),
+            FlagKind::Named(n) => n,
+        }
+    }
+}
+
+impl std::fmt::Display for FlagKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

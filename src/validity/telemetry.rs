@@ -31,18 +31,18 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     /// Every tick counted.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.user + self.system + self.idle + self.iowait + self.steal
     }
 
     /// Ticks spent running tasks (user, system, interrupts).
-    pub fn busy(&self) -> u64 {
+    pub(crate) fn busy(&self) -> u64 {
         self.user + self.system
     }
 
     /// `self - earlier`, column by column (a counter that went backwards,
     /// as after a CPU went offline, counts as 0).
-    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+    pub(crate) fn since(&self, earlier: &CpuTimes) -> CpuTimes {
         CpuTimes {
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
@@ -56,7 +56,7 @@ impl CpuTimes {
 /// The aggregate `cpu` line of `/proc/stat`:
 /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`.
 /// Returns None when the line is missing or has fewer than four columns.
-pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
+pub(crate) fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
     let cols: Vec<u64> = line
         .split_whitespace()
@@ -78,7 +78,7 @@ pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
 
 /// `/proc/loadavg` (`0.52 0.58 0.59 2/345 12345`): the 1-minute load and
 /// the number of runnable tasks (the reader included).
-pub fn parse_loadavg(text: &str) -> Option<(f64, u32)> {
+pub(crate) fn parse_loadavg(text: &str) -> Option<(f64, u32)> {
     let mut f = text.split_whitespace();
     let load: f64 = f.next()?.parse().ok()?;
     let running: u32 = f.nth(2)?.split('/').next()?.parse().ok()?;
@@ -86,7 +86,7 @@ pub fn parse_loadavg(text: &str) -> Option<(f64, u32)> {
 }
 
 /// `Dirty:` and `Writeback:` of `/proc/meminfo`, KiB.
-pub fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
+pub(crate) fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
     let kib = |key: &str| {
         text.lines()
             .find_map(|l| crate::probe::memory::kib_line_bytes(l, key))
@@ -96,7 +96,7 @@ pub fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
 }
 
 /// cpufreq's `scaling_cur_freq` (kHz) as MHz.
-pub fn parse_cur_freq_mhz(text: &str) -> Option<f64> {
+pub(crate) fn parse_cur_freq_mhz(text: &str) -> Option<f64> {
     text.trim()
         .parse::<f64>()
         .ok()
@@ -152,7 +152,7 @@ impl Sampler {
     }
 
     /// Reads the machine's state now.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let read = |p: &str| std::fs::read_to_string(p).ok();
         let freqs: Vec<f64> = self
             .freq_files
@@ -205,7 +205,7 @@ fn round_share(x: f64) -> f64 {
 
 /// Appends one repetition, measured between `before` and `after`, to `t`.
 /// Every array gets exactly one entry, so they stay parallel to the samples.
-pub fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
+pub(crate) fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
     let cpu = match (before.cpu, after.cpu) {
         (Some(b), Some(a)) => Some(a.since(&b)),
         _ => None,
@@ -234,7 +234,7 @@ pub fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
 /// Appends the repetitions of a later round; arrays that a stored file
 /// left empty (unknown) are padded with unknowns first, so every array
 /// stays parallel to the samples.
-pub fn extend(all: &mut Option<Telemetry>, reps_before: usize, more: Telemetry) {
+pub(crate) fn extend(all: &mut Option<Telemetry>, reps_before: usize, more: Telemetry) {
     let t = all.get_or_insert_with(Telemetry::default);
     fn join<T>(a: &mut Vec<Option<T>>, n: usize, b: Vec<Option<T>>) {
         a.resize_with(n, || None);

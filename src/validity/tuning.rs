@@ -20,7 +20,7 @@ pub struct Advice {
 }
 
 /// `SwapTotal` and `SwapFree` of `/proc/meminfo`, KiB.
-pub fn parse_swap_kib(meminfo: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_swap_kib(meminfo: &str) -> Option<(u64, u64)> {
     let m = crate::probe::memory::parse_meminfo(meminfo);
     Some((m.swap_total_bytes? >> 10, m.swap_free_bytes? >> 10))
 }
@@ -181,7 +181,7 @@ fn thp(roots: &Roots) -> Advice {
 }
 
 /// Every setting, in the order a user would go through them.
-pub fn advise(roots: &Roots, cpus: usize) -> Vec<Advice> {
+pub(crate) fn advise(roots: &Roots, cpus: usize) -> Vec<Advice> {
     vec![
         governor(roots),
         boost(roots),
@@ -193,7 +193,7 @@ pub fn advise(roots: &Roots, cpus: usize) -> Vec<Advice> {
 }
 
 /// The advice as text: one block per setting, `ok` or `consider`.
-pub fn render(advice: &[Advice]) -> String {
+pub(crate) fn render(advice: &[Advice]) -> String {
     let mut s = String::from(
         "What would make measurements steadier on this machine (nothing is changed):\n",
     );

@@ -22,7 +22,7 @@ const STR_1: &[u8; 30] = b"DHRYSTONE PROGRAM, 1'ST STRING";
 const STR_2: &[u8; 30] = b"DHRYSTONE PROGRAM, 2'ND STRING";
 
 /// Integer, string, branch and array work, `loops` times; the checksum.
-pub fn int_loops(loops: u64) -> u64 {
+pub(crate) fn int_loops(loops: u64) -> u64 {
     let mut sum: u64 = 0;
     let mut buf = [0u8; 30];
     let mut arr1 = [0i64; 50];
@@ -62,7 +62,7 @@ pub fn int_loops(loops: u64) -> u64 {
 
 /// Whetstone's modules 1 (simple identifiers), 7 (trigonometry) and 11
 /// (standard functions), `loops` times; the checksum.
-pub fn float_loops(loops: u64) -> f64 {
+pub(crate) fn float_loops(loops: u64) -> f64 {
     let t = 0.499975;
     let t1 = 0.50025;
     let t2 = 2.0;

@@ -33,7 +33,7 @@ const CLASSIC_N: usize = 100;
 pub struct Lu;
 
 /// Floating-point operations HPL counts for one solve of size n.
-pub fn flops(n: usize) -> f64 {
+pub(crate) fn flops(n: usize) -> f64 {
     let n = n as f64;
     2.0 / 3.0 * n * n * n + 2.0 * n * n
 }
@@ -140,7 +140,7 @@ impl Bench for Lu {
 }
 
 /// A seeded random n×n matrix and n-vector with entries in [-0.5, 0.5).
-pub fn random_system(n: usize, seed: u64) -> (Mat<f64>, Mat<f64>) {
+pub(crate) fn random_system(n: usize, seed: u64) -> (Mat<f64>, Mat<f64>) {
     let mut rng = Rng::new(seed);
     let values: Vec<f64> = (0..n * n + n).map(|_| rng.unit_f64() - 0.5).collect();
     let a = Mat::from_fn(n, n, |i, j| values[j * n + i]);
@@ -236,7 +236,7 @@ impl LuTrial {
     }
 
     /// HPL's scaled residual ‖Ax−b‖∞ / (ε·(‖A‖∞·‖x‖∞ + ‖b‖∞)·n) of the current x.
-    pub fn scaled_residual(&self) -> f64 {
+    pub(crate) fn scaled_residual(&self) -> f64 {
         let n = self.a.nrows();
         let mut r: Vec<f64> = self.b.col_as_slice(0).iter().map(|v| -v).collect();
         let x = self.x.col_as_slice(0);

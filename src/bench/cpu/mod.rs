@@ -57,7 +57,7 @@ fn flops_per_cycle(flags: &[String]) -> Option<(f64, &'static str)> {
 /// Peak double-precision GFLOPS: from cores × frequency × FLOPs per cycle when
 /// the fingerprint knows them, otherwise the best cpu.lu GFLOPS of the run.
 /// The note says which.
-pub fn peak_gflops(fp: &Fingerprint, cases: &[CaseResult]) -> Option<Derived> {
+pub(crate) fn peak_gflops(fp: &Fingerprint, cases: &[CaseResult]) -> Option<Derived> {
     let cpu = &fp.cpu;
     let cores = [
         cpu.cores,

@@ -63,7 +63,7 @@ fn rem_u64(a: u64, b: u64) -> u64 {
 /// division by 2 is a parity test, divisors convert to double with a signed
 /// conversion (exact: they are far below 2^63), and other remainders use a
 /// full-width `div` ([`rem_u64`]).
-pub fn count_primes(max_prime: u64) -> u64 {
+pub(crate) fn count_primes(max_prime: u64) -> u64 {
     let as_f64 = |v: u64| v as i64 as f64;
     let mut n = 0;
     for c in 3..max_prime {

@@ -23,6 +23,7 @@ use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Ta
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::{key, IoOp};
 use crate::results::{Assumption, AssumptionKind};
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
@@ -34,17 +35,17 @@ use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
 /// The transfers, with their block sizes.
-const OPS: [(&str, u64); 5] = [
-    ("write_fdatasync", 64 << 10),
-    ("write_buffered", 1 << 20),
-    ("write_direct", 1 << 20),
-    ("read_warm", 1 << 20),
-    ("read_cold", 1 << 20),
+const OPS: [(IoOp, u64); 5] = [
+    (IoOp::WriteFdatasync, 64 << 10),
+    (IoOp::WriteBuffered, 1 << 20),
+    (IoOp::WriteDirect, 1 << 20),
+    (IoOp::ReadWarm, 1 << 20),
+    (IoOp::ReadCold, 1 << 20),
 ];
 
 /// The file of a suite: the seeds' 1 GiB in full, less where one
 /// repetition must stay short.
-pub fn suite_file_size(suite: Suite) -> u64 {
+pub(crate) fn suite_file_size(suite: Suite) -> u64 {
     match suite {
         Suite::Quick => 16 << 20,
         Suite::Standard => 512 << 20,
@@ -81,8 +82,8 @@ impl Bench for Dd {
                 cases.push(CaseSpec {
                     bench: self.id().into(),
                     params: BTreeMap::from([
-                        ("dir".to_string(), Value::from(dir.name.clone())),
-                        ("op".to_string(), Value::from(op)),
+                        (key::DIR.to_string(), Value::from(dir.name.clone())),
+                        (key::OP.to_string(), Value::from(op.name())),
                         ("block".to_string(), Value::from(size_label(block))),
                         ("file_size".to_string(), Value::from(size_label(size))),
                     ]),
@@ -101,7 +102,7 @@ impl Bench for Dd {
             title: "transfers by directory against the baseline",
             kind: ViewKind::Grid(Grid {
                 rows: GridRows::Param {
-                    name: "op",
+                    name: key::OP,
                     metric: Some("throughput"),
                 },
                 columns: "dir",
@@ -116,9 +117,9 @@ impl Bench for Dd {
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let op = case
             .params
-            .get("op")
+            .get(key::OP)
             .and_then(Value::as_str)
-            .and_then(|o| OPS.iter().position(|(name, _)| *name == o))
+            .and_then(|o| OPS.iter().position(|(op, _)| op.name() == o))
             .ok_or_else(|| BenchError::Failed(format!("{}: bad op", case.key())))?;
         let block = case.size("block")?;
         let size = case.size("file_size")?;
@@ -152,7 +153,7 @@ pub enum ColdMethod {
 
 impl ColdMethod {
     /// drop_caches when running as root, fadvise otherwise.
-    pub fn for_this_process() -> ColdMethod {
+    pub(crate) fn for_this_process() -> ColdMethod {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             ColdMethod::DropCaches
@@ -236,16 +237,16 @@ impl DdTrial {
             most_cached_direct: None,
         };
         match OPS[op].0 {
-            "write_fdatasync" => t
+            IoOp::WriteFdatasync => t
                 .notes
                 .push("the clock stops after fdatasync, as dd conv=fdatasync".into()),
-            "write_buffered" => t.notes.push(
+            IoOp::WriteBuffered => t.notes.push(
                 "no sync: the rate is that of the page cache taking the data, as plain dd".into(),
             ),
-            "write_direct" => t.check_direct()?,
+            IoOp::WriteDirect => t.check_direct()?,
             _ => t.write_read_file()?,
         }
-        if OPS[op].0 == "read_cold" {
+        if OPS[op].0 == IoOp::ReadCold {
             let exceeds = ctx.mem_available_bytes.map(|m| size > m);
             t.notes.push(match exceeds {
                 Some(true) => format!("the file ({}) is larger than free memory", size_text(size)),
@@ -310,7 +311,7 @@ impl DdTrial {
     fn write(&mut self, clock: &Clock) -> Result<f64, BenchError> {
         self.rep += 1;
         let path = self.target.file(&format!("dd-{}", self.rep));
-        let flags = if OPS[self.op].0 == "write_direct" {
+        let flags = if OPS[self.op].0 == IoOp::WriteDirect {
             libc::O_DIRECT
         } else {
             0
@@ -319,7 +320,7 @@ impl DdTrial {
         let t0 = clock.now();
         let n = write_blocks(&mut f, &mut self.block, self.size)
             .map_err(|e| failed("writing", &path, e))?;
-        if OPS[self.op].0 == "write_fdatasync" {
+        if OPS[self.op].0 == IoOp::WriteFdatasync {
             let before = clock.now();
             f.sync_data().map_err(|e| failed("fdatasync", &path, e))?;
             let took = clock.now().saturating_sub(before).as_secs_f64();
@@ -345,7 +346,7 @@ impl DdTrial {
             .clone()
             .expect("invariant: read cases write their file");
         let mut f = File::open(&path).map_err(|e| failed("opening", &path, e))?;
-        if OPS[self.op].0 == "read_cold" {
+        if OPS[self.op].0 == IoOp::ReadCold {
             let used = empty_cache(&f, self.cold)
                 .map_err(|e| failed("dropping the cache of", &path, e))?;
             if !self.methods_used.contains(&used) {
@@ -367,7 +368,7 @@ impl DdTrial {
             )));
         }
         let rate = mb_per_sec(n, t1.saturating_sub(t0).as_secs_f64());
-        if OPS[self.op].0 == "read_cold" {
+        if OPS[self.op].0 == IoOp::ReadCold {
             self.cold_rates.push(rate);
         }
         Ok(rate)
@@ -428,7 +429,7 @@ impl DdTrial {
 
 impl Trial for DdTrial {
     fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
-        let rate = if OPS[self.op].0.starts_with("write") {
+        let rate = if !matches!(OPS[self.op].0, IoOp::ReadWarm | IoOp::ReadCold) {
             self.write(clock)?
         } else {
             self.read(clock)?
@@ -438,7 +439,7 @@ impl Trial for DdTrial {
 
     fn details(&mut self) -> Option<Value> {
         let mut d = self.target.details();
-        if OPS[self.op].0 == "read_cold" {
+        if OPS[self.op].0 == IoOp::ReadCold {
             let used: Vec<String> = self.methods_used.iter().map(|m| format!("{m:?}")).collect();
             d["cold_methods"] = Value::from(used);
             d["most_resident_fraction"] = serde_json::json!(self.most_resident);
@@ -459,8 +460,8 @@ impl Trial for DdTrial {
 
     fn assumptions(&self) -> Vec<Assumption> {
         match OPS[self.op].0 {
-            "read_cold" => self.cold_assumption().into_iter().collect(),
-            "write_direct" => self.direct_assumption().into_iter().collect(),
+            IoOp::ReadCold => self.cold_assumption().into_iter().collect(),
+            IoOp::WriteDirect => self.direct_assumption().into_iter().collect(),
             _ => Vec::new(),
         }
     }
@@ -564,10 +565,11 @@ mod tests {
     fn every_transfer_moves_the_whole_file_and_leaves_nothing() {
         let env = TestEnv::real(0.01);
         for (op, _) in OPS {
+            let op = op.name();
             let c = case(op);
             let target = Target::open(&env.ctx(), &c, "dd-test", 1 << 20).unwrap();
             let block = Block::new(64 << 10, 5);
-            let index = OPS.iter().position(|o| o.0 == op).unwrap();
+            let index = OPS.iter().position(|o| o.0.name() == op).unwrap();
             let cold = ColdMethod::Fadvise;
             let t = DdTrial::new(target, index, block, 256 << 10, cold, &env.ctx());
             let mut t = match t {
@@ -616,7 +618,7 @@ mod tests {
         let env = TestEnv::real(0.01);
         let c = case("read_cold");
         let target = Target::open(&env.ctx(), &c, "dd-test", 1 << 20).unwrap();
-        let index = OPS.iter().position(|o| o.0 == "read_cold").unwrap();
+        let index = OPS.iter().position(|o| o.0 == IoOp::ReadCold).unwrap();
         let block = Block::new(64 << 10, 5);
         let mut t = DdTrial::new(
             target,

@@ -28,7 +28,7 @@ pub const FILES_PER_DIR: u64 = 100;
 
 /// Files per repetition: the 10 000 in standard and full, fewer in
 /// quick so that a repetition stays near 50 ms.
-pub fn suite_files(suite: Suite) -> u64 {
+pub(crate) fn suite_files(suite: Suite) -> u64 {
     match suite {
         Suite::Quick => 500,
         Suite::Standard | Suite::Full => 10_000,

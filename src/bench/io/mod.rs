@@ -19,8 +19,8 @@ pub mod seq;
 use super::{
     Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, ScratchDir,
 };
-use crate::config::FamilyOptions;
 use crate::probe::storage::DirInfo;
+use crate::results::params::{detail, key};
 use crate::units::{parse_size, size_text};
 use serde_json::{json, Value};
 use std::fs::File;
@@ -108,7 +108,7 @@ pub struct IoOptions {
 
 impl IoOptions {
     /// The sizes `plan` was given.
-    pub fn of(plan: &Plan) -> IoOptions {
+    pub(crate) fn of(plan: &Plan) -> IoOptions {
         IoOptions {
             file_size: plan.options.u64(FILE_SIZE),
             record: plan.options.u64(RECORD),
@@ -117,7 +117,11 @@ impl IoOptions {
     }
 
     /// `options` with these sizes set.
-    pub fn into_options(self, mut options: FamilyOptions) -> FamilyOptions {
+    #[cfg(test)]
+    pub(crate) fn into_options(
+        self,
+        mut options: crate::config::FamilyOptions,
+    ) -> crate::config::FamilyOptions {
         for (key, v) in [
             (FILE_SIZE, self.file_size),
             (RECORD, self.record),
@@ -132,7 +136,7 @@ impl IoOptions {
 
     /// KiB-sized files, for tests.
     #[cfg(test)]
-    pub fn tiny() -> IoOptions {
+    pub(crate) fn tiny() -> IoOptions {
         IoOptions {
             file_size: Some(256 << 10),
             record: Some(64 << 10),
@@ -146,7 +150,7 @@ impl IoOptions {
 pub const SPACE_MARGIN_MIN_BYTES: u64 = 64 << 20;
 
 /// The run note naming each directory: `directories: dir1 = /home/me/w`.
-pub fn dirs_note(dirs: &[NamedDir]) -> String {
+pub(crate) fn dirs_note(dirs: &[NamedDir]) -> String {
     let list: Vec<String> = dirs
         .iter()
         .map(|d| format!("{} = {}", d.name, d.path.display()))
@@ -177,7 +181,7 @@ impl Target {
     /// # Errors
     /// [`BenchError::Unsupported`] without room or for an unknown name;
     /// [`BenchError::Failed`] when the scratch directory cannot be made.
-    pub fn open(
+    pub(crate) fn open(
         ctx: &Context,
         case: &CaseSpec,
         purpose: &str,
@@ -185,7 +189,7 @@ impl Target {
     ) -> Result<Target, BenchError> {
         let name = case
             .params
-            .get("dir")
+            .get(key::DIR)
             .and_then(Value::as_str)
             .ok_or_else(|| BenchError::Failed(format!("{}: no dir parameter", case.key())))?;
         let dir = ctx
@@ -201,12 +205,12 @@ impl Target {
     }
 
     /// A path inside the scratch directory.
-    pub fn file(&self, name: &str) -> std::path::PathBuf {
+    pub(crate) fn file(&self, name: &str) -> std::path::PathBuf {
         self.scratch.path().join(name)
     }
 
     /// One line naming the directory and its filesystem.
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         let i = &self.info;
         let or = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".into());
         format!(
@@ -221,8 +225,8 @@ impl Target {
     }
 
     /// The case's details: `{"dir": {"name", "filesystem"}}`.
-    pub fn details(&self) -> Value {
-        json!({ "dir": { "name": self.dir.name, "filesystem": self.info } })
+    pub(crate) fn details(&self) -> Value {
+        json!({ (detail::DIR): { (detail::NAME): self.dir.name, (detail::FILESYSTEM): self.info } })
     }
 }
 
@@ -243,7 +247,7 @@ fn describe(dir: &NamedDir) -> DirInfo {
 ///
 /// # Errors
 /// [`BenchError::Unsupported`] naming both sizes and the directory.
-pub fn check_room(dir: &NamedDir, free: Option<u64>, need: u64) -> Result<(), BenchError> {
+pub(crate) fn check_room(dir: &NamedDir, free: Option<u64>, need: u64) -> Result<(), BenchError> {
     let margin = (need / 10).max(SPACE_MARGIN_MIN_BYTES);
     match free {
         Some(free) if need.saturating_add(margin) > free => Err(BenchError::Unsupported(format!(
@@ -264,7 +268,7 @@ pub fn check_room(dir: &NamedDir, free: Option<u64>, need: u64) -> Result<(), Be
 ///
 /// # Errors
 /// The error of `open(2)`.
-pub fn create_new(path: &Path, flags: i32) -> std::io::Result<File> {
+pub(crate) fn create_new(path: &Path, flags: i32) -> std::io::Result<File> {
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -329,7 +333,7 @@ impl Block {
 
     /// A copy for another writer (a thread of io.seq): the same bytes,
     /// stamps of its own.
-    pub fn for_writer(&self, writer: u64) -> Block {
+    pub(crate) fn for_writer(&self, writer: u64) -> Block {
         let salt = crate::stats::rng::Rng::new(self.salt ^ writer.wrapping_add(1)).next_u64();
         let mut b = Block::zeroed(self.len, salt);
         b.bytes_mut().copy_from_slice(self.bytes());
@@ -339,7 +343,7 @@ impl Block {
     /// Makes the block unlike every other this writer wrote: the first
     /// [`STAMP_BYTES`] of each [`SECTOR`] become a number drawn from the
     /// writer's salt, the stamp's serial and the sector's place.
-    pub fn stamp(&mut self) {
+    pub(crate) fn stamp(&mut self) {
         self.serial += 1;
         let base = self.salt ^ (self.serial << 24);
         for (i, sector) in self.bytes_mut().chunks_mut(SECTOR).enumerate() {
@@ -350,18 +354,18 @@ impl Block {
     }
 
     /// The bytes.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.storage[self.offset..self.offset + self.len]
     }
 
     /// The bytes, writable (a read buffer).
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.storage[self.offset..self.offset + self.len]
     }
 
     /// Whether `data` (at most a block long) is this block's bytes but for
     /// the stamps: what a write of it left.
-    pub fn written_as(&self, data: &[u8]) -> bool {
+    pub(crate) fn written_as(&self, data: &[u8]) -> bool {
         data.len() <= self.len
             && data
                 .chunks(SECTOR)
@@ -376,7 +380,7 @@ impl Block {
 ///
 /// # Errors
 /// The first write error.
-pub fn write_blocks(file: &mut File, block: &mut Block, size: u64) -> std::io::Result<u64> {
+pub(crate) fn write_blocks(file: &mut File, block: &mut Block, size: u64) -> std::io::Result<u64> {
     use std::io::Write;
     let mut done = 0u64;
     while done < size {
@@ -393,7 +397,7 @@ pub fn write_blocks(file: &mut File, block: &mut Block, size: u64) -> std::io::R
 ///
 /// # Errors
 /// The first read error.
-pub fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
+pub(crate) fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
     use std::io::Read;
     let mut done = 0u64;
     loop {
@@ -412,7 +416,8 @@ pub fn read_blocks(file: &mut File, buf: &mut Block) -> std::io::Result<u64> {
 ///
 /// # Errors
 /// The error reading the file.
-pub fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bool> {
+#[cfg(test)]
+pub(crate) fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bool> {
     let data = std::fs::read(path)?;
     Ok(data.len() as u64 == size && data.chunks(block.len).all(|c| block.written_as(c)))
 }
@@ -422,20 +427,14 @@ pub fn holds_blocks(path: &Path, block: &Block, size: u64) -> std::io::Result<bo
 /// milliseconds, a network round trip tens of microseconds).
 pub const IMPLAUSIBLE_SYNC_SECS: f64 = 10e-6;
 
-/// Whether `fs_type` reaches its storage over a network or a hypervisor
-/// channel (9P is WSL 2's share of Windows files, seed 004).
-fn is_remote(fs_type: &str) -> bool {
-    matches!(
-        fs_type,
-        "9p" | "nfs" | "nfs4" | "cifs" | "smb3" | "virtiofs" | "drvfs" | "ceph" | "glusterfs"
-    ) || fs_type.starts_with("fuse")
-}
-
 /// A note when a flush of written data (`secs`, the quickest seen) was
 /// too fast for the storage behind `info`: a rotational device or a
 /// network or host filesystem whose fsync is then probably not honoured.
-pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
-    let remote = info.fs_type.as_deref().is_some_and(is_remote);
+pub(crate) fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
+    let remote = info
+        .fs_type
+        .as_deref()
+        .is_some_and(crate::probe::storage::is_remote);
     let spinning = info.rotational == Some(true);
     (secs < IMPLAUSIBLE_SYNC_SECS && (remote || spinning)).then(|| {
         format!(
@@ -453,7 +452,10 @@ pub fn implausible_sync(info: &DirInfo, secs: f64) -> Option<String> {
 
 /// The view of a bench whose metrics are compared directory against
 /// directory: one row per metric, a column per directory.
-pub fn grid_by_dir(title: &'static str, metrics: &'static [&'static str]) -> crate::view::View {
+pub(crate) fn grid_by_dir(
+    title: &'static str,
+    metrics: &'static [&'static str],
+) -> crate::view::View {
     use crate::view::{Grid, GridRows, View, ViewKind};
     View {
         title,
@@ -475,7 +477,7 @@ const WRITE_METRICS: &[&str] = &["write", "rewrite", "written_throughput"];
 /// gets one `implausible_write` anomaly, once however often this runs
 /// (it runs at every save). Cases measured in MiB/s are compared after
 /// conversion to MB/s.
-pub fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
+pub(crate) fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
     use crate::results::{Anomaly, CaseStatus};
     use crate::units::Unit;
     let median = |m: &crate::results::MetricResult| m.summary.as_ref().map(|s| s.median);
@@ -526,12 +528,12 @@ pub fn check_plausibility(cases: &mut [crate::results::CaseResult]) {
 
 /// Metric bytes per second as 10⁶ B/s (IOzone's and dd's MB/s), with an
 /// interval of zero (the fake clock, a coarse timer) counted as 1 ns.
-pub fn mb_per_sec(bytes: u64, secs: f64) -> f64 {
+pub(crate) fn mb_per_sec(bytes: u64, secs: f64) -> f64 {
     bytes as f64 / secs.max(1e-9) / 1e6
 }
 
 /// `fsync(2)` or `fdatasync(2)` errors as [`BenchError::Failed`] naming the file.
-pub fn failed(what: &str, path: &Path, e: std::io::Error) -> BenchError {
+pub(crate) fn failed(what: &str, path: &Path, e: std::io::Error) -> BenchError {
     BenchError::Failed(format!("{what} {}: {e}", path.display()))
 }
 

@@ -39,7 +39,7 @@ pub const FSYNC_FREQ: u64 = 100;
 /// The file set of a suite (sysbench --file-total-size): 1 GiB in
 /// standard as the issue asks, 30 GiB in full as seed 001; small in quick,
 /// where it fits in memory (a note says so).
-pub fn suite_total(suite: Suite) -> u64 {
+pub(crate) fn suite_total(suite: Suite) -> u64 {
     match suite {
         Suite::Quick => 64 << 20,
         Suite::Standard => 1 << 30,
@@ -49,7 +49,7 @@ pub fn suite_total(suite: Suite) -> u64 {
 
 /// How long one repetition issues requests: the runner repeats it, so
 /// the suite's whole budget, not one repetition, plays sysbench's --time.
-pub fn suite_duration(suite: Suite) -> Duration {
+pub(crate) fn suite_duration(suite: Suite) -> Duration {
     match suite {
         Suite::Quick => Duration::from_millis(200),
         Suite::Standard => Duration::from_secs(1),

@@ -55,7 +55,7 @@ pub const DEFAULT_RECORD: u64 = 1 << 20;
 /// The file per thread of a suite: small enough that one repetition stays
 /// short (the runner repeats it at least 5 times in standard), large
 /// enough that fsync has real work. Seed 000's files were 2 GiB (full).
-pub fn suite_file_size(suite: Suite) -> u64 {
+pub(crate) fn suite_file_size(suite: Suite) -> u64 {
     match suite {
         Suite::Quick => 16 << 20,
         Suite::Standard => 256 << 20,

@@ -21,6 +21,7 @@ use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::measure::pages::{huge_pages_unavailable, PageBuf, PagePolicy, Zeroable};
 use crate::results::ids;
+use crate::results::params::key;
 use crate::stats::rng::Rng;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
@@ -65,7 +66,7 @@ fn page_policies(suite: Suite) -> &'static [PagePolicy] {
 
 /// Links `nodes` into one random cycle through all of them (Sattolo's
 /// algorithm: every permutation it makes is a single n-cycle).
-pub fn link_cycle(nodes: &mut [Node], seed: u64) {
+pub(crate) fn link_cycle(nodes: &mut [Node], seed: u64) {
     let mut perm: Vec<usize> = (0..nodes.len()).collect();
     let mut rng = Rng::new(seed);
     for i in (1..perm.len()).rev() {
@@ -79,7 +80,7 @@ pub fn link_cycle(nodes: &mut [Node], seed: u64) {
 
 /// Follows `steps` links from `start`; returns where it stopped.
 #[inline(never)]
-pub fn chase(nodes: &[Node], start: usize, steps: u64) -> usize {
+pub(crate) fn chase(nodes: &[Node], start: usize, steps: u64) -> usize {
     let mut i = start;
     for _ in 0..steps {
         i = nodes[i].next;
@@ -111,8 +112,8 @@ impl Bench for Latency {
                 cases.push(CaseSpec {
                     bench: self.id().into(),
                     params: BTreeMap::from([
-                        ("pages".to_string(), Value::from(pages.name())),
-                        ("size_kib".to_string(), Value::from(kib)),
+                        (key::PAGES.to_string(), Value::from(pages.name())),
+                        (key::SIZE_KIB.to_string(), Value::from(kib)),
                     ]),
                     metrics: vec![MetricSpec {
                         name: "latency",

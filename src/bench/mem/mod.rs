@@ -89,7 +89,9 @@ fn parse_stream_elems(s: &str) -> Result<Value, String> {
 
 /// The best median Triad rate among `cases`, MB/s, and its case: the
 /// memory bandwidth other families hold their figures against.
-pub fn best_triad<'a>(cases: impl IntoIterator<Item = &'a CaseResult>) -> Option<(f64, String)> {
+pub(crate) fn best_triad<'a>(
+    cases: impl IntoIterator<Item = &'a CaseResult>,
+) -> Option<(f64, String)> {
     let stream = stream::Stream.id();
     cases
         .into_iter()
@@ -110,7 +112,7 @@ pub fn best_triad<'a>(cases: impl IntoIterator<Item = &'a CaseResult>) -> Option
 /// (Triad rate / theoretical bandwidth), when their inputs are known.
 /// `peak` is the run's `peak_gflops`; `theoretical_gbs` comes from the user
 /// or the memory's speed.
-pub fn derive_balance(
+pub(crate) fn derive_balance(
     cases: &[CaseResult],
     peak: Option<&Derived>,
     theoretical: Option<(f64, String)>,

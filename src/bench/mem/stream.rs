@@ -19,6 +19,7 @@ use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::measure::pages::{thp_mode, PageBuf, PagePolicy};
 use crate::results::ids;
+use crate::results::params::key;
 use crate::results::{CaseResult, Derived};
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
@@ -55,7 +56,7 @@ impl Kernel {
     pub const ALL: [Kernel; 4] = [Kernel::Copy, Kernel::Scale, Kernel::Add, Kernel::Triad];
 
     /// `copy`, `scale`, `add`, `triad`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kernel::Copy => "copy",
             Kernel::Scale => "scale",
@@ -65,7 +66,7 @@ impl Kernel {
     }
 
     /// Bytes STREAM counts per element: two arrays for Copy and Scale, three for Add and Triad.
-    pub fn bytes_per_elem(self) -> usize {
+    pub(crate) fn bytes_per_elem(self) -> usize {
         match self {
             Kernel::Copy | Kernel::Scale => 16,
             Kernel::Add | Kernel::Triad => 24,
@@ -107,7 +108,7 @@ pub const STANDARD_ELEMS: usize = 1 << 26;
 /// Elements per array for `suite`. Fixed, never derived from the cache the
 /// environment reports: a VM and its host can report different caches, and
 /// the size is part of the case key that `compare` matches on.
-pub fn suite_elems(suite: Suite) -> usize {
+pub(crate) fn suite_elems(suite: Suite) -> usize {
     match suite {
         Suite::Quick => QUICK_ELEMS,
         Suite::Standard | Suite::Full => STANDARD_ELEMS,
@@ -117,7 +118,7 @@ pub fn suite_elems(suite: Suite) -> usize {
 /// The note for a case whose arrays break STREAM's sizing rules (each
 /// array at least 4× the last-level cache, at least [`MIN_ELEMS`]
 /// elements), or None when they hold.
-pub fn size_note(elems: usize, llc_bytes: Option<u64>) -> Option<String> {
+pub(crate) fn size_note(elems: usize, llc_bytes: Option<u64>) -> Option<String> {
     let bytes = elems as u64 * 8;
     let mut broken = Vec::new();
     match llc_bytes {
@@ -139,7 +140,7 @@ pub fn size_note(elems: usize, llc_bytes: Option<u64>) -> Option<String> {
 }
 
 /// Contiguous blocks of `len` for `threads` threads, sizes differing by at most one.
-pub fn blocks(len: usize, threads: usize) -> Vec<Range<usize>> {
+pub(crate) fn blocks(len: usize, threads: usize) -> Vec<Range<usize>> {
     let (q, r) = (len / threads, len % threads);
     let mut start = 0;
     (0..threads)
@@ -164,7 +165,7 @@ fn split<'a>(mut s: &'a mut [f64], ranges: &[Range<usize>]) -> Vec<&'a mut [f64]
 }
 
 /// The values every element of a, b, c holds after `ntimes` iterations.
-pub fn expected_values(ntimes: usize) -> (f64, f64, f64) {
+pub(crate) fn expected_values(ntimes: usize) -> (f64, f64, f64) {
     let (mut a, mut b, mut c) = (1.0, 2.0, 0.0);
     for _ in 0..ntimes {
         c = a;
@@ -186,7 +187,7 @@ fn error_sums(a: &[f64], b: &[f64], c: &[f64], exp: (f64, f64, f64)) -> [f64; 3]
 ///
 /// # Errors
 /// Names the first array that fails and its relative error.
-pub fn check(error_sums: [f64; 3], len: usize, exp: (f64, f64, f64)) -> Result<(), String> {
+pub(crate) fn check(error_sums: [f64; 3], len: usize, exp: (f64, f64, f64)) -> Result<(), String> {
     for (name, sum, e) in [
         ("a", error_sums[0], exp.0),
         ("b", error_sums[1], exp.1),
@@ -228,7 +229,7 @@ fn case(elems: usize, threads: usize) -> CaseSpec {
         bench: Stream.id().into(),
         params: BTreeMap::from([
             ("array_elems".to_string(), Value::from(elems)),
-            ("threads".to_string(), Value::from(threads)),
+            (key::THREADS.to_string(), Value::from(threads)),
         ]),
         metrics,
     }
@@ -359,7 +360,7 @@ impl SpinBarrier {
     }
 
     /// Returns once every thread has called it (again).
-    pub fn wait(&self) {
+    pub(crate) fn wait(&self) {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             // the last to arrive resets the count, then lets the others go
@@ -467,7 +468,7 @@ impl StreamTrial {
 }
 
 /// Per kernel: best rate (MB/s) and avg/min/max time over iterations 2..NTIMES.
-pub fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
+pub(crate) fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
     let kept = &times[1..];
     let stat = |k: usize| {
         let ts: Vec<f64> = kept.iter().map(|row| row[k]).collect();

@@ -22,6 +22,7 @@ use crate::bench::affinity::{self, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::key;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
@@ -81,7 +82,7 @@ impl Bench for TcpEcho {
             params.insert("connection".into(), Value::from(connection));
             params.insert("requests".into(), Value::from(requests));
             if let Some(p) = placement {
-                params.insert("cpus".into(), Value::from(p.name()));
+                params.insert(key::CPUS.into(), Value::from(p.name()));
             }
             CaseSpec {
                 bench: self.id().into(),
@@ -199,7 +200,8 @@ impl EchoServer {
     ///
     /// # Errors
     /// Binding or starting the thread.
-    pub fn start(host: IpAddr, kept: bool) -> io::Result<EchoServer> {
+    #[cfg(test)]
+    pub(crate) fn start(host: IpAddr, kept: bool) -> io::Result<EchoServer> {
         EchoServer::start_on(host, kept, None)
     }
 
@@ -207,7 +209,7 @@ impl EchoServer {
     ///
     /// # Errors
     /// Binding, starting the thread, or pinning it (reported by the thread).
-    pub fn start_on(host: IpAddr, kept: bool, cpu: Option<usize>) -> io::Result<EchoServer> {
+    pub(crate) fn start_on(host: IpAddr, kept: bool, cpu: Option<usize>) -> io::Result<EchoServer> {
         let listener = TcpListener::bind(SocketAddr::new(host, 0))?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -242,7 +244,8 @@ impl EchoServer {
     }
 
     /// Where it listens.
-    pub fn addr(&self) -> SocketAddr {
+    #[cfg(test)]
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 }

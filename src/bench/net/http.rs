@@ -36,6 +36,7 @@ use crate::bench::affinity::{self, Pinned, Placement};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::key;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use bytes::Bytes;
@@ -105,7 +106,7 @@ impl Bench for Http {
                     params.insert((*name).to_string(), target.clone());
                     params.insert("clients".into(), Value::from(c));
                     if let Some(p) = placement {
-                        params.insert("cpus".into(), Value::from(p.name()));
+                        params.insert(key::CPUS.into(), Value::from(p.name()));
                     }
                     cases.push(CaseSpec {
                         bench: self.id().into(),

@@ -125,7 +125,7 @@ pub struct NetTarget {
 
 impl NetTarget {
     /// The target `plan` was given (its options were checked when given).
-    pub fn of(plan: &Plan) -> NetTarget {
+    pub(crate) fn of(plan: &Plan) -> NetTarget {
         NetTarget {
             host: plan
                 .options
@@ -147,7 +147,7 @@ impl NetTarget {
 ///
 /// # Errors
 /// A sentence for the user: not an IP address, or not one of this machine.
-pub fn parse_net_host(s: &str) -> Result<IpAddr, String> {
+pub(crate) fn parse_net_host(s: &str) -> Result<IpAddr, String> {
     let trimmed = s.trim().trim_start_matches('[').trim_end_matches(']');
     let ip: IpAddr = trimmed.parse().map_err(|_| {
         format!("'{s}' is not an IP address (give a literal such as 127.0.0.1 or ::1, not a name)")
@@ -179,7 +179,7 @@ pub struct HttpUrl {
 
 impl HttpUrl {
     /// `http://host:port/path`, the form written into case keys.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
@@ -189,7 +189,7 @@ impl HttpUrl {
     }
 
     /// `Host:` header value.
-    pub fn authority(&self) -> String {
+    pub(crate) fn authority(&self) -> String {
         let t = self.text();
         t["http://".len()..t.len() - self.path.len()].to_string()
     }
@@ -201,7 +201,7 @@ impl HttpUrl {
 /// A sentence naming what is wrong: another scheme (https is refused: the
 /// client speaks plain HTTP/1.1), no host, a bad port, user information or
 /// a fragment.
-pub fn parse_http_url(s: &str) -> Result<HttpUrl, String> {
+pub(crate) fn parse_http_url(s: &str) -> Result<HttpUrl, String> {
     let Some((scheme, rest)) = s.split_once("://") else {
         return Err(format!(
             "'{s}' is not a URL: write it as http://HOST:PORT/PATH"
@@ -350,7 +350,7 @@ pub struct Percentiles {
 }
 
 /// Nearest-rank percentiles of `samples` (reordered in place); None when empty.
-pub fn percentiles(samples: &mut [f64]) -> Option<Percentiles> {
+pub(crate) fn percentiles(samples: &mut [f64]) -> Option<Percentiles> {
     if samples.is_empty() {
         return None;
     }
@@ -385,13 +385,13 @@ pub(crate) mod testing {
     pub static LOCK: Mutex<()> = Mutex::new(());
 
     /// Takes [`LOCK`], even after another test panicked holding it.
-    pub fn lock() -> std::sync::MutexGuard<'static, ()> {
+    pub(crate) fn lock() -> std::sync::MutexGuard<'static, ()> {
         LOCK.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The CPUs each thread of this process named `name` may run on, read
     /// from its `Cpus_allowed_list`.
-    pub fn thread_cpus(name: &str) -> Vec<Vec<usize>> {
+    pub(crate) fn thread_cpus(name: &str) -> Vec<Vec<usize>> {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .flatten()
@@ -410,7 +410,7 @@ pub(crate) mod testing {
     }
 
     /// The CPUs of a `Cpus_allowed_list` such as `0-2,5`.
-    pub fn cpu_list(text: &str) -> Vec<usize> {
+    pub(crate) fn cpu_list(text: &str) -> Vec<usize> {
         text.split(',')
             .flat_map(|part| {
                 let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -426,7 +426,7 @@ pub(crate) mod testing {
     }
 
     /// Threads of this process whose name starts with `net-`.
-    pub fn net_threads() -> usize {
+    pub(crate) fn net_threads() -> usize {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .flatten()
@@ -439,7 +439,7 @@ pub(crate) mod testing {
     /// TCP socket descriptors of this process: descriptors whose socket
     /// inode is in /proc/self/net/tcp or tcp6 (other tests running at the
     /// same time hold Unix sockets and pipes, which must not count).
-    pub fn sockets() -> usize {
+    pub(crate) fn sockets() -> usize {
         let mut tcp: Vec<String> = Vec::new();
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
             let text = std::fs::read_to_string(table).unwrap_or_default();
@@ -465,7 +465,7 @@ pub(crate) mod testing {
     }
 
     /// (net threads, sockets) now.
-    pub fn counts() -> (usize, usize) {
+    pub(crate) fn counts() -> (usize, usize) {
         (net_threads(), sockets())
     }
 }

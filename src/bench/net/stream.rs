@@ -120,7 +120,7 @@ impl StreamTrial {
     ///
     /// # Errors
     /// Binding, connecting or starting a thread.
-    pub fn start(host: IpAddr, n: usize, duration: Duration) -> io::Result<StreamTrial> {
+    pub(crate) fn start(host: IpAddr, n: usize, duration: Duration) -> io::Result<StreamTrial> {
         let listener = TcpListener::bind(SocketAddr::new(host, 0))?;
         let addr = listener.local_addr()?;
         let mut trial = StreamTrial {

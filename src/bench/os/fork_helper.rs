@@ -18,7 +18,7 @@ pub const FORK_HELPER_ARG: &str = "__fork";
 /// bytes. A fresh process is used because fork copies the parent's memory
 /// map: from envbench's own, larger process each fork cost ~30 % more than
 /// from seed 003's small C program. Returns the exit code.
-pub fn fork_helper(args: &[String]) -> i32 {
+pub(crate) fn fork_helper(args: &[String]) -> i32 {
     let n: usize = match args.first().and_then(|a| a.parse().ok()) {
         Some(n) if n > 0 && n <= super::HARD_CAP => n,
         _ => return 2,

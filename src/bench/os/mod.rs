@@ -74,23 +74,13 @@ pub struct Children {
 
 impl Children {
     /// Takes ownership of a started child.
-    pub fn push(&mut self, pid: libc::pid_t) {
+    pub(crate) fn push(&mut self, pid: libc::pid_t) {
         self.pids.push(pid);
-    }
-
-    /// How many are held.
-    pub fn len(&self) -> usize {
-        self.pids.len()
-    }
-
-    /// Whether none are held.
-    pub fn is_empty(&self) -> bool {
-        self.pids.is_empty()
     }
 
     /// Sends `signal` to every child (only those started here, by PID),
     /// then waits for each; returns how many were reaped.
-    pub fn reap_all(&mut self, signal: libc::c_int) -> usize {
+    pub(crate) fn reap_all(&mut self, signal: libc::c_int) -> usize {
         for &pid in &self.pids {
             // SAFETY: `pid` is a child of this process that has not been reaped.
             unsafe { libc::kill(pid, signal) };
@@ -99,7 +89,7 @@ impl Children {
     }
 
     /// Waits for every child to exit by itself; returns how many were reaped.
-    pub fn wait_all(&mut self) -> usize {
+    pub(crate) fn wait_all(&mut self) -> usize {
         let mut reaped = 0;
         for pid in self.pids.drain(..) {
             let mut status = 0;
@@ -128,7 +118,7 @@ impl Drop for Children {
 ///
 /// # Errors
 /// The `fork` error (EAGAIN at a process limit).
-pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
+pub(crate) fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork has no preconditions; the child only runs `child`
@@ -150,7 +140,7 @@ pub fn fork_child(child: impl FnOnce()) -> io::Result<libc::pid_t> {
 }
 
 /// A child body that waits for a signal forever.
-pub fn pause_forever() {
+pub(crate) fn pause_forever() {
     loop {
         // SAFETY: pause has no preconditions.
         unsafe { libc::pause() };
@@ -161,20 +151,20 @@ pub fn pause_forever() {
 /// the process's private pages plus its share of pages it shares (a page
 /// shared by 4 processes counts a quarter). Page tables and kernel
 /// structures are not in it.
-pub fn parse_pss_bytes(smaps_rollup: &str) -> Option<u64> {
+pub(crate) fn parse_pss_bytes(smaps_rollup: &str) -> Option<u64> {
     smaps_rollup
         .lines()
         .find_map(|l| crate::probe::memory::kib_line_bytes(l, "Pss"))
 }
 
 /// This process's proportional set size, bytes.
-pub fn own_pss_bytes() -> Option<u64> {
+pub(crate) fn own_pss_bytes() -> Option<u64> {
     parse_pss_bytes(&std::fs::read_to_string("/proc/self/smaps_rollup").ok()?)
 }
 
 /// System memory in use, bytes: MemTotal − MemAvailable (what seed 003
 /// read with `free` before and after creating its processes).
-pub fn used_memory_bytes() -> Option<i64> {
+pub(crate) fn used_memory_bytes() -> Option<i64> {
     let m = crate::probe::memory::parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?);
     Some(m.total_bytes? as i64 - m.available_bytes? as i64)
 }
@@ -191,7 +181,7 @@ pub struct Headroom {
 }
 
 /// How many of `wanted` tasks may be created now, and why not more.
-pub fn headroom(mem_available_bytes: Option<u64>) -> Headroom {
+pub(crate) fn headroom(mem_available_bytes: Option<u64>) -> Headroom {
     let mut best = Headroom {
         max: HARD_CAP,
         limited_by: format!("envbench's cap of {HARD_CAP}"),
@@ -302,7 +292,7 @@ fn cgroup_pids() -> Option<(usize, usize)> {
 
 /// `wanted`, lowered to the headroom left after `reserved` other tasks the
 /// case needs (a helper process), with a note when lowered.
-pub fn bounded_count(
+pub(crate) fn bounded_count(
     wanted: usize,
     reserved: usize,
     mem_available_bytes: Option<u64>,

@@ -16,6 +16,7 @@ use crate::bench::cpu::loops::int_loops;
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::key;
 use crate::units::{Direction, Unit};
 use crate::view::{Timeline, View, ViewKind};
 use serde_json::Value;
@@ -87,7 +88,7 @@ pub struct Figures {
 }
 
 /// Computes [`Figures`] from records; `t0_ns` is the parent's clock before the first fork.
-pub fn figures(records: &[Record], t0_ns: u64, cpus: usize) -> Figures {
+pub(crate) fn figures(records: &[Record], t0_ns: u64, cpus: usize) -> Figures {
     let n = records.len() as f64;
     let turn: Vec<f64> = records
         .iter()
@@ -138,7 +139,7 @@ impl Bench for Multiprog {
             .map(|n| CaseSpec {
                 bench: self.id().into(),
                 params: BTreeMap::from([
-                    ("processes".to_string(), Value::from(*n)),
+                    (key::PROCESSES.to_string(), Value::from(*n)),
                     ("work_secs".to_string(), Value::from(work)),
                 ]),
                 metrics: vec![

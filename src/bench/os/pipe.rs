@@ -15,6 +15,7 @@ use super::{fork_child, Children};
 use crate::bench::affinity::{self, Pinned, Placement};
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::key;
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -98,7 +99,7 @@ impl Bench for Pipe {
         .chain([Placement::Same, Placement::Split].map(|p| CaseSpec {
             bench: self.id().into(),
             params: BTreeMap::from([
-                ("cpus".to_string(), Value::from(p.name())),
+                (key::CPUS.to_string(), Value::from(p.name())),
                 ("mode".to_string(), Value::from("pingpong")),
             ]),
             metrics: vec![

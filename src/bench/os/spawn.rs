@@ -36,7 +36,7 @@ const MAX_SPAWNS_PER_BATCH: u64 = 1_000_000;
 
 /// The envbench binary to start: this executable when it is envbench, else
 /// an `envbench` beside it or one directory up (cargo's test layout).
-pub fn envbench_binary() -> Option<PathBuf> {
+pub(crate) fn envbench_binary() -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
     if me.file_name().is_some_and(|n| n == "envbench") {
         return Some(me);

@@ -78,13 +78,8 @@ impl Tiny {
         Ok(tiny)
     }
 
-    /// The path that executes the helper (while `self` lives).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// A command that runs the helper (add its arguments).
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut cmd = Command::new(&self.path);
         cmd.arg0("envbench-tiny");
         crate::cleanup::die_with_envbench(&mut cmd);
@@ -135,7 +130,7 @@ fn in_scratch(bytes: &[u8], base: &Path) -> Result<Tiny, String> {
 /// # Errors
 /// [`BenchError::Interrupted`], or [`BenchError::Failed`] with the words
 /// of `describe`, or the error of starting the command.
-pub fn run_helper(
+pub(crate) fn run_helper(
     cmd: &mut Command,
     describe: impl FnOnce(&str) -> String,
 ) -> Result<Vec<u8>, BenchError> {

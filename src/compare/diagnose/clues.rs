@@ -28,6 +28,15 @@ pub enum Mechanism {
     OtherCpu,
     /// Time stolen by other guests of the host.
     NoisyNeighbour,
+    /// Every instruction translated: a user-mode emulator (qemu-user,
+    /// Rosetta) or a whole-system one (QEMU's TCG).
+    CpuEmulation,
+    /// A seccomp filter run on every system call (a container runtime's
+    /// default profile).
+    SeccompFilter,
+    /// An overlay file system on a directory: its files live in an
+    /// image's layers and an upper directory.
+    OverlayFilesystem,
 }
 
 /// A group of cases that a mechanism moves or leaves alone.
@@ -83,7 +92,7 @@ pub struct Effect {
 
 impl Effect {
     /// How many times slower (> 1) or faster (< 1) OTHER is.
-    pub fn slowdown(&self) -> f64 {
+    pub(crate) fn slowdown(&self) -> f64 {
         1.0 / self.speedup
     }
 
@@ -200,6 +209,20 @@ pub enum Clue {
         /// OTHER's.
         other: f64,
     },
+    /// OTHER's instructions are translated, the base's are not.
+    Emulated {
+        /// The emulator: `qemu-user`, `QEMU TCG`.
+        name: String,
+        /// The CPU CPUID describes in OTHER, when known.
+        cpu: Option<String>,
+    },
+    /// Seccomp filters run on each system call, base and other.
+    Seccomp {
+        /// The base's.
+        base: u32,
+        /// OTHER's.
+        other: u32,
+    },
     /// Steal time, the largest share seen in any repetition of a side.
     Steal {
         /// The base's.
@@ -258,7 +281,7 @@ pub struct Finding {
 
 impl Finding {
     /// Share of the counted signs that hold.
-    pub fn fit(&self) -> f64 {
+    pub(crate) fn fit(&self) -> f64 {
         self.held as f64 / self.counted.max(1) as f64
     }
 }

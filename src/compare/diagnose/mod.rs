@@ -25,6 +25,7 @@ pub use clues::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight
 
 use super::{Environment, MetricComparison, Verdict};
 use crate::results::ids;
+use crate::results::params::IoOp;
 use crate::results::{AssumptionKind, CaseResult};
 use rules::Facts;
 
@@ -41,7 +42,7 @@ pub(super) const STEAL_NOISY: f64 = 0.05;
 /// the baseline's by [`WORTH_EXPLAINING`] or more (judged so, or a 95 %
 /// interval wholly beyond it), or where a method's check failed on one
 /// side only; none for the others.
-pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagnosis> {
+pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagnosis> {
     let Some(base) = envs.first() else {
         return Vec::new();
     };
@@ -82,51 +83,13 @@ pub fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagn
         .collect()
 }
 
-/// File systems whose operations cross a process or a network: FUSE,
-/// 9P, virtiofs, SMB, NFS, Ceph, GlusterFS, sshfs.
-pub(super) fn is_remote(fs: &str) -> bool {
-    let fs = fs.to_ascii_lowercase();
-    fs.starts_with("fuse")
-        || [
-            "9p",
-            "v9fs",
-            "virtiofs",
-            "cifs",
-            "smb3",
-            "smbfs",
-            "nfs",
-            "nfs4",
-            "ceph",
-            "glusterfs",
-            "drvfs",
-        ]
-        .contains(&fs.as_str())
-}
-
-/// The directory an io case ran in and its file system, from the case's
-/// details (`compare --dirs` takes the directory out of the parameters).
-pub(super) fn dir_of(case: &CaseResult) -> Option<(String, String)> {
-    let d = case.details.as_ref()?.get("dir")?;
-    let name = d.get("name")?.as_str()?.to_string();
-    let fs = d
-        .get("filesystem")
-        .and_then(|f| f.get("fs_type"))
-        .and_then(|t| t.as_str())
-        .unwrap_or("")
-        .to_string();
-    Some((name, fs))
-}
-
 /// The groups a case belongs to, from its bench and parameters.
-pub fn groups_of(case: &CaseResult) -> Vec<Group> {
-    let param = |k: &str| case.params.get(k);
-    let text = |k: &str| param(k).and_then(|v| v.as_str()).unwrap_or("");
-    let number = |k: &str| param(k).and_then(serde_json::Value::as_u64);
+pub(crate) fn groups_of(case: &CaseResult) -> Vec<Group> {
     let mut out = Vec::new();
-    if text("cpus") == "split" {
+    if case.split_cpus() {
         out.push(Group::CrossCpu);
     }
-    let parallel = number("threads").or(number("processes")).unwrap_or(1) > 1;
+    let parallel = case.parallelism() > 1;
     match case.bench.as_str() {
         ids::OS_SYSCALL => out.push(Group::SystemCalls),
         ids::OS_FORK | ids::OS_FORK_COW | ids::OS_THREAD | ids::OS_SPAWN | ids::OS_SHELL => {
@@ -139,24 +102,20 @@ pub fn groups_of(case: &CaseResult) -> Vec<Group> {
             Group::Compute
         }),
         ids::MEM_STREAM if !parallel => out.push(Group::MemoryBandwidth),
-        ids::MEM_LATENCY if text("pages") != "huge" => match number("size_kib") {
+        ids::MEM_LATENCY if !case.huge_pages() => match case.size_kib() {
             Some(k) if k <= 256 => out.push(Group::LatencyInCache),
             Some(k) if k >= 65536 => out.push(Group::LatencyBeyondCache),
             _ => {}
         },
         b if ids::family(b) == ids::NET => out.push(Group::Network),
         b if ids::family(b) == ids::IO => {
-            let dir = dir_of(case)
-                .map(|d| d.0)
-                .or_else(|| param("dir").and_then(|v| v.as_str()).map(str::to_string))
-                .unwrap_or_default();
+            let dir = case.dir_name();
             out.push(Group::Files(dir.clone()));
-            match (b, text("op")) {
+            match (b, case.io_op()) {
                 (ids::IO_META, _) => out.push(Group::Metadata(dir)),
-                (ids::IO_DD, "read_cold") => out.push(Group::ColdRead(dir)),
-                (ids::IO_DD, "write_direct" | "write_fdatasync") | (ids::IO_RANDOM, _) => {
-                    out.push(Group::DurableWrites(dir));
-                }
+                (ids::IO_DD, Some(IoOp::ReadCold)) => out.push(Group::ColdRead(dir)),
+                (ids::IO_DD, Some(op)) if op.durable() => out.push(Group::DurableWrites(dir)),
+                (ids::IO_RANDOM, _) => out.push(Group::DurableWrites(dir)),
                 _ => {}
             }
         }

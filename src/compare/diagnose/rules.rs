@@ -2,10 +2,12 @@
 //! of one comparison.
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
-use super::{dir_of, groups_of, is_remote, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
+use super::{groups_of, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
 use crate::compare::advice::most_steal;
 use crate::compare::{Environment, MetricComparison, Verdict};
-use crate::results::{AssumptionKind, ResultFile};
+use crate::probe::storage::is_remote;
+use crate::probe::virt::{layer_name, LayerKind};
+use crate::results::{AssumptionKind, CaseResult, ResultFile};
 
 /// The share of a CPU shortfall that work on every CPU must show as a
 /// slowdown (two CPUs' work on one: 1.4x): not all of it, since some
@@ -97,9 +99,12 @@ impl<'a> Facts<'a> {
             self.fewer_cpus(),
             self.other_cpu(),
             self.noisy_neighbour(),
+            self.emulation(),
+            self.seccomp(),
         ]
         .into_iter()
         .chain(self.dirs().into_iter().map(|d| self.remote_filesystem(&d)))
+        .chain(self.dirs().into_iter().map(|d| self.overlay(&d)))
         .flatten()
         .collect();
         // most likely first: the best fit, then the most signs held; a
@@ -180,7 +185,7 @@ impl<'a> Facts<'a> {
                 self.slower(Group::Processes, 1.5, Weight::Expected),
                 self.unchanged(Group::Compute, Weight::Expected),
                 self.slower(Group::Network, 1.5, Weight::Supporting),
-                self.new_layer(&["gvisor", "wsl1"], Weight::Supporting),
+                self.new_layer(&[layer_name::GVISOR, layer_name::WSL1], Weight::Supporting),
             ],
             false,
         )
@@ -251,24 +256,32 @@ impl<'a> Facts<'a> {
     fn filesystems(&self, dir: &str) -> Option<(String, String)> {
         let (other, key) = self.other.runs.iter().find_map(|r| {
             r.cases.iter().find_map(|c| {
-                let d = dir_of(c)?;
-                (d.0 == dir).then(|| (d.1, c.key.clone()))
+                let d = c.ran_on()?;
+                (d.name == dir).then(|| (d.fs_type, c.key.clone()))
             })
         })?;
         let base = self
             .base
             .runs
             .iter()
-            .find_map(|r| r.cases.iter().find(|c| c.key == key).and_then(dir_of))
-            .map(|d| d.1)
+            .find_map(|r| {
+                r.cases
+                    .iter()
+                    .find(|c| c.key == key)
+                    .and_then(CaseResult::ran_on)
+            })
+            .map(|d| d.fs_type)
             .unwrap_or_default();
         Some((base, other))
     }
 
     /// A FUSE daemon or a network protocol (9P, virtiofs, SMB, NFS) between
-    /// the program and the files of one directory: every operation there
-    /// is a round trip, metadata and durable writes most of all, while
-    /// nothing else moves.
+    /// the program and the files of one directory: every metadata operation
+    /// there is a round trip, whatever stands behind the share, while
+    /// nothing else moves. Bulk transfers may go either way: a share backed
+    /// by a faster cache (the host's page cache behind a guest's 9P share,
+    /// a fast NVMe behind WSL 2's /mnt/c) reads and writes faster than the
+    /// guest's own disk; their direction is a supporting sign, said.
     fn remote_filesystem(&self, dir: &str) -> Option<Finding> {
         let fs = self.filesystems(dir).map(|(base, other)| Sign {
             holds: is_remote(&other) && !is_remote(&base),
@@ -279,17 +292,129 @@ impl<'a> Facts<'a> {
             },
             weight: Weight::Required,
         });
+        let files = Group::Files(dir.into());
+        let bulk = match self.effect(&files) {
+            Some(e) if e.speedup > 1.0 => self.faster(files.clone(), 1.2, Weight::Supporting),
+            _ => self.slower(files.clone(), 1.2, Weight::Supporting),
+        };
+        // the round trips show in metadata; where its one case was left
+        // unclear (a single run a side), in the directory's files together
+        let metadata = self.slower(Group::Metadata(dir.into()), 1.5, Weight::Required);
+        let (required, expected) = match metadata {
+            Some(m) if !m.holds => {
+                let all = self.slower(files, 1.5, Weight::Required);
+                if all.as_ref().is_some_and(|a| a.holds) {
+                    let m = Sign {
+                        weight: Weight::Expected,
+                        ..m
+                    };
+                    (all, Some(m))
+                } else {
+                    (Some(m), None)
+                }
+            }
+            m => (m, None),
+        };
         rule(
             Mechanism::RemoteFilesystem,
+            vec![fs, required],
+            vec![
+                expected,
+                self.unchanged(Group::Compute, Weight::Expected),
+                bulk,
+            ],
+            false,
+        )
+    }
+
+    /// An overlay file system on one directory (a container's own root):
+    /// a file created there is an entry of the upper directory, one
+    /// changed is first copied up whole from the image's layers, one
+    /// removed leaves a whiteout; small-file work slows, nothing else does.
+    fn overlay(&self, dir: &str) -> Option<Finding> {
+        let fs = self.filesystems(dir).map(|(base, other)| Sign {
+            holds: other == "overlay" && base != "overlay",
+            clue: Clue::Filesystem {
+                dir: dir.to_string(),
+                base,
+                other,
+            },
+            weight: Weight::Required,
+        });
+        rule(
+            Mechanism::OverlayFilesystem,
             vec![
                 fs,
-                self.slower(Group::Files(dir.into()), 1.5, Weight::Required),
+                self.slower(Group::Metadata(dir.into()), 1.3, Weight::Required),
+            ],
+            vec![self.unchanged(Group::Compute, Weight::Expected)],
+            false,
+        )
+    }
+
+    /// Every instruction translated, by a user-mode emulator (qemu-user,
+    /// Rosetta 2: the fingerprint names it) or a whole-system one (QEMU's
+    /// TCG: CPUID signs `TCGTCGTCGTCG`): computation slows by factors,
+    /// on every CPU as on one, and memory bandwidth with it, while the
+    /// kernel's own work (a system call's, a file's) runs at native speed.
+    fn emulation(&self) -> Option<Finding> {
+        let emulated = |r: &ResultFile| -> Option<String> {
+            let fp = &r.fingerprint;
+            fp.virtualization
+                .layers
+                .iter()
+                .find(|l| l.kind == LayerKind::Emulator)
+                .map(|l| l.name.clone())
+                .or_else(|| {
+                    let tcg = |s: &str| s.contains("TCGTCGTCG");
+                    let signed = fp.cpu.cpuid.as_ref().and_then(|c| c.hypervisor.as_deref());
+                    let named = fp.virtualization.layers.iter().flat_map(|l| &l.evidence);
+                    (signed.is_some_and(tcg) || named.into_iter().any(|e| tcg(e)))
+                        .then(|| "QEMU TCG".to_string())
+                })
+        };
+        let o = first(self.other)?;
+        let name = emulated(o)?;
+        let sign = Sign {
+            holds: !self.base.runs.iter().any(|r| emulated(r).is_some()),
+            clue: Clue::Emulated {
+                name,
+                cpu: o.fingerprint.cpu.cpuid.as_ref().map(|c| c.brand.clone()),
+            },
+            weight: Weight::Required,
+        };
+        rule(
+            Mechanism::CpuEmulation,
+            vec![
+                Some(sign),
+                self.slower(Group::Compute, 2.0, Weight::Required),
             ],
             vec![
-                self.slower(Group::Metadata(dir.into()), 2.0, Weight::Expected),
-                self.slower(Group::DurableWrites(dir.into()), 1.5, Weight::Expected),
-                self.unchanged(Group::Compute, Weight::Expected),
+                self.slower(Group::ComputeParallel, 2.0, Weight::Expected),
+                self.slower(Group::MemoryBandwidth, 1.5, Weight::Expected),
             ],
+            false,
+        )
+    }
+
+    /// A seccomp filter (a BPF program) run on every system call, as a
+    /// container runtime's default profile installs: system calls slow by
+    /// a few to tens of per cent, computation does not move.
+    fn seccomp(&self) -> Option<Finding> {
+        let filters = |r: &ResultFile| r.fingerprint.os.confinement.filters();
+        let (b, o) = (filters(first(self.base)?)?, filters(first(self.other)?)?);
+        let sign = Sign {
+            holds: o > b,
+            clue: Clue::Seccomp { base: b, other: o },
+            weight: Weight::Required,
+        };
+        rule(
+            Mechanism::SeccompFilter,
+            vec![
+                Some(sign),
+                self.slower(Group::SystemCalls, 1.03, Weight::Required),
+            ],
+            vec![self.unchanged(Group::Compute, Weight::Expected)],
             false,
         )
     }

@@ -302,7 +302,7 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     let flag = SuspectFlag {
         environment: "other".into(),
         run_id: "o1".into(),
-        kind: "steal".into(),
+        kind: crate::validity::suspect_kind::FlagKind::of("steal"),
         message: "the hypervisor took 9.0 % of the CPU time".into(),
     };
     assert_eq!(a.suspect, vec![flag.clone()]);
@@ -314,7 +314,7 @@ fn suspect_cases_are_marked_and_left_out_of_geometric_means_unless_included() {
     assert_eq!(
         c.suspect_kinds,
         vec![SuspectTally {
-            kind: "steal".into(),
+            kind: crate::validity::suspect_kind::FlagKind::of("steal"),
             cases: vec![("other".into(), vec!["os.a".into()])],
             most: None,
         }]

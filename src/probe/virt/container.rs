@@ -11,6 +11,7 @@
 //! or crun run by hand leave no marker beyond a root that is a bind of a
 //! directory in a new mount namespace.
 
+use super::layer_name::{DOCKER, PODMAN};
 use super::{LayerKind, VirtInputs, VirtLayer};
 
 /// Whether the root filesystem looks like a container's: an overlay or
@@ -47,7 +48,7 @@ fn containerenv_evidence(text: &str) -> String {
 fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
     let mut found: Vec<(&'static str, String)> = Vec::new();
     if let Some(text) = &inputs.containerenv {
-        found.push(("podman", containerenv_evidence(text)));
+        found.push((PODMAN, containerenv_evidence(text)));
     }
     if inputs.pid1_comm.as_deref().map(str::trim) == Some("bwrap") {
         found.push(("bubblewrap", "PID 1 is bwrap (/proc/1/comm)".into()));
@@ -59,8 +60,8 @@ fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
         .filter(|v| !v.is_empty())
     {
         let name = match v {
-            "docker" => "docker",
-            "podman" => "podman",
+            DOCKER => DOCKER,
+            PODMAN => PODMAN,
             "lxc" | "lxc-libvirt" => "lxc",
             "systemd-nspawn" => "systemd-nspawn",
             "wsl" => "",
@@ -72,9 +73,9 @@ fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
     }
     let cg = inputs.pid1_cgroup.as_deref().unwrap_or("");
     for (needle, name) in [
-        ("/docker/", "docker"),
-        ("docker-", "docker"),
-        ("libpod", "podman"),
+        ("/docker/", DOCKER),
+        ("docker-", DOCKER),
+        ("libpod", PODMAN),
         ("/lxc/", "lxc"),
         ("lxc.payload", "lxc"),
         ("cri-containerd", "containerd"),
@@ -93,7 +94,7 @@ fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
     }
     if mi.contains("/docker/containers/") {
         found.push((
-            "docker",
+            DOCKER,
             "mountinfo binds files from /var/lib/docker/containers".into(),
         ));
     }
@@ -102,10 +103,7 @@ fn container_markers(inputs: &VirtInputs) -> Vec<(&'static str, String)> {
             && l.contains(" - overlay ")
             && l.contains("/containers/storage/")
     }) {
-        found.push((
-            "podman",
-            "root is an overlay from containers/storage".into(),
-        ));
+        found.push((PODMAN, "root is an overlay from containers/storage".into()));
     }
     found
 }
@@ -123,8 +121,8 @@ pub(super) fn container_layers(
     if inputs.dockerenv {
         // Docker writes /.dockerenv into the container's filesystem; an image
         // built with Docker and booted as a VM keeps it. Alone it proves nothing.
-        if found.iter().any(|(n, _)| *n == "docker") || overlay_root.is_some() {
-            found.push(("docker", "/.dockerenv exists".into()));
+        if found.iter().any(|(n, _)| *n == DOCKER) || overlay_root.is_some() {
+            found.push((DOCKER, "/.dockerenv exists".into()));
         } else {
             notes.push(
                 "/.dockerenv exists but no other container marker does (root is not an overlay, no docker \
@@ -152,8 +150,8 @@ pub(super) fn container_layers(
     }
     // Podman in docker-compat mode can also leave docker markers; the
     // podman-specific file wins.
-    if layers.iter().any(|l| l.name == "podman") {
-        layers.retain(|l| l.name != "docker" || inputs.dockerenv && inputs.containerenv.is_none());
+    if layers.iter().any(|l| l.name == PODMAN) {
+        layers.retain(|l| l.name != DOCKER || inputs.dockerenv && inputs.containerenv.is_none());
     }
     if let Some(k) = kubernetes_layer(inputs) {
         layers.insert(0, k);

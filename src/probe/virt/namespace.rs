@@ -42,7 +42,7 @@ const DYNAMIC_FIRST: u64 = 0xF000_0000;
 pub const LINUX_NS_INODE_FLOOR: u64 = 0xEFFF_FFF8;
 
 /// Parses a link target such as `pid:[4026531836]` into its kind and inode.
-pub fn parse_ns_link(target: &str) -> Option<(&str, u64)> {
+pub(crate) fn parse_ns_link(target: &str) -> Option<(&str, u64)> {
     let (kind, rest) = target.trim().split_once(":[")?;
     let inode = rest.strip_suffix(']')?.parse().ok()?;
     Some((kind, inode))
@@ -92,7 +92,7 @@ pub fn assess(inputs: &VirtInputs) -> NsAssessment {
 }
 
 /// The evidence sentence for namespaces that are not initial.
-pub fn evidence(not_initial: &[String]) -> String {
+pub(crate) fn evidence(not_initial: &[String]) -> String {
     format!(
         "not the initial namespaces (/proc/self/ns): {}",
         not_initial.join(" ")

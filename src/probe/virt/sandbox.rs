@@ -82,7 +82,7 @@ pub(super) fn gvisor_layer(inputs: &VirtInputs, ns: &NsAssessment) -> Option<Vir
     evidence.push("platform (ptrace, systrap or kvm) is not visible from inside".into());
     Some(VirtLayer {
         kind: LayerKind::Sandbox,
-        name: "gvisor".into(),
+        name: super::layer_name::GVISOR.into(),
         evidence,
     })
 }

@@ -55,7 +55,7 @@ pub enum Format {
 impl Format {
     /// The flag of `compare` that asks for this format (`--csv`); None for
     /// the text, which no flag asks for.
-    pub fn flag(self) -> Option<&'static str> {
+    pub(crate) fn flag(self) -> Option<&'static str> {
         match self {
             Format::Text => None,
             Format::Markdown => Some("--markdown"),
@@ -67,7 +67,7 @@ impl Format {
     }
 
     /// Its renderer.
-    pub fn exporter(self) -> &'static dyn Exporter {
+    pub(crate) fn exporter(self) -> &'static dyn Exporter {
         match self {
             Format::Text => &text::Text,
             Format::Markdown => &markdown::Markdown,

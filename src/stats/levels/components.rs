@@ -18,7 +18,7 @@ pub struct Components {
 
 impl Components {
     /// The mean of two sides' components (each level from the sides that measured it).
-    pub fn pool(a: &Components, b: &Components) -> Components {
+    pub(crate) fn pool(a: &Components, b: &Components) -> Components {
         let avg = |x: Option<f64>, y: Option<f64>| match (x, y) {
             (Some(x), Some(y)) => Some((x + y) / 2.0),
             (x, y) => x.or(y),
@@ -32,7 +32,7 @@ impl Components {
 
     /// Each measured level's share of their sum, in the order runs, rounds,
     /// repetitions; None when nothing varies.
-    pub fn shares(&self) -> Option<[Option<f64>; 3]> {
+    pub(crate) fn shares(&self) -> Option<[Option<f64>; 3]> {
         let parts = [self.runs, self.rounds, self.repetitions];
         let total: f64 = parts.iter().flatten().sum();
         (total > 0.0).then(|| parts.map(|p| p.map(|v| v / total)))
@@ -46,7 +46,7 @@ impl Components {
     /// one side of that edge. V(n) = (σ²runs + σ²rounds/r + σ²reps/(r k)) / n.
     /// None when the between-run variance is unmeasured or more than
     /// `max_runs` are needed.
-    pub fn runs_needed(
+    pub(crate) fn runs_needed(
         &self,
         rounds: f64,
         reps: f64,

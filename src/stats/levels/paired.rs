@@ -23,7 +23,7 @@ impl Levels {
     /// becomes one value, ln(median of other's) − ln(median of base's).
     /// Rounds with a side empty and runs with no round are dropped. None
     /// when nothing is left or a value cannot be logged.
-    pub fn paired(runs: &[Vec<(Vec<f64>, Vec<f64>)>]) -> Option<Levels> {
+    pub(crate) fn paired(runs: &[Vec<(Vec<f64>, Vec<f64>)>]) -> Option<Levels> {
         let log_median = |xs: &[f64]| {
             xs.iter()
                 .all(|v| v.is_finite() && *v > 0.0)
@@ -66,7 +66,7 @@ impl Levels {
     /// apart. Such runs measured two environments under one label, and
     /// their spread is no evidence of how much runs of one differ. False
     /// when a run has fewer than two rounds (its interval is unknown).
-    pub fn runs_split(&self) -> bool {
+    pub(crate) fn runs_split(&self) -> bool {
         let Some(mut runs) = self.run_intervals() else {
             return false;
         };
@@ -112,7 +112,7 @@ impl Components {
     /// V = σ²runs + σ²rounds/r; the degrees of freedom are the runs' (n − 1)
     /// where runs were seen to differ, else the rounds' (n r − 1). None when
     /// nothing varies or more than `max_runs` are needed.
-    pub fn interleaved_runs_needed(
+    pub(crate) fn interleaved_runs_needed(
         &self,
         rounds: f64,
         margin: f64,

@@ -59,7 +59,7 @@ impl HttpServer {
     ///
     /// # Errors
     /// Binding or building the runtime.
-    pub fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
+    pub(crate) fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
         HttpServer::launch(host, workers, None)
     }
 
@@ -68,7 +68,7 @@ impl HttpServer {
     ///
     /// # Errors
     /// Pinning (a CPU outside this process's mask), binding or building the runtime.
-    pub fn start_on(host: IpAddr, cpus: &[usize]) -> io::Result<HttpServer> {
+    pub(crate) fn start_on(host: IpAddr, cpus: &[usize]) -> io::Result<HttpServer> {
         HttpServer::launch(host, cpus.len().max(1), Some(cpus))
     }
 
@@ -113,7 +113,7 @@ impl HttpServer {
     }
 
     /// Where it listens.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 }

@@ -87,7 +87,7 @@ impl Staging {
     /// # Errors
     /// Why it cannot be made, for a usage error: the settings checked
     /// that the directory takes new entries.
-    pub fn create(dir: &Path) -> Result<Staging, String> {
+    pub(crate) fn create(dir: &Path) -> Result<Staging, String> {
         let (parent, name) = parent_and_name(dir)?;
         for p in remove_stale(parent, &name) {
             eprintln!(
@@ -98,7 +98,7 @@ impl Staging {
         let tmp = parent.join(format!(
             ".{name}.envbench-{}-{}.partial",
             std::process::id(),
-            crate::store::random_tag()
+            super::random_tag()
         ));
         let why = |e: std::io::Error| {
             format!(
@@ -136,7 +136,7 @@ impl Staging {
     ///
     /// # Errors
     /// A file that cannot be written, or DIR taken meanwhile.
-    pub fn write(mut self, files: &[(String, String)]) -> anyhow::Result<()> {
+    pub(crate) fn write(mut self, files: &[(String, String)]) -> anyhow::Result<()> {
         for (name, text) in files {
             let path = self.tmp.join(name);
             // a signal waits for the file, then removes the whole directory
@@ -202,12 +202,131 @@ fn place(tmp: &Path, dir: &Path) -> std::io::Result<()> {
 /// `renameat2(RENAME_NOREPLACE)`: `to` is never replaced; where the
 /// filesystem lacks it, a plain rename while `to` is missing.
 fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    match crate::store::renameat2(from, to, libc::RENAME_NOREPLACE) {
+    match super::renameat2(from, to, libc::RENAME_NOREPLACE) {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) && !to.exists() => {
             std::fs::rename(from, to)
         }
         done => done,
     }
+}
+
+/// `--figures DIR`: a directory to create, or an empty one (nothing in it
+/// is ever replaced), checked before anything is read. The figures are
+/// written into a hidden directory beside DIR and renamed into place, so
+/// DIR's own directory must take new entries; an existing DIR must be
+/// writable too (it is replaced by the new one, its permission bits kept)
+/// and on its directory's filesystem (a mount point cannot be renamed
+/// over). A symbolic link is followed to its target, never replaced; one
+/// to nothing, and anything but a directory, are refused. Returns the
+/// directory to write (a link's target).
+pub(crate) fn figures_dir(dir: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let refuse = |why: String| {
+        format!(
+            "--figures {}: {why}; give a new or empty directory",
+            dir.display()
+        )
+    };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::canonicalize(dir).map_err(|e| {
+                refuse(format!(
+                    "is a symbolic link whose target cannot be used ({e})"
+                ))
+            })?;
+            return figures_dir(&target);
+        }
+        Ok(m) if m.is_dir() => {
+            // `.` or `figs/..`: the directory by its own name, beside which the figures go
+            let real = std::fs::canonicalize(dir).map_err(|e| refuse(e.to_string()))?;
+            if real.parent().is_none() {
+                return Err(refuse("is the root directory".into()));
+            }
+            if real != dir {
+                return figures_dir(&real);
+            }
+            let mut entries = std::fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?;
+            if entries.next().is_some() {
+                return Err(refuse("is not empty".into()));
+            }
+            if let Some(why) = super::why_not_writable(dir) {
+                return Err(refuse(format!("not writable: {why}")));
+            }
+            if std::fs::metadata(parent).is_ok_and(|p| p.dev() != m.dev()) || mount_point(dir) {
+                return Err(refuse(format!(
+                    "is a mount point (or on another filesystem than {}): the figures are \
+                     written beside it and renamed into place",
+                    parent.display()
+                )));
+            }
+        }
+        Ok(m) => return Err(refuse(format!("is a {}", super::kind_name(&m.file_type())))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Err(refuse(format!(
+                "a part of its path is not a directory ({e})"
+            )))
+        }
+        Err(e) => return Err(refuse(e.to_string())),
+    }
+    if !parent.is_dir() {
+        return Err(format!(
+            "--figures {}: {} is not a directory",
+            dir.display(),
+            parent.display()
+        ));
+    }
+    if let Some(why) = super::why_not_writable(parent) {
+        return Err(refuse(format!(
+            "its directory {} is not writable: {why}",
+            parent.display()
+        )));
+    }
+    match dir.file_name() {
+        // made absolute, so that the directory beside it is its parent's
+        Some(name) => Ok(std::fs::canonicalize(parent)
+            .map_err(|e| refuse(e.to_string()))?
+            .join(name)),
+        None => Err(refuse("names no directory".into())),
+    }
+}
+
+/// Whether `/proc/self/mountinfo` lists the absolute `dir` as a mount
+/// point (a bind mount of its own directory's filesystem has its device).
+fn mount_point(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    // the fifth field, with space, tab, line feed and backslash as \ooo
+    let unescape = |f: &str| {
+        let mut out = Vec::new();
+        let b = f.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let code = b
+                .get(i + 1..i + 4)
+                .and_then(|o| u8::from_str_radix(std::str::from_utf8(o).ok()?, 8).ok());
+            match (b[i], code) {
+                (b'\\', Some(c)) => {
+                    out.push(c);
+                    i += 4;
+                }
+                (c, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out
+    };
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| unescape(m) == dir.as_os_str().as_bytes())
 }
 
 #[cfg(test)]
