@@ -56,7 +56,7 @@ pub(crate) fn escape_output(text: &str) -> String {
 }
 
 /// The coloured words envbench writes, whole: a verdict in its colour
-/// and the reset after it (`report::compare::verdict_cell`). Any other
+/// and the reset after it (`report::comparison::text::verdict_cell`). Any other
 /// escape sequence comes from data: `ESC [ 8 m` (conceal) in a fingerprint
 /// field would hide the rest of the output, and a colour in a CPU model
 /// would paint what follows it.

@@ -50,9 +50,11 @@ fn exercise(text: &str) {
             exclude_suspect: false,
         },
     ) {
-        let _ = envbench::report::render_csv(&envbench::report::export::csv::csv_table(&cmp));
+        let _ = envbench::report::render_csv(
+            &envbench::report::comparison::export::csv::csv_table(&cmp),
+        );
         let (views, topics) = (envbench::bench::views(), envbench::bench::topics());
-        let report = envbench::report::Report {
+        let report = envbench::report::comparison::Report {
             comparison: &cmp,
             environments: &envs,
             views: &views,
@@ -61,12 +63,12 @@ fn exercise(text: &str) {
             verbose: true,
             color: false,
         };
-        let _ = envbench::report::export::html::render(&report);
-        let _ = envbench::report::export::json::document(&report);
-        let _ = envbench::report::compare::render(
+        let _ = envbench::report::comparison::export::html::render(&report);
+        let _ = envbench::report::comparison::export::json::document(&report);
+        let _ = envbench::report::comparison::text::render(
             &report,
-            envbench::report::compare::Style::Text { color: false },
-            envbench::report::compare::Detail {
+            envbench::report::comparison::text::Style::Text { color: false },
+            envbench::report::comparison::text::Detail {
                 all_metrics: true,
                 verbose: true,
             },

@@ -77,6 +77,8 @@ struct Layer {
     /// The script's own timeouts end it first; this one stops it in case
     /// they do not.
     timeout: Duration,
+    /// Variables set for the script (`CONTAINER_SECCOMP=unconfined`).
+    env: &'static [(&'static str, &'static str)],
 }
 
 /// Tests of this file run one at a time: two cores, shared.
@@ -97,6 +99,7 @@ fn gvisor_measures_or_explains_every_case() {
         expected_skips: &[],
         virt_name: "gvisor",
         timeout: Duration::from_secs(200),
+        env: &[],
     });
 }
 
@@ -110,6 +113,7 @@ fn fresh_namespaces_measure_or_explain_every_case() {
         expected_skips: &[],
         virt_name: "namespaces",
         timeout: Duration::from_secs(200),
+        env: &[],
     });
 }
 
@@ -123,6 +127,7 @@ fn bubblewrap_measures_or_explains_every_case() {
         expected_skips: &[],
         virt_name: "bubblewrap",
         timeout: Duration::from_secs(200),
+        env: &[],
     });
 }
 
@@ -137,6 +142,7 @@ fn container_measures_or_explains_every_case() {
         virt_name: "podman",
         // mmdebstrap's first build comes on top (about a minute here)
         timeout: Duration::from_secs(400),
+        env: &[],
     });
 }
 
@@ -151,6 +157,7 @@ fn qemu_guest_measures_or_explains_every_case() {
         virt_name: "qemu",
         // the kernel's first download and the KVM attempt come on top
         timeout: Duration::from_secs(400),
+        env: &[],
     });
 }
 
@@ -169,6 +176,7 @@ fn qemu_user_emulates_every_worker() {
         expected_skips: &[],
         virt_name: "qemu-user",
         timeout: Duration::from_secs(200),
+        env: &[],
     }) else {
         return;
     };
@@ -190,6 +198,55 @@ fn qemu_user_emulates_every_worker() {
         layer.evidence[0].contains("qemu-x86_64"),
         "{:?}",
         layer.evidence
+    );
+}
+
+/// podman's default seccomp profile and the scratch directory's place
+/// reach the fingerprint: with the profile a filter runs on every system
+/// call, with `--security-opt seccomp=unconfined` none; a directory bound
+/// from the host is a bind mount of it, one in the container's root its
+/// overlay's upper layer.
+#[test]
+fn container_fingerprint_follows_seccomp_and_where_scratch_is() {
+    let layer = |env: &'static [(&'static str, &'static str)]| Layer {
+        name: "container (podman + runc), seccomp and scratch",
+        script: "container.sh",
+        only: "os.syscall[call=getppid],io.meta",
+        extra: &[],
+        expected_skips: &[],
+        virt_name: "podman",
+        timeout: Duration::from_secs(400),
+        env,
+    };
+    let writes_to = |f: &envbench::results::ResultFile| -> String {
+        let c = f.cases.iter().find(|c| c.bench == "io.meta").unwrap();
+        c.details.as_ref().unwrap()["dir"]["filesystem"]["writes_to"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let Some(confined) = run_layer(&layer(&[])) else {
+        return;
+    };
+    let c = confined.fingerprint.os.confinement;
+    assert_eq!(c.seccomp_mode, Some(2), "{c:?}");
+    assert!(c.seccomp_filters.is_none_or(|n| n >= 1), "{c:?}");
+    assert!(
+        writes_to(&confined).starts_with("bind mount of "),
+        "{}",
+        writes_to(&confined)
+    );
+    let open = run_layer(&layer(&[
+        ("CONTAINER_SECCOMP", "unconfined"),
+        ("CONTAINER_SCRATCH", "overlay"),
+    ]))
+    .unwrap();
+    let c = open.fingerprint.os.confinement;
+    assert_eq!(c.seccomp_mode, Some(0), "{c:?}");
+    assert!(
+        writes_to(&open).starts_with("overlay upper layer"),
+        "{}",
+        writes_to(&open)
     );
 }
 
@@ -398,6 +455,7 @@ fn run_script(layer: &Layer, out: &Path) -> Option<i32> {
         .args(quick_under(layer.extra))
         .args(layer.extra)
         .args(["--only", layer.only])
+        .envs(layer.env.iter().copied())
         .stdin(Stdio::null())
         .stdout(fs::File::create(out.join("script.out")).unwrap())
         .stderr(fs::File::create(out.join("script.err")).unwrap())

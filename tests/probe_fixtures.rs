@@ -258,6 +258,15 @@ fn bubblewrap_recorded_here_is_named_by_its_pid_1() {
 }
 
 #[test]
+fn qemu_user_is_named_by_the_exe_links_it_answers() {
+    let f = fp("qemu-user");
+    assert_eq!(layers(&f), vec!["unknown-hypervisor", "qemu-user"]);
+    assert!(evidence_has(&f, "qemu-user", "/usr/bin/qemu-x86_64"));
+    // recorded trees hold no CPUID: only a live probe asks the CPU
+    assert_eq!(f.cpu.cpuid, None);
+}
+
+#[test]
 fn podman_with_runc_recorded_here() {
     let f = fp("podman");
     assert_eq!(layers(&f), vec!["unknown-hypervisor", "podman"]);
@@ -273,6 +282,17 @@ fn podman_with_runc_recorded_here() {
     assert_eq!(
         f.os.distro.as_deref(),
         Some("Debian GNU/Linux 12 (bookworm)")
+    );
+    // podman's default seccomp profile: one filter on every system call
+    let c = f.os.confinement;
+    assert_eq!(
+        (c.seccomp_mode, c.seccomp_filters, c.no_new_privs),
+        (Some(2), Some(1), Some(false))
+    );
+    let host = fp("firecracker-host").os.confinement;
+    assert_eq!(
+        (host.seccomp_mode, host.seccomp_filters),
+        (Some(0), Some(0))
     );
 }
 

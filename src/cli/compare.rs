@@ -8,7 +8,7 @@ use crate::cmd::compare::{CompareSettings, Inputs};
 use crate::compare::{Options, DEFAULT_THRESHOLD};
 use crate::config::DEFAULT_SEED;
 use crate::error::UsageError;
-use crate::report::export::Format;
+use crate::report::comparison::export::Format;
 use crate::store;
 use std::io::IsTerminal;
 use std::path::PathBuf;

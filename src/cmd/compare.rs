@@ -7,8 +7,8 @@
 use super::resolve;
 use crate::compare::{compare, compare_dirs, group, Environment, Options};
 use crate::error::{print_stdout, UsageError};
-use crate::report::export::{Export, Format};
-use crate::report::Report;
+use crate::report::comparison::export::{Export, Format};
+use crate::report::comparison::Report;
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::process::ExitCode;

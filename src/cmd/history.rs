@@ -23,7 +23,9 @@ pub(crate) fn run(s: &HistorySettings) -> anyhow::Result<ExitCode> {
     let text = if s.json {
         serde_json::to_string_pretty(&entries)? + "\n"
     } else {
-        terminal::escape_output(&report::render_text(&report::history_table(&entries)))
+        terminal::escape_output(&report::render_text(&report::listing::history::table(
+            &entries,
+        )))
     };
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -28,9 +28,9 @@ pub(crate) fn run(s: &ListSettings) -> anyhow::Result<ExitCode> {
         NamedDir::by_position([PathBuf::from(".")]),
     );
     let text = if s.json {
-        serde_json::to_string_pretty(&report::catalog::catalog(&plan))? + "\n"
+        serde_json::to_string_pretty(&report::listing::catalog::catalog(&plan))? + "\n"
     } else {
-        report::catalog::render(&plan)
+        report::listing::catalog::render(&plan)
     };
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)

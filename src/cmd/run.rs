@@ -167,7 +167,7 @@ pub(crate) fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
 /// `run --plan`: the cases, their budgets and what each `--dir` must hold.
 fn plan_text(s: &RunSettings, p: &prepare::Prepared) -> String {
     let note = sides::plan_note(&p.sides, p.budget_note.as_deref());
-    report::plan::render(
+    report::run::plan::render(
         &p.sides[0].config,
         &p.cases,
         &crate::engine::select::dir_needs(&p.cases, &s.config.dirs),

@@ -28,10 +28,9 @@ pub(crate) fn run(s: &ShowSettings) -> anyhow::Result<ExitCode> {
         s.db.as_ref(),
         &crate::history::Filter::default(),
     )? {
-        print_stdout(&terminal::escape_output(&report::summary::render_file(
-            &file,
-            s.all_metrics,
-        )))?;
+        print_stdout(&terminal::escape_output(
+            &report::run::summary::render_file(&file, s.all_metrics),
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

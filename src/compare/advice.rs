@@ -1,6 +1,6 @@
 //! What a person can do about the unclear cases, as facts: how many are
 //! unclear, how many more runs would settle which of them, and what noise
-//! limits the rest. `report::conclude` words it.
+//! limits the rest. `report::comparison::conclude` words it.
 
 use super::{Environment, MetricComparison, Verdict};
 use crate::results::ResultFile;

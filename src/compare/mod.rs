@@ -22,8 +22,8 @@
 //! Environments are groups of runs (one label, or files given with
 //! `--base`/`--other`). Reads only `results` types and returns facts:
 //! verdicts, counts, bounds, notices and advice as typed values. Every
-//! sentence about them is the report's (`report::conclude`,
-//! `report::warning`, `report::words`).
+//! sentence about them is the report's (`report::comparison::conclude`,
+//! `report::comparison::warning`, `report::words`).
 
 mod advice;
 pub mod diagnose;

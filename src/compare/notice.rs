@@ -2,7 +2,7 @@
 //! other hardware, idle drivers or memory, runs given twice, incomplete or
 //! anomalous runs, methods that differ, where a single run's spread came
 //! from, suspect cases and run flags, and the metrics left out. Each is a
-//! [`Notice`] with its evidence; `report::warning` words them.
+//! [`Notice`] with its evidence; `report::comparison::warning` words them.
 
 use super::{Environment, MetricComparison};
 use crate::probe::cpu::CpuInfo;

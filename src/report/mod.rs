@@ -1,47 +1,17 @@
 //! Rendering: tables, views and every sentence, built from `results`,
-//! `probe` and `compare` types. No measuring happens here, and no
-//! rendering happens anywhere else.
+//! `probe` and `compare` types, in three rooms by what they render:
+//! [`comparison`] (`compare`'s text, Markdown, HTML, CSV, JSON and
+//! figures), [`run`] (a run's table of cases and its plan) and
+//! [`listing`] (`list`'s catalog and `history`'s table); beside them the
+//! fingerprint, shared by `info` and the comparison, the words every room
+//! uses, and the table this module renders. Nothing here measures or
+//! probes, and no rendering happens anywhere else.
 
-pub mod catalog;
-pub mod compare;
-pub mod conclude;
-pub mod diagnosis;
-pub mod draw;
-pub mod export;
-pub mod figure;
+pub mod comparison;
 pub mod fingerprint;
-pub mod plan;
-pub mod summary;
-pub mod svg;
-pub mod warning;
+pub mod listing;
+pub mod run;
 pub mod words;
-
-use crate::compare::{Comparison, Environment};
-use crate::view::BenchView;
-use std::collections::BTreeMap;
-
-/// What every format renders: the comparison, the environments it came
-/// from (for the fingerprints and the views that read raw samples), the
-/// views the benches declare and the words that name them.
-#[derive(Clone, Copy)]
-pub struct Report<'a> {
-    /// The comparison.
-    pub comparison: &'a Comparison,
-    /// The environments compared, baseline first.
-    pub environments: &'a [Environment],
-    /// The views the benches declare.
-    pub views: &'a [BenchView],
-    /// Each bench's topic in a few words (a bench id → `system calls`),
-    /// for the conclusions; a bench without one is named by its id.
-    pub topics: &'a BTreeMap<String, String>,
-    /// Every metric, secondary ones too, and the views as tables (text).
-    pub all_metrics: bool,
-    /// Everything else too (text): each warning in full, the method, the
-    /// fingerprints, the spread of unclear cases.
-    pub verbose: bool,
-    /// ANSI colours for verdicts (text).
-    pub color: bool,
-}
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,33 +60,6 @@ impl Table {
             rows: Vec::new(),
         }
     }
-}
-
-/// `envbench history` as a table.
-pub(crate) fn history_table(entries: &[crate::history::Entry]) -> Table {
-    let mut t = Table::new(&[
-        ">id",
-        "label",
-        "host",
-        "virtualization",
-        "started (UTC)",
-        "suite",
-        "status",
-        "file",
-    ]);
-    for e in entries {
-        t.rows.push(vec![
-            e.id.to_string(),
-            e.label.clone(),
-            e.host.clone(),
-            e.virtualization.clone(),
-            e.started_utc.clone(),
-            e.suite.clone(),
-            e.status.clone(),
-            e.path.clone(),
-        ]);
-    }
-    t
 }
 
 /// Characters a terminal shows: ANSI colour sequences take no room.

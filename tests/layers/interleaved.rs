@@ -28,6 +28,7 @@ fn gvisor() -> Layer {
         expected_skips: &[],
         virt_name: "gvisor",
         timeout: Duration::from_secs(200),
+        env: &[],
     }
 }
 
@@ -41,6 +42,7 @@ fn podman() -> Layer {
         virt_name: "podman",
         // mmdebstrap's first build comes on top (about a minute here)
         timeout: Duration::from_secs(400),
+        env: &[],
     }
 }
 

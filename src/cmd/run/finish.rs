@@ -18,7 +18,7 @@ pub(super) fn print_and_record(
     shown: Option<&str>,
     reporter: &Reporter,
 ) -> anyhow::Result<Option<String>> {
-    let mut text = report::summary::render(file, s.all_metrics);
+    let mut text = report::run::summary::render(file, s.all_metrics);
     if let Some(name) = shown {
         text = format!("{name}:\n{text}");
     }

@@ -133,7 +133,7 @@ impl Watch for RunWatch {
             (step.index, step.total),
             step.shown,
             result.status,
-            &report::summary::one_line(result),
+            &report::run::summary::one_line(result),
             elapsed,
             left,
         );

@@ -57,7 +57,7 @@ fn earlier_runs_of_two_environments_under_one_label_are_not_the_spread_between_r
             assert!(matches!(m.basis.run_spread.1, RunSpread::Workers { .. }));
         }
         assert_eq!(c.split_history, vec![("B".to_string(), 2)]);
-        let advice = crate::report::conclude::advice(&c);
+        let advice = crate::report::comparison::conclude::advice(&c);
         assert!(
             advice[0].starts_with("the earlier runs of B disagree among themselves"),
             "{advice:?}"

@@ -471,7 +471,7 @@ fn runs_of_other_suites_or_versions_are_noticed_and_shown_by_default() {
         })
         .collect();
     assert_eq!(differ, [Setting::Suite, Setting::Version]);
-    let lines = crate::report::warning::lines(&c).join("\n");
+    let lines = crate::report::comparison::warning::lines(&c).join("\n");
     assert!(
         lines.contains("other suites, quick (a), standard (b)"),
         "{lines}"

@@ -1,0 +1,402 @@
+//! The diagnosis in words: one line per likely mechanism, most likely
+//! first ("likely cause: system calls intercepted or translated (ptrace,
+//! gVisor, WSL 1), 5 of 5 signs hold"), or "no known mechanism fits"; and
+//! the evidence behind each, with the study or source the rule rests on,
+//! for `--verbose` and the HTML's details.
+
+use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
+use crate::report::words::{describe_speedup, factor_text};
+
+/// What `pick` takes from the first of `f`'s clues it takes anything from.
+fn first_clue<T>(f: &Finding, pick: impl Fn(&Clue) -> Option<T>) -> Option<T> {
+    f.signs.iter().find_map(|s| pick(&s.clue))
+}
+
+/// A mechanism in a few words, as a cause.
+fn mechanism_words(f: &Finding) -> String {
+    match f.mechanism {
+        Mechanism::SyscallInterception => {
+            "system calls intercepted or translated (ptrace, gVisor, WSL 1)".into()
+        }
+        Mechanism::VirtualMachine => {
+            "a virtual machine (nested paging, exits to the hypervisor)".into()
+        }
+        Mechanism::RemoteFilesystem => {
+            let dir = first_clue(f, |c| match c {
+                Clue::Filesystem { dir, other, .. } => Some(format!("{other} on {dir}")),
+                _ => None,
+            });
+            // its bulk transfers' direction, when they moved
+            let bulk = f.signs.iter().find_map(|s| match (&s.clue, s.holds) {
+                (
+                    Clue::Faster {
+                        group: Group::Files(_),
+                        ..
+                    },
+                    true,
+                ) => Some(", backed by a faster cache"),
+                (
+                    Clue::Slower {
+                        group: Group::Files(_),
+                        ..
+                    },
+                    true,
+                ) => Some(", slower in bulk too"),
+                _ => None,
+            });
+            match dir {
+                Some(d) => format!(
+                    "a FUSE or network file system ({d}){}",
+                    bulk.unwrap_or_default()
+                ),
+                None => "a FUSE or network file system".into(),
+            }
+        }
+        Mechanism::CpuEmulation => format!(
+            "CPU emulation or binary translation ({})",
+            first_clue(f, |c| match c {
+                Clue::Emulated { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "an emulator".into())
+        ),
+        Mechanism::SeccompFilter => {
+            "a seccomp filter on every system call (a container runtime's profile)".into()
+        }
+        Mechanism::OverlayFilesystem => format!(
+            "an overlay file system (copy-up and whiteouts on {})",
+            first_clue(f, |c| match c {
+                Clue::Filesystem { dir, .. } => Some(dir.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "a directory".into())
+        ),
+        Mechanism::CacheSemantics => "the page cache or O_DIRECT behave differently".into(),
+        Mechanism::CpuQuota => "a CPU quota (cgroup cpu.max)".into(),
+        Mechanism::FewerCpus => "fewer usable CPUs (an affinity mask or cpuset)".into(),
+        Mechanism::OtherCpu => "another CPU model or clock frequency".into(),
+        Mechanism::NoisyNeighbour => "a noisy neighbour (steal time)".into(),
+    }
+}
+
+/// Where a rule's reasoning comes from: the study that saw the pattern,
+/// or the mechanism's documentation.
+pub(crate) fn source(m: Mechanism) -> &'static str {
+    match m {
+        Mechanism::SyscallInterception => {
+            "seed 003 (2017): process creation 4.53 ms under WSL 1 against 0.045 ms native; \
+             seed 004 (2024): UnixBench's system call, execl and pipe figures far below WSL 2's \
+             under WSL 1, Dhrystone and Whetstone equal"
+        }
+        Mechanism::VirtualMachine => {
+            "seed 003 (2017): process creation 0.082 ms in a VirtualBox guest against 0.045 ms \
+             native; lmbench's lat_mem_rd shows two-level page walks as latency growing with \
+             the working set"
+        }
+        Mechanism::RemoteFilesystem => {
+            "seed 004 (2024): dd on WSL 2's 9P share of Windows files at a fraction of its \
+             rate on ext4, the rest native"
+        }
+        Mechanism::CacheSemantics => {
+            "seed 003 (2017): dd reads with and without the page cache, buffered against \
+             O_DIRECT writes; the methods' own checks (docs/method.md)"
+        }
+        Mechanism::CpuQuota => {
+            "the kernel's CFS bandwidth control (cgroup v2 cpu.max): runnable time above the \
+             quota waits for the next period"
+        }
+        Mechanism::FewerCpus => {
+            "sched_setaffinity(2) and cpusets: threads beyond the usable CPUs take turns"
+        }
+        Mechanism::OtherCpu => "the fingerprints' CPU model and frequency",
+        Mechanism::NoisyNeighbour => {
+            "/proc/stat's steal time: CPU time the hypervisor gave to other guests"
+        }
+        Mechanism::CpuEmulation => {
+            "QEMU's user-mode emulation and TCG translate every guest instruction into host \
+             code; measured on this project's machines: integer loops 6x slower and a \
+             system call 4x under qemu-x86_64 on the same CPU (docs/method.md)"
+        }
+        Mechanism::SeccompFilter => {
+            "seccomp(2): a mode-2 filter is a BPF program the kernel runs on every system call \
+             before the call itself; podman and Docker install their default profile so"
+        }
+        Mechanism::OverlayFilesystem => {
+            "the kernel's overlayfs documentation: a new file is an entry of the upper \
+             directory, a changed one is copied up whole first, a removed one leaves a whiteout"
+        }
+    }
+}
+
+/// A group of cases in a few words.
+fn group_words(g: &Group) -> String {
+    match g {
+        Group::SystemCalls => "system calls".into(),
+        Group::Processes => "starting processes and threads".into(),
+        Group::Network => "loopback network".into(),
+        Group::Compute => "one-thread computation".into(),
+        Group::ComputeParallel => "computation on every CPU".into(),
+        Group::MemoryBandwidth => "memory bandwidth".into(),
+        Group::LatencyInCache => "memory latency in the caches".into(),
+        Group::LatencyBeyondCache => "memory latency beyond the caches".into(),
+        Group::CrossCpu => "work handed between CPUs".into(),
+        Group::Files(d) => format!("files on {d}"),
+        Group::Metadata(d) => format!("small-file metadata on {d}"),
+        Group::ColdRead(d) => format!("reads after an eviction on {d}"),
+        Group::DurableWrites(d) => format!("durable writes on {d}"),
+    }
+}
+
+/// "1.5x or more", "10 % or more".
+fn asked(factor: f64) -> String {
+    format!("{} or more", factor_text(factor))
+}
+
+/// One clue as what was seen, with what the rule asked where it did not hold.
+fn clue_words(s: &Sign, base: &str, other: &str) -> String {
+    let seen = match &s.clue {
+        Clue::Slower {
+            group,
+            effect,
+            factor,
+        }
+        | Clue::Faster {
+            group,
+            effect,
+            factor,
+        } => {
+            let w = format!(
+                "{} {}",
+                group_words(group),
+                describe_speedup(effect.speedup)
+            );
+            let way = if matches!(s.clue, Clue::Slower { .. }) {
+                "slower"
+            } else {
+                "faster"
+            };
+            let far_enough = if way == "slower" {
+                effect.slowdown() >= *factor
+            } else {
+                effect.speedup >= *factor
+            };
+            if s.holds {
+                w
+            } else if far_enough {
+                format!("{w}, but not judged {way} (its interval reaches the band)")
+            } else {
+                format!("{w}, where the rule expects {way} by {}", asked(*factor))
+            }
+        }
+        Clue::Unchanged { group, effect } => {
+            if s.holds {
+                format!(
+                    "{} unchanged ({})",
+                    group_words(group),
+                    describe_speedup(effect.speedup)
+                )
+            } else {
+                format!(
+                    "{} {}, where the rule expects no change",
+                    group_words(group),
+                    describe_speedup(effect.speedup)
+                )
+            }
+        }
+        Clue::LatencyGrows {
+            in_cache,
+            beyond_cache,
+        } => format!(
+            "memory latency {} in the caches, {} beyond them",
+            describe_speedup(1.0 / in_cache),
+            describe_speedup(1.0 / beyond_cache)
+        ),
+        Clue::Layer { kind, name } => {
+            format!("{other}'s fingerprint names a {kind} ({name}) that {base}'s does not")
+        }
+        Clue::Filesystem {
+            dir,
+            base: b,
+            other: o,
+        } => format!(
+            "{dir} is {o} in {other}, {} in {base}",
+            if b.is_empty() { "unknown" } else { b }
+        ),
+        Clue::Assumption { kind, side, cases } => format!(
+            "{} in {side} ({} case(s): {})",
+            kind.words(),
+            cases.len(),
+            cases.join(", ")
+        ),
+        Clue::CpuQuota { base: b, other: o } => format!(
+            "{other} may use {o} CPU(s) of time (cpu.max), {base} {}",
+            b.map_or("has no quota".to_string(), |q| format!("{q}"))
+        ),
+        Clue::UsableCpus { base: b, other: o } => {
+            format!("{other} may run on {o} CPU(s), {base} on {b}")
+        }
+        Clue::CpuModel { base: b, other: o } => format!("{other} runs on {o}, {base} on {b}"),
+        Clue::MaxMhz { base: b, other: o } => {
+            format!("{other}'s CPUs reach {o:.0} MHz, {base}'s {b:.0} MHz")
+        }
+        Clue::Emulated { name, cpu } => match cpu {
+            Some(c) if !c.is_empty() => {
+                format!("{other} runs under {name} (CPUID names \"{c}\"), {base} does not")
+            }
+            _ => format!("{other} runs under {name}, {base} does not"),
+        },
+        Clue::Seccomp { base: b, other: o } => {
+            format!("{other} runs {o} seccomp filter(s) on each system call, {base} {b}")
+        }
+        Clue::Steal { base: b, other: o } => format!(
+            "steal time up to {:.0} % in {other}, {:.0} % in {base}",
+            o * 100.0,
+            b * 100.0
+        ),
+    };
+    let mark = match (s.holds, s.weight) {
+        (true, _) => "+",
+        (false, Weight::Supporting) => "·",
+        (false, _) => "-",
+    };
+    format!("{mark} {seen}")
+}
+
+/// One line per likely mechanism of `d`, most likely first, or one line
+/// saying none fits; `named` prefixes the environment (more than two
+/// environments compared).
+pub(crate) fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
+    let who = if named {
+        format!("{}, ", d.environment)
+    } else {
+        String::new()
+    };
+    if d.findings.is_empty() {
+        return vec![format!(
+            "{who}likely cause: no known mechanism fits these differences"
+        )];
+    }
+    d.findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{who}likely cause: {}, {} of {} signs hold",
+                mechanism_words(f),
+                f.held,
+                f.counted
+            )
+        })
+        .collect()
+}
+
+/// The evidence behind each line of [`lines`]: per mechanism its line,
+/// then each sign checked (+ holds, - does not, · supporting and absent)
+/// and the source of the rule.
+pub(crate) fn evidence(d: &Diagnosis, base: &str) -> Vec<(String, Vec<String>)> {
+    let heads = lines(d, true);
+    d.findings
+        .iter()
+        .zip(heads)
+        .map(|(f, head)| {
+            let mut items: Vec<String> = f
+                .signs
+                .iter()
+                .filter(|s| s.holds || s.weight != Weight::Supporting)
+                .map(|s| clue_words(s, base, &d.environment))
+                .collect();
+            items.push(format!("after {}", source(f.mechanism)));
+            (head, items)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::diagnose::Effect;
+
+    fn finding() -> Diagnosis {
+        let effect = |speedup| Effect {
+            cases: 2,
+            slower: 2,
+            faster: 0,
+            speedup,
+            speedup_ci: (speedup * 0.9, speedup * 1.1),
+        };
+        Diagnosis {
+            environment: "gvisor".into(),
+            findings: vec![Finding {
+                mechanism: Mechanism::SyscallInterception,
+                held: 3,
+                counted: 4,
+                signs: vec![
+                    Sign {
+                        clue: Clue::Slower {
+                            group: Group::SystemCalls,
+                            effect: effect(1.0 / 115.0),
+                            factor: 3.0,
+                        },
+                        holds: true,
+                        weight: Weight::Required,
+                    },
+                    Sign {
+                        clue: Clue::Unchanged {
+                            group: Group::Compute,
+                            effect: Effect {
+                                slower: 0,
+                                ..effect(1.3)
+                            },
+                        },
+                        holds: false,
+                        weight: Weight::Expected,
+                    },
+                    Sign {
+                        clue: Clue::Layer {
+                            kind: crate::probe::virt::LayerKind::Sandbox,
+                            name: "gvisor".into(),
+                        },
+                        holds: true,
+                        weight: Weight::Supporting,
+                    },
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_finding_is_one_line_with_its_fit() {
+        assert_eq!(
+            lines(&finding(), false),
+            [
+                "likely cause: system calls intercepted or translated (ptrace, gVisor, WSL 1), \
+              3 of 4 signs hold"
+            ]
+        );
+        assert!(lines(&finding(), true)[0].starts_with("gvisor, likely cause: "));
+        let none = Diagnosis {
+            environment: "b".into(),
+            findings: vec![],
+        };
+        assert_eq!(
+            lines(&none, false),
+            ["likely cause: no known mechanism fits these differences"]
+        );
+    }
+
+    #[test]
+    fn the_evidence_says_what_held_what_did_not_and_the_source() {
+        let ev = evidence(&finding(), "host");
+        assert_eq!(ev.len(), 1);
+        let items = &ev[0].1;
+        assert_eq!(items[0], "+ system calls 115x slower");
+        assert_eq!(
+            items[1],
+            "- one-thread computation 30 % faster, where the rule expects no change"
+        );
+        assert_eq!(
+            items[2],
+            "+ gvisor's fingerprint names a sandbox (gvisor) that host's does not"
+        );
+        assert!(items[3].starts_with("after seed 003 (2017)"), "{items:?}");
+    }
+}

@@ -1,0 +1,767 @@
+//! `envbench compare` output: the comparison as tables (terminal,
+//! Markdown, CSV) and the text around them. Deterministic: no timestamps,
+//! fixed precision.
+
+use crate::compare::{Comparison, Environment, MetricComparison, Verdict};
+use crate::report::comparison::{conclude, warning, Report};
+use crate::report::words::{basis_text, bound_text};
+use crate::report::{fingerprint, render_markdown, render_text, Table};
+use crate::units::format_value;
+
+/// How tables become text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Aligned columns; `color` adds ANSI colours to verdicts.
+    Text {
+        /// Whether to colour verdicts.
+        color: bool,
+    },
+    /// Markdown tables and headings.
+    Markdown,
+}
+
+/// The verdict's word, coloured on request: faster green, slower red,
+/// tie dim, unclear yellow.
+pub(crate) fn verdict_cell(v: Verdict, color: bool) -> String {
+    let code = match v {
+        Verdict::Faster => "32",
+        Verdict::Slower => "31",
+        Verdict::Tie => "2",
+        Verdict::Unclear => "33",
+    };
+    if color {
+        format!("\x1b[{code}m{}\x1b[0m", v.word())
+    } else {
+        v.word().to_string()
+    }
+}
+
+/// Environments and their runs.
+pub(crate) fn environments_table(c: &Comparison) -> Table {
+    let mut t = Table::new(&["environment", ">runs", "run ids"]);
+    for (i, e) in c.environments.iter().enumerate() {
+        let name = if i == 0 {
+            format!("{} (baseline)", e.label)
+        } else {
+            e.label.clone()
+        };
+        t.rows
+            .push(vec![name, e.runs.len().to_string(), e.runs.join(" ")]);
+    }
+    t
+}
+
+/// Fingerprints side by side; `*` marks fields that differ from the baseline.
+pub(crate) fn fingerprint_table(envs: &[Environment]) -> Table {
+    let mut titles = vec!["field".to_string()];
+    titles.extend(envs.iter().map(|e| e.label.clone()));
+    let refs: Vec<&str> = titles.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    for row in fingerprint::rows(envs) {
+        let mut cells = vec![if row.differs {
+            format!("{} *", row.field)
+        } else {
+            row.field
+        }];
+        cells.extend(row.values);
+        t.rows.push(cells);
+    }
+    t
+}
+
+/// Geometric mean speed-up and outcome counts per family and environment.
+pub(crate) fn summary_table(c: &Comparison) -> Table {
+    let mut titles = vec![
+        "family",
+        "environment",
+        ">speed-up (geomean)",
+        ">faster",
+        ">slower",
+        ">tie",
+        ">unclear",
+    ];
+    // validity (#15): suspect cases are counted in their own column
+    let suspect = c.families.iter().any(|f| f.suspect > 0);
+    if suspect {
+        titles.push(if c.exclude_suspect {
+            ">suspect (left out)"
+        } else {
+            ">suspect (counted)"
+        });
+    }
+    let mut t = Table::new(&titles);
+    for f in &c.families {
+        t.rows.push(vec![
+            f.family.clone(),
+            f.environment.clone(),
+            if f.geomean_speedup.is_finite() {
+                format_value(f.geomean_speedup) + "x"
+            } else {
+                "-".into()
+            },
+            f.faster.to_string(),
+            f.slower.to_string(),
+            f.tie.to_string(),
+            f.unclear.to_string(),
+        ]);
+        if suspect {
+            t.rows
+                .last_mut()
+                .expect("invariant: pushed just above")
+                .push(f.suspect.to_string());
+        }
+    }
+    t
+}
+
+fn interval(ci: (f64, f64)) -> String {
+    format!("{} .. {}", format_value(ci.0), format_value(ci.1))
+}
+
+/// Metric comparisons: headline metrics only, or every metric with
+/// secondary ones marked; of one family, or of all.
+pub(crate) fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
+    let mut t = Table::new(&[
+        "case",
+        "metric",
+        "environment",
+        ">baseline",
+        ">other",
+        "unit",
+        ">ratio",
+        ">95% CI",
+        ">variation %",
+        "verdict",
+    ]);
+    for m in c
+        .metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+    {
+        let verdict = verdict_cell(m.verdict, color);
+        t.rows.push(vec![
+            // validity (#15): a suspect case is marked
+            if m.suspect.is_empty() {
+                m.key.clone()
+            } else {
+                format!("{} !", m.key)
+            },
+            if m.primary {
+                m.metric.clone()
+            } else {
+                format!("{} (secondary)", m.metric)
+            },
+            m.environment.clone(),
+            format_value(m.base_value),
+            format_value(m.other_value),
+            m.unit.symbol().to_string(),
+            format_value(m.ratio),
+            interval(m.ratio_ci),
+            format!("{:+.1}", m.variation_pct),
+            if m.ratio_ci_adjusted.is_some() {
+                format!("{verdict} *")
+            } else {
+                verdict
+            },
+        ]);
+    }
+    t
+}
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or("-".into(), |s| format!("{:.0}", s * 100.0))
+}
+
+/// Unclear headline metrics: where their spread comes from and how many
+/// runs per side would resolve them.
+pub(crate) fn unclear_table(c: &Comparison) -> Table {
+    let mut t = Table::new(&[
+        "case",
+        "environment",
+        ">ratio",
+        ">95% CI",
+        "basis",
+        ">runs %",
+        ">rounds %",
+        ">reps %",
+        ">runs needed",
+    ]);
+    let unclear = c
+        .metrics
+        .iter()
+        .filter(|m| m.primary && m.verdict == Verdict::Unclear);
+    for m in unclear {
+        let shares = m.variance.shares.unwrap_or([None; 3]);
+        t.rows.push(vec![
+            m.key.clone(),
+            m.environment.clone(),
+            format_value(m.ratio),
+            interval(m.ratio_ci),
+            basis_text(&m.basis),
+            percent(shares[0]),
+            percent(shares[1]),
+            percent(shares[2]),
+            runs_needed(m),
+        ]);
+    }
+    t
+}
+
+fn runs_needed(m: &MetricComparison) -> String {
+    match (m.runs_needed, m.basis.runs.0.min(m.basis.runs.1)) {
+        (Some(n), _) => n.to_string(),
+        (None, 1) => ">= 3".into(),
+        (None, _) => format!("> {}", crate::compare::MAX_ADVISED_RUNS),
+    }
+}
+
+/// How [`render`] writes tables, headings and list items.
+struct Writer {
+    table: fn(&Table) -> String,
+    heading: fn(&str) -> String,
+    bullet: &'static str,
+    color: bool,
+    /// Sentences wrapped at [`TEXT_WIDTH`] (the terminal).
+    wrapped: bool,
+}
+
+impl Writer {
+    /// One list item, wrapped with a hanging indent in the terminal.
+    fn item(&self, s: &str) -> String {
+        if self.wrapped {
+            wrap(s, TEXT_WIDTH, self.bullet, "      ")
+        } else {
+            format!("{}{s}\n", self.bullet)
+        }
+    }
+}
+
+/// The method in one paragraph, for the heading of the cases table.
+pub(crate) fn method_note(c: &Comparison) -> String {
+    let levels = if c.interleaved() {
+        "the differences of rounds measured side by side (interleaved), between rounds and \
+         between runs"
+            .to_string()
+    } else if c.between_run {
+        "runs, rounds and repetitions".to_string()
+    } else {
+        format!(
+            "rounds and repetitions, with an assumed {:.0} % spread between runs for a side with one run",
+            c.assumed_run_sd * 100.0
+        )
+    };
+    let suspect = if c.metrics.iter().any(|m| !m.suspect.is_empty()) {
+        if c.exclude_suspect {
+            " ! marks a suspect case (see the warnings); it is left out of the geometric means."
+        } else {
+            " ! marks a suspect case (see the warnings); it counts in the geometric means."
+        }
+    } else {
+        ""
+    };
+    format!(
+        "ratio = other / {b}; variation = ({b} - other) / {b} x 100, as the seeds report it. \
+         Intervals: hierarchical bootstrap over {levels}. faster/slower: the whole interval beyond \
+         ±{thr:.0} %; tie: the whole 95 % interval inside it; unclear: it straddles an edge. \
+         Headline metrics are controlled for multiple comparisons (false discovery rate {fdr}); \
+         * marks verdicts resting on the interval widened for it.{suspect}",
+        b = c.baseline,
+        fdr = c.fdr,
+        thr = c.threshold * 100.0
+    )
+}
+
+/// How much of the comparison [`render`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Detail {
+    /// Secondary metrics in the cases table, and each family's views as tables.
+    pub all_metrics: bool,
+    /// Everything else: each warning in full, the method, the environments
+    /// and fingerprints side by side, the spread of unclear cases.
+    pub verbose: bool,
+}
+
+/// The first line: who is compared with whom, on how many runs.
+pub(crate) fn headline(c: &Comparison) -> String {
+    let others: Vec<&str> = c
+        .environments
+        .iter()
+        .skip(1)
+        .map(|e| e.label.as_str())
+        .collect();
+    let runs: Vec<String> = c
+        .environments
+        .iter()
+        .map(|e| e.runs.len().to_string())
+        .collect();
+    let sides = &c.environments[1..];
+    let (paired, compared) = sides.iter().fold((0, 0), |(p, n), e| {
+        (p + e.paired_cases, n + e.compared_cases)
+    });
+    let whole = sides
+        .iter()
+        .all(|e| !e.interleaved || e.paired_cases == e.compared_cases);
+    // "rounds paired" only for the cases that were
+    let how = if paired == 0 {
+        String::new()
+    } else if !whole {
+        format!(", interleaved: rounds paired in {paired} of {compared} cases")
+    } else if c.interleaved() {
+        ", interleaved: rounds paired".into()
+    } else {
+        ", some interleaved: rounds paired".into()
+    };
+    format!(
+        "{} against {} ({} runs{how}); speed-up > 1: faster than {}",
+        others.join(", "),
+        c.baseline,
+        runs.join(" vs "),
+        c.baseline
+    )
+}
+
+/// One row per case (per metric with `all`): the speed-up (> 1: faster
+/// than the baseline), its 95 % interval, the verdict, and for cases not
+/// called faster or slower the largest difference the interval allows.
+pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
+    let many = c.environments.len() > 2;
+    let mut titles = vec!["case"];
+    if all {
+        titles.push("metric");
+    }
+    if many {
+        titles.push("environment");
+    }
+    titles.extend([">speed-up", ">95% interval", "verdict", ">within"]);
+    let mut t = Table::new(&titles);
+    for m in c
+        .metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+    {
+        let mut row = vec![if m.suspect.is_empty() {
+            m.key.clone()
+        } else {
+            format!("{} !", m.key)
+        }];
+        if all {
+            row.push(if m.primary {
+                m.metric.clone()
+            } else {
+                format!("{} (secondary)", m.metric)
+            });
+        }
+        if many {
+            row.push(m.environment.clone());
+        }
+        let verdict = verdict_cell(m.verdict, color);
+        row.extend([
+            format_value(m.speedup()),
+            interval(m.speedup_ci()),
+            if m.ratio_ci_adjusted.is_some() {
+                format!("{verdict} *")
+            } else {
+                verdict
+            },
+            if matches!(m.verdict, Verdict::Faster | Verdict::Slower) {
+                String::new()
+            } else {
+                bound_text(m.equivalence_bound)
+            },
+        ]);
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The whole comparison as text or Markdown: the conclusions first, then
+/// the cases, then the warnings and the advice; the rest as `detail` asks.
+pub fn render(r: &Report, style: Style, detail: Detail) -> String {
+    let c = r.comparison;
+    let w = match style {
+        Style::Text { color } => Writer {
+            table: render_text,
+            heading: |h| format!("{h}\n"),
+            bullet: "  ",
+            color,
+            wrapped: true,
+        },
+        Style::Markdown => Writer {
+            table: render_markdown,
+            heading: |h| format!("\n## {h}\n\n"),
+            bullet: "- ",
+            color: false,
+            wrapped: false,
+        },
+    };
+    let (table, heading) = (w.table, w.heading);
+    let list = |items: &[String]| -> String { items.iter().map(|i| w.item(i)).collect() };
+    // the terminal's first line names the comparison and heads its
+    // conclusions, so that they and every case fit one screen
+    let mut out = match style {
+        Style::Markdown => format!("# {}\n", headline(c)) + &heading("Conclusions"),
+        Style::Text { .. } => format!("Conclusions: {}\n", headline(c)),
+    };
+    out += &list(&conclude::conclusions(c, r.topics));
+    out += &heading(&format!(
+        "Cases: headline metric{}; within = the largest difference the interval allows",
+        if detail.all_metrics {
+            "s and secondary ones"
+        } else {
+            ""
+        }
+    ));
+    out += &table(&cases_table(c, w.color, detail.all_metrics, None));
+    let more = if detail.verbose {
+        ""
+    } else {
+        " (--verbose: each in full)"
+    };
+    let (lines, advice) = (warning::lines(c), conclude::advice(c));
+    if w.wrapped && !lines.is_empty() && !advice.is_empty() {
+        // one heading in the terminal, so that a comparison fits a screen
+        out += &heading(&format!("Warnings{more}, then advice"));
+        out += &list(&lines);
+        out += &list(&advice);
+    } else {
+        if !lines.is_empty() {
+            out += &heading(&format!("Warnings{more}"));
+            out += &list(&lines);
+        }
+        if !advice.is_empty() {
+            out += &heading("Advice");
+            out += &list(&advice);
+        }
+    }
+    if detail.verbose {
+        out += &verbose_part(c, r.environments, &w);
+    }
+    if detail.all_metrics {
+        for (title, t) in crate::report::comparison::draw::tables(c, r.environments, r.views) {
+            out += &heading(&title);
+            out += &table(&t);
+        }
+    }
+    match style {
+        Style::Markdown => markdown_text(&out),
+        Style::Text { .. } => out,
+    }
+}
+
+/// Markdown that shows its text rather than running it: `&` and `<` in
+/// strings from data (labels, hosts, case keys, fingerprint fields) become
+/// entities, so that a label `<script>` is shown on a page that renders
+/// the Markdown, never run. envbench's own words hold neither character,
+/// so escaping the whole document changes only what came from data; `>`
+/// opens nothing without a `<` and stays (`speed-up > 1`). Pipes in table
+/// cells are escaped by [`render_markdown`].
+fn markdown_text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;")
+}
+
+/// The width the terminal report's sentences wrap at (its tables do not).
+const TEXT_WIDTH: usize = 120;
+
+/// `s` after `first`, wrapped between words at `width` columns, each
+/// further line after `rest`; a word longer than a line stays whole.
+fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in s.split(' ') {
+        let len = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && len > width {
+            out += line.trim_end();
+            out += "\n";
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out + line.trim_end() + "\n"
+}
+
+/// What `--verbose` adds: the method, each warning in full, environments
+/// and fingerprints, the family summary and the spread of unclear cases.
+fn verbose_part(c: &Comparison, envs: &[Environment], w: &Writer) -> String {
+    let (table, heading, bullet) = (w.table, w.heading, w.bullet);
+    let mut out = String::new();
+    let base = &c.baseline;
+    for d in &c.diagnoses {
+        for (head, items) in crate::report::comparison::diagnosis::evidence(d, base) {
+            if out.is_empty() {
+                out += &heading("Likely causes: the signs checked (+ holds, - does not)");
+            }
+            out += &w.item(&head);
+            out += &items
+                .iter()
+                .map(|i| w.item(&format!("  {i}")))
+                .collect::<String>();
+        }
+    }
+    out += &heading("Method");
+    out += &w.item(&method_note(c));
+    let warnings = warning::warnings(c);
+    if !warnings.is_empty() {
+        out += &heading("Warnings in full");
+        out += &warnings.iter().map(|x| w.item(x)).collect::<String>();
+    }
+    out += &heading("Families");
+    out += &table(&summary_table(c));
+    out += &heading("Environments");
+    out += &table(&environments_table(c));
+    out += &heading("Fingerprints (* differs from the baseline)");
+    out += &table(&fingerprint_table(envs));
+    let unclear = unclear_table(c);
+    if !unclear.rows.is_empty() {
+        out += &heading(
+            "Unclear cases: share of the spread between runs, rounds and repetitions, and runs per environment that would resolve ±threshold",
+        );
+        out += &table(&unclear);
+    }
+    if !c.unmatched.is_empty() {
+        out += &heading("Cases in one environment only (not compared)");
+        for (env, key) in &c.unmatched {
+            out += &format!("{bullet}{env}: {key}\n");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::compare::tests::{draws, run};
+    use crate::compare::{compare, Environment, Options, DEFAULT_THRESHOLD};
+    use crate::report::comparison::export::csv::csv_table;
+    use crate::report::render_csv;
+    use crate::stats::rng::Rng;
+    use crate::units::Direction;
+
+    /// Two environments of fixed synthetic runs: one faster, one slower, one tie.
+    fn envs() -> Vec<Environment> {
+        let mut rng = Rng::new(2026);
+        let mut mk = |label: &str, id: &str, cpu: f64, lat: f64| {
+            run(
+                label,
+                id,
+                &[
+                    (
+                        "cpu.dense[n=1000,threads=1]",
+                        "gflops",
+                        Direction::HigherIsBetter,
+                        draws(&mut rng, 8, cpu, 0.02),
+                    ),
+                    (
+                        "os.create[n=100]",
+                        "time_per_process",
+                        Direction::LowerIsBetter,
+                        draws(&mut rng, 8, lat, 0.02),
+                    ),
+                    (
+                        "os.call[call=getppid]",
+                        "latency",
+                        Direction::LowerIsBetter,
+                        draws(&mut rng, 8, 95.0, 0.02),
+                    ),
+                ],
+            )
+        };
+        let native = mk("native", "n1", 30.0, 45.0);
+        let wsl1 = mk("wsl1", "w1", 36.0, 4530.0);
+        vec![
+            Environment {
+                label: "native".into(),
+                runs: vec![native],
+                earlier: Vec::new(),
+            },
+            Environment {
+                label: "wsl1".into(),
+                runs: vec![wsl1],
+                earlier: Vec::new(),
+            },
+        ]
+    }
+
+    const OPTS: Options = Options {
+        threshold: DEFAULT_THRESHOLD,
+        seed: 7,
+        exclude_suspect: false,
+    };
+
+    fn comparison() -> (Comparison, Vec<Environment>) {
+        let e = envs();
+        (compare(&e, &OPTS).unwrap(), e)
+    }
+
+    const NO_TOPICS: &std::collections::BTreeMap<String, String> =
+        &std::collections::BTreeMap::new();
+
+    /// The report of `c`, compared from `e`, with no views and no topics.
+    pub(crate) fn report<'a>(c: &'a Comparison, e: &'a [Environment]) -> Report<'a> {
+        Report {
+            comparison: c,
+            environments: e,
+            views: &[],
+            topics: NO_TOPICS,
+            all_metrics: false,
+            verbose: false,
+            color: false,
+        }
+    }
+
+    #[test]
+    fn the_headline_says_which_sides_had_their_rounds_paired() {
+        use crate::compare::tests::interleaved::{apart, pair};
+        let opts = Options {
+            threshold: DEFAULT_THRESHOLD,
+            seed: 1,
+            exclude_suspect: false,
+        };
+        let mut rng = Rng::new(8);
+        let [a, b] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
+        let both = compare(&[a.clone(), b.clone()], &opts).unwrap();
+        assert!(
+            headline(&both).starts_with("B against A (1 vs 1 runs, interleaved: rounds paired);")
+        );
+        // a third environment measured on its own: only B is paired with A
+        let [_, mut c] = apart(&pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0));
+        c.label = "C".into();
+        for run in &mut c.runs {
+            run.label = "C".into();
+            run.run_id = "C0".into();
+        }
+        let three = compare(&[a.clone(), b.clone(), c], &opts).unwrap();
+        assert!(
+            headline(&three)
+                .starts_with("B, C against A (1 vs 1 vs 1 runs, some interleaved: rounds paired);"),
+            "{}",
+            headline(&three)
+        );
+        // nothing paired: nothing said
+        let [a, b] = apart(&[a, b]);
+        let none = compare(&[a, b], &opts).unwrap();
+        assert!(headline(&none).starts_with("B against A (1 vs 1 runs);"));
+    }
+
+    #[test]
+    fn sentences_wrap_between_words_with_a_hanging_indent() {
+        let s = "os: B slower in 8 of 8 cases, 3.5x to 400x: system calls (222x, 400x)";
+        assert_eq!(wrap(s, 120, "  ", "      "), format!("  {s}\n"));
+        let w = wrap(s, 30, "  ", "      ");
+        assert_eq!(
+            w,
+            "  os: B slower in 8 of 8\n      cases, 3.5x to 400x:\n      system calls (222x,\n      400x)\n"
+        );
+        assert!(w.lines().all(|l| l.chars().count() <= 30));
+        // a word longer than the line is kept whole on its own line
+        let long = "x".repeat(40);
+        assert_eq!(
+            wrap(&format!("a {long} b"), 30, "", "  "),
+            format!("a\n  {long}\n  b\n")
+        );
+    }
+
+    #[test]
+    fn text_report_snapshot() {
+        let (c, e) = comparison();
+        insta::assert_snapshot!(render(
+            &report(&c, &e),
+            Style::Text { color: false },
+            Detail::default()
+        ));
+    }
+
+    #[test]
+    fn markdown_report_snapshot() {
+        let (c, e) = comparison();
+        insta::assert_snapshot!(render(
+            &report(&c, &e),
+            Style::Markdown,
+            Detail {
+                all_metrics: true,
+                verbose: true
+            }
+        ));
+    }
+
+    #[test]
+    fn markdown_escapes_markup_and_pipes_from_data() {
+        let mut e = envs();
+        e[0].label = "<script>alert(1)</script>".into();
+        e[1].label = "a|b & <i>c".into();
+        for env in &mut e {
+            for r in &mut env.runs {
+                r.label = env.label.clone();
+                r.fingerprint.cpu.model = Some("<b>cpu|x\ny".into());
+                r.cases[0].key = "cpu.dense[n=<img>|1]".into();
+            }
+        }
+        let c = compare(&e, &OPTS).unwrap();
+        let md = render(
+            &report(&c, &e),
+            Style::Markdown,
+            Detail {
+                all_metrics: true,
+                verbose: true,
+            },
+        );
+        for raw in ["<script>", "<i>", "<b>", "<img>", " & "] {
+            assert!(!md.contains(raw), "{raw} in\n{md}");
+        }
+        assert!(md.contains("&lt;script>alert(1)&lt;/script>"), "{md}");
+        assert!(md.contains("a\\|b &amp; &lt;i>c"), "{md}");
+        // every table row has as many cells as its header
+        let mut cells = None;
+        for line in md.lines() {
+            if !line.starts_with('|') {
+                cells = None;
+                continue;
+            }
+            let n = line.replace("\\|", "").matches('|').count();
+            assert_eq!(*cells.get_or_insert(n), n, "{line}\n{md}");
+        }
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(render_csv(&csv_table(&comparison().0)));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        let (c, e) = comparison();
+        insta::assert_snapshot!(crate::report::comparison::export::json::document(&report(
+            &c, &e
+        )));
+    }
+
+    #[test]
+    fn html_snapshot() {
+        let (c, e) = comparison();
+        insta::assert_snapshot!(crate::report::comparison::export::html::render(&report(
+            &c, &e
+        )));
+    }
+
+    #[test]
+    fn colour_marks_verdicts_only_when_asked() {
+        let (c, e) = comparison();
+        assert!(render(
+            &report(&c, &e),
+            Style::Text { color: true },
+            Detail::default()
+        )
+        .contains("\x1b[31mslower\x1b[0m"));
+        assert!(!render(
+            &report(&c, &e),
+            Style::Text { color: false },
+            Detail::default()
+        )
+        .contains('\x1b'));
+    }
+}
