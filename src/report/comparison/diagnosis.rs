@@ -114,8 +114,9 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
         }
         Mechanism::CpuEmulation => {
             "QEMU's user-mode emulation and TCG translate every guest instruction into host \
-             code; measured on this project's machines: integer loops 6x slower and a \
-             system call 4x under qemu-x86_64 on the same CPU (docs/method.md)"
+             code; measured on this project's machines under qemu-x86_64 on the same CPU: \
+             integer loops 5x to 7x slower, LU 150x, memory bandwidth 8x to 14x, system \
+             calls 1.7x to 4x (docs/method.md)"
         }
         Mechanism::SeccompFilter => {
             "seccomp(2): a mode-2 filter is a BPF program the kernel runs on every system call \
