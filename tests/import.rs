@@ -4,7 +4,7 @@
 //! random bytes through every parser and the builder without a panic.
 
 use assert_cmd::Command;
-use envbench::import::build::{build, fnv1a, Input, Options};
+use envbench::import::build::{build, fnv1a, BuildOptions, Input};
 use envbench::import::IMPORTERS;
 use predicates::prelude::*;
 use proptest::prelude::*;
@@ -286,9 +286,9 @@ fn exercise(text: &str) {
             };
             if let Ok(mut file) = build(
                 &[input.clone(), input],
-                &Options {
+                &BuildOptions {
                     label: "x".into(),
-                    ..Options::default()
+                    ..BuildOptions::default()
                 },
             ) {
                 let _ = envbench::results::validate::validate(&mut file);

@@ -10,7 +10,7 @@ use super::values::DirArg;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
 use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::engine;
-use crate::engine::launch::{Environment, Launcher};
+use crate::engine::launch::{Launcher, Place};
 use crate::error::UsageError;
 
 /// The settings of `run` for `a`.
@@ -46,7 +46,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
 ///
 /// # Errors
 /// [`UsageError`] saying what is wrong and what to give instead.
-fn environments(a: &RunArgs) -> Result<Vec<Environment>, UsageError> {
+fn environments(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
     if a.ins.is_empty() {
         if let Some(o) = a
             .output
@@ -98,7 +98,7 @@ fn environments(a: &RunArgs) -> Result<Vec<Environment>, UsageError> {
             )));
         }
     }
-    let mut out: Vec<Environment> = Vec::new();
+    let mut out: Vec<Place> = Vec::new();
     for i in &a.ins {
         if out.iter().any(|e| e.name == i.name) {
             return Err(UsageError(format!(
@@ -107,7 +107,7 @@ fn environments(a: &RunArgs) -> Result<Vec<Environment>, UsageError> {
             )));
         }
         check::label(&i.name).map_err(|e| UsageError(e.0.replacen("--label", "--in", 1)))?;
-        out.push(Environment {
+        out.push(Place {
             name: i.name.clone(),
             launcher: Launcher {
                 prefix: i.prefix.clone(),

@@ -4,7 +4,7 @@
 //! naming the file and line.
 
 use crate::error::UsageError;
-use crate::import::build::{self, Options};
+use crate::import::build::{self, BuildOptions};
 use crate::import::{ImportError, Importer};
 use crate::store;
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ pub(crate) fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
         eprintln!("envbench: {}: read as {} output", path.display(), f.name());
     })
     .map_err(usage)?;
-    let opts = Options {
+    let opts = BuildOptions {
         label: s.label,
         env: s.env,
         params: s.params,

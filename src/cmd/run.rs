@@ -21,7 +21,7 @@ mod sides;
 use super::progress::Reporter;
 use crate::bench::{self, Bench, CaseSpec, Plan};
 use crate::config::RunConfig;
-use crate::engine::launch::Environment;
+use crate::engine::launch::Place;
 use crate::engine::schedule::{self, Schedule, Side, Step, Watch};
 use crate::engine::select::Selector;
 use crate::engine::{self, runner};
@@ -66,7 +66,7 @@ pub struct RunSettings {
     /// `--in`: the environments measured interleaved (two or more, each
     /// labelled by its name, `config.output` a pattern holding
     /// [`IN_PLACEHOLDER`] or empty); empty: a plain run on this host.
-    pub environments: Vec<Environment>,
+    pub environments: Vec<Place>,
 }
 
 /// Runs the battery as `s` says: prepare it on this machine, then print

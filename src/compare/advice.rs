@@ -34,7 +34,7 @@ pub enum Advice {
         /// rounds were compared pair by pair.
         interleaved: bool,
         /// More runs that would settle some of them, when a few would.
-        settle: Option<Settle>,
+        settle: Option<MoreRuns>,
         /// Those that need more than [`MOST_RUNS_ADVISED`] runs per side.
         unsettled: Option<Unsettled>,
     },
@@ -42,7 +42,7 @@ pub enum Advice {
 
 /// More runs per side that would settle unclear cases.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settle {
+pub struct MoreRuns {
     /// Runs per side to make in addition.
     pub more: usize,
     /// Runs per side in all.
@@ -90,7 +90,7 @@ pub(super) fn advise(
         .collect();
     let settle = settled.iter().max().map(|&most| {
         let total = most.max(fewest + 1);
-        Settle {
+        MoreRuns {
             more: total - fewest,
             total,
             cases: settled.len(),

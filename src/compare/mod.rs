@@ -34,7 +34,7 @@ mod notice;
 pub mod pairing;
 mod verdict;
 
-pub use advice::{Advice, Settle, Unsettled, MOST_RUNS_ADVISED};
+pub use advice::{Advice, MoreRuns, Unsettled, MOST_RUNS_ADVISED};
 pub use family::{Carrier, FamilySummary, Groups};
 pub use notice::{
     IdleStates, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,

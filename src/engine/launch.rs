@@ -29,10 +29,11 @@ pub struct Launcher {
     pub binary: Option<PathBuf>,
 }
 
-/// An environment of an interleaved run: its name (the label of its
-/// result file) and how envbench starts in it.
+/// A place a run measures in (an environment of an interleaved run, `--in
+/// NAME[=PREFIX]`): its name (the label of its result file) and how
+/// envbench starts in it. Not `compare::Environment`, a label's runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Environment {
+pub struct Place {
     /// `--in NAME`: `[A-Za-z0-9_-]+`, unique in the run.
     pub name: String,
     /// Its prefix and binary.
@@ -201,8 +202,8 @@ pub(super) fn cut(text: &str, most: usize) -> String {
 mod tests {
     use super::*;
 
-    fn env(prefix: &[&str]) -> Environment {
-        Environment {
+    fn env(prefix: &[&str]) -> Place {
+        Place {
             name: "x".into(),
             launcher: Launcher {
                 prefix: prefix.iter().map(|s| s.to_string()).collect(),

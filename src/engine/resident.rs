@@ -18,7 +18,7 @@
 //! this version, that a machine can have), and restarts it once if it dies;
 //! a round it took down is measured again after the restart.
 
-use super::launch::{cut, Environment, FingerprintRequest};
+use super::launch::{cut, FingerprintRequest, Place};
 use super::peer::{Heard, Peer, Stderr};
 use super::worker::{Job, GO_LINE, WORKER_ARG};
 use crate::probe::Fingerprint;
@@ -254,7 +254,7 @@ fn stop_worker(worker: Option<Running>) {
 /// The run's side of one environment's launcher.
 pub struct Resident {
     /// The environment: its name and prefix.
-    env: Environment,
+    env: Place,
     /// The directories its fingerprint describes.
     dirs: Vec<PathBuf>,
     /// The launcher, while it runs.
@@ -276,7 +276,7 @@ impl Resident {
     /// stderr), printed anything but one fingerprint of this version, one
     /// no machine can have, or did not answer in time.
     pub(crate) fn start(
-        env: &Environment,
+        env: &Place,
         dirs: &[PathBuf],
         interrupted: &AtomicBool,
     ) -> Result<(Resident, Fingerprint), String> {

@@ -463,8 +463,8 @@ impl Loop<'_> {
             };
             let deadlines = super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs);
             let entry = match side.resident {
-                Some(r) => super::talk::Entry::Resident(r),
-                None => super::talk::Entry::Direct(side.launcher),
+                Some(r) => super::talk::Start::Resident(r),
+                None => super::talk::Start::Direct(side.launcher),
             };
             super::talk::measure(
                 &job,

@@ -86,7 +86,7 @@ impl<'a> Deadlines<'a> {
 
 /// How a round's worker is started: directly, or by a resident launcher.
 #[derive(Clone, Copy)]
-pub enum Entry<'a> {
+pub enum Start<'a> {
     /// A fresh process of this binary (the host as it is).
     Direct(&'a Launcher),
     /// The environment's resident launcher, which starts it inside.
@@ -100,7 +100,7 @@ pub enum Entry<'a> {
 /// launcher has started again.
 pub(crate) fn measure(
     job: &Job,
-    entry: Entry,
+    entry: Start,
     deadlines: Deadlines,
     clock: &Clock,
     interrupted: &AtomicBool,
@@ -109,8 +109,8 @@ pub(crate) fn measure(
     let start = clock.now();
     let wall = clock.wall_secs();
     let outcome = match entry {
-        Entry::Direct(launcher) => direct(job, launcher, deadlines, interrupted, on_progress),
-        Entry::Resident(cell) => {
+        Start::Direct(launcher) => direct(job, launcher, deadlines, interrupted, on_progress),
+        Start::Resident(cell) => {
             let mut resident = cell.borrow_mut();
             match through(job, &mut resident, deadlines, interrupted, on_progress) {
                 Err(Failure::LauncherLost(why)) if !stopped(interrupted) => {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 /// What the user stated.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct BuildOptions {
     /// Environment label.
     pub label: String,
     /// `--env KEY=VALUE`, in order.
@@ -62,7 +62,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// # Errors
 /// A message naming the file and line for a `--param` the output
 /// contradicts, or naming the key for a bad `--env`.
-pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
+pub fn build(inputs: &[Input], opts: &BuildOptions) -> Result<ResultFile, String> {
     let (cases, orders) = group(inputs, opts)?;
     let case_results = cases
         .into_iter()
@@ -161,7 +161,7 @@ pub fn build(inputs: &[Input], opts: &Options) -> Result<ResultFile, String> {
 /// The run's identity: the outputs' digests, and the label, `--env` and
 /// `--param`, since the same output imported as `native` and as `wsl2` is
 /// two runs.
-fn identity(inputs: &[Input], opts: &Options) -> u64 {
+fn identity(inputs: &[Input], opts: &BuildOptions) -> u64 {
     let mut identity: Vec<u8> = inputs.iter().flat_map(|i| i.digest.to_le_bytes()).collect();
     for (k, v) in std::iter::once(("label", opts.label.as_str()))
         .chain(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -192,7 +192,7 @@ fn param_value(v: &str) -> Value {
 ///
 /// # Errors
 /// A `--param` the output contradicts, naming the file and line.
-fn group<'a>(inputs: &'a [Input], opts: &Options) -> Result<Grouped<'a>, String> {
+fn group<'a>(inputs: &'a [Input], opts: &BuildOptions) -> Result<Grouped<'a>, String> {
     // cases and each round's order in first-seen order, found by key in
     // constant time: an output of 150 000 summaries took minutes by search
     let mut cases: Vec<(String, Vec<Placed>)> = Vec::new();
@@ -544,11 +544,11 @@ mod tests {
         }
     }
 
-    fn opts() -> Options {
-        Options {
+    fn opts() -> BuildOptions {
+        BuildOptions {
             label: "wsl2".into(),
             seed: 7,
-            ..Options::default()
+            ..BuildOptions::default()
         }
     }
 
@@ -582,12 +582,12 @@ mod tests {
         // the same outputs the same way: the same run; another label or
         // --env: another run, so neither overwrites the other in a store
         assert_eq!(build(&inputs, &opts()).unwrap().run_id, f.run_id);
-        let other = Options {
+        let other = BuildOptions {
             label: "native".into(),
             ..opts()
         };
         assert_ne!(build(&inputs, &other).unwrap().run_id, f.run_id);
-        let env = Options {
+        let env = BuildOptions {
             env: vec![("virtualization".into(), "wsl2".into())],
             ..opts()
         };

@@ -5,7 +5,7 @@
 //! files of an interleaved run share an id of their own.
 
 use crate::config::{NamedDir, RunConfig};
-use crate::engine::launch::{Environment, Launcher};
+use crate::engine::launch::{Launcher, Place};
 use crate::engine::resident::Resident;
 use crate::error::UsageError;
 use crate::probe::Fingerprint;
@@ -23,7 +23,7 @@ pub const IN_PLACEHOLDER: &str = "{in}";
 /// An environment settled on this machine, before anything is measured.
 pub(super) struct Prepared {
     /// Its name and how envbench starts in it.
-    pub env: Environment,
+    pub env: Place,
     /// Its fingerprint, probed in it.
     pub fingerprint: Fingerprint,
     /// Seconds the fingerprint took through its prefix (0 for the host
@@ -52,7 +52,7 @@ pub(super) struct Named {
 /// [`UsageError`] naming the environment whose prefix could not start
 /// envbench, the command tried and what happened.
 pub(super) fn fingerprints(
-    envs: &[Environment],
+    envs: &[Place],
     dirs: &[NamedDir],
     interrupted: &AtomicBool,
 ) -> anyhow::Result<Vec<Entered>> {
@@ -110,7 +110,7 @@ impl Entered {
 /// name, in `-o`'s pattern or `envbench-NAME-HOST-UTCTIME-RANDOM.json`,
 /// RANDOM shared by the run.
 pub(super) fn name(
-    envs: &[Environment],
+    envs: &[Place],
     fingerprints: Vec<Entered>,
     config: &mut RunConfig,
     started: f64,
@@ -139,7 +139,7 @@ pub(super) fn name(
             ));
         }
         let host_side = Prepared {
-            env: Environment {
+            env: Place {
                 name: config.label.clone(),
                 launcher: Launcher::default(),
             },

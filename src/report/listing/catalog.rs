@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// One benchmark in the catalog.
 #[derive(Debug, Serialize)]
-pub struct Entry {
+pub struct Listed {
     /// `family.name`.
     pub id: String,
     /// What it measures.
@@ -26,7 +26,7 @@ pub struct Entry {
 }
 
 /// The catalog for a machine like `plan` (its CPU count decides thread lists).
-pub(crate) fn catalog(plan: &Plan) -> Vec<Entry> {
+pub(crate) fn catalog(plan: &Plan) -> Vec<Listed> {
     ALL.iter()
         .map(|b| {
             let mut disk_bytes = Vec::new();
@@ -64,7 +64,7 @@ pub(crate) fn catalog(plan: &Plan) -> Vec<Entry> {
                         .collect()
                 })
                 .unwrap_or_default();
-            Entry {
+            Listed {
                 id: b.id().into(),
                 summary: b.summary(),
                 reproduces: b.reproduces(),
@@ -136,7 +136,7 @@ mod tests {
     fn list_says_what_each_suite_holds_on_disk_per_directory() {
         let plan = TestEnv::plan(Suite::Quick, 2);
         let entries = catalog(&plan);
-        let writers: Vec<&Entry> = entries
+        let writers: Vec<&Listed> = entries
             .iter()
             .filter(|e| !e.disk_bytes.is_empty())
             .collect();
