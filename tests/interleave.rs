@@ -420,3 +420,52 @@ fn a_second_sigint_through_a_prefix_removes_the_scratch_of_its_worker() {
     let stderr = interrupt_twice(child, scratch_exists, Duration::from_secs(5));
     assert!(!scratch_exists(), "scratch directory left behind\n{stderr}");
 }
+
+/// envbench started by the dynamic loader (`ld-linux-x86-64.so.2
+/// envbench run ...`): its workers, the guard of a prefix and the
+/// environment's launcher are started the same way, so a prefixed
+/// environment runs too (the guard was once started as `ld.so __guard`).
+#[test]
+fn a_run_started_by_the_loader_starts_its_guard_and_workers_the_same_way() {
+    let Some(loader) = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        eprintln!("SKIPPED: no dynamic loader at a known path");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(loader)
+        .arg(env!("CARGO_BIN_EXE_envbench"))
+        .args(TINY)
+        .args([
+            "--no-history",
+            "--in",
+            "a",
+            "--in",
+            "b=env",
+            "-o",
+            "{in}.json",
+        ])
+        .env("XDG_DATA_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<ResultFile> = ["a.json", "b.json"]
+        .iter()
+        .map(|f| store::load(&dir.path().join(f)).unwrap())
+        .collect();
+    for f in &files {
+        assert_eq!(f.status, RunStatus::Complete);
+        assert!(f
+            .cases
+            .iter()
+            .all(|c| c.status == envbench::results::CaseStatus::Ok));
+    }
+}

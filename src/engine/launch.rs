@@ -79,12 +79,11 @@ impl Launcher {
             // found here first (not found, a directory: said as such)
             let path = super::guard::resolve(program).map_err(|e| not_started(&self.prefix, &e))?;
             argv[0] = path.into_os_string();
-            let me = std::env::current_exe()
-                .map_err(|e| format!("cannot find envbench's binary: {e}"))?;
-            argv.splice(
-                0..0,
-                [me.into_os_string(), OsString::from(super::guard::GUARD_ARG)],
-            );
+            // the guard is this binary too, started as this process was
+            // (through the loader or an emulator, if any)
+            let mut guard = crate::probe::emulation::own_command()?;
+            guard.push(OsString::from(super::guard::GUARD_ARG));
+            argv.splice(0..0, guard);
         }
         let mut cmd = std::process::Command::new(&argv[0]);
         cmd.args(&argv[1..])
