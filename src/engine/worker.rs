@@ -42,6 +42,10 @@ pub const WORKER_ARG: &str = "__case";
 /// describes it to this process, as JSON.
 pub const CPUID_ARG: &str = "__cpuid";
 
+/// How long the check of where workers land may take: one start of this
+/// binary (through an emulator, a fraction of a second).
+const CPUID_WITHIN: Duration = Duration::from_secs(20);
+
 /// Fake-clock step of a worker under `--fake-clock` (the run's own).
 const FAKE_STEP: Duration = Duration::from_millis(10);
 
@@ -201,20 +205,40 @@ pub(crate) fn serve_cpuid() -> ExitCode {
 /// binary cannot be started or answers nothing.
 pub(crate) fn check_workers_land(expected: &crate::probe::emulation::CpuId) -> Result<(), String> {
     let own = crate::probe::emulation::own_command()?;
-    let out = std::process::Command::new(&own[0])
-        .args(&own[1..])
+    let mut cmd = std::process::Command::new(&own[0]);
+    cmd.args(&own[1..])
         .arg(CPUID_ARG)
         .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|e| {
-            format!(
-                "cannot start envbench's binary again ({e}){}",
-                limit_hint(&e)
-            )
-        })?;
-    let seen: Option<crate::probe::emulation::CpuId> = serde_json::from_slice(&out.stdout)
-        .map_err(|_| {
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
+    // it dies with envbench, and is killed and reaped past its deadline
+    crate::cleanup::wind_down_with_envbench(&mut cmd);
+    let mut child = cmd.spawn().map_err(|e| {
+        format!(
+            "cannot start envbench's binary again ({e}){}",
+            limit_hint(&e)
+        )
+    })?;
+    let started = std::time::Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > CPUID_WITHIN {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "envbench's binary, started again to check where its workers run, gave no \
+                 answer within {} s and was stopped",
+                CPUID_WITHIN.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut stdout = Vec::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = std::io::Read::read_to_end(&mut o, &mut stdout);
+    }
+    let _ = child.wait();
+    let seen: Option<crate::probe::emulation::CpuId> =
+        serde_json::from_slice(&stdout).map_err(|_| {
             "envbench's binary, started again, did not say which CPU it sees".to_string()
         })?;
     match seen.and_then(|s| s.differs_from(expected)) {
