@@ -49,9 +49,10 @@ const QUICK: &[&str] = &[
 ];
 
 /// The subset for the layers that run at the host's speed: each family,
-/// and the OS primitives the layers change most.
+/// the OS primitives the layers change most, and every app case (each
+/// runs or says why not in every layer).
 const SUBSET: &str = "os.fork,os.thread,os.syscall,os.spawn,io.dd,io.meta,\
-                      cpu.primes,mem.stream,net.tcp_echo";
+                      cpu.primes,mem.stream,net.tcp_echo,app";
 
 /// The QEMU guest runs under TCG here (nested KVM hangs), about 10x
 /// slower: a system call, a fork, two dd cases on each of its two

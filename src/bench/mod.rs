@@ -8,6 +8,7 @@
 //! processes on CPUs ([`affinity`], for os and net).
 
 pub mod affinity;
+pub mod app;
 pub mod cpu;
 mod family;
 pub mod io;
@@ -29,7 +30,8 @@ use thiserror::Error;
 
 /// Every benchmark family, in the order a run lists them. A new family is
 /// its folder and one line here.
-pub const FAMILIES: &[&dyn Family] = &[&cpu::Cpu, &mem::Mem, &io::Io, &os::Os, &net::Net];
+pub const FAMILIES: &[&dyn Family] =
+    &[&cpu::Cpu, &mem::Mem, &io::Io, &os::Os, &net::Net, &app::App];
 
 /// Every benchmark, family by family in [`FAMILIES`] order.
 pub static ALL: LazyLock<Vec<&'static dyn Bench>> = LazyLock::new(|| {
@@ -623,7 +625,7 @@ mod tests {
         assert_eq!(written, sorted);
         for id in ids {
             let (fam, name) = id.split_once('.').unwrap();
-            assert!(["cpu", "mem", "io", "os", "net"].contains(&fam));
+            assert!(["cpu", "mem", "io", "os", "net", "app"].contains(&fam));
             assert!(
                 name.bytes()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_'),

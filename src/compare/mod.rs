@@ -26,6 +26,7 @@
 //! `report::comparison::warning`, `report::words`).
 
 mod advice;
+pub mod attribute;
 pub mod diagnose;
 mod family;
 pub mod group;
@@ -358,6 +359,8 @@ pub struct Comparison {
     /// The likely mechanism behind each environment's differences, most
     /// likely first; none for an environment that does not differ.
     pub diagnoses: Vec<diagnose::Diagnosis>,
+    /// Each app case's ratio beside what its operations' costs predict.
+    pub attributions: Vec<attribute::Attribution>,
     /// Environments with one run whose earlier runs (the history) disagree
     /// among themselves far beyond their own intervals, with how many
     /// headline cases: one label given to two environments, most likely.
@@ -501,6 +504,7 @@ fn compare_with(
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
         diagnoses: diagnose::diagnose(envs, &metrics),
+        attributions: attribute::attribute(envs, &metrics),
         split_history,
         metrics,
     })

@@ -15,6 +15,8 @@ pub const OS: &str = "os";
 pub const IO: &str = "io";
 /// The network family.
 pub const NET: &str = "net";
+/// The application family: work people feel, in-process.
+pub const APP: &str = "app";
 
 /// Dhrystone-style integer loops.
 pub const CPU_INT: &str = "cpu.int";
@@ -58,10 +60,20 @@ pub const NET_TCP_ECHO: &str = "net.tcp_echo";
 pub const NET_TCP_STREAM: &str = "net.tcp_stream";
 /// An HTTP load against a server.
 pub const NET_HTTP: &str = "net.http";
+/// `git status`'s index refresh: lstat every file of a tree.
+pub const APP_STATUS: &str = "app.status";
+/// Unpacking a gzip tar of many small files, then removing the tree.
+pub const APP_UNPACK: &str = "app.unpack";
+/// Walking a tree and searching its files, as `grep -r` and ripgrep.
+pub const APP_SEARCH: &str = "app.search";
+/// Resolving module names over a search path where most lookups miss.
+pub const APP_IMPORTS: &str = "app.imports";
+/// A build: read sources, transform them, write objects and link them.
+pub const APP_BUILD: &str = "app.build";
 
 /// Every bench id above, for the test that holds each to one bench.
 #[cfg(test)]
-pub const ALL: [&str; 21] = [
+pub const ALL: [&str; 26] = [
     CPU_INT,
     CPU_FLOAT,
     CPU_PRIMES,
@@ -83,6 +95,11 @@ pub const ALL: [&str; 21] = [
     NET_TCP_ECHO,
     NET_TCP_STREAM,
     NET_HTTP,
+    APP_STATUS,
+    APP_UNPACK,
+    APP_SEARCH,
+    APP_IMPORTS,
+    APP_BUILD,
 ];
 
 /// The family of a bench id: `os` of `os.syscall`.

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod counts;
 pub mod ids;
 pub mod params;
 pub mod validate;

@@ -25,6 +25,7 @@ pub(crate) fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> 
         .iter()
         .flat_map(|d| crate::report::comparison::diagnosis::lines(d, named))
         .chain(family_lines(c, topics))
+        .chain(crate::report::comparison::attribution::lines(c, topics))
         .collect()
 }
 

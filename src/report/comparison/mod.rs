@@ -3,6 +3,7 @@
 //! text and Markdown ([`text`]), charts ([`draw`], [`figure`], [`svg`])
 //! and every format a comparison is exported in ([`export`]).
 
+pub mod attribution;
 pub mod conclude;
 pub mod diagnosis;
 pub mod draw;

@@ -47,6 +47,8 @@ struct Doc<'a> {
     conclusions: Vec<String>,
     #[serde(skip_serializing_if = "none")]
     diagnoses: &'a [Diagnosis],
+    #[serde(skip_serializing_if = "none")]
+    attributions: &'a [crate::compare::attribute::Attribution],
     advice: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     exclude_suspect: bool,
@@ -92,6 +94,7 @@ impl<'a> Doc<'a> {
             warnings: warning::warnings(c),
             conclusions: conclude::conclusions(c, r.topics),
             diagnoses: &c.diagnoses,
+            attributions: &c.attributions,
             advice: conclude::advice(c),
             exclude_suspect: c.exclude_suspect,
         }

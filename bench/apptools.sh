@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# envbench apptools: the app family against the real tools it stands for,
+# on a pair of directories of this machine: a local directory against a
+# bindfs FUSE mount of another (the default pair), or any two given.
+# For the same generated tree (the app family's layout: 40 files to a
+# directory, 1-7 KiB of source-like text), ROUNDS times, the two sides
+# alternated (the order flipped every round):
+#   git status   `git status --porcelain` in a committed clone of the tree
+#   grep -r      `grep -r -c envbench_needle .` over the tree
+#   tar          `tar -xzmf` of the tree's tarball into a fresh directory,
+#                then `rm -r` of it
+# and envbench's app.status, app.search and app.unpack on the same two
+# directories (one `run --only app,io.meta,io.seq,cpu.int` with both
+# --dirs, compared with `compare --dirs`). Prints, per tool, its slowdown
+# (second side against the first) as a geometric mean with a 95 % interval
+# over the rounds, beside its app case's slowdown and interval.
+# This is a benchmark, not a test; CI does not run it. Nothing else may
+# measure on the machine meanwhile.
+#   bench/apptools.sh [--rounds N] [--files N] [--dirs A,B] [--keep DIR]
+set -euo pipefail
+
+rounds=7
+files=1000
+dirs=""
+keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --files) files=$2; shift 2 ;;
+    --dirs) dirs=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "apptools.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+. "$(dirname "$0")/common.sh"
+workdir apptools
+mounted=""
+# the mount goes before the directory under it is removed
+trap 'if [ -n "$mounted" ]; then fusermount -u "$mounted" 2>/dev/null || umount "$mounted" 2>/dev/null || true; fi; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+echo "building envbench (release)" >&2
+(cd "$repo" && cargo build --release --quiet)
+envbench="$work/envbench"
+cp "$repo/target/release/envbench" "$envbench"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
+
+if [ -z "$dirs" ]; then
+  command -v bindfs >/dev/null || { echo "apptools.sh: no bindfs (apt-get install bindfs), or give --dirs A,B" >&2; exit 2; }
+  mkdir "$work/local" "$work/backing" "$work/fuse"
+  bindfs --no-allow-other "$work/backing" "$work/fuse"
+  mounted="$work/fuse"
+  a="$work/local"; b="$work/fuse"; names="local,fuse"
+else
+  IFS=, read -r a b <<<"$dirs"
+  a=$(mktemp -d "$a/envbench-apptools.XXXXXX"); b=$(mktemp -d "$b/envbench-apptools.XXXXXX")
+  names="a,b"
+  trap 'if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work" "$a" "$b"' EXIT
+fi
+command -v git >/dev/null || { echo "apptools.sh: no git" >&2; exit 2; }
+
+python3 - "$work" "$a" "$b" "$files" "$rounds" <<'PY'
+import math, os, random, shutil, statistics, subprocess, sys, tarfile, time
+work, a, b, files, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+words = "fn let mut return if else for while match struct impl pub self value count index buffer result error state node parse write read".split()
+
+def tree(root):
+    rng = random.Random(1)
+    for i in range(files):
+        d = os.path.join(root, f"mod{i // 40:04d}")
+        os.makedirs(d, exist_ok=True)
+        n = rng.randint(1024, 7168)
+        text, placed = [], i % 3 != 0
+        size = 0
+        while size < n:
+            line = " ".join(rng.choice(words) for _ in range(rng.randint(3, 10))) + ";"
+            text.append(line); size += len(line) + 1
+            if not placed and size >= n // 2:
+                text.append(f"call(envbench_needle_{rng.randint(0, 999)});"); placed = True
+        with open(os.path.join(d, f"file{i:05d}.rs"), "x") as f:
+            f.write("\n".join(text)[:n - 1] + "\n")
+
+def sh(cmd, cwd):
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+git_env = dict(os.environ, GIT_AUTHOR_NAME="e", GIT_AUTHOR_EMAIL="e@e", GIT_COMMITTER_NAME="e",
+               GIT_COMMITTER_EMAIL="e@e", GIT_CONFIG_NOSYSTEM="1", HOME=work)
+src = os.path.join(work, "tree")
+tree(src)
+tgz = os.path.join(work, "tree.tgz")
+with tarfile.open(tgz, "w:gz") as t:
+    t.add(src, arcname="tree")
+for side in (a, b):
+    shutil.copytree(src, os.path.join(side, "repo"))
+    for c in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "tree"]):
+        subprocess.run(c, cwd=os.path.join(side, "repo"), check=True, env=git_env,
+                       stdout=subprocess.DEVNULL)
+
+def timed(fn):
+    t = time.perf_counter(); fn(); return time.perf_counter() - t
+
+def git_status(side):
+    subprocess.run(["git", "status", "--porcelain"], cwd=os.path.join(side, "repo"), check=True,
+                   env=git_env, stdout=subprocess.DEVNULL)
+def grep_r(side):
+    r = subprocess.run(["grep", "-r", "-c", "envbench_needle", "."], cwd=os.path.join(side, "repo"),
+                       stdout=subprocess.PIPE, env=git_env)
+def tar_x(side):
+    dest = os.path.join(side, "x")
+    os.mkdir(dest)
+    sh(["tar", "-xzmf", tgz, "-C", dest], side)
+    shutil.rmtree(dest)
+
+tools = {"git status": git_status, "grep -r": grep_r, "tar -xzmf, rm -r": tar_x}
+ratios = {t: [] for t in tools}
+for r in range(rounds):
+    for name, fn in tools.items():
+        fn(a); fn(b)  # warm both, as the app cases' warm-up does
+        order = (a, b) if r % 2 == 0 else (b, a)
+        t = {side: timed(lambda: fn(side)) for side in order}
+        ratios[name].append(t[b] / t[a])
+with open(os.path.join(work, "tools.txt"), "w") as f:
+    for name, rs in ratios.items():
+        ls = [math.log(x) for x in rs]
+        m, s = statistics.mean(ls), statistics.stdev(ls)
+        tq = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}.get(len(ls), 2.2)
+        h = tq * s / math.sqrt(len(ls))
+        f.write(f"{name}\t{math.exp(m):.2f}\t{math.exp(m - h):.2f}\t{math.exp(m + h):.2f}\n")
+PY
+
+"$envbench" run --suite quick --only app,io.meta,io.seq,cpu.int --no-history --quiet --force \
+  --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
+"$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
+python3 - "$work" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+c = json.load(open(os.path.join(work, "c.json")))
+app = {a["bench"]: a for a in c.get("attributions", [])}
+pairs = {"git status": "app.status", "grep -r": "app.search", "tar -xzmf, rm -r": "app.unpack"}
+print(f"{'tool':18} {'tool slowdown':>22} {'app case':>11} {'app slowdown':>22} {'predicted':>9}  tool/app")
+for line in open(os.path.join(work, "tools.txt")):
+    name, g, lo, hi = line.rstrip("\n").split("\t")
+    a = app.get(pairs[name])
+    if a is None:
+        print(f"{name:18} {g:>6} [{lo}, {hi}]  {pairs[name]}: not compared"); continue
+    alo, ahi = a["measured_ci"]
+    pred = f"{a['predicted']:.2f}" if a.get("predicted") else "-"
+    print(f"{name:18} {float(g):6.2f} [{float(lo):.2f}, {float(hi):.2f}]  {pairs[name]:>11} "
+          f"{a['measured']:6.2f} [{alo:.2f}, {ahi:.2f}] {pred:>9}  {float(g) / a['measured']:.2f}")
+PY
