@@ -7,8 +7,11 @@
 # alternated (the order flipped every round):
 #   git status   `git status --porcelain` in a committed clone of the tree
 #   grep -r      `grep -r -c envbench_needle .` over the tree
-#   tar          `tar -xzmf` of the tree's tarball into a fresh directory,
-#                then `rm -r` of it
+#   tar          `tar -xzmf --no-same-owner --no-same-permissions` of the
+#                tree's tarball into a fresh directory, then `rm -r` of it
+#                (as root, tar would also fchown and fchmod every file: two
+#                calls a user's tar does not make and app.unpack does not
+#                count)
 # and envbench's app.status, app.search and app.unpack on the same two
 # directories (one `run --only app,io.meta,io.seq,cpu.int` with both
 # --dirs, compared with `compare --dirs`). Prints, per tool, its slowdown
@@ -29,7 +32,7 @@ while [ $# -gt 0 ]; do
     --files) files=$2; shift 2 ;;
     --dirs) dirs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "apptools.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -107,7 +110,7 @@ def grep_r(side):
 def tar_x(side):
     dest = os.path.join(side, "x")
     os.mkdir(dest)
-    sh(["tar", "-xzmf", tgz, "-C", dest], side)
+    sh(["tar", "-xzmf", tgz, "--no-same-owner", "--no-same-permissions", "-C", dest], side)
     shutil.rmtree(dest)
 
 tools = {"git status": git_status, "grep -r": grep_r, "tar -xzmf, rm -r": tar_x}

@@ -5,7 +5,12 @@
 #   aa         plain against plain: nothing to name
 #   namespaces plain against `unshare --pid --net --mount ...` (tests/layers/namespaces.sh): nothing
 #   bwrap      plain against bubblewrap --unshare-all: nothing
-#   container  plain against podman + runc, Debian minbase: nothing
+#   container  plain against podman + runc, Debian minbase, podman's default
+#              seccomp profile, scratch on a bind mount: seccomp_filter
+#   containeropen  the same with `--security-opt seccomp=unconfined`: nothing
+#   overlay    seccomp off, scratch on the container's overlay: overlay_filesystem
+#   qemuuser   plain against `qemu-x86_64 envbench` (user-mode emulation):
+#              cpu_emulation
 #   gvisor     plain against `runsc do` (ptrace platform): syscall_interception
 #   strace     plain against `strace -f`: syscall_interception
 #   1cpu       plain against `taskset -c 0`: fewer_cpus
@@ -31,8 +36,8 @@
 set -euo pipefail
 
 runs=3
-pairs="aa,namespaces,bwrap,container,gvisor,strace,1cpu,quota,bindfs,qemu,\
-iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota"
+pairs="aa,namespaces,bwrap,container,containeropen,overlay,gvisor,strace,1cpu,quota,bindfs,\
+qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota"
 budget=0.3
 keep=""
 cache=""
@@ -45,7 +50,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --rescore) rescore=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,12 +78,12 @@ plain() {
   rm -rf "$dir"
 }
 
-# layer SCRIPT LABEL OUT: one run inside a layer of tests/layers.
+# layer SCRIPT LABEL OUT [ENV=VALUE...]: one run inside a layer of tests/layers.
 layer() {
-  local script=$1 label=$2 out=$3
+  local script=$1 label=$2 out=$3; shift 3
   local o; o=$(mktemp -d "$work/out.XXXXXX")
   chmod 0777 "$o"
-  bash "$repo/tests/layers/$script" "$envbench" "$o" "$cache" -- "${args[@]}" --label "$label" >/dev/null
+  env "$@" bash "$repo/tests/layers/$script" "$envbench" "$o" "$cache" -- "${args[@]}" --label "$label" >/dev/null
   cp "$o/result.json" "$out"
   rm -rf "$o"
 }
@@ -97,6 +102,9 @@ one() {
     namespaces/b) layer namespaces.sh "$label" "$out" ;;
     bwrap/b) layer bwrap.sh "$label" "$out" ;;
     container/b) layer container.sh "$label" "$out" ;;
+    containeropen/b) layer container.sh "$label" "$out" CONTAINER_SECCOMP=unconfined ;;
+    overlay/b) layer container.sh "$label" "$out" CONTAINER_SECCOMP=unconfined CONTAINER_SCRATCH=overlay ;;
+    qemuuser/b) layer qemu-user.sh "$label" "$out" ;;
     gvisor/b) layer gvisor.sh "$label" "$out" ;;
     strace/b) plain "$label" "$out" strace -f -qq -o /dev/null ;;
     1cpu/b) plain "$label" "$out" taskset -c 0 ;;
@@ -128,7 +136,10 @@ compare_and_score() {
 
 expected() {
   case $1 in
-    aa|namespaces|bwrap|container|iaa|inamespaces|ibwrap) echo none ;;
+    aa|namespaces|bwrap|containeropen|iaa|inamespaces|ibwrap) echo none ;;
+    container) echo seccomp_filter ;;
+    overlay) echo overlay_filesystem ;;
+    qemuuser) echo cpu_emulation ;;
     gvisor|strace|igvisor|istrace) echo syscall_interception ;;
     1cpu|i1cpu) echo fewer_cpus ;;
     quota|iquota) echo cpu_quota ;;

@@ -117,6 +117,8 @@ BANDS = [
 band = None
 if label.startswith("cpu.lu"):
     band = (0.85, 1.15) if "hpcc" in rname else None  # numpy's OpenBLAS: information
+elif "both allowed both CPUs" in rname:
+    band = None  # the scheduler may put both on one CPU: a bound, information; the pinned C row is the reference
 elif rname == "iperf3 -P 2":
     band = None  # one iperf3 thread for both streams: information; two clients is the reference
 else:
@@ -382,8 +384,11 @@ print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}")
 # perf bench sched pipe under the same placement: cpus=same against
 # `taskset -c A perf bench sched pipe` (both processes on CPU A, as envbench
 # pins them), cpus=split against `taskset -c A,B` (taskset can only allow
-# the two CPUs; envbench pins parent to A and child to B, so read the split
-# row as a bound, not a match); os.spawn against a C fork+exec+wait loop starting
+# the two CPUs, and the scheduler may run both on one for part of the time,
+# so read that row as a bound, not a match) and against a C ping-pong that
+# pins each process to its own CPU as envbench does (parent on A, child on
+# B, one byte each way, read and write only: the row that must match);
+# os.spawn against a C fork+exec+wait loop starting
 # the same program (the tiny helper's `exit`; envbench's helper spawns itself
 # from a memfd, the C loop spawns a copy in /dev/shm).
 section_os() {
@@ -394,6 +399,7 @@ section_os() {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -410,6 +416,32 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
     printf("%.3f\n", us);
     return 0;
+  } else if (strcmp(argv[1], "pingpong") == 0) {  /* parent on CPU A, child on B, 1 byte */
+    int a = atoi(argv[2]), b = atoi(argv[3]), n = 20000;
+    int down[2], up[2];
+    if (pipe(down) || pipe(up)) return 1;
+    pid_t p = fork();
+    if (p == 0) {
+      cpu_set_t s; CPU_ZERO(&s); CPU_SET(b, &s);
+      if (sched_setaffinity(0, sizeof s, &s)) _exit(2);
+      close(down[1]); close(up[0]);
+      char c;
+      while (read(down[0], &c, 1) == 1) if (write(up[1], &c, 1) != 1) break;
+      _exit(0);
+    }
+    cpu_set_t s; CPU_ZERO(&s); CPU_SET(a, &s);
+    if (sched_setaffinity(0, sizeof s, &s)) return 2;
+    close(down[0]); close(up[1]);
+    char c = 1;
+    for (int r = 0; r < 5; r++) {
+      double t0 = now();
+      for (int i = 0; i < n; i++) {
+        if (write(down[1], &c, 1) != 1 || read(up[0], &c, 1) != 1) return 3;
+      }
+      v[r] = (now() - t0) * 1e6 / n;
+    }
+    close(down[1]);
+    waitpid(p, NULL, 0);
   } else {                                       /* spawn: fork + exec + wait */
     for (int r = 0; r < 5; r++) {
       int n = 30; double t0 = now();
@@ -431,7 +463,7 @@ C
   # builds it, in shared memory as envbench's memfd copy is
   rustc --edition 2021 --crate-type bin -C opt-level=2 -C panic=abort -C debuginfo=0 \
     -o "$shm/tiny" "$repo/helpers/tiny.rs"
-  local ef=() rf=() ep=() rp=() eq=() rq=() es=() rs=()
+  local ef=() rf=() ep=() rp=() eq=() rq=() rc=() es=() rs=()
   # the first two CPUs this shell may use, as envbench picks them
   local cpu_a cpu_b
   read -r cpu_a cpu_b < <(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1] if len(c) > 1 else '')")
@@ -451,16 +483,22 @@ C
         rq+=("$(taskset -c "$cpu_a,$cpu_b" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
       fi
     fi
+    if [ -n "$cpu_b" ]; then
+      rc+=("$("$work/procs" pingpong "$cpu_a" "$cpu_b")")
+    fi
     rs+=("$("$work/procs" spawn "$shm/tiny")")
   done
   summarize "os.fork[n=100] time_per_process" us "C fork loop (seed 003)" "${ef[*]}" "${rf[*]}"
   if [ ${#rp[@]} -gt 0 ]; then
     summarize "os.pipe[cpus=same,mode=pingpong] round_trip" us "taskset -c $cpu_a perf bench sched pipe" "${ep[*]}" "${rp[*]}"
     if [ ${#rq[@]} -gt 0 ]; then
-      summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "taskset -c $cpu_a,$cpu_b perf bench sched pipe" "${eq[*]}" "${rq[*]}"
+      summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "taskset -c $cpu_a,$cpu_b perf bench sched pipe (both allowed both CPUs)" "${eq[*]}" "${rq[*]}"
     fi
   else
     echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
+  fi
+  if [ ${#rc[@]} -gt 0 ]; then
+    summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "C ping-pong, parent pinned to CPU $cpu_a, child to $cpu_b" "${eq[*]}" "${rc[*]}"
   fi
   summarize "os.spawn[method=fork_exec] spawns/s" ops/s "C fork+exec loop" "${es[*]}" "${rs[*]}"
 }

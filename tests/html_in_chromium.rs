@@ -153,7 +153,11 @@ fn the_report_renders_in_chromium_without_overflow() {
             std::env::var_os("CI").is_none(),
             "CI must install Debian's chromium (see .ci/run)"
         );
-        eprintln!("skipped: no chromium on this machine (apt-get install chromium)");
+        // straight to stderr: cargo test shows it without --nocapture
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED html_in_chromium: no chromium on this machine; apt-get install chromium\n",
+        );
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

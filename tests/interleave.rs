@@ -70,7 +70,8 @@ fn have(tool: &str) -> bool {
             std::env::var("CI").map_or(true, |v| v != "true"),
             "no {tool} under CI (.ci/run installs it)"
         );
-        eprintln!("SKIPPED: no {tool} on this machine; .ci/run installs it");
+        // straight to stderr: cargo test shows it without --nocapture
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED interleave: no {tool} on this machine; sudo CI=true bash .ci/run installs it\n").as_bytes());
     }
     found
 }
@@ -431,7 +432,10 @@ fn a_run_started_by_the_loader_starts_its_guard_and_workers_the_same_way() {
         .into_iter()
         .find(|p| Path::new(p).exists())
     else {
-        eprintln!("SKIPPED: no dynamic loader at a known path");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED interleave: no dynamic loader at a known path\n",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

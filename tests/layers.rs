@@ -1,5 +1,5 @@
-//! envbench inside the real layers it exists to compare (DESIGN.md, "Real
-//! layers"), started here from Debian's packages and stopped afterwards:
+//! envbench inside the real layers it exists to compare (docs/method.md,
+//! "The real layers in the tests"), started here from Debian's packages and stopped afterwards:
 //! gVisor (runsc), fresh namespaces (unshare), bubblewrap, a container
 //! (podman with runc, a Debian rootfs from mmdebstrap, cached) and a QEMU
 //! guest (Debian's kernel, a busybox initramfs, 9p and virtio-blk). The
@@ -56,10 +56,11 @@ const SUBSET: &str = "os.fork,os.thread,os.syscall,os.spawn,io.dd,io.meta,\
 
 /// The QEMU guest runs under TCG here (nested KVM hangs), about 10x
 /// slower: a system call, a fork, two dd cases on each of its two
-/// directories and a loopback round trip.
+/// directories, a loopback round trip, and every app case on both
+/// directories (its ext4 disk and its 9p share).
 const GUEST_SUBSET: &str = "os.syscall[call=getppid],os.fork,\
                             io.dd[op=write_fdatasync],io.dd[op=read_cold],\
-                            net.tcp_echo[connection=kept,cpus=same]";
+                            net.tcp_echo[connection=kept,cpus=same],app";
 
 /// A layer, its script in tests/layers/, and what it is expected to lack.
 #[derive(Clone, Copy)]
@@ -441,7 +442,15 @@ fn missing_tool(layer: &Layer, logs: &Logs) {
             layer.name
         );
     }
-    eprintln!("SKIPPED {}: {why}; .ci/run installs it", layer.name);
+    // straight to stderr: cargo test shows it without --nocapture
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!(
+            "SKIPPED layers {}: {why}; sudo CI=true bash .ci/run installs it\n",
+            layer.name
+        )
+        .as_bytes(),
+    );
 }
 
 /// Runs the layer's script with its output in `out`; None on timeout.

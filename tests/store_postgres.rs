@@ -24,7 +24,8 @@ fn server() -> Option<PgServer> {
                 std::env::var_os("CI").is_none(),
                 "{why}; .ci/run installs Debian's postgresql"
             );
-            eprintln!("skipped: {why}");
+            // straight to stderr: cargo test shows it without --nocapture
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED store_postgres: {why}; sudo CI=true bash .ci/run installs postgresql\n").as_bytes());
             None
         }
     }

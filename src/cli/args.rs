@@ -90,11 +90,15 @@ pub enum Cmd {
     Show(ShowArgs),
     /// List the runs recorded in the local history.
     History(HistoryArgs),
-    /// Compare environments: one conclusion per family first (slower in
-    /// 8 of 8 cases, 3.5x to 400x, and which cases carry it; or no
-    /// difference beyond ±N %), then per case the speed-up with a 95 %
-    /// interval from a hierarchical bootstrap over runs, rounds and
-    /// repetitions and one of four outcomes (faster, slower, tie inside
+    /// Compare environments: the likely cause first (the mechanism the
+    /// fingerprints and the pattern of differences fit, such as "system
+    /// calls intercepted" or "a FUSE or network file system", with the signs
+    /// that hold; --verbose lists them), one conclusion per family (slower
+    /// in 8 of 8 cases, 3.5x to 400x, and which cases carry it; or no
+    /// difference beyond ±N %), a line per app case found faster or slower
+    /// beside what its file operations predict, then per case the speed-up
+    /// with a 95 % interval from a hierarchical bootstrap over runs, rounds
+    /// and repetitions and one of four outcomes (faster, slower, tie inside
     /// the band, unclear); warnings and advice in a line each.
     ///
     /// Runs with the same label form one environment; the first label is
@@ -267,16 +271,6 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Leave suspect cases out of the per-family and overall geometric
-    /// means (they count by default). A case is suspect when a run flagged
-    /// it for a reason measured to predict a worse figure; it is marked !
-    /// and named in the warnings either way.
-    #[arg(long)]
-    pub exclude_suspect: bool,
-    /// Accepted for scripts written before suspect cases counted in the
-    /// means by default; it changes nothing.
-    #[arg(long, hide = true)]
-    pub include_suspect: bool,
     /// Compare the directories of the runs given with each other: each
     /// `--dir` NAME becomes an environment (the first named is the
     /// baseline, or --baseline NAME), with the cases that ran in it, so
@@ -301,11 +295,13 @@ pub enum Switch {
 /// Battery sizes on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SuiteArg {
-    /// About a minute on 2 cores: small sizes, 3-20 repetitions, 2 s per case.
+    /// About a minute on 2 cores: small sizes, 12 rounds, 3-40 repetitions, at most 2 s per case
+    /// (42 s shared among the cases).
     Quick,
-    /// About ten minutes: 5-30 repetitions, 10 s per case.
+    /// About ten minutes: 16 rounds, 5-60 repetitions, at most 10 s per case (480 s shared among
+    /// the cases).
     Standard,
-    /// The seeds' protocol: their sizes, 10-50 repetitions, 60 s per case.
+    /// The seeds' protocol: their sizes, 5 rounds, 10-50 repetitions, 60 s per case.
     Full,
 }
 
@@ -528,5 +524,32 @@ mod tests {
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
         super::super::command().debug_assert();
+    }
+
+    #[test]
+    fn each_suite_s_help_says_what_the_suite_is() {
+        use crate::config::{RepPolicy, Suite};
+        for arg in SuiteArg::value_variants() {
+            let help = arg
+                .to_possible_value()
+                .unwrap()
+                .get_help()
+                .unwrap()
+                .to_string();
+            let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            let suite = Suite::from(*arg);
+            let p = RepPolicy::for_suite(suite);
+            for said in [
+                format!("{} rounds", p.rounds),
+                format!("{}-{} repetitions", p.reps_min, p.reps_max),
+                format!("{} s per case", p.budget_secs),
+            ] {
+                assert!(help.contains(&said), "{arg:?}: {help:?} lacks {said:?}");
+            }
+            if let Some(shared) = suite.target_secs() {
+                let said = format!("{shared} s shared");
+                assert!(help.contains(&said), "{arg:?}: {help:?} lacks {said:?}");
+            }
+        }
     }
 }

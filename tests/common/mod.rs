@@ -26,7 +26,8 @@ pub fn build_portable(test: &str) -> Option<PathBuf> {
             if std::env::var("CI").is_ok_and(|v| v == "true") {
                 panic!("{test}: no portable build under CI: {why} (.ci/run installs its tools)");
             }
-            eprintln!("{test}: no portable build: {why}");
+            // straight to stderr: cargo test shows it without --nocapture
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED {test}: no portable build: {why}; sudo CI=true bash .ci/run installs zig and cargo-zigbuild\n").as_bytes());
             None
         }
         _ => panic!("deploy/build-portable.sh failed:\n{stderr}"),

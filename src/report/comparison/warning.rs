@@ -401,7 +401,7 @@ fn suspect_case(c: &Comparison, key: &str, environment: &str, flags: &[SuspectFl
     let fate = if c.exclude_suspect {
         "left out of the geometric means (--exclude-suspect)"
     } else {
-        "counted in the geometric means; --exclude-suspect leaves it out"
+        "counted in the geometric means"
     };
     let each: Vec<String> = flags.iter().map(flag_line).collect();
     format!(
