@@ -79,7 +79,7 @@ pub enum Cmd {
     /// With --in, one run measures several environments this machine can
     /// reach through a command prefix, interleaved round by round, and
     /// writes a result file for each (see --in):
-    /// envbench run --in host --in gvisor='runsc --network=none do'
+    /// envbench run --in host --in gvisor='runsc --network=none do -force-overlay=false --'
     Run(RunArgs),
     /// Print the environment fingerprint.
     Info(InfoArgs),
@@ -348,9 +348,13 @@ pub struct RunArgs {
     /// environment's worker processes as PREFIX, then envbench's path,
     /// then a hidden argument. For example:
     ///
-    ///   --in host --in gvisor='runsc --network=none do'
+    ///   --in host --in gvisor='runsc --network=none do -force-overlay=false --'
     ///   --in host --in vm='ssh -T guest' --in-binary vm=/usr/local/bin/envbench
     ///   --in two-cpus --in one-cpu='taskset -c 0'
+    ///
+    /// (gVisor's -force-overlay=false makes the sandbox write through to the
+    /// host's files; by default it lays an overlay in memory over them, which
+    /// the io and app cases would measure.)
     ///
     /// Each case round runs once in every environment, in an order drawn
     /// afresh (seeded, recorded) for each case round, so the environments
