@@ -6,8 +6,16 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--sections syscall,...] [--no-install]
-#                     [--io-dir DIR] [--io-size SIZE] [--io-secs N]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections syscall,...]
+#                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
+# Sequential rounds: each section first runs --rounds alternated rounds
+# (default 5; mem at least 12, io at least 8), then, while a banded row is
+# unclear and its interval says how many more rounds would settle it, runs
+# the section again for that many more (the rows keep every round's
+# figures), until every banded row is within or outside its band or the
+# section's --budget (default 600 s) would be exceeded; each pass says what
+# it adds and what it has spent. The last line counts the rows within,
+# outside, unclear at the budget, and without a band.
 # Sections: syscall, cpu, mem, os, hpcc, io, net (more arrive with each benchmark
 # family). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
@@ -16,6 +24,7 @@
 set -euo pipefail
 
 rounds=5
+budget=600
 sections="syscall,cpu,mem,os,hpcc,io,net"
 install=1
 io_dir=""
@@ -24,12 +33,13 @@ io_secs=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     --sections) sections=$2; shift 2 ;;
     --no-install) install=0; shift ;;
     --io-dir) io_dir=$2; shift 2 ;;
     --io-size) io_size=$2; shift 2 ;;
     --io-secs) io_secs=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -98,16 +108,30 @@ PY
 # interval, and the row is within its band (the interval inside it), outside
 # it (the interval wholly beyond), or unclear (straddling: with the rounds
 # the interval's width says would settle it). Rows without a band (a
-# reference kept for information) print the interval only. Appends the
-# judgement to $work/judged for the last line.
+# reference kept for information) print the interval only. A row keeps every
+# round's figures across the section's passes ($work/rows/SECTION/), and its
+# latest judgement is $work/verdicts/SECTION/ROW, for the passes and the
+# last line.
 summarize() {
   python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY'
-import json, math, os, shutil, statistics as st, subprocess, sys, tempfile
+import hashlib, json, math, os, shutil, statistics as st, subprocess, sys, tempfile
 exe, template, work, label, unit, rname = sys.argv[1:7]
 e = [float(x) for x in sys.argv[7].split()]
 r = [float(x) for x in sys.argv[8].split()]
 if not e or len(e) != len(r):
     sys.exit(f"{label}: no paired values")
+# the row's figures from the section's earlier passes, then this pass's
+section = os.environ.get("FIDELITY_SECTION", "none")
+row = hashlib.sha1(f"{label} vs {rname}".encode()).hexdigest()[:16]
+for d in ("rows", "verdicts"):
+    os.makedirs(os.path.join(work, d, section), exist_ok=True)
+kept = os.path.join(work, "rows", section, row)
+if os.path.exists(kept):
+    pairs = [line.split() for line in open(kept) if line.strip()]
+    e = [float(a) for a, _ in pairs] + e
+    r = [float(b) for _, b in pairs] + r
+with open(kept, "w") as f:
+    f.writelines(f"{a!r} {b!r}\n" for a, b in zip(e, r))
 # the band each row is held to (docs/fidelity.md): a ratio range, by case
 BANDS = [
     ("os.syscall", (0.85, 1.15)), ("cpu.primes", (0.95, 1.05)),
@@ -168,11 +192,13 @@ else:
         gap = min(edges)
         need = math.ceil(n * (half / gap) ** 2) if gap > 0 else math.inf
         more = f"about {need - n} more rounds would settle it" if need - n <= 200 else "at the band's edge: more rounds would not settle it"
+        wanted = need - n if need - n <= 200 else 0
         judged, word = "unclear", f"unclear against {shown} ({more})"
 print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
       f"ratio {ratio:.3f} [{lo:.3f}..{hi:.3f}] over {n} rounds: {word}")
-with open(os.path.join(work, "judged"), "a") as f:
-    f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\n")
+with open(os.path.join(work, "verdicts", section, row), "w") as f:
+    f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t"
+            f"{wanted if judged == 'unclear' else 0}\n")
 PY
 }
 
@@ -352,7 +378,7 @@ C
   # median with the largest of three noisy figures: at 2 threads on the
   # Xeon VM (builds 4 % apart round to round) that alone put the ratio 3-4 %
   # low. ±3 % needs more rounds than the other sections: at least 12.
-  local srounds=$((rounds < 12 ? 12 : rounds))
+  local srounds=$((rounds < 12 && pass == 1 ? 12 : rounds))
   for t in 1 2; do
     local es=() ns=() gs=() us=()
     for ((i = 0; i < srounds; i++)); do
@@ -581,7 +607,7 @@ else: print(f'{b}B')" "$bytes")
   # one envbench run against one reference run, these rows moved 20-40 %
   # from one run of the script to the next; the io section therefore runs
   # at least 8 rounds.
-  local iorounds=$((rounds < 8 ? 8 : rounds))
+  local iorounds=$((rounds < 8 && pass == 1 ? 8 : rounds))
   e_io() { "$envbench" run --no-history --suite standard --quiet --force --dir "io=$d" --file-size "$io_size" --io-total "$io_size" --reps 3..3 --rounds 1 "$@" -o "$work/e.json" >/dev/null; }
   med() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
   # ordered E R: runs the functions E and R in this round's order
@@ -882,12 +908,45 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2
+# still SECTION: "WANTED ROWS DONE": the most rounds an unclear row of the
+# section asks for (0: none settles with more), how many rows ask, and the
+# most rounds a row of it has
+still() {
+  cat "$work/verdicts/$1"/* 2>/dev/null | awk -F'\t' '
+    $1 == "unclear" && $7 > 0 { rows++; if ($7 > want) want = $7 }
+    { if ($6 > done) done = $6 }
+    END { printf "%d %d %d\n", want, rows, done }'
+}
+first_rounds=$rounds
 for s in ${sections//,/ }; do
-  if declare -F "section_$s" >/dev/null; then "section_$s"; else echo "unknown section $s" >&2; exit 2; fi
+  declare -F "section_$s" >/dev/null || { echo "unknown section $s" >&2; exit 2; }
+  export FIDELITY_SECTION=$s
+  pass=1 rounds=$first_rounds start=$SECONDS
+  echo "section $s: pass 1, $rounds rounds; budget ${budget} s" >&2
+  "section_$s"
+  while :; do
+    read -r want rows done < <(still "$s")
+    [ "$want" -gt 0 ] || break
+    spent=$((SECONDS - start))
+    # what one more round costs, from the rounds run so far
+    per=$(( (spent + done - 1) / (done > 0 ? done : 1) ))
+    can=$(( per > 0 ? (budget - spent) / per : want ))
+    add=$(( want < can ? want : can ))
+    add=$(( add > 20 ? 20 : add ))
+    if [ "$add" -lt 1 ]; then
+      echo "section $s: budget spent ($spent of $budget s); $rows row(s) still unclear" >&2
+      break
+    fi
+    pass=$((pass + 1)) rounds=$add
+    echo "section $s: pass $pass, $add more rounds for $rows unclear row(s) (about $want asked); $spent of $budget s spent" >&2
+    "section_$s"
+  done
+  echo "section $s: $((SECONDS - start)) s" >&2
 done
-# the last line: how the rows were judged
-if [ -s "$work/judged" ]; then
-  awk -F'\t' '{ n[$1]++; t++ } END {
-    printf "fidelity: %d rows: %d within their band, %d outside, %d unclear, %d without a band\n",
-      t, n["within"], n["outside"], n["unclear"], n["no band"] }' "$work/judged"
+rounds=$first_rounds
+# the last line: how the rows were judged, each by its latest pass
+if compgen -G "$work/verdicts/*/*" >/dev/null; then
+  cat "$work"/verdicts/*/* | awk -F'\t' '{ n[$1]++; t++ } END {
+    printf "fidelity: %d rows: %d within their band, %d outside, %d unclear at the budget, %d without a band\n",
+      t, n["within"], n["outside"], n["unclear"], n["no band"] }'
 fi

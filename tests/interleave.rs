@@ -294,7 +294,8 @@ fn help_teaches_interleaving_with_examples() {
     let out = envbench().args(["run", "--help"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for example in [
-        "--in host --in gvisor='runsc --network=none do'",
+        "--in host --in gvisor='runsc --network=none do -force-overlay=false --'",
+        "-force-overlay=false makes the sandbox write through",
         "--in vm='ssh -T guest'",
         "--in-binary vm=/usr/local/bin/envbench",
         "{in}",

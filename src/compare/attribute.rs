@@ -29,7 +29,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// What io.meta writes per file, bytes: its per-file rates include them.
-const META_FILE_BYTES: u64 = crate::bench::io::meta::FILE_BYTES as u64;
+const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
 
 /// One priced operation of an app case on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -8,6 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The bytes io.meta writes per file: its per-file rates, which price an
+/// app case's reads and creates, include them (`bench::io::meta` takes its
+/// size from here, so the two cannot part).
+pub const SMALL_FILE_BYTES: u64 = 4096;
+
 /// The key of a case's details that holds its [`OpCounts`].
 pub const KEY: &str = "counts";
 

@@ -48,6 +48,12 @@ impl Bench for Build {
             &[time_metric("ms")],
         )
     }
+    fn views(&self) -> Vec<crate::view::View> {
+        vec![crate::bench::io::grid_by_dir(
+            "builds by directory against the baseline",
+            &["ms"],
+        )]
+    }
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         // the sources, their objects and the output
         3 * tree_bytes(case.count(SOURCES).unwrap_or(0))

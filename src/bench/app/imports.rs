@@ -46,6 +46,12 @@ impl Bench for Imports {
             &[time_metric("ms")],
         )
     }
+    fn views(&self) -> Vec<crate::view::View> {
+        vec![crate::bench::io::grid_by_dir(
+            "module imports by directory against the baseline",
+            &["ms"],
+        )]
+    }
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         super::tree_bytes(case.count(MODULES).unwrap_or(0))
     }

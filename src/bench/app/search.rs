@@ -46,6 +46,12 @@ impl Bench for Search {
             &[time_metric("ms")],
         )
     }
+    fn views(&self) -> Vec<crate::view::View> {
+        vec![crate::bench::io::grid_by_dir(
+            "tree search by directory against the baseline",
+            &["ms"],
+        )]
+    }
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         tree_bytes(case.count(FILES).unwrap_or(0))
     }

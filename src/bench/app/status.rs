@@ -44,6 +44,12 @@ impl Bench for Status {
             &[time_metric("ms")],
         )
     }
+    fn views(&self) -> Vec<crate::view::View> {
+        vec![crate::bench::io::grid_by_dir(
+            "tree status by directory against the baseline",
+            &["ms"],
+        )]
+    }
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         tree_bytes(case.count(FILES).unwrap_or(0))
     }

@@ -49,6 +49,12 @@ impl Bench for Unpack {
             ],
         )
     }
+    fn views(&self) -> Vec<crate::view::View> {
+        vec![crate::bench::io::grid_by_dir(
+            "unpacking and removal by directory against the baseline",
+            &["ms", "extract_ms", "remove_ms"],
+        )]
+    }
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         tree_bytes(case.count(FILES).unwrap_or(0))
     }

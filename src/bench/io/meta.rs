@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Size of each file.
-pub const FILE_BYTES: usize = 4096;
+pub const FILE_BYTES: usize = crate::results::counts::SMALL_FILE_BYTES as usize;
 /// Files per directory of the tree.
 pub const FILES_PER_DIR: u64 = 100;
 
