@@ -369,6 +369,14 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The labels of the environments compared with the baseline, in order.
+    pub(crate) fn other_labels(&self) -> Vec<&str> {
+        self.environments[1..]
+            .iter()
+            .map(|e| e.label.as_str())
+            .collect()
+    }
+
     /// Whether every environment was measured interleaved with the
     /// baseline, so that the drift between runs cancels in each comparison.
     pub(crate) fn interleaved(&self) -> bool {

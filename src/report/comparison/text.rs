@@ -283,12 +283,7 @@ pub struct Detail {
 
 /// The first line: who is compared with whom, on how many runs.
 pub(crate) fn headline(c: &Comparison) -> String {
-    let others: Vec<&str> = c
-        .environments
-        .iter()
-        .skip(1)
-        .map(|e| e.label.as_str())
-        .collect();
+    let others = c.other_labels();
     let runs: Vec<String> = c
         .environments
         .iter()

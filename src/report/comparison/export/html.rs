@@ -242,12 +242,7 @@ fn details(c: &Comparison, envs: &[Environment]) -> String {
 /// warnings in a line each, a section per family, the rest collapsed.
 pub fn render(r: &Report) -> String {
     let (c, envs) = (r.comparison, r.environments);
-    let others: Vec<&str> = c
-        .environments
-        .iter()
-        .skip(1)
-        .map(|e| e.label.as_str())
-        .collect();
+    let others = c.other_labels();
     let title = format!("envbench: {} against {}", others.join(", "), c.baseline);
     let mut b = format!(
         "<header><h1>{}</h1><p class=\"sub\">{}</p></header>",
