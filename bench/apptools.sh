@@ -7,13 +7,22 @@
 # alternated (the order flipped every round):
 #   git status   `git status --porcelain` in a committed clone of the tree
 #   grep -r      `grep -r -c envbench_needle .` over the tree
+#   git status, one thread
+#                the same with `-c core.preloadIndex=false`: git's index
+#                refresh lstats on up to 20 threads at once by default,
+#                app.status (and this row) one at a time
 #   tar          `tar -xzmf --no-same-owner --no-same-permissions` of the
 #                tree's tarball into a fresh directory, then `rm -r` of it
 #                (as root, tar would also fchown and fchmod every file: two
 #                calls a user's tar does not make and app.unpack does not
 #                count)
-# and envbench's app.status, app.search and app.unpack on the same two
-# directories (one `run --only app,io.meta,io.seq,cpu.int` with both
+#   sqlite3      the sqlite3 command-line tool on a script of app.db's quick
+#                work: 20 transactions of 8 rows with synchronous=FULL into
+#                a fresh database, with a rollback journal and (a row apart)
+#                with a write-ahead log (Debian's SQLite, not the one built
+#                into envbench)
+# and envbench's app.status, app.search, app.unpack and app.db on the same
+# two directories (one `run --only app,io,cpu.int,os.syscall` with both
 # --dirs, compared with `compare --dirs`). Prints, per tool, its slowdown
 # (second side against the first) as a geometric mean with a 95 % interval
 # over the rounds, beside its app case's slowdown and interval.
@@ -32,7 +41,7 @@ while [ $# -gt 0 ]; do
     --files) files=$2; shift 2 ;;
     --dirs) dirs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "apptools.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -113,7 +122,34 @@ def tar_x(side):
     sh(["tar", "-xzmf", tgz, "--no-same-owner", "--no-same-permissions", "-C", dest], side)
     shutil.rmtree(dest)
 
-tools = {"git status": git_status, "grep -r": grep_r, "tar -xzmf, rm -r": tar_x}
+def git_status_one(side):
+    subprocess.run(["git", "-c", "core.preloadIndex=false", "status", "--porcelain"],
+                   cwd=os.path.join(side, "repo"), check=True, env=git_env, stdout=subprocess.DEVNULL)
+
+def sql_script(mode):
+    lines = [f"PRAGMA journal_mode={mode};", "PRAGMA synchronous=FULL;",
+             "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v TEXT NOT NULL);",
+             "CREATE INDEX t_k ON t(k);"]
+    for i in range(20):
+        lines.append("BEGIN;")
+        for j in range(8):
+            n = i * 8 + j
+            lines.append(f"INSERT INTO t(k, v) VALUES ({n * 7919 % 100003}, '{n:0100d}');")
+        lines.append("COMMIT;")
+    return "\n".join(lines) + "\n"
+def sqlite3(mode):
+    script = sql_script(mode).encode()
+    def run(side):
+        db = os.path.join(side, f"{mode}.db")
+        subprocess.run(["sqlite3", db], input=script, check=True, stdout=subprocess.DEVNULL)
+        os.remove(db)
+    return run
+
+tools = {"git status": git_status, "git status, one thread": git_status_one, "grep -r": grep_r,
+         "tar -xzmf, rm -r": tar_x}
+if shutil.which("sqlite3"):
+    tools["sqlite3, rollback journal"] = sqlite3("delete")
+    tools["sqlite3, WAL"] = sqlite3("wal")
 ratios = {t: [] for t in tools}
 for r in range(rounds):
     for name, fn in tools.items():
@@ -130,23 +166,26 @@ with open(os.path.join(work, "tools.txt"), "w") as f:
         f.write(f"{name}\t{math.exp(m):.2f}\t{math.exp(m - h):.2f}\t{math.exp(m + h):.2f}\n")
 PY
 
-"$envbench" run --suite quick --only app,io.meta,io.seq,cpu.int --no-history --quiet --force \
+"$envbench" run --suite quick --only app,io,cpu.int,os.syscall --no-history --quiet --force \
   --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
 "$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
 python3 - "$work" <<'PY'
 import json, os, sys
 work = sys.argv[1]
 c = json.load(open(os.path.join(work, "c.json")))
-app = {a["bench"]: a for a in c.get("attributions", [])}
-pairs = {"git status": "app.status", "grep -r": "app.search", "tar -xzmf, rm -r": "app.unpack"}
-print(f"{'tool':18} {'tool slowdown':>22} {'app case':>11} {'app slowdown':>22} {'predicted':>9}  tool/app")
+# app.db's two cases apart, by their journal
+app = {a["bench"] + ("/wal" if "journal=wal" in a["key"] else ""): a for a in c.get("attributions", [])}
+pairs = {"git status": "app.status", "git status, one thread": "app.status", "grep -r": "app.search",
+         "tar -xzmf, rm -r": "app.unpack", "sqlite3, rollback journal": "app.db",
+         "sqlite3, WAL": "app.db/wal"}
+print(f"{'tool':24} {'tool slowdown':>22} {'app case':>11} {'app slowdown':>22} {'predicted':>9}  tool/app")
 for line in open(os.path.join(work, "tools.txt")):
     name, g, lo, hi = line.rstrip("\n").split("\t")
     a = app.get(pairs[name])
     if a is None:
-        print(f"{name:18} {g:>6} [{lo}, {hi}]  {pairs[name]}: not compared"); continue
+        print(f"{name:24} {g:>6} [{lo}, {hi}]  {pairs[name]}: not compared"); continue
     alo, ahi = a["measured_ci"]
     pred = f"{a['predicted']:.2f}" if a.get("predicted") else "-"
-    print(f"{name:18} {float(g):6.2f} [{float(lo):.2f}, {float(hi):.2f}]  {pairs[name]:>11} "
+    print(f"{name:24} {float(g):6.2f} [{float(lo):.2f}, {float(hi):.2f}]  {pairs[name]:>11} "
           f"{a['measured']:6.2f} [{alo:.2f}, {ahi:.2f}] {pred:>9}  {float(g) / a['measured']:.2f}")
 PY

@@ -9,7 +9,13 @@
 //!   io.meta's stat rate, an open-read-close of a small file at its read
 //!   rate, a create-write-close at its create rate, an unlink at its delete
 //!   rate, and the bytes beyond io.meta's 4 KiB per file at io.seq's one
-//!   thread write and read rates;
+//!   thread write and read rates; a database's file opens (each journal is
+//!   created) at the create rate, its page bytes at io.seq's rates, and
+//!   each sync at io.random's time per fsync (its time less its reads and
+//!   writes at io.seq's rates, shared among its fsyncs), and each of its
+//!   page reads and writes, locks, sizes and closes as one system call at
+//!   os.syscall's getppid latency (without os.syscall in the runs, as in a
+//!   `--dirs` comparison, they stay in the rest);
 //! - the rest of the baseline's time (directory listings, directories
 //!   made and removed, the computation) is taken as the same work in the
 //!   other environment, scaled by cpu.int's ratio where both sides ran it
@@ -28,6 +34,10 @@ use crate::results::params::key;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The part of a database's page reads and writes, locks, sizes and
+/// closes, each priced as a null system call.
+const SYSCALLS: &str = "file system calls";
+
 /// What io.meta writes per file, bytes: its per-file rates include them.
 const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
 
@@ -35,7 +45,8 @@ const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
     /// `stats and misses`, `reads`, `creates`, `unlinks`, `bytes read`,
-    /// `bytes written`.
+    /// `bytes written`, `opens`, `page bytes read`, `page bytes written`,
+    /// `syncs`, `file system calls`.
     pub operation: &'static str,
     /// How many the case did per repetition.
     pub count: u64,
@@ -126,6 +137,64 @@ fn micro<'a>(
     })
 }
 
+/// What one unit of an operation costs on each side, seconds, and the
+/// micro case that says so.
+struct Price {
+    by: String,
+    base: f64,
+    other: f64,
+}
+
+/// The price of one sync on `dir`, from io.random in the same runs: its
+/// time per second, less what its reads and writes take at io.seq's one
+/// thread rates, shared among its fsyncs. None where io.random or io.seq
+/// did not run there, or where the reads and writes leave under a tenth
+/// of io.random's time to its fsyncs (then they cannot be told apart).
+fn sync_price(metrics: &[MetricComparison], env: &str, dir: Option<&str>) -> Option<Price> {
+    let random = |metric: &str| micro(metrics, env, ids::IO_RANDOM, &[(key::DIR, dir)], metric);
+    let seq = |metric: &str| {
+        micro(
+            metrics,
+            env,
+            ids::IO_SEQ,
+            &[(key::DIR, dir), (key::THREADS, Some("1"))],
+            metric,
+        )
+    };
+    let (fsyncs, read, written) = (
+        random("fsyncs_per_sec")?,
+        random("read_throughput")?,
+        random("written_throughput")?,
+    );
+    let (seq_read, seq_write) = (seq("read")?, seq("write")?);
+    const MIB_IN_MB: f64 = 1.048_576;
+    // seconds per fsync on one side, from its values
+    let each = |fsync: f64, r: f64, w: f64, sr: f64, sw: f64| {
+        let left = 1.0 - r * MIB_IN_MB / sr - w * MIB_IN_MB / sw;
+        (left >= 0.1).then(|| left / fsync)
+    };
+    Some(Price {
+        by: format!(
+            "{} fsyncs_per_sec, less its reads and writes at {}'s rates",
+            fsyncs.key, seq_read.key
+        ),
+        base: each(
+            fsyncs.base_value,
+            read.base_value,
+            written.base_value,
+            seq_read.base_value,
+            seq_write.base_value,
+        )?,
+        other: each(
+            fsyncs.other_value,
+            read.other_value,
+            written.other_value,
+            seq_read.other_value,
+            seq_write.other_value,
+        )?,
+    })
+}
+
 /// Every app case's attribution, for each environment.
 pub(crate) fn attribute(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Attribution> {
     let Some(base) = envs.first() else {
@@ -167,34 +236,85 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
     let extra_write = counts
         .write_bytes
         .saturating_sub(counts.creates * META_FILE_BYTES);
-    // (operation, count, the micro metric, seconds per unit of its value)
-    let wanted: [(&'static str, u64, Option<&MetricComparison>, f64); 6] = [
+    let price = |m: Option<&MetricComparison>, per: f64| {
+        m.map(|s| Price {
+            by: format!("{} {}", s.key, s.metric),
+            base: per / s.base_value,
+            other: per / s.other_value,
+        })
+    };
+    let syscall = micro(
+        metrics,
+        env,
+        ids::OS_SYSCALL,
+        &[("call", Some("getppid"))],
+        "latency",
+    )
+    .map(|s| Price {
+        by: format!("{} {}", s.key, s.metric),
+        base: s.base_value * 1e-9,
+        other: s.other_value * 1e-9,
+    });
+    // (operation, count, its price: seconds per unit on each side)
+    let wanted: [(&'static str, u64, Option<Price>); 11] = [
         (
             "stats and misses",
             counts.stats + counts.misses,
-            meta("stats_per_sec"),
-            1.0,
+            price(meta("stats_per_sec"), 1.0),
         ),
-        ("reads", counts.reads, meta("reads_per_sec"), 1.0),
-        ("creates", counts.creates, meta("creates_per_sec"), 1.0),
-        ("unlinks", counts.unlinks, meta("deletes_per_sec"), 1.0),
-        ("bytes read", extra_read, seq("read"), 1e-6),
-        ("bytes written", extra_write, seq("write"), 1e-6),
+        ("reads", counts.reads, price(meta("reads_per_sec"), 1.0)),
+        (
+            "creates",
+            counts.creates,
+            price(meta("creates_per_sec"), 1.0),
+        ),
+        (
+            "unlinks",
+            counts.unlinks,
+            price(meta("deletes_per_sec"), 1.0),
+        ),
+        ("bytes read", extra_read, price(seq("read"), 1e-6)),
+        ("bytes written", extra_write, price(seq("write"), 1e-6)),
+        // a database's files: opened with O_CREAT (each journal is new),
+        // as a create; their pages at the byte rates
+        ("opens", counts.opens, price(meta("creates_per_sec"), 1.0)),
+        (
+            "page bytes read",
+            counts.pread_bytes,
+            price(seq("read"), 1e-6),
+        ),
+        (
+            "page bytes written",
+            counts.pwrite_bytes,
+            price(seq("write"), 1e-6),
+        ),
+        ("syncs", counts.syncs, sync_price(metrics, env, dir)),
+        // each page read and write, lock, size and close a system call of
+        // its own (the bytes priced apart, at rates of 1 MiB calls)
+        (
+            SYSCALLS,
+            counts.preads + counts.pwrites + counts.calls,
+            syscall,
+        ),
     ];
     let mut parts = Vec::new();
     let mut missing = Vec::new();
-    for (operation, count, source, per) in wanted {
+    for (operation, count, price) in wanted {
         if count == 0 {
             continue;
         }
-        match source {
-            // a rate: units per second, `per` converting bytes to MB
-            Some(s) => parts.push(Part {
+        // without os.syscall (a `--dirs` comparison has none per directory)
+        // a database's calls stay in the rest, as the computation does
+        if operation == SYSCALLS && price.is_none() {
+            continue;
+        }
+        match price {
+            Some(p) => parts.push(Part {
                 operation,
                 count,
-                priced_by: format!("{} {}", s.key, s.metric),
-                base_ms: count as f64 * per / s.base_value * 1e3,
-                other_ms: count as f64 * per / s.other_value * 1e3,
+                priced_by: p.by,
+                base_ms: count as f64 * p.base * 1e3,
+                other_ms: count as f64 * p.other * 1e3,
             }),
             None => missing.push(operation),
         }
@@ -222,7 +342,8 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         rest_scale,
         missing: (!missing.is_empty()).then(|| {
             format!(
-                "no cost measured for its {} on this directory (io.meta, io.seq with one thread)",
+                "no cost measured for its {} on this directory (io.meta, io.seq with one \
+                 thread, io.random)",
                 missing.join(", ")
             )
         }),
@@ -236,6 +357,11 @@ mod tests {
     use crate::compare::{compare, Options, DEFAULT_THRESHOLD};
     use crate::units::Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
 
+    /// Five repetitions near `v`.
+    fn rep(v: f64) -> Vec<f64> {
+        vec![v, v * 1.001, v * 0.999, v * 1.002, v * 0.998]
+    }
+
     /// A run of io.meta on `work` at the given rates (creates, stats,
     /// reads, deletes per second, one value per metric and repetition) and
     /// app.status at `status_ms`, with its counts.
@@ -246,7 +372,6 @@ mod tests {
         status_ms: f64,
         counts: OpCounts,
     ) -> crate::results::ResultFile {
-        let rep = |v: f64| vec![v, v * 1.001, v * 0.999, v * 1.002, v * 0.998];
         let mut r = run(
             label,
             id,
@@ -305,17 +430,7 @@ mod tests {
             24.0,
             counts,
         );
-        let envs = vec![
-            Environment::new("local", vec![base]),
-            Environment::new("share", vec![other]),
-        ];
-        let opts = Options {
-            threshold: DEFAULT_THRESHOLD,
-            seed: 1,
-            exclude_suspect: false,
-        };
-        let c = compare(&envs, &opts).unwrap();
-        let a = attribute(&envs, &c.metrics);
+        let a = attribute_pair(("local", base), ("share", other));
         assert_eq!(a.len(), 1);
         let a = &a[0];
         assert_eq!(a.dir.as_deref(), Some("work"));
@@ -343,25 +458,189 @@ mod tests {
         };
         let base = side("a", "b1", [50_000.0, 1e6, 1e5, 8e4], 3.0, counts);
         let other = side("b", "o1", [50_000.0, 1e6, 1e5, 8e4], 3.0, counts);
-        let envs = vec![
-            Environment::new("a", vec![base]),
-            Environment::new("b", vec![other]),
-        ];
-        let c = compare(
-            &envs,
-            &Options {
-                threshold: DEFAULT_THRESHOLD,
-                seed: 1,
-                exclude_suspect: false,
-            },
-        )
-        .unwrap();
-        let a = &attribute(&envs, &c.metrics)[0];
+        let a = &attribute_pair(("a", base), ("b", other))[0];
         assert_eq!(a.predicted, None);
         assert!(
             a.missing.as_deref().unwrap().contains("bytes written"),
             "{a:?}"
         );
+    }
+
+    /// The attributions of `base` against `other`, each a label and a run.
+    fn attribute_pair(
+        base: (&str, crate::results::ResultFile),
+        other: (&str, crate::results::ResultFile),
+    ) -> Vec<Attribution> {
+        let envs = vec![
+            Environment::new(base.0, vec![base.1]),
+            Environment::new(other.0, vec![other.1]),
+        ];
+        let opts = Options {
+            threshold: DEFAULT_THRESHOLD,
+            seed: 1,
+            exclude_suspect: false,
+        };
+        let c = compare(&envs, &opts).unwrap();
+        attribute(&envs, &c.metrics)
+    }
+
+    /// The attribution of app.db between two sides alike: io.random's
+    /// `random` (fsyncs/s, MiB/s read and written), io.seq at 1 000 MB/s,
+    /// app.db at 12 ms with `counts`.
+    fn alike(random: [f64; 3], counts: OpCounts) -> Attribution {
+        let side = |l: &str, id: &str| db_side(l, id, random, [1000.0, 1000.0], 12.0, counts);
+        attribute_pair(("a", side("a", "b1")), ("b", side("b", "o1"))).remove(0)
+    }
+
+    /// A run of io.random and io.seq on `work` and app.db at `db_ms`:
+    /// io.random's fsyncs/s and MiB/s read and written, io.seq's one-thread
+    /// MB/s read and written.
+    fn db_side(
+        label: &str,
+        id: &str,
+        random: [f64; 3],
+        seq: [f64; 2],
+        db_ms: f64,
+        counts: OpCounts,
+    ) -> crate::results::ResultFile {
+        let mut r = run(
+            label,
+            id,
+            &[
+                (
+                    "io.random[block=16KiB,dir=work,duration_ms=200,total_size=64MiB]",
+                    "fsyncs_per_sec",
+                    Up,
+                    rep(random[0]),
+                ),
+                (
+                    "io.seq[dir=work,file_size=16MiB,record=1MiB,threads=1]",
+                    "read",
+                    Up,
+                    rep(seq[0]),
+                ),
+                ("app.db[dir=work,transactions=20]", "ms", Down, rep(db_ms)),
+            ],
+        );
+        let also = |case: &mut crate::results::CaseResult, name: &str, v: f64| {
+            let mut extra = case.metrics[0].clone();
+            extra.name = name.into();
+            let first = extra.samples[0];
+            for s in extra.samples.iter_mut() {
+                *s *= v / first;
+            }
+            case.metrics.push(extra);
+        };
+        also(&mut r.cases[0], "read_throughput", random[1]);
+        also(&mut r.cases[0], "written_throughput", random[2]);
+        also(&mut r.cases[1], "write", seq[1]);
+        r.cases[2].details = Some(serde_json::json!({ "counts": counts }));
+        r
+    }
+
+    #[test]
+    fn syncs_are_priced_from_io_random_less_its_reads_and_writes_worked_by_hand() {
+        // baseline: 1 000 fsyncs/s with 10 MiB/s read and written at
+        // 1 000 MB/s: 1 - 2 x 10.49/1000 = 0.979 of each second is fsyncs,
+        // 0.979 ms each; other: 100/s with 1 MiB/s each way, 9.979 ms each.
+        // 10 syncs: 9.79 ms of a 12 ms baseline (2.21 ms the rest), 99.79 ms
+        // in the other: (99.79 + 2.21) / 12 = 8.5x predicted
+        let counts = OpCounts {
+            syncs: 10,
+            ..OpCounts::default()
+        };
+        let base = db_side(
+            "local",
+            "b1",
+            [1000.0, 10.0, 10.0],
+            [1000.0, 1000.0],
+            12.0,
+            counts,
+        );
+        let other = db_side(
+            "share",
+            "o1",
+            [100.0, 1.0, 1.0],
+            [1000.0, 1000.0],
+            102.0,
+            counts,
+        );
+        let a = &attribute_pair(("local", base), ("share", other))[0];
+        assert_eq!(a.bench, "app.db");
+        assert_eq!(a.parts.len(), 1, "{a:?}");
+        let p = &a.parts[0];
+        assert_eq!((p.operation, p.count), ("syncs", 10));
+        assert!((p.base_ms - 9.790).abs() < 0.02, "{a:?}");
+        assert!((p.other_ms - 99.79).abs() < 0.2, "{a:?}");
+        assert!((a.rest_base_ms - 2.21).abs() < 0.02, "{a:?}");
+        assert!((a.predicted.unwrap() - 8.5).abs() < 0.03, "{a:?}");
+        assert!(
+            p.priced_by.starts_with("io.random[") && p.priced_by.contains("io.seq["),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn syncs_are_not_priced_where_io_random_s_time_is_its_reads_and_writes() {
+        // 950 MiB/s each way at 1 000 MB/s: nothing left for the fsyncs
+        let counts = OpCounts {
+            syncs: 10,
+            ..OpCounts::default()
+        };
+        let a = &alike([1000.0, 950.0, 950.0], counts);
+        assert_eq!(a.predicted, None);
+        assert!(a.missing.as_deref().unwrap().contains("syncs"), "{a:?}");
+    }
+
+    #[test]
+    fn a_database_s_calls_are_priced_at_the_null_system_call_worked_by_hand() {
+        // 1 000 calls (400 reads, 500 writes, 100 locks) at 100 ns: 0.1 ms
+        // of a 1.1 ms baseline (1 ms the rest); at 10 us: 10 ms + 1 ms
+        let counts = OpCounts {
+            preads: 400,
+            pwrites: 500,
+            calls: 100,
+            ..OpCounts::default()
+        };
+        let side = |label: &str, id: &str, ns: f64, ms: f64| {
+            let mut r = run(
+                label,
+                id,
+                &[
+                    ("os.syscall[call=getppid]", "latency", Down, rep(ns)),
+                    ("os.syscall[call=mix]", "latency", Down, rep(ns * 50.0)),
+                    ("app.db[dir=work,transactions=20]", "ms", Down, rep(ms)),
+                ],
+            );
+            r.cases[2].details = Some(serde_json::json!({ "counts": counts }));
+            r
+        };
+        let a = &attribute_pair(
+            ("host", side("host", "b1", 100.0, 1.1)),
+            ("sandbox", side("sandbox", "o1", 10_000.0, 11.0)),
+        )[0];
+        assert_eq!(a.parts.len(), 1, "{a:?}");
+        let p = &a.parts[0];
+        assert_eq!((p.operation, p.count), ("file system calls", 1000));
+        assert_eq!(p.priced_by, "os.syscall[call=getppid] latency");
+        assert!(
+            (p.base_ms - 0.1).abs() < 0.001 && (p.other_ms - 10.0).abs() < 0.05,
+            "{a:?}"
+        );
+        assert!((a.predicted.unwrap() - 10.0).abs() < 0.05, "{a:?}");
+    }
+
+    #[test]
+    fn without_os_syscall_a_database_s_calls_stay_in_the_rest() {
+        let counts = OpCounts {
+            preads: 400,
+            syncs: 10,
+            ..OpCounts::default()
+        };
+        let a = &alike([1000.0, 10.0, 10.0], counts);
+        assert!(a.missing.is_none() && a.predicted.is_some(), "{a:?}");
+        assert_eq!(a.parts.len(), 1, "{a:?}");
+        assert_eq!(a.parts[0].operation, "syncs");
     }
 
     #[test]

@@ -40,11 +40,59 @@ pub struct OpCounts {
     pub unlinks: u64,
     /// Directories removed.
     pub rmdirs: u64,
+    /// Files a database opened or created through its file layer (its own
+    /// file, each rollback journal, its write-ahead log). Absent in results
+    /// written before app.db: none.
+    #[serde(default)]
+    pub opens: u64,
+    /// Reads from a file held open (a database's pages).
+    #[serde(default)]
+    pub preads: u64,
+    /// Bytes those reads asked for.
+    #[serde(default)]
+    pub pread_bytes: u64,
+    /// Writes into a file held open (a database's pages, its journal).
+    #[serde(default)]
+    pub pwrites: u64,
+    /// Bytes those writes wrote.
+    #[serde(default)]
+    pub pwrite_bytes: u64,
+    /// Syncs of a file to its disk (`fsync` or `fdatasync`; one may also
+    /// sync its directory, as SQLite's first sync of a new journal does).
+    #[serde(default)]
+    pub syncs: u64,
+    /// Other calls on a database's open files that SQLite's file layer
+    /// makes a system call for: locks and unlocks, sizes, truncates,
+    /// closes.
+    #[serde(default)]
+    pub calls: u64,
+}
+
+impl std::ops::AddAssign for OpCounts {
+    fn add_assign(&mut self, o: OpCounts) {
+        self.stats += o.stats;
+        self.misses += o.misses;
+        self.readdirs += o.readdirs;
+        self.reads += o.reads;
+        self.read_bytes += o.read_bytes;
+        self.creates += o.creates;
+        self.write_bytes += o.write_bytes;
+        self.mkdirs += o.mkdirs;
+        self.unlinks += o.unlinks;
+        self.rmdirs += o.rmdirs;
+        self.opens += o.opens;
+        self.preads += o.preads;
+        self.pread_bytes += o.pread_bytes;
+        self.pwrites += o.pwrites;
+        self.pwrite_bytes += o.pwrite_bytes;
+        self.syncs += o.syncs;
+        self.calls += o.calls;
+    }
 }
 
 impl OpCounts {
     /// Every count, named as the result file names it, for reports.
-    pub fn named(&self) -> [(&'static str, u64); 10] {
+    pub fn named(&self) -> [(&'static str, u64); 17] {
         [
             ("stats", self.stats),
             ("misses", self.misses),
@@ -56,6 +104,13 @@ impl OpCounts {
             ("mkdirs", self.mkdirs),
             ("unlinks", self.unlinks),
             ("rmdirs", self.rmdirs),
+            ("opens", self.opens),
+            ("preads", self.preads),
+            ("pread_bytes", self.pread_bytes),
+            ("pwrites", self.pwrites),
+            ("pwrite_bytes", self.pwrite_bytes),
+            ("syncs", self.syncs),
+            ("calls", self.calls),
         ]
     }
 
@@ -83,5 +138,31 @@ mod tests {
         assert_eq!(OpCounts::of(Some(&serde_json::json!({}))), None);
         assert_eq!(OpCounts::of(None), None);
         assert_eq!(c.named().iter().map(|(_, n)| n).sum::<u64>(), 8204);
+    }
+
+    #[test]
+    fn counts_written_before_the_database_counts_read_as_none_of_them() {
+        let old = serde_json::json!({ KEY: {
+            "stats": 1, "misses": 2, "readdirs": 3, "reads": 4, "read_bytes": 5,
+            "creates": 6, "write_bytes": 7, "mkdirs": 8, "unlinks": 9, "rmdirs": 10
+        }});
+        let c = OpCounts::of(Some(&old)).unwrap();
+        assert_eq!((c.rmdirs, c.opens, c.syncs, c.pwrite_bytes), (10, 0, 0, 0));
+    }
+
+    #[test]
+    fn counts_add_field_by_field() {
+        let mut a = OpCounts {
+            stats: 1,
+            syncs: 2,
+            ..OpCounts::default()
+        };
+        a += OpCounts {
+            stats: 10,
+            pwrites: 3,
+            syncs: 20,
+            ..OpCounts::default()
+        };
+        assert_eq!((a.stats, a.pwrites, a.syncs, a.reads), (11, 3, 22, 0));
     }
 }

@@ -70,10 +70,12 @@ pub const APP_SEARCH: &str = "app.search";
 pub const APP_IMPORTS: &str = "app.imports";
 /// A build: read sources, transform them, write objects and link them.
 pub const APP_BUILD: &str = "app.build";
+/// SQLite transactions with synchronous=FULL, rollback journal and WAL.
+pub const APP_DB: &str = "app.db";
 
 /// Every bench id above, for the test that holds each to one bench.
 #[cfg(test)]
-pub const ALL: [&str; 26] = [
+pub const ALL: [&str; 27] = [
     CPU_INT,
     CPU_FLOAT,
     CPU_PRIMES,
@@ -100,6 +102,7 @@ pub const ALL: [&str; 26] = [
     APP_SEARCH,
     APP_IMPORTS,
     APP_BUILD,
+    APP_DB,
 ];
 
 /// The family of a bench id: `os` of `os.syscall`.

@@ -3,7 +3,8 @@
 //! `git status` does with its index, `app.unpack` what `tar -xzmf` and a
 //! package install do, `app.search` what `grep -r` and ripgrep do,
 //! `app.imports` how Python, Ruby and Node find their modules, and
-//! `app.build` a build's reads, writes and link.
+//! `app.build` a build's reads, writes and link, `app.db` an application's
+//! SQLite commits.
 //!
 //! Every case performs each file operation itself, one call at a time,
 //! through [`Ops`], which counts it: the counts ([`OpCounts`]) are exact,
@@ -19,10 +20,12 @@
 //! with it on every path.
 
 pub mod build;
+pub mod db;
 pub mod imports;
 pub mod search;
 pub mod status;
 pub mod unpack;
+mod vfs;
 
 use super::io::{create_new, failed, Target};
 use super::{BenchError, CaseSpec, Family, MetricSpec, Plan, Trial};
@@ -56,6 +59,7 @@ impl Family for App {
             &search::Search,
             &imports::Imports,
             &build::Build,
+            &db::Db,
         ]
     }
 }
@@ -495,6 +499,7 @@ pub(crate) mod tests {
                 mkdirs: 1,
                 unlinks: 1,
                 rmdirs: 1,
+                ..OpCounts::default()
             }
         );
     }
