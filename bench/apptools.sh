@@ -152,6 +152,8 @@ tools = {"git status": git_status, "git status, one thread": git_status_one, "gr
 if shutil.which("sqlite3"):
     tools["sqlite3, rollback journal"] = sqlite3("delete")
     tools["sqlite3, WAL"] = sqlite3("wal")
+else:
+    print("apptools.sh: no sqlite3 (apt-get install sqlite3): its two rows are left out", file=sys.stderr)
 ratios = {t: [] for t in tools}
 for r in range(rounds):
     for name, fn in tools.items():

@@ -19,10 +19,12 @@ pub const KEY: &str = "counts";
 /// Operations of one repetition of an application workload.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCounts {
-    /// `lstat` of a name that exists (a file's size and times read).
+    /// `lstat` of a name that exists (a file's size and times read), or a
+    /// database's check that a file is there (SQLite's `xAccess`, found).
     pub stats: u64,
     /// Lookups of a name that does not exist (an import's search path
-    /// tried in vain, a PATH entry without the program).
+    /// tried in vain, a PATH entry without the program, a database's check
+    /// for a journal that is not there).
     pub misses: u64,
     /// Directories listed (`readdir` to the end).
     pub readdirs: u64,
