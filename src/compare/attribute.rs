@@ -15,7 +15,9 @@
 //!   writes at io.seq's rates, shared among its fsyncs), and each of its
 //!   page reads and writes, locks, sizes and closes as one system call at
 //!   os.syscall's getppid latency (without os.syscall in the runs, as in a
-//!   `--dirs` comparison, they stay in the rest);
+//!   `--dirs` comparison, they stay in the rest); a compiler's programs
+//!   (its driver and what the driver starts) at os.spawn's fork and exec
+//!   rate, or in the rest without os.spawn;
 //! - the rest of the baseline's time (directory listings, directories
 //!   made and removed, the computation) is taken as the same work in the
 //!   other environment, scaled by cpu.int's ratio where both sides ran it
@@ -38,6 +40,10 @@ use std::collections::BTreeMap;
 /// closes, each priced as a null system call.
 const SYSCALLS: &str = "file system calls";
 
+/// The part of the programs a case started (a compiler's), each priced as
+/// one os.spawn fork and exec.
+const SPAWNS: &str = "programs started";
+
 /// What io.meta writes per file, bytes: its per-file rates include them.
 const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
 
@@ -46,7 +52,7 @@ const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
 pub struct Part {
     /// `stats and misses`, `reads`, `creates`, `unlinks`, `bytes read`,
     /// `bytes written`, `opens`, `page bytes read`, `page bytes written`,
-    /// `syncs`, `file system calls`.
+    /// `syncs`, `file system calls`, `programs started`.
     pub operation: &'static str,
     /// How many the case did per repetition.
     pub count: u64,
@@ -255,8 +261,19 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         base: s.base_value * 1e-9,
         other: s.other_value * 1e-9,
     });
+    // a program started and waited for, at os.spawn's fork and exec
+    let spawn = price(
+        micro(
+            metrics,
+            env,
+            ids::OS_SPAWN,
+            &[(key::METHOD, Some("fork_exec"))],
+            "spawns_per_sec",
+        ),
+        1.0,
+    );
     // (operation, count, its price: seconds per unit on each side)
-    let wanted: [(&'static str, u64, Option<Price>); 11] = [
+    let wanted: [(&'static str, u64, Option<Price>); 12] = [
         (
             "stats and misses",
             counts.stats + counts.misses,
@@ -296,6 +313,7 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
             counts.preads + counts.pwrites + counts.calls,
             syscall,
         ),
+        (SPAWNS, counts.spawns, spawn),
     ];
     let mut parts = Vec::new();
     let mut missing = Vec::new();
@@ -303,9 +321,10 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         if count == 0 {
             continue;
         }
-        // without os.syscall (a `--dirs` comparison has none per directory)
-        // a database's calls stay in the rest, as the computation does
-        if operation == SYSCALLS && price.is_none() {
+        // without os.syscall or os.spawn (a `--dirs` comparison has none
+        // per directory) a database's calls and a compiler's programs stay
+        // in the rest, as the computation does
+        if (operation == SYSCALLS || operation == SPAWNS) && price.is_none() {
             continue;
         }
         match price {
@@ -628,6 +647,73 @@ mod tests {
             "{a:?}"
         );
         assert!((a.predicted.unwrap() - 10.0).abs() < 0.05, "{a:?}");
+    }
+
+    #[test]
+    fn a_compiler_s_programs_are_priced_at_os_spawn_worked_by_hand() {
+        // 50 programs at 1 000 spawns/s: 50 ms of a 250 ms build (200 ms
+        // the rest); at 100 spawns/s, 500 ms, and cpu.int twice as slow
+        // doubles the rest: (500 + 400) / 250 = 3.6
+        let counts = OpCounts {
+            spawns: 50,
+            mkdirs: 1,
+            ..OpCounts::default()
+        };
+        let side = |label: &str, id: &str, per_sec: f64, loops: f64, ms: f64| {
+            let mut r = run(
+                label,
+                id,
+                &[
+                    (
+                        "os.spawn[method=fork_exec]",
+                        "spawns_per_sec",
+                        Up,
+                        rep(per_sec),
+                    ),
+                    (
+                        "os.spawn[method=posix_spawn]",
+                        "spawns_per_sec",
+                        Up,
+                        rep(per_sec * 9.0),
+                    ),
+                    ("cpu.int", "loops_per_sec", Up, rep(loops)),
+                    ("app.cc[dir=work,sources=16]", "ms", Down, rep(ms)),
+                ],
+            );
+            r.cases[3].details = Some(serde_json::json!({ "counts": counts }));
+            r
+        };
+        let a = &attribute_pair(
+            ("host", side("host", "b1", 1000.0, 2e8, 250.0)),
+            ("emulated", side("emulated", "o1", 100.0, 1e8, 900.0)),
+        )[0];
+        assert_eq!(a.parts.len(), 1, "{a:?}");
+        let p = &a.parts[0];
+        assert_eq!((p.operation, p.count), ("programs started", 50));
+        assert_eq!(p.priced_by, "os.spawn[method=fork_exec] spawns_per_sec");
+        assert!(
+            (p.base_ms - 50.0).abs() < 0.1 && (p.other_ms - 500.0).abs() < 1.0,
+            "{a:?}"
+        );
+        assert!((a.rest_base_ms - 200.0).abs() < 0.5, "{a:?}");
+        assert!((a.rest_scale - 2.0).abs() < 0.01, "{a:?}");
+        assert!((a.predicted.unwrap() - 3.6).abs() < 0.02, "{a:?}");
+        // without os.spawn the programs stay in the rest: no part, a prediction
+        let bare = |label: &str, id: &str, ms: f64| {
+            let mut r = run(
+                label,
+                id,
+                &[("app.cc[dir=work,sources=16]", "ms", Down, rep(ms))],
+            );
+            r.cases[0].details = Some(serde_json::json!({ "counts": counts }));
+            r
+        };
+        let a = &attribute_pair(
+            ("host", bare("host", "b2", 250.0)),
+            ("other", bare("other", "o2", 900.0)),
+        )[0];
+        assert!(a.parts.is_empty() && a.missing.is_none(), "{a:?}");
+        assert!((a.predicted.unwrap() - 1.0).abs() < 1e-9, "{a:?}");
     }
 
     #[test]

@@ -279,7 +279,8 @@ fn share_canary(files: &mut [ResultFile]) {
 struct CaseRounds {
     /// Its rounds so far.
     done: u32,
-    /// Seconds its rounds took so far (preparing, warm-up, repetitions).
+    /// Seconds its rounds took so far, as the run saw them (starting and
+    /// ending the worker, preparing, warm-up, repetitions).
     spent: f64,
 }
 
@@ -360,7 +361,20 @@ impl Loop<'_> {
     fn decide(&mut self, i: usize, secs: f64) {
         let reps = &self.s.config.reps;
         let most = self.passes.min(reps.reps_max.max(1));
-        let n = budget::rounds_for(reps.budget_secs, secs, most);
+        let mut whole = reps.budget_secs;
+        if let Some(deadline) = self.s.deadline {
+            // behind the suite's time, a case is given the share of its
+            // budget that the time left pays for: fewer rounds, each
+            // paying its worker's start and its preparation once
+            let owed: f64 = (0..self.s.slots())
+                .filter(|&j| self.live(j))
+                .map(|j| (reps.budget_secs - self.rounds[j].spent).max(0.0))
+                .sum();
+            let elapsed = self.clock.now().saturating_sub(self.run_start);
+            let left = deadline - elapsed.as_secs_f64();
+            whole = budget::paced(reps.budget_secs, secs, left, owed);
+        }
+        let n = budget::rounds_for(whole, secs, most);
         self.passes_of[i] = Some(budget::spread(n, self.passes));
     }
 
@@ -417,7 +431,7 @@ impl Loop<'_> {
     }
 
     /// Measures case `i` in side `e` in pass `pass` and merges it into its
-    /// result; returns the seconds the round took.
+    /// result; returns the seconds the round cost the run.
     fn case_round(
         &mut self,
         pass: u32,
@@ -454,6 +468,10 @@ impl Loop<'_> {
             rest,
             later: &later,
         };
+        // what the round costs the run: its worker's start and end too
+        // (under gVisor's ptrace platform 30 ms a round, against 10 ms
+        // natively), which the worker's own `elapsed` leaves out
+        let began = self.clock.now();
         let run = if self.s.config.workers || !side.launcher.is_host() {
             let job = self.job(&case.key(), policy.clone(), e);
             let name = if self.s.sides.len() > 1 {
@@ -487,6 +505,7 @@ impl Loop<'_> {
             runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p))
         };
         let elapsed = run.elapsed;
+        let cost = self.clock.now().saturating_sub(began).max(elapsed);
         merge_round(
             &mut self.results[slot],
             case,
@@ -498,12 +517,12 @@ impl Loop<'_> {
         self.done += 1;
         let r = &mut self.rounds[slot];
         r.done += 1;
-        r.spent += elapsed.as_secs_f64();
+        r.spent += cost.as_secs_f64();
         let result = self.results[slot]
             .as_ref()
             .expect("merge_round fills the slot");
         watch.case_done(&step, result, elapsed);
-        Ok(elapsed.as_secs_f64())
+        Ok(cost.as_secs_f64())
     }
 
     /// Side `e`'s cases so far, in plan order.

@@ -68,6 +68,11 @@ pub struct OpCounts {
     /// closes.
     #[serde(default)]
     pub calls: u64,
+    /// Programs started and waited for: a compiler driver and each program
+    /// it names with `-###` (app.cc). Absent in results written before it:
+    /// none.
+    #[serde(default)]
+    pub spawns: u64,
 }
 
 impl std::ops::AddAssign for OpCounts {
@@ -89,12 +94,13 @@ impl std::ops::AddAssign for OpCounts {
         self.pwrite_bytes += o.pwrite_bytes;
         self.syncs += o.syncs;
         self.calls += o.calls;
+        self.spawns += o.spawns;
     }
 }
 
 impl OpCounts {
     /// Every count, named as the result file names it, for reports.
-    pub fn named(&self) -> [(&'static str, u64); 17] {
+    pub fn named(&self) -> [(&'static str, u64); 18] {
         [
             ("stats", self.stats),
             ("misses", self.misses),
@@ -113,6 +119,7 @@ impl OpCounts {
             ("pwrite_bytes", self.pwrite_bytes),
             ("syncs", self.syncs),
             ("calls", self.calls),
+            ("spawns", self.spawns),
         ]
     }
 

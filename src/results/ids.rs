@@ -72,10 +72,12 @@ pub const APP_IMPORTS: &str = "app.imports";
 pub const APP_BUILD: &str = "app.build";
 /// SQLite transactions with synchronous=FULL, rollback journal and WAL.
 pub const APP_DB: &str = "app.db";
+/// The environment's own C compiler building a small project.
+pub const APP_CC: &str = "app.cc";
 
 /// Every bench id above, for the test that holds each to one bench.
 #[cfg(test)]
-pub const ALL: [&str; 27] = [
+pub const ALL: [&str; 28] = [
     CPU_INT,
     CPU_FLOAT,
     CPU_PRIMES,
@@ -103,6 +105,7 @@ pub const ALL: [&str; 27] = [
     APP_IMPORTS,
     APP_BUILD,
     APP_DB,
+    APP_CC,
 ];
 
 /// The family of a bench id: `os` of `os.syscall`.

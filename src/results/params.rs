@@ -24,6 +24,8 @@ pub mod key {
     pub const OP: &str = "op";
     /// The `--dir` a file case ran on, by name.
     pub const DIR: &str = "dir";
+    /// How os.spawn starts its program (`fork_exec`, `posix_spawn`).
+    pub const METHOD: &str = "method";
 }
 
 /// Detail keys, as a case's `details` name them.

@@ -4,7 +4,8 @@
 //! package install do, `app.search` what `grep -r` and ripgrep do,
 //! `app.imports` how Python, Ruby and Node find their modules, and
 //! `app.build` a build's reads, writes and link, `app.db` an application's
-//! SQLite commits.
+//! SQLite commits, and `app.cc` the environment's own C compiler at work
+//! (standard and full only).
 //!
 //! Every case performs each file operation itself, one call at a time,
 //! through [`Ops`], which counts it: the counts ([`OpCounts`]) are exact,
@@ -20,6 +21,7 @@
 //! with it on every path.
 
 pub mod build;
+pub mod cc;
 pub mod db;
 pub mod imports;
 pub mod search;
@@ -60,6 +62,7 @@ impl Family for App {
             &imports::Imports,
             &build::Build,
             &db::Db,
+            &cc::Cc,
         ]
     }
 }

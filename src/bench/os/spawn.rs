@@ -85,7 +85,10 @@ impl Bench for Spawn {
             .into_iter()
             .map(|m| CaseSpec {
                 bench: self.id().into(),
-                params: BTreeMap::from([("method".to_string(), Value::from(m.name()))]),
+                params: BTreeMap::from([(
+                    crate::results::params::key::METHOD.to_string(),
+                    Value::from(m.name()),
+                )]),
                 metrics: vec![
                     MetricSpec {
                         name: "spawns_per_sec",
@@ -117,7 +120,11 @@ impl Bench for Spawn {
     }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
-        let method = match case.params.get("method").and_then(Value::as_str) {
+        let method = match case
+            .params
+            .get(crate::results::params::key::METHOD)
+            .and_then(Value::as_str)
+        {
             Some("fork_exec") => Method::ForkExec,
             Some("posix_spawn") => Method::PosixSpawn,
             _ => return Err(BenchError::Failed(format!("{}: bad method", case.key()))),
