@@ -69,6 +69,11 @@ pub enum Group {
     ColdRead(String),
     /// Writes that bypass or flush the cache on a directory (O_DIRECT, fdatasync).
     DurableWrites(String),
+    /// Application work on a directory (the app family: a status, an
+    /// unpack, a search, imports, builds, a database).
+    Apps(String),
+    /// Application work on every directory.
+    Applications,
 }
 
 /// How a group of headline metrics moved, other against base.
@@ -257,6 +262,14 @@ pub struct Sign {
 }
 
 impl Sign {
+    /// The same sign, counted as expected rather than required.
+    pub(super) fn expected(self) -> Sign {
+        Sign {
+            weight: Weight::Expected,
+            ..self
+        }
+    }
+
     pub(super) fn is_effect(&self) -> bool {
         matches!(
             self.clue,

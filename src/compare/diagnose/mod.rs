@@ -108,6 +108,12 @@ pub(crate) fn groups_of(case: &CaseResult) -> Vec<Group> {
             _ => {}
         },
         b if ids::family(b) == ids::NET => out.push(Group::Network),
+        // the work people feel, as evidence beside the micro cases: never
+        // in the groups the micro cases make up
+        b if ids::family(b) == ids::APP => {
+            out.push(Group::Apps(case.dir_name()));
+            out.push(Group::Applications);
+        }
         b if ids::family(b) == ids::IO => {
             let dir = case.dir_name();
             out.push(Group::Files(dir.clone()));

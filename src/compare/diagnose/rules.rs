@@ -185,6 +185,7 @@ impl<'a> Facts<'a> {
                 self.slower(Group::Processes, 1.5, Weight::Expected),
                 self.unchanged(Group::Compute, Weight::Expected),
                 self.slower(Group::Network, 1.5, Weight::Supporting),
+                self.slower(Group::Applications, 1.5, Weight::Supporting),
                 self.new_layer(&[layer_name::GVISOR, layer_name::WSL1], Weight::Supporting),
             ],
             false,
@@ -298,22 +299,29 @@ impl<'a> Facts<'a> {
             _ => self.slower(files.clone(), 1.2, Weight::Supporting),
         };
         // the round trips show in metadata; where its one case was left
-        // unclear (a single run a side), in the directory's files together
+        // unclear (a single run a side), in the directory's files together,
+        // or in the application work there (a status, an unpack, a search)
+        let apps = Group::Apps(dir.into());
         let metadata = self.slower(Group::Metadata(dir.into()), 1.5, Weight::Required);
         let (required, expected) = match metadata {
             Some(m) if !m.holds => {
                 let all = self.slower(files, 1.5, Weight::Required);
-                if all.as_ref().is_some_and(|a| a.holds) {
-                    let m = Sign {
-                        weight: Weight::Expected,
-                        ..m
-                    };
-                    (all, Some(m))
-                } else {
-                    (Some(m), None)
+                let work = self.slower(apps.clone(), 1.5, Weight::Required);
+                match (all, work) {
+                    (Some(a), _) if a.holds => (Some(a), Some(Sign::expected(m))),
+                    (_, Some(w)) if w.holds => (Some(w), Some(Sign::expected(m))),
+                    _ => (Some(m), None),
                 }
             }
             m => (m, None),
+        };
+        // and, where the metadata showed them, in the application work too
+        let work = match &required {
+            Some(Sign {
+                clue: Clue::Slower { group, .. },
+                ..
+            }) if *group == apps => None,
+            _ => self.slower(apps.clone(), 1.5, Weight::Supporting),
         };
         rule(
             Mechanism::RemoteFilesystem,
@@ -322,6 +330,7 @@ impl<'a> Facts<'a> {
                 expected,
                 self.unchanged(Group::Compute, Weight::Expected),
                 bulk,
+                work,
             ],
             false,
         )
@@ -347,7 +356,10 @@ impl<'a> Facts<'a> {
                 fs,
                 self.slower(Group::Metadata(dir.into()), 1.3, Weight::Required),
             ],
-            vec![self.unchanged(Group::Compute, Weight::Expected)],
+            vec![
+                self.unchanged(Group::Compute, Weight::Expected),
+                self.slower(Group::Apps(dir.into()), 1.3, Weight::Supporting),
+            ],
             false,
         )
     }

@@ -99,7 +99,7 @@ fn dress(r: &mut ResultFile, side: &Side) {
     };
     for c in &mut r.cases {
         c.params = params_of(&c.key);
-        if c.bench.starts_with("io.") {
+        if c.bench.starts_with("io.") || c.bench.starts_with("app.") {
             c.details = Some(json!({"dir": {"name": "dir1", "filesystem": {"fs_type": side.fs}}}));
         }
     }
@@ -109,10 +109,15 @@ fn dress(r: &mut ResultFile, side: &Side) {
 /// `runs` runs of `side`, times around 100 × its factor with 3 % noise
 /// between repetitions and 1 % between runs.
 fn runs(label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
+    runs_of(BATTERY, label, side, n, rng)
+}
+
+/// [`runs`] of the cases `keys`.
+fn runs_of(keys: &[&str], label: &str, side: &Side, n: usize, rng: &mut Rng) -> Vec<ResultFile> {
     (0..n)
         .map(|i| {
             let run_shift = 1.0 + 0.01 * (rng.unit_f64() * 2.0 - 1.0);
-            let cases: Vec<(&str, &str, Direction, Vec<f64>)> = BATTERY
+            let cases: Vec<(&str, &str, Direction, Vec<f64>)> = keys
                 .iter()
                 .map(|k| {
                     let center = 100.0 * (side.factor)(k) * run_shift;
@@ -602,6 +607,116 @@ fn the_evidence_holds_the_figures_it_rests_on() {
     assert_eq!(v[0]["findings"][0]["signs"][0]["clue"], "slower");
 }
 
+/// The battery with the quick suite's application cases on dir1.
+fn with_apps() -> Vec<&'static str> {
+    let mut keys = BATTERY.to_vec();
+    keys.extend([
+        "app.status[dir=dir1,files=1000]",
+        "app.unpack[dir=dir1,files=300]",
+        "app.search[dir=dir1,files=500]",
+        "app.imports[dir=dir1,modules=200]",
+    ]);
+    keys
+}
+
+/// The first finding for `other` against PLAIN over the battery with
+/// application cases, and whether the rule read them: a sign on
+/// `group` that holds.
+fn app_sign(other: &Side, per_side: usize, seed: u64, group: &Group) -> (Mechanism, bool) {
+    let keys = with_apps();
+    let mut rng = Rng::new(seed);
+    let base = Environment::new("base", runs_of(&keys, "base", &PLAIN, per_side, &mut rng));
+    let other = Environment::new("other", runs_of(&keys, "other", other, per_side, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let f = &c.diagnoses[0].findings[0];
+    let read = f
+        .signs
+        .iter()
+        .any(|s| s.holds && matches!(&s.clue, Clue::Slower { group: g, .. } if g == group));
+    (f.mechanism, read)
+}
+
+/// dir1 a 9P share whose application work slows with its metadata.
+const NINE_P_APPS: Side = Side {
+    factor: |k| {
+        if k.starts_with("app.") {
+            4.0
+        } else {
+            (NINE_P.factor)(k)
+        }
+    },
+    ..NINE_P
+};
+
+/// gVisor, its application work slowed by its system calls.
+const GVISOR_APPS: Side = Side {
+    factor: |k| {
+        if k.starts_with("app.") {
+            3.0
+        } else {
+            (GVISOR.factor)(k)
+        }
+    },
+    ..GVISOR
+};
+
+#[test]
+fn application_work_is_evidence_for_the_mechanism_it_follows() {
+    for per_side in [1, 3] {
+        for seed in [41, 42] {
+            let at = format!("{per_side} run(s), seed {seed}");
+            let apps = Group::Apps("dir1".into());
+            assert_eq!(
+                app_sign(&NINE_P_APPS, per_side, seed, &apps),
+                (Mechanism::RemoteFilesystem, true),
+                "{at}"
+            );
+            assert_eq!(
+                app_sign(&GVISOR_APPS, per_side, seed, &Group::Applications),
+                (Mechanism::SyscallInterception, true),
+                "{at}"
+            );
+            // where the application work does not move, it is no evidence
+            assert_eq!(
+                app_sign(&NINE_P, per_side, seed, &apps),
+                (Mechanism::RemoteFilesystem, false),
+                "{at}"
+            );
+            // and A/A with application cases names nothing
+            let keys = with_apps();
+            let mut rng = Rng::new(seed);
+            let base = Environment::new("a", runs_of(&keys, "a", &PLAIN, per_side, &mut rng));
+            let other = Environment::new("b", runs_of(&keys, "b", &PLAIN, per_side, &mut rng));
+            let c = compare(&[base, other], &opts()).unwrap();
+            assert!(
+                c.diagnoses.iter().all(|d| d.findings.is_empty()),
+                "{at}: {:?}",
+                c.diagnoses
+            );
+        }
+    }
+}
+
+/// A share whose only small-file case was left unclear: its application
+/// work, slower by factors, stands in for the metadata's round trips.
+#[test]
+fn application_work_stands_in_for_metadata_left_unclear() {
+    // io.meta's one case as good as unmeasured: no slower than the base,
+    // nor any other file case; the application work 5x slower
+    const META_UNCLEAR: Side = Side {
+        factor: |k| if k.starts_with("app.") { 5.0 } else { 1.0 },
+        ..NINE_P
+    };
+    for seed in [51, 52] {
+        let (mechanism, read) = app_sign(&META_UNCLEAR, 1, seed, &Group::Apps("dir1".into()));
+        assert_eq!(
+            (mechanism, read),
+            (Mechanism::RemoteFilesystem, true),
+            "seed {seed}"
+        );
+    }
+}
+
 #[test]
 fn groups_follow_the_benches_and_their_parameters() {
     let case = |key: &str| {
@@ -624,6 +739,10 @@ fn groups_follow_the_benches_and_their_parameters() {
         vec![Group::Files("fast".into()), Group::ColdRead("fast".into())]
     );
     assert!(groups_of(&case("mem.latency[pages=huge,size_kib=262144]")).is_empty());
+    assert_eq!(
+        groups_of(&case("app.status[dir=share,files=1000]")),
+        vec![Group::Apps("share".into()), Group::Applications]
+    );
     use crate::probe::storage::is_remote;
     assert!(is_remote("fuse.bindfs") && is_remote("9p") && is_remote("nfs4"));
     assert!(!is_remote("ext4") && !is_remote("overlay") && !is_remote("tmpfs"));

@@ -145,6 +145,8 @@ fn group_words(g: &Group) -> String {
         Group::Metadata(d) => format!("small-file metadata on {d}"),
         Group::ColdRead(d) => format!("reads after an eviction on {d}"),
         Group::DurableWrites(d) => format!("durable writes on {d}"),
+        Group::Apps(d) => format!("application work on {d}"),
+        Group::Applications => "application work".into(),
     }
 }
 
