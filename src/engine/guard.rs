@@ -207,34 +207,3 @@ fn code_of(status: i32) -> u8 {
         1
     }
 }
-
-/// The path of `program` as exec would find it: itself when it holds a
-/// '/', else the first executable file of that name on PATH.
-///
-/// # Errors
-/// Not found, a directory, or not executable, as an I/O error of that kind
-/// (a directory: `IsADirectory`).
-pub(crate) fn resolve(program: &str) -> std::io::Result<std::path::PathBuf> {
-    use std::io::{Error, ErrorKind};
-    use std::os::unix::fs::PermissionsExt as _;
-    let check = |p: &std::path::Path| -> std::io::Result<()> {
-        let meta = std::fs::metadata(p)?;
-        if meta.is_dir() {
-            return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
-        }
-        if meta.permissions().mode() & 0o111 == 0 {
-            return Err(Error::new(ErrorKind::PermissionDenied, "not executable"));
-        }
-        Ok(())
-    };
-    if program.contains('/') {
-        let p = std::path::PathBuf::from(program);
-        check(&p)?;
-        return Ok(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| check(p).is_ok())
-        .ok_or_else(|| Error::new(ErrorKind::NotFound, "not found on PATH"))
-}

@@ -77,7 +77,8 @@ impl Launcher {
         if let Some(program) = self.prefix.first() {
             // the prefix runs under a guard of envbench's own, its program
             // found here first (not found, a directory: said as such)
-            let path = super::guard::resolve(program).map_err(|e| not_started(&self.prefix, &e))?;
+            let path =
+                crate::cleanup::resolve(program).map_err(|e| not_started(&self.prefix, &e))?;
             argv[0] = path.into_os_string();
             // the guard is this binary too, started as this process was
             // (through the loader or an emulator, if any)

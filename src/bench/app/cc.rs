@@ -77,14 +77,12 @@ impl Bench for Cc {
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let sources = case.count(SOURCES)? as usize;
-        let compiler = find_on_path(CC).ok_or_else(|| {
-            BenchError::Unsupported(format!(
-                "no C compiler: `{CC}` is not on this environment's PATH"
-            ))
-        })?;
+        let compiler = compiler(CC)?;
         let target = Target::open(ctx, case, "cc", self.disk_bytes(case))?;
         let project = Project::write(&target.file("src"), sources, ctx.seed)?;
-        let version = first_line(&run(Command::new(&compiler).arg("--version"))?.0);
+        let version = first_line(&String::from_utf8_lossy(&run(
+            Command::new(&compiler).arg("--version")
+        )?));
         let mut work = CcWork {
             compiler,
             project,
@@ -114,16 +112,13 @@ impl Bench for Cc {
     }
 }
 
-/// `name`'s path on the PATH, if an executable file is there.
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| {
-                std::fs::metadata(p)
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
+/// The compiler `name` as exec finds it on the PATH; where there is none,
+/// the case is skipped with that reason.
+fn compiler(name: &str) -> Result<PathBuf, BenchError> {
+    crate::cleanup::resolve(name).map_err(|e| {
+        BenchError::Unsupported(format!(
+            "no C compiler: `{name}` is not on this environment's PATH ({e})"
+        ))
     })
 }
 
@@ -131,27 +126,13 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").trim().to_string()
 }
 
-/// Runs `cmd` to its end (it dies with envbench); returns its stdout and
-/// stderr, or its failure in its own words.
-fn run(cmd: &mut Command) -> Result<(String, String), BenchError> {
-    let out = crate::cleanup::die_with_envbench(cmd)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| BenchError::Failed(format!("cannot start {:?}: {e}", cmd.get_program())))?;
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    if out.status.success() {
-        Ok((stdout, stderr))
-    } else {
-        Err(BenchError::Failed(format!(
-            "{:?} {}: {}",
-            cmd.get_program(),
-            out.status,
-            first_line(&stderr)
-        )))
-    }
+/// Runs `cmd` to its end (it dies with envbench); returns its stdout, or
+/// its failure in its own words (an interruption where Ctrl-C ended it).
+fn run(cmd: &mut Command) -> Result<Vec<u8>, BenchError> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    crate::bench::os::tiny::run_helper(crate::cleanup::die_with_envbench(cmd), |stderr| {
+        format!("{program}: {}", first_line(stderr))
+    })
 }
 
 /// The generated project: its directory, its sources (main.c last) and
@@ -304,7 +285,8 @@ impl CcWork {
 
     /// The program in `out` prints the project's checksum.
     fn check(&self, out: &Path) -> Result<(), BenchError> {
-        let (printed, _) = run(&mut Command::new(out.join("prog")))?;
+        let printed = run(&mut Command::new(out.join("prog")))?;
+        let printed = String::from_utf8_lossy(&printed);
         let want = self.project.checksum.to_string();
         if printed.trim() != want {
             return Err(BenchError::Invalid(format!(
@@ -367,7 +349,7 @@ mod tests {
 
     #[test]
     fn the_c_project_builds_prints_its_checksum_and_counts_its_programs() {
-        if find_on_path(CC).is_none() {
+        if compiler(CC).is_err() {
             eprintln!("skipped: no cc on the PATH");
             return;
         }
@@ -417,8 +399,13 @@ mod tests {
 
     #[test]
     fn a_missing_compiler_skips_the_case_with_the_reason() {
-        assert!(find_on_path("envbench-no-such-compiler").is_none());
-        assert!(find_on_path("sh").is_some());
+        match compiler("envbench-no-such-compiler") {
+            Err(BenchError::Unsupported(why)) => {
+                assert!(why.starts_with("no C compiler"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(compiler("sh").is_ok());
     }
 
     #[test]

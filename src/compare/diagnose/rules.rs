@@ -303,25 +303,25 @@ impl<'a> Facts<'a> {
         // or in the application work there (a status, an unpack, a search)
         let apps = Group::Apps(dir.into());
         let metadata = self.slower(Group::Metadata(dir.into()), 1.5, Weight::Required);
-        let (required, expected) = match metadata {
+        let work = self.slower(apps, 1.5, Weight::Supporting);
+        let (required, expected, work) = match metadata {
             Some(m) if !m.holds => {
                 let all = self.slower(files, 1.5, Weight::Required);
-                let work = self.slower(apps.clone(), 1.5, Weight::Required);
                 match (all, work) {
-                    (Some(a), _) if a.holds => (Some(a), Some(Sign::expected(m))),
-                    (_, Some(w)) if w.holds => (Some(w), Some(Sign::expected(m))),
-                    _ => (Some(m), None),
+                    (Some(a), w) if a.holds => (Some(a), Some(Sign::expected(m)), w),
+                    // the application work stands in, required, not counted twice
+                    (_, Some(w)) if w.holds => (
+                        Some(Sign {
+                            weight: Weight::Required,
+                            ..w
+                        }),
+                        Some(Sign::expected(m)),
+                        None,
+                    ),
+                    (_, w) => (Some(m), None, w),
                 }
             }
-            m => (m, None),
-        };
-        // and, where the metadata showed them, in the application work too
-        let work = match &required {
-            Some(Sign {
-                clue: Clue::Slower { group, .. },
-                ..
-            }) if *group == apps => None,
-            _ => self.slower(apps.clone(), 1.5, Weight::Supporting),
+            m => (m, None, work),
         };
         rule(
             Mechanism::RemoteFilesystem,
