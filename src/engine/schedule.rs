@@ -361,20 +361,7 @@ impl Loop<'_> {
     fn decide(&mut self, i: usize, secs: f64) {
         let reps = &self.s.config.reps;
         let most = self.passes.min(reps.reps_max.max(1));
-        let mut whole = reps.budget_secs;
-        if let Some(deadline) = self.s.deadline {
-            // behind the suite's time, a case is given the share of its
-            // budget that the time left pays for: fewer rounds, each
-            // paying its worker's start and its preparation once
-            let owed: f64 = (0..self.s.slots())
-                .filter(|&j| self.live(j))
-                .map(|j| (reps.budget_secs - self.rounds[j].spent).max(0.0))
-                .sum();
-            let elapsed = self.clock.now().saturating_sub(self.run_start);
-            let left = deadline - elapsed.as_secs_f64();
-            whole = budget::paced(reps.budget_secs, secs, left, owed);
-        }
-        let n = budget::rounds_for(whole, secs, most);
+        let n = budget::rounds_for(reps.budget_secs, secs, most);
         self.passes_of[i] = Some(budget::spread(n, self.passes));
     }
 

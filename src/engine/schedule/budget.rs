@@ -75,21 +75,6 @@ pub fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, f
     share.clamp(floor.min(budget), budget)
 }
 
-/// The budget a case decides its rounds by, its first round (`first`
-/// seconds) spent: the rest of its `budget` scaled by the pace the run
-/// can keep, the seconds `left` before its deadline over the seconds of
-/// budget the live cases are still `owed` (never more than planned).
-/// Under gVisor's ptrace platform a quick run is that far behind from its
-/// first cases on: a worker's start alone costs 30 ms a round.
-pub(super) fn paced(budget: f64, first: f64, left: f64, owed: f64) -> f64 {
-    let pace = if owed > 0.0 {
-        (left.max(0.0) / owed).min(1.0)
-    } else {
-        1.0
-    };
-    first + pace * (budget - first).max(0.0)
-}
-
 /// The policy of a case in a round: after its first round, a case whose
 /// repetitions each take more than half the round's budget skips its
 /// warm-up (a repetition that long warms itself, and warming it again
@@ -108,22 +93,6 @@ pub(super) fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_run_behind_its_deadline_decides_fewer_rounds() {
-        // on time: the whole budget, 0.8 s at 0.1 s a round pays for 8
-        assert_eq!(paced(0.8, 0.1, 40.0, 30.0), 0.8);
-        assert_eq!(rounds_for(paced(0.8, 0.1, 40.0, 30.0), 0.1, 12), 8);
-        // half the time left that is owed: half the rest, 0.1 + 0.35
-        assert!((paced(0.8, 0.1, 15.0, 30.0) - 0.45).abs() < 1e-12);
-        assert_eq!(rounds_for(paced(0.8, 0.1, 15.0, 30.0), 0.1, 12), 4);
-        // past the deadline: the first round only, and the fewest rounds
-        assert_eq!(paced(0.8, 0.1, -5.0, 30.0), 0.1);
-        assert_eq!(rounds_for(paced(0.8, 0.1, -5.0, 30.0), 0.1, 12), MIN_ROUNDS);
-        // nothing owed, or a first round dearer than the budget
-        assert_eq!(paced(0.8, 0.1, 1.0, 0.0), 0.8);
-        assert_eq!(paced(0.8, 2.0, 1.0, 5.0), 2.0);
-    }
 
     #[test]
     fn the_suite_time_is_shared_among_many_cases() {
