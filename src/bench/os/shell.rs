@@ -57,9 +57,10 @@ impl Bench for Shell {
         "seed 004 (UnixBench Shell Scripts 1 and 8 concurrent), seed 003 (slow ./configure under WSL 1)"
     }
     fn needs_warmup(&self) -> bool {
-        // its calibration, in preparation, runs every copy's script once
-        // untimed: the shell, the utilities and the input are warm before
-        // the first repetition (a warm-up more cost a second under gVisor)
+        // its calibration, in preparation, runs the script untimed: the
+        // shell and the utilities are warm before the first repetition, and
+        // every copy's input was just written (a warm-up more cost a second
+        // under gVisor)
         false
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
@@ -104,7 +105,11 @@ impl Bench for Shell {
             batches: 0,
             _scratch: scratch,
         };
-        trial.batches = calibrate_from(ctx, 1, |n| (0..n).try_for_each(|_| trial.batch()))?;
+        // calibrated on one copy alone: a batch of eight copies cost 1.5 s
+        // a round under gVisor, three times over in a quick run
+        let scripts =
+            calibrate_from(ctx, 1, |n| (0..n).try_for_each(|_| trial.run(&trial.dirs[..1])))?;
+        trial.batches = batches_for(scripts, copies, ctx.cpus);
         Ok(Box::new(trial))
     }
 }
@@ -168,12 +173,26 @@ struct ShellTrial {
     _scratch: ScratchDir,
 }
 
+/// Batches of `copies` copies that take about as long as `scripts` scripts
+/// run one after another (what one copy's calibration found to fill a
+/// repetition): the copies share `cpus` CPUs, so a batch lasts about as
+/// long as the scripts queued on each. At least one.
+fn batches_for(scripts: u64, copies: usize, cpus: usize) -> u64 {
+    let queued = copies.div_ceil(cpus.max(1)).max(1) as u64;
+    (scripts / queued).max(1)
+}
+
 impl ShellTrial {
     /// Runs every copy at once and waits for all; any failure fails the case.
     fn batch(&self) -> Result<(), BenchError> {
-        let mut running = Vec::with_capacity(self.dirs.len());
+        self.run(&self.dirs)
+    }
+
+    /// Runs the copies in `dirs` at once and waits for all.
+    fn run(&self, dirs: &[PathBuf]) -> Result<(), BenchError> {
+        let mut running = Vec::with_capacity(dirs.len());
         let mut failure = None;
-        for d in &self.dirs {
+        for d in dirs {
             let started = crate::cleanup::die_with_envbench(&mut Command::new("/bin/sh"))
                 .arg("script.sh")
                 .current_dir(d)
@@ -255,6 +274,20 @@ mod tests {
             0,
             "scratch removed"
         );
+    }
+
+    #[test]
+    fn a_batch_is_as_long_as_the_scripts_queued_on_each_cpu() {
+        // one copy: a batch is one script
+        assert_eq!(batches_for(40, 1, 2), 40);
+        // eight copies on two CPUs queue four scripts on each
+        assert_eq!(batches_for(40, 8, 2), 10);
+        assert_eq!(batches_for(40, 8, 3), 13);
+        // more CPUs than copies: the copies run side by side
+        assert_eq!(batches_for(40, 8, 16), 40);
+        // never none, and a CPU count of 0 read as one
+        assert_eq!(batches_for(3, 8, 2), 1);
+        assert_eq!(batches_for(0, 8, 0), 1);
     }
 
     #[test]
