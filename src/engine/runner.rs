@@ -250,27 +250,37 @@ fn repeat(
 ) {
     let policy = ctx.reps;
     let clock = ctx.clock;
-    let mut short_reps = 0u32;
+    let mut tally = Tally::default();
     let warmup = if bench.needs_warmup() {
         policy.warmup
     } else {
         0
     };
+    let sampler = crate::validity::telemetry::Sampler::new(bench.disk_bytes(case) > 0);
     for _ in 0..warmup {
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
         }
-        if let Err(e) = trial.once(clock) {
-            return set_error(run, e);
+        let rep = match Rep::measure(trial, clock, &sampler) {
+            Ok(rep) => rep,
+            Err(e) => return set_error(run, e),
+        };
+        // A first warm-up that spent the round's whole budget is kept as
+        // the round's repetition: a repetition that long warms itself, and
+        // the later rounds measure such a case without a warm-up
+        // (`round_policy`), so every round of it measures the same cold
+        // first repetition, not a warm one in the first round alone.
+        if run.warmup_done == 0 && rep.took > policy.budget() {
+            if let Err(e) = tally.keep(case, run, rep, clock, start, on_progress) {
+                return set_error(run, e);
+            }
+            break;
         }
         run.warmup_done += 1;
     }
-    let sampler = crate::validity::telemetry::Sampler::new(bench.disk_bytes(case) > 0);
-    let mut done = 0u32;
-    let mut shortest: Option<Duration> = None;
-    while done < policy.reps_max {
+    while tally.done < policy.reps_max {
         let elapsed = clock.now().saturating_sub(start);
-        if done >= policy.reps_min {
+        if tally.done >= policy.reps_min {
             if elapsed >= policy.budget() {
                 run.stop = StopReason::Budget;
                 break;
@@ -283,38 +293,20 @@ fn repeat(
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
         }
-        // telemetry is read outside the repetition's own timing
-        let before = sampler.snapshot();
-        let t0 = clock.now();
-        let values = match trial.once(clock) {
-            Ok(v) => v,
+        let rep = match Rep::measure(trial, clock, &sampler) {
+            Ok(rep) => rep,
             Err(e) => return set_error(run, e),
         };
-        let took = clock.now().saturating_sub(t0);
-        if took < SHORT_REP {
-            short_reps += 1;
+        if let Err(e) = tally.keep(case, run, rep, clock, start, on_progress) {
+            return set_error(run, e);
         }
-        shortest = Some(shortest.map_or(took, |s| s.min(took)));
-        let after = sampler.snapshot();
-        if let Err(msg) = check_values(case, &values) {
-            run.anomalies.push(Anomaly {
-                kind: "impossible_value".into(),
-                message: msg.clone(),
-            });
-            return set_error(run, BenchError::Invalid(msg));
-        }
-        for (slot, v) in run.samples.iter_mut().zip(values) {
-            slot.push(v);
-        }
-        crate::validity::telemetry::record(&mut run.telemetry, &before, &after);
-        run.rep_ends.push(clock.now());
-        done += 1;
-        on_progress(Progress {
-            reps_done: done,
-            elapsed: clock.now().saturating_sub(start),
-        });
         run.stop = StopReason::MaxReps;
     }
+    let Tally {
+        shortest,
+        short_reps,
+        ..
+    } = tally;
     // only repetitions under 10 ms can hold a clock read of 1 % or more
     // (gVisor's reads cost up to 48 us): the others skip the measurement
     if shortest.is_some_and(|s| s < CLOCK_CHECK_BELOW) {
@@ -329,6 +321,79 @@ fn repeat(
                 SHORT_REP.as_micros()
             ),
         });
+    }
+}
+
+/// One repetition: its values, how long it took and the telemetry read
+/// around it (outside its own timing).
+struct Rep {
+    values: Vec<f64>,
+    took: Duration,
+    before: crate::validity::telemetry::Snapshot,
+    after: crate::validity::telemetry::Snapshot,
+}
+
+impl Rep {
+    fn measure(
+        trial: &mut dyn crate::bench::Trial,
+        clock: &crate::measure::clock::Clock,
+        sampler: &crate::validity::telemetry::Sampler,
+    ) -> Result<Rep, BenchError> {
+        let before = sampler.snapshot();
+        let t0 = clock.now();
+        let values = trial.once(clock)?;
+        let took = clock.now().saturating_sub(t0);
+        let after = sampler.snapshot();
+        Ok(Rep {
+            values,
+            took,
+            before,
+            after,
+        })
+    }
+}
+
+/// The repetitions a round has kept so far.
+#[derive(Default)]
+struct Tally {
+    done: u32,
+    shortest: Option<Duration>,
+    short_reps: u32,
+}
+
+impl Tally {
+    /// Checks `rep`'s values and keeps them as the round's next sample.
+    fn keep(
+        &mut self,
+        case: &CaseSpec,
+        run: &mut CaseRun,
+        rep: Rep,
+        clock: &crate::measure::clock::Clock,
+        start: Duration,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), BenchError> {
+        if rep.took < SHORT_REP {
+            self.short_reps += 1;
+        }
+        self.shortest = Some(self.shortest.map_or(rep.took, |s| s.min(rep.took)));
+        if let Err(msg) = check_values(case, &rep.values) {
+            run.anomalies.push(Anomaly {
+                kind: "impossible_value".into(),
+                message: msg.clone(),
+            });
+            return Err(BenchError::Invalid(msg));
+        }
+        for (slot, v) in run.samples.iter_mut().zip(rep.values) {
+            slot.push(v);
+        }
+        crate::validity::telemetry::record(&mut run.telemetry, &rep.before, &rep.after);
+        run.rep_ends.push(clock.now());
+        self.done += 1;
+        on_progress(Progress {
+            reps_done: self.done,
+            elapsed: clock.now().saturating_sub(start),
+        });
+        Ok(())
     }
 }
 
@@ -460,6 +525,29 @@ mod tests {
         assert_eq!(r.samples[0].len(), 3);
         assert_eq!(r.warmup_done, 1);
         assert_eq!(r.stop, StopReason::CiTarget);
+    }
+
+    #[test]
+    fn a_warm_up_that_spends_the_round_budget_is_kept_as_its_repetition() {
+        // a repetition reads the fake clock three times: 2 ms, over a 1 ms budget
+        let ms = Duration::from_millis;
+        let r = go(
+            &Scripted(vec![5.0, 6.0], None),
+            &policy(1, 5, 0.001),
+            &Clock::fake(ms(1)),
+        );
+        assert_eq!(r.warmup_done, 0);
+        assert_eq!(r.samples[0], vec![5.0], "the first repetition is kept");
+        assert_eq!(r.telemetry.load_1m.len(), 1);
+        assert_eq!(r.stop, StopReason::Budget);
+        // within the budget the warm-up is run and discarded
+        let r = go(
+            &Scripted(vec![5.0, 6.0], None),
+            &policy(1, 1, 100.0),
+            &Clock::fake(ms(1)),
+        );
+        assert_eq!(r.warmup_done, 1);
+        assert_eq!(r.samples[0], vec![6.0]);
     }
 
     #[test]
