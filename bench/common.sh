@@ -38,18 +38,37 @@ remove_cgroup() {
   fi
 }
 
+# build_envbench: the binary measured, copied into $work as $envbench (a
+# build while the benchmark runs replaces target/'s binary, and a run
+# whose binary was replaced cannot start its workers): $ENVBENCH_BIN when
+# set (another build, to alternate two), else built from the working tree.
+# Says, on stderr and in $built_from, which commit it was built from and
+# whether the tree held uncommitted changes then: an edit made while a
+# script builds is measured with it (2026-11-28, the pace's check).
+build_envbench() {
+  envbench="$work/envbench"
+  if [ -n "${ENVBENCH_BIN:-}" ]; then
+    cp "$ENVBENCH_BIN" "$envbench"
+    built_from="ENVBENCH_BIN=$ENVBENCH_BIN"
+  else
+    echo "building envbench (release)" >&2
+    (cd "$repo" && cargo build --release --quiet)
+    cp "$repo/target/release/envbench" "$envbench"
+    built_from="commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no -- src Cargo.toml Cargo.lock build.rs 2>/dev/null)" ]; then
+      built_from="$built_from with uncommitted changes to its sources"
+    fi
+  fi
+  echo "envbench: $built_from" >&2
+}
+
 # layers_setup: for the scripts that run tests/layers: $cache (the layers'
 # cache, unless given), an empty history in $work (a one-run side takes no
-# spread from earlier runs), envbench built and copied into $work as
-# $envbench (a build while the benchmark runs replaces target/'s binary,
-# and a run whose binary was replaced cannot start its workers), the CPU said.
+# spread from earlier runs), envbench (build_envbench), the CPU said.
 layers_setup() {
   cache=${cache:-$repo/target/tmp/layers-cache}
   export XDG_DATA_HOME=$work/xdg
   mkdir -p "$cache"
-  echo "building envbench (release)" >&2
-  (cd "$repo" && cargo build --release --quiet)
-  envbench="$work/envbench"
-  cp "$repo/target/release/envbench" "$envbench"
+  build_envbench
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 }

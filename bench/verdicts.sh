@@ -31,6 +31,9 @@
 # the machine meanwhile. --keep DIR copies every result file into DIR.
 #   bench/verdicts.sh [--trials N] [--suite quick|standard] [--pairs aa,1cpu,strace,quota,iaa,...] [--runs N] [--only PATTERN] [--keep DIR]
 # --runs N: runs per side (separate) and interleaved runs per pair (3).
+# ENVBENCH_BIN=PATH measures that binary instead of building the working
+# tree (to alternate two builds, run the script once with each); the first
+# line printed says which build was measured.
 set -euo pipefail
 
 trials=1
@@ -47,7 +50,7 @@ while [ $# -gt 0 ]; do
     --pairs) pairs=$2; shift 2 ;;
     --only) only=(--only "$2"); shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "verdicts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -74,9 +77,8 @@ if [[ $pairs == *quota* ]]; then
     pairs=${pairs//quota/}
   fi
 fi
-echo "building envbench (release)" >&2
-(cd "$repo" && cargo build --release --quiet)
-envbench="$repo/target/release/envbench"
+build_envbench
+echo "BUILD $built_from"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 
 # run LABEL FILE [taskset prefix...]: one quick run into FILE.
