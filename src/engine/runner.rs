@@ -274,6 +274,7 @@ fn repeat(
             if let Err(e) = tally.keep(case, run, rep, clock, start, on_progress) {
                 return set_error(run, e);
             }
+            run.stop = StopReason::MaxReps;
             break;
         }
         run.warmup_done += 1;
@@ -540,6 +541,16 @@ mod tests {
         assert_eq!(r.samples[0], vec![5.0], "the first repetition is kept");
         assert_eq!(r.telemetry.load_1m.len(), 1);
         assert_eq!(r.stop, StopReason::Budget);
+        // a round of one repetition at most (`--reps` below the rounds):
+        // the kept warm-up is all of it
+        let r = go(
+            &Scripted(vec![5.0, 6.0], None),
+            &policy(1, 1, 0.001),
+            &Clock::fake(ms(1)),
+        );
+        assert_eq!((r.warmup_done, r.samples[0].clone()), (0, vec![5.0]));
+        assert_eq!(r.stop, StopReason::MaxReps);
+        assert_eq!(r.status, CaseStatus::Ok);
         // within the budget the warm-up is run and discarded
         let r = go(
             &Scripted(vec![5.0, 6.0], None),
