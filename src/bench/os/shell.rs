@@ -105,10 +105,12 @@ impl Bench for Shell {
             batches: 0,
             _scratch: scratch,
         };
-        // calibrated on one copy alone: a batch of eight copies cost 1.5 s
-        // a round under gVisor, three times over in a quick run
-        let scripts =
-            calibrate_from(ctx, 1, |n| (0..n).try_for_each(|_| trial.run(&trial.dirs[..1])))?;
+        // calibrated on one copy alone: a batch of eight copies takes
+        // 1.1-1.6 s under gVisor's ptrace platform, and calibrating on one
+        // paid that again in every round
+        let scripts = calibrate_from(ctx, 1, |n| {
+            (0..n).try_for_each(|_| trial.run(&trial.dirs[..1]))
+        })?;
         trial.batches = batches_for(scripts, copies, ctx.cpus);
         Ok(Box::new(trial))
     }
