@@ -14,10 +14,13 @@ use crate::results::{Canary, ResultFile, Suspect};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// Least time between two canary measurements: cases in the quick suite
-/// take about half a second, and the canary must stay a few percent of the
-/// run (about 40-60 ms per measurement).
-pub const CANARY_INTERVAL_SECS: f64 = 2.0;
+/// Least time between two canary measurements: the canary must stay a
+/// small part of the run. A measurement took 54 ms natively and 92 ms
+/// under gVisor's ptrace platform (faulting in its 64 MiB) on the
+/// project's Zen 4 VM, 2026-11-28: every 2 s that was 3 % of a quick run
+/// natively and 5 % under gVisor, for telemetry whose flags predict no
+/// worse figure (docs/method.md, suspect flags). Every 4 s halves it.
+pub const CANARY_INTERVAL_SECS: f64 = 4.0;
 
 /// A canary reading is off when it lies more than this share away from
 /// the run's median of that kernel, or
@@ -153,7 +156,7 @@ fn mem_mbs(clock: &Clock, bytes: usize) -> Option<f64> {
 /// reading alone where the repetition ran first or last. None when the
 /// case ran among steady readings or there are too few readings to tell.
 ///
-/// Both sides, because a reading is a ~50 ms sample 2 s or more from the
+/// Both sides, because a reading is a ~50 ms sample 4 s or more from the
 /// next: a lone excursion says the machine was off for that moment, not
 /// across the repetitions around it. On the project's Xeon VM, in six
 /// quick runs, the case runs the rule that took either side had flagged
