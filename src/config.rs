@@ -50,6 +50,24 @@ impl Suite {
         }
     }
 
+    /// Seconds the whole loop of rounds should end within, for each
+    /// environment: the suite's promise on any machine (quick under a
+    /// minute, standard under ten), less the fingerprint and the idle
+    /// check before the loop (2.3 s under gVisor) and what the last passes
+    /// may overrun (the loop kept to 55 s ended at 55.9 and 58.4 s under
+    /// gVisor on the project's Zen 4 VM). Where starting processes is
+    /// dear (gVisor's ptrace platform: 22 ms a worker against 3 ms
+    /// natively) the rounds the budgets pay for outrun it, and the cases
+    /// with the most rounds give some up ([`crate::engine`]'s schedule).
+    /// None for full.
+    pub(crate) fn limit_secs(self) -> Option<f64> {
+        match self {
+            Suite::Quick => Some(53.0),
+            Suite::Standard => Some(570.0),
+            Suite::Full => None,
+        }
+    }
+
     /// The smallest budget a case is given when the suite's time is
     /// shared out: below it a case's rounds could not each finish a repetition.
     pub(crate) fn min_budget_secs(self) -> f64 {

@@ -172,6 +172,7 @@ fn plan_text(s: &RunSettings, p: &prepare::Prepared) -> String {
         &p.cases,
         &crate::engine::select::dir_needs(&p.cases, &s.config.dirs),
         note.as_deref(),
+        p.limit,
     )
 }
 

@@ -86,6 +86,12 @@ pub struct Schedule<'a> {
     /// environment); None keeps every planned budget (a `--budget` the
     /// user gave, the fake clock).
     pub deadline: Option<f64>,
+    /// Seconds the whole loop should end within (the suite's
+    /// [`crate::config::Suite::limit_secs`] for each environment): after
+    /// each pass, when the rounds still to come would end it later, the
+    /// cases with the most rounds give some up ([`budget::fit_rounds`]).
+    /// None keeps every round the budgets pay for.
+    pub limit: Option<f64>,
     /// The families whose derived figures and checks follow each case
     /// round ([`super::FAMILIES`]).
     pub families: &'a [&'a dyn Family],
@@ -165,6 +171,7 @@ pub fn run(
         interrupted,
         passes: rounds,
         passes_of: vec![None; s.cases.len()],
+        decided: vec![None; s.cases.len()],
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
@@ -210,6 +217,7 @@ pub fn run(
             }
             state.case_slot(round, &order, pos, files, watch)?;
         }
+        state.keep_limit(round);
         state.save(files)?;
     }
     crate::validity::canary::measure(&clock, state.run_start, &mut files[0]);
@@ -221,6 +229,9 @@ pub fn run(
             state.cut.1,
             config.reps.budget_secs
         );
+        files.iter_mut().for_each(|f| f.notes.push(note.clone()));
+    }
+    if let Some(note) = state.limit_note() {
         files.iter_mut().for_each(|f| f.notes.push(note.clone()));
     }
     share_canary(files);
@@ -294,6 +305,9 @@ struct Loop<'a> {
     /// The passes each case runs in, in every environment; None until its
     /// first round has shown what a round of it costs.
     passes_of: Vec<Option<Vec<bool>>>,
+    /// Per case, once its first round is done: what the dearest first
+    /// round cost (seconds) and the rounds its budget paid for.
+    decided: Vec<Option<(f64, u32)>>,
     /// Each case-environment pair's rounds (by slot, [`Schedule::slots`]).
     rounds: Vec<CaseRounds>,
     /// Case rounds done.
@@ -363,6 +377,85 @@ impl Loop<'_> {
         let most = self.passes.min(reps.reps_max.max(1));
         let n = budget::rounds_for(reps.budget_secs, secs, most);
         self.passes_of[i] = Some(budget::spread(n, self.passes));
+        self.decided[i] = Some((secs, n));
+    }
+
+    /// After pass `pass`: when the rounds still to come, at what each
+    /// case's rounds have cost so far, would end the loop after its limit,
+    /// gives each case the rounds that fit ([`budget::fit_rounds`]), and
+    /// gives them back when the run has caught up. The time the run spends
+    /// between rounds (canary, saving) is allowed for at the share it took
+    /// so far.
+    fn keep_limit(&mut self, pass: u32) {
+        let Some(limit) = self.s.limit else {
+            return;
+        };
+        let past = pass as usize + 1;
+        let open = self.passes.saturating_sub(past as u32);
+        if open == 0 {
+            return;
+        }
+        let elapsed = self
+            .clock
+            .now()
+            .saturating_sub(self.run_start)
+            .as_secs_f64();
+        let in_rounds: f64 = self.rounds.iter().map(|r| r.spent).sum();
+        let between = ((elapsed - in_rounds) / elapsed.max(1e-9)).clamp(0.0, 0.5);
+        let left = (limit - elapsed).max(0.0) * (1.0 - between);
+        let n = self.s.cases.len();
+        let mut cases = Vec::new();
+        let mut planned = Vec::new();
+        for i in 0..n {
+            let (Some((first, decided)), Some(passes)) = (self.decided[i], &self.passes_of[i])
+            else {
+                continue;
+            };
+            let per_round: f64 = (0..self.s.sides.len())
+                .map(|e| self.slot(e, i))
+                .filter(|&slot| self.live(slot) && self.rounds[slot].done > 0)
+                .map(|slot| self.rounds[slot].spent / f64::from(self.rounds[slot].done))
+                .sum();
+            if per_round <= 0.0 {
+                continue;
+            }
+            cases.push(i);
+            planned.push(budget::Planned {
+                first,
+                per_round,
+                decided,
+                done: passes[..past].iter().filter(|&&b| b).count() as u32,
+                open,
+            });
+        }
+        let reps = &self.s.config.reps;
+        let most = self.passes.min(reps.reps_max.max(1));
+        let more = budget::fit_rounds(&planned, reps.budget_secs, most, left);
+        for (&i, more) in cases.iter().zip(more) {
+            let passes = self.passes_of[i]
+                .as_ref()
+                .expect("invariant: decided above");
+            if passes[past..].iter().filter(|&&b| b).count() as u32 != more {
+                self.passes_of[i] = Some(budget::respread(&passes[..past], more, self.passes));
+            }
+        }
+    }
+
+    /// A note for the result files when the limit took rounds away: the
+    /// case rounds the budgets paid for against those the run kept.
+    fn limit_note(&self) -> Option<String> {
+        let paid: u32 = self.decided.iter().flatten().map(|&(_, n)| n).sum();
+        let kept: u32 = (0..self.s.cases.len())
+            .filter(|&i| self.decided[i].is_some())
+            .map(|i| self.planned(i))
+            .sum();
+        let limit = self.s.limit?;
+        (kept < paid).then(|| {
+            format!(
+                "kept within the {} suite's {limit:.0} s: {kept} case rounds in each environment instead of the {paid} the budgets paid for, taken from the cases with the most rounds (each keeps at least {MIN_ROUNDS})",
+                self.s.config.suite.name()
+            )
+        })
     }
 
     /// Measures the case at `order[pos]` in pass `pass` in every
@@ -599,7 +692,10 @@ impl Loop<'_> {
             .now()
             .saturating_sub(self.run_start)
             .as_secs_f64();
-        let floor = self.s.config.suite.min_budget_secs() / f64::from(planned);
+        // the floor of the rounds the budget paid for: rounds the limit
+        // took away must not make the others dearer
+        let paid = self.decided[slot % self.s.cases.len()].map_or(planned, |(_, n)| n.max(1));
+        let floor = self.s.config.suite.min_budget_secs() / f64::from(paid);
         policy.budget_secs = catch_up_budget(policy.budget_secs, deadline, elapsed, items, floor);
         // a cut of a few percent is the run's preparation time being
         // shared out; only a real cut is worth a note

@@ -52,6 +52,7 @@ pub(super) fn measure(
         config,
         cases: &p.cases,
         deadline: p.deadline,
+        limit: p.limit,
         families: bench::FAMILIES,
         sides: &sides,
         interleave_id: p.interleave_id.as_deref(),

@@ -21,6 +21,9 @@ pub(super) struct Prepared {
     pub(super) budget_note: Option<String>,
     /// Seconds the whole battery may take; None keeps every budget.
     pub(super) deadline: Option<f64>,
+    /// Seconds the whole battery should end within, rounds given up if
+    /// need be; None keeps every round the budgets pay for.
+    pub(super) limit: Option<f64>,
     /// The usable CPUs the cases were planned for.
     pub(super) cpus: usize,
 }
@@ -91,13 +94,14 @@ pub(super) fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::
     }
     // a budget the user gave, and the fake clock's exact counts, are kept;
     // the suite's time is each environment's
-    let deadline = match (s.budget, config.fake_clock) {
-        (None, false) => config
-            .suite
-            .target_secs()
-            .map(|t| t * prepared.len() as f64),
+    let [deadline, limit] = [
+        crate::config::Suite::target_secs,
+        crate::config::Suite::limit_secs,
+    ]
+    .map(|secs| match (s.budget, config.fake_clock) {
+        (None, false) => secs(config.suite).map(|t| t * prepared.len() as f64),
         _ => None,
-    };
+    });
     Ok(Prepared {
         notes: bench::notes(bench::FAMILIES, &plan),
         started,
@@ -106,6 +110,7 @@ pub(super) fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::
         cases,
         budget_note,
         deadline,
+        limit,
         cpus: plan.cpus,
     })
 }

@@ -36,6 +36,72 @@ pub(super) fn spread(rounds: u32, passes: u32) -> Vec<bool> {
     out
 }
 
+/// A case as the run's limit sees it after a pass ([`fit_rounds`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Planned {
+    /// Seconds its dearest first round took: what its rounds were
+    /// decided by ([`rounds_for`]).
+    pub first: f64,
+    /// Seconds a round of it costs the run, in all environments together,
+    /// as its rounds so far averaged (starting the workers included).
+    pub per_round: f64,
+    /// Rounds its budget paid for, as decided after its first.
+    pub decided: u32,
+    /// Rounds done.
+    pub done: u32,
+    /// Passes still to come, in which it could run.
+    pub open: u32,
+}
+
+/// The rounds each case still gets when the rounds to come must fit in
+/// `left` seconds: every case's `budget` scaled by the one factor (at
+/// most 1) that fits, found by bisection, so the cheap cases, which were
+/// given the most rounds, give up the most, and none goes below
+/// [`MIN_ROUNDS`] nor above what was decided. Where even the fewest
+/// rounds do not fit, the fewest.
+pub(super) fn fit_rounds(cases: &[Planned], budget: f64, most: u32, left: f64) -> Vec<u32> {
+    let to_come = |scale: f64| -> Vec<u32> {
+        cases
+            .iter()
+            .map(|c| {
+                let n = rounds_for(scale * budget, c.first, most).min(c.decided);
+                n.saturating_sub(c.done).min(c.open)
+            })
+            .collect()
+    };
+    let cost = |k: &[u32]| -> f64 {
+        k.iter()
+            .zip(cases)
+            .map(|(&k, c)| f64::from(k) * c.per_round)
+            .sum()
+    };
+    let all = to_come(1.0);
+    if cost(&all) <= left {
+        return all;
+    }
+    let (mut fits, mut over) = (0.0, 1.0);
+    for _ in 0..40 {
+        let mid = (fits + over) / 2.0;
+        if cost(&to_come(mid)) <= left {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    to_come(fits)
+}
+
+/// The passes of a case that ran in `past` (the passes so far) and gets
+/// `more` rounds in the rest of `passes`: the past kept, the rounds to
+/// come spread evenly over the rest, the last pass among them.
+pub(super) fn respread(past: &[bool], more: u32, passes: u32) -> Vec<bool> {
+    let open = (passes as usize).saturating_sub(past.len()) as u64;
+    let k = u64::from(more).min(open);
+    let mut out = past.to_vec();
+    out.extend((0..open).map(|j| k * (j + 1) / open > k * j / open));
+    out
+}
+
 /// Shares the suite's time among its cases: when the suite has a target
 /// ([`Suite::target_secs`]) and the cases' budgets would add up to more,
 /// each case's budget shrinks to its share, down to a floor
@@ -146,6 +212,46 @@ mod tests {
         // fewer passes than the minimum: every pass
         assert_eq!(rounds_for(1.2, 0.9, 2), 2);
         assert_eq!(rounds_for(1.2, 0.0, 5), 5);
+    }
+
+    #[test]
+    fn a_run_past_its_limit_takes_rounds_from_the_cheap_cases() {
+        let case = |first: f64, decided: u32| Planned {
+            first,
+            per_round: first,
+            decided,
+            done: 1,
+            open: 11,
+        };
+        // budget 1.2 s: a cheap case paid for 12 rounds, a dear one for 3
+        let cases = [case(0.1, 12), case(0.4, 3)];
+        assert_eq!(rounds_for(1.2, 0.1, 12), 12);
+        // time for all (11 x 0.1 + 2 x 0.4 = 1.9 s): all
+        assert_eq!(fit_rounds(&cases, 1.2, 12, 2.0), vec![11, 2]);
+        // 1.35 s left: the dear case keeps its 3 rounds (0.8 s), the cheap
+        // one 6 (5 more at 0.1 s), the largest scale that fits
+        assert_eq!(fit_rounds(&cases, 1.2, 12, 1.35), vec![5, 2]);
+        // nothing left: the fewest rounds, never fewer
+        assert_eq!(fit_rounds(&cases, 1.2, 12, 0.0), vec![2, 2]);
+        // a case past its minimum already, and one with fewer passes open
+        let late = Planned {
+            done: 4,
+            open: 2,
+            ..case(0.1, 12)
+        };
+        assert_eq!(fit_rounds(&[late], 1.2, 12, 0.0), vec![0]);
+        assert_eq!(fit_rounds(&[late], 1.2, 12, 10.0), vec![2]);
+    }
+
+    #[test]
+    fn rounds_to_come_are_spread_over_the_passes_left() {
+        let on = |v: Vec<bool>| -> Vec<usize> { (0..v.len()).filter(|&i| v[i]).collect() };
+        // a case that ran in pass 0, 2 more rounds of the 11 passes left
+        assert_eq!(on(respread(&[true], 2, 12)), vec![0, 6, 11]);
+        assert_eq!(on(respread(&[true, false, true], 0, 6)), vec![0, 2]);
+        assert_eq!(on(respread(&[true], 11, 12)).len(), 12);
+        // never more rounds than passes left
+        assert_eq!(on(respread(&[true; 10], 5, 12)).len(), 12);
     }
 
     #[test]

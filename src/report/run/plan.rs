@@ -9,13 +9,15 @@ use crate::units::{format_duration, size_text};
 use std::time::Duration;
 
 /// `run --plan`: every case with its rounds, repetitions and budget, the
-/// suite's total, the note on the budget when it was shared out, and per
-/// directory the most its largest case holds at once with the free space.
+/// suite's total and the time its rounds keep to (`limit`, seconds), the
+/// note on the budget when it was shared out, and per directory the most
+/// its largest case holds at once with the free space.
 pub(crate) fn render(
     config: &RunConfig,
     cases: &[(&'static dyn Bench, CaseSpec)],
     dirs: &[DirNeed],
     note: Option<&str>,
+    limit: Option<f64>,
 ) -> String {
     let rounds = config.reps.rounds.max(1);
     let r = &config.reps;
@@ -37,6 +39,13 @@ pub(crate) fn render(
             r.budget_secs * cases.len() as f64
         )),
     );
+    if let Some(l) = limit {
+        out += &format!(
+            "The rounds end within {}: a run that would end later (starting processes is dear under gVisor) gives the cases with the most rounds fewer, each keeping {}.\n",
+            format_duration(Duration::from_secs_f64(l)),
+            crate::engine::schedule::MIN_ROUNDS.min(rounds)
+        );
+    }
     if let Some(n) = note {
         out += &format!("{n}\n");
     }
