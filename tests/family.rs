@@ -160,6 +160,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         config: &config,
         cases: &cases,
         deadline: None,
+        limit: None,
         families,
         sides: &sides,
         interleave_id: None,
