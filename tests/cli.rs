@@ -1594,6 +1594,10 @@ fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
         text.contains("suite quick: case budgets add up to"),
         "{text}"
     );
+    // the time the rounds keep to, unless the budget is given
+    assert!(text.contains("The rounds end within 53 s"), "{text}");
+    let given = plan_in(tmp.path(), &["--only", "os", "--budget", "1"]);
+    assert!(!given.contains("The rounds end within"), "{given}");
     // the io cases say what they will hold in each directory
     let text = plan_in(
         tmp.path(),
