@@ -3,7 +3,8 @@
 //! rounds, its repetitions run by the [`runner`]; the rounds of a case
 //! merged into one result; the suite's time shared among the cases
 //! ([`fit_budget`]) and kept when preparing cases costs more than planned
-//! ([`catch_up_budget`]).
+//! ([`catch_up_budget`]) or starting workers does (the rounds kept to the
+//! suite's time after each pass, [`Schedule::limit`]).
 //!
 //! A case runs in every pass when its rounds are cheap, and in fewer when
 //! they are dear: after its first round (in the first pass) it gets as
@@ -385,7 +386,8 @@ impl Loop<'_> {
     /// gives each case the rounds that fit ([`budget::fit_rounds`]), and
     /// gives them back when the run has caught up. The time the run spends
     /// between rounds (canary, saving) is allowed for at the share it took
-    /// so far.
+    /// so far, at most half (a first pass that spent more between rounds
+    /// than in them says little of the passes to come).
     fn keep_limit(&mut self, pass: u32) {
         let Some(limit) = self.s.limit else {
             return;

@@ -1,7 +1,8 @@
 //! How a battery's time is shared: the suite's time among its cases
 //! ([`fit_budget`]), a case's budget among its rounds ([`rounds_for`],
-//! [`spread`], [`round_policy`]) and what is left when a run falls behind
-//! ([`catch_up_budget`]).
+//! [`spread`], [`round_policy`]), what is left when a run falls behind
+//! ([`catch_up_budget`]) and the rounds that keep the suite's time
+//! ([`fit_rounds`], [`respread`]).
 
 use crate::config::{RepPolicy, Suite};
 use crate::results::CaseResult;
@@ -95,10 +96,11 @@ pub(super) fn fit_rounds(cases: &[Planned], budget: f64, most: u32, left: f64) -
 /// `more` rounds in the rest of `passes`: the past kept, the rounds to
 /// come spread evenly over the rest, the last pass among them.
 pub(super) fn respread(past: &[bool], more: u32, passes: u32) -> Vec<bool> {
-    let open = (passes as usize).saturating_sub(past.len()) as u64;
-    let k = u64::from(more).min(open);
+    let open = (passes as usize).saturating_sub(past.len());
+    let more = more.min(open as u32);
+    // [`spread`] over the last past pass and the open ones, that pass left out
     let mut out = past.to_vec();
-    out.extend((0..open).map(|j| k * (j + 1) / open > k * j / open));
+    out.extend_from_slice(&spread(more + 1, open as u32 + 1)[1..]);
     out
 }
 
