@@ -336,10 +336,20 @@ impl<'a> Facts<'a> {
         )
     }
 
-    /// An overlay file system on one directory (a container's own root):
-    /// a file created there is an entry of the upper directory, one
-    /// changed is first copied up whole from the image's layers, one
-    /// removed leaves a whiteout; small-file work slows, nothing else does.
+    /// An overlay file system on one directory (a container's own root).
+    /// The files envbench works on there are its own, new: entries of the
+    /// upper directory, with no copy-up (that needs a file of the image's
+    /// layers changed, which envbench never does). What overlayfs adds to
+    /// them is its own layer on every path walk: a lookup, a stat, an open
+    /// or an unlink passes through an overlay dentry and then the upper
+    /// file system's. So the work that walks paths (a status, an import
+    /// storm, a search) slows by tens of per cent while creates do not:
+    /// podman with its scratch on the overlay against the host, 3 + 3
+    /// quick runs (docs/method.md), app.status 1.29x and app.imports
+    /// 1.55x slower, io.meta's stats 1.5x, while its creates came out
+    /// 1.2x faster, unclear.
+    /// The application work is the sign, required: io.meta's headline is
+    /// its creates.
     fn overlay(&self, dir: &str) -> Option<Finding> {
         let fs = self.filesystems(dir).map(|(base, other)| Sign {
             holds: other == "overlay" && base != "overlay",
@@ -354,12 +364,9 @@ impl<'a> Facts<'a> {
             Mechanism::OverlayFilesystem,
             vec![
                 fs,
-                self.slower(Group::Metadata(dir.into()), 1.3, Weight::Required),
+                self.slower(Group::Apps(dir.into()), 1.2, Weight::Required),
             ],
-            vec![
-                self.unchanged(Group::Compute, Weight::Expected),
-                self.slower(Group::Apps(dir.into()), 1.3, Weight::Supporting),
-            ],
+            vec![self.unchanged(Group::Compute, Weight::Expected)],
             false,
         )
     }

@@ -64,7 +64,7 @@ fn mechanism_words(f: &Finding) -> String {
             "a seccomp filter on every system call (a container runtime's profile)".into()
         }
         Mechanism::OverlayFilesystem => format!(
-            "an overlay file system (copy-up and whiteouts on {})",
+            "an overlay file system (path walks through its layer on {})",
             first_clue(f, |c| match c {
                 Clue::Filesystem { dir, .. } => Some(dir.clone()),
                 _ => None,
@@ -123,7 +123,8 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
              before the call itself; podman and Docker install their default profile so"
         }
         Mechanism::OverlayFilesystem => {
-            "the kernel's overlayfs documentation: a new file is an entry of the upper \
+            "the kernel's overlayfs documentation: every lookup passes through an overlay \
+             dentry to the upper or lower file system's; a new file is an entry of the upper \
              directory, a changed one is copied up whole first, a removed one leaves a whiteout"
         }
     }
