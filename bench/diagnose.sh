@@ -58,7 +58,7 @@ done
 workdir diagnose
 layers_setup
 subset="cpu.int,cpu.float,cpu.primes,cpu.lu,os.syscall,os.fork,os.thread,os.spawn,os.pipe,\
-os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta"
+os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta,app"
 args=(--suite quick --threads 1,2 --no-history --quiet --force --budget "$budget" --only "$subset")
 export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-600}
 
