@@ -239,6 +239,27 @@ pub fn run(
     Ok(())
 }
 
+/// The limit's note: `kept` of the `paid` case rounds, the rounds having
+/// taken `took` seconds against the suite's `limit`; None when the limit
+/// neither took rounds nor was passed.
+fn limit_words(suite: &str, limit: f64, took: f64, kept: u32, paid: u32) -> Option<String> {
+    let cut = format!(
+        "{kept} case rounds in each environment instead of the {paid} the budgets paid for, taken from the cases with the most rounds (each keeps at least {MIN_ROUNDS})"
+    );
+    match (kept < paid, took > limit) {
+        (true, false) => Some(format!(
+            "kept within the {suite} suite's {limit:.0} s: {cut}"
+        )),
+        (true, true) => Some(format!(
+            "over the {suite} suite's {limit:.0} s: the rounds took {took:.0} s with {cut}"
+        )),
+        (false, true) => Some(format!(
+            "over the {suite} suite's {limit:.0} s: the rounds took {took:.0} s"
+        )),
+        (false, false) => None,
+    }
+}
+
 /// Memory a case may use in the environment `file` describes: the smaller
 /// of what is available and its cgroup's limit.
 fn memory_for_cases(file: &ResultFile) -> Option<u64> {
@@ -443,21 +464,24 @@ impl Loop<'_> {
         }
     }
 
-    /// A note for the result files when the limit took rounds away: the
-    /// case rounds the budgets paid for against those the run kept.
+    /// A note for the result files when the limit took rounds away (the
+    /// case rounds the budgets paid for against those the run kept), or
+    /// when the rounds ran past it all the same: under gVisor's ptrace
+    /// platform in a noisy hour, three rounds of every quick case alone
+    /// took 77 s.
     fn limit_note(&self) -> Option<String> {
+        let limit = self.s.limit?;
         let paid: u32 = self.decided.iter().flatten().map(|&(_, n)| n).sum();
         let kept: u32 = (0..self.s.cases.len())
             .filter(|&i| self.decided[i].is_some())
             .map(|i| self.planned(i))
             .sum();
-        let limit = self.s.limit?;
-        (kept < paid).then(|| {
-            format!(
-                "kept within the {} suite's {limit:.0} s: {kept} case rounds in each environment instead of the {paid} the budgets paid for, taken from the cases with the most rounds (each keeps at least {MIN_ROUNDS})",
-                self.s.config.suite.name()
-            )
-        })
+        let took = self
+            .clock
+            .now()
+            .saturating_sub(self.run_start)
+            .as_secs_f64();
+        limit_words(self.s.config.suite.name(), limit, took, kept, paid)
     }
 
     /// Measures the case at `order[pos]` in pass `pass` in every
@@ -706,5 +730,29 @@ impl Loop<'_> {
             self.cut.1 = self.cut.1.min(policy.budget_secs);
         }
         policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_note_says_what_was_cut_and_whether_the_time_was_kept() {
+        let cut = "120 case rounds in each environment instead of the 200 the budgets paid for, \
+                   taken from the cases with the most rounds (each keeps at least 3)";
+        assert_eq!(
+            limit_words("quick", 53.0, 50.2, 120, 200).as_deref(),
+            Some(format!("kept within the quick suite's 53 s: {cut}").as_str())
+        );
+        assert_eq!(
+            limit_words("quick", 53.0, 88.5, 120, 200).as_deref(),
+            Some(format!("over the quick suite's 53 s: the rounds took 88 s with {cut}").as_str())
+        );
+        assert_eq!(
+            limit_words("standard", 570.0, 575.4, 90, 90).as_deref(),
+            Some("over the standard suite's 570 s: the rounds took 575 s")
+        );
+        assert_eq!(limit_words("quick", 53.0, 52.9, 90, 90), None);
     }
 }
