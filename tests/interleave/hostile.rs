@@ -95,6 +95,16 @@ fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         let (child, sid) = start_hanging(d, hang);
+        if file {
+            // the hang comes after the fingerprint: Ctrl-C once the run
+            // measures (its files are written at the start), as a worker
+            // is awaited, not while it still prepares
+            let t = Instant::now();
+            while !d.join("h.json").exists() {
+                assert!(t.elapsed() < Duration::from_secs(30), "no run began");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         // SAFETY: signalling our own child by PID, once, as Ctrl-C would.
         unsafe { libc::kill(sid, libc::SIGINT) };
         let signalled = Instant::now();
