@@ -99,29 +99,9 @@ fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
             // the hang comes after the fingerprint: Ctrl-C once the run
             // measures (its files are written at the start), as a worker
             // is awaited, not while it still prepares
-            let t = Instant::now();
-            while !d.join("h.json").exists() {
-                assert!(t.elapsed() < Duration::from_secs(30), "no run began");
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            wait_for(sid, "no run began", || d.join("h.json").exists());
         }
-        // SAFETY: signalling our own child by PID, once, as Ctrl-C would.
-        unsafe { libc::kill(sid, libc::SIGINT) };
-        let signalled = Instant::now();
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{stderr}");
-        assert!(
-            signalled.elapsed() < Duration::from_secs(5),
-            "{:?} {stderr}",
-            signalled.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-        let left: Vec<String> = group::processes_in_session(sid)
-            .iter()
-            .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
-            .collect();
-        assert!(left.is_empty(), "{left:?}");
+        ctrl_c_ends_it_at_once(child, sid);
         if file {
             assert_eq!(finished(d, "h").status, RunStatus::Interrupted);
         } else {
@@ -129,6 +109,56 @@ fn ctrl_c_ends_a_run_whose_prefix_hangs_and_leaves_no_process() {
             assert!(!d.join("h.json").exists() && !d.join("host.json").exists());
         }
     }
+}
+
+/// Ctrl-C while a second prefix hangs before its fingerprint, the first's
+/// launcher already started (and its prefix holding on after it): the
+/// run ends at once, writes nothing and leaves no process.
+#[test]
+fn ctrl_c_while_a_second_prefix_hangs_stops_the_first_launcher_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let first = scripted("h1", HANG_AFTER_FINGERPRINT);
+    // both prefixes' sleeps: the first's after its fingerprint, the second's
+    let (child, sid) = start_pair(d, &first, &scripted("h2", "sleep 1000"), 2);
+    ctrl_c_ends_it_at_once(child, sid);
+    assert!(!d.join("h1.json").exists() && !d.join("h2.json").exists());
+}
+
+/// Waits up to 30 s for `ready`; past that, kills the run's group `sid`
+/// (our own child's) and fails with `what`.
+fn wait_for(sid: i32, what: &str, ready: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !ready() {
+        if t.elapsed() > Duration::from_secs(30) {
+            // SAFETY: our own child's group, by its id, before failing
+            unsafe { libc::kill(-sid, libc::SIGKILL) };
+            panic!("{what}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ctrl-C to the run `child` (its session `sid`): it exits with 130 within
+/// 5 s and leaves no process.
+fn ctrl_c_ends_it_at_once(child: std::process::Child, sid: i32) {
+    // SAFETY: signalling our own child by PID, once, as Ctrl-C would.
+    unsafe { libc::kill(sid, libc::SIGINT) };
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "{:?} {stderr}",
+        signalled.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<String> = group::processes_in_session(sid)
+        .iter()
+        .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// Finding 4: numbers from an environment that no worker can have sent
@@ -618,7 +648,13 @@ fn forged_outcomes_fail_and_a_second_ctrl_c_marks_the_files() {
 /// `dir`, in a session of its own, and waits until the prefix's `sleep`
 /// runs: the run and its session's id.
 fn start_hanging(dir: &Path, hang: &str) -> (std::process::Child, i32) {
-    let env = scripted("h", hang);
+    start_pair(dir, "host", &scripted("h", hang), 1)
+}
+
+/// Starts a one-round run of the environments `a` and `b` (`--in`
+/// values) in `dir`, in a session of its own, and waits until `sleeps`
+/// of its prefixes' `sleep`s run: the run and its session's id.
+fn start_pair(dir: &Path, a: &str, b: &str, sleeps: usize) -> (std::process::Child, i32) {
     let args = [
         "run",
         "--quiet",
@@ -628,21 +664,16 @@ fn start_hanging(dir: &Path, hang: &str) -> (std::process::Child, i32) {
         "--only",
         "os.syscall[call=getppid]",
         "--in",
-        "host",
+        a,
         "--in",
-        &env,
+        b,
         "-o",
         "{in}.json",
     ];
     let child = group::start_in_group(dir, &args);
     let sid = child.id() as i32;
-    let t = Instant::now();
-    while sleeps_in(sid).is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "the prefix never hung"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(sid, "the prefix never hung", || {
+        sleeps_in(sid).len() >= sleeps
+    });
     (child, sid)
 }

@@ -67,6 +67,13 @@ pub(super) fn fingerprints(
             continue;
         }
         let (resident, fingerprint) = Resident::start(env, &paths, interrupted).map_err(|why| {
+            // Ctrl-C stopped this one: the launchers started before it end
+            // at once too, not with a finished run's 10 s
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                for started in out.iter().filter_map(|e: &Entered| e.resident.as_ref()) {
+                    started.borrow_mut().finish(std::time::Duration::ZERO);
+                }
+            }
             anyhow::Error::new(UsageError(format!(
                 "--in {}: cannot start envbench in it: {why}",
                 env.name
