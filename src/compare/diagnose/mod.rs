@@ -112,6 +112,9 @@ pub(crate) fn groups_of(case: &CaseResult) -> Vec<Group> {
         // in the groups the micro cases make up
         b if ids::family(b) == ids::APP => {
             out.push(Group::Apps(case.dir_name()));
+            if matches!(b, ids::APP_STATUS | ids::APP_IMPORTS | ids::APP_SEARCH) {
+                out.push(Group::PathWalks(case.dir_name()));
+            }
             out.push(Group::Applications);
         }
         b if ids::family(b) == ids::IO => {

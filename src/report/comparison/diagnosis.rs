@@ -147,6 +147,7 @@ fn group_words(g: &Group) -> String {
         Group::ColdRead(d) => format!("reads after an eviction on {d}"),
         Group::DurableWrites(d) => format!("durable writes on {d}"),
         Group::Apps(d) => format!("application work on {d}"),
+        Group::PathWalks(d) => format!("path walks on {d} (status, imports, search)"),
         Group::Applications => "application work".into(),
     }
 }
