@@ -221,6 +221,8 @@ pub fn run(
         state.keep_limit(round);
         state.save(files)?;
     }
+    // the rounds' time, before the last canary reading
+    let took = clock.now().saturating_sub(state.run_start).as_secs_f64();
     crate::validity::canary::measure(&clock, state.run_start, &mut files[0]);
     if state.cut.0 > 0 {
         let note = format!(
@@ -232,7 +234,7 @@ pub fn run(
         );
         files.iter_mut().for_each(|f| f.notes.push(note.clone()));
     }
-    if let Some(note) = state.limit_note() {
+    if let Some(note) = state.limit_note(took) {
         files.iter_mut().for_each(|f| f.notes.push(note.clone()));
     }
     share_canary(files);
@@ -251,10 +253,10 @@ fn limit_words(suite: &str, limit: f64, took: f64, kept: u32, paid: u32) -> Opti
             "kept within the {suite} suite's {limit:.0} s: {cut}"
         )),
         (true, true) => Some(format!(
-            "over the {suite} suite's {limit:.0} s: the rounds took {took:.0} s with {cut}"
+            "over the {suite} suite's {limit:.0} s: the rounds took {took:.1} s with {cut}"
         )),
         (false, true) => Some(format!(
-            "over the {suite} suite's {limit:.0} s: the rounds took {took:.0} s"
+            "over the {suite} suite's {limit:.0} s: the rounds took {took:.1} s"
         )),
         (false, false) => None,
     }
@@ -468,19 +470,14 @@ impl Loop<'_> {
     /// case rounds the budgets paid for against those the run kept), or
     /// when the rounds ran past it all the same: under gVisor's ptrace
     /// platform in a noisy hour, three rounds of every quick case alone
-    /// took 77 s.
-    fn limit_note(&self) -> Option<String> {
+    /// took 77 s. `took`: the rounds' seconds.
+    fn limit_note(&self, took: f64) -> Option<String> {
         let limit = self.s.limit?;
         let paid: u32 = self.decided.iter().flatten().map(|&(_, n)| n).sum();
         let kept: u32 = (0..self.s.cases.len())
             .filter(|&i| self.decided[i].is_some())
             .map(|i| self.planned(i))
             .sum();
-        let took = self
-            .clock
-            .now()
-            .saturating_sub(self.run_start)
-            .as_secs_f64();
         limit_words(self.s.config.suite.name(), limit, took, kept, paid)
     }
 
@@ -747,11 +744,13 @@ mod tests {
         );
         assert_eq!(
             limit_words("quick", 53.0, 88.5, 120, 200).as_deref(),
-            Some(format!("over the quick suite's 53 s: the rounds took 88 s with {cut}").as_str())
+            Some(
+                format!("over the quick suite's 53 s: the rounds took 88.5 s with {cut}").as_str()
+            )
         );
         assert_eq!(
             limit_words("standard", 570.0, 575.4, 90, 90).as_deref(),
-            Some("over the standard suite's 570 s: the rounds took 575 s")
+            Some("over the standard suite's 570 s: the rounds took 575.4 s")
         );
         assert_eq!(limit_words("quick", 53.0, 52.9, 90, 90), None);
     }
