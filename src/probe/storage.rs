@@ -180,10 +180,13 @@ pub struct DirInfo {
     pub writes_to: Option<String>,
     /// For ext3 and ext4: whether the file system keeps a journal (its
     /// jbd2 entry under /proc/fs/jbd2). Without one, a new file skips
-    /// every inode deleted in the last 1 to 5 minutes (ext4's
-    /// `recently_deleted`), so creates slow with the deletes before them:
-    /// 20-30x on this project's VM (docs/method.md). None for other file
-    /// systems, or where /proc/fs/jbd2 cannot be read.
+    /// every inode deleted in the last minute (six while its inode table
+    /// block is unwritten: ext4's `recently_deleted`), so creates slow
+    /// with the deletes before them: 20-30x on this project's VM
+    /// (docs/method.md). None for other file systems, and where it cannot
+    /// be told (/proc/fs/jbd2 or the device's /sys/dev/block link
+    /// unreadable, or a journal on another device, whose entry names that
+    /// device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<bool>,
 }
@@ -213,19 +216,28 @@ pub fn describe_dir(roots: &Roots, mounts: &[MountEntry], dir: &Path, canonical:
 }
 
 /// Whether the ext3/ext4 file system on device `major:minor` has a
-/// journal: jbd2 names each journal it runs `DEVICE-INODE` under
-/// /proc/fs/jbd2 (`vda-8`, `nvme0n1p2-8`). None when that directory or
-/// the device's name cannot be read.
+/// journal: jbd2 names each journal inside a file system `DEVICE-INODE`
+/// under /proc/fs/jbd2 (`vda-8`, `nvme0n1p2-8`, `dm-0-8`), and a journal
+/// on a device of its own by that device alone. None when that directory
+/// or the device's name cannot be read, or when a journal of the second
+/// kind is there (it may be this file system's).
 fn read_journal(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
     let dev = std::fs::canonicalize(roots.path(&format!("/sys/dev/block/{major}:{minor}"))).ok()?;
     let name = dev.file_name()?.to_str()?.to_string();
     let journals = std::fs::read_dir(roots.path("/proc/fs/jbd2")).ok()?;
-    Some(journals.flatten().any(|e| {
-        e.file_name()
-            .to_str()
-            .and_then(|n| n.rsplit_once('-'))
-            .is_some_and(|(d, inode)| d == name && inode.parse::<u64>().is_ok())
-    }))
+    let mut external = false;
+    for entry in journals.flatten() {
+        let n = entry.file_name().to_string_lossy().into_owned();
+        match n.rsplit_once('-') {
+            Some((d, inode)) if inode.parse::<u64>().is_ok() => {
+                if d == name {
+                    return Some(true);
+                }
+            }
+            _ => external = true,
+        }
+    }
+    (!external).then_some(false)
 }
 
 /// Where writes under mount `m` land (see [`DirInfo::writes_to`]).
@@ -430,6 +442,20 @@ mod tests {
         assert_eq!(read_journal(&roots, 254, 0), Some(false));
         std::fs::create_dir(t.join("proc/fs/jbd2/vda-8")).unwrap();
         assert_eq!(read_journal(&roots, 254, 0), Some(true));
+        // device names with dashes and digits of their own
+        for (dev, majmin) in [("dm-0", "253:0"), ("nvme0n1p2", "259:2")] {
+            std::fs::create_dir_all(t.join(format!("sys/devices/virtual/block/{dev}"))).unwrap();
+            std::os::unix::fs::symlink(
+                format!("../../devices/virtual/block/{dev}"),
+                t.join(format!("sys/dev/block/{majmin}")),
+            )
+            .unwrap();
+        }
+        assert_eq!(read_journal(&roots, 253, 0), Some(false));
+        std::fs::create_dir(t.join("proc/fs/jbd2/dm-0-8")).unwrap();
+        std::fs::create_dir(t.join("proc/fs/jbd2/nvme0n1p2-8")).unwrap();
+        assert_eq!(read_journal(&roots, 253, 0), Some(true));
+        assert_eq!(read_journal(&roots, 259, 2), Some(true));
         // an unknown device
         assert_eq!(read_journal(&roots, 8, 1), None);
         // only ext3 and ext4 are asked
@@ -441,6 +467,12 @@ mod tests {
         );
         let shm = describe_dir(&roots, &m, Path::new("/dev/shm"), Path::new("/dev/shm"));
         assert_eq!(shm.journal, None);
+        // a journal on a device of its own may be anyone's: unknown,
+        // unless this device's own entry is there
+        std::fs::create_dir(t.join("proc/fs/jbd2/sdb1")).unwrap();
+        assert_eq!(read_journal(&roots, 254, 0), Some(true));
+        std::fs::remove_dir(t.join("proc/fs/jbd2/vda-8")).unwrap();
+        assert_eq!(read_journal(&roots, 254, 0), None);
     }
 
     #[test]
