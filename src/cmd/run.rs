@@ -92,13 +92,8 @@ pub(crate) fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
     }
     let prepared = prepare::prepare(&mut s, &interrupted);
     if interrupted.load(Ordering::SeqCst) {
-        // a launcher already started is stopped at once, not given the
-        // 10 s of a finished run: a prefix that hangs after its fingerprint
-        // held Ctrl-C that long
         if let Ok(p) = &prepared {
-            for resident in p.sides.iter().filter_map(|side| side.resident.as_ref()) {
-                resident.borrow_mut().finish(Duration::ZERO);
-            }
+            sides::stop_at_once(p.sides.iter().filter_map(|side| side.resident.as_ref()));
         }
         eprintln!("envbench: interrupted before measuring; no result file was written");
         return Ok(ExitCode::from(130));

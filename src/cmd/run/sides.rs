@@ -70,9 +70,7 @@ pub(super) fn fingerprints(
             // Ctrl-C stopped this one: the launchers started before it end
             // at once too, not with a finished run's 10 s
             if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-                for started in out.iter().filter_map(|e: &Entered| e.resident.as_ref()) {
-                    started.borrow_mut().finish(std::time::Duration::ZERO);
-                }
+                stop_at_once(out.iter().filter_map(|e| e.resident.as_ref()));
             }
             anyhow::Error::new(UsageError(format!(
                 "--in {}: cannot start envbench in it: {why}",
@@ -86,6 +84,15 @@ pub(super) fn fingerprints(
         });
     }
     Ok(out)
+}
+
+/// Ends resident launchers at once (Ctrl-C before measuring), not with
+/// the 10 s a finished run gives them: a prefix that held on after its
+/// fingerprint held Ctrl-C that long.
+pub(super) fn stop_at_once<'a>(residents: impl IntoIterator<Item = &'a RefCell<Resident>>) {
+    for resident in residents {
+        resident.borrow_mut().finish(std::time::Duration::ZERO);
+    }
 }
 
 /// An environment entered: its fingerprint, and its resident launcher when
