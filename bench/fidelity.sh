@@ -9,13 +9,16 @@
 #   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections syscall,...]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 # Sequential rounds: each section first runs --rounds alternated rounds
-# (default 5; mem at least 12, io at least 8), then, while a banded row is
-# unclear and its interval says how many more rounds would settle it, runs
-# the section again for that many more (the rows keep every round's
-# figures), until every banded row is within or outside its band or the
-# section's --budget (default 600 s) would be exceeded; each pass says what
-# it adds and what it has spent. The last line counts the rows within,
-# outside, unclear at the budget, and without a band.
+# (default 5; mem at least 12, io at least 8). Then, while a banded row is
+# unclear and its interval says how many more rounds would settle it, the
+# section whose row the fewest rounds would settle (times what a round of
+# it costs) runs again for that many more, measuring only the rows (or the
+# groups that measure them together) still unclear; the rows keep every
+# round's figures. It stops when every banded row is within or outside its
+# band, or when the run's budget (--budget, default 600 s, for each
+# section) is spent; each pass says what it adds and what has been spent.
+# The last line counts the rows within, outside, unclear at the budget,
+# and without a band.
 # Sections: syscall, cpu, mem, os, hpcc, io, net (more arrive with each benchmark
 # family). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
     --io-dir) io_dir=$2; shift 2 ;;
     --io-size) io_size=$2; shift 2 ;;
     --io-secs) io_secs=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -113,6 +116,8 @@ PY
 # latest judgement is $work/verdicts/SECTION/ROW, for the passes and the
 # last line.
 summarize() {
+  # a later pass that did not measure this row (still_open) keeps its verdict
+  if [ -z "$4$5" ] && [ "${pass:-1}" -gt 1 ]; then return 0; fi
   python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY'
 import hashlib, json, math, os, shutil, statistics as st, subprocess, sys, tempfile
 exe, template, work, label, unit, rname = sys.argv[1:7]
@@ -202,10 +207,26 @@ with open(os.path.join(work, "verdicts", section, row), "w") as f:
 PY
 }
 
+# still_open PREFIX...: true on a section's first pass; on a later one,
+# true while a row of this section whose "LABEL vs REFERENCE" starts with
+# one of the prefixes is unclear and more rounds would settle it. A later
+# pass measures only such rows (or the group that measures them together),
+# so that its rounds go where a verdict is still wanted.
+still_open() {
+  [ "${pass:-1}" -gt 1 ] || return 0
+  local p
+  for p in "$@"; do
+    cat "$work/verdicts/$FIDELITY_SECTION"/* 2>/dev/null |
+      awk -F'\t' -v p="$p" '$1 == "unclear" && $7 > 0 && index($2, p) == 1 { f = 1 } END { exit !f }' && return 0
+  done
+  return 1
+}
+
 # alternate LABEL UNIT ENVBENCH_FN REFERENCE_FN REFERENCE_NAME
 # Each FN prints one number; they run alternately for $rounds rounds.
 alternate() {
   local label=$1 unit=$2 efn=$3 rfn=$4 rname=$5 e r
+  still_open "$label vs $rname" || return 0
   local es=() rs=()
   for ((i = 0; i < rounds; i++)); do
     # envbench first in even rounds, the reference first in odd ones, so
@@ -290,6 +311,7 @@ PY
   local py=/usr/bin/python3
   for t in 1 2; do
     local e2=() e4=() h2=() h4=() s2=() s4=()
+    still_open "cpu.lu[n=2000,threads=$t]" "cpu.lu[n=4000,threads=$t]" || continue
     for ((i = 0; i < rounds; i++)); do
       "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
@@ -306,6 +328,7 @@ PY
   done
   for t in 1 2; do
     local e1=() e2=() r1=() r2=()
+    still_open "cpu.primes[max_prime=10000,threads=$t]" "cpu.primes[max_prime=20000,threads=$t]" || continue
     for ((i = 0; i < rounds; i++)); do
       "$envbench" run --no-history --suite standard --quiet --force --only cpu.primes --threads "$t" --reps 3..3 --warmup 0 -o "$work/e.json" >/dev/null
       e1+=("$(envbench_median "cpu.primes[max_prime=10000,threads=$t,time_secs=1.0]" events_per_sec)")
@@ -381,6 +404,7 @@ C
   local srounds=$((rounds < 12 && pass == 1 ? 12 : rounds))
   for t in 1 2; do
     local es=() ns=() gs=() us=()
+    still_open "mem.stream[threads=$t]" || continue
     for ((i = 0; i < srounds; i++)); do
       "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       es+=("$(envbench_median "mem.stream[array_elems=$elems,threads=$t]" triad_rate)")
@@ -388,12 +412,15 @@ C
       gs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-generic" "$elems")")
       us+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-unrolled" "$elems")")
     done
+    # the build is chosen on the first pass and kept: a later pass's few
+    # rounds could pick another and start the row anew under another name
     local best
-    best=$(python3 -c "
+    [ "$pass" -gt 1 ] && [ -s "$work/mem-best-$t" ] && best=$(cat "$work/mem-best-$t") || best=$(python3 -c "
 import statistics as st, sys
 builds = {'-O3 -march=native': sys.argv[1], '-O3': sys.argv[2], '-O3 -funroll-loops': sys.argv[3]}
 med = {k: st.median(map(float, v.split())) for k, v in builds.items()}
 print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}")
+    echo "$best" > "$work/mem-best-$t"
     local rs=("${ns[@]}")
     [ "$best" = "-O3" ] && rs=("${gs[@]}")
     [ "$best" = "-O3 -funroll-loops" ] && rs=("${us[@]}")
@@ -416,7 +443,10 @@ print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}")
 # B, one byte each way, read and write only: the row that must match);
 # os.spawn against a C fork+exec+wait loop starting
 # the same program (the tiny helper's `exit`; envbench's helper spawns itself
-# from a memfd, the C loop spawns a copy in /dev/shm).
+# from a memfd, the C loop spawns a copy in /dev/shm), as each runs (the
+# scheduler places the children) and with both on CPU A (taskset): on the
+# Xeon VM, where a wake-up across CPUs costs 35-40 us, the unplaced rows
+# differ by where the children ran, the placed ones agree.
 section_os() {
   need_pkgs linux-perf >/dev/null 2>&1 || true
   cat > "$work/procs.c" <<'C'
@@ -489,44 +519,61 @@ C
   # builds it, in shared memory as envbench's memfd copy is
   rustc --edition 2021 --crate-type bin -C opt-level=2 -C panic=abort -C debuginfo=0 \
     -o "$shm/tiny" "$repo/helpers/tiny.rs"
-  local ef=() rf=() ep=() rp=() eq=() rq=() rc=() es=() rs=()
+  local ef=() rf=() ep=() rp=() eq=() rq=() rc=() es=() rs=() e1=() r1=()
   # the first two CPUs this shell may use, as envbench picks them
   local cpu_a cpu_b
   read -r cpu_a cpu_b < <(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1] if len(c) > 1 else '')")
+  # a later pass measures only the rows still open (envbench's run, too)
+  local do_fork=0 do_same=0 do_split=0 do_spawn=0 only=()
+  still_open "os.fork" && { do_fork=1; only+=(os.fork); }
+  still_open "os.pipe[cpus=same" && do_same=1
+  [ -n "$cpu_b" ] && still_open "os.pipe[cpus=split" && do_split=1
+  [ $do_same = 0 ] && [ $do_split = 0 ] || only+=(os.pipe)
+  still_open "os.spawn[method=fork_exec] spawns/s vs" && { do_spawn=1; only+=(os.spawn); }
+  local do_spawn1=0
+  still_open "os.spawn[method=fork_exec] spawns/s, both on CPU" && do_spawn1=1
+  [ ${#only[@]} -gt 0 ] || [ $do_spawn1 = 1 ] || return 0
+  local perf_pipe=0
+  if [ $do_same = 1 ] || [ $do_split = 1 ]; then
+    perf bench sched pipe -l 1000 >/dev/null 2>&1 && perf_pipe=1
+  fi
   for ((i = 0; i < rounds; i++)); do
-    "$envbench" run --no-history --suite quick --quiet --force --only os.fork,os.pipe,os.spawn --reps 5..5 -o "$work/e.json" >/dev/null
-    ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
-    ep+=("$(envbench_median "os.pipe[cpus=same,mode=pingpong]" round_trip)")
-    if [ -n "$cpu_b" ]; then
-      eq+=("$(envbench_median "os.pipe[cpus=split,mode=pingpong]" round_trip)")
+    if [ ${#only[@]} -gt 0 ]; then
+      "$envbench" run --no-history --suite quick --quiet --force --only "$(IFS=,; echo "${only[*]}")" --reps 5..5 -o "$work/e.json" >/dev/null
     fi
-    es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
+    [ $do_fork = 0 ] || ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
+    [ $do_same = 0 ] || [ $perf_pipe = 0 ] || ep+=("$(envbench_median "os.pipe[cpus=same,mode=pingpong]" round_trip)")
+    [ $do_split = 0 ] || eq+=("$(envbench_median "os.pipe[cpus=split,mode=pingpong]" round_trip)")
+    [ $do_spawn = 0 ] || es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
     # seed 003 ran its program once per measurement: five fresh processes, median
-    rf+=("$(for _ in 1 2 3 4 5; do "$work/procs" fork; done | sort -g | sed -n 3p)")
-    if perf bench sched pipe -l 1000 >/dev/null 2>&1; then
-      rp+=("$(taskset -c "$cpu_a" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
-      if [ -n "$cpu_b" ]; then
-        rq+=("$(taskset -c "$cpu_a,$cpu_b" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
-      fi
+    [ $do_fork = 0 ] || rf+=("$(for _ in 1 2 3 4 5; do "$work/procs" fork; done | sort -g | sed -n 3p)")
+    if [ $perf_pipe = 1 ]; then
+      [ $do_same = 0 ] || rp+=("$(taskset -c "$cpu_a" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
+      [ $do_split = 0 ] || rq+=("$(taskset -c "$cpu_a,$cpu_b" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
     fi
-    if [ -n "$cpu_b" ]; then
-      rc+=("$("$work/procs" pingpong "$cpu_a" "$cpu_b")")
+    [ $do_split = 0 ] || rc+=("$("$work/procs" pingpong "$cpu_a" "$cpu_b")")
+    [ $do_spawn = 0 ] || rs+=("$("$work/procs" spawn "$shm/tiny")")
+    # both spawners and their children on one CPU: no cross-CPU wake-up
+    if [ $do_spawn1 = 1 ]; then
+      taskset -c "$cpu_a" "$envbench" run --no-history --suite quick --quiet --force --only 'os.spawn[method=fork_exec]' --reps 5..5 -o "$work/e.json" >/dev/null
+      e1+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
+      r1+=("$(taskset -c "$cpu_a" "$work/procs" spawn "$shm/tiny")")
     fi
-    rs+=("$("$work/procs" spawn "$shm/tiny")")
   done
   summarize "os.fork[n=100] time_per_process" us "C fork loop (seed 003)" "${ef[*]}" "${rf[*]}"
-  if [ ${#rp[@]} -gt 0 ]; then
+  if [ $perf_pipe = 1 ]; then
     summarize "os.pipe[cpus=same,mode=pingpong] round_trip" us "taskset -c $cpu_a perf bench sched pipe" "${ep[*]}" "${rp[*]}"
-    if [ ${#rq[@]} -gt 0 ]; then
+    if [ -n "$cpu_b" ]; then
       summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "taskset -c $cpu_a,$cpu_b perf bench sched pipe (both allowed both CPUs)" "${eq[*]}" "${rq[*]}"
     fi
-  else
+  elif [ "$pass" = 1 ]; then
     echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
   fi
-  if [ ${#rc[@]} -gt 0 ]; then
+  if [ -n "$cpu_b" ]; then
     summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "C ping-pong, parent pinned to CPU $cpu_a, child to $cpu_b" "${eq[*]}" "${rc[*]}"
   fi
   summarize "os.spawn[method=fork_exec] spawns/s" ops/s "C fork+exec loop" "${es[*]}" "${rs[*]}"
+  summarize "os.spawn[method=fork_exec] spawns/s, both on CPU $cpu_a" ops/s "C fork+exec loop on CPU $cpu_a" "${e1[*]}" "${r1[*]}"
 }
 
 # ---------------------------------------------------------------- hpcc
@@ -549,6 +596,7 @@ section_hpcc() {
   }
   for t in 1 2; do
     local e2=() e4=() h2=() h4=()
+    still_open "cpu.lu[n=2000,threads=$t]" "cpu.lu[n=4000,threads=$t]" || continue
     for ((i = 0; i < rounds; i++)); do
       "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
@@ -559,8 +607,9 @@ section_hpcc() {
     summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e2[*]}" "${h2[*]}"
     summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e4[*]}" "${h4[*]}"
   done
-  local es=() hs=()
-  for ((i = 0; i < rounds; i++)); do
+  local es=() hs=() srounds=$rounds
+  still_open "mem.stream[threads=1]" || srounds=0
+  for ((i = 0; i < srounds; i++)); do
     "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 3..3 -o "$work/e.json" >/dev/null
     es+=("$(python3 -c "import json,sys; print([m for m in json.load(open(sys.argv[1]))['cases'][0]['metrics'] if m['name']=='triad_rate'][0]['summary']['median'])" "$work/e.json")")
     hs+=("$(run_hpcc 7500 1 SingleSTREAM_Triad | awk '{ print $1 * 1000 }')")
@@ -645,7 +694,9 @@ else: print(f'{b}B')" "$bytes")
     rr+=("$(med "${reads[@]:1}")")
     rw+=("$(med "${writes[@]:1}")")
   }
-  for ((i = 0; i < iorounds; i++)); do ordered e_random r_random; done
+  if still_open "io.random"; then
+    for ((i = 0; i < iorounds; i++)); do ordered e_random r_random; done
+  fi
   summarize "io.random reads_per_sec" ops/s "sysbench fileio rndrw" "${er[*]}" "${rr[*]}"
   summarize "io.random written_throughput" MiB/s "sysbench fileio rndrw" "${ew[*]}" "${rw[*]}"
 
@@ -686,6 +737,7 @@ else: print(f'{b}B')" "$bytes")
   }
   for t in 1 2; do
     esw=() rsw=() esr=() rsr=()
+    still_open "io.seq[threads=$t]" || continue
     for ((i = 0; i < iorounds; i++)); do ordered e_seq r_seq; done
     summarize "io.seq[threads=$t] write" MB/s "fio write end_fsync=1" "${esw[*]}" "${rsw[*]}"
     summarize "io.seq[threads=$t] read" MB/s "fio read (cached)" "${esr[*]}" "${rsr[*]}"
@@ -737,10 +789,14 @@ else: print(f'{b}B')" "$bytes")
     rw2+=("$(warm3 dd_warm)")
     rm -f "$d/ddfile"
   }
+  local do_sync=0 do_direct=0 do_warm=0
+  still_open "io.dd[op=write_fdatasync]" && do_sync=1
+  still_open "io.dd[op=write_direct]" && do_direct=1
+  still_open "io.dd[op=read_warm]" && do_warm=1
   for ((i = 0; i < iorounds; i++)); do
-    ordered e_sync r_sync
-    ordered e_direct r_direct
-    ordered e_warm r_warm
+    [ $do_sync = 0 ] || ordered e_sync r_sync
+    [ $do_direct = 0 ] || ordered e_direct r_direct
+    [ $do_warm = 0 ] || ordered e_warm r_warm
   done
   summarize "io.dd[op=write_fdatasync] throughput" MB/s "dd bs=64K conv=fdatasync" "${ef[*]}" "${rf[*]}"
   summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct" "${ed[*]}" "${rd[*]}"
@@ -882,6 +938,8 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   for page in 1 10 100; do
     local url="http://127.0.0.1:$ng/${page}k.html"
     local e1=() e1s=() e16=() w1=() w1s=() w16=() o1=() o16=() n1=() n16=()
+    still_open "net.http client, nginx ${page}k," "net.http server under wrk -c1, ${page}k," \
+      "net.http server under wrk -c16, ${page}k," || continue
     e_http() {
       taskset -c "$ccpu" "$envbench" run --no-history --suite quick --quiet --force --only net.http --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
       e1+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
@@ -908,41 +966,75 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2
-# still SECTION: "WANTED ROWS DONE": the most rounds an unclear row of the
-# section asks for (0: none settles with more), how many rows ask, and the
-# most rounds a row of it has
+# still SECTION: "WANTED ROWS DONE LEAST": the most rounds an unclear row
+# of the section asks for (0: none settles with more), how many rows ask,
+# the most rounds a row of it has, and the fewest rounds a row asks for
 still() {
   cat "$work/verdicts/$1"/* 2>/dev/null | awk -F'\t' '
-    $1 == "unclear" && $7 > 0 { rows++; if ($7 > want) want = $7 }
+    $1 == "unclear" && $7 > 0 { rows++; if ($7 > want) want = $7; if (least == 0 || $7 < least) least = $7 }
     { if ($6 > done) done = $6 }
-    END { printf "%d %d %d\n", want, rows, done }'
+    END { printf "%d %d %d %d\n", want, rows, done, least + 0 }'
 }
 first_rounds=$rounds
+# the whole run's budget: --budget for each section
+nsections=0
 for s in ${sections//,/ }; do
   declare -F "section_$s" >/dev/null || { echo "unknown section $s" >&2; exit 2; }
+  nsections=$((nsections + 1))
+done
+total=$((budget * nsections)) start_all=$SECONDS
+# each section's passes so far, and its last pass's seconds and rounds (a
+# later pass measures only the rows still open, so its rounds cost what
+# the last pass's did, not the first's)
+declare -A s_pass s_secs s_rounds s_stuck
+for s in ${sections//,/ }; do
   export FIDELITY_SECTION=$s
   pass=1 rounds=$first_rounds start=$SECONDS
-  echo "section $s: pass 1, $rounds rounds; budget ${budget} s" >&2
+  echo "section $s: pass 1, $rounds rounds" >&2
   "section_$s"
-  while :; do
-    read -r want rows done < <(still "$s")
-    [ "$want" -gt 0 ] || break
-    spent=$((SECONDS - start))
-    # what one more round costs, from the rounds run so far
-    per=$(( (spent + done - 1) / (done > 0 ? done : 1) ))
-    can=$(( per > 0 ? (budget - spent) / per : want ))
-    add=$(( want < can ? want : can ))
-    add=$(( add > 20 ? 20 : add ))
-    if [ "$add" -lt 1 ]; then
-      echo "section $s: budget spent ($spent of $budget s); $rows row(s) still unclear" >&2
-      break
-    fi
-    pass=$((pass + 1)) rounds=$add
-    echo "section $s: pass $pass, $add more rounds for $rows unclear row(s) (about $want asked); $spent of $budget s spent" >&2
-    "section_$s"
-  done
+  read -r _ _ done _ < <(still "$s")
+  s_pass[$s]=1 s_secs[$s]=$((SECONDS - start)) s_rounds[$s]=$((done > 0 ? done : 1))
   echo "section $s: $((SECONDS - start)) s" >&2
 done
+# Then, pass by pass, the time left goes to the section whose unclear row
+# the fewest rounds would settle, at what its rounds cost: that many more
+# rounds (at most 20) of the rows still open there.
+while :; do
+  left=$((total - (SECONDS - start_all)))
+  best="" best_cost=0 best_add=0 best_per=0 unsettled=0
+  for s in ${sections//,/ }; do
+    [ -z "${s_stuck[$s]:-}" ] || continue
+    read -r want rows _ least < <(still "$s")
+    [ "$want" -gt 0 ] || continue
+    unsettled=$((unsettled + rows))
+    per=$(( (${s_secs[$s]} + ${s_rounds[$s]} - 1) / ${s_rounds[$s]} ))
+    per=$(( per > 0 ? per : 1 ))
+    [ "$per" -le "$left" ] || continue
+    add=$(( least < 20 ? least : 20 ))
+    add=$(( add * per <= left ? add : left / per ))
+    cost=$((least * per))
+    if [ -z "$best" ] || [ "$cost" -lt "$best_cost" ]; then
+      best=$s best_cost=$cost best_add=$add best_per=$per
+    fi
+  done
+  if [ -z "$best" ]; then
+    [ "$unsettled" -eq 0 ] || echo "budget: $((SECONDS - start_all)) of $total s spent; $unsettled row(s) that more rounds would settle are left unclear" >&2
+    break
+  fi
+  s=$best
+  export FIDELITY_SECTION=$s
+  pass=$((${s_pass[$s]} + 1)) rounds=$best_add start=$SECONDS
+  s_pass[$s]=$pass
+  echo "section $s: pass $pass, $best_add more rounds (about $best_per s each) for its unclear rows; $((SECONDS - start_all)) of $total s spent" >&2
+  before=$(cat "$work/verdicts/$s"/* | md5sum)
+  "section_$s"
+  s_secs[$s]=$((SECONDS - start)) s_rounds[$s]=$best_add
+  if [ "$(cat "$work/verdicts/$s"/* | md5sum)" = "$before" ]; then
+    echo "section $s: the pass measured no unclear row; its rows stay as they are" >&2
+    s_stuck[$s]=1
+  fi
+done
+echo "fidelity: $((SECONDS - start_all)) s in all" >&2
 rounds=$first_rounds
 # the last line: how the rows were judged, each by its latest pass
 if compgen -G "$work/verdicts/*/*" >/dev/null; then
