@@ -196,6 +196,9 @@ else:
         edges = [abs(math.log(ratio) - math.log(x)) for x in (blo, bhi) if x != math.inf]
         gap = min(edges)
         need = math.ceil(n * (half / gap) ** 2) if gap > 0 else math.inf
+        # a lopsided interval can straddle an edge by less than the estimate
+        # says; one more round at least
+        need = max(need, n + 1)
         more = f"about {need - n} more rounds would settle it" if need - n <= 200 else "at the band's edge: more rounds would not settle it"
         wanted = need - n if need - n <= 200 else 0
         judged, word = "unclear", f"unclear against {shown} ({more})"
