@@ -448,7 +448,7 @@ print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}")
 # the same program (the tiny helper's `exit`; envbench's helper spawns itself
 # from a memfd, the C loop spawns a copy in /dev/shm), as each runs (the
 # scheduler places the children) and with both on CPU A (taskset): on the
-# Xeon VM, where a wake-up across CPUs costs 35-40 us, the unplaced rows
+# Xeon VM, where a wake-up across CPUs costs about 40 us, the unplaced rows
 # differ by where the children ran, the placed ones agree.
 section_os() {
   need_pkgs linux-perf >/dev/null 2>&1 || true
@@ -818,7 +818,8 @@ else: print(f'{b}B')" "$bytes")
 # thread, envbench has a sender thread per connection); net.http's client
 # against wrk on the same nginx (started here with its own configuration:
 # access log off, unlimited keep-alive requests) at 1 and 16 connections
-# per page, wrk with as many threads as envbench's client (min(C, 2)); and
+# per page, wrk with as many threads as envbench's client (min(C, 2, the
+# CPUs it may use): one, on the one CPU the clients are placed on); and
 # envbench's built-in server (the hidden `__http_serve` helper) against
 # that nginx under the same wrk load. Placed as net.http places its own
 # server and client: each server (one nginx worker, one envbench worker)
@@ -931,9 +932,12 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   e_stream2() { local n=2; e_stream; }
   alternate "net.tcp_stream[connections=2] throughput" MB/s e_stream2 r_stream2 "2 iperf3 clients at once"
 
-  # wrk_rate URL C CPU: requests/s of wrk on CPU with min(C, 2) threads
+  # wrk_rate URL C CPUS: requests/s of wrk on CPUS (a comma list) with as
+  # many threads as envbench's client takes there: min(C, 2, the CPUs)
   wrk_rate() {
-    local t=$(($2 < 2 ? $2 : 2))
+    local n t
+    n=$(tr ',' '\n' <<<"$3" | wc -l)
+    t=$(($2 < 2 ? $2 : 2)); t=$((t < n ? t : n))
     taskset -c "$3" wrk -t "$t" -c "$2" -d "${secs}s" "$1" | awk '/^Requests\/sec:/ { print $2 }'
   }
   # the clients' CPU for cpus=split; one CPU only: the first
@@ -961,7 +965,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
     done
     summarize "net.http client, nginx ${page}k, 1 conn, split" req/s "wrk -t1 -c1" "${e1[*]}" "${w1[*]}"
     summarize "net.http client, nginx ${page}k, 1 conn, same" req/s "wrk -t1 -c1" "${e1s[*]}" "${w1s[*]}"
-    summarize "net.http client, nginx ${page}k, 16 conns, split" req/s "wrk -t2 -c16" "${e16[*]}" "${w16[*]}"
+    summarize "net.http client, nginx ${page}k, 16 conns, split" req/s "wrk -t1 -c16 (envbench's client threads)" "${e16[*]}" "${w16[*]}"
     summarize "net.http server under wrk -c1, ${page}k, split" req/s "nginx (1 worker)" "${o1[*]}" "${n1[*]}"
     summarize "net.http server under wrk -c16, ${page}k, split" req/s "nginx (1 worker)" "${o16[*]}" "${n16[*]}"
   done
@@ -969,14 +973,14 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2
-# still SECTION: "WANTED ROWS DONE LEAST": the most rounds an unclear row
-# of the section asks for (0: none settles with more), how many rows ask,
-# the most rounds a row of it has, and the fewest rounds a row asks for
+# still SECTION: "ROWS DONE LEAST": how many unclear rows of the section
+# more rounds would settle, the most rounds a row of it has, and the
+# fewest rounds such a row asks for
 still() {
   cat "$work/verdicts/$1"/* 2>/dev/null | awk -F'\t' '
-    $1 == "unclear" && $7 > 0 { rows++; if ($7 > want) want = $7; if (least == 0 || $7 < least) least = $7 }
+    $1 == "unclear" && $7 > 0 { rows++; if (least == 0 || $7 < least) least = $7 }
     { if ($6 > done) done = $6 }
-    END { printf "%d %d %d %d\n", want, rows, done, least + 0 }'
+    END { printf "%d %d %d\n", rows, done, least + 0 }'
 }
 first_rounds=$rounds
 # the whole run's budget: --budget for each section
@@ -995,7 +999,7 @@ for s in ${sections//,/ }; do
   pass=1 rounds=$first_rounds start=$SECONDS
   echo "section $s: pass 1, $rounds rounds" >&2
   "section_$s"
-  read -r _ _ done _ < <(still "$s")
+  read -r _ done _ < <(still "$s")
   s_pass[$s]=1 s_secs[$s]=$((SECONDS - start)) s_rounds[$s]=$((done > 0 ? done : 1))
   echo "section $s: $((SECONDS - start)) s" >&2
 done
@@ -1007,8 +1011,8 @@ while :; do
   best="" best_cost=0 best_add=0 best_per=0 unsettled=0
   for s in ${sections//,/ }; do
     [ -z "${s_stuck[$s]:-}" ] || continue
-    read -r want rows _ least < <(still "$s")
-    [ "$want" -gt 0 ] || continue
+    read -r rows _ least < <(still "$s")
+    [ "$rows" -gt 0 ] || continue
     unsettled=$((unsettled + rows))
     per=$(( (${s_secs[$s]} + ${s_rounds[$s]} - 1) / ${s_rounds[$s]} ))
     per=$(( per > 0 ? per : 1 ))
