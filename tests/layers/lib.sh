@@ -140,12 +140,16 @@ podman_prefix() {
 }
 
 # left_in_group FILE: writes to FILE every process of this script's
-# process group still running but the script itself (and pgrep): after
-# envbench ended, whatever it started should be gone.
+# process group still running but the script itself: after envbench
+# ended, whatever it started should be gone. pgrep runs alone (a
+# pipeline's other commands share the group and could be listed) and
+# never lists itself; the filter runs after it.
 left_in_group() {
   local pgid
   pgid=$(ps -o pgid= -p $$ | tr -d ' ')
-  pgrep -a -g "$pgid" | grep -v -e "^$$ " -e " pgrep " >"$1" || true
+  pgrep -a -g "$pgid" >"$1.all" || true
+  grep -v -e "^$$ " "$1.all" >"$1" || true
+  rm -f "$1.all"
 }
 
 # need_podman: podman with Debian's runc, as root (exit 3 otherwise). Why
