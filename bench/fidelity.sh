@@ -834,6 +834,9 @@ section_net() {
   for tool in sockperf iperf3 wrk nginx; do
     command -v "$tool" >/dev/null || { echo "$tool missing; net section skipped" >&2; return 0; }
   done
+  # BBR paces the server's sends on what the client's reads let it see: on
+  # the Xeon VM the 100 KiB client rows move with it (docs/fidelity.md)
+  echo "net: TCP congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
   free_port() { python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
   wait_port() {
     local i

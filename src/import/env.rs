@@ -67,6 +67,7 @@ pub(super) fn fingerprint(
         dirs: Vec::new(),
         load_average: None,
         netfilter: probe::net::NetfilterInfo::default(),
+        tcp: probe::net::TcpInfo::default(),
         build: probe::BuildInfo { profile: "import".into(), ..probe::BuildInfo::current() },
         notes: vec!["imported: only what --env states and the outputs reveal is known; every other field is unknown (logical_cpus 0 means unknown)".into()],
     };

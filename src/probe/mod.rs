@@ -225,6 +225,10 @@ pub struct Fingerprint {
     /// rules (absent from older files).
     #[serde(default)]
     pub netfilter: net::NetfilterInfo,
+    /// How TCP sends here: its congestion control (absent from older
+    /// files).
+    #[serde(default)]
+    pub tcp: net::TcpInfo,
     /// envbench's own build.
     pub build: BuildInfo,
     /// Facts that could not be read, and why.
@@ -370,6 +374,7 @@ pub(crate) fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
             .read("/proc/loadavg")
             .and_then(|t| os::parse_loadavg(&t)),
         netfilter: net::probe_netfilter(roots, &mut notes),
+        tcp: net::probe_tcp(roots),
         build: BuildInfo::current(),
         notes,
     }

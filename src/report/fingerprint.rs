@@ -36,7 +36,7 @@ pub struct FingerprintRow {
 /// run of each environment, baseline first.
 pub(crate) fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
     type Field = (&'static str, fn(&ResultFile) -> String);
-    let fields: [Field; 13] = [
+    let fields: [Field; 14] = [
         ("virtualization", |r| r.fingerprint.virtualization.summary()),
         ("kernel", |r| {
             r.fingerprint.os.kernel_release.clone().unwrap_or_default()
@@ -83,18 +83,32 @@ pub(crate) fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
         ("loopback netfilter", |r| {
             netfilter_text(&r.fingerprint.netfilter)
         }),
+        ("TCP congestion control", |r| {
+            r.fingerprint
+                .tcp
+                .congestion_control
+                .clone()
+                .unwrap_or_default()
+        }),
         ("suite", |r| r.config.suite.name().to_string()),
     ];
     fields
         .iter()
-        // netfilter says something only where some side has it
-        .filter(|(name, _)| {
-            *name != "loopback netfilter"
-                || envs.iter().any(|e| {
-                    e.runs
-                        .first()
-                        .is_some_and(|r| r.fingerprint.netfilter.any())
-                })
+        // netfilter says something only where some side has it; the
+        // congestion control only where the sides differ (it is the same
+        // on most machines, and a row that never differs is noise)
+        .filter(|(name, get)| match *name {
+            "loopback netfilter" => envs.iter().any(|e| {
+                e.runs
+                    .first()
+                    .is_some_and(|r| r.fingerprint.netfilter.any())
+            }),
+            "TCP congestion control" => {
+                let mut values = envs.iter().map(|e| e.runs.first().map(get));
+                let first = values.next().flatten();
+                values.any(|v| v != first)
+            }
+            _ => true,
         })
         .map(|(name, get)| {
             let values: Vec<String> = envs
@@ -151,6 +165,13 @@ pub(crate) fn render(fp: &Fingerprint) -> String {
         }),
     );
     row("netfilter", netfilter_text(&fp.netfilter));
+    row(
+        "tcp congestion",
+        fp.tcp
+            .congestion_control
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
+    );
     let b = &fp.build;
     row(
         "envbench",
@@ -326,5 +347,27 @@ mod tests {
         let row = idle(&idle_drivers(true));
         assert!(row.differs, "{row:?}");
         assert_eq!(row.values, vec!["haltpoll / haltpoll", "intel_idle / menu"]);
+    }
+
+    #[test]
+    fn the_congestion_control_is_shown_only_where_the_sides_differ() {
+        let tcp = |envs: &[Environment]| {
+            rows(envs)
+                .into_iter()
+                .find(|r| r.field == "TCP congestion control")
+        };
+        let mut envs = idle_drivers(false);
+        assert!(tcp(&envs).is_none());
+        for e in &mut envs {
+            e.runs[0].fingerprint.tcp.congestion_control = Some("bbr".into());
+        }
+        assert!(tcp(&envs).is_none(), "the same on both sides");
+        envs[1].runs[0].fingerprint.tcp.congestion_control = Some("cubic".into());
+        let row = tcp(&envs).unwrap();
+        assert!(row.differs);
+        assert_eq!(row.values, vec!["bbr", "cubic"]);
+        // known on one side only: shown, as unknown (empty) on the other
+        envs[0].runs[0].fingerprint.tcp.congestion_control = None;
+        assert_eq!(tcp(&envs).unwrap().values, vec!["", "cubic"]);
     }
 }
