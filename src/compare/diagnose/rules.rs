@@ -433,8 +433,7 @@ impl<'a> Facts<'a> {
     /// container runtime's default profile installs: system calls slow by
     /// a few to tens of per cent, computation does not move.
     fn seccomp(&self) -> Option<Finding> {
-        let filters = |r: &ResultFile| r.fingerprint.os.confinement.filters();
-        let (b, o) = (filters(first(self.base)?)?, filters(first(self.other)?)?);
+        let (b, o) = seccomp_filters(self.base, self.other)?;
         let sign = Sign {
             holds: o > b,
             clue: Clue::Seccomp { base: b, other: o },
@@ -680,6 +679,13 @@ fn rule(
 
 fn first(env: &Environment) -> Option<&ResultFile> {
     env.runs.first()
+}
+
+/// The seccomp filters on each system call in `base`'s first run and in
+/// `other`'s; None where either fingerprint cannot tell.
+pub(super) fn seccomp_filters(base: &Environment, other: &Environment) -> Option<(u32, u32)> {
+    let filters = |r: &ResultFile| r.fingerprint.os.confinement.filters();
+    Some((filters(first(base)?)?, filters(first(other)?)?))
 }
 
 fn usable(r: &ResultFile) -> usize {

@@ -518,6 +518,28 @@ fn an_idle_seccomp_filter_is_not_named() {
     );
 }
 
+/// At one run a side a seccomp filter's tenth on system calls is under
+/// the bar of a difference worth explaining ([`super::WORTH_EXPLAINING`]):
+/// the filter in OTHER's fingerprint opens the diagnosis, and the rule
+/// names it where its system calls are slower at 95 %. A filter alone,
+/// with nothing slower, opens it too and names nothing.
+#[test]
+fn a_seccomp_filter_is_named_at_one_run_a_side_and_an_idle_one_alone_is_not() {
+    const IDLE_ALONE: Side = Side {
+        tweak: |r| (SECCOMP.tweak)(r),
+        ..PLAIN
+    };
+    // 12 rounds in workers, 5 % between them: 0 of 40 named before the
+    // filter opened the diagnosis, 36 of 40 after (27 of 40 at 6 rounds)
+    let shape = (12, 0.05, "");
+    let named = rough_rate(&SECCOMP, 1, shape, 0..40, Some(Mechanism::SeccompFilter));
+    assert!(named >= 0.8, "named first in {named:.3}");
+    for per_side in [1, 3] {
+        let nothing = rough_rate(&IDLE_ALONE, per_side, shape, 0..20, None);
+        assert_eq!(nothing, 1.0, "{per_side} run(s) a side");
+    }
+}
+
 #[test]
 fn a_share_backed_by_a_faster_cache_is_named_first_and_said_so() {
     for per_side in [1, 3] {
