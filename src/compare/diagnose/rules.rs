@@ -377,7 +377,14 @@ impl<'a> Facts<'a> {
             Mechanism::OverlayFilesystem,
             vec![
                 fs,
-                self.slower(Group::PathWalks(dir.into()), 1.2, Weight::Required),
+                // the file system's type names this one group beforehand,
+                // as a seccomp filter names the system calls
+                self.slower_at(
+                    Group::PathWalks(dir.into()),
+                    1.2,
+                    Weight::Required,
+                    FINGERPRINTED_LEVEL,
+                ),
             ],
             vec![self.unchanged(Group::Compute, Weight::Expected)],
             false,
@@ -681,6 +688,20 @@ fn first(env: &Environment) -> Option<&ResultFile> {
     env.runs.first()
 }
 
+/// Whether some directory of `other`'s first run is an overlay where no
+/// directory of `base`'s first run is (a container's scratch on its image).
+pub(super) fn overlay_added(base: &Environment, other: &Environment) -> bool {
+    let overlay = |env: &Environment| {
+        first(env).is_some_and(|r| {
+            r.fingerprint
+                .dirs
+                .iter()
+                .any(|d| d.fs_type.as_deref() == Some("overlay"))
+        })
+    };
+    overlay(other) && !overlay(base)
+}
+
 /// The seccomp filters on each system call in `base`'s first run and in
 /// `other`'s; None where either fingerprint cannot tell.
 pub(super) fn seccomp_filters(base: &Environment, other: &Environment) -> Option<(u32, u32)> {
@@ -702,8 +723,8 @@ const MIN_LOG_SE: f64 = 0.01;
 const GROUP_LEVEL: f64 = 0.995;
 
 /// The level of the one group a rule reads once a fingerprint fact has
-/// named it (a seccomp filter: its system calls): 95 %, since no other
-/// group's test shares it. At one separate run a side the seccomp pairs'
+/// named it (a seccomp filter: its system calls; an overlay directory:
+/// the path walks on it): 95 %, since no other group's test shares it. At one separate run a side the seccomp pairs'
 /// system calls, 16-20 % slower, came out 0.79-0.91 with intervals of
 /// about ±20 % (bimodal rounds on this project's VM): pooled at 95 %, one
 /// such pair in three more was named (docs/method.md).

@@ -97,6 +97,11 @@ fn dress(r: &mut ResultFile, side: &Side) {
         seccomp_filters: Some(0),
         no_new_privs: Some(false),
     };
+    // the directory the file cases ran in, as the probe records it
+    r.fingerprint.dirs = vec![crate::probe::storage::DirInfo {
+        fs_type: Some(side.fs.into()),
+        ..Default::default()
+    }];
     for c in &mut r.cases {
         c.params = params_of(&c.key);
         if c.bench.starts_with("io.") || c.bench.starts_with("app.") {
@@ -540,6 +545,40 @@ fn a_seccomp_filter_is_named_at_one_run_a_side_and_an_idle_one_alone_is_not() {
     }
 }
 
+/// An overlay directory names its path walks beforehand, and the rule reads
+/// them at 95 % as the seccomp rule reads system calls: at one run a side
+/// (the battery with application cases, the spread between runs assumed)
+/// named first in 40 of 40 seeds (as at 99.5 %: these synthetic slowdowns
+/// of 1.3-1.55x clear either; real rounds at ±30-40 % moved,
+/// docs/method.md); an overlay that costs nothing names nothing, at one
+/// run a side or three.
+#[test]
+fn an_overlay_is_named_at_one_run_a_side_and_an_idle_one_is_not() {
+    const IDLE_OVERLAY: Side = Side {
+        factor: |_| 1.0,
+        ..OVERLAY
+    };
+    let first = |side: &Side, per_side: usize, seed: u64| {
+        named_with_apps(side, per_side, seed)
+            .unwrap_or_default()
+            .first()
+            .copied()
+    };
+    let named = (0..40)
+        .filter(|&seed| first(&OVERLAY, 1, seed) == Some(Mechanism::OverlayFilesystem))
+        .count();
+    assert!(named >= 36, "named first in {named} of 40");
+    for per_side in [1, 3] {
+        for seed in 0..20 {
+            assert_eq!(
+                first(&IDLE_OVERLAY, per_side, seed),
+                None,
+                "{per_side} run(s), seed {seed}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_share_backed_by_a_faster_cache_is_named_first_and_said_so() {
     for per_side in [1, 3] {
@@ -805,8 +844,9 @@ fn an_overlay_is_named_from_its_path_walks_and_only_on_an_overlay() {
                 "bind mount, {per_side} run(s), seed {seed}: {got:?}"
             );
             // without application cases (the battery alone) the overlay
-            // slows nothing the rule reads: nothing is named
-            assert_eq!(named(&OVERLAY, per_side, seed), None);
+            // slows nothing the rule reads: nothing is named (the overlay
+            // in the fingerprint opens the diagnosis, which finds nothing)
+            assert_eq!(named(&OVERLAY, per_side, seed), Some(vec![]));
         }
     }
     assert!(
