@@ -92,24 +92,13 @@ pub(crate) fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
         }),
         ("suite", |r| r.config.suite.name().to_string()),
     ];
+    let netfilter_somewhere = envs.iter().any(|e| {
+        e.runs
+            .first()
+            .is_some_and(|r| r.fingerprint.netfilter.any())
+    });
     fields
         .iter()
-        // netfilter says something only where some side has it; the
-        // congestion control only where the sides differ (it is the same
-        // on most machines, and a row that never differs is noise)
-        .filter(|(name, get)| match *name {
-            "loopback netfilter" => envs.iter().any(|e| {
-                e.runs
-                    .first()
-                    .is_some_and(|r| r.fingerprint.netfilter.any())
-            }),
-            "TCP congestion control" => {
-                let mut values = envs.iter().map(|e| e.runs.first().map(get));
-                let first = values.next().flatten();
-                values.any(|v| v != first)
-            }
-            _ => true,
-        })
         .map(|(name, get)| {
             let values: Vec<String> = envs
                 .iter()
@@ -121,6 +110,14 @@ pub(crate) fn rows(envs: &[Environment]) -> Vec<FingerprintRow> {
                 values,
                 differs,
             }
+        })
+        // netfilter says something only where some side has it; the
+        // congestion control only where the sides differ (it is the same
+        // on most machines, and a row that never differs is noise)
+        .filter(|row| match row.field.as_str() {
+            "loopback netfilter" => netfilter_somewhere,
+            "TCP congestion control" => row.differs,
+            _ => true,
         })
         .collect()
 }

@@ -724,10 +724,11 @@ const GROUP_LEVEL: f64 = 0.995;
 
 /// The level of the one group a rule reads once a fingerprint fact has
 /// named it (a seccomp filter: its system calls; an overlay directory:
-/// the path walks on it): 95 %, since no other group's test shares it. At one separate run a side the seccomp pairs'
-/// system calls, 16-20 % slower, came out 0.79-0.91 with intervals of
-/// about ±20 % (bimodal rounds on this project's VM): pooled at 95 %, one
-/// such pair in three more was named (docs/method.md).
+/// the path walks on it): 95 %, since no other group's test shares it.
+/// At one separate run a side the seccomp pairs' system calls, 16-20 %
+/// slower, came out 0.79-0.91 with intervals of about ±20 % (bimodal
+/// rounds on this project's VM): pooled at 95 %, one such pair in three
+/// more was named (docs/method.md).
 const FINGERPRINTED_LEVEL: f64 = 0.95;
 
 /// The geometric mean speed-up of `metrics`, pooled as a random-effects
