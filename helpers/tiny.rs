@@ -25,6 +25,14 @@
 //!     `spawn-failed|wait-failed|child-status DONE CODE` to stderr, exit 1.
 //!     Spawning from this small process keeps envbench's own memory map out
 //!     of the fork, as for `fork`.
+//!   tiny serve fork_exec|posix_spawn WARM_MS
+//!     The same starts from one long-lived process: first untimed until
+//!     WARM_MS milliseconds have passed, then, for each decimal COUNT line
+//!     read from stdin, COUNT timed starts written as `spawn` writes them;
+//!     it ends at the end of stdin. A fresh process's first starts are
+//!     slower for tens of milliseconds (the scheduler moves the child to
+//!     another CPU at exec until the spawner has run a while), which a
+//!     long UnixBench loop never sees.
 //!   tiny exit
 //!     Returns 0 at once: the trivial program `spawn` starts.
 //!
@@ -406,26 +414,19 @@ fn spawn_self(posix: bool) -> Result<(), (&'static [u8], c_int)> {
     Ok(())
 }
 
-/// Starts this program again with `exit` `count` times, by fork + execv
-/// or by posix_spawn, waiting for each; writes the total nanoseconds and
-/// then each spawn's nanoseconds, one number per line.
-fn spawn_mode(method: &CStr, count: usize) -> c_int {
-    let posix = match method.to_bytes() {
-        b"fork_exec" => false,
-        b"posix_spawn" => true,
-        _ => return 2,
-    };
-    let Some(buf) = map_anonymous(count * 8) else {
-        write_all(2, b"cannot map the latency buffer\n");
-        return 1;
-    };
-    // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
-    let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
-    // One untimed start first: a fresh process's first fork and exec cost
-    // about twice the rest, which a long UnixBench loop never sees.
-    if let Err((what, code)) = spawn_self(posix) {
-        return fail(what, 0, code as u32 as u64);
+/// Parses the method argument: fork + execv (false) or posix_spawn (true).
+fn posix_method(method: &CStr) -> Option<bool> {
+    match method.to_bytes() {
+        b"fork_exec" => Some(false),
+        b"posix_spawn" => Some(true),
+        _ => None,
     }
+}
+
+/// Starts this program `lat.len()` times, waiting for each, and writes the
+/// total nanoseconds and then each spawn's, one number per line; on a
+/// failure writes its line to stderr and returns 1.
+fn timed_batch(posix: bool, lat: &mut [u64]) -> c_int {
     let start = now_ns();
     let mut prev = start;
     for (i, slot) in lat.iter_mut().enumerate() {
@@ -445,6 +446,98 @@ fn spawn_mode(method: &CStr, count: usize) -> c_int {
     0
 }
 
+/// Starts this program again with `exit` `count` times, by fork + execv
+/// or by posix_spawn, waiting for each; writes the total nanoseconds and
+/// then each spawn's nanoseconds, one number per line.
+fn spawn_mode(method: &CStr, count: usize) -> c_int {
+    let Some(posix) = posix_method(method) else {
+        return 2;
+    };
+    let Some(buf) = map_anonymous(count * 8) else {
+        write_all(2, b"cannot map the latency buffer\n");
+        return 1;
+    };
+    // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
+    let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
+    // One untimed start first: a fresh process's first fork and exec cost
+    // about twice the rest, which a long UnixBench loop never sees.
+    if let Err((what, code)) = spawn_self(posix) {
+        return fail(what, 0, code as u32 as u64);
+    }
+    timed_batch(posix, lat)
+}
+
+/// What one line of `serve`'s stdin held.
+enum Ask {
+    Count(usize),
+    End,
+    Bad,
+}
+
+/// Reads one decimal line from stdin (byte by byte: a few bytes between
+/// batches, never timed).
+fn read_ask() -> Ask {
+    let mut n = 0usize;
+    let mut digits = 0;
+    loop {
+        let mut b = 0u8;
+        // SAFETY: one writable byte.
+        let r = unsafe { read(0, (&mut b as *mut u8).cast(), 1) };
+        if r < 0 && errno() == EINTR {
+            continue;
+        }
+        if r <= 0 {
+            return if digits == 0 { Ask::End } else { Ask::Bad };
+        }
+        match b {
+            b'\n' if digits > 0 && n > 0 && n <= MAX_SPAWNS => return Ask::Count(n),
+            b'0'..=b'9' if digits < 7 => {
+                n = n * 10 + (b - b'0') as usize;
+                digits += 1;
+            }
+            _ => return Ask::Bad,
+        }
+    }
+}
+
+/// One long-lived spawner: starts this program untimed until `warm_ms`
+/// milliseconds have passed (at least once), then, for each count read
+/// from stdin, makes that many timed starts and writes them as `spawn`
+/// does; ends at the end of stdin.
+fn serve_mode(method: &CStr, warm_ms: usize) -> c_int {
+    let Some(posix) = posix_method(method) else {
+        return 2;
+    };
+    let Some(buf) = map_anonymous(MAX_SPAWNS * 8) else {
+        write_all(2, b"cannot map the latency buffer\n");
+        return 1;
+    };
+    // SAFETY: a fresh zeroed mapping of MAX_SPAWNS u64s, used only here
+    // (pages are touched only as far as a batch reaches).
+    let all = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), MAX_SPAWNS) };
+    let until = now_ns() + warm_ms as i64 * 1_000_000;
+    loop {
+        if let Err((what, code)) = spawn_self(posix) {
+            return fail(what, 0, code as u32 as u64);
+        }
+        if now_ns() >= until {
+            break;
+        }
+    }
+    loop {
+        match read_ask() {
+            Ask::End => return 0,
+            Ask::Bad => return 2,
+            Ask::Count(n) => {
+                let rc = timed_batch(posix, all.get_mut(..n).unwrap_or(&mut []));
+                if rc != 0 {
+                    return rc;
+                }
+            }
+        }
+    }
+}
+
 /// # Safety
 /// Called by the C runtime with a valid `argv` of `argc` strings.
 #[unsafe(no_mangle)]
@@ -460,6 +553,10 @@ pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int 
         Some(b"exit") => 0,
         Some(b"spawn") => match (arg(2), arg(3).and_then(parse_count)) {
             (Some(method), Some(n)) if n > 0 && n <= MAX_SPAWNS => spawn_mode(method, n),
+            _ => 2,
+        },
+        Some(b"serve") => match (arg(2), arg(3).and_then(parse_count)) {
+            (Some(method), Some(warm_ms)) if warm_ms <= 60_000 => serve_mode(method, warm_ms),
             _ => 2,
         },
         Some(b"fork") => match (arg(2).and_then(parse_count), arg(3)) {

@@ -12,7 +12,7 @@
 //! result says so.
 
 use super::super::{calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
-use super::tiny::{run_helper, Tiny};
+use super::tiny::Tiny;
 use super::Children;
 use crate::measure::clock::Clock;
 use crate::results::ids;
@@ -22,8 +22,10 @@ use crate::view::{Percentiles, View, ViewKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ffi::CString;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 extern "C" {
     static environ: *const *mut libc::c_char;
@@ -33,6 +35,13 @@ extern "C" {
 pub const EXIT_ARG: &str = "__exit";
 /// Most spawns the tiny helper makes in one run (its MAX_SPAWNS).
 const MAX_SPAWNS_PER_BATCH: u64 = 1_000_000;
+/// How long the tiny helper spawns untimed before its first batch. A fresh
+/// process's first spawns are slower: on the project's Xeon VM (2 vCPUs,
+/// 2026-11-29) the scheduler moved each child to the other vCPU at exec
+/// for the first 50-75 spawns (about 60 ms), 750-940 us a spawn against
+/// 690-730 after, in 8 of 8 fresh helpers. A long UnixBench loop, and
+/// seed 004's figures, never see that ramp.
+const WARM_MS: u32 = 100;
 
 /// The envbench binary to start: this executable when it is envbench, else
 /// an `envbench` beside it or one directory up (cargo's test layout).
@@ -156,6 +165,7 @@ impl Bench for Spawn {
         let mut trial = SpawnTrial {
             method,
             runner,
+            server: None,
             note,
             count: 0,
             latencies_us: Vec::new(),
@@ -174,7 +184,8 @@ fn batch_size(target: f64, secs: f64, probe: u64) -> u64 {
 
 /// Who spawns, and what.
 enum Runner {
-    /// The tiny helper spawns itself (`tiny spawn METHOD N`).
+    /// The tiny helper spawns itself, one process serving every batch of
+    /// the trial (`tiny serve METHOD WARM_MS`).
     Tiny(Tiny),
     /// The fallback: this process spawns envbench `__exit`.
     Envbench { path: CString, args: [CString; 2] },
@@ -183,10 +194,84 @@ enum Runner {
 struct SpawnTrial {
     method: Method,
     runner: Runner,
+    /// The tiny helper serving this trial's batches, once started.
+    server: Option<Server>,
     /// Why envbench itself is started, when it is.
     note: Option<String>,
     count: u64,
     latencies_us: Vec<f64>,
+}
+
+/// The tiny helper serving batches (`tiny serve`): started at the trial's
+/// first batch, warmed up by itself, asked for each batch on its stdin,
+/// and ended with the trial (stdin closed, then stopped by its PID and
+/// reaped).
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(tiny: &Tiny, method: Method) -> Result<Server, BenchError> {
+        let mut child = tiny
+            .command()
+            .args(["serve", method.name(), &WARM_MS.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+        match stdout {
+            Some(out) => Ok(Server {
+                child,
+                stdin,
+                stdout: BufReader::new(out),
+            }),
+            None => Err(BenchError::Failed("the spawn helper has no stdout".into())),
+        }
+    }
+
+    /// Asks for `n` spawns and returns the helper's lines for them, or
+    /// None when it ended or broke its pipe first.
+    fn batch(&mut self, n: u64) -> Option<String> {
+        let stdin = self.stdin.as_mut()?;
+        writeln!(stdin, "{n}").ok()?;
+        stdin.flush().ok()?;
+        let mut text = String::new();
+        for _ in 0..=n {
+            if self.stdout.read_line(&mut text).ok()? == 0 {
+                return None;
+            }
+        }
+        Some(text)
+    }
+
+    /// Why the helper stopped answering: interrupted (Ctrl-C reached its
+    /// process group) or its failure line in words.
+    fn failure(mut self) -> BenchError {
+        use std::os::unix::process::ExitStatusExt;
+        self.stdin = None;
+        let status = self.child.wait();
+        let mut stderr = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut stderr);
+        }
+        match status {
+            Ok(s) if s.signal() == Some(libc::SIGINT) => BenchError::Interrupted,
+            _ => BenchError::Failed(describe_spawn_failure(&stderr)),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // its stdin closed, it ends by itself; stopped all the same, so a
+        // batch under way cannot hold the trial's end
+        self.stdin = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The tiny helper's `spawn` output: total nanoseconds, then one line per
@@ -242,7 +327,7 @@ impl SpawnTrial {
     /// and is not timed, so the batch is sized on the time the spawns took
     /// (the helper's report), not on the batch's wall time: sized on that,
     /// a quick repetition held 4-6 spawns instead of about 20.
-    fn calibrate(&self, ctx: &Context) -> Result<u64, BenchError> {
+    fn calibrate(&mut self, ctx: &Context) -> Result<u64, BenchError> {
         if ctx.clock.is_fake() || matches!(self.runner, Runner::Envbench { .. }) {
             // the fallback times from this process: wall time is spawn time
             return calibrate_from(ctx, 1, |n| self.batch(n, ctx.clock).map(drop));
@@ -254,15 +339,22 @@ impl SpawnTrial {
 
     /// Spawns `n` times; returns the seconds in all and each spawn's
     /// microseconds.
-    fn batch(&self, n: u64, clock: &Clock) -> Result<(f64, Vec<f64>), BenchError> {
+    fn batch(&mut self, n: u64, clock: &Clock) -> Result<(f64, Vec<f64>), BenchError> {
         match &self.runner {
             Runner::Tiny(tiny) => {
-                let stdout = run_helper(
-                    tiny.command()
-                        .args(["spawn", self.method.name(), &n.to_string()]),
-                    describe_spawn_failure,
-                )?;
-                parse_spawn_output(&String::from_utf8_lossy(&stdout), n).map_err(BenchError::Failed)
+                if self.server.is_none() {
+                    self.server = Some(Server::start(tiny, self.method)?);
+                }
+                let answer = self.server.as_mut().and_then(|s| s.batch(n));
+                match answer {
+                    Some(text) => parse_spawn_output(&text, n).map_err(BenchError::Failed),
+                    None => Err(self
+                        .server
+                        .take()
+                        .map_or(BenchError::Failed("the spawn helper is gone".into()), |s| {
+                            s.failure()
+                        })),
+                }
             }
             Runner::Envbench { path, args } => {
                 let mut lat = Vec::with_capacity(n as usize);
@@ -347,6 +439,10 @@ impl Trial for SpawnTrial {
                 Runner::Envbench { .. } => "envbench __exit, started by envbench",
             },
             "spawns_per_repetition": self.count,
+            "untimed_warm_up_ms": match self.runner {
+                Runner::Tiny(_) => Some(WARM_MS),
+                Runner::Envbench { .. } => None,
+            },
             "last_repetition_latencies_us_sorted": self.latencies_us,
         }))
     }
@@ -401,8 +497,9 @@ mod tests {
         let Some(bin) = envbench_binary() else { return };
         let c = |s: &str| CString::new(s).unwrap();
         for method in [Method::ForkExec, Method::PosixSpawn] {
-            let t = SpawnTrial {
+            let mut t = SpawnTrial {
                 method,
+                server: None,
                 runner: Runner::Envbench {
                     path: c(bin.to_str().unwrap()),
                     args: [c("envbench"), c(EXIT_ARG)],
@@ -413,6 +510,40 @@ mod tests {
             };
             let (secs, lat) = t.batch(3, &Clock::real()).unwrap();
             assert!(secs > 0.0 && lat.len() == 3, "{secs} {lat:?}");
+        }
+    }
+
+    #[test]
+    #[cfg(envbench_tiny)]
+    fn one_warmed_helper_serves_every_batch_of_a_trial_and_ends_with_it() {
+        for method in [Method::ForkExec, Method::PosixSpawn] {
+            let mut t = SpawnTrial {
+                method,
+                runner: Runner::Tiny(Tiny::load().unwrap()),
+                server: None,
+                note: None,
+                count: 3,
+                latencies_us: Vec::new(),
+            };
+            let clock = Clock::real();
+            let started = std::time::Instant::now();
+            let (s1, l1) = t.batch(2, &clock).unwrap();
+            // it spawned untimed for WARM_MS before its first batch
+            assert!(started.elapsed().as_millis() >= u128::from(WARM_MS));
+            let pid = t.server.as_ref().unwrap().child.id();
+            let (s2, l2) = t.batch(5, &clock).unwrap();
+            assert_eq!(
+                t.server.as_ref().unwrap().child.id(),
+                pid,
+                "the same helper"
+            );
+            assert!(s1 > 0.0 && s2 > 0.0 && l1.len() == 2 && l2.len() == 5);
+            assert!(l2.iter().sum::<f64>() <= s2 * 1e6 + 1.0, "{s2} {l2:?}");
+            drop(t);
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                "the helper was reaped with its trial"
+            );
         }
     }
 

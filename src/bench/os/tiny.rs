@@ -211,5 +211,33 @@ mod tests {
             let st = tiny.command().args(args).status().unwrap();
             assert_eq!(st.code(), Some(2), "{args:?}");
         }
+        for args in [
+            &["serve", "bogus", "0"][..],
+            &["serve", "fork_exec", "x"],
+            &["serve", "fork_exec", "60001"],
+        ] {
+            let st = tiny.command().args(args).status().unwrap();
+            assert_eq!(st.code(), Some(2), "{args:?}");
+        }
+        // serve: a bad count line ends it with 2, the end of stdin with 0
+        for (asked, code) in [("0\n", 2), ("2x\n", 2), ("", 0), ("1\n", 0)] {
+            let mut child = tiny
+                .command()
+                .args(["serve", "fork_exec", "0"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(asked.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(out.status.code(), Some(code), "{asked:?}");
+            let lines = String::from_utf8(out.stdout).unwrap().lines().count();
+            assert_eq!(lines, if asked == "1\n" { 2 } else { 0 }, "{asked:?}");
+        }
     }
 }
