@@ -710,10 +710,30 @@ fn signal_to_the_process_group_leaves_no_child_behind(signal: libc::c_int) {
     };
     // 60 s: with the other cli tests' runs on two CPUs, a clean clone's CI
     // run once took more than 20 s to start its first worker
-    while !measuring() && start.elapsed() < Duration::from_secs(60) {
+    // read once a poll: a worker seen by the loop may have ended its round
+    // before a second look (the assertion that once did so failed in CI
+    // with a worker seen)
+    let mut child = child;
+    let mut seen = measuring();
+    while !seen && start.elapsed() < Duration::from_secs(60) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(10));
+        seen = measuring();
     }
-    assert!(measuring(), "a worker was measuring");
+    if !seen {
+        // stop what this test started, then say what the run said
+        // SAFETY: the process group of our own child.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "no worker was measuring after {:.1} s; the run ended {:?}, saying: {}",
+            start.elapsed().as_secs_f64(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     // SAFETY: signalling the process group of our own child, as a terminal's Ctrl-C
     // (or its hangup) does.
     unsafe { libc::kill(-pgid, signal) };
@@ -758,12 +778,14 @@ fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
             .any(|e| e.file_name().to_string_lossy().starts_with("envbench-"))
     };
     let start = Instant::now();
-    while !(scratch_exists() && group::processes_in_group(pgid).len() >= 2)
-        && start.elapsed() < Duration::from_secs(30)
-    {
+    // looked at once a poll: a round's scratch directory goes with its worker
+    let going = || scratch_exists() && group::processes_in_group(pgid).len() >= 2;
+    let mut seen = going();
+    while !seen && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(10));
+        seen = going();
     }
-    assert!(scratch_exists(), "os.shell made its scratch directory");
+    assert!(seen, "os.shell made its scratch directory");
     // To envbench alone, not its group: its children see nothing. The
     // standard suite's repetitions take 0.1 s or more, so the first signal
     // rarely ends the case before the second arrives; when it does, the
