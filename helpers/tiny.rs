@@ -18,23 +18,20 @@
 //!     /proc/PID/smaps_rollup of each paused child (read before the kill).
 //!     On a fork failure it kills and reaps the children it made and writes
 //!     `fork-failed MADE ERRNO` to stderr, exit 1. Bad arguments: exit 2.
-//!   tiny spawn fork_exec|posix_spawn COUNT
-//!     Starts itself (`/proc/self/exe exit`) once untimed, then COUNT
-//!     times, waiting for each; writes the total nanoseconds, then each
-//!     spawn's nanoseconds, one per line. A failure writes
-//!     `spawn-failed|wait-failed|child-status DONE CODE` to stderr, exit 1.
-//!     Spawning from this small process keeps envbench's own memory map out
-//!     of the fork, as for `fork`.
 //!   tiny serve fork_exec|posix_spawn WARM_MS
-//!     The same starts from one long-lived process: first untimed until
-//!     WARM_MS milliseconds have passed, then, for each decimal COUNT line
-//!     read from stdin, COUNT timed starts written as `spawn` writes them;
-//!     it ends at the end of stdin. A fresh process's first starts are
-//!     slower for tens of milliseconds (the scheduler moves the child to
-//!     another CPU at exec until the spawner has run a while), which a
-//!     long UnixBench loop never sees.
+//!     Starts itself (`/proc/self/exe exit`) untimed until WARM_MS
+//!     milliseconds have passed (at least once), then, for each decimal
+//!     COUNT line read from stdin, COUNT times, waiting for each, and
+//!     writes the total nanoseconds, then each spawn's nanoseconds, one per
+//!     line; it ends at the end of stdin (0), or at a bad line (2). A
+//!     failure writes `spawn-failed|wait-failed|child-status DONE CODE` to
+//!     stderr, exit 1. Spawning from this small process keeps envbench's
+//!     own memory map out of the fork, as for `fork`; spawning from one
+//!     long-lived, warmed process keeps out a fresh process's slower first
+//!     starts (the scheduler moves the child to another CPU at exec until
+//!     the spawner has run a while), which a long UnixBench loop never sees.
 //!   tiny exit
-//!     Returns 0 at once: the trivial program `spawn` starts.
+//!     Returns 0 at once: the trivial program `serve` starts.
 //!
 //! It must not panic (there is no unwinding and no std); every path is
 //! checked by hand instead.
@@ -95,7 +92,7 @@ const MAX_CHILDREN: usize = 4096;
 /// Seed 003's extra parent memory.
 const EXTRA_BYTES: usize = 256 << 20;
 const MEMINFO_BYTES: usize = 8192;
-/// At most this many spawns in one run of `spawn`.
+/// At most this many spawns in one batch of `serve`.
 const MAX_SPAWNS: usize = 1_000_000;
 
 #[panic_handler]
@@ -446,27 +443,6 @@ fn timed_batch(posix: bool, lat: &mut [u64]) -> c_int {
     0
 }
 
-/// Starts this program again with `exit` `count` times, by fork + execv
-/// or by posix_spawn, waiting for each; writes the total nanoseconds and
-/// then each spawn's nanoseconds, one number per line.
-fn spawn_mode(method: &CStr, count: usize) -> c_int {
-    let Some(posix) = posix_method(method) else {
-        return 2;
-    };
-    let Some(buf) = map_anonymous(count * 8) else {
-        write_all(2, b"cannot map the latency buffer\n");
-        return 1;
-    };
-    // SAFETY: a fresh zeroed mapping of `count` u64s, used only here.
-    let lat = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
-    // One untimed start first: a fresh process's first fork and exec cost
-    // about twice the rest, which a long UnixBench loop never sees.
-    if let Err((what, code)) = spawn_self(posix) {
-        return fail(what, 0, code as u32 as u64);
-    }
-    timed_batch(posix, lat)
-}
-
 /// What one line of `serve`'s stdin held.
 enum Ask {
     Count(usize),
@@ -502,8 +478,8 @@ fn read_ask() -> Ask {
 
 /// One long-lived spawner: starts this program untimed until `warm_ms`
 /// milliseconds have passed (at least once), then, for each count read
-/// from stdin, makes that many timed starts and writes them as `spawn`
-/// does; ends at the end of stdin.
+/// from stdin, makes that many timed starts and writes them
+/// ([`timed_batch`]); ends at the end of stdin.
 fn serve_mode(method: &CStr, warm_ms: usize) -> c_int {
     let Some(posix) = posix_method(method) else {
         return 2;
@@ -551,10 +527,6 @@ pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int 
     };
     match arg(1).map(CStr::to_bytes) {
         Some(b"exit") => 0,
-        Some(b"spawn") => match (arg(2), arg(3).and_then(parse_count)) {
-            (Some(method), Some(n)) if n > 0 && n <= MAX_SPAWNS => spawn_mode(method, n),
-            _ => 2,
-        },
         Some(b"serve") => match (arg(2), arg(3).and_then(parse_count)) {
             (Some(method), Some(warm_ms)) if warm_ms <= 60_000 => serve_mode(method, warm_ms),
             _ => 2,

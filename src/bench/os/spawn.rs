@@ -33,7 +33,7 @@ extern "C" {
 
 /// The argument that makes envbench exit at once (see `main.rs`).
 pub const EXIT_ARG: &str = "__exit";
-/// Most spawns the tiny helper makes in one run (its MAX_SPAWNS).
+/// Most spawns the tiny helper makes in one batch (its MAX_SPAWNS).
 const MAX_SPAWNS_PER_BATCH: u64 = 1_000_000;
 /// How long the tiny helper spawns untimed before its first batch. A fresh
 /// process's first spawns are slower: on the project's Xeon VM (2 vCPUs,
@@ -252,6 +252,9 @@ impl Server {
     fn failure(mut self) -> BenchError {
         use std::os::unix::process::ExitStatusExt;
         self.stdin = None;
+        // one that ended keeps its status; one that did not (an unreadable
+        // answer) cannot hold the round
+        let _ = self.child.kill();
         let status = self.child.wait();
         let mut stderr = String::new();
         if let Some(mut e) = self.child.stderr.take() {
@@ -274,8 +277,8 @@ impl Drop for Server {
     }
 }
 
-/// The tiny helper's `spawn` output: total nanoseconds, then one line per
-/// spawn; returns seconds and per-spawn microseconds.
+/// A batch of the tiny helper's `serve`: total nanoseconds, then one line
+/// per spawn; returns seconds and per-spawn microseconds.
 fn parse_spawn_output(text: &str, n: u64) -> Result<(f64, Vec<f64>), String> {
     let nums: Option<Vec<u64>> = text.split_whitespace().map(|t| t.parse().ok()).collect();
     match nums.as_deref() {
