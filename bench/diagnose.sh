@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --rescore) rescore=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
