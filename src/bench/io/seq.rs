@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Condvar, Mutex};
 use std::time::Duration;
 
@@ -144,6 +145,20 @@ impl Bench for Seq {
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let threads = case.count("threads")? as usize;
+        Ok(Box::new(self.trial(case, ctx, thread_cpus(threads))?))
+    }
+}
+
+impl Seq {
+    /// The trial of `case` with its threads on `cpus` (None: placed by the
+    /// scheduler).
+    fn trial(
+        &self,
+        case: &CaseSpec,
+        ctx: &Context,
+        cpus: Option<Vec<usize>>,
+    ) -> Result<SeqTrial, BenchError> {
+        let threads = case.count("threads")? as usize;
         let file_size = case.size("file_size")?;
         let record = case.size("record")?;
         let total = self.disk_bytes(case);
@@ -159,7 +174,7 @@ impl Bench for Seq {
         if ctx.mem_available_bytes.is_some_and(|m| total > m) {
             notes.push("the files exceed the memory available: reads reach the device".into());
         }
-        Ok(Box::new(SeqTrial {
+        Ok(SeqTrial {
             target,
             threads,
             file_size,
@@ -169,8 +184,9 @@ impl Bench for Seq {
             },
             rep: 0,
             notes,
-            cpus: thread_cpus(threads),
-        }))
+            cpus,
+            pins_refused: 0,
+        })
     }
 }
 
@@ -193,6 +209,9 @@ struct SeqTrial {
     /// Each thread's CPU, when there are at least as many usable CPUs as
     /// threads ([`thread_cpus`]).
     cpus: Option<Vec<usize>>,
+    /// Threads, over every repetition, whose CPU was asked and could not
+    /// be set: they ran where the scheduler put them.
+    pins_refused: u64,
 }
 
 /// One CPU for each of `threads` threads (the first usable ones), when
@@ -224,7 +243,9 @@ impl Trial for SeqTrial {
         let barrier = Barrier::new(self.threads);
         let start = Start::default();
         let size = self.file_size;
+        let refused_pins = AtomicU64::new(0);
         let outcomes: Vec<std::io::Result<Spans>> = std::thread::scope(|s| {
+            let refused_pins = &refused_pins;
             let (start, barrier) = (&start, &barrier);
             let mut handles = Vec::with_capacity(files.len());
             let mut refused = None;
@@ -233,8 +254,15 @@ impl Trial for SeqTrial {
                 let spawned = std::thread::Builder::new()
                     .name("io-seq".into())
                     .spawn_scoped(s, move || {
-                        // unpinned where the mask cannot be set: measured as placed
-                        let _pinned = cpu.and_then(|c| affinity::Pinned::to(c).ok());
+                        // unpinned where the mask cannot be set: measured as
+                        // placed, and counted
+                        let _pinned = cpu.and_then(|c| {
+                            let held = affinity::Pinned::to(c).ok();
+                            if held.is_none() {
+                                refused_pins.fetch_add(1, Ordering::Relaxed);
+                            }
+                            held
+                        });
                         worker(f, start, barrier, clock, block, size)
                     });
                 match spawned {
@@ -262,6 +290,7 @@ impl Trial for SeqTrial {
             }));
             out
         });
+        self.pins_refused += refused_pins.into_inner();
         for p in &paths {
             std::fs::remove_file(p).map_err(|e| failed("removing", p, e))?;
         }
@@ -276,6 +305,9 @@ impl Trial for SeqTrial {
         let mut d = self.target.details();
         if let Value::Object(m) = &mut d {
             m.insert("thread_cpus".into(), serde_json::json!(self.cpus));
+            if self.cpus.is_some() {
+                m.insert("thread_pins_refused".into(), self.pins_refused.into());
+            }
         }
         Some(d)
     }
@@ -423,6 +455,28 @@ mod tests {
         if allowed.len() >= 2 {
             assert_eq!(thread_cpus(2), Some(allowed[..2].to_vec()));
         }
+    }
+
+    #[test]
+    fn a_cpu_that_cannot_be_set_is_counted_and_the_threads_still_measure() {
+        let env = TestEnv::real(0.01);
+        let case = case_for(2);
+        let allowed = affinity::allowed_cpus().unwrap();
+        // the first usable CPU holds; one past the largest CPU set is refused
+        let cpus = vec![allowed[0], libc::CPU_SETSIZE as usize];
+        let mut t = Seq.trial(&case, &env.ctx(), Some(cpus.clone())).unwrap();
+        for _ in 0..2 {
+            let v = t.once(&env.clock).unwrap();
+            assert!(v.iter().all(|x| x.is_finite() && *x > 0.0), "{v:?}");
+        }
+        let d = t.details().unwrap();
+        assert_eq!(d["thread_cpus"], serde_json::json!(cpus));
+        assert_eq!(d["thread_pins_refused"], 2);
+        // unpinned threads report no refusal
+        let mut t = Seq.trial(&case, &env.ctx(), None).unwrap();
+        t.once(&env.clock).unwrap();
+        let d = t.details().unwrap();
+        assert!(d["thread_cpus"].is_null() && d.get("thread_pins_refused").is_none());
     }
 
     #[test]
