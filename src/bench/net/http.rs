@@ -1,7 +1,8 @@
 //! `net.http`: seed 002's web-server experiment. A built-in HTTP/1.1
 //! server (hyper on a small tokio runtime, keep-alive) serves pages of
 //! 1 KiB, 10 KiB and 100 KiB from memory, and a built-in closed-loop client
-//! (hyper too) keeps C = 1 ... 16 connections busy: each sends a request as
+//! (a plain HTTP/1.1 loop over epoll, [`client`]) keeps C = 1 ... 16
+//! connections busy: each sends a request as
 //! soon as the previous response has fully arrived, with no think time,
 //! for a fixed duration. The warm-up repetition opens nothing new: the
 //! connections are made when the case is prepared and reused by every
@@ -15,8 +16,8 @@
 //! A connection that is refused, reset or silent for 5 s ends the case,
 //! its reason naming the connection and the responses counted before it.
 //! Thread counts are bounded: the server runs a tokio runtime of at most
-//! two workers; the client, like wrk, at most two threads, each with a
-//! single-threaded runtime and its share of the connections.
+//! two workers; the client, like wrk, at most two threads, each with an
+//! epoll set of its own and its share of the connections.
 //!
 //! Placement (`cpus`): with the built-in server, envbench places server and
 //! client, as os.pipe and net.tcp_echo place theirs. Left to the scheduler,
@@ -39,18 +40,14 @@ use crate::results::ids;
 use crate::results::params::key;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper::client::conn::http1::SendRequest;
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
-use tokio::runtime::Runtime;
 
+mod client;
 mod server;
+use client::{Conn, Ended, Poller};
 pub use server::{page_body, page_path, HttpServer, PAGE_BYTES};
 
 /// Seed 002's numbers of simultaneous clients.
@@ -248,21 +245,22 @@ struct Tally {
     latencies_us: Vec<f64>,
 }
 
-/// One client thread's share of the connections, on a single-threaded
-/// runtime of its own: as wrk's threads, each with its own event loop, so
-/// a request's wake-ups never cross threads.
+/// One client thread's share of the connections, with an epoll loop of
+/// its own during a repetition: as wrk's threads, so a request's wake-ups
+/// never cross threads.
 struct Worker {
-    rt: Runtime,
-    senders: Vec<SendRequest<Empty<Bytes>>>,
+    conns: Vec<Conn>,
 }
 
 /// C keep-alive connections spread over at most [`MAX_WORKERS`] workers.
-/// A repetition runs each worker's runtime on a thread of its own, joined
-/// before it returns, so between repetitions the client has no thread.
-/// Dropping it closes every connection.
+/// A repetition runs each worker on a thread of its own, joined before it
+/// returns, so between repetitions the client has no thread. Dropping it
+/// closes every connection.
 struct LoadClient {
     workers: Vec<Worker>,
     target: Target,
+    /// The request every connection sends.
+    request: Vec<u8>,
     /// The CPUs its threads run on, when placed.
     cpus: Option<Vec<usize>>,
 }
@@ -279,30 +277,22 @@ impl LoadClient {
         workers: usize,
         cpus: Option<Vec<usize>>,
     ) -> Result<LoadClient, BenchError> {
-        let mut ws = Vec::with_capacity(workers);
-        for _ in 0..workers.max(1) {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .enable_time()
-                .build()?;
-            ws.push(Worker {
-                rt,
-                senders: Vec::new(),
-            });
-        }
+        let mut ws: Vec<Worker> = (0..workers.max(1))
+            .map(|_| Worker { conns: Vec::new() })
+            .collect();
         let addr = target.addr;
         for i in 0..clients {
             let n = ws.len();
-            let w = &mut ws[i % n];
-            let sender = w.rt.block_on(open(addr)).map_err(|e| {
+            let conn = Conn::open(addr).map_err(|e| {
                 BenchError::Failed(format!(
                     "cannot connect to {addr}: {e} (is the server running and listening there?)"
                 ))
             })?;
-            w.senders.push(sender);
+            ws[i % n].conns.push(conn);
         }
         Ok(LoadClient {
             workers: ws,
+            request: client::request_bytes(&target),
             target,
             cpus,
         })
@@ -311,29 +301,34 @@ impl LoadClient {
     /// One request on the first connection; a status of 400 or more is an
     /// error for the user to fix before loading.
     fn check_first_response(&mut self) -> Result<(), BenchError> {
-        let request = request(&self.target);
-        let w = &mut self.workers[0];
-        let sender = &mut w.senders[0];
-        let answer = w.rt.block_on(async {
-            let resp = tokio::time::timeout(IO_TIMEOUT, async {
-                sender.ready().await?;
-                let resp = sender.send_request(request).await?;
-                let status = resp.status();
-                resp.into_body().collect().await?;
-                Ok::<_, hyper::Error>(status)
-            })
-            .await;
-            match resp {
-                Ok(r) => r.map_err(|e| e.to_string()),
-                Err(_) => Err(format!("no response within {} s", IO_TIMEOUT.as_secs())),
-            }
-        });
         let url = format!("http://{}{}", self.target.authority, self.target.path);
+        let conn = &mut self.workers[0].conns[0];
+        let answer = conn
+            .send(&self.request)
+            .map_err(|e| e.to_string())
+            .and_then(|()| loop {
+                match conn.receive() {
+                    Ok(Some(r)) => break Ok(r),
+                    Ok(None) => client::readable(conn.fd()).map_err(|e| match e.kind() {
+                        io::ErrorKind::TimedOut => {
+                            format!("no response within {} s", IO_TIMEOUT.as_secs())
+                        }
+                        _ => e.to_string(),
+                    })?,
+                    Err(Ended::Closed) => {
+                        break Err("the server closed the connection without answering".into())
+                    }
+                    Err(Ended::Failed(e)) => break Err(e),
+                }
+            });
         match answer {
-            Ok(s) if s.as_u16() < 400 => Ok(()),
-            Ok(s) => Err(BenchError::Failed(format!(
-                "GET {url} answered {s}; give the URL of a page the server has"
-            ))),
+            Ok(r) if r.close => {
+                // the next repetition needs it open
+                self.workers[0].conns[0] = Conn::open(self.target.addr)
+                    .map_err(|e| BenchError::Failed(format!("GET {url}: reconnecting: {e}")))?;
+                status_ok(&url, r.status)
+            }
+            Ok(r) => status_ok(&url, r.status),
             Err(e) => Err(BenchError::Failed(format!("GET {url}: {e}"))),
         }
     }
@@ -345,7 +340,7 @@ impl LoadClient {
         // the mask; this thread's own comes back when the guard drops
         let _pinned = self.cpus.as_deref().map(Pinned::to_set).transpose()?;
         let deadline = Instant::now() + duration;
-        let target = &self.target;
+        let (addr, request) = (self.target.addr, &self.request[..]);
         // per connection: its tally and, when it failed, why
         let outcomes: Vec<(Tally, Option<String>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
@@ -354,7 +349,7 @@ impl LoadClient {
                 .map(|w| {
                     std::thread::Builder::new()
                         .name("net-http-cli".into())
-                        .spawn_scoped(scope, move || run_worker(w, target, deadline))
+                        .spawn_scoped(scope, move || run_worker(w, addr, request, deadline))
                 })
                 .collect();
             handles
@@ -396,136 +391,200 @@ impl LoadClient {
     }
 }
 
-/// Runs one worker's connections until `deadline` on the calling thread;
-/// the connections that are still usable go back to the worker.
-fn run_worker(w: &mut Worker, target: &Target, deadline: Instant) -> Vec<(Tally, Option<String>)> {
-    let senders: Vec<_> = w.senders.drain(..).collect();
-    let results = w.rt.block_on(async {
-        let tasks: Vec<_> = senders
-            .into_iter()
-            .map(|s| tokio::spawn(load_connection(s, target.addr, request(target), deadline)))
-            .collect();
-        let mut out = Vec::with_capacity(tasks.len());
-        for t in tasks {
-            out.push(t.await);
-        }
-        out
-    });
-    results
-        .into_iter()
-        .map(|r| match r {
-            Ok((Ok(sender), tally)) => {
-                w.senders.push(sender);
-                (tally, None)
-            }
-            Ok((Err(e), tally)) => (tally, Some(e)),
-            Err(e) => (Tally::default(), Some(e.to_string())),
-        })
-        .collect()
+/// Ok for a status under 400, else the error that asks for another URL.
+fn status_ok(url: &str, status: u16) -> Result<(), BenchError> {
+    if status < 400 {
+        return Ok(());
+    }
+    let shown = hyper::StatusCode::from_u16(status).map_or(status.to_string(), |s| s.to_string());
+    Err(BenchError::Failed(format!(
+        "GET {url} answered {shown}; give the URL of a page the server has"
+    )))
 }
 
-/// Bytes the client reads at most per read call. hyper's own buffer grows
-/// until a 100 KiB response comes in one read (1.0 reads per response
-/// against wrk's 13.0 with its 8 KiB buffer, counted with strace on the
-/// AMD EPYC VM); with client and server on one CPU that made envbench
-/// 1.31-1.47x wrk's rate: a figure of the client's buffer, not of the
-/// environment. 8 KiB, as wrk, costs hyper more per read than wrk pays
-/// (0.71-0.86x at 100 KiB). Alternated against wrk over 4 rounds, 32 KiB
-/// put every row within ±15 % (medians 0.89 one CPU, 0.96 two CPUs, 0.98
-/// at 16 connections at 100 KiB; 0.95 at 1 KiB), 16 KiB and 64 KiB did
-/// not. A response head must fit in it.
-const READ_BYTES: usize = 32 * 1024;
-
-/// A keep-alive connection whose driver runs on the current runtime.
-async fn open(addr: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
-    let stream = tokio::time::timeout(IO_TIMEOUT, tokio::net::TcpStream::connect(addr))
-        .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
-    stream.set_nodelay(true)?;
-    let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .read_buf_exact_size(Some(READ_BYTES))
-        .handshake(TokioIo::new(stream))
-        .await
-        .map_err(io::Error::other)?;
-    tokio::spawn(async move {
-        // ends when the sender is dropped or the peer closes
-        let _ = conn.await;
-    });
-    Ok(sender)
+/// One connection's part in a repetition.
+struct Flight {
+    tally: Tally,
+    failed: Option<String>,
+    /// A request is out and its response not yet complete.
+    busy: bool,
+    /// When the request out was sent.
+    sent: Instant,
+    /// When it last made progress: [`IO_TIMEOUT`] without ends the case.
+    moved: Instant,
 }
 
-fn request(target: &Target) -> Request<Empty<Bytes>> {
-    Request::get(target.path.as_str())
-        .header(hyper::header::HOST, target.authority.as_str())
-        .body(Empty::new())
-        .expect("invariant: a parsed path and authority make a valid request")
-}
-
-/// Requests on one connection, each right after the previous response,
-/// until `deadline` (at least one). A server may end a keep-alive connection cleanly
-/// (`Connection: close`, or closing it while idle, as Apache does after
-/// 100 requests); the client then opens a new one, counted in
-/// `reconnects`. Returns the connection for the next repetition, or why it
-/// failed (a refused reconnection, a reset, a timeout), with what was
-/// counted before.
-async fn load_connection(
-    mut sender: SendRequest<Empty<Bytes>>,
+/// Runs one worker's connections until `deadline` on the calling thread:
+/// each sends a request at once and another after each response, until a
+/// response completes past the deadline (at least one, however slow). A
+/// server may end a keep-alive connection cleanly (`Connection: close`,
+/// or closing it while idle, as Apache does after 100 requests); the
+/// client then opens a new one, counted in `reconnects`. The connections
+/// still usable go back to the worker; a failed one says why (a refused
+/// reconnection, a reset, a timeout), with what was counted before.
+fn run_worker(
+    w: &mut Worker,
     addr: SocketAddr,
-    template: Request<Empty<Bytes>>,
+    request: &[u8],
     deadline: Instant,
-) -> (Result<SendRequest<Empty<Bytes>>, String>, Tally) {
-    let mut tally = Tally::default();
-    let mut closing = false;
-    // at least one request, however slow: a repetition always has a latency
-    loop {
-        if closing || sender.is_closed() || sender.ready().await.is_err() {
-            match open(addr).await {
-                Ok(s) => sender = s,
-                Err(e) => {
-                    let e = format!("reconnecting after the server closed the connection: {e}");
-                    return (Err(e), tally);
-                }
-            }
-            tally.reconnects += 1;
-        }
-        let mut req = Request::new(Empty::new());
-        *req.uri_mut() = template.uri().clone();
-        *req.headers_mut() = template.headers().clone();
-        let t0 = Instant::now();
-        let one = tokio::time::timeout(IO_TIMEOUT, async {
-            sender.ready().await?;
-            let resp = sender.send_request(req).await?;
-            let status = resp.status();
-            let close = resp
-                .headers()
-                .get(hyper::header::CONNECTION)
-                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
-            let mut body = resp.into_body();
-            let mut bytes = 0u64;
-            while let Some(frame) = body.frame().await {
-                if let Ok(data) = frame?.into_data() {
-                    bytes += data.len() as u64;
-                }
-            }
-            Ok::<_, hyper::Error>((status, bytes, close))
+) -> Vec<(Tally, Option<String>)> {
+    let now = Instant::now();
+    let mut flights: Vec<Flight> = w
+        .conns
+        .iter()
+        .map(|_| Flight {
+            tally: Tally::default(),
+            failed: None,
+            busy: false,
+            sent: now,
+            moved: now,
         })
-        .await;
-        match one {
-            Ok(Ok((status, bytes, close))) => {
-                tally.latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
-                tally.responses += 1;
-                tally.body_bytes += bytes;
-                tally.errors += u64::from(status.as_u16() >= 400);
-                closing = close;
+        .collect();
+    let mut poller = match Poller::new(w.conns.len()) {
+        Ok(p) => p,
+        Err(e) => {
+            return flights
+                .into_iter()
+                .map(|f| (f.tally, Some(format!("no epoll set: {e}"))))
+                .collect()
+        }
+    };
+    for (i, f) in flights.iter_mut().enumerate() {
+        let added = poller.add(w.conns[i].fd(), i);
+        match added.map_err(|e| e.to_string()) {
+            Ok(()) => ask(&mut w.conns[i], f, &mut poller, i, addr, request),
+            Err(e) => f.failed = Some(format!("cannot watch the connection: {e}")),
+        }
+    }
+    while let Some(until) = flights
+        .iter()
+        .filter(|f| f.busy)
+        .map(|f| f.moved + IO_TIMEOUT)
+        .min()
+    {
+        let ready = match poller.wait(until) {
+            Ok(r) => r,
+            Err(e) => {
+                for f in flights.iter_mut().filter(|f| f.busy) {
+                    (f.busy, f.failed) = (false, Some(format!("epoll_wait: {e}")));
+                }
+                break;
             }
-            Ok(Err(e)) => return (Err(e.to_string()), tally),
-            Err(_) => {
-                let e = format!("no response within {} s", IO_TIMEOUT.as_secs());
-                return (Err(e), tally);
+        };
+        let now = Instant::now();
+        if ready.is_empty() {
+            for f in flights
+                .iter_mut()
+                .filter(|f| f.busy && now >= f.moved + IO_TIMEOUT)
+            {
+                f.busy = false;
+                f.failed = Some(format!("no response within {} s", IO_TIMEOUT.as_secs()));
+            }
+            continue;
+        }
+        for i in ready {
+            let f = &mut flights[i];
+            if !f.busy {
+                continue;
+            }
+            match w.conns[i].receive() {
+                Ok(None) => f.moved = Instant::now(),
+                Ok(Some(r)) => {
+                    let done = Instant::now();
+                    f.busy = false;
+                    f.tally
+                        .latencies_us
+                        .push((done - f.sent).as_secs_f64() * 1e6);
+                    f.tally.responses += 1;
+                    f.tally.body_bytes += r.body_bytes;
+                    f.tally.errors += u64::from(r.status >= 400);
+                    if r.close && !reopen(&mut w.conns[i], f, &mut poller, i, addr) {
+                        continue;
+                    }
+                    if done < deadline {
+                        ask(&mut w.conns[i], f, &mut poller, i, addr, request);
+                    }
+                }
+                Err(Ended::Closed) => {
+                    f.busy = false;
+                    if reopen(&mut w.conns[i], f, &mut poller, i, addr) {
+                        ask(&mut w.conns[i], f, &mut poller, i, addr, request);
+                    }
+                }
+                Err(Ended::Failed(e)) => (f.busy, f.failed) = (false, Some(e)),
             }
         }
-        if Instant::now() >= deadline {
-            return (Ok(sender), tally);
+    }
+    let mut kept = Vec::with_capacity(w.conns.len());
+    let out = w
+        .conns
+        .drain(..)
+        .zip(flights)
+        .map(|(c, f)| {
+            if f.failed.is_none() {
+                kept.push(c);
+            }
+            (f.tally, f.failed)
+        })
+        .collect();
+    w.conns = kept;
+    out
+}
+
+/// Sends the request on connection `i`; a keep-alive connection the server
+/// has closed meanwhile is opened again (counted) and asked once more.
+fn ask(
+    conn: &mut Conn,
+    f: &mut Flight,
+    poller: &mut Poller,
+    i: usize,
+    addr: SocketAddr,
+    request: &[u8],
+) {
+    let mut sent = conn.send(request);
+    if let Err(e) = &sent {
+        let gone = matches!(
+            e.kind(),
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+        );
+        if gone && !conn.is_fresh() && reopen(conn, f, poller, i, addr) {
+            sent = conn.send(request);
+        }
+    }
+    match sent {
+        Ok(()) => {
+            let now = Instant::now();
+            (f.busy, f.sent, f.moved) = (true, now, now);
+        }
+        Err(e) if f.failed.is_none() => f.failed = Some(format!("sending a request: {e}")),
+        Err(_) => {}
+    }
+}
+
+/// Replaces connection `i` by a new one, counted in `reconnects`; false,
+/// with the reason in `f`, when it cannot be opened.
+fn reopen(
+    conn: &mut Conn,
+    f: &mut Flight,
+    poller: &mut Poller,
+    i: usize,
+    addr: SocketAddr,
+) -> bool {
+    let opened = Conn::open(addr).and_then(|c| {
+        poller.add(c.fd(), i)?;
+        Ok(c)
+    });
+    match opened {
+        Ok(c) => {
+            *conn = c;
+            f.tally.reconnects += 1;
+            true
+        }
+        Err(e) => {
+            f.failed = Some(format!(
+                "reconnecting after the server closed the connection: {e}"
+            ));
+            false
         }
     }
 }
