@@ -485,6 +485,7 @@ fn run_worker(
         for i in ready {
             let f = &mut flights[i];
             if !f.busy {
+                poller.remove(w.conns[i].fd());
                 continue;
             }
             match w.conns[i].receive() {

@@ -10,7 +10,7 @@
 //! and the request's, its body channel, header maps, wakers and timers),
 //! so envbench measured 0.85x wrk's rate, a figure of its client. This loop
 //! parses the response head with httparse and counts the body as it
-//! arrives: no task, no channel, no allocation per request.
+//! arrives: no task hand-off, no channel, no header map.
 //!
 //! Reads: up to [`READ_BYTES`] a call, and again at once only after a full
 //! read (a short read emptied the socket, as wrk reads), else back to
@@ -459,6 +459,23 @@ impl Poller {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// Stops watching `fd`: a connection with no request out (done for
+    /// this repetition, or failed) whose socket turns readable (the server
+    /// closing it) would otherwise wake every wait until the repetition
+    /// ends.
+    pub(super) fn remove(&mut self, fd: RawFd) {
+        // SAFETY: a valid epoll descriptor; the event is ignored for DEL.
+        // An fd not in the set (already closed) is ENOENT: nothing to undo.
+        unsafe {
+            libc::epoll_ctl(
+                self.fd.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                std::ptr::null_mut(),
+            )
+        };
     }
 
     /// The indices of the connections ready to read, waiting until

@@ -281,3 +281,49 @@ fn a_server_closing_keep_alive_connections_makes_the_client_reconnect() {
     drop(std::net::TcpStream::connect(addr));
     server.join().unwrap();
 }
+
+#[test]
+fn a_server_closing_idle_connections_without_saying_so_is_asked_again() {
+    let _g = testing::lock();
+    let before = testing::counts();
+    // one response per connection that promises keep-alive, then a close:
+    // the client's next request meets a closed connection (EOF or a reset)
+    // and must open a new one and ask again, not fail the case
+    let listener = std::net::TcpListener::bind((DEFAULT_HOST, 0)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let server = std::thread::spawn(move || {
+        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            let Ok((s, _)) = listener.accept() else {
+                continue;
+            };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let mut w = s;
+            let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    let target = Target {
+        addr,
+        authority: addr.to_string(),
+        path: "/".into(),
+    };
+    let mut client = LoadClient::connect(target, 2, 1, None).unwrap();
+    client.check_first_response().unwrap();
+    let tallies = client.load(Duration::from_millis(30)).unwrap();
+    for t in &tallies {
+        assert!(t.responses > 1 && t.reconnects >= t.responses - 1, "{t:?}");
+        assert_eq!(t.body_bytes, 2 * t.responses);
+    }
+    // and the next repetition goes on from the connections it left
+    assert!(client.load(Duration::from_millis(10)).unwrap()[0].responses > 0);
+    drop(client);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(std::net::TcpStream::connect(addr));
+    server.join().unwrap();
+    assert_eq!(testing::counts(), before);
+}
