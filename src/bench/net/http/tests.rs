@@ -239,36 +239,69 @@ fn placed_cases_keep_server_and_client_on_their_cpus() {
     }
 }
 
+/// A server that answers one request per connection with `response` and
+/// closes it; stopped (and joined) when dropped.
+struct OneShotServer {
+    addr: std::net::SocketAddr,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl OneShotServer {
+    fn start(response: &'static [u8]) -> OneShotServer {
+        let listener = std::net::TcpListener::bind((DEFAULT_HOST, 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                let Ok((s, _)) = listener.accept() else {
+                    continue;
+                };
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let mut w = s;
+                let _ = w.write_all(response);
+            }
+        });
+        OneShotServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            addr: self.addr,
+            authority: self.addr.to_string(),
+            path: "/".into(),
+        }
+    }
+}
+
+impl Drop for OneShotServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // wakes its accept
+        drop(std::net::TcpStream::connect(self.addr));
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_server_closing_keep_alive_connections_makes_the_client_reconnect() {
     let _g = testing::lock();
-    // one response per connection, with `Connection: close`, as a server at
-    // its keep-alive limit answers
-    let listener = std::net::TcpListener::bind((DEFAULT_HOST, 0)).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let server = std::thread::spawn(move || {
-        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
-            let Ok((s, _)) = listener.accept() else {
-                continue;
-            };
-            let mut r = BufReader::new(s.try_clone().unwrap());
-            let mut line = String::new();
-            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-                line.clear();
-            }
-            let mut w = s;
-            let _ =
-                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-        }
-    });
-    let target = Target {
-        addr,
-        authority: addr.to_string(),
-        path: "/".into(),
-    };
-    let mut client = LoadClient::connect(target, 1, 1, None).unwrap();
+    // `Connection: close`, as a server at its keep-alive limit answers
+    let server = OneShotServer::start(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    );
+    let mut client = LoadClient::connect(server.target(), 1, 1, None).unwrap();
     let tallies = client.load(Duration::from_millis(30)).unwrap();
     assert!(tallies[0].responses > 1, "{tallies:?}");
     assert!(
@@ -276,43 +309,17 @@ fn a_server_closing_keep_alive_connections_makes_the_client_reconnect() {
         "{tallies:?}"
     );
     assert_eq!(tallies[0].body_bytes, 2 * tallies[0].responses);
-    drop(client);
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    drop(std::net::TcpStream::connect(addr));
-    server.join().unwrap();
 }
 
 #[test]
 fn a_server_closing_idle_connections_without_saying_so_is_asked_again() {
     let _g = testing::lock();
     let before = testing::counts();
-    // one response per connection that promises keep-alive, then a close:
-    // the client's next request meets a closed connection (EOF or a reset)
-    // and must open a new one and ask again, not fail the case
-    let listener = std::net::TcpListener::bind((DEFAULT_HOST, 0)).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let server = std::thread::spawn(move || {
-        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
-            let Ok((s, _)) = listener.accept() else {
-                continue;
-            };
-            let mut r = BufReader::new(s.try_clone().unwrap());
-            let mut line = String::new();
-            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-                line.clear();
-            }
-            let mut w = s;
-            let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-        }
-    });
-    let target = Target {
-        addr,
-        authority: addr.to_string(),
-        path: "/".into(),
-    };
-    let mut client = LoadClient::connect(target, 2, 1, None).unwrap();
+    // a response that promises keep-alive, then a close: the client's next
+    // request meets a closed connection (EOF or a reset) and must open a
+    // new one and ask again, not fail the case
+    let server = OneShotServer::start(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let mut client = LoadClient::connect(server.target(), 2, 1, None).unwrap();
     client.check_first_response().unwrap();
     let tallies = client.load(Duration::from_millis(30)).unwrap();
     for t in &tallies {
@@ -322,8 +329,6 @@ fn a_server_closing_idle_connections_without_saying_so_is_asked_again() {
     // and the next repetition goes on from the connections it left
     assert!(client.load(Duration::from_millis(10)).unwrap()[0].responses > 0);
     drop(client);
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    drop(std::net::TcpStream::connect(addr));
-    server.join().unwrap();
+    drop(server);
     assert_eq!(testing::counts(), before);
 }
