@@ -763,11 +763,19 @@ fn signal_to_the_process_group_leaves_no_child_behind(signal: libc::c_int) {
 #[test]
 fn a_second_sigint_kills_what_envbench_started_and_removes_its_scratch() {
     let tmp = tempfile::tempdir().unwrap();
-    // os.shell runs /bin/sh copies in a scratch directory under --dir
+    // os.shell runs /bin/sh copies in a scratch directory under --dir;
+    // app.status keeps its tree for its later rounds in one of the run's
     let child = start_run(
         tmp.path(),
         &[
-            "--suite", "standard", "--only", "os.shell", "--reps", "50", "--budget", "60",
+            "--suite",
+            "standard",
+            "--only",
+            "os.shell,app.status",
+            "--reps",
+            "50",
+            "--budget",
+            "60",
         ],
     );
     let pgid = child.id() as i32;
@@ -1628,7 +1636,13 @@ fn plan_lists_the_cases_and_their_budget_and_writes_nothing() {
         &["--only", "io.seq", "--suite", "quick", "--threads", "2"],
     );
     assert!(
-        text.contains("dir1 (") && text.contains("the largest case holds 32.0 MiB at once"),
+        text.contains("dir1 (") && text.contains("the cases hold at most 32.0 MiB at once"),
+        "{text}"
+    );
+    // a tree kept for a case's rounds counts until the run ends
+    let text = plan_in(tmp.path(), &["--only", "app.status,app.search"]);
+    assert!(
+        text.contains("of it kept for the run") && !text.contains("MiB at once, 0"),
         "{text}"
     );
     // a budget given by the user is kept as it is
@@ -1748,10 +1762,12 @@ fn sigkill_during_fork_cases_leaves_no_child_behind() {
     );
 }
 
-/// SIGKILL at 20 points spread over a run of os and io cases in worker
-/// processes: the result file is valid JSON or absent, the history passes
-/// SQLite's integrity check, the workers (told by SIGTERM when envbench
-/// dies) remove their scratch directories, and nothing else is left but
+/// SIGKILL at 20 points spread over a run of os, io and app cases in
+/// worker processes: the result file is valid JSON or absent, the history
+/// passes SQLite's integrity check, the workers (told by SIGTERM when
+/// envbench dies) remove their scratch directories, the keeper of the
+/// run's kept fixtures (app.imports's modules) removes those, and nothing
+/// else is left but
 /// the documented temporary file `.NAME.PID.N.partial` of a write cut short
 /// and SQLite's journal.
 #[test]
@@ -1768,7 +1784,7 @@ fn sigkill_at_twenty_points_leaves_a_valid_file_an_intact_history_and_no_scratch
                 "run",
                 "--quiet",
                 "--only",
-                "os.syscall,io.meta,io.seq",
+                "os.syscall,io.meta,io.seq,app.imports",
                 "--budget",
                 "0.05",
                 "--rounds",

@@ -248,6 +248,12 @@ pub struct Context<'a> {
     pub dirs: &'a [NamedDir],
     /// CPUs this process may use.
     pub cpus: usize,
+    /// Where a case keeps what it made before timing for its later rounds
+    /// (a tree of files, a file set): a directory of the run's in each
+    /// `--dir`, under that `--dir`'s name, which the run removes at its
+    /// end ([`crate::bench::io::Target::fixture`]). Empty: every round
+    /// makes its own.
+    pub kept: &'a [NamedDir],
 }
 
 impl Context<'_> {
@@ -354,6 +360,14 @@ pub trait Bench: Sync {
     /// checks free space for before writing, and what `list` says each
     /// suite needs. 0 for benches that write nothing.
     fn disk_bytes(&self, _case: &CaseSpec) -> u64 {
+        0
+    }
+
+    /// What a case keeps in its `--dir` for its later rounds (bytes, part
+    /// of [`Bench::disk_bytes`]), held until the run ends: a fixture
+    /// made before timing and shared by the rounds
+    /// ([`crate::bench::io::Target::fixture`]). 0 for most.
+    fn kept_bytes(&self, _case: &CaseSpec) -> u64 {
         0
     }
 
@@ -569,6 +583,7 @@ impl TestEnv {
             mem_available_bytes: Some(TEST_MEMORY_BYTES),
             dirs: &self.dirs,
             cpus: 2,
+            kept: &[],
         }
     }
 
@@ -594,6 +609,64 @@ mod tests {
 
     fn plan(suite: Suite) -> Plan {
         TestEnv::plan(suite, 2)
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_rounds_of_a_case_that_keeps_a_fixture_share_it_and_leave_nothing_else() {
+        use std::os::unix::fs::MetadataExt as _;
+        let mut keeping = Vec::new();
+        for bench in ALL.iter() {
+            let Some(case) = bench.cases(&plan(Suite::Quick)).into_iter().next() else {
+                continue;
+            };
+            if bench.kept_bytes(&case) == 0 {
+                continue;
+            }
+            keeping.push(bench.id());
+            let env = TestEnv::real(0.01);
+            let kept = [NamedDir {
+                name: "dir1".into(),
+                path: env.dirs[0].path.join("kept"),
+            }];
+            std::fs::create_dir(&kept[0].path).unwrap();
+            let ctx = Context {
+                kept: &kept,
+                ..env.ctx()
+            };
+            let mut fixtures = Vec::new();
+            for round in 0..2 {
+                // each round a trial of its own, as each is a fresh process
+                let mut trial = bench.prepare(&case, &ctx).unwrap();
+                trial.once(&env.clock).unwrap();
+                drop(trial);
+                // its scratch directory is gone, its fixture kept whole
+                assert_eq!(names(&env.dirs[0].path), ["kept"], "{} {round}", bench.id());
+                let held = names(&kept[0].path);
+                assert_eq!(held.len(), 1, "{}: {held:?}", bench.id());
+                let path = kept[0].path.join(&held[0]);
+                fixtures.push((path.clone(), std::fs::metadata(&path).unwrap().ino()));
+            }
+            assert_eq!(fixtures[0], fixtures[1], "{}: made once", bench.id());
+            // without a kept directory, a round leaves nothing
+            let mut trial = bench.prepare(&case, &env.ctx()).unwrap();
+            trial.once(&env.clock).unwrap();
+            drop(trial);
+            assert_eq!(names(&env.dirs[0].path), ["kept"], "{}", bench.id());
+        }
+        assert_eq!(
+            keeping,
+            ["io.random", "app.status", "app.search", "app.imports"]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! change touches no family.
 
 pub mod guard;
+mod keeper;
 pub mod launch;
 pub mod peer;
 pub mod resident;
@@ -22,7 +23,8 @@ pub mod worker;
 
 /// Runs the hidden process `args` name, if it is the engine's: a worker
 /// measuring one case round ([`worker`]), an environment's resident
-/// launcher ([`resident`]), or the guard a prefix runs under ([`guard`]); else
+/// launcher ([`resident`]), the guard a prefix runs under ([`guard`]), or
+/// the keeper of the run's kept fixtures ([`keeper`]); else
 /// a family's helper ([`crate::bench::helper`]).
 pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
     match args.first().map(String::as_str) {
@@ -30,6 +32,7 @@ pub fn helper(args: &[String]) -> Option<std::process::ExitCode> {
         Some(worker::CPUID_ARG) => Some(worker::serve_cpuid()),
         Some(guard::GUARD_ARG) => Some(guard::serve(&args[1..])),
         Some(resident::LAUNCHER_ARG) => Some(resident::serve()),
+        Some(keeper::KEEPER_ARG) => Some(keeper::serve()),
         _ => crate::bench::helper(args),
     }
 }

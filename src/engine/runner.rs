@@ -508,6 +508,7 @@ mod tests {
             mem_available_bytes: None,
             dirs: &[],
             cpus: 2,
+            kept: &[],
         }
     }
 

@@ -41,7 +41,7 @@ use crate::config::{RepPolicy, RunConfig};
 use crate::measure::clock::Clock;
 use crate::results::{self, CaseResult, CaseStatus, ResultFile};
 use anyhow::Context as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -185,7 +185,12 @@ pub fn run(
         last_save: Duration::ZERO,
         results: vec![None; s.slots()],
         cut: (0, f64::INFINITY),
+        kept: Vec::new(),
     };
+    // removed when the loop ends, however it ends: by this process, by a
+    // second Ctrl-C as every scratch directory, by their keeper on SIGKILL
+    let kept = Kept::make(s)?;
+    state.kept = (0..s.sides.len()).map(|e| kept.of(e)).collect();
     for (e, file) in files.iter_mut().enumerate() {
         file.rounds = Some(results::Rounds {
             planned: rounds,
@@ -239,6 +244,70 @@ pub fn run(
     }
     share_canary(files);
     Ok(())
+}
+
+/// The directories for kept fixtures ([`crate::bench::Context::kept`]):
+/// one in each `--dir` a case keeps one in, per side whose workers start
+/// on this host as it is, and their keeper. Dropped in that order: the
+/// directories removed, then the keeper ended.
+struct Kept {
+    /// (side, the `--dir`'s name, the directory).
+    dirs: Vec<(usize, String, crate::bench::ScratchDir)>,
+    _keeper: Option<super::keeper::Keeper>,
+}
+
+impl Kept {
+    /// Makes the directories and starts their keeper.
+    ///
+    /// # Errors
+    /// A directory cannot be created, or the keeper started.
+    fn make(s: &Schedule) -> anyhow::Result<Kept> {
+        let mut dirs = Vec::new();
+        for (e, side) in s.sides.iter().enumerate() {
+            if !side.launcher.is_host() {
+                continue;
+            }
+            for dir in &s.config.dirs {
+                let keeps = s.cases.iter().any(|(b, c)| {
+                    c.params
+                        .get(crate::results::params::key::DIR)
+                        .and_then(|v| v.as_str())
+                        == Some(dir.name.as_str())
+                        && b.kept_bytes(c) > 0
+                });
+                if keeps {
+                    let made = crate::bench::ScratchDir::new(&dir.path, &format!("kept{e}"))
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    dirs.push((e, dir.name.clone(), made));
+                }
+            }
+        }
+        let keeper = if dirs.is_empty() {
+            None
+        } else {
+            let paths: Vec<PathBuf> = dirs
+                .iter()
+                .map(|(_, _, d)| d.path().to_path_buf())
+                .collect();
+            Some(super::keeper::Keeper::start(&paths).map_err(|e| anyhow::anyhow!(e))?)
+        };
+        Ok(Kept {
+            dirs,
+            _keeper: keeper,
+        })
+    }
+
+    /// Side `e`'s directories, under their `--dir`'s names.
+    fn of(&self, e: usize) -> Vec<crate::bench::NamedDir> {
+        self.dirs
+            .iter()
+            .filter(|(side, _, _)| *side == e)
+            .map(|(_, name, dir)| crate::bench::NamedDir {
+                name: name.clone(),
+                path: dir.path().to_path_buf(),
+            })
+            .collect()
+    }
 }
 
 /// The limit's note: `kept` of the `paid` case rounds, the rounds having
@@ -350,6 +419,10 @@ struct Loop<'a> {
     results: Vec<Option<CaseResult>>,
     /// Case rounds whose budget was cut to catch up, and the smallest budget.
     cut: (usize, f64),
+    /// Per side, where its cases keep their fixtures for later rounds
+    /// ([`crate::bench::Context::kept`]); empty for a side entered through
+    /// a prefix, whose files this process may not see.
+    kept: Vec<Vec<crate::bench::NamedDir>>,
 }
 
 impl Loop<'_> {
@@ -604,6 +677,7 @@ impl Loop<'_> {
                 mem_available_bytes: self.mem_available_bytes[e],
                 dirs: &self.s.config.dirs,
                 cpus: self.cpus,
+                kept: &self.kept[e],
             };
             runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p))
         };
@@ -684,6 +758,7 @@ impl Loop<'_> {
             scratch_pid: None,
             wait_go: false,
             cpuid: self.cpuids[e].clone(),
+            kept: self.kept[e].clone(),
         }
     }
 

@@ -234,17 +234,21 @@ pub(crate) fn cases(
         .collect())
 }
 
-/// What one `--dir` must hold for a run: the most its largest case holds
-/// at once (cases run one at a time and remove their files), beside its
-/// free space.
+/// What one `--dir` must hold for a run: the most its cases hold at once
+/// (they run one at a time and remove their files, but for the fixtures
+/// some keep until the run ends: [`Bench::kept_bytes`]), beside its free
+/// space.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirNeed {
     /// The directory's name.
     pub name: String,
     /// Its path.
     pub path: std::path::PathBuf,
-    /// The most the largest case holds at once, bytes.
+    /// The most its cases hold at once, bytes: every kept fixture and the
+    /// rest of the largest case.
     pub most_bytes: u64,
+    /// Of that, what cases keep until the run ends, bytes.
+    pub kept_bytes: u64,
     /// Its free space for this user, when known.
     pub free_bytes: Option<u64>,
 }
@@ -256,16 +260,22 @@ pub(crate) fn dir_needs(
 ) -> Vec<DirNeed> {
     dirs.iter()
         .filter_map(|d| {
-            let most = cases
+            let here: Vec<_> = cases
                 .iter()
                 .filter(|(_, c)| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name))
-                .map(|(b, c)| b.disk_bytes(c))
+                .collect();
+            let kept: u64 = here.iter().map(|(b, c)| b.kept_bytes(c)).sum();
+            let rest = here
+                .iter()
+                .map(|(b, c)| b.disk_bytes(c).saturating_sub(b.kept_bytes(c)))
                 .max()
                 .unwrap_or(0);
+            let most = kept + rest;
             (most > 0).then(|| DirNeed {
                 name: d.name.clone(),
                 path: d.path.clone(),
                 most_bytes: most,
+                kept_bytes: kept,
                 free_bytes: crate::probe::storage::free_bytes(&d.path),
             })
         })

@@ -90,6 +90,10 @@ pub struct Job {
     /// environment's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpuid: Option<crate::probe::emulation::CpuId>,
+    /// Where the case keeps its fixtures for later rounds, per `--dir`
+    /// ([`crate::bench::Context::kept`]); empty: none are kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<NamedDir>,
 }
 
 /// What the run writes a worker that waits ([`Job::wait_go`]) when it may
@@ -323,6 +327,7 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         mem_available_bytes: job.mem_available_bytes,
         dirs: &job.dirs,
         cpus: job.cpus,
+        kept: &job.kept,
     };
     let start = clock.now();
     let mut out = std::io::stdout();
@@ -385,6 +390,7 @@ mod tests {
             scratch_pid: None,
             wait_go: false,
             cpuid,
+            kept: Vec::new(),
         }
     }
 

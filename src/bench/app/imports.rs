@@ -12,7 +12,7 @@ use crate::measure::clock::Clock;
 use crate::results::ids;
 use crate::stats::rng::Rng;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The case parameter: modules imported per repetition.
 const MODULES: &str = "modules";
@@ -55,31 +55,47 @@ impl Bench for Imports {
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         super::tree_bytes(case.count(MODULES).unwrap_or(0))
     }
+    fn kept_bytes(&self, case: &CaseSpec) -> u64 {
+        crate::bench::io::kept_bytes(self.disk_bytes(case))
+    }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let modules = case.count(MODULES)?;
         let target = Target::open(ctx, case, "imports", self.disk_bytes(case))?;
-        let path: Vec<PathBuf> = (0..PATH_DIRS)
-            .map(|d| target.file(&format!("lib{d}")))
-            .collect();
-        for d in &path {
-            std::fs::create_dir(d).map_err(|e| failed("creating", d, e))?;
-        }
-        let mut rng = Rng::new(ctx.seed);
-        let names: Vec<String> = (0..modules).map(|i| format!("module{i:05}.py")).collect();
-        for (i, name) in names.iter().enumerate() {
-            // evenly over the path: module i lives in directory i mod 8
-            let p = path[i % PATH_DIRS].join(name);
-            let len = FILE_BYTES.0 + rng.below(FILE_BYTES.1 - FILE_BYTES.0 + 1);
-            create_new(&p, 0)
-                .and_then(|mut f| f.write_all(&source_text(&mut rng, len, false)))
-                .map_err(|e| failed("creating", &p, e))?;
-        }
+        let (root, _) = target.fixture(ctx, &format!("path-{modules}"), |root| {
+            let mut rng = Rng::new(ctx.seed);
+            let path = search_path(root);
+            for d in &path {
+                std::fs::create_dir(d).map_err(|e| failed("creating", d, e))?;
+            }
+            for (i, name) in module_names(modules).iter().enumerate() {
+                // evenly over the path: module i lives in directory i mod 8
+                let p = path[i % PATH_DIRS].join(name);
+                let len = FILE_BYTES.0 + rng.below(FILE_BYTES.1 - FILE_BYTES.0 + 1);
+                create_new(&p, 0)
+                    .and_then(|mut f| f.write_all(&source_text(&mut rng, len, false)))
+                    .map_err(|e| failed("creating", &p, e))?;
+            }
+            Ok(())
+        })?;
+        let (path, names) = (search_path(&root), module_names(modules));
         let about = format!(
             "{modules} modules spread evenly over a search path of {PATH_DIRS} directories, \
              made before timing; each pass looks every name up along the path and reads it"
         );
         Ok(AppTrial::boxed(target, ImportsWork { path, names }, about))
     }
+}
+
+/// The search path's directories below `root`.
+fn search_path(root: &Path) -> Vec<PathBuf> {
+    (0..PATH_DIRS)
+        .map(|d| root.join(format!("lib{d}")))
+        .collect()
+}
+
+/// The names of `modules` modules.
+fn module_names(modules: u64) -> Vec<String> {
+    (0..modules).map(|i| format!("module{i:05}.py")).collect()
 }
 
 struct ImportsWork {

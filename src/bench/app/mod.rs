@@ -30,7 +30,7 @@ pub mod unpack;
 mod vfs;
 
 use super::io::{create_new, failed, Target};
-use super::{BenchError, CaseSpec, Family, MetricSpec, Plan, Trial};
+use super::{BenchError, CaseSpec, Context, Family, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 pub use crate::results::counts::OpCounts;
@@ -377,9 +377,11 @@ fn holds_needle(i: u64) -> bool {
     i.is_multiple_of(3)
 }
 
-/// The relative paths and contents of a tree of `files` drawn from `seed`:
-/// `(directories, files)`.
-pub(crate) fn tree_layout(files: u64, seed: u64) -> (Vec<String>, Vec<(String, Vec<u8>)>) {
+/// A tree's relative paths and contents: `(directories, files)`.
+type Layout = (Vec<String>, Vec<(String, Vec<u8>)>);
+
+/// The relative paths and contents of a tree of `files` drawn from `seed`.
+pub(crate) fn tree_layout(files: u64, seed: u64) -> Layout {
     let mut rng = Rng::new(seed);
     let dirs: Vec<String> = (0..files.div_ceil(FILES_PER_DIR))
         .map(|d| format!("mod{d:04}"))
@@ -401,26 +403,72 @@ impl Tree {
     /// # Errors
     /// The first failed create or write.
     pub(crate) fn write(root: PathBuf, files: u64, seed: u64) -> Result<Tree, BenchError> {
-        let (dirs, list) = tree_layout(files, seed);
         std::fs::create_dir(&root).map_err(|e| failed("creating", &root, e))?;
-        let dirs: Vec<PathBuf> = dirs.iter().map(|d| root.join(d)).collect();
-        for d in &dirs {
+        Tree::fill(&root, files, seed)
+    }
+
+    /// The case's tree of `files` drawn from `seed`, as a fixture its
+    /// rounds share ([`Target::fixture`]): written by the first, found by
+    /// the others (a case's passes only read it).
+    ///
+    /// # Errors
+    /// The first failed create or write.
+    pub(crate) fn kept(
+        target: &Target,
+        ctx: &Context,
+        files: u64,
+        seed: u64,
+    ) -> Result<Tree, BenchError> {
+        let mut written = None;
+        let (root, _) = target.fixture(ctx, &format!("tree-{files}"), |root| {
+            written = Some(Tree::fill(root, files, seed)?);
+            Ok(())
+        })?;
+        Ok(match written {
+            Some(tree) => tree.moved_to(root),
+            None => Tree::described(root, &tree_layout(files, seed), files),
+        })
+    }
+
+    /// Writes the tree's directories and files into `root`, which exists.
+    fn fill(root: &Path, files: u64, seed: u64) -> Result<Tree, BenchError> {
+        let layout = tree_layout(files, seed);
+        let tree = Tree::described(root.to_path_buf(), &layout, files);
+        for d in &tree.dirs {
             std::fs::create_dir(d).map_err(|e| failed("creating", d, e))?;
         }
-        let mut out = Vec::with_capacity(list.len());
-        for (name, data) in &list {
-            let p = root.join(name);
-            create_new(&p, 0)
+        for ((p, _), (_, data)) in tree.files.iter().zip(&layout.1) {
+            create_new(p, 0)
                 .and_then(|mut f| f.write_all(data))
-                .map_err(|e| failed("creating", &p, e))?;
-            out.push((p, data.len() as u64));
+                .map_err(|e| failed("creating", p, e))?;
         }
-        Ok(Tree {
-            root,
-            dirs,
-            files: out,
+        Ok(tree)
+    }
+
+    /// The tree of `files` at `root` whose directories and files `layout`
+    /// holds ([`tree_layout`]), as [`Tree::fill`] writes it.
+    fn described(root: PathBuf, layout: &Layout, files: u64) -> Tree {
+        let (dirs, list) = layout;
+        Tree {
+            dirs: dirs.iter().map(|d| root.join(d)).collect(),
+            files: list
+                .iter()
+                .map(|(name, data)| (root.join(name), data.len() as u64))
+                .collect(),
             needles: (0..files).filter(|&i| holds_needle(i)).count() as u64,
-        })
+            root,
+        }
+    }
+
+    /// The same tree, moved (renamed) to `root`.
+    fn moved_to(self, root: PathBuf) -> Tree {
+        let at = |p: &Path| root.join(p.strip_prefix(&self.root).unwrap_or(p));
+        Tree {
+            dirs: self.dirs.iter().map(|d| at(d)).collect(),
+            files: self.files.iter().map(|(p, n)| (at(p), *n)).collect(),
+            needles: self.needles,
+            root,
+        }
     }
 }
 

@@ -55,10 +55,13 @@ impl Bench for Search {
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         tree_bytes(case.count(FILES).unwrap_or(0))
     }
+    fn kept_bytes(&self, case: &CaseSpec) -> u64 {
+        crate::bench::io::kept_bytes(self.disk_bytes(case))
+    }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = case.count(FILES)?;
         let target = Target::open(ctx, case, "search", self.disk_bytes(case))?;
-        let tree = Tree::write(target.file("tree"), files, ctx.seed)?;
+        let tree = Tree::kept(&target, ctx, files, ctx.seed)?;
         let pattern = regex::bytes::Regex::new(&format!(r"\b{NEEDLE}_[0-9]+\b"))
             .map_err(|e| BenchError::Failed(format!("the pattern: {e}")))?;
         let about = format!(
@@ -145,7 +148,7 @@ mod tests {
         let mut t = Search.prepare(&case, &env.ctx()).unwrap();
         t.once(&env.clock).unwrap();
         std::fs::write(
-            scratch_of(&env).join("tree/mod0000/extra.rs"),
+            scratch_of(&env).join("tree-5/mod0000/extra.rs"),
             format!("x({NEEDLE}_7);\n"),
         )
         .unwrap();

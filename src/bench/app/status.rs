@@ -53,10 +53,13 @@ impl Bench for Status {
     fn disk_bytes(&self, case: &CaseSpec) -> u64 {
         tree_bytes(case.count(FILES).unwrap_or(0))
     }
+    fn kept_bytes(&self, case: &CaseSpec) -> u64 {
+        crate::bench::io::kept_bytes(self.disk_bytes(case))
+    }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = case.count(FILES)?;
         let target = Target::open(ctx, case, "status", self.disk_bytes(case))?;
-        let tree = Tree::write(target.file("tree"), files, ctx.seed)?;
+        let tree = Tree::kept(&target, ctx, files, ctx.seed)?;
         let index = tree
             .files
             .iter()
@@ -164,7 +167,7 @@ mod tests {
         let case = tiny(&Status, FILES, 10);
         let mut t = Status.prepare(&case, &env.ctx()).unwrap();
         t.once(&env.clock).unwrap();
-        std::fs::write(scratch_of(&env).join("tree/mod0000/new.rs"), b"x").unwrap();
+        std::fs::write(scratch_of(&env).join("tree-10/mod0000/new.rs"), b"x").unwrap();
         assert!(
             matches!(t.once(&env.clock), Err(BenchError::Failed(m)) if m.contains("1 untracked"))
         );

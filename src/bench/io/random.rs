@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -143,19 +144,28 @@ impl Bench for Random {
             _ => 0,
         }
     }
+    fn kept_bytes(&self, case: &CaseSpec) -> u64 {
+        super::kept_bytes(self.disk_bytes(case))
+    }
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let total = case.size("total_size")?;
         let block = case.size("block")?;
         let file_size = file_size(total, block);
         let target = Target::open(ctx, case, "random", self.disk_bytes(case))?;
-        let files = write_file_set(&target, file_size, block, ctx.seed, ctx.interrupted)?;
+        // the rounds share the set: each leaves it synced (the fsync of
+        // every file after its requests), as the next one needs it
+        let (set, _) = target.fixture(ctx, &format!("set-{file_size}-{block}"), |dir| {
+            write_file_set(dir, file_size, block, ctx.seed, ctx.interrupted)
+        })?;
+        let files = open_file_set(&set)?;
         let duration = Duration::from_millis(case.count("duration_ms")?);
         let mut notes = vec![
             target.note(),
             format!(
-                "{FILE_NUM} files of {} written and synced before timing; {} ms of requests per \
-                 repetition, then an fsync of every file (sysbench --file-fsync-end)",
+                "{FILE_NUM} files of {} written and synced before timing (once for the run where \
+                 it keeps them); {} ms of requests per repetition, then an fsync of every file \
+                 (sysbench --file-fsync-end)",
                 size_text(file_size),
                 duration.as_millis()
             ),
@@ -186,21 +196,21 @@ impl Bench for Random {
 /// 6.16) caches it in large folios, into which each random 16 KiB request
 /// then falls.
 /// Ctrl-C is seen between files (full writes 30 GiB here), and the files
-/// written so far go with the scratch directory.
+/// written so far go with the scratch directory. `dir` exists.
 fn write_file_set(
-    target: &Target,
+    dir: &Path,
     file_size: u64,
     block: u64,
     seed: u64,
     interrupted: &AtomicBool,
-) -> Result<Vec<File>, BenchError> {
+) -> Result<(), BenchError> {
     let mut block = Block::new(block.min(file_size) as usize, seed);
     let files = (0..FILE_NUM)
         .map(|i| {
             if interrupted.load(Ordering::SeqCst) {
                 return Err(BenchError::Interrupted);
             }
-            let path = target.file(&format!("test_file.{i}"));
+            let path = set_file(dir, i);
             let mut f = create_new(&path, 0).map_err(|e| failed("creating", &path, e))?;
             write_blocks(&mut f, &mut block, file_size).map_err(|e| failed("writing", &path, e))?;
             Ok(f)
@@ -209,11 +219,30 @@ fn write_file_set(
     // SAFETY: a valid open descriptor.
     if unsafe { libc::syncfs(files[0].as_raw_fd()) } != 0 {
         for f in &files {
-            f.sync_all()
-                .map_err(|e| failed("fsync", target.scratch.path(), e))?;
+            f.sync_all().map_err(|e| failed("fsync", dir, e))?;
         }
     }
-    Ok(files)
+    Ok(())
+}
+
+/// File `i` of the set in `dir`: sysbench's name.
+fn set_file(dir: &Path, i: usize) -> PathBuf {
+    dir.join(format!("test_file.{i}"))
+}
+
+/// Opens every file of the set [`write_file_set`] wrote in `dir`, for
+/// reading and writing: files of envbench's own, in a directory it made.
+fn open_file_set(dir: &Path) -> Result<Vec<File>, BenchError> {
+    (0..FILE_NUM)
+        .map(|i| {
+            let path = set_file(dir, i);
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| failed("opening", &path, e))
+        })
+        .collect()
 }
 
 /// sysbench's request generator and its counters.
@@ -404,7 +433,8 @@ mod tests {
         let case = Random.cases(&TestEnv::plan(Suite::Quick, 2)).remove(0);
         let ctx = env.ctx();
         let target = Target::open(&ctx, &case, "random-test", 1 << 20).unwrap();
-        let files = write_file_set(&target, 8192, 4096, 1, &env.stop).unwrap();
+        write_file_set(target.scratch.path(), 8192, 4096, 1, &env.stop).unwrap();
+        let files = open_file_set(target.scratch.path()).unwrap();
         // written in requests' blocks, as sysbench's prepare writes them
         // (1 MiB writes gave 0.79-0.94 of sysbench's rate on Linux 6.18)
         let first = target.file("test_file.0");

@@ -11,7 +11,8 @@ use std::time::Duration;
 /// `run --plan`: every case with its rounds, repetitions and budget, the
 /// suite's total and the time its rounds keep to (`limit`, seconds), the
 /// note on the budget when it was shared out, and per directory the most
-/// its largest case holds at once with the free space.
+/// its cases hold at once (fixtures kept for the run included) with the
+/// free space.
 pub(crate) fn render(
     config: &RunConfig,
     cases: &[(&'static dyn Bench, CaseSpec)],
@@ -54,8 +55,16 @@ pub(crate) fn render(
             Some(f) => format!("{} free", size_text(f)),
             None => "free space unknown".into(),
         };
+        let kept = if d.kept_bytes > 0 {
+            format!(
+                ", {} of it kept for the run (trees and file sets the rounds share)",
+                size_text(d.kept_bytes)
+            )
+        } else {
+            String::new()
+        };
         out += &format!(
-            "{} ({}): the largest case holds {} at once ({free}); a case without room for it and a margin is skipped\n",
+            "{} ({}): the cases hold at most {} at once{kept} ({free}); a case without room for its own and a margin is skipped\n",
             d.name,
             d.path.display(),
             size_text(d.most_bytes),
