@@ -160,7 +160,7 @@ def expected(key):
     if expect == "aa":
         return "same"
     if expect == "strace":
-        # os.multiprog's processes compute for 0.2 s on a handful of system
+        # os.multiprog's processes compute for 0.1 s (quick) on a handful of system
         # calls, and fork_cow with touched memory is dominated by copying
         # pages: no known effect of tracing on either
         if key.startswith("os.multiprog") or "parent_memory=touched" in key:

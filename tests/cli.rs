@@ -1471,9 +1471,9 @@ fn fake_clock_net_run_measures_every_quick_case() {
     let file = store::load(&tmp.path().join("out.json")).unwrap();
     let keys: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
     for key in [
-        "net.tcp_echo[connection=kept,cpus=same,requests=5000]",
-        "net.tcp_echo[connection=kept,cpus=split,requests=5000]",
-        "net.tcp_echo[connection=new,requests=500]",
+        "net.tcp_echo[connection=kept,cpus=same,requests=2000]",
+        "net.tcp_echo[connection=kept,cpus=split,requests=2000]",
+        "net.tcp_echo[connection=new,requests=200]",
         "net.tcp_stream[connections=1]",
         "net.http[clients=1,cpus=same,page=10240]",
         "net.http[clients=1,cpus=split,page=10240]",
