@@ -907,7 +907,7 @@ NGINX
   local place cpu
   for place in same split; do
     cpu=$cpu0; [ "$place" = split ] && cpu=${cpu1:-$cpu0}
-    e_echo() { envbench_run "net.tcp_echo[connection=kept,cpus=$place]" && envbench_median "net.tcp_echo[connection=kept,cpus=$place,requests=5000]" round_trip_p50; }
+    e_echo() { envbench_run "net.tcp_echo[connection=kept,cpus=$place]" && envbench_median "net.tcp_echo[connection=kept,cpus=$place,requests=2000]" round_trip_p50; }
     r_echo() {
       taskset -c "$cpu" sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp" -m 64 -t "$secs" --mps=max 2>/dev/null |
         awk '/percentile 50.000/ { print $NF * 2 }'
