@@ -189,7 +189,7 @@ pub fn run(
     };
     // removed when the loop ends, however it ends: by this process, by a
     // second Ctrl-C as every scratch directory, by their keeper on SIGKILL
-    let kept = Kept::make(s)?;
+    let kept = Kept::make(s);
     state.kept = (0..s.sides.len()).map(|e| kept.of(e)).collect();
     for (e, file) in files.iter_mut().enumerate() {
         file.rounds = Some(results::Rounds {
@@ -257,11 +257,12 @@ struct Kept {
 }
 
 impl Kept {
-    /// Makes the directories and starts their keeper.
-    ///
-    /// # Errors
-    /// A directory cannot be created, or the keeper started.
-    fn make(s: &Schedule) -> anyhow::Result<Kept> {
+    /// Makes the directories and starts their keeper. Keeping fixtures
+    /// only saves time: a directory that cannot be made keeps nothing in
+    /// its `--dir`, and without a keeper (no process to spare) nothing is
+    /// kept, so that a killed run leaves nothing; every round then makes
+    /// its own, as the case's own failures would say.
+    fn make(s: &Schedule) -> Kept {
         let mut dirs = Vec::new();
         for (e, side) in s.sides.iter().enumerate() {
             if !side.launcher.is_host() {
@@ -276,25 +277,33 @@ impl Kept {
                         && b.kept_bytes(c) > 0
                 });
                 if keeps {
-                    let made = crate::bench::ScratchDir::new(&dir.path, &format!("kept{e}"))
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                    dirs.push((e, dir.name.clone(), made));
+                    if let Ok(made) = crate::bench::ScratchDir::new(&dir.path, &format!("kept{e}"))
+                    {
+                        dirs.push((e, dir.name.clone(), made));
+                    }
                 }
             }
         }
-        let keeper = if dirs.is_empty() {
-            None
-        } else {
-            let paths: Vec<PathBuf> = dirs
-                .iter()
-                .map(|(_, _, d)| d.path().to_path_buf())
-                .collect();
-            Some(super::keeper::Keeper::start(&paths).map_err(|e| anyhow::anyhow!(e))?)
-        };
-        Ok(Kept {
-            dirs,
-            _keeper: keeper,
-        })
+        if dirs.is_empty() {
+            return Kept {
+                dirs,
+                _keeper: None,
+            };
+        }
+        let paths: Vec<PathBuf> = dirs
+            .iter()
+            .map(|(_, _, d)| d.path().to_path_buf())
+            .collect();
+        match super::keeper::Keeper::start(&paths) {
+            Ok(keeper) => Kept {
+                dirs,
+                _keeper: Some(keeper),
+            },
+            Err(_) => Kept {
+                dirs: Vec::new(),
+                _keeper: None,
+            },
+        }
     }
 
     /// Side `e`'s directories, under their `--dir`'s names.
