@@ -356,7 +356,7 @@ fn reap_children(limit: std::time::Duration) {
 }
 
 /// Removes `paths` with everything in them; returns how many are gone.
-fn remove_dirs(paths: &[PathBuf]) -> usize {
+pub(crate) fn remove_dirs(paths: &[PathBuf]) -> usize {
     let mut removed = 0;
     for p in paths {
         // a killed child may still hold a file open for a moment: try again

@@ -37,9 +37,9 @@ pub(crate) fn serve() -> ExitCode {
         .split(|&b| b == 0)
         .filter(|p| !p.is_empty())
         .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())));
-    for p in paths.filter(|p| is_scratch(p)) {
-        remove(&p);
-    }
+    // tried again for a while: a worker winding down may still be moving
+    // a fixture into one
+    crate::cleanup::remove_dirs(&paths.filter(|p| is_scratch(p)).collect::<Vec<_>>());
     ExitCode::SUCCESS
 }
 
@@ -47,17 +47,6 @@ pub(crate) fn serve() -> ExitCode {
 fn is_scratch(path: &std::path::Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("envbench-"))
-}
-
-/// Removes `path` with everything in it, trying again for a while: a
-/// worker winding down may still be moving a fixture into it.
-fn remove(path: &std::path::Path) {
-    for attempt in 0..20u64 {
-        if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5 * (attempt + 1)));
-    }
 }
 
 /// The run's side: a keeper for some directories. Dropping it closes the

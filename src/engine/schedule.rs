@@ -263,24 +263,18 @@ impl Kept {
     /// kept, so that a killed run leaves nothing; every round then makes
     /// its own, as the case's own failures would say.
     fn make(s: &Schedule) -> Kept {
+        let keeping: Vec<_> = super::select::dir_needs(s.cases, &s.config.dirs)
+            .into_iter()
+            .filter(|need| need.kept_bytes > 0)
+            .collect();
         let mut dirs = Vec::new();
         for (e, side) in s.sides.iter().enumerate() {
             if !side.launcher.is_host() {
                 continue;
             }
-            for dir in &s.config.dirs {
-                let keeps = s.cases.iter().any(|(b, c)| {
-                    c.params
-                        .get(crate::results::params::key::DIR)
-                        .and_then(|v| v.as_str())
-                        == Some(dir.name.as_str())
-                        && b.kept_bytes(c) > 0
-                });
-                if keeps {
-                    if let Ok(made) = crate::bench::ScratchDir::new(&dir.path, &format!("kept{e}"))
-                    {
-                        dirs.push((e, dir.name.clone(), made));
-                    }
+            for need in &keeping {
+                if let Ok(made) = crate::bench::ScratchDir::new(&need.path, &format!("kept{e}")) {
+                    dirs.push((e, need.name.clone(), made));
                 }
             }
         }

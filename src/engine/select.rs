@@ -253,6 +253,21 @@ pub struct DirNeed {
     pub free_bytes: Option<u64>,
 }
 
+/// The most `cases`, all writing to one `--dir`, hold there at once, and
+/// of that what they keep until the run ends, bytes: every kept fixture
+/// ([`Bench::kept_bytes`]) and the rest of the largest case (they run one
+/// at a time and remove the rest of their files).
+pub(crate) fn held_at_once<'a>(
+    cases: impl Iterator<Item = &'a (&'static dyn Bench, CaseSpec)>,
+) -> (u64, u64) {
+    let (mut kept, mut rest) = (0, 0);
+    for (b, c) in cases {
+        kept += b.kept_bytes(c);
+        rest = rest.max(b.disk_bytes(c).saturating_sub(b.kept_bytes(c)));
+    }
+    (kept + rest, kept)
+}
+
 /// The needs of every directory of `dirs` that a case of `cases` writes to.
 pub(crate) fn dir_needs(
     cases: &[(&'static dyn Bench, CaseSpec)],
@@ -260,17 +275,10 @@ pub(crate) fn dir_needs(
 ) -> Vec<DirNeed> {
     dirs.iter()
         .filter_map(|d| {
-            let here: Vec<_> = cases
-                .iter()
-                .filter(|(_, c)| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name))
-                .collect();
-            let kept: u64 = here.iter().map(|(b, c)| b.kept_bytes(c)).sum();
-            let rest = here
-                .iter()
-                .map(|(b, c)| b.disk_bytes(c).saturating_sub(b.kept_bytes(c)))
-                .max()
-                .unwrap_or(0);
-            let most = kept + rest;
+            let (most, kept) =
+                held_at_once(cases.iter().filter(|(_, c)| {
+                    c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name)
+                }));
             (most > 0).then(|| DirNeed {
                 name: d.name.clone(),
                 path: d.path.clone(),
@@ -441,5 +449,21 @@ mod tests {
             panic!("call=getpid takes no case")
         };
         assert!(why.contains("call is one of getppid"), "{why}");
+    }
+
+    #[test]
+    fn a_directory_holds_every_kept_fixture_and_the_rest_of_its_largest_case() {
+        let plan = crate::bench::TestEnv::plan(crate::config::Suite::Quick, 2);
+        let first = |id: &str| {
+            let b = *ALL.iter().find(|b| b.id() == id).unwrap();
+            (b, b.cases(&plan).remove(0))
+        };
+        let (status, dd) = (first("app.status"), first("io.dd"));
+        let (tree, file) = (status.0.disk_bytes(&status.1), dd.0.disk_bytes(&dd.1));
+        assert!(tree > 0 && file > 0 && dd.0.kept_bytes(&dd.1) == 0);
+        // app.status keeps its tree for the run, io.dd removes its file
+        let both = [status, dd];
+        assert_eq!(held_at_once(both.iter()), (tree + file, tree));
+        assert_eq!(held_at_once(both[1..].iter()), (file, 0));
     }
 }

@@ -61,7 +61,7 @@ impl Bench for Imports {
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let modules = case.count(MODULES)?;
         let target = Target::open(ctx, case, "imports", self.disk_bytes(case))?;
-        let (root, _) = target.fixture(ctx, &format!("path-{modules}"), |root| {
+        let root = target.fixture(ctx, &format!("path-{modules}"), |root| {
             let mut rng = Rng::new(ctx.seed);
             let path = search_path(root);
             for d in &path {

@@ -407,20 +407,16 @@ impl Tree {
         Tree::fill(&root, files, seed)
     }
 
-    /// The case's tree of `files` drawn from `seed`, as a fixture its
+    /// The case's tree of `files` drawn from the run's seed, as a fixture its
     /// rounds share ([`Target::fixture`]): written by the first, found by
     /// the others (a case's passes only read it).
     ///
     /// # Errors
     /// The first failed create or write.
-    pub(crate) fn kept(
-        target: &Target,
-        ctx: &Context,
-        files: u64,
-        seed: u64,
-    ) -> Result<Tree, BenchError> {
+    pub(crate) fn kept(target: &Target, ctx: &Context, files: u64) -> Result<Tree, BenchError> {
+        let seed = ctx.seed;
         let mut written = None;
-        let (root, _) = target.fixture(ctx, &format!("tree-{files}"), |root| {
+        let root = target.fixture(ctx, &format!("tree-{files}"), |root| {
             written = Some(Tree::fill(root, files, seed)?);
             Ok(())
         })?;

@@ -61,7 +61,7 @@ impl Bench for Search {
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = case.count(FILES)?;
         let target = Target::open(ctx, case, "search", self.disk_bytes(case))?;
-        let tree = Tree::kept(&target, ctx, files, ctx.seed)?;
+        let tree = Tree::kept(&target, ctx, files)?;
         let pattern = regex::bytes::Regex::new(&format!(r"\b{NEEDLE}_[0-9]+\b"))
             .map_err(|e| BenchError::Failed(format!("the pattern: {e}")))?;
         let about = format!(

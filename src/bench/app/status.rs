@@ -59,7 +59,7 @@ impl Bench for Status {
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = case.count(FILES)?;
         let target = Target::open(ctx, case, "status", self.disk_bytes(case))?;
-        let tree = Tree::kept(&target, ctx, files, ctx.seed)?;
+        let tree = Tree::kept(&target, ctx, files)?;
         let index = tree
             .files
             .iter()

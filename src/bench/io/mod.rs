@@ -238,14 +238,13 @@ impl Target {
     }
 
     /// The directory holding the case's fixture `name` (a tree of files, a
-    /// file set: what it makes before timing, untimed) and whether this
-    /// round made it. `make` fills a new directory at the path it is
+    /// file set: what it makes before timing, untimed). `make` fills a new directory at the path it is
     /// given. Where the run keeps fixtures in this `--dir`
     /// ([`Context::kept`]) and the case holds at most [`KEEP_MOST_BYTES`],
     /// the first round makes it in its scratch directory and moves it
     /// there whole (a rename), and later rounds, each a fresh process, use
-    /// it as they find it: a tree of 1000 files took 1.3 s of each round
-    /// to write under gVisor, its 1000 lstats 0.16 s. `name` must tell
+    /// it as they find it: a tree of 1000 files took 0.7-1.3 s of each
+    /// round to write under gVisor, its 1000 lstats 0.16 s. `name` must tell
     /// apart every fixture of the case's bench (its sizes); rounds of a
     /// case that change their fixture must leave it as usable as they
     /// found it. Otherwise every round makes its own in its scratch
@@ -258,15 +257,15 @@ impl Target {
         ctx: &Context,
         name: &str,
         make: impl FnOnce(&Path) -> Result<(), BenchError>,
-    ) -> Result<(PathBuf, bool), BenchError> {
+    ) -> Result<PathBuf, BenchError> {
         let kept = ctx
             .kept
             .iter()
-            .find(|k| k.name == self.dir.name && self.need_bytes <= KEEP_MOST_BYTES)
+            .find(|k| k.name == self.dir.name && kept_bytes(self.need_bytes) > 0)
             .map(|k| k.path.join(format!("{}-{name}", self.purpose)));
         if let Some(kept) = &kept {
             if kept.is_dir() {
-                return Ok((kept.clone(), false));
+                return Ok(kept.clone());
             }
         }
         let made = self.file(name);
@@ -275,8 +274,8 @@ impl Target {
         match kept {
             // a fixture that cannot be moved (another filesystem below the
             // --dir, a rename refused) serves this round where it is
-            Some(kept) if std::fs::rename(&made, &kept).is_ok() => Ok((kept, true)),
-            _ => Ok((made, true)),
+            Some(kept) if std::fs::rename(&made, &kept).is_ok() => Ok(kept),
+            _ => Ok(made),
         }
     }
 

@@ -155,7 +155,7 @@ impl Bench for Random {
         let target = Target::open(ctx, case, "random", self.disk_bytes(case))?;
         // the rounds share the set: each leaves it synced (the fsync of
         // every file after its requests), as the next one needs it
-        let (set, _) = target.fixture(ctx, &format!("set-{file_size}-{block}"), |dir| {
+        let set = target.fixture(ctx, &format!("set-{file_size}-{block}"), |dir| {
             write_file_set(dir, file_size, block, ctx.seed, ctx.interrupted)
         })?;
         let files = open_file_set(&set)?;

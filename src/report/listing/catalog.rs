@@ -109,23 +109,27 @@ pub(crate) fn render(plan: &Plan) -> String {
         }
         out += "\n";
     }
-    // cases run one at a time and remove their files: a suite needs the
-    // room of its largest case in each directory
+    // cases run one at a time and remove their files, but for the trees
+    // and file sets some keep for their later rounds: a suite needs those
+    // and the rest of its largest case in each directory
     let per: Vec<String> = Suite::ALL
         .iter()
-        .filter_map(|s| {
-            let most = entries
+        .filter_map(|&suite| {
+            let p = Plan {
+                suite,
+                ..plan.clone()
+            };
+            let cases: Vec<_> = ALL
                 .iter()
-                .flat_map(|e| &e.disk_bytes)
-                .filter(|(name, _)| name == s.name())
-                .map(|(_, b)| *b)
-                .max()?;
-            Some(format!("{} {}", s.name(), size_text(most)))
+                .flat_map(|&b| b.cases(&p).into_iter().map(move |c| (b, c)))
+                .collect();
+            let (most, _) = crate::engine::select::held_at_once(cases.iter());
+            (most > 0).then(|| format!("{} {}", suite.name(), size_text(most)))
         })
         .collect();
     if !per.is_empty() {
         out += &format!(
-            "free space each --dir needs: the largest case's files ({}) plus a margin of 10 % (at least 64 MiB); cases run one at a time and remove their files\n",
+            "free space each --dir needs: what its cases hold at once ({}: the largest case's files and the trees and file sets cases keep for the run) plus a margin of 10 % (at least 64 MiB)\n",
             per.join(", ")
         );
     }
