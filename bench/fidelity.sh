@@ -350,8 +350,9 @@ PY
 # mem.stream Triad against a plain C STREAM-style program compiled here with
 # gcc -fopenmp in three builds (-O3 -march=native -funroll-loops, -O3, -O3 -funroll-loops;
 # the reference is the build with the best median over the rounds; static
-# schedule, first touch by the owning thread, 10 iterations, best of the
-# last 9, 24 bytes per element), at the same array size, with 1 and 2
+# schedule, first touch by the owning thread, as many iterations as
+# envbench's case (5 in quick, STREAM's 10 otherwise), best of all but the
+# first, 24 bytes per element), at the same array size, with 1 and 2
 # threads, at least 12 rounds; three STREAM runs per round on each side,
 # median of their best Triad rates.
 # envbench's arrays ask for small pages (MADV_NOHUGEPAGE); the C program's
@@ -364,13 +365,14 @@ section_mem() {
 #include <stdlib.h>
 int main(int argc, char **argv) {
   long n = atol(argv[1]);
+  int ntimes = argc > 2 ? atoi(argv[2]) : 10;
   double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
   double q = 3.0, best[3];
   for (int run = 0; run < 3; run++) {
 #pragma omp parallel for schedule(static)
     for (long j = 0; j < n; j++) { a[j] = 1.0; b[j] = 2.0; c[j] = 0.0; }
     best[run] = 1e30;
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < ntimes; k++) {
       double t;
 #pragma omp parallel for schedule(static)
       for (long j = 0; j < n; j++) c[j] = a[j];
@@ -402,8 +404,12 @@ C
   gcc -O3 -fopenmp -o "$work/stream-generic" "$work/stream.c"
   gcc -O3 -funroll-loops -fopenmp -o "$work/stream-unrolled" "$work/stream.c"
   "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
-  local elems
+  local elems ntimes
   elems=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params']['array_elems'])" "$work/e.json")
+  # the quick key names its iterations (ntimes=5); STREAM's ten are unnamed
+  ntimes=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params'].get('ntimes', 10))" "$work/e.json")
+  local named=""
+  [ "$ntimes" = 10 ] || named="ntimes=$ntimes,"
   # The reference is one build, the one with the best median over the
   # rounds. Taking the best build in each round instead compares envbench's
   # median with the largest of three noisy figures: at 2 threads on the
@@ -415,10 +421,10 @@ C
     still_open "mem.stream[threads=$t]" || continue
     for ((i = 0; i < srounds; i++)); do
       "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
-      es+=("$(envbench_median "mem.stream[array_elems=$elems,threads=$t]" triad_rate)")
-      ns+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems")")
-      gs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-generic" "$elems")")
-      us+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-unrolled" "$elems")")
+      es+=("$(envbench_median "mem.stream[array_elems=$elems,${named}threads=$t]" triad_rate)")
+      ns+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems" "$ntimes")")
+      gs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-generic" "$elems" "$ntimes")")
+      us+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-unrolled" "$elems" "$ntimes")")
     done
     # the build is chosen on the first pass and kept: a later pass's few
     # rounds could pick another and start the row anew under another name
@@ -615,7 +621,8 @@ section_hpcc() {
     summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e2[*]}" "${h2[*]}"
     summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "hpcc HPL (OpenBLAS)" "${e4[*]}" "${h4[*]}"
   done
-  # information only (its band is the C STREAM row's, in the mem section):
+  # information only (its band is the C STREAM row's, in the mem section;
+  # hpcc runs STREAM's 10 iterations, envbench's quick case 5):
   # Debian builds hpcc -O2 without OpenMP, and the same C kernel built so
   # reads 0.93-0.96 of its -O3 build here, as hpcc reads of C STREAM's.
   # An hpcc round costs a minute (RandomAccess, sized with STREAM from N,

@@ -8,8 +8,8 @@
 //! every array (OpenMP's static schedule) and touches it first; a
 //! repetition initialises a = 1, b = 2, c = 0 and runs the four kernels
 //! (built for AVX2 where the CPU has it, as C STREAM built `-march=native`
-//! would be: [`Isa`]) NTIMES = 10 times with a barrier around each
-//! kernel; the first iteration
+//! would be: [`Isa`]) NTIMES = 10 times (5 in the quick suite:
+//! [`suite_ntimes`]) with a barrier around each kernel; the first iteration
 //! is discarded; rate = bytes moved / best time, in MB/s (10⁶ B/s), with
 //! Copy and Scale moving 16 bytes per element and Add and Triad 24. The
 //! arrays are then checked against the values the same recurrence gives,
@@ -69,6 +69,14 @@ impl Isa {
 
 /// Iterations per repetition; the first is discarded (STREAM's NTIMES).
 pub const NTIMES: usize = 10;
+/// Iterations per repetition in the quick suite: the best of 4 after the
+/// first, within STREAM's rule (NTIMES at least 2). At ten, mem.stream's
+/// two quick cases took 6.3 s of a 45 s quick run natively and 7.4 s of
+/// 59 s inside gVisor on the Intel Xeon VM (2026-11-29), every round at
+/// the suite's floor of three; the iterations were 1.0 s of a 1.4 s round
+/// at one thread. The case key says `ntimes=5`, so a quick figure is never
+/// matched with one over ten.
+pub const QUICK_NTIMES: usize = 5;
 /// STREAM's scalar.
 pub const SCALAR: f64 = 3.0;
 /// STREAM's floor on the array length.
@@ -177,6 +185,14 @@ pub(crate) fn suite_elems(suite: Suite) -> usize {
     }
 }
 
+/// Iterations per repetition for `suite`.
+pub(crate) fn suite_ntimes(suite: Suite) -> usize {
+    match suite {
+        Suite::Quick => QUICK_NTIMES,
+        Suite::Standard | Suite::Full => NTIMES,
+    }
+}
+
 /// The note for a case whose arrays break STREAM's sizing rules (each
 /// array at least 4× the last-level cache, at least [`MIN_ELEMS`]
 /// elements), or None when they hold.
@@ -264,11 +280,16 @@ pub(crate) fn check(error_sums: [f64; 3], len: usize, exp: (f64, f64, f64)) -> R
     Ok(())
 }
 
+/// The parameter naming the iterations, where they are not STREAM's ten.
+const NTIMES_KEY: &str = "ntimes";
+
 /// The `mem.stream` bench.
 #[derive(Debug)]
 pub struct Stream;
 
-fn case(elems: usize, threads: usize) -> CaseSpec {
+/// The case of `elems` elements per array on `threads` threads, over
+/// `ntimes` iterations; STREAM's ten leave the key as it always was.
+fn case(elems: usize, threads: usize, ntimes: usize) -> CaseSpec {
     let mut metrics = Vec::new();
     // Triad first: it drives early stopping and is the figure STREAM studies quote.
     for k in [Kernel::Triad, Kernel::Copy, Kernel::Scale, Kernel::Add] {
@@ -287,12 +308,16 @@ fn case(elems: usize, threads: usize) -> CaseSpec {
             });
         }
     }
+    let mut params = BTreeMap::from([
+        ("array_elems".to_string(), Value::from(elems)),
+        (key::THREADS.to_string(), Value::from(threads)),
+    ]);
+    if ntimes != NTIMES {
+        params.insert(NTIMES_KEY.to_string(), Value::from(ntimes));
+    }
     CaseSpec {
         bench: Stream.id().into(),
-        params: BTreeMap::from([
-            ("array_elems".to_string(), Value::from(elems)),
-            (key::THREADS.to_string(), Value::from(threads)),
-        ]),
+        params,
         metrics,
     }
 }
@@ -325,7 +350,7 @@ impl Bench for Stream {
         "memory bandwidth"
     }
     fn summary(&self) -> &'static str {
-        "STREAM Copy/Scale/Add/Triad, arrays >= 4x last-level cache, best of 10 iterations; MB/s (10^6 B/s), validated"
+        "STREAM Copy/Scale/Add/Triad, arrays >= 4x last-level cache, best of 10 iterations (5 in quick); MB/s (10^6 B/s), validated"
     }
     fn reproduces(&self) -> &'static str {
         "seed 000 (STREAM Triad 1-16 threads, WSL 2 vs native)"
@@ -335,9 +360,10 @@ impl Bench for Stream {
             .options
             .u64(super::STREAM_ELEMS)
             .map_or(suite_elems(plan.suite), |n| n as usize);
+        let ntimes = suite_ntimes(plan.suite);
         plan.thread_counts()
             .into_iter()
-            .map(|t| case(elems, t))
+            .map(|t| case(elems, t, ntimes))
             .collect()
     }
     fn views(&self) -> Vec<View> {
@@ -376,7 +402,18 @@ impl Bench for Stream {
                 }
                 other => other,
             })?;
+        let ntimes = match case.params.get(NTIMES_KEY) {
+            None => NTIMES,
+            Some(_) => match case.count_usize(NTIMES_KEY)? {
+                n if n >= 2 => n,
+                n => return Err(BenchError::Failed(format!(
+                    "{}: ntimes={n}, but STREAM discards its first iteration and needs at least 2",
+                    case.key()
+                ))),
+            },
+        };
         let mut trial = StreamTrial::new(elems, threads)?;
+        trial.ntimes = ntimes;
         let llc = crate::probe::cpu::live_llc_bytes();
         trial.llc_bytes = llc;
         trial.notes.extend(size_note(elems, llc));
@@ -448,6 +485,8 @@ pub struct StreamTrial {
     b: PageBuf<f64>,
     c: PageBuf<f64>,
     threads: usize,
+    /// Iterations per repetition, the first discarded.
+    ntimes: usize,
     /// The instruction set the kernels run in.
     isa: Isa,
     /// The last-level cache the sizing rule was checked against.
@@ -469,6 +508,7 @@ impl StreamTrial {
             b: PageBuf::new(elems, STREAM_PAGES)?,
             c: PageBuf::new(elems, STREAM_PAGES)?,
             threads,
+            ntimes: NTIMES,
             isa: Isa::here(),
             llc_bytes: None,
             notes: Vec::new(),
@@ -487,9 +527,10 @@ impl StreamTrial {
         );
         let barrier = SpinBarrier::new(self.threads);
         let isa = self.isa;
-        let times = Mutex::new(Vec::with_capacity(NTIMES));
+        let ntimes = self.ntimes;
+        let times = Mutex::new(Vec::with_capacity(ntimes));
         let errors = Mutex::new([0.0f64; 3]);
-        let exp = expected_values(NTIMES);
+        let exp = expected_values(ntimes);
         std::thread::scope(|s| {
             for (id, ((a, b), c)) in pa.into_iter().zip(pb).zip(pc).enumerate() {
                 let (barrier, times, errors) = (&barrier, &times, &errors);
@@ -497,7 +538,7 @@ impl StreamTrial {
                     a.fill(1.0);
                     b.fill(2.0);
                     c.fill(0.0);
-                    for _ in 0..NTIMES {
+                    for _ in 0..ntimes {
                         let mut row = [0.0; 4];
                         for (slot, k) in row.iter_mut().zip(Kernel::ALL) {
                             barrier.wait();
@@ -533,7 +574,7 @@ impl StreamTrial {
     }
 }
 
-/// Per kernel: best rate (MB/s) and avg/min/max time over iterations 2..NTIMES.
+/// Per kernel: best rate (MB/s) and avg/min/max time over every iteration but the first.
 pub(crate) fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
     let kept = &times[1..];
     let stat = |k: usize| {
@@ -570,7 +611,7 @@ pub(crate) fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
 impl Trial for StreamTrial {
     fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
         let (times, errors) = self.run(clock, false);
-        check(errors, self.a.len(), expected_values(NTIMES)).map_err(BenchError::Invalid)?;
+        check(errors, self.a.len(), expected_values(self.ntimes)).map_err(BenchError::Invalid)?;
         Ok(figures(&times, self.a.len()))
     }
 
@@ -588,7 +629,7 @@ impl Trial for StreamTrial {
         Some(serde_json::json!({
             "array_elems": self.a.len(),
             "bytes_per_array": self.a.len() * 8,
-            "ntimes": NTIMES,
+            "ntimes": self.ntimes,
             "kernels": self.isa.name(),
             "llc_bytes": self.llc_bytes,
             "pages": STREAM_PAGES.name(),
@@ -665,6 +706,40 @@ mod tests {
                     && t.c.iter().all(|&x| x == ec)
             );
         }
+    }
+
+    #[test]
+    fn a_quick_case_runs_its_five_iterations_and_validates_them() {
+        let env = TestEnv::real(0.001);
+        let plan = TestEnv::plan(Suite::Quick, 2);
+        let options = plan
+            .options
+            .clone()
+            .with(super::super::STREAM_ELEMS, 10_001);
+        let plan = plan.with_options(options);
+        let case = &Stream.cases(&plan)[1];
+        assert_eq!(
+            case.key(),
+            "mem.stream[array_elems=10001,ntimes=5,threads=2]"
+        );
+        let mut t = Stream.prepare(case, &env.ctx()).unwrap();
+        let v = t.once(&env.clock).unwrap();
+        crate::engine::runner::check_values(case, &v).unwrap();
+        assert_eq!(t.details().unwrap()["ntimes"], 5);
+        // a repetition of five differs from one of ten: the check that
+        // passed used the values five iterations give
+        assert_ne!(expected_values(5), expected_values(NTIMES));
+        let mut trial = StreamTrial::new(1000, 1).unwrap();
+        trial.ntimes = 5;
+        let (times, errors) = trial.run(&Clock::real(), false);
+        assert_eq!(times.len(), 5);
+        check(errors, 1000, expected_values(5)).unwrap();
+        assert!(trial.a.iter().all(|&x| x == expected_values(5).0));
+        // a key that asks for fewer than two iterations is refused
+        let mut one = case.clone();
+        one.params.insert(NTIMES_KEY.into(), Value::from(1));
+        let err = Stream.prepare(&one, &env.ctx()).err().unwrap();
+        assert!(err.to_string().contains("at least 2"), "{err}");
     }
 
     #[test]
@@ -751,8 +826,8 @@ mod tests {
         assert_eq!(
             keys(&TestEnv::plan(Suite::Quick, 2)),
             vec![
-                "mem.stream[array_elems=16777216,threads=1]",
-                "mem.stream[array_elems=16777216,threads=2]"
+                "mem.stream[array_elems=16777216,ntimes=5,threads=1]",
+                "mem.stream[array_elems=16777216,ntimes=5,threads=2]"
             ]
         );
         assert_eq!(
