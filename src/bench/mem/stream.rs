@@ -406,10 +406,12 @@ impl Bench for Stream {
             None => NTIMES,
             Some(_) => match case.count_usize(NTIMES_KEY)? {
                 n if n >= 2 => n,
-                n => return Err(BenchError::Failed(format!(
+                n => {
+                    return Err(BenchError::Failed(format!(
                     "{}: ntimes={n}, but STREAM discards its first iteration and needs at least 2",
                     case.key()
-                ))),
+                )))
+                }
             },
         };
         let mut trial = StreamTrial::new(elems, threads)?;

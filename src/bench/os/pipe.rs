@@ -9,6 +9,10 @@
 //! wake-ups), placed by envbench with sched_setaffinity; left to the
 //! scheduler, the figure flips between the two from run to run. The
 //! reference for `same` is `taskset -c CPU perf bench sched pipe`.
+//!
+//! Across CPUs the processes first run [`SETTLE_SECS`] of untimed round
+//! trips: a wake-up from another CPU costs what the (virtual) CPUs' idle
+//! states make it, and those follow what ran just before.
 
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{fork_child, Children};
@@ -24,6 +28,16 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// UnixBench's message size for pipe throughput.
 pub const MESSAGE_BYTES: usize = 512;
+
+/// Untimed round trips across CPUs before the first repetition. On the
+/// Intel Xeon VM (2026-11-29, a cross-CPU wake-up about 40 us) windows of
+/// 256 round trips read 55-80 us right after other work and 80-90 us once
+/// the ping-pong had run for a few tenths of a second, as a C loop of
+/// 20 000 round trips does throughout. The quick suite's five 20 ms
+/// repetitions, timed right after calibration, read 56-100 us (medians
+/// 64-81) against the C loop's 87-89; the standard suite's 0.1 s
+/// repetitions 82-88.
+pub const SETTLE_SECS: f64 = 0.25;
 
 /// A pipe with close-on-exec ends: (read, write).
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -136,6 +150,9 @@ impl Bench for Pipe {
                 })?;
                 let mut t = PingPong::start(Some(placement))?;
                 t.loops = calibrate(ctx, |n| t.spin(n))?;
+                if placement == Placement::Split && !ctx.clock.is_fake() {
+                    t.settle(ctx.clock, SETTLE_SECS)?;
+                }
                 Ok(Box::new(t))
             }
             _ => Err(BenchError::Failed(format!("{}: bad mode", case.key()))),
@@ -182,6 +199,8 @@ struct PingPong {
     placed: Option<(Placement, usize, usize)>,
     /// The parent's pin, undone on drop (after the child is reaped).
     _pinned: Option<Pinned>,
+    /// The untimed round trips' time before the first repetition, if any.
+    settled_secs: Option<f64>,
 }
 
 impl PingPong {
@@ -240,7 +259,18 @@ impl PingPong {
             loops: 0,
             placed: cpus,
             _pinned,
+            settled_secs: None,
         })
+    }
+
+    /// Runs repetitions untimed for at least `secs`, and records it.
+    fn settle(&mut self, clock: &Clock, secs: f64) -> Result<(), BenchError> {
+        let t0 = clock.now();
+        while clock.now().saturating_sub(t0).as_secs_f64() < secs {
+            self.spin(self.loops)?;
+        }
+        self.settled_secs = Some(clock.now().saturating_sub(t0).as_secs_f64());
+        Ok(())
     }
 
     fn spin(&mut self, n: u64) -> Result<(), BenchError> {
@@ -271,6 +301,7 @@ impl Trial for PingPong {
             "parent_cpu": parent,
             "child_cpu": child,
             "placement": "sched_setaffinity by envbench",
+            "settle_secs": self.settled_secs,
         }))
     }
 }
@@ -296,7 +327,16 @@ mod tests {
             let v = t.once(&env.clock).unwrap();
             assert!(v.iter().all(|x| *x > 0.0), "{}: {v:?}", case.key());
             if case.params.contains_key("cpus") {
-                assert_eq!(t.details().unwrap()["cpus"], case.params["cpus"]);
+                let details = t.details().unwrap();
+                assert_eq!(details["cpus"], case.params["cpus"]);
+                // only a ping-pong across CPUs runs untimed first, that long
+                match details["settle_secs"].as_f64() {
+                    Some(secs) => {
+                        assert_eq!(case.params["cpus"], "split");
+                        assert!(secs >= SETTLE_SECS, "{secs}");
+                    }
+                    None => assert_eq!(case.params["cpus"], "same"),
+                }
             }
         }
     }
