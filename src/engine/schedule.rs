@@ -229,6 +229,7 @@ pub fn run(
     // the rounds' time, before the last canary reading
     let took = clock.now().saturating_sub(state.run_start).as_secs_f64();
     crate::validity::canary::measure(&clock, state.run_start, &mut files[0]);
+    crate::validity::canary::release();
     if state.cut.0 > 0 {
         let note = format!(
             "behind the suite's {:.0} s: {} case round(s) got less budget to catch up, down to {:.2} s (planned {:.2} s per case)",

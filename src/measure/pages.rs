@@ -194,6 +194,19 @@ impl<T: Zeroable> PageBuf<T> {
         Ok(buf)
     }
 
+    /// Keeps the mapping out of child processes (`MADV_DONTFORK`): a
+    /// buffer a process holds costs its forks nothing.
+    ///
+    /// # Errors
+    /// The error of madvise (a kernel or sandbox without the advice).
+    pub fn dont_fork(&self) -> std::io::Result<()> {
+        // SAFETY: the range is this buffer's own mapping.
+        if unsafe { libc::madvise(self.ptr.cast(), self.mapped_bytes, libc::MADV_DONTFORK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Bytes mapped (the values rounded up to whole huge pages).
     #[cfg(test)]
     pub(crate) fn mapped_bytes(&self) -> usize {
