@@ -124,40 +124,39 @@ fn cpu_mops(clock: &Clock, iters: u64) -> f64 {
 /// four independent accumulators so the loads, not the adds, set the pace.
 /// The buffer asks for small pages: on the project's VM the same kernel on
 /// huge pages read 10 or 31 GB/s as the kernel granted them or not, a
-/// luck the canary must not have (small pages: 21 GB/s ± 3 %). A plain
-/// vector where mmap fails; None where that fails too. MB/s.
+/// luck the canary must not have (small pages: 21 GB/s ± 3 %). Held in
+/// [`HELD`] between readings. MB/s; None where no buffer can be had.
 fn mem_mbs(clock: &Clock, bytes: usize) -> Option<f64> {
-    let len = bytes / 8;
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    if held.as_ref().is_none_or(|b| b.len() != len) {
-        *held = None;
-        *held = held_buffer(len);
-    }
-    if let Some(buf) = held.as_deref() {
-        return Some(passes(clock, buf));
-    }
-    let mut mapped = PageBuf::<f64>::new(len, PagePolicy::Small).ok();
-    let mut owned = Vec::new();
-    let buf: &mut [f64] = match mapped.as_deref_mut() {
-        Some(b) => b,
-        None => {
-            owned.try_reserve_exact(len).ok()?;
-            owned.resize(len, 0.0);
-            &mut owned
-        }
-    };
-    buf.fill(1.0);
-    Some(passes(clock, buf))
+    reading(
+        &mut HELD.lock().unwrap_or_else(PoisonError::into_inner),
+        clock,
+        bytes / 8,
+    )
 }
 
-/// A buffer of `len` values to hold, kept out of forks and touched; None
-/// where either fails.
-fn held_buffer(len: usize) -> Option<PageBuf<f64>> {
-    let mut b = PageBuf::<f64>::new(len, PagePolicy::Small).ok()?;
-    b.dont_fork().ok()?;
-    // writing every element faults the pages in outside the timing
-    b.fill(1.0);
-    Some(b)
+/// A reading over the buffer in `held`, made (of `len` values) where
+/// there is none of that length. A buffer the kernel will not keep out of
+/// forks serves this reading only; a plain vector where mmap fails.
+fn reading(held: &mut Option<PageBuf<f64>>, clock: &Clock, len: usize) -> Option<f64> {
+    if held.as_ref().is_some_and(|b| b.len() != len) {
+        // unmapped before its successor is mapped
+        *held = None;
+    }
+    if held.is_none() {
+        let Ok(mut b) = PageBuf::<f64>::new(len, PagePolicy::Small) else {
+            let mut owned = Vec::new();
+            owned.try_reserve_exact(len).ok()?;
+            owned.resize(len, 1.0);
+            return Some(passes(clock, &owned));
+        };
+        // writing every element faults the pages in outside the timing
+        b.fill(1.0);
+        if b.dont_fork().is_err() {
+            return Some(passes(clock, &b));
+        }
+        *held = Some(b);
+    }
+    held.as_deref().map(|b| passes(clock, b))
 }
 
 /// Unmaps the memory kernel's held buffer (at the run's end).
@@ -356,9 +355,15 @@ mod tests {
     }
 
     #[test]
-    fn the_held_memory_buffer_is_kept_out_of_forks() {
-        let b = held_buffer((3 << 20) / 8).expect("this kernel takes MADV_DONTFORK");
-        assert!(b.iter().all(|&x| x == 1.0));
+    fn the_memory_buffer_is_made_once_kept_out_of_forks_and_remade_for_another_size() {
+        let clock = Clock::real();
+        let len = (3 << 20) / 8;
+        let mut held = None;
+        assert!(reading(&mut held, &clock, len).unwrap() > 0.0);
+        let b = held
+            .as_ref()
+            .expect("this kernel keeps a mapping out of forks");
+        assert!(b.len() == len && b.iter().all(|&x| x == 1.0));
         let at = b.as_ptr() as usize;
         // the kernel marks the mapping "dc": not copied into a child on fork
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
@@ -368,9 +373,10 @@ mod tests {
             .find(|l| l.starts_with("VmFlags:"))
             .expect("the buffer's mapping is in smaps");
         assert!(flags.split_whitespace().any(|f| f == "dc"), "{flags}");
-        // readings through the held buffer, one after another
-        let clock = Clock::real();
-        assert!(mem_mbs(&clock, 3 << 20).unwrap() > 0.0);
-        assert!(mem_mbs(&clock, 3 << 20).unwrap() > 0.0);
+        // the next reading uses the same buffer, one of another size a new one
+        assert!(reading(&mut held, &clock, len).unwrap() > 0.0);
+        assert_eq!(held.as_ref().map(|b| b.as_ptr() as usize), Some(at));
+        assert!(reading(&mut held, &clock, len / 2).unwrap() > 0.0);
+        assert_eq!(held.as_ref().map(|b| b.len()), Some(len / 2));
     }
 }

@@ -404,16 +404,14 @@ impl Bench for Stream {
             })?;
         let ntimes = match case.params.get(NTIMES_KEY) {
             None => NTIMES,
-            Some(_) => match case.count_usize(NTIMES_KEY)? {
-                n if n >= 2 => n,
-                n => {
-                    return Err(BenchError::Failed(format!(
-                    "{}: ntimes={n}, but STREAM discards its first iteration and needs at least 2",
-                    case.key()
-                )))
-                }
-            },
+            Some(_) => case.count_usize(NTIMES_KEY)?,
         };
+        if ntimes < 2 {
+            return Err(BenchError::Failed(format!(
+                "{}: ntimes={ntimes}, but STREAM discards its first iteration and needs at least 2",
+                case.key()
+            )));
+        }
         let mut trial = StreamTrial::new(elems, threads)?;
         trial.ntimes = ntimes;
         let llc = crate::probe::cpu::live_llc_bytes();
