@@ -252,7 +252,7 @@ impl LuTrial {
     }
 
     /// How the factorisation runs, for the result's details.
-    fn algorithm(&self) -> String {
+    fn method(&self) -> String {
         match self.blocked {
             Some(_) => format!(
                 "blocked, look-ahead of one panel, nb = {}",
@@ -312,7 +312,7 @@ impl Trial for LuTrial {
         Some(serde_json::json!({
             "worst_scaled_residual": self.worst_residual,
             "residual_threshold": RESIDUAL_THRESHOLD,
-            "algorithm": self.algorithm(),
+            "method": self.method(),
         }))
     }
 }
