@@ -9,8 +9,9 @@
 //! Each panel is factored by faer's LU on one thread; the trailing update
 //! is faer's triangular solve and matrix product, split by columns into
 //! pieces that idle threads take (rayon work stealing). Row interchanges
-//! are kept as transpositions, like LAPACK's ipiv, and applied to the
-//! other columns piece by piece.
+//! are kept as pairs of rows, rebuilt from faer's permutation of each
+//! panel, and applied to the trailing columns with each piece's update and
+//! to the factored columns on the left by the look-ahead.
 //! See: HPL `src/pgesv/HPL_pdgesv0.c` and `HPL_pdgesvK2.c` for the
 //! look-ahead schedule.
 
@@ -85,10 +86,17 @@ impl Blocked {
 
     /// Factors the square `a` in place into L (unit lower, below the
     /// diagonal) and U, its rows interchanged as [`Blocked::solve`] replays
-    /// them; on the current rayon pool with `threads` threads.
+    /// them. With `threads` above one the look-ahead and the update run
+    /// side by side (`rayon::join`) on the current pool, whose size sets
+    /// the parallelism; `threads` sets how finely the update is split.
     pub fn factor(&mut self, mut a: MatMut<'_, f64>, threads: usize) {
         let n = a.nrows();
         assert_eq!(n, a.ncols(), "a square matrix");
+        assert!(
+            n <= self.panel.perm.len(),
+            "a {n}×{n} matrix in a workspace made for {}",
+            self.panel.perm.len()
+        );
         let nb = self.nb;
         let Blocked {
             swaps,
@@ -146,6 +154,11 @@ impl Blocked {
         apply_swaps(x.rb_mut(), &self.swaps);
         solve_unit_lower_triangular_in_place(lu, x.rb_mut(), par);
         solve_upper_triangular_in_place(lu, x, par);
+    }
+
+    /// The panel width in use: the one asked for, or n where n is smaller.
+    pub fn width(&self) -> usize {
+        self.nb
     }
 
     /// The row interchanges of the last factorisation, in order.
@@ -275,15 +288,19 @@ mod tests {
     #[test]
     fn p_a_equals_l_u_for_widths_that_do_and_do_not_divide_n() {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
+            .num_threads(4)
             .build()
             .unwrap();
+        // n = 300 with nb = 32 at 2 and 4 threads updates in several pieces
+        // of at least 64 columns; 50 against 192 is one panel
         for (n, nb, threads) in [
-            (1, 4, 1),
             (7, 3, 2),
             (64, 16, 2),
             (100, 32, 1),
             (130, 64, 2),
+            (300, 32, 2),
+            (300, 32, 4),
+            (97, 16, 4),
             (50, 192, 2),
         ] {
             let a = random(n, n as u64);

@@ -184,9 +184,11 @@ impl LuTrial {
             .build()
             .map_err(|e| BenchError::Failed(format!("cannot start {threads} threads: {e}")))?;
         let par = par_for(threads);
+        // faer's workspace, for one thread; the look-ahead LU has its own
+        let faer_n = if threads > 1 { 0 } else { n };
         let scratch = MemBuffer::new(
-            factor::lu_in_place_scratch::<usize, f64>(n, n, par, Default::default())
-                .or(solve::solve_in_place_scratch::<usize, f64>(n, 1, par)),
+            factor::lu_in_place_scratch::<usize, f64>(faer_n, faer_n, par, Default::default())
+                .or(solve::solve_in_place_scratch::<usize, f64>(faer_n, 1, par)),
         );
         let a_norm_inf = (0..n)
             .map(|i| (0..n).map(|j| a[(i, j)].abs()).sum::<f64>())
@@ -195,8 +197,8 @@ impl LuTrial {
         Ok(LuTrial {
             work: Mat::zeros(n, n),
             x: Mat::zeros(n, 1),
-            perm: vec![0; n],
-            perm_inv: vec![0; n],
+            perm: vec![0; faer_n],
+            perm_inv: vec![0; faer_n],
             a,
             b,
             threads,
@@ -253,11 +255,8 @@ impl LuTrial {
 
     /// How the factorisation runs, for the result's details.
     fn method(&self) -> String {
-        match self.blocked {
-            Some(_) => format!(
-                "blocked, look-ahead of one panel, nb = {}",
-                lookahead::BLOCK
-            ),
+        match &self.blocked {
+            Some(b) => format!("blocked, look-ahead of one panel, nb = {}", b.width()),
             None => "recursive (faer)".into(),
         }
     }
@@ -374,10 +373,24 @@ mod tests {
 
     #[test]
     fn residual_is_below_the_hpl_threshold_for_several_sizes_and_threads() {
-        for (n, threads, seed) in [(50, 1, 1), (200, 2, 2), (333, 1, 3), (400, 2, 4)] {
-            let t = solve(n, threads, seed);
+        // 400 and 500 on two threads run the look-ahead over 3 panels of 192
+        for (n, threads, seed) in [
+            (50, 1, 1),
+            (200, 2, 2),
+            (333, 1, 3),
+            (400, 2, 4),
+            (500, 2, 5),
+        ] {
+            let mut t = solve(n, threads, seed);
             let r = t.scaled_residual();
             assert!(r < RESIDUAL_THRESHOLD, "n={n} threads={threads}: {r}");
+            // a second solve reuses the workspace
+            t.once(&Clock::real()).unwrap();
+            let r = t.scaled_residual();
+            assert!(
+                r < RESIDUAL_THRESHOLD,
+                "again, n={n} threads={threads}: {r}"
+            );
         }
     }
 
@@ -405,6 +418,22 @@ mod tests {
                 "{threads} threads"
             );
         }
+    }
+
+    #[test]
+    fn a_matrix_singular_in_a_later_panel_is_invalid_on_two_threads() {
+        // a zero column 300: the second panel of 192 meets an exactly zero pivot
+        let n = 420;
+        let (mut a, b) = random_system(n, 10);
+        for i in 0..n {
+            a[(i, 300)] = 0.0;
+        }
+        let mut t = LuTrial::new(a, b, 2).unwrap();
+        assert_eq!(t.method(), "blocked, look-ahead of one panel, nb = 192");
+        assert!(matches!(
+            t.once(&Clock::real()),
+            Err(BenchError::Invalid(_))
+        ));
     }
 
     #[test]
