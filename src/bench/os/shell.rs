@@ -3,11 +3,13 @@
 //! concurrent)" and "(8 concurrent)"; seed 004 ran them under WSL 1 and
 //! WSL 2, and seed 003's complaint was a slow `./configure`). Scripts per
 //! minute. Each copy works in its own directory inside a fresh directory
-//! under the first `--dir`, removed afterwards.
+//! under the first `--dir`, removed afterwards. The quick suite runs one
+//! copy only ([`copies_for`]).
 
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, ScratchDir, Trial,
 };
+use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
 use crate::stats::rng::Rng;
@@ -51,7 +53,8 @@ impl Bench for Shell {
         "shell scripts"
     }
     fn summary(&self) -> &'static str {
-        "a fixed /bin/sh script of sort, grep, wc, od, tr, cut, uniq and a loop; 1 and 8 copies at once; scripts/min"
+        "a fixed /bin/sh script of sort, grep, wc, od, tr, cut, uniq and a loop; 1 and 8 copies at once \
+         (quick: 1); scripts/min"
     }
     fn reproduces(&self) -> &'static str {
         "seed 004 (UnixBench Shell Scripts 1 and 8 concurrent), seed 003 (slow ./configure under WSL 1)"
@@ -63,10 +66,10 @@ impl Bench for Shell {
         // under gVisor)
         false
     }
-    fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
-        [1usize, 8]
-            .into_iter()
-            .map(|copies| CaseSpec {
+    fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
+        copies_for(plan.suite)
+            .iter()
+            .map(|&copies| CaseSpec {
                 bench: self.id().into(),
                 params: BTreeMap::from([("copies".to_string(), Value::from(copies))]),
                 metrics: vec![MetricSpec {
@@ -113,6 +116,19 @@ impl Bench for Shell {
         })?;
         trial.batches = batches_for(scripts, copies, ctx.cpus);
         Ok(Box::new(trial))
+    }
+}
+
+/// The copies run at once, a case each: 1 and 8 (UnixBench's two), and 1
+/// alone in the quick suite. A batch of eight is fixed work that a round
+/// cannot cut short: 2.0-2.3 s a round under gVisor's ptrace platform
+/// (about 120 process starts), 6.8 s of a quick run's 58 s at its floor of
+/// three rounds on the Intel Xeon VM (2026-11-29), where the 1-copy case
+/// took 1.8 s; natively 0.7 s. Eight copies stay in standard and full.
+fn copies_for(suite: Suite) -> &'static [usize] {
+    match suite {
+        Suite::Quick => &[1],
+        Suite::Standard | Suite::Full => &[1, 8],
     }
 }
 
@@ -262,7 +278,8 @@ mod tests {
         let dirs = crate::bench::NamedDir::by_position([tmp.path().to_path_buf()]);
         let mut ctx = env.ctx();
         ctx.dirs = &dirs;
-        let case = &Shell.cases(&TestEnv::plan(crate::config::Suite::Quick, 1))[1];
+        let case = &Shell.cases(&TestEnv::plan(Suite::Standard, 1))[1];
+        assert_eq!(case.count_usize("copies").unwrap(), 8);
         let mut t = Shell.prepare(case, &ctx).unwrap();
         assert!(t.once(&env.clock).unwrap()[0] > 0.0);
         assert_eq!(
@@ -290,6 +307,20 @@ mod tests {
         // never none, and a CPU count of 0 read as one
         assert_eq!(batches_for(3, 8, 2), 1);
         assert_eq!(batches_for(0, 8, 0), 1);
+    }
+
+    #[test]
+    fn quick_runs_one_copy_and_the_others_one_and_eight() {
+        let copies = |suite| -> Vec<usize> {
+            Shell
+                .cases(&TestEnv::plan(suite, 2))
+                .iter()
+                .map(|c| c.count_usize("copies").unwrap())
+                .collect()
+        };
+        assert_eq!(copies(Suite::Quick), [1]);
+        assert_eq!(copies(Suite::Standard), [1, 8]);
+        assert_eq!(copies(Suite::Full), [1, 8]);
     }
 
     #[test]
