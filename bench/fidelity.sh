@@ -8,6 +8,7 @@
 # This is a benchmark, not a test; CI does not run it.
 #   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections syscall,...]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
+#                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
 # (default 5; mem at least 12, io at least 8). Then, while a banded row is
 # unclear and its interval says how many more rounds would settle it, the
@@ -24,6 +25,10 @@
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 1, the length of envbench's standard io.random
 # repetition: both then end with the same fsync of every file in the same time).
+# --information adds the dear rows kept for information only, without a band
+# (cpu.lu against numpy's OpenBLAS, 2.5 min; mem.stream against hpcc's
+# SingleSTREAM, 2 min; net.tcp_stream against one iperf3 with two streams):
+# left out, their time goes to the rows a band judges.
 set -euo pipefail
 
 rounds=5
@@ -33,6 +38,7 @@ install=1
 io_dir=""
 io_size=256M
 io_secs=1
+information=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -42,7 +48,8 @@ while [ $# -gt 0 ]; do
     --io-dir) io_dir=$2; shift 2 ;;
     --io-size) io_size=$2; shift 2 ;;
     --io-secs) io_secs=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --information) information=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -227,6 +234,10 @@ still_open() {
   return 1
 }
 
+# ordered E R: runs the functions E and R in round $i's order (E first in
+# even rounds, R first in odd ones)
+ordered() { if ((i % 2 == 0)); then "$1"; "$2"; else "$2"; "$1"; fi; }
+
 # alternate LABEL UNIT ENVBENCH_FN REFERENCE_FN REFERENCE_NAME
 # Each FN prints one number; they run alternately for $rounds rounds.
 alternate() {
@@ -314,7 +325,10 @@ times.sort()
 print((2 / 3 * n**3 + 2 * n**2) / times[len(times) // 2] / 1e9)
 PY
   local py=/usr/bin/python3
+  # information only (cpu.lu's band is hpcc's HPL, in the hpcc section)
+  [ "$information" = 1 ] || [ "${pass:-1}" -gt 1 ] || echo "cpu.lu against numpy: information only, left out (--information runs it)" >&2
   for t in 1 2; do
+    [ "$information" = 1 ] || break
     local e2=() e4=() h2=() h4=() s2=() s4=()
     still_open "cpu.lu[n=2000,threads=$t]" "cpu.lu[n=4000,threads=$t]" || continue
     for ((i = 0; i < rounds; i++)); do
@@ -629,12 +643,16 @@ section_hpcc() {
   # takes most of it), so two rounds, and none in a later pass.
   local es=() hs=() srounds=$((rounds < 2 ? rounds : 2))
   [ "${pass:-1}" -eq 1 ] || srounds=0
+  if [ "$information" = 0 ]; then
+    srounds=0
+    [ "${pass:-1}" -gt 1 ] || echo "mem.stream against hpcc SingleSTREAM: information only, left out (--information runs it)" >&2
+  fi
   for ((i = 0; i < srounds; i++)); do
     "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 3..3 -o "$work/e.json" >/dev/null
     es+=("$(python3 -c "import json,sys; print([m for m in json.load(open(sys.argv[1]))['cases'][0]['metrics'] if m['name']=='triad_rate'][0]['summary']['median'])" "$work/e.json")")
     hs+=("$(run_hpcc 7500 1 SingleSTREAM_Triad | awk '{ print $1 * 1000 }')")
   done
-  summarize "mem.stream[threads=1] triad_rate" MB/s "hpcc SingleSTREAM" "${es[*]}" "${hs[*]}"
+  [ ${#es[@]} = 0 ] || summarize "mem.stream[threads=1] triad_rate" MB/s "hpcc SingleSTREAM" "${es[*]}" "${hs[*]}"
 }
 
 # ---------------------------------------------------------------- io
@@ -679,8 +697,6 @@ else: print(f'{b}B')" "$bytes")
   local iorounds=$((rounds < 8 && pass == 1 ? 8 : rounds))
   e_io() { "$envbench" run --no-history --suite standard --quiet --force --dir "io=$d" --file-size "$io_size" --io-total "$io_size" --reps 3..3 --rounds 1 "$@" -o "$work/e.json" >/dev/null; }
   med() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
-  # ordered E R: runs the functions E and R in this round's order
-  ordered() { if ((i % 2 == 0)); then "$1"; "$2"; else "$2"; "$1"; fi; }
   # warm3 CMD...: runs CMD (which prints one figure) four times and prints
   # the median of the last three
   warm3() {
@@ -758,19 +774,25 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
     rm -rf "$d/fio"
   }
   local t esw=() rsw=() esr=() rsr=()
+  # one envbench run gives both rows; fio's write and read are run only
+  # while their row is open
+  local seq_w seq_r
   e_seq() {
     e_io --only io.seq --threads "$t"
     local key="io.seq[dir=io,file_size=$label,record=1MiB,threads=$t]"
-    esw+=("$(envbench_median "$key" write)")
-    esr+=("$(envbench_median "$key" read)")
+    [ "$seq_w" = 0 ] || esw+=("$(envbench_median "$key" write)")
+    [ "$seq_r" = 0 ] || esr+=("$(envbench_median "$key" read)")
   }
   r_seq() {
-    rsw+=("$(warm3 fio_write)")
-    rsr+=("$(warm3 fio_read)")
+    [ "$seq_w" = 0 ] || rsw+=("$(warm3 fio_write)")
+    [ "$seq_r" = 0 ] || rsr+=("$(warm3 fio_read)")
   }
   for t in 1 2; do
     esw=() rsw=() esr=() rsr=()
-    still_open "io.seq[threads=$t]" || continue
+    seq_w=0 seq_r=0
+    still_open "io.seq[threads=$t] write" && seq_w=1
+    still_open "io.seq[threads=$t] read" && seq_r=1
+    [ $((seq_w + seq_r)) -gt 0 ] || continue
     fio_pins "$t"
     local pinned=""
     [ ${#fio_pin[@]} = 0 ] || pinned=", each job on its own CPU"
@@ -809,12 +831,23 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
     ef+=("$(envbench_median "$(printf "$key_dd" 64KiB write_fdatasync)" throughput)")
   }
   r_sync() { rf+=("$(warm3 dd_sync)"); }
+  local edf=()
   e_direct() {
     e_io --only 'io.dd[op=write_direct]'
+    local v
     # shellcheck disable=SC2059
-    ed+=("$(envbench_median "$(printf "$key_dd" 1MiB write_direct)" throughput)")
+    v=$(envbench_median "$(printf "$key_dd" 1MiB write_direct)" throughput)
+    [ $direct_dd = 0 ] || ed+=("$v")
+    [ $direct_fio = 0 ] || edf+=("$v")
   }
-  r_direct() { rd+=("$(warm3 dd_direct)"); rdf+=("$(warm3 fio_direct)"); }
+  # dd's and fio's rows share envbench's figures: each reference runs while its row is open
+  local direct_dd=0 direct_fio=0
+  still_open "io.dd[op=write_direct] throughput vs dd" && direct_dd=1
+  still_open "io.dd[op=write_direct] throughput vs fio" && direct_fio=1
+  r_direct() {
+    [ $direct_dd = 0 ] || rd+=("$(warm3 dd_direct)")
+    [ $direct_fio = 0 ] || rdf+=("$(warm3 fio_direct)")
+  }
   e_warm() {
     e_io --only 'io.dd[op=read_warm]'
     # shellcheck disable=SC2059
@@ -827,7 +860,7 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
   }
   local do_sync=0 do_direct=0 do_warm=0
   still_open "io.dd[op=write_fdatasync]" && do_sync=1
-  still_open "io.dd[op=write_direct]" && do_direct=1
+  [ $((direct_dd + direct_fio)) = 0 ] || do_direct=1
   still_open "io.dd[op=read_warm]" && do_warm=1
   for ((i = 0; i < iorounds; i++)); do
     [ $do_sync = 0 ] || ordered e_sync r_sync
@@ -836,7 +869,7 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
   done
   summarize "io.dd[op=write_fdatasync] throughput" MB/s "dd bs=64K conv=fdatasync" "${ef[*]}" "${rf[*]}"
   summarize "io.dd[op=write_direct] throughput" MB/s "dd bs=1M oflag=direct" "${ed[*]}" "${rd[*]}"
-  summarize "io.dd[op=write_direct] throughput" MB/s "fio bs=1M direct=1 psync" "${ed[*]}" "${rdf[*]}"
+  summarize "io.dd[op=write_direct] throughput" MB/s "fio bs=1M direct=1 psync" "${edf[*]}" "${rdf[*]}"
   summarize "io.dd[op=read_warm] throughput" MB/s "dd bs=1M (cached)" "${ew2[*]}" "${rw2[*]}"
   rm -rf "$d"
 }
@@ -943,7 +976,10 @@ NGINX
 
   # stream: MB/s, 1 and 2 connections
   local n
+  [ "$information" = 1 ] || [ "${pass:-1}" -gt 1 ] || echo "net.tcp_stream against iperf3 -P 2: information only, left out (--information runs it)" >&2
   for n in 1 2; do
+    # iperf3 -P 2: information only (one iperf3 thread for both streams)
+    [ "$n" = 1 ] || [ "$information" = 1 ] || continue
     e_stream() {
       "$envbench" run --no-history --suite standard --quiet --force --only net.tcp_stream --reps 5..5 -o "$work/e.json" >/dev/null &&
         envbench_median "net.tcp_stream[connections=$n]" throughput
@@ -981,23 +1017,32 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   for page in 1 10 100; do
     local url="http://127.0.0.1:$ng/${page}k.html"
     local e1=() e1s=() e16=() w1=() w1s=() w16=() o1=() o16=() n1=() n16=()
-    still_open "net.http client, nginx ${page}k," "net.http server under wrk -c1, ${page}k," \
-      "net.http server under wrk -c16, ${page}k," || continue
-    e_http() {
+    # three groups, each measured while one of its rows is open: the
+    # client on its own CPU (1 and 16 connections, one envbench run), the
+    # client on nginx's CPU, and the two servers; a later pass for the
+    # clients' rows does not run the servers again
+    local g_split=0 g_same=0 g_server=0
+    still_open "net.http client, nginx ${page}k, 1 conn, split" "net.http client, nginx ${page}k, 16 conns" && g_split=1
+    still_open "net.http client, nginx ${page}k, 1 conn, same" && g_same=1
+    still_open "net.http server under wrk -c1, ${page}k," "net.http server under wrk -c16, ${page}k," && g_server=1
+    [ $((g_split + g_same + g_server)) -gt 0 ] || continue
+    e_split() {
       taskset -c "$ccpu" "$envbench" run --no-history --suite quick --quiet --force --only net.http --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
       e1+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
       e16+=("$(envbench_median "net.http[clients=16,url=$url]" requests_per_sec)")
+    }
+    r_split() { w1+=("$(wrk_rate "$url" 1 "$ccpu")"); w16+=("$(wrk_rate "$url" 16 "$ccpu")"); }
+    e_same() {
       taskset -c "$cpu0" "$envbench" run --no-history --suite quick --quiet --force --only 'net.http[clients=1]' --http-url "$url" --reps 5 -o "$work/e.json" >/dev/null
       e1s+=("$(envbench_median "net.http[clients=1,url=$url]" requests_per_sec)")
     }
-    r_http() {
-      w1+=("$(wrk_rate "$url" 1 "$ccpu")"); w16+=("$(wrk_rate "$url" 16 "$ccpu")")
-      w1s+=("$(wrk_rate "$url" 1 "$cpu0")")
-    }
+    r_same() { w1s+=("$(wrk_rate "$url" 1 "$cpu0")"); }
     o_http() { o1+=("$(wrk_rate "${own}${page}k.html" 1 "$ccpu")"); o16+=("$(wrk_rate "${own}${page}k.html" 16 "$ccpu")"); }
     n_http() { n1+=("$(wrk_rate "$url" 1 "$ccpu")"); n16+=("$(wrk_rate "$url" 16 "$ccpu")"); }
     for ((i = 0; i < rounds; i++)); do
-      if ((i % 2 == 0)); then e_http; r_http; o_http; n_http; else r_http; e_http; n_http; o_http; fi
+      [ $g_split = 0 ] || ordered e_split r_split
+      [ $g_same = 0 ] || ordered e_same r_same
+      [ $g_server = 0 ] || ordered o_http n_http
     done
     summarize "net.http client, nginx ${page}k, 1 conn, split" req/s "wrk -t1 -c1" "${e1[*]}" "${w1[*]}"
     summarize "net.http client, nginx ${page}k, 1 conn, same" req/s "wrk -t1 -c1" "${e1s[*]}" "${w1s[*]}"
