@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # envbench apptools: the app family against the real tools it stands for,
 # on a pair of directories of this machine: a local directory against a
-# bindfs FUSE mount of another (the default pair), or any two given.
+# bindfs FUSE mount of another (the default pair), or any two given; or on
+# one kind of directory in two environments, this machine as it is against
+# one entered by a command prefix (--in, e.g. gVisor's `runsc do`); or
+# inside a QEMU guest, its own ext4 disk against its 9p share of a host
+# directory (--guest CACHE: tests/layers/qemu.sh boots it, its kernel kept
+# in CACHE; TCG where KVM cannot boot, so every figure there is emulated
+# and only the slowdowns between the guest's two directories are read).
 # For the same generated tree (the app family's layout: 40 files to a
 # directory, 1-7 KiB of source-like text), ROUNDS times, the two sides
 # alternated (the order flipped every round):
@@ -25,40 +31,80 @@
 #                into envbench)
 # and envbench's app.status, app.search, app.unpack and app.db on the same
 # two directories (one `run --only app,io,cpu.int,os.syscall` with both
-# --dirs, compared with `compare --dirs`). Prints, per tool, its slowdown
-# (second side against the first) as a geometric mean with a 95 % interval
-# over the rounds, beside its app case's slowdown and interval.
+# --dirs, compared with `compare --dirs`; with --in, one interleaved run
+# `--in host --in in=PREFIX` of the same cases, compared with `compare`).
+# Prints, per tool, its slowdown (second side against the first) as a
+# geometric mean with a 95 % interval over the rounds, beside its app
+# case's slowdown and interval.
+# Each timing is taken inside its side: a small Python program there runs
+# the tool once untimed, then once timed, and prints the seconds, so an
+# environment's own start (a sandbox's, entered anew for every timing) is
+# in no figure, as it is in none of envbench's.
 # This is a benchmark, not a test; CI does not run it. Nothing else may
 # measure on the machine meanwhile.
-#   bench/apptools.sh [--rounds N] [--files N] [--dirs A,B] [--keep DIR]
+#   bench/apptools.sh [--rounds N] [--files N] [--dirs A,B | --in PREFIX | --guest CACHE]
+#                     [--keep DIR]
 set -euo pipefail
 
 rounds=7
 files=1000
 dirs=""
+prefix=""
+guest=""
 keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
     --dirs) dirs=$2; shift 2 ;;
+    --in) prefix=$2; shift 2 ;;
+    --guest) guest=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "apptools.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+modes=0
+for m in "$dirs" "$prefix" "$guest"; do [ -z "$m" ] || modes=$((modes + 1)); done
+[ "$modes" -le 1 ] || { echo "apptools.sh: give one of --dirs, --in and --guest" >&2; exit 2; }
+if [ -n "$guest" ] && [ -n "$keep" ]; then
+  echo "apptools.sh: --keep is not kept from a guest (its files stay in the guest's memory)" >&2; exit 2
+fi
 . "$(dirname "$0")/common.sh"
 workdir apptools
 mounted=""
 # the mount goes before the directory under it is removed
 trap 'if [ -n "$mounted" ]; then fusermount -u "$mounted" 2>/dev/null || umount "$mounted" 2>/dev/null || true; fi; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-echo "building envbench (release)" >&2
-(cd "$repo" && cargo build --release --quiet)
-envbench="$work/envbench"
-cp "$repo/target/release/envbench" "$envbench"
+build_envbench
+if [ -n "$guest" ]; then
+  # the guest runs this script on its two directories; its / is the
+  # host's, but /tmp and /mnt are its own, so the script goes in whole
+  {
+    echo 'mkdir -p /tmp/bench'
+    for f in common.sh apptools.sh; do
+      printf "cat > /tmp/bench/%s <<'ENVBENCH_SCRIPT_END'\n" "$f"
+      cat "$repo/bench/$f"
+      echo 'ENVBENCH_SCRIPT_END'
+    done
+    printf 'ENVBENCH_BIN=/mnt/share/envbench bash /tmp/bench/apptools.sh --rounds %q --files %q --dirs /mnt/disk,/mnt/share > /mnt/share/guest-out.txt 2>&1\n' "$rounds" "$files"
+  } > "$work/guest.sh"
+  mkdir "$work/guest"
+  echo "apptools.sh: running in a QEMU guest (tests/layers/qemu.sh); its output follows when it ends" >&2
+  QEMU_GUEST_RUN="$work/guest.sh" TIMEOUT_S=${TIMEOUT_S:-2400} \
+    "$repo/tests/layers/qemu.sh" "$envbench" "$work/guest" "$guest" -- \
+    || { echo "apptools.sh: the guest failed; the end of its console:" >&2; tail -n 40 "$work/guest/serial.log" >&2 || true; exit 1; }
+  echo "apptools.sh: guest accelerator $(cat "$work/guest/accel"), exit code $(cat "$work/guest/exit-code")" >&2
+  cat "$work/guest/guest-out.txt" 2>/dev/null || echo "apptools.sh: the guest wrote no output" >&2
+  exit "$(cat "$work/guest/exit-code")"
+fi
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 
-if [ -z "$dirs" ]; then
+if [ -n "$prefix" ]; then
+  # both sides in local directories of the same file system; the second
+  # is worked in through the prefix
+  mkdir "$work/host" "$work/in"
+  a="$work/host"; b="$work/in"
+elif [ -z "$dirs" ]; then
   command -v bindfs >/dev/null || { echo "apptools.sh: no bindfs (apt-get install bindfs), or give --dirs A,B" >&2; exit 2; }
   mkdir "$work/local" "$work/backing" "$work/fuse"
   bindfs --no-allow-other "$work/backing" "$work/fuse"
@@ -72,9 +118,73 @@ else
 fi
 command -v git >/dev/null || { echo "apptools.sh: no git" >&2; exit 2; }
 
-python3 - "$work" "$a" "$b" "$files" "$rounds" <<'PY'
-import math, os, random, shutil, statistics, subprocess, sys, tarfile, time
-work, a, b, files, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+# the tools, run in one side's directory by a program started there: it
+# runs TOOL once untimed (the warm-up), then once timed, and prints the
+# seconds
+cat > "$work/harness.py" <<'PY'
+import os, shutil, subprocess, sys, time
+side, name, work = sys.argv[1], sys.argv[2], sys.argv[3]
+tgz = os.path.join(work, "tree.tgz")
+git_env = dict(os.environ, GIT_AUTHOR_NAME="e", GIT_AUTHOR_EMAIL="e@e", GIT_COMMITTER_NAME="e",
+               GIT_COMMITTER_EMAIL="e@e", GIT_CONFIG_NOSYSTEM="1", HOME=work)
+repo = os.path.join(side, "repo")
+
+def run(cmd, **kw):
+    # a tool that fails here says why in its own words, and no figure is printed
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, **kw)
+    if r.returncode != 0 and not (cmd[0] == "grep" and r.returncode == 1):
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        sys.exit(f"{cmd[0]} exited with {r.returncode}: {last}")
+
+def git_status():
+    run(["git", "status", "--porcelain"], cwd=repo, env=git_env)
+def git_status_one():
+    run(["git", "-c", "core.preloadIndex=false", "status", "--porcelain"], cwd=repo, env=git_env)
+def grep_r():
+    run(["grep", "-r", "-c", "--exclude-dir=.git", "envbench_needle", "."], cwd=repo, env=git_env)
+def tar_x():
+    dest = os.path.join(side, "x")
+    os.mkdir(dest)
+    try:
+        run(["tar", "-xzmf", tgz, "--no-same-owner", "--no-same-permissions", "-C", dest], cwd=side)
+    finally:
+        shutil.rmtree(dest)
+def sql_script(mode):
+    lines = [f"PRAGMA journal_mode={mode};", "PRAGMA synchronous=FULL;",
+             "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v TEXT NOT NULL);",
+             "CREATE INDEX t_k ON t(k);"]
+    for i in range(20):
+        lines.append("BEGIN;")
+        for j in range(8):
+            n = i * 8 + j
+            lines.append(f"INSERT INTO t(k, v) VALUES ({n * 7919 % 100003}, '{n:0100d}');")
+        lines.append("COMMIT;")
+    return "\n".join(lines) + "\n"
+def sqlite3(mode):
+    script = sql_script(mode)
+    def once():
+        db = os.path.join(side, f"{mode}.db")
+        try:
+            run(["sqlite3", db], input=script)
+        finally:
+            for leftover in (db, db + "-journal", db + "-wal", db + "-shm"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
+    return once
+
+tools = {"git status": git_status, "git status, one thread": git_status_one, "grep -r": grep_r,
+         "tar -xzmf, rm -r": tar_x, "sqlite3, rollback journal": sqlite3("delete"),
+         "sqlite3, WAL": sqlite3("wal")}
+fn = tools[name]
+fn()
+t = time.perf_counter()
+fn()
+print(time.perf_counter() - t)
+PY
+
+python3 - "$work" "$a" "$b" "$files" "$rounds" "$prefix" <<'PY'
+import math, os, random, shlex, shutil, statistics, subprocess, sys, tarfile
+work, a, b, files, rounds, prefix = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 words = "fn let mut return if else for while match struct impl pub self value count index buffer result error state node parse write read".split()
 
 def tree(root):
@@ -93,15 +203,11 @@ def tree(root):
         with open(os.path.join(d, f"file{i:05d}.rs"), "x") as f:
             f.write("\n".join(text)[:n - 1] + "\n")
 
-def sh(cmd, cwd):
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
 git_env = dict(os.environ, GIT_AUTHOR_NAME="e", GIT_AUTHOR_EMAIL="e@e", GIT_COMMITTER_NAME="e",
                GIT_COMMITTER_EMAIL="e@e", GIT_CONFIG_NOSYSTEM="1", HOME=work)
 src = os.path.join(work, "tree")
 tree(src)
-tgz = os.path.join(work, "tree.tgz")
-with tarfile.open(tgz, "w:gz") as t:
+with tarfile.open(os.path.join(work, "tree.tgz"), "w:gz") as t:
     t.add(src, arcname="tree")
 for side in (a, b):
     shutil.copytree(src, os.path.join(side, "repo"))
@@ -109,57 +215,36 @@ for side in (a, b):
         subprocess.run(c, cwd=os.path.join(side, "repo"), check=True, env=git_env,
                        stdout=subprocess.DEVNULL)
 
-def timed(fn):
-    t = time.perf_counter(); fn(); return time.perf_counter() - t
+# the second side's tools run through the prefix, the program's timing inside it
+enter = {a: [], b: shlex.split(prefix)}
+class Failed(Exception):
+    pass
+def timed(side, name):
+    r = subprocess.run([*enter[side], sys.executable, os.path.join(work, "harness.py"), side, name, work],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return float(r.stdout.split()[-1])
+    except (IndexError, ValueError):
+        err = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
+        raise Failed(f"{name} failed in {side}: {err}")
 
-def git_status(side):
-    subprocess.run(["git", "status", "--porcelain"], cwd=os.path.join(side, "repo"), check=True,
-                   env=git_env, stdout=subprocess.DEVNULL)
-def grep_r(side):
-    r = subprocess.run(["grep", "-r", "-c", "--exclude-dir=.git", "envbench_needle", "."], cwd=os.path.join(side, "repo"),
-                       stdout=subprocess.PIPE, env=git_env)
-def tar_x(side):
-    dest = os.path.join(side, "x")
-    os.mkdir(dest)
-    sh(["tar", "-xzmf", tgz, "--no-same-owner", "--no-same-permissions", "-C", dest], side)
-    shutil.rmtree(dest)
-
-def git_status_one(side):
-    subprocess.run(["git", "-c", "core.preloadIndex=false", "status", "--porcelain"],
-                   cwd=os.path.join(side, "repo"), check=True, env=git_env, stdout=subprocess.DEVNULL)
-
-def sql_script(mode):
-    lines = [f"PRAGMA journal_mode={mode};", "PRAGMA synchronous=FULL;",
-             "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v TEXT NOT NULL);",
-             "CREATE INDEX t_k ON t(k);"]
-    for i in range(20):
-        lines.append("BEGIN;")
-        for j in range(8):
-            n = i * 8 + j
-            lines.append(f"INSERT INTO t(k, v) VALUES ({n * 7919 % 100003}, '{n:0100d}');")
-        lines.append("COMMIT;")
-    return "\n".join(lines) + "\n"
-def sqlite3(mode):
-    script = sql_script(mode).encode()
-    def run(side):
-        db = os.path.join(side, f"{mode}.db")
-        subprocess.run(["sqlite3", db], input=script, check=True, stdout=subprocess.DEVNULL)
-        os.remove(db)
-    return run
-
-tools = {"git status": git_status, "git status, one thread": git_status_one, "grep -r": grep_r,
-         "tar -xzmf, rm -r": tar_x}
+tools = ["git status", "git status, one thread", "grep -r", "tar -xzmf, rm -r"]
 if shutil.which("sqlite3"):
-    tools["sqlite3, rollback journal"] = sqlite3("delete")
-    tools["sqlite3, WAL"] = sqlite3("wal")
+    tools += ["sqlite3, rollback journal", "sqlite3, WAL"]
 else:
     print("apptools.sh: no sqlite3 (apt-get install sqlite3): its two rows are left out", file=sys.stderr)
 ratios = {t: [] for t in tools}
 for r in range(rounds):
-    for name, fn in tools.items():
-        fn(a); fn(b)  # warm both, as the app cases' warm-up does
+    for name in list(tools):
         order = (a, b) if r % 2 == 0 else (b, a)
-        t = {side: timed(lambda: fn(side)) for side in order}
+        try:
+            t = {side: timed(side, name) for side in order}
+        except Failed as e:
+            # the real tool cannot work there (SQLite's WAL on a 9p share): said, and its row left out
+            print(f"apptools.sh: {e}; its row is left out", file=sys.stderr)
+            tools.remove(name)
+            del ratios[name]
+            continue
         ratios[name].append(t[b] / t[a])
 with open(os.path.join(work, "tools.txt"), "w") as f:
     for name, rs in ratios.items():
@@ -170,9 +255,16 @@ with open(os.path.join(work, "tools.txt"), "w") as f:
         f.write(f"{name}\t{math.exp(m):.2f}\t{math.exp(m - h):.2f}\t{math.exp(m + h):.2f}\n")
 PY
 
-"$envbench" run --suite quick --only app,io,cpu.int,os.syscall --no-history --quiet --force \
-  --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
-"$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
+if [ -n "$prefix" ]; then
+  # one interleaved run of both environments in one directory each side sees
+  "$envbench" run --suite quick --only app,io,cpu.int,os.syscall,os.spawn --no-history --quiet --force \
+    --dir "dir=$a" --in host --in "in=$prefix" -o "$work/app-{in}.json" >/dev/null
+  "$envbench" compare "$work/app-host.json" "$work/app-in.json" --json "$work/c.json" >/dev/null
+else
+  "$envbench" run --suite quick --only app,io,cpu.int,os.syscall --no-history --quiet --force \
+    --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
+  "$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
+fi
 python3 - "$work" <<'PY'
 import json, os, sys
 work = sys.argv[1]

@@ -22,6 +22,12 @@
 # ENVBENCH_QEMU_ACCEL=tcg|kvm picks one. A hard timeout (TIMEOUT_S) kills
 # QEMU by its PID. The serial console goes to OUT/serial.log.
 #
+# With QEMU_GUEST_RUN=FILE the guest runs that bash script instead of
+# `envbench run` (RUN-ARGS are then not used): it finds the binary at
+# /mnt/share/envbench and its two directories as above, and what it writes
+# to /mnt/share/guest-out.txt is copied to OUT/guest-out.txt (how
+# bench/apptools.sh runs the real tools over the guest's 9p share).
+#
 # Exit codes: 0 envbench ran (its own exit code is in OUT/exit-code),
 # 1 failure, 3 a tool is missing (the last stderr line names it).
 set -euo pipefail
@@ -148,10 +154,15 @@ mkdir "$share"
 cp "$envbench" "$share/envbench"
 {
   echo 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp XDG_DATA_HOME=/tmp'
-  printf 'cd /tmp && exec'
-  printf ' %q' /mnt/share/envbench run "$@" --dir disk=/mnt/disk --dir share=/mnt/share \
-    -o /mnt/share/result.json
-  echo
+  if [ -n "${QEMU_GUEST_RUN:-}" ]; then
+    echo 'cd /tmp'
+    cat "$QEMU_GUEST_RUN"
+  else
+    printf 'cd /tmp && exec'
+    printf ' %q' /mnt/share/envbench run "$@" --dir disk=/mnt/disk --dir share=/mnt/share \
+      -o /mnt/share/result.json
+    echo
+  fi
 } >"$share/run.sh"
 
 log=$out/serial.log
@@ -219,4 +230,5 @@ echo "$accel" >"$out/accel"
 [ -e "$share/guest-status" ] || { echo "qemu.sh: envbench never ran in the guest (log: $log)" >&2; exit 1; }
 cp "$share/guest-status" "$out/exit-code"
 [ -e "$share/result.json" ] && cp "$share/result.json" "$out/result.json"
+[ -e "$share/guest-out.txt" ] && cp "$share/guest-out.txt" "$out/guest-out.txt"
 exit 0
