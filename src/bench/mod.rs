@@ -621,6 +621,17 @@ mod tests {
         out
     }
 
+    /// The directories below `under` this process holds open.
+    fn held_under(under: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out: Vec<std::path::PathBuf> = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|p| p.starts_with(under) && p.is_dir())
+            .collect();
+        out.sort();
+        out
+    }
+
     #[test]
     fn the_rounds_of_a_case_that_keeps_a_fixture_share_it_and_leave_nothing_else() {
         use std::os::unix::fs::MetadataExt as _;
@@ -648,7 +659,26 @@ mod tests {
                 // each round a trial of its own, as each is a fresh process
                 let mut trial = bench.prepare(&case, &ctx).unwrap();
                 trial.once(&env.clock).unwrap();
+                // while it lives, its scratch directory and its fixture are held open
+                let scratch: Vec<_> = names(&env.dirs[0].path)
+                    .into_iter()
+                    .filter(|n| n != "kept")
+                    .map(|n| env.dirs[0].path.join(n))
+                    .collect();
+                let fixture: Vec<_> = names(&kept[0].path)
+                    .into_iter()
+                    .map(|n| kept[0].path.join(n))
+                    .collect();
+                let mut both = [fixture, scratch].concat();
+                both.sort();
+                assert_eq!(
+                    held_under(&env.dirs[0].path),
+                    both,
+                    "{} {round}",
+                    bench.id()
+                );
                 drop(trial);
+                assert!(held_under(&env.dirs[0].path).is_empty(), "{}", bench.id());
                 // its scratch directory is gone, its fixture kept whole
                 assert_eq!(names(&env.dirs[0].path), ["kept"], "{} {round}", bench.id());
                 let held = names(&kept[0].path);
