@@ -26,9 +26,10 @@
 # runs of --io-secs (default 1, the length of envbench's standard io.random
 # repetition: both then end with the same fsync of every file in the same time).
 # --information adds the dear rows kept for information only, without a band
-# (cpu.lu against numpy's OpenBLAS, 2.5 min; mem.stream against hpcc's
-# SingleSTREAM, 2 min; net.tcp_stream against one iperf3 with two streams):
-# left out, their time goes to the rows a band judges.
+# (cpu.lu against numpy's OpenBLAS, mem.stream against hpcc's SingleSTREAM,
+# net.tcp_stream against one iperf3 with two streams: about 6 minutes of
+# the first passes on a 2-vCPU Xeon VM): left out, their time goes to the
+# rows a band judges.
 set -euo pipefail
 
 rounds=5
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
     --io-size) io_size=$2; shift 2 ;;
     --io-secs) io_secs=$2; shift 2 ;;
     --information) information=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
