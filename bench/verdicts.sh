@@ -7,7 +7,8 @@
 #   1cpu  "two" = plain runs, "one" = `taskset -c 0` runs, both with
 #         --threads 1,2, 3 + 3 alternated and each pair 1 + 1. Expected:
 #         "one" slower where the work is parallel (threads=2 of cpu.lu and
-#         cpu.primes, os.multiprog, os.shell with 8 copies); no verdict on
+#         cpu.primes, os.multiprog, os.shell with 8 copies (standard and
+#         full only since 2026-11-29: quick counts one effect fewer)); no verdict on
 #         single-threaded CPU, memory-latency and syscall cases.
 #   strace "plain" against "traced" runs under `strace -f` (every system
 #         call stops in the tracer), 3 + 3 alternated and each pair 1 + 1.

@@ -621,12 +621,25 @@ mod tests {
         out
     }
 
-    /// The directories below `under` this process holds open.
+    /// The directories below `under` this process holds open, removed
+    /// ones too (their links end in " (deleted)", which is cut off).
     fn held_under(under: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let under = std::fs::canonicalize(under).unwrap();
         let mut out: Vec<std::path::PathBuf> = std::fs::read_dir("/proc/self/fd")
             .unwrap()
-            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-            .filter(|p| p.starts_with(under) && p.is_dir())
+            .filter_map(|e| {
+                let fd = e.ok()?.path();
+                // the link followed: the open directory itself, removed or not
+                if !std::fs::metadata(&fd).ok()?.is_dir() {
+                    return None;
+                }
+                let link = std::fs::read_link(&fd).ok()?;
+                let link = link.to_string_lossy();
+                Some(std::path::PathBuf::from(
+                    link.strip_suffix(" (deleted)").unwrap_or(&link),
+                ))
+            })
+            .filter(|p| p.starts_with(&under))
             .collect();
         out.sort();
         out
@@ -669,7 +682,11 @@ mod tests {
                     .into_iter()
                     .map(|n| kept[0].path.join(n))
                     .collect();
-                let mut both = [fixture, scratch].concat();
+                let mut both: Vec<_> = [fixture, scratch]
+                    .concat()
+                    .iter()
+                    .map(|p| std::fs::canonicalize(p).unwrap())
+                    .collect();
                 both.sort();
                 assert_eq!(
                     held_under(&env.dirs[0].path),

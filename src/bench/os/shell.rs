@@ -109,8 +109,9 @@ impl Bench for Shell {
             _scratch: scratch,
         };
         // calibrated on one copy alone: a batch of eight copies takes
-        // 1.1-1.6 s under gVisor's ptrace platform, and calibrating on one
-        // paid that again in every round
+        // 1.1-1.6 s under gVisor's ptrace platform on the Zen 4 VM (2.0-2.3 s
+        // on the Xeon VM), and calibrating on one paid that again in every
+        // round
         let scripts = calibrate_from(ctx, 1, |n| {
             (0..n).try_for_each(|_| trial.run(&trial.dirs[..1]))
         })?;
