@@ -186,11 +186,13 @@ pub(crate) fn kept_bytes(disk_bytes: u64) -> u64 {
 /// works there (`git status` in its work tree, `tar -C`): on a file system
 /// that keeps no unused directory entries (9p without a cache), the held
 /// directory and those above it stay in the dentry cache, so only the
-/// components below it cost the file system a lookup. In a QEMU guest's 9p share (TCG, 2026-11-29),
-/// 1 000 lstats by absolute path five directories below the share took
-/// 4.6 s with nothing held, 2.1 s with the tree's root held open and 1.8
-/// s relative to a working directory there; on the guest's ext4 disk 18.5,
-/// 17.6 and 11.5 ms.
+/// components below it cost the file system a lookup. In a QEMU guest's
+/// 9p share (TCG, Intel Xeon VM, 2026-11-29), 1 000 lstats by absolute
+/// path five directories below the share took 4.6 s with nothing held,
+/// 2.1 s with the tree's root held open and 1.8 s relative to a working
+/// directory there; on the guest's ext4 disk 18.5, 17.6 and 11.5 ms.
+/// app.status on that share against the disk: 303x before, 116x with
+/// these path descriptors.
 #[derive(Debug)]
 pub struct Target {
     /// The `--dir` the case names.
