@@ -7,7 +7,7 @@
 use super::{Environment, MetricComparison};
 use crate::probe::cpu::CpuInfo;
 use crate::results::params::detail;
-use crate::results::RunStatus;
+use crate::results::{CaseStatus, RunStatus, IMPORTED};
 use crate::stats::levels::UNMEASURED_RUN_SD;
 use crate::units::{Direction, Unit};
 use crate::validity::suspect_kind::FlagKind;
@@ -87,7 +87,8 @@ pub struct Mismatch {
 /// recorded it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
-    /// The value as the result files hold it.
+    /// The value as the result files hold it; `null` where a measured
+    /// case left the detail out (not recorded).
     pub value: serde_json::Value,
     /// The environments' labels, in order.
     pub environments: Vec<String>,
@@ -369,24 +370,52 @@ fn single_run(envs: &[Environment]) -> SingleRunSpread {
 }
 
 /// One notice per case and detail of [`detail::METHOD`] whose values
-/// differ between runs, by case key and detail.
+/// differ between runs, by case key and detail. A measured case that
+/// leaves out a detail another environment's same case records (a result
+/// of an older envbench, from before the detail was kept, or a case
+/// measured without it) counts as a value of its own, `null`: "not
+/// recorded". A detail recorded as `null` (unknown where it ran), and one
+/// an imported case leaves out, are left out.
 fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
     // (case key, detail) -> value (as JSON text) -> (value, environments that recorded it)
     type Seen<'a> =
-        BTreeMap<(&'a str, &'a str), BTreeMap<String, (&'a serde_json::Value, BTreeSet<&'a str>)>>;
+        BTreeMap<(&'a str, &'a str), BTreeMap<String, (serde_json::Value, BTreeSet<&'a str>)>>;
     let mut seen: Seen = BTreeMap::new();
+    // (case key, detail) -> environments whose measured case left it out
+    let mut left_out: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
     for e in envs {
-        for c in e.runs.iter().flat_map(|r| &r.cases) {
+        let measured = e
+            .runs
+            .iter()
+            .flat_map(|r| &r.cases)
+            .filter(|c| c.status == CaseStatus::Ok);
+        for c in measured {
             for &k in detail::METHOD {
-                if let Some(v) = c.method_detail(k).filter(|v| !v.is_null()) {
-                    seen.entry((c.key.as_str(), k))
-                        .or_default()
-                        .entry(v.to_string())
-                        .or_insert((v, BTreeSet::new()))
-                        .1
-                        .insert(e.label.as_str());
+                match c.method_detail(k) {
+                    // an imported case (another tool's output) records none
+                    None if c.stop_reason == IMPORTED => {}
+                    None => {
+                        left_out
+                            .entry((c.key.as_str(), k))
+                            .or_default()
+                            .insert(e.label.as_str());
+                    }
+                    Some(v) if v.is_null() => {}
+                    Some(v) => {
+                        seen.entry((c.key.as_str(), k))
+                            .or_default()
+                            .entry(v.to_string())
+                            .or_insert((v.clone(), BTreeSet::new()))
+                            .1
+                            .insert(e.label.as_str());
+                    }
                 }
             }
+        }
+    }
+    for (at, labels) in left_out {
+        if let Some(values) = seen.get_mut(&at) {
+            values.insert("null".into(), (serde_json::Value::Null, labels));
         }
     }
     seen.into_iter()
@@ -396,8 +425,8 @@ fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
             detail: detail.to_string(),
             values: values
                 .into_values()
-                .map(|(v, labels)| Recorded {
-                    value: v.clone(),
+                .map(|(value, labels)| Recorded {
+                    value,
                     environments: labels.into_iter().map(String::from).collect(),
                 })
                 .collect(),

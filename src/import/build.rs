@@ -413,7 +413,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
             duration_secs: 0.0,
             warmup_reps: 0,
             reps: ok,
-            stop_reason: "imported".into(),
+            stop_reason: crate::results::IMPORTED.into(),
             status: if ok > 0 {
                 CaseStatus::Ok
             } else {
@@ -439,7 +439,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
         status,
         reason,
         warmup_reps: 0,
-        stop_reason: "imported".into(),
+        stop_reason: crate::results::IMPORTED.into(),
         started_utc: rounds
             .first()
             .map(|r| r.started_utc.clone())

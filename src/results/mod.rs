@@ -273,6 +273,10 @@ pub enum RunStatus {
     Failed,
 }
 
+/// The `stop_reason` of a case built by `envbench import` from another
+/// tool's output.
+pub const IMPORTED: &str = "imported";
+
 /// State of a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -242,6 +242,88 @@ fn a_case_measured_differently_is_noticed() {
     );
 }
 
+/// A result from before a method detail was kept (cpu.lu's `method`
+/// came with its look-ahead) against one that records it: the older side
+/// is "not recorded", a value of its own. A case that did not run (skipped,
+/// no details) and a detail recorded as null say nothing.
+#[test]
+fn a_method_detail_left_out_by_an_older_result_is_noticed() {
+    use crate::results::CaseStatus;
+    // a second case measured on both sides, so that a comparison stands
+    // when the first did not run on one
+    let mk = |label: &str, details: Option<serde_json::Value>, status: CaseStatus| {
+        let mut r = run(
+            label,
+            &format!("{label}1"),
+            &[
+                (
+                    "cpu.lu[n=2000,threads=2]",
+                    "gflops",
+                    Direction::HigherIsBetter,
+                    vec![90.0, 91.0, 92.0],
+                ),
+                (
+                    "os.syscall[call=getppid]",
+                    "latency",
+                    Direction::LowerIsBetter,
+                    vec![70.0, 71.0, 72.0],
+                ),
+            ],
+        );
+        r.cases[0].details = details;
+        r.cases[0].status = status;
+        r
+    };
+    let new = || Some(serde_json::json!({ "method": "look-ahead", "thp_mode": null }));
+    let older = Some(serde_json::json!({ "worst_scaled_residual": 0.01 }));
+    let differently_if = |a: Option<serde_json::Value>,
+                          b: Option<serde_json::Value>,
+                          st: CaseStatus,
+                          imported: bool| {
+        let mut other = mk("B", b, st);
+        if imported {
+            other.cases[0].stop_reason = crate::results::IMPORTED.into();
+        }
+        let envs = [
+            env("A", vec![mk("A", a, CaseStatus::Ok)]),
+            env("B", vec![other]),
+        ];
+        let c = compare(&envs, &OPTS).unwrap();
+        c.notices
+            .into_iter()
+            .filter(|n| matches!(n, Notice::MeasuredDifferently { .. }))
+            .collect::<Vec<_>>()
+    };
+    let differently = |a, b, st| differently_if(a, b, st, false);
+    let want = Notice::MeasuredDifferently {
+        case: "cpu.lu[n=2000,threads=2]".into(),
+        detail: "method".into(),
+        values: vec![
+            Recorded {
+                value: "look-ahead".into(),
+                environments: vec!["A".into()],
+            },
+            Recorded {
+                value: serde_json::Value::Null,
+                environments: vec!["B".into()],
+            },
+        ],
+    };
+    assert_eq!(
+        differently(new(), older.clone(), CaseStatus::Ok),
+        vec![want.clone()]
+    );
+    // no details at all: not recorded either
+    assert_eq!(differently(new(), None, CaseStatus::Ok), vec![want]);
+    // both record it alike; thp_mode null on both says nothing
+    assert!(differently(new(), new(), CaseStatus::Ok).is_empty());
+    // the older side's case did not run: nothing to say
+    assert!(differently(new(), older, CaseStatus::Skipped).is_empty());
+    // another tool's output, imported, records no method: nothing to say
+    let imported = Some(serde_json::json!({ "imported_from": ["stream.txt"] }));
+    assert!(differently_if(new(), imported, CaseStatus::Ok, true).is_empty());
+}
+
 /// os.a twice as fast in OTHER but measured under steal time (a suspect
 /// flag), os.b alike.
 pub(crate) fn steal_on_one_case() -> [Environment; 2] {

@@ -174,11 +174,12 @@ fn measured_differently(case: &str, detail: &str, values: &[Recorded]) -> String
     let mut said: Vec<(String, &[String])> = values
         .iter()
         .map(|r| {
-            // strings quoted, numbers as they are
-            let v = r
-                .value
-                .as_str()
-                .map_or_else(|| r.value.to_string(), |s| format!("{s:?}"));
+            // strings quoted, numbers as they are; left out: not recorded
+            let v = match &r.value {
+                serde_json::Value::Null => "not recorded".to_string(),
+                serde_json::Value::String(s) => format!("{s:?}"),
+                v => v.to_string(),
+            };
             (v, r.environments.as_slice())
         })
         .collect();
@@ -557,6 +558,28 @@ mod tests {
               pages): not like for like"
                 .to_string()
         ));
+    }
+
+    #[test]
+    fn a_detail_left_out_is_said_not_recorded() {
+        let said = measured_differently(
+            "cpu.lu[n=2000,threads=2]",
+            "method",
+            &[
+                Recorded {
+                    value: "look-ahead".into(),
+                    environments: vec!["new".into()],
+                },
+                Recorded {
+                    value: serde_json::Value::Null,
+                    environments: vec!["old".into()],
+                },
+            ],
+        );
+        assert!(
+            said.contains(r#"(method: new "look-ahead"; old not recorded)"#),
+            "{said}"
+        );
     }
 
     #[test]
