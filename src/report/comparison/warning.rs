@@ -563,7 +563,7 @@ mod tests {
     #[test]
     fn a_detail_left_out_is_said_not_recorded() {
         let said = measured_differently(
-            "cpu.lu[n=2000,threads=2]",
+            "x.case[n=1]",
             "method",
             &[
                 Recorded {
