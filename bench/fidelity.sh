@@ -832,11 +832,11 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
   # - the C writer below does what envbench does and nothing more: it is
   #   the reference.
   # The request size: a 1 MiB write from 256 base pages reaches the device
-  # as one request only where enough of those pages happen to lie next to
-  # each other in memory (this VM's disk takes at most 254 segments a
+  # as one request, probably only where enough of those pages happen to
+  # lie next to each other in memory (this VM's disk takes at most 254 segments a
   # request; /sys/block/*/queue/max_segments); otherwise the kernel splits
-  # it in two, and the write runs about 12 % slower. Which happens is
-  # drawn anew with each process's buffer (from 17 to 83 % split, by tool
+  # it in two, and the write runs 8-16 % slower (about 12 % in most batches). Which happens is
+  # drawn anew with each process's buffer (from 25 to 83 % split, by tool
   # and by hour), so the figures of either side are two populations. Each
   # process's requests a MiB are read from the device's counter of
   # completed writes (/sys/dev/block/MAJ:MIN/stat) around it, and a row
