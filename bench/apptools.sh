@@ -43,7 +43,10 @@
 # This is a benchmark, not a test; CI does not run it. Nothing else may
 # measure on the machine meanwhile.
 #   bench/apptools.sh [--rounds N] [--files N] [--dirs A,B | --in PREFIX | --guest CACHE]
-#                     [--keep DIR]
+#                     [--keep DIR] [--tsv FILE]
+# --tsv FILE also writes the rows to FILE (new; not with --guest), one a
+# line, tab-separated: tool, its slowdown, its 95 % interval's low and
+# high, the app case, its slowdown, its interval's low and high.
 set -euo pipefail
 
 rounds=7
@@ -52,6 +55,7 @@ dirs=""
 prefix=""
 guest=""
 keep=""
+tsv=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
@@ -60,13 +64,20 @@ while [ $# -gt 0 ]; do
     --in) prefix=$2; shift 2 ;;
     --guest) guest=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    --tsv) tsv=$2; shift 2 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "apptools.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 modes=0
 for m in "$dirs" "$prefix" "$guest"; do [ -z "$m" ] || modes=$((modes + 1)); done
 [ "$modes" -le 1 ] || { echo "apptools.sh: give one of --dirs, --in and --guest" >&2; exit 2; }
+if [ -n "$guest" ] && [ -n "$tsv" ]; then
+  echo "apptools.sh: --tsv is not written from a guest" >&2; exit 2
+fi
+if [ -n "$tsv" ] && [ -e "$tsv" ]; then
+  echo "apptools.sh: $tsv exists; --tsv writes a new file" >&2; exit 2
+fi
 if [ -n "$guest" ] && [ -n "$keep" ]; then
   echo "apptools.sh: --keep is not kept from a guest (its files stay in the guest's memory)" >&2; exit 2
 fi
@@ -252,7 +263,7 @@ with open(os.path.join(work, "tools.txt"), "w") as f:
         m, s = statistics.mean(ls), statistics.stdev(ls)
         tq = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}.get(len(ls), 2.2)
         h = tq * s / math.sqrt(len(ls))
-        f.write(f"{name}\t{math.exp(m):.2f}\t{math.exp(m - h):.2f}\t{math.exp(m + h):.2f}\n")
+        f.write(f"{name}\t{math.exp(m):.6g}\t{math.exp(m - h):.6g}\t{math.exp(m + h):.6g}\n")
 PY
 
 if [ -n "$prefix" ]; then
@@ -265,9 +276,10 @@ else
     --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
   "$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
 fi
-python3 - "$work" <<'PY'
+python3 - "$work" "$tsv" <<'PY'
 import json, os, sys
-work = sys.argv[1]
+work, tsv = sys.argv[1], sys.argv[2]
+rows = []
 c = json.load(open(os.path.join(work, "c.json")))
 # app.db's two cases apart, by their journal
 app = {a["bench"] + ("/wal" if "journal=wal" in a["key"] else ""): a for a in c.get("attributions", [])}
@@ -284,4 +296,8 @@ for line in open(os.path.join(work, "tools.txt")):
     pred = f"{a['predicted']:.2f}" if a.get("predicted") else "-"
     print(f"{name:24} {float(g):6.2f} [{float(lo):.2f}, {float(hi):.2f}]  {pairs[name]:>11} "
           f"{a['measured']:6.2f} [{alo:.2f}, {ahi:.2f}] {pred:>9}  {float(g) / a['measured']:.2f}")
+    rows.append((name, g, lo, hi, pairs[name], a["measured"], alo, ahi))
+if tsv:
+    with open(tsv, "x") as f:
+        f.writelines("\t".join(str(x) for x in r) + "\n" for r in rows)
 PY

@@ -1226,22 +1226,19 @@ section_app() {
     return 0
   fi
   local arounds=$((rounds < 5 ? 5 : rounds))
-  if ! ENVBENCH_BIN="$envbench" bash "$repo/bench/apptools.sh" --rounds "$arounds" >"$work/apptools.out" 2>"$work/apptools.err"; then
+  if ! ENVBENCH_BIN="$envbench" bash "$repo/bench/apptools.sh" --rounds "$arounds" --tsv "$work/apptools.tsv" \
+    >"$work/apptools.out" 2>"$work/apptools.err"; then
     echo "app: bench/apptools.sh failed: $(tail -n 3 "$work/apptools.err")" >&2
     return 0
   fi
   grep 'its row is left out' "$work/apptools.err" >&2 || true
-  python3 - "$work/apptools.out" "$work/verdicts/app" "$arounds" <<'PY'
-import math, os, re, sys
-out, verdicts, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+  python3 - "$work/apptools.tsv" "$work/verdicts/app" "$arounds" <<'PY'
+import math, os, sys
+rows, verdicts, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 os.makedirs(verdicts, exist_ok=True)
-row = re.compile(r"^(.+?)\s+([\d.]+) \[([\d.]+), ([\d.]+)\]\s+(app\.\S+)\s+([\d.]+) \[([\d.]+), ([\d.]+)\]")
-for i, line in enumerate(open(out)):
-    m = row.match(line)
-    if not m:
-        continue
-    tool, case = m.group(1).strip(), m.group(5)
-    g, glo, ghi, a, alo, ahi = (float(x) for x in m.group(2, 3, 4, 6, 7, 8))
+for i, line in enumerate(open(rows)):
+    tool, g, glo, ghi, case, a, alo, ahi = line.rstrip("\n").split("\t")
+    g, glo, ghi, a, alo, ahi = (float(x) for x in (g, glo, ghi, a, alo, ahi))
     if min(g, glo, ghi, a, alo, ahi) <= 0:
         continue
     ratio = g / a
