@@ -641,10 +641,15 @@ section_hpcc() {
   # information. OpenBLAS picks its kernels by the CPU it knows: 0.3.21
   # (Debian 12) took its Haswell (AVX2) kernels on a Zen 5 with AVX-512,
   # 56 GFLOPS against 85 with its SkylakeX (AVX-512) ones at n = 4000 on one
-  # thread; envbench's cpu.lu uses AVX-512 where the CPU has it, so the
-  # reference is given the SkylakeX kernels there, and the row says so.
+  # thread. envbench's cpu.lu read about 86 there, above the 65.6 GFLOPS a
+  # core's AVX2 FMAs reach at most (131 with AVX-512; a C loop of 12
+  # independent FMA chains): faer's matrix products take AVX-512 kernels at
+  # run time. The reference is given OpenBLAS's AVX-512 kernels where the
+  # CPU has AVX-512, and the row says so.
   local blas core="" hpcc_ref hpcc_env=()
-  blas=$(readlink -f "$(ldd "$(command -v hpcc)" | awk '$1 == "libblas.so.3" { print $3 }')" 2>/dev/null || true)
+  # libblas.so.3 (Debian's alternatives), or OpenBLAS linked directly
+  blas=$(ldd "$(command -v hpcc)" 2>/dev/null | awk '$1 == "libblas.so.3" || $1 ~ /^libopenblas/ { print $3; exit }')
+  [ -z "$blas" ] || blas=$(readlink -f "$blas")
   if [[ "$blas" == *openblas* ]]; then
     core=$(python3 -c "
 import ctypes, sys
@@ -654,16 +659,16 @@ print(l.openblas_get_corename().decode())" "$blas" 2>/dev/null || true)
     for f in avx512f avx512dq avx512bw avx512vl avx512cd; do grep -qw "$f" /proc/cpuinfo || avx512=0; done
     hpcc_ref="hpcc HPL (OpenBLAS, ${core:-unknown} kernels)"
     case "$core" in
-      SkylakeX | Cooperlake | SapphireRapids | Zen4 | Zen5) ;;
+      SkylakeX | Cooperlake | SapphireRapids) ;;
       *) if [ "$avx512" = 1 ]; then
           hpcc_env=(OPENBLAS_CORETYPE=SkylakeX)
           hpcc_ref="hpcc HPL (OpenBLAS, SkylakeX kernels; it picked ${core:-none} on this CPU)"
         fi ;;
     esac
   else
-    hpcc_ref="hpcc HPL (${blas##*/}: not OpenBLAS, information)"
+    hpcc_ref="hpcc HPL (${blas:-a BLAS ldd did not name}: not OpenBLAS, information)"
   fi
-  [ "${pass:-1}" -gt 1 ] || echo "cpu.lu against $hpcc_ref; libblas.so.3 is $blas" >&2
+  [ "${pass:-1}" -gt 1 ] || echo "cpu.lu against $hpcc_ref; BLAS ${blas:-not found by ldd}" >&2
   # hpcc N THREADS KEY: runs hpcc in $work/hpcc and prints KEY's value from hpccoutf.txt
   run_hpcc() {
     sed -e '6s/.*/'"$1"'         Ns/' -e '8s/.*/192          NBs/' -e '11s/.*/1            Ps/' -e '12s/.*/1            Qs/' \
@@ -808,8 +813,9 @@ print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
   # Every fio job's buffer is page-aligned (--iomem_align=4096), as
   # envbench's and IOzone's are: fio's default buffer comes from malloc,
   # 16 bytes past a page, and on a Zen 5 VM a cached read into a buffer so
-  # placed ran about 15 % slower (a C reader: 25 against 29.5 GB/s at
-  # offsets 16 and 0; fio itself 22.4-24.4 against 26.8).
+  # placed ran about 15 % slower (a C reader: 24.7-25.7 GB/s at offset 16,
+  # 27.7-30.5 at 0; fio by its own latencies 22.9-26.2 GB/s, aligned
+  # 27.4-29.0).
   fio_write() {
     mkdir "$d/fio"
     fio "${fio_pin[@]}" --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
@@ -1227,7 +1233,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
     # repetitions last 0.1 s (quick and standard), so $secs s is 10 x $secs
     # of them. With 5 (0.5 s) against wrk's 2 s, the 100 KiB page at 16
     # connections read 1.150 [0.985..1.367] on a Zen 5 VM: its rate moves
-    # between 0.1 s windows (31 000-54 000 requests/s), and the median of
+    # between 0.1 s windows (30 600-53 700 requests/s), and the median of
     # five fell anywhere in that; with 20, by hand, 0.93-1.01 of wrk's.
     local http_reps=$((secs * 10))
     e_split() {
