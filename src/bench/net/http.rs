@@ -43,6 +43,7 @@ use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod client;
@@ -253,16 +254,75 @@ struct Worker {
 }
 
 /// C keep-alive connections spread over at most [`MAX_WORKERS`] workers.
-/// A repetition runs each worker on a thread of its own, joined before it
-/// returns, so between repetitions the client has no thread. Dropping it
-/// closes every connection.
+/// The first repetition starts a thread for each worker, which keeps it
+/// and its connections for the trial's later repetitions, as wrk's threads
+/// run for its whole load: on the AMD Zen 5 VM (2026-11-30, nginx on one
+/// CPU, this client on the other, 1 KiB pages, one connection), a C loop
+/// making this client's calls read 1.06 [1.03..1.09] of its own rate when
+/// each 0.1 s repetition ran on a new thread, and this client, then
+/// starting a thread a repetition, read 1.11 [1.05..1.18] of the C loop on
+/// one thread and 0.996 [0.960..1.034] of the C loop on a new thread a
+/// repetition: a fresh thread's requests went faster, and that was not the
+/// server's rate. Dropping the client ends its threads, which closes every
+/// connection.
 struct LoadClient {
-    workers: Vec<Worker>,
+    /// Each worker's connections, until the first repetition hands them to
+    /// their threads.
+    idle: Vec<Worker>,
+    /// One thread per worker, from the first repetition on.
+    threads: Vec<ClientThread>,
+    /// Workers (client threads) in all.
+    workers: usize,
     target: Target,
     /// The request every connection sends.
     request: Vec<u8>,
     /// The CPUs its threads run on, when placed.
     cpus: Option<Vec<usize>>,
+}
+
+/// Per connection: its tally and, when it failed, why.
+type Outcome = Vec<(Tally, Option<String>)>;
+
+/// A client thread that runs its worker's connections until the deadline
+/// it is sent, answers with their outcomes, and waits for the next.
+struct ClientThread {
+    go: Option<mpsc::Sender<Instant>>,
+    done: mpsc::Receiver<Outcome>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ClientThread {
+    fn start(mut w: Worker, addr: SocketAddr, request: Vec<u8>) -> io::Result<ClientThread> {
+        let (go, next) = mpsc::channel::<Instant>();
+        let (report, done) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("net-http-cli".into())
+            .spawn(move || {
+                while let Ok(deadline) = next.recv() {
+                    if report
+                        .send(run_worker(&mut w, addr, &request, deadline))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            })?;
+        Ok(ClientThread {
+            go: Some(go),
+            done,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for ClientThread {
+    fn drop(&mut self) {
+        // the thread's wait for a deadline ends, and with it the thread
+        self.go = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl LoadClient {
@@ -291,7 +351,9 @@ impl LoadClient {
             ws[i % n].conns.push(conn);
         }
         Ok(LoadClient {
-            workers: ws,
+            workers: ws.len(),
+            idle: ws,
+            threads: Vec::new(),
             request: client::request_bytes(&target),
             target,
             cpus,
@@ -302,7 +364,7 @@ impl LoadClient {
     /// error for the user to fix before loading.
     fn check_first_response(&mut self) -> Result<(), BenchError> {
         let url = format!("http://{}{}", self.target.authority, self.target.path);
-        let conn = &mut self.workers[0].conns[0];
+        let conn = &mut self.idle[0].conns[0];
         let answer = conn
             .send(&self.request)
             .map_err(|e| e.to_string())
@@ -324,7 +386,7 @@ impl LoadClient {
         match answer {
             Ok(r) if r.close => {
                 // the next repetition needs it open
-                self.workers[0].conns[0] = Conn::open(self.target.addr)
+                self.idle[0].conns[0] = Conn::open(self.target.addr)
                     .map_err(|e| BenchError::Failed(format!("GET {url}: reconnecting: {e}")))?;
                 status_ok(&url, r.status)
             }
@@ -336,31 +398,30 @@ impl LoadClient {
     /// Loads every connection until `duration` has passed; returns the
     /// tallies, or the first connection failure with the totals before it.
     fn load(&mut self, duration: Duration) -> Result<Vec<Tally>, BenchError> {
-        // the client threads start while this thread is pinned and inherit
-        // the mask; this thread's own comes back when the guard drops
-        let _pinned = self.cpus.as_deref().map(Pinned::to_set).transpose()?;
+        if self.threads.is_empty() {
+            // the client threads start while this thread is pinned and
+            // inherit the mask; this thread's own comes back when the guard
+            // drops
+            let _pinned = self.cpus.as_deref().map(Pinned::to_set).transpose()?;
+            for w in std::mem::take(&mut self.idle) {
+                let t = ClientThread::start(w, self.target.addr, self.request.clone())
+                    .map_err(|e| BenchError::Failed(format!("no client thread: {e}")))?;
+                self.threads.push(t);
+            }
+        }
         let deadline = Instant::now() + duration;
-        let (addr, request) = (self.target.addr, &self.request[..]);
-        // per connection: its tally and, when it failed, why
-        let outcomes: Vec<(Tally, Option<String>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .workers
-                .iter_mut()
-                .map(|w| {
-                    std::thread::Builder::new()
-                        .name("net-http-cli".into())
-                        .spawn_scoped(scope, move || run_worker(w, addr, request, deadline))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| match h.map(|h| h.join()) {
-                    Ok(Ok(v)) => v,
-                    Ok(Err(_)) => vec![(Tally::default(), Some("a client thread panicked".into()))],
-                    Err(e) => vec![(Tally::default(), Some(format!("no client thread: {e}")))],
-                })
-                .collect()
-        });
+        let lost = || vec![(Tally::default(), Some("a client thread ended".to_string()))];
+        for t in &self.threads {
+            if let Some(go) = &t.go {
+                // a thread that ended answers nothing; its recv below says so
+                let _ = go.send(deadline);
+            }
+        }
+        let outcomes: Outcome = self
+            .threads
+            .iter()
+            .flat_map(|t| t.done.recv().unwrap_or_else(|_| lost()))
+            .collect();
         let failure = outcomes
             .iter()
             .enumerate()
@@ -387,7 +448,7 @@ impl LoadClient {
 
     /// Client threads a repetition uses.
     fn threads(&self) -> usize {
-        self.workers.len()
+        self.workers
     }
 }
 
@@ -422,12 +483,7 @@ struct Flight {
 /// client then opens a new one, counted in `reconnects`. The connections
 /// still usable go back to the worker; a failed one says why (a refused
 /// reconnection, a reset, a timeout), with what was counted before.
-fn run_worker(
-    w: &mut Worker,
-    addr: SocketAddr,
-    request: &[u8],
-    deadline: Instant,
-) -> Vec<(Tally, Option<String>)> {
+fn run_worker(w: &mut Worker, addr: SocketAddr, request: &[u8], deadline: Instant) -> Outcome {
     let now = Instant::now();
     let mut flights: Vec<Flight> = w
         .conns

@@ -15,8 +15,11 @@
 //! Reads: up to [`READ_BYTES`] a call, and again at once only after a full
 //! read (a short read emptied the socket, as wrk reads), else back to
 //! epoll. On the same VM and CPU this client then reached 1.08-1.11 of
-//! wrk's rate at 1 and 10 KiB (wrk makes 6 system calls a request, this
-//! loop 3: write, epoll_wait, read).
+//! wrk's rate at 1 and 10 KiB. Not for its system calls (wrk makes 6 a
+//! request, this loop 3: write, epoll_wait, read): a C loop making these 3
+//! read as wrk did on the AMD Zen 5 VM (2026-11-30). The gap was a new
+//! thread each repetition, which the client's threads no longer are
+//! (`LoadClient`, in the parent module).
 
 use super::super::IO_TIMEOUT;
 use super::Target;
