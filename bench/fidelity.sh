@@ -117,10 +117,10 @@ PY
 }
 
 # summarize LABEL UNIT REFERENCE_NAME "ENVBENCH VALUES" "REFERENCE VALUES"
-# Judges the row with envbench's own comparison: each round's envbench and
-# reference figures become one run of two environments (rounds are the top
-# level), `envbench compare` gives the ratio envbench/reference with its 95 %
-# interval, and the row is within its band (the interval inside it), outside
+# Judges the row with envbench's own comparison: the rounds become one
+# interleaved run of two environments, each round's envbench and reference
+# figures measured side by side, `envbench compare` pairs them round by
+# round and gives the ratio envbench/reference with its 95 % interval, and the row is within its band (the interval inside it), outside
 # it (the interval wholly beyond), or unclear (straddling: with the rounds
 # the interval's width says would settle it). Rows without a band (a
 # reference kept for information) print the interval only. A row keeps every
@@ -177,26 +177,43 @@ ratios = [a / b for a, b in zip(e, r)]
 doc = json.load(open(template))
 tmp = tempfile.mkdtemp(dir=work)
 try:
-    files = {"envbench": [], "reference": []}
-    for side, values in (("envbench", e), ("reference", r)):
-        for i, v in enumerate(values):
-            d = dict(doc, label=side, run_id=f"fidelity-{side}-{i}", derived=[], cases=[{
-                "key": "fidelity.row", "bench": "fidelity.row", "params": {}, "status": "ok",
-                "reason": None, "warmup_reps": 0, "stop_reason": "max_reps",
-                "started_utc": doc["started_utc"], "duration_secs": 1.0, "anomalies": [],
-                # one figure per round, twice: the rounds carry the spread
-                "metrics": [{"name": "value", "unit": "ops/s", "direction": "higher_is_better",
-                             "samples": [v, v]}]}])
-            path = os.path.join(tmp, f"{side}-{i}.json")
-            with open(path, "x") as f:
-                json.dump(d, f)
-            files[side].append(path)
+    # one interleaved run of two environments, the round's envbench and
+    # reference figures measured side by side in each round: compare pairs
+    # them round by round, so what the host does to both alike in a round
+    # (STREAM at 2 threads on the Zen 5 VM: 40 or 70 GB/s, round to round)
+    # cancels in the ratio, and the interval is the rounds' ratios' (t)
+    n = len(e)
+    envs = [{"name": s, "run_id": f"fidelity-{s}"} for s in ("reference", "envbench")]
+    # envbench (index 1) first in even rounds, as alternate and ordered run them
+    env_orders = [[[1, 0] if i % 2 == 0 else [0, 1]] for i in range(n)]
+    files = {}
+    for index, (side, values) in enumerate((("reference", r), ("envbench", e))):
+        rounds = {"planned": n, "started": n, "seed": 0, "orders": [["fidelity.row"]] * n,
+                  "interleave": {"id": "fidelity-row", "environments": envs, "index": index,
+                                 "env_orders": env_orders}}
+        d = dict(doc, label=side, run_id=f"fidelity-{side}", derived=[], rounds=rounds, cases=[{
+            "key": "fidelity.row", "bench": "fidelity.row", "params": {}, "status": "ok",
+            "reason": None, "warmup_reps": 0, "stop_reason": "max_reps",
+            "started_utc": doc["started_utc"], "duration_secs": float(n), "anomalies": [],
+            "rounds": [{"round": i, "started_utc": doc["started_utc"], "duration_secs": 1.0,
+                        "warmup_reps": 0, "reps": 1, "stop_reason": "max_reps", "status": "ok"}
+                       for i in range(n)],
+            # one figure per round
+            "sample_rounds": list(range(n)), "sample_times_secs": [float(i) for i in range(n)],
+            "metrics": [{"name": "value", "unit": "ops/s", "direction": "higher_is_better",
+                         "samples": list(values)}]}])
+        files[side] = os.path.join(tmp, f"{side}.json")
+        with open(files[side], "x") as f:
+            json.dump(d, f)
     out = os.path.join(tmp, "c.json")
-    c = subprocess.run([exe, "compare", "--base", *files["reference"], "--other", *files["envbench"],
+    c = subprocess.run([exe, "compare", "--base", files["reference"], "--other", files["envbench"],
                         "--json", out], capture_output=True, text=True)
     if c.returncode != 0:
         sys.exit(f"{label}: envbench compare failed: {c.stderr.strip()}")
-    m = next(m for m in json.load(open(out))["metrics"] if m["key"] == "fidelity.row")
+    cmp = json.load(open(out))
+    if not any(env.get("paired_cases") == 1 for env in cmp["environments"]):
+        sys.exit(f"{label}: envbench compare did not pair the rounds")
+    m = next(m for m in cmp["metrics"] if m["key"] == "fidelity.row")
 finally:
     shutil.rmtree(tmp)
 ratio, (lo, hi) = m["ratio"], m["ratio_ci"]
