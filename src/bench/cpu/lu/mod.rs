@@ -314,8 +314,31 @@ impl Trial for LuTrial {
             "worst_scaled_residual": self.worst_residual,
             "residual_threshold": RESIDUAL_THRESHOLD,
             "method": self.method(),
+            "kernels": kernels(),
         }))
     }
+}
+
+/// The vector instructions of the matrix products that do most of LU's
+/// work at the sizes measured: faer 0.24 (its `linalg::matmul`) calls
+/// private-gemm-x86's AVX-512 kernels where the CPU has avx512f, its AVX2
+/// ones where it has avx2 and fma, and its portable gemm otherwise.
+/// Recorded because the same CPU model shows AVX-512 to one guest and not
+/// to another, and LU's figure follows: on the AMD Zen 5 VM (2026-11-30)
+/// one thread's cpu.lu read about 86 GFLOPS, above the 65.6 that one
+/// core's AVX2 FMAs reach there at most.
+fn kernels() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "avx2+fma";
+        }
+    }
+    "portable"
 }
 
 /// Speed-up T1/Tn and parallel efficiency speed-up/n for every size with a
@@ -394,6 +417,22 @@ mod tests {
                 "again, n={n} threads={threads}: {r}"
             );
         }
+    }
+
+    #[test]
+    fn the_details_name_the_kernels_this_cpu_runs() {
+        let mut t = solve(50, 1, 1);
+        let d = t.details().unwrap();
+        let k = d["kernels"].as_str().unwrap();
+        assert_eq!(k, kernels());
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            k == "avx512",
+            std::arch::is_x86_feature_detected!("avx512f"),
+            "{k}"
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_eq!(k, "portable");
     }
 
     #[test]
