@@ -130,7 +130,8 @@ PY
 summarize() {
   # a later pass that did not measure this row (still_open) keeps its verdict
   if [ -z "$4$5" ] && [ "${pass:-1}" -gt 1 ]; then return 0; fi
-  python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY'
+  # a row that cannot be judged says why and the run goes on
+  python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY' || echo "$1 vs $3: not judged" >&2
 import hashlib, json, math, os, shutil, statistics as st, subprocess, sys, tempfile
 exe, template, work, label, unit, rname = sys.argv[1:7]
 e = [float(x) for x in sys.argv[7].split()]
@@ -174,6 +175,16 @@ elif rname == "hpcc SingleSTREAM":
 else:
     band = next((b for p, b in BANDS if label.startswith(p)), None)
 ratios = [a / b for a, b in zip(e, r)]
+n = len(ratios)
+verdict = os.path.join(work, "verdicts", section, row)
+if n < 2:
+    # one round has no spread: no interval (compare pairs two rounds at least)
+    judged = "unclear" if band is not None else "no band"
+    print(f"{label:<46} envbench {e[0]:>11.4g} {unit:<6} {rname:<26} {r[0]:>11.4g} {unit:<6} "
+          f"ratio {ratios[0]:.3f} over 1 round: " + ("unclear (one round: no interval yet)" if band else "no band (information)"))
+    with open(verdict, "w") as f:
+        f.write(f"{judged}\t{label} vs {rname}\t{ratios[0]:.3f}\t0\tinf\t1\t{1 if band else 0}\n")
+    sys.exit(0)
 doc = json.load(open(template))
 tmp = tempfile.mkdtemp(dir=work)
 try:
@@ -182,7 +193,6 @@ try:
     # them round by round, so what the host does to both alike in a round
     # (STREAM at 2 threads on the Zen 5 VM: 40 or 70 GB/s, round to round)
     # cancels in the ratio, and the interval is the rounds' ratios' (t)
-    n = len(e)
     envs = [{"name": s, "run_id": f"fidelity-{s}"} for s in ("reference", "envbench")]
     # envbench (index 1) first in even rounds, as alternate and ordered run them
     env_orders = [[[1, 0] if i % 2 == 0 else [0, 1]] for i in range(n)]
@@ -217,7 +227,6 @@ try:
 finally:
     shutil.rmtree(tmp)
 ratio, (lo, hi) = m["ratio"], m["ratio_ci"]
-n = len(ratios)
 if band is None:
     judged, word = "no band", "no band (information)"
 else:
@@ -250,7 +259,7 @@ else:
         judged, word = "unclear", f"unclear against {shown} ({more})"
 print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
       f"ratio {ratio:.3f} [{lo:.3f}..{hi:.3f}] over {n} rounds: {word}")
-with open(os.path.join(work, "verdicts", section, row), "w") as f:
+with open(verdict, "w") as f:
     f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t"
             f"{wanted if judged == 'unclear' else 0}\n")
 PY
