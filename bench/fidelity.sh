@@ -120,8 +120,9 @@ PY
 # Judges the row with envbench's own comparison: the rounds become one
 # interleaved run of two environments, each round's envbench and reference
 # figures measured side by side, `envbench compare` pairs them round by
-# round and gives the ratio envbench/reference with its 95 % interval, and the row is within its band (the interval inside it), outside
-# it (the interval wholly beyond), or unclear (straddling: with the rounds
+# round and gives the ratio envbench/reference with its 95 % interval, and
+# the row is within its band (the interval inside it), outside it (the
+# interval wholly beyond), or unclear (straddling: with the rounds
 # the interval's width says would settle it). Rows without a band (a
 # reference kept for information) print the interval only. A row keeps every
 # round's figures across the section's passes ($work/rows/SECTION/), and its
@@ -177,13 +178,18 @@ else:
 ratios = [a / b for a, b in zip(e, r)]
 n = len(ratios)
 verdict = os.path.join(work, "verdicts", section, row)
+def emit(ratio, interval, word, judged, wanted, lo=0.0, hi=math.inf):
+    """Prints the row and keeps its verdict for the passes and the last line."""
+    print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
+          f"ratio {ratio:.3f}{interval} over {n} round{'s' if n > 1 else ''}: {word}")
+    with open(verdict, "w") as f:
+        f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t{wanted}\n")
 if n < 2:
     # one round has no spread: no interval (compare pairs two rounds at least)
-    judged = "unclear" if band is not None else "no band"
-    print(f"{label:<46} envbench {e[0]:>11.4g} {unit:<6} {rname:<26} {r[0]:>11.4g} {unit:<6} "
-          f"ratio {ratios[0]:.3f} over 1 round: " + ("unclear (one round: no interval yet)" if band else "no band (information)"))
-    with open(verdict, "w") as f:
-        f.write(f"{judged}\t{label} vs {rname}\t{ratios[0]:.3f}\t0\tinf\t1\t{1 if band else 0}\n")
+    if band is None:
+        emit(ratios[0], "", "no band (information)", "no band", 0)
+    else:
+        emit(ratios[0], "", "unclear (one round: no interval yet)", "unclear", 1)
     sys.exit(0)
 doc = json.load(open(template))
 tmp = tempfile.mkdtemp(dir=work)
@@ -260,11 +266,7 @@ else:
         else:
             more, wanted = "at the band's edge: more rounds would not settle it", 0
         judged, word = "unclear", f"unclear against {shown} ({more})"
-print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
-      f"ratio {ratio:.3f} [{lo:.3f}..{hi:.3f}] over {n} rounds: {word}")
-with open(verdict, "w") as f:
-    f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t"
-            f"{wanted if judged == 'unclear' else 0}\n")
+emit(ratio, f" [{lo:.3f}..{hi:.3f}]", word, judged, wanted if judged == "unclear" else 0, lo, hi)
 PY
 }
 

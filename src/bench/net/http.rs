@@ -271,8 +271,6 @@ struct LoadClient {
     idle: Vec<Worker>,
     /// One thread per worker, from the first repetition on.
     threads: Vec<ClientThread>,
-    /// Workers (client threads) in all.
-    workers: usize,
     target: Target,
     /// The request every connection sends.
     request: Vec<u8>,
@@ -351,7 +349,6 @@ impl LoadClient {
             ws[i % n].conns.push(conn);
         }
         Ok(LoadClient {
-            workers: ws.len(),
             idle: ws,
             threads: Vec::new(),
             request: client::request_bytes(&target),
@@ -403,11 +400,13 @@ impl LoadClient {
             // inherit the mask; this thread's own comes back when the guard
             // drops
             let _pinned = self.cpus.as_deref().map(Pinned::to_set).transpose()?;
-            for w in std::mem::take(&mut self.idle) {
-                let t = ClientThread::start(w, self.target.addr, self.request.clone())
-                    .map_err(|e| BenchError::Failed(format!("no client thread: {e}")))?;
-                self.threads.push(t);
-            }
+            // on a failure the threads started so far end here, and their
+            // connections close
+            self.threads = std::mem::take(&mut self.idle)
+                .into_iter()
+                .map(|w| ClientThread::start(w, self.target.addr, self.request.clone()))
+                .collect::<io::Result<_>>()
+                .map_err(|e| BenchError::Failed(format!("no client thread: {e}")))?;
         }
         let deadline = Instant::now() + duration;
         let lost = || vec![(Tally::default(), Some("a client thread ended".to_string()))];
@@ -448,7 +447,7 @@ impl LoadClient {
 
     /// Client threads a repetition uses.
     fn threads(&self) -> usize {
-        self.workers
+        self.idle.len() + self.threads.len()
     }
 }
 
