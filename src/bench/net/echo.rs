@@ -431,7 +431,7 @@ mod tests {
                 .unwrap()
                 .starts_with("127.0.0.1:"));
             drop(t);
-            assert_eq!(testing::counts(), before, "{}", case.key());
+            assert_eq!(testing::counts_back_to(before), before, "{}", case.key());
         }
     }
 

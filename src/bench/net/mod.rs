@@ -468,6 +468,22 @@ pub(crate) mod testing {
     pub(crate) fn counts() -> (usize, usize) {
         (net_threads(), sockets())
     }
+
+    /// [`counts`] once they are back to `before`, or as they stand after
+    /// a second. A joined thread can still be listed in /proc/self/task
+    /// for a moment (join returns when the thread clears its id, before
+    /// the kernel has released it): one CI run on a loaded machine saw a
+    /// stream thread that had been joined still there.
+    pub(crate) fn counts_back_to(before: (usize, usize)) -> (usize, usize) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            let now = counts();
+            if now == before || std::time::Instant::now() >= until {
+                return now;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
             assert_eq!(t.received.load(Ordering::Relaxed), idle);
             drop(t);
-            assert_eq!(testing::counts(), before, "{n} connection(s)");
+            assert_eq!(testing::counts_back_to(before), before, "{n} connection(s)");
         }
     }
 }

@@ -96,7 +96,7 @@ fn a_case_measures_and_leaves_no_thread_or_socket() {
         }
         assert_eq!(t.details().unwrap()["client_threads"], c.min(2));
         drop(t);
-        assert_eq!(testing::counts(), before, "{c} client(s)");
+        assert_eq!(testing::counts_back_to(before), before, "{c} client(s)");
     }
 }
 
@@ -152,7 +152,7 @@ fn a_server_that_goes_away_mid_run_ends_the_case_with_the_counts() {
         .unwrap_or_else(|| panic!("no count in {err}"));
     assert!(counted > 0, "{err}");
     drop(client);
-    assert_eq!(testing::counts(), before);
+    assert_eq!(testing::counts_back_to(before), before);
 }
 
 #[test]
@@ -330,5 +330,5 @@ fn a_server_closing_idle_connections_without_saying_so_is_asked_again() {
     assert!(client.load(Duration::from_millis(10)).unwrap()[0].responses > 0);
     drop(client);
     drop(server);
-    assert_eq!(testing::counts(), before);
+    assert_eq!(testing::counts_back_to(before), before);
 }
