@@ -111,6 +111,7 @@ pub(crate) fn parse_smaps_field(text: &str, start: usize, field: &str) -> Option
 /// [`HUGE_PAGE_BYTES`] and with its page size asked for; unmapped on drop.
 /// No page is touched until the owner writes it, so first touch decides
 /// where (which NUMA node, which thread) it lives, as with STREAM's arrays.
+#[derive(Debug)]
 pub struct PageBuf<T: Zeroable> {
     ptr: *mut T,
     len: usize,
@@ -126,6 +127,8 @@ pub struct PageBuf<T: Zeroable> {
 pub unsafe trait Zeroable: Copy {}
 // SAFETY: zero bits are 0.0.
 unsafe impl Zeroable for f64 {}
+// SAFETY: zero bits are 0.
+unsafe impl Zeroable for u8 {}
 
 // SAFETY: the buffer owns its mapping exclusively, like a Vec.
 unsafe impl<T: Zeroable + Send> Send for PageBuf<T> {}

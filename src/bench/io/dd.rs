@@ -23,7 +23,7 @@ use super::{create_new, failed, mb_per_sec, read_blocks, write_blocks, Block, Ta
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
-use crate::results::params::{key, IoOp};
+use crate::results::params::{self, key, IoOp};
 use crate::results::{Assumption, AssumptionKind};
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
@@ -130,15 +130,46 @@ impl Bench for Dd {
         } else {
             ColdMethod::for_this_process()
         };
-        DdTrial::new(
-            target,
-            op,
-            Block::new(block as usize, ctx.seed),
-            size,
-            cold,
-            ctx,
-        )
-        .map(|t| Box::new(t) as Box<dyn Trial>)
+        // write_direct's buffer on a huge page where the kernel has them:
+        // from base pages a 1 MiB write reached a virtio disk as one request
+        // or two, drawn with each process's buffer (8-23 % apart), so its
+        // figures were two populations
+        let mut notes = Vec::new();
+        let block = if OPS[op].0 == IoOp::WriteDirect {
+            match Block::on_huge_pages(block as usize, ctx.seed) {
+                Ok(b) => {
+                    notes.push(match b.page_details().and_then(|(_, given)| given) {
+                        Some(true) => "the buffer is on a huge page (madvise(MADV_HUGEPAGE)): \
+                                       each write is one run of memory, one segment for the device"
+                            .to_string(),
+                        Some(false) => "the buffer asked for a huge page and the kernel gave \
+                                        base pages (memory fragmented, or THP defrag off): a \
+                                        write reaches the device in as many segments as its \
+                                        pages lie apart"
+                            .to_string(),
+                        None => "the buffer asked for a huge page (madvise(MADV_HUGEPAGE)); \
+                                 whether the kernel gave one is unknown (no /proc/self/smaps)"
+                            .to_string(),
+                    });
+                    b
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "the buffer is of base pages ({why}): a write reaches the device in as \
+                         many segments as its pages lie apart, drawn anew in each process"
+                    ));
+                    Block::new(block as usize, ctx.seed)
+                }
+            }
+        } else {
+            Block::new(block as usize, ctx.seed)
+        };
+        DdTrial::new(target, op, block, size, cold, ctx)
+            .map(|mut t| {
+                t.notes.extend(notes);
+                t
+            })
+            .map(|t| Box::new(t) as Box<dyn Trial>)
     }
 }
 
@@ -444,6 +475,16 @@ impl Trial for DdTrial {
             d["cold_methods"] = Value::from(used);
             d["most_resident_fraction"] = serde_json::json!(self.most_resident);
         }
+        if OPS[self.op].0 == IoOp::WriteDirect {
+            match self.block.page_details() {
+                Some((pages, _)) => {
+                    for (k, v) in pages.as_object().into_iter().flatten() {
+                        d[k.as_str()] = v.clone();
+                    }
+                }
+                None => d["pages"] = Value::from(params::SMALL),
+            }
+        }
         Some(d)
     }
 
@@ -654,6 +695,35 @@ mod tests {
         assert!(t.cold_assumption().is_none());
         drop(t);
         assert_eq!(std::fs::read_dir(&env.dirs[0].path).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_direct_write_says_which_pages_its_buffer_has() {
+        let env = TestEnv::real(0.01);
+        let mut t = match Dd.prepare(&case("write_direct"), &env.ctx()) {
+            Err(BenchError::Unsupported(why)) => {
+                assert!(why.contains("O_DIRECT"), "{why}");
+                return;
+            }
+            other => other.unwrap(),
+        };
+        assert!(t.once(&env.clock).unwrap()[0] > 0.0);
+        let d = t.details().unwrap();
+        let notes = t.notes();
+        match crate::measure::pages::huge_pages_unavailable() {
+            None => {
+                assert_eq!(d["page_request"], "madvise(MADV_HUGEPAGE)", "{d}");
+                assert!(notes.iter().any(|n| n.contains("huge page")), "{notes:?}");
+            }
+            Some(_) => {
+                assert_eq!(d["pages"], "small", "{d}");
+                assert!(d.get("page_request").is_none(), "{d}");
+                assert!(notes.iter().any(|n| n.contains("base pages")), "{notes:?}");
+            }
+        }
+        // the other transfers ask for no page size
+        let mut t = Dd.prepare(&case("write_fdatasync"), &env.ctx()).unwrap();
+        assert!(t.details().unwrap().get("pages").is_none());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod seq;
 use super::{
     Bench, BenchError, CaseSpec, Context, Family, FamilyOption, NamedDir, Plan, ScratchDir,
 };
+use crate::measure::pages::{huge_pages_unavailable, PageBuf, PagePolicy};
 use crate::probe::storage::DirInfo;
 use crate::results::params::{detail, key};
 use crate::units::{parse_size, size_text};
@@ -398,8 +399,7 @@ pub(crate) fn create_new(path: &Path, flags: i32) -> std::io::Result<File> {
 /// buffer from another CPU (a VM's block device).
 #[derive(Debug)]
 pub struct Block {
-    storage: Vec<u8>,
-    offset: usize,
+    storage: Storage,
     len: usize,
     /// Sets this writer's stamps apart from another's.
     salt: u64,
@@ -409,6 +409,16 @@ pub struct Block {
 
 /// Alignment of [`Block`]: the page size O_DIRECT asks for at most.
 const ALIGN: usize = 4096;
+
+/// Where a [`Block`]'s bytes live.
+#[derive(Debug)]
+enum Storage {
+    /// The heap, aligned to [`ALIGN`] at `offset`: base pages, which lie
+    /// wherever the kernel found them.
+    Heap { bytes: Vec<u8>, offset: usize },
+    /// A mapping that asked for a transparent huge page.
+    Pages(PageBuf<u8>),
+}
 
 /// [`Block::stamp`] rewrites the first [`STAMP_BYTES`] of every sector of
 /// this size: a deduplication unit (512 bytes to 128 KiB) holds at least one.
@@ -422,19 +432,82 @@ impl Block {
     pub fn new(len: usize, seed: u64) -> Block {
         let mut rng = crate::stats::rng::Rng::new(seed);
         let mut b = Block::zeroed(len, rng.next_u64());
-        for chunk in b.bytes_mut().chunks_mut(8) {
-            let v = rng.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
-        }
+        b.fill(&mut rng);
         b
     }
 
+    /// `len` bytes drawn from `seed`, in a mapping aligned to 2 MiB that
+    /// asked for transparent huge pages (`madvise(MADV_HUGEPAGE)`), so that
+    /// a block within one huge page is one run of memory: an O_DIRECT write
+    /// of it reaches the device as one segment, where from base pages it
+    /// takes as many as its pages lie apart (see `io.dd`'s write_direct).
+    /// What the kernel gave is in [`Block::page_details`].
+    ///
+    /// # Errors
+    /// Why huge pages cannot be asked for here (THP `never` or absent), or
+    /// the error of mmap or madvise.
+    pub fn on_huge_pages(len: usize, seed: u64) -> Result<Block, String> {
+        if let Some(why) = huge_pages_unavailable() {
+            return Err(why);
+        }
+        let pages = PageBuf::new(len, PagePolicy::Huge)
+            .map_err(|e| format!("a mapping with madvise(MADV_HUGEPAGE): {e}"))?;
+        // a child forked while the block is held (none is, in io.dd) would
+        // make the next stamp split the huge page; where the advice is
+        // refused, nothing forks with it anyway
+        pages.dont_fork().ok();
+        let mut rng = crate::stats::rng::Rng::new(seed);
+        let mut b = Block {
+            storage: Storage::Pages(pages),
+            len,
+            salt: rng.next_u64(),
+            serial: 0,
+        };
+        b.fill(&mut rng);
+        Ok(b)
+    }
+
+    /// What a block on huge pages asked for and was given: `pages` (`huge`
+    /// when the kernel backs the whole block with huge pages, `small` when
+    /// it does not, null when `/proc/self/smaps` cannot say),
+    /// `page_request`, `mapped_bytes` and `anon_huge_bytes`; with whether
+    /// the block is on huge pages (None: unknown). None for a block on the
+    /// heap.
+    pub(crate) fn page_details(&self) -> Option<(Value, Option<bool>)> {
+        let Storage::Pages(p) = &self.storage else {
+            return None;
+        };
+        let mut d = p.details();
+        let given = p.anon_huge_bytes().map(|h| h >= self.len as u64);
+        if let Some(m) = d.as_object_mut() {
+            // the mode only decides whether the request is honoured, which
+            // `pages` says; two modes that both honour it are no
+            // difference of method
+            m.remove("thp_mode");
+            m.insert(
+                "pages".into(),
+                match given {
+                    Some(true) => Value::from(crate::results::params::HUGE),
+                    Some(false) => Value::from(crate::results::params::SMALL),
+                    None => Value::Null,
+                },
+            );
+        }
+        Some((d, given))
+    }
+
+    fn fill(&mut self, rng: &mut crate::stats::rng::Rng) {
+        for chunk in self.bytes_mut().chunks_mut(8) {
+            let v = rng.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+
     fn zeroed(len: usize, salt: u64) -> Block {
-        let storage = vec![0u8; len + ALIGN];
-        let offset = storage.as_ptr().align_offset(ALIGN);
+        let bytes = vec![0u8; len + ALIGN];
+        let offset = bytes.as_ptr().align_offset(ALIGN);
         Block {
-            storage,
-            offset,
+            storage: Storage::Heap { bytes, offset },
             len,
             salt,
             serial: 0,
@@ -465,12 +538,18 @@ impl Block {
 
     /// The bytes.
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.storage[self.offset..self.offset + self.len]
+        match &self.storage {
+            Storage::Heap { bytes, offset } => &bytes[*offset..*offset + self.len],
+            Storage::Pages(p) => p,
+        }
     }
 
     /// The bytes, writable (a read buffer).
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.storage[self.offset..self.offset + self.len]
+        match &mut self.storage {
+            Storage::Heap { bytes, offset } => &mut bytes[*offset..*offset + self.len],
+            Storage::Pages(p) => p,
+        }
     }
 
     /// Whether `data` (at most a block long) is this block's bytes but for
@@ -813,6 +892,42 @@ mod tests {
             create_new(&path, 0).unwrap_err().kind(),
             std::io::ErrorKind::AlreadyExists
         );
+    }
+
+    #[test]
+    fn a_block_on_huge_pages_holds_the_same_bytes_in_one_huge_page() {
+        let heap = Block::new(1 << 20, 9);
+        assert!(heap.page_details().is_none());
+        let mut huge = match Block::on_huge_pages(1 << 20, 9) {
+            Ok(b) => b,
+            Err(why) => {
+                // only where the kernel says it has none
+                assert!(huge_pages_unavailable().is_some(), "{why}");
+                return;
+            }
+        };
+        assert_eq!(huge.bytes(), heap.bytes(), "the seed decides the bytes");
+        assert_eq!(
+            huge.bytes().as_ptr() as usize % crate::measure::pages::HUGE_PAGE_BYTES,
+            0
+        );
+        huge.stamp();
+        assert!(heap.written_as(huge.bytes()));
+        let (d, given) = huge.page_details().unwrap();
+        // what the kernel gave, as smaps says
+        let pages = match given {
+            Some(true) => serde_json::json!("huge"),
+            Some(false) => serde_json::json!("small"),
+            None => Value::Null,
+        };
+        assert_eq!(d["pages"], pages, "{d}");
+        assert_eq!(d["page_request"], "madvise(MADV_HUGEPAGE)");
+        assert_eq!(d["mapped_bytes"], 2 << 20);
+        assert!(d.get("thp_mode").is_none(), "{d}");
+        // the kernel's answer is read back wherever smaps is there
+        if Path::new("/proc/self/smaps").exists() {
+            assert!(d["anon_huge_bytes"].is_u64(), "{d}");
+        }
     }
 
     #[test]
