@@ -414,7 +414,9 @@ PY
 
 # ---------------------------------------------------------------- mem
 # mem.stream Triad against a plain C STREAM-style program compiled here with
-# gcc -fopenmp in three builds (-O3 -march=native -funroll-loops, -O3, -O3 -funroll-loops;
+# gcc -fopenmp in three builds (-O3 -march=native -funroll-loops, -O3, -O3 -funroll-loops)
+# and, where clang and libomp-dev are there (installed with the rest), a
+# fourth with clang -O3 -march=native; the order alternates round by round;
 # the reference is the build with the best median over the rounds; static
 # schedule, first touch by the owning thread, as many iterations as
 # envbench's case (5 in quick, STREAM's 10 otherwise), best of all but the
@@ -469,6 +471,13 @@ C
   gcc -O3 -march=native -funroll-loops -fopenmp -o "$work/stream" "$work/stream.c"
   gcc -O3 -fopenmp -o "$work/stream-generic" "$work/stream.c"
   gcc -O3 -funroll-loops -fopenmp -o "$work/stream-unrolled" "$work/stream.c"
+  # and clang, whose LLVM also compiles envbench's kernels: by hand on the
+  # Zen 5 VM (2026-11-30, 1 thread, 16 rotated rounds) envbench read 1.013
+  # [0.989..1.037] of the gcc build and 1.001 [0.979..1.024] of clang 14's
+  # -O3 -march=native; where clang or its OpenMP is missing, three builds
+  local clang_ok=0
+  need_pkgs clang libomp-dev >/dev/null 2>&1 &&
+    clang -O3 -march=native -fopenmp -o "$work/stream-clang" "$work/stream.c" 2>/dev/null && clang_ok=1
   "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
   local elems ntimes
   elems=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params']['array_elems'])" "$work/e.json")
@@ -483,29 +492,38 @@ C
   # low. ±3 % needs more rounds than the other sections: at least 12.
   local srounds=$((rounds < 12 && pass == 1 ? 12 : rounds))
   for t in 1 2; do
-    local es=() ns=() gs=() us=()
+    local es=() ns=() gs=() us=() cs=()
     still_open "mem.stream[threads=$t]" || continue
-    for ((i = 0; i < srounds; i++)); do
+    e_stream() {
       "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
       es+=("$(envbench_median "mem.stream[array_elems=$elems,${named}threads=$t]" triad_rate)")
+    }
+    c_stream() {
       ns+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems" "$ntimes")")
       gs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-generic" "$elems" "$ntimes")")
       us+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-unrolled" "$elems" "$ntimes")")
-    done
+      [ $clang_ok = 0 ] || cs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-clang" "$elems" "$ntimes")")
+    }
+    # envbench first in even rounds, the C builds first in odd ones (until
+    # 2026-11-30 envbench always ran first)
+    for ((i = 0; i < srounds; i++)); do ordered e_stream c_stream; done
     # the build is chosen on the first pass and kept: a later pass's few
     # rounds could pick another and start the row anew under another name
     local best
     [ "$pass" -gt 1 ] && [ -s "$work/mem-best-$t" ] && best=$(cat "$work/mem-best-$t") || best=$(python3 -c "
 import statistics as st, sys
-builds = {'-O3 -march=native -funroll-loops': sys.argv[1], '-O3': sys.argv[2], '-O3 -funroll-loops': sys.argv[3]}
+builds = {'gcc -O3 -march=native -funroll-loops': sys.argv[1], 'gcc -O3': sys.argv[2], 'gcc -O3 -funroll-loops': sys.argv[3]}
+if sys.argv[4]:
+    builds['clang -O3 -march=native'] = sys.argv[4]
 med = {k: st.median(map(float, v.split())) for k, v in builds.items()}
-print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}")
+print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}" "${cs[*]}")
     echo "$best" > "$work/mem-best-$t"
     local rs=("${ns[@]}")
-    [ "$best" = "-O3" ] && rs=("${gs[@]}")
-    [ "$best" = "-O3 -funroll-loops" ] && rs=("${us[@]}")
-    summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM gcc $best (omp; best median of 3 builds)" "${es[*]}" "${rs[*]}"
-    echo "    C builds per round, MB/s: -O3 -march=native -funroll-loops ${ns[*]}; -O3 ${gs[*]}; -O3 -funroll-loops ${us[*]}"
+    [ "$best" = "gcc -O3" ] && rs=("${gs[@]}")
+    [ "$best" = "gcc -O3 -funroll-loops" ] && rs=("${us[@]}")
+    [ "$best" = "clang -O3 -march=native" ] && rs=("${cs[@]}")
+    summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM $best (omp; best median of $((3 + clang_ok)) builds)" "${es[*]}" "${rs[*]}"
+    echo "    C builds per round, MB/s: gcc -O3 -march=native -funroll-loops ${ns[*]}; gcc -O3 ${gs[*]}; gcc -O3 -funroll-loops ${us[*]}$([ $clang_ok = 0 ] || echo "; clang -O3 -march=native ${cs[*]}")"
   done
 }
 
