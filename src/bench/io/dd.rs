@@ -138,19 +138,9 @@ impl Bench for Dd {
         let block = if OPS[op].0 == IoOp::WriteDirect {
             match Block::on_huge_pages(block as usize, ctx.seed) {
                 Ok(b) => {
-                    notes.push(match b.page_details().and_then(|(_, given)| given) {
-                        Some(true) => "the buffer is on a huge page (madvise(MADV_HUGEPAGE)): \
-                                       each write is one run of memory, one segment for the device"
-                            .to_string(),
-                        Some(false) => "the buffer asked for a huge page and the kernel gave \
-                                        base pages (memory fragmented, or THP defrag off): a \
-                                        write reaches the device in as many segments as its \
-                                        pages lie apart"
-                            .to_string(),
-                        None => "the buffer asked for a huge page (madvise(MADV_HUGEPAGE)); \
-                                 whether the kernel gave one is unknown (no /proc/self/smaps)"
-                            .to_string(),
-                    });
+                    notes.push(huge_page_note(
+                        b.page_details().and_then(|(_, given)| given),
+                    ));
                     b
                 }
                 Err(why) => {
@@ -171,6 +161,27 @@ impl Bench for Dd {
             })
             .map(|t| Box::new(t) as Box<dyn Trial>)
     }
+}
+
+/// What write_direct's note says of a buffer that asked for a huge page,
+/// by whether the kernel gave one (None: /proc/self/smaps cannot say).
+fn huge_page_note(given: Option<bool>) -> String {
+    match given {
+        Some(true) => {
+            "the buffer is on a huge page (madvise(MADV_HUGEPAGE)): each write is one \
+                       run of memory, one segment for the device"
+        }
+        Some(false) => {
+            "the buffer asked for a huge page and the kernel gave base pages (memory \
+                        fragmented, or THP defrag off): a write reaches the device in as many \
+                        segments as its pages lie apart"
+        }
+        None => {
+            "the buffer asked for a huge page (madvise(MADV_HUGEPAGE)); whether the kernel \
+                 gave one is unknown (no /proc/self/smaps)"
+        }
+    }
+    .to_string()
 }
 
 /// How the cold read empties the page cache.
