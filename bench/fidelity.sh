@@ -447,6 +447,8 @@ PY
 # malloc'd arrays get small pages under THP "madvise" but huge ones under
 # "always": read /sys/kernel/mm/transparent_hugepage/enabled with this row.
 section_mem() {
+  # gb MB/s...: the figures in GB/s, rounded
+  gb() { printf '%s\n' "$@" | awk '{ printf "%.0f ", $1 / 1000 }'; }
   cat > "$work/stream.c" <<'C'
 #include <omp.h>
 #include <stdio.h>
@@ -521,15 +523,19 @@ C
     # A later pass runs only the build the first pass chose: its rounds
     # are shorter, and the reference runs next to envbench's run.
     # At two threads every pass runs the build chosen at one thread: there
-    # the builds' code sets the rate (gcc -O3 read 12 % under the others),
+    # the builds' code sets the rate (gcc -O3 read up to 17 % under the
+    # others in a whole run on the Zen 5 VM),
     # at two the shared memory does, and the best median of four builds
     # equal within a percent or two was a choice among noise. By hand on
     # the Zen 5 VM (2026-11-30, 21 rounds in the host's slower state)
     # envbench read 0.996 [0.986..1.006] of clang's build, 0.998
     # [0.979..1.017] of gcc's -march=native one
     local chosen="" via="best median of $((3 + clang_ok)) builds"
-    [ "$pass" -gt 1 ] && [ -s "$work/mem-best-$t" ] && chosen=$(cat "$work/mem-best-$t")
-    [ "$t" = 1 ] || ! [ -s "$work/mem-best-1" ] || { chosen=$(cat "$work/mem-best-1"); via="the build best at 1 thread"; }
+    if [ "$t" != 1 ] && [ -s "$work/mem-best-1" ]; then
+      chosen=$(cat "$work/mem-best-1") via="the build best at 1 thread"
+    elif [ "$pass" -gt 1 ] && [ -s "$work/mem-best-$t" ]; then
+      chosen=$(cat "$work/mem-best-$t")
+    fi
     c_build() { [ -z "$chosen" ] || [ "$chosen" = "$1" ]; }
     c_stream() {
       ! c_build "gcc -O3 -march=native -funroll-loops" || ns+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems" "$ntimes")")
@@ -569,7 +575,6 @@ print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}" "${cs[*]}")
     local aside=""
     [ "$t" = 1 ] || aside=1.3
     FIDELITY_SET_ASIDE=$aside summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM $best (omp; $via)" "${es[*]}" "${rs[*]}"
-    gb() { printf '%s\n' "$@" | awk '{ printf "%.0f ", $1 / 1000 }'; }
     echo "    this pass, GB/s a round (envbench first in even rounds): envbench $(gb "${es[@]}")/ C $(gb "${rs[@]}")"
     [ -n "$chosen" ] || echo "    C builds per round, MB/s: gcc -O3 -march=native -funroll-loops ${ns[*]}; gcc -O3 ${gs[*]}; gcc -O3 -funroll-loops ${us[*]}$([ $clang_ok = 0 ] || echo "; clang -O3 -march=native ${cs[*]}")"
   done
@@ -1390,20 +1395,21 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   # at every other client row 11-94 %, envbench's client there 18-24 %;
   # over whole wrk runs, as here, the 100 KiB row read 5 and 8 % in two
   # whole runs of the script.
+  # idle_stats IDLE_FILE: the median, count, least and most of its draws
+  idle_stats() {
+    sort -n "$1" | awk '{ v[NR] = $1 } END {
+      print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), NR, v[1], v[NR] }'
+  }
   at_limit() {
     [ -s "$1" ] || return 0
-    sort -n "$1" | awk '{ v[NR] = $1 } END {
-      m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      if (m < 0.10) printf "its CPU idle %.0f %% of its runs, at its own limit", 100 * m }'
+    idle_stats "$1" | awk '$1 < 0.10 { printf "its CPU idle %.0f %% of its runs, at its own limit", 100 * $1 }'
   }
   # idle_line IDLE_FILE: the idle shares under the 16-connection row, on
   # every row whether or not it is information, so the margin to the
   # tenth is seen (by hand, the 1 and 10 KiB rows left 11-23 %)
   idle_line() {
     [ -s "$1" ] || return 0
-    sort -n "$1" | awk '{ v[NR] = $1 } END {
-      m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      printf "    wrk -t1 -c16: its CPU idle %.0f %% of its runs (median of %d, %.0f-%.0f %%; information under 10 %%)\n", 100 * m, NR, 100 * v[1], 100 * v[NR] }'
+    idle_stats "$1" | awk '{ printf "    wrk -t1 -c16: its CPU idle %.0f %% of its runs (median of %d, %.0f-%.0f %%; information under 10 %%)\n", 100 * $1, $2, 100 * $3, 100 * $4 }'
   }
   # the clients' CPU for cpus=split; one CPU only: the first
   local ccpu=${cpu1:-$cpu0}

@@ -55,11 +55,12 @@ try:
         shutil.rmtree(own)
         m = re.search(r"ratio (\S+) \[(\S+)\.\.(\S+)\].*: (within|OUTSIDE|unclear|no band)", out.stdout)
         if not m:
-            # one round left after setting rounds aside: no interval, not settled
+            # no interval: one round left after setting rounds aside
+            # (unclear), or information on one round
             if re.search(r"one round: no interval", out.stdout):
-                return 1e-9, 1e9, "unclear"
+                return None, None, "unclear"
             if "no band" in out.stdout:
-                return 1e-9, 1e9, "no band"
+                return None, None, "no band"
             sys.exit(f"no judgement: {out.stdout}{out.stderr}")
         return float(m[2]), float(m[3]), m[4]
 
@@ -70,9 +71,11 @@ try:
         for n in (4, 12):
             for true in (1.0, 1.15):
                 res = [row(n, true, states, s, mixed, aside) for s in range(a.sims)]
-                cover = sum(lo <= true <= hi for lo, hi, _ in res) / len(res)
+                # the interval's figures over the rows that have one
+                with_ci = [(lo, hi) for lo, hi, _ in res if lo is not None]
+                cover = sum(lo <= true <= hi for lo, hi in with_ci) / len(with_ci)
                 share = {k: sum(v == k for _, _, v in res) / len(res) for k in ("within", "OUTSIDE", "no band")}
-                half = st.median((math.log(hi) - math.log(lo)) / 2 for lo, hi, _ in res)
+                half = st.median((math.log(hi) - math.log(lo)) / 2 for lo, hi in with_ci)
                 print(f"{host}, {n:2} rounds, true {true:.2f}: holds it {cover:.2f}; within ±10 % {share['within']:.2f}, "
                       f"outside {share['OUTSIDE']:.2f}, information {share['no band']:.2f}; half-width ±{100 * (math.exp(half) - 1):.1f} %")
 finally:
