@@ -492,6 +492,7 @@ fn compare_with(
     notices.extend(unpaired);
     notices.extend(notice::suspects(envs, &metrics));
     let not_comparable = std::mem::take(&mut skipped.assumption);
+    notice::drop_unjudged_differences(&mut notices, &not_comparable);
     if !not_comparable.is_empty() {
         notices.push(Notice::NotComparable);
     }

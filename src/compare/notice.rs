@@ -4,7 +4,7 @@
 //! from, suspect cases and run flags, and the metrics left out. Each is a
 //! [`Notice`] with its evidence; `report::comparison::warning` words them.
 
-use super::{Environment, MetricComparison};
+use super::{Environment, MetricComparison, NotComparable};
 use crate::probe::cpu::CpuInfo;
 use crate::results::params::detail;
 use crate::results::{CaseStatus, RunStatus, IMPORTED};
@@ -432,6 +432,39 @@ fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
                 .collect(),
         })
         .collect()
+}
+
+/// Leaves out each [`Notice::MeasuredDifferently`] whose other values were
+/// recorded only where the case has no verdict (its headline metric is
+/// [`NotComparable`] there): that case is left out of the comparison and
+/// already named once, with why. On a native/gVisor pair (Zen 5 VM,
+/// 2026-11-30) io.dd's O_DIRECT write was both "not comparable" (O_DIRECT
+/// not honoured in gVisor) and "measured differently" (its buffer asked
+/// for a huge page natively, not there): two warnings for a case the
+/// comparison does not show.
+pub(super) fn drop_unjudged_differences(
+    notices: &mut Vec<Notice>,
+    not_comparable: &[NotComparable],
+) {
+    notices.retain(|n| {
+        let Notice::MeasuredDifferently { case, values, .. } = n else {
+            return true;
+        };
+        let unjudged: BTreeSet<&str> = not_comparable
+            .iter()
+            .filter(|x| x.primary && &x.key == case)
+            .map(|x| x.environment.as_str())
+            .collect();
+        let judged_values = values
+            .iter()
+            .filter(|r| {
+                r.environments
+                    .iter()
+                    .any(|e| !unjudged.contains(e.as_str()))
+            })
+            .count();
+        judged_values > 1
+    });
 }
 
 /// Every suspect flag of case `key` in the runs of `envs` (validity flags

@@ -471,6 +471,31 @@ fn a_failed_assumption_on_either_side_gives_no_verdict() {
     assert!(c.metrics.iter().any(|m| m.key == key));
 }
 
+/// A case measured differently on the sides (its buffer asked for a huge
+/// page in A only) is warned of once: where it has no verdict, as "not
+/// comparable"; where it has one, as "measured differently".
+#[test]
+fn a_case_without_a_verdict_is_not_also_measured_differently() {
+    let differently = |base_held: bool, other_held: bool| {
+        let mut envs = cold_read(base_held, other_held);
+        let huge = serde_json::json!({ "page_request": "madvise(MADV_HUGEPAGE)" });
+        envs[0].runs[0].cases[0].details = Some(huge);
+        envs[1].runs[0].cases[0].details = Some(serde_json::json!({ "pages": "small" }));
+        let c = compare(&envs, &OPTS).unwrap();
+        let n = c
+            .notices
+            .iter()
+            .filter(|n| matches!(n, Notice::MeasuredDifferently { case, .. } if case == COLD_READ))
+            .count();
+        (n, c.not_comparable.len())
+    };
+    // held on both sides: a verdict, and the difference is said
+    assert_eq!(differently(true, true), (1, 0));
+    // failed on either side: no verdict, named once
+    assert_eq!(differently(true, false), (0, 1));
+    assert_eq!(differently(false, true), (0, 1));
+}
+
 /// os.fork with a secondary memory metric that B could not read.
 pub(crate) fn memory_unreadable() -> [Environment; 2] {
     use crate::results::{Assumption, AssumptionKind};
