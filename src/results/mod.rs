@@ -121,8 +121,8 @@ pub struct Telemetry {
     /// Runnable tasks besides envbench's own just before the repetition,
     /// when envbench's workers are idle: /proc/loadavg's fourth field, less
     /// the reading thread, this process's other threads in state R and
-    /// those of its parent where that is envbench (files before
-    /// 2026-11-30 subtract the reading thread alone).
+    /// those of its envbench ancestors (files before 2026-11-30 subtract
+    /// the reading thread alone).
     #[serde(default, skip_serializing_if = "all_none")]
     pub runnable_others: Vec<Option<u32>>,
     /// Mean current frequency of the usable CPUs after the repetition, MHz

@@ -179,25 +179,38 @@ impl Sampler {
 }
 
 /// envbench's own runnable tasks besides the thread reading: this
-/// process's other threads in state R and, where its parent is envbench
-/// (the run that started this worker, or a resident launcher), the
-/// parent's. `/proc/loadavg` counts them with every other task: on the
-/// idle Zen 5 VM (2026-11-30) the quick suite's repetitions read 0.4-0.6
-/// "other" runnable tasks on average, from a plain reader 0.005, as the
-/// run's own threads answer each new worker and reap the last.
+/// process's other threads in state R and those of its envbench
+/// ancestors (the run that started this worker, a resident launcher, the
+/// guard between them), up to the first that is not envbench.
+/// `/proc/loadavg` counts them with every other task: on the idle Zen 5
+/// VM (2026-11-30) the quick suite's repetitions read 0.4-0.6 "other"
+/// runnable tasks on average, a plain reader 0.005, as the run's own
+/// threads answer each new worker and reap the last.
 fn own_runnable() -> u32 {
     let me = std::process::id();
-    // SAFETY: gettid and getppid take no arguments and cannot fail.
-    let (tid, ppid) = (unsafe { libc::gettid() } as u32, unsafe { libc::getppid() }
-        as u32);
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::gettid() } as u32;
     let mut n = running_threads(me, Some(tid));
-    let parent_is_envbench = std::fs::read_to_string(format!("/proc/{ppid}/comm"))
-        .is_ok_and(|c| c.starts_with("envbench"));
-    if ppid > 1 && parent_is_envbench {
-        n += running_threads(ppid, None);
+    let mut pid = me;
+    for _ in 0..MOST_ANCESTORS {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some(parent) = stat_field(&stat, 1).and_then(|p| p.parse::<u32>().ok()) else {
+            break;
+        };
+        let envbench = std::fs::read_to_string(format!("/proc/{parent}/comm"))
+            .is_ok_and(|c| c.starts_with("envbench"));
+        if parent <= 1 || !envbench {
+            break;
+        }
+        n += running_threads(parent, None);
+        pid = parent;
     }
     n
 }
+
+/// Most envbench ancestors [`own_runnable`] reads: run, guard, launcher,
+/// and one to spare.
+const MOST_ANCESTORS: usize = 4;
 
 /// Threads of process `pid` in state R (running or runnable), `except`
 /// one; 0 where `/proc` cannot say.
@@ -219,10 +232,16 @@ fn running_threads(pid: u32, except: Option<u32>) -> u32 {
     n
 }
 
-/// The state letter of a `/proc/PID/task/TID/stat` line (after the
-/// command's closing parenthesis, which the command itself may contain).
+/// The state letter of a `/proc/PID/task/TID/stat` line.
 fn task_state(stat: &str) -> Option<char> {
-    stat.rsplit_once(") ")?.1.chars().next()
+    stat_field(stat, 0)?.chars().next()
+}
+
+/// Field `i` of a `/proc/PID/stat` line counted from the state (0), after
+/// the command's closing parenthesis, which the command itself may hold:
+/// 1 is the parent's PID.
+fn stat_field(stat: &str, i: usize) -> Option<&str> {
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(i)
 }
 
 /// The CPUs this process may run on (sched_getaffinity), in order.
@@ -355,6 +374,8 @@ mod tests {
         // a command may hold a parenthesis and a space
         assert_eq!(task_state("17 (a) b (S) c) S 1 17"), Some('S'));
         assert_eq!(task_state("garbage"), None);
+        assert_eq!(stat_field("17 (a) b (S) c) S 1 17", 1), Some("1"));
+        assert_eq!(stat_field("17 (a) S", 1), None);
     }
 
     #[test]
