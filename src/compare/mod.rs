@@ -491,8 +491,8 @@ fn compare_with(
     let mut notices = notice::setup(envs, between_run || all_interleaved, by_dir);
     notices.extend(unpaired);
     notices.extend(notice::suspects(envs, &metrics));
+    notice::drop_unjudged_differences(&mut notices, &base.label, &metrics);
     let not_comparable = std::mem::take(&mut skipped.assumption);
-    notice::drop_unjudged_differences(&mut notices, &not_comparable);
     if !not_comparable.is_empty() {
         notices.push(Notice::NotComparable);
     }

@@ -4,7 +4,7 @@
 //! from, suspect cases and run flags, and the metrics left out. Each is a
 //! [`Notice`] with its evidence; `report::comparison::warning` words them.
 
-use super::{Environment, MetricComparison, NotComparable};
+use super::{Environment, MetricComparison};
 use crate::probe::cpu::CpuInfo;
 use crate::results::params::detail;
 use crate::results::{CaseStatus, RunStatus, IMPORTED};
@@ -434,36 +434,39 @@ fn measured_differently(envs: &[Environment]) -> Vec<Notice> {
         .collect()
 }
 
-/// Leaves out each [`Notice::MeasuredDifferently`] whose other values were
-/// recorded only where the case has no verdict (its headline metric is
-/// [`NotComparable`] there): that case is left out of the comparison and
-/// already named once, with why. On a native/gVisor pair (Zen 5 VM,
-/// 2026-11-30) io.dd's O_DIRECT write was both "not comparable" (O_DIRECT
-/// not honoured in gVisor) and "measured differently" (its buffer asked
-/// for a huge page natively, not there): two warnings for a case the
-/// comparison does not show.
+/// Keeps of each [`Notice::MeasuredDifferently`] the values of the
+/// `baseline` and of the environments where the case's headline metric
+/// has a verdict, and leaves out a notice with fewer than two values left:
+/// a case with no verdict in an environment (not comparable there: its
+/// method's assumption failed) is left out of the comparison and named
+/// once, with why. On a native/gVisor pair (Zen 5 VM, 2026-11-30) io.dd's
+/// O_DIRECT write was both "not comparable" (O_DIRECT not honoured in
+/// gVisor) and "measured differently" (its buffer asked for a huge page
+/// natively, not there): two warnings for a case the comparison does not
+/// show.
 pub(super) fn drop_unjudged_differences(
     notices: &mut Vec<Notice>,
-    not_comparable: &[NotComparable],
+    baseline: &str,
+    metrics: &[MetricComparison],
 ) {
-    notices.retain(|n| {
+    notices.retain_mut(|n| {
         let Notice::MeasuredDifferently { case, values, .. } = n else {
             return true;
         };
-        let unjudged: BTreeSet<&str> = not_comparable
+        let judged: BTreeSet<&str> = metrics
             .iter()
-            .filter(|x| x.primary && &x.key == case)
-            .map(|x| x.environment.as_str())
+            .filter(|m| m.primary && &m.key == case)
+            .map(|m| m.environment.as_str())
             .collect();
-        let judged_values = values
-            .iter()
-            .filter(|r| {
-                r.environments
-                    .iter()
-                    .any(|e| !unjudged.contains(e.as_str()))
-            })
-            .count();
-        judged_values > 1
+        if judged.is_empty() {
+            return false;
+        }
+        for r in values.iter_mut() {
+            r.environments
+                .retain(|e| e == baseline || judged.contains(e.as_str()));
+        }
+        values.retain(|r| !r.environments.is_empty());
+        values.len() > 1
     });
 }
 

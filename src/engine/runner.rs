@@ -340,11 +340,11 @@ impl Rep {
         clock: &crate::measure::clock::Clock,
         sampler: &crate::validity::telemetry::Sampler,
     ) -> Result<Rep, BenchError> {
-        let before = sampler.snapshot();
+        let before = sampler.snapshot(true);
         let t0 = clock.now();
         let values = trial.once(clock)?;
         let took = clock.now().saturating_sub(t0);
-        let after = sampler.snapshot();
+        let after = sampler.snapshot(false);
         Ok(Rep {
             values,
             took,

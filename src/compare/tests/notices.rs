@@ -494,6 +494,37 @@ fn a_case_without_a_verdict_is_not_also_measured_differently() {
     // failed on either side: no verdict, named once
     assert_eq!(differently(true, false), (0, 1));
     assert_eq!(differently(false, true), (0, 1));
+
+    // a third environment C, whose cold read held, beside B's that did
+    // not: the notice stays where C differs from A, naming A and C alone
+    let with_c = |c_details: serde_json::Value| {
+        let [a, b] = cold_read(true, false);
+        let mut c = b.runs[0].clone();
+        c.run_id = "c1".into();
+        c.cases[0].assumptions[0].held = true;
+        c.cases[0].details = Some(c_details);
+        let mut envs = [a, b, env("C", vec![c])];
+        envs[0].runs[0].cases[0].details =
+            Some(serde_json::json!({ "page_request": "madvise(MADV_HUGEPAGE)" }));
+        envs[1].runs[0].cases[0].details = Some(serde_json::json!({ "pages": "small" }));
+        let c = compare(&envs, &OPTS).unwrap();
+        c.notices
+            .into_iter()
+            .filter_map(|n| match n {
+                Notice::MeasuredDifferently { case, values, .. } if case == COLD_READ => Some(
+                    values
+                        .into_iter()
+                        .map(|r| r.environments.join(","))
+                        .collect::<Vec<_>>(),
+                ),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let huge = serde_json::json!({ "page_request": "madvise(MADV_HUGEPAGE)" });
+    assert!(with_c(huge).is_empty());
+    let small = serde_json::json!({ "pages": "small" });
+    assert_eq!(with_c(small), vec![vec!["A".to_string(), "C".to_string()]]);
 }
 
 /// os.fork with a secondary memory metric that B could not read.
