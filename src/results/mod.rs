@@ -120,9 +120,9 @@ pub struct Telemetry {
     pub load_1m: Vec<Option<f64>>,
     /// Runnable tasks besides envbench's own just before the repetition,
     /// when envbench's workers are idle: /proc/loadavg's fourth field, less
-    /// the reading thread, this process's other threads in state R and
-    /// those of its envbench ancestors (files before 2026-11-30 subtract
-    /// the reading thread alone).
+    /// the reading thread, this process's other threads in state R, its
+    /// child processes' and its envbench ancestors' (files before
+    /// 2026-11-30 subtract the reading thread alone).
     #[serde(default, skip_serializing_if = "all_none")]
     pub runnable_others: Vec<Option<u32>>,
     /// Mean current frequency of the usable CPUs after the repetition, MHz

@@ -187,17 +187,22 @@ impl Sampler {
 }
 
 /// envbench's own runnable tasks besides the thread reading: this
-/// process's other threads in state R and those of its envbench
-/// ancestors (the run that started this worker, a resident launcher, the
-/// guard between them), up to the first that is not envbench.
-/// `/proc/loadavg` counts them with every other task: on the idle Zen 5
-/// VM (2026-11-30) the quick suite's repetitions read 0.4-0.6 "other"
-/// runnable tasks on average, a plain reader 0.005, as the run's own
-/// threads answer each new worker and reap the last.
+/// process's other threads in state R, those of its child processes (a
+/// case's peer or children, up to [`MOST_CHILDREN`]) and those of its
+/// envbench ancestors (the run that started this worker, a resident
+/// launcher, the guard between them), up to the first that is not
+/// envbench. `/proc/loadavg` counts them with every other task: on the
+/// idle Zen 5 VM (2026-11-30) the quick suite's repetitions read 0.4-0.6
+/// "other" runnable tasks on average, a plain reader 0.005, as the run's
+/// own threads answer each new worker and reap the last, and a case's
+/// peer process finishes its last exchange.
 fn own_runnable() -> u32 {
     let me = std::process::id();
     let tid = this_thread_id();
     let mut n = running_threads(me, Some(tid));
+    for child in children(me).into_iter().take(MOST_CHILDREN) {
+        n += running_threads(child, None);
+    }
     let mut pid = me;
     for _ in 0..MOST_ANCESTORS {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -221,6 +226,27 @@ fn own_runnable() -> u32 {
 fn this_thread_id() -> u32 {
     // SAFETY: SYS_gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+/// Most child processes [`own_runnable`] reads: os.fork's hundred are
+/// reaped before the next repetition.
+const MOST_CHILDREN: usize = 16;
+
+/// The child processes of `pid`, from each of its threads'
+/// `/proc/PID/task/TID/children` (empty where the kernel lacks it).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Most envbench ancestors [`own_runnable`] reads: run, guard, launcher,
@@ -417,6 +443,23 @@ mod tests {
         });
         // a process that does not exist has none
         assert_eq!(running_threads(u32::MAX, None), 0);
+    }
+
+    #[test]
+    fn a_child_process_is_found_among_envbench_s_own() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep runs");
+        let found = children(std::process::id()).contains(&child.id());
+        child.kill().ok();
+        child.wait().ok();
+        assert!(
+            found,
+            "{} not among {:?}",
+            child.id(),
+            children(std::process::id())
+        );
     }
 
     #[test]
