@@ -274,9 +274,15 @@ impl Drop for Settle {
 
 /// The parent PID in the text of `/proc/PID/stat`.
 fn ppid_of_stat(stat: &str) -> Option<i32> {
-    // the command name is in parentheses and may hold anything: read after the last ')'
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    rest.split(' ').nth(1)?.parse().ok()
+    stat_field(stat, 1)?.parse().ok()
+}
+
+/// Field `i` of the text of `/proc/PID/stat` (or `/proc/PID/task/TID/stat`)
+/// counted from the state, 0: 1 is the parent's PID. The command name before
+/// it is in parentheses and may hold anything: fields are read after the
+/// last ") ".
+pub(crate) fn stat_field(stat: &str, i: usize) -> Option<&str> {
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(i)
 }
 
 /// Every process whose chain of parents (read from `proc_root`) reaches
@@ -510,6 +516,8 @@ mod tests {
         assert_eq!(ppid_of_stat("42 (sh) S 7 42 42 0"), Some(7));
         assert_eq!(ppid_of_stat("42 (a) b) (c) R 9 1 1"), Some(9));
         assert_eq!(ppid_of_stat("garbage"), None);
+        assert_eq!(ppid_of_stat("17 (a) S"), None);
+        assert_eq!(stat_field("17 (a) b (S) c) S 1 17", 0), Some("S"));
     }
 
     #[test]

@@ -15,7 +15,9 @@ pub const NOISY_STEAL: f64 = 0.05;
 /// Other runnable tasks per CPU above this, on average, are named as what
 /// limits a comparison. On the idle Zen 5 VM (2 CPUs, 2026-11-30) whole
 /// quick runs read 0.15-0.22 (an interleaved A/A pair 0.14), and 0.56-0.57
-/// with one busy loop beside them: this lies between. At 0.25 before,
+/// with one busy loop beside them: this lies between. Held out, an idle
+/// interleaved A/A pair read 0.14-0.16 (not named; median half-width
+/// ±2.4 %), one beside a busy loop 0.58 (named; ±3.7 %). At 0.25 before,
 /// with envbench's own threads counted as others (0.26 idle), a quiet
 /// machine's noise was named as other tasks.
 pub const NOISY_TASKS_PER_CPU: f64 = 0.35;

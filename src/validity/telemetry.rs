@@ -12,6 +12,7 @@
 //!
 //! Parsing takes text, so fixtures test it; the live readers are thin.
 
+use crate::cleanup::stat_field;
 use crate::results::Telemetry;
 use std::path::PathBuf;
 
@@ -278,13 +279,6 @@ fn task_state(stat: &str) -> Option<char> {
     stat_field(stat, 0)?.chars().next()
 }
 
-/// Field `i` of a `/proc/PID/stat` line counted from the state (0), after
-/// the command's closing parenthesis, which the command itself may hold:
-/// 1 is the parent's PID.
-fn stat_field(stat: &str, i: usize) -> Option<&str> {
-    stat.rsplit_once(") ")?.1.split_whitespace().nth(i)
-}
-
 /// The CPUs this process may run on (sched_getaffinity), in order.
 fn usable_cpu_ids() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; the call fills it.
@@ -415,8 +409,6 @@ mod tests {
         // a command may hold a parenthesis and a space
         assert_eq!(task_state("17 (a) b (S) c) S 1 17"), Some('S'));
         assert_eq!(task_state("garbage"), None);
-        assert_eq!(stat_field("17 (a) b (S) c) S 1 17", 1), Some("1"));
-        assert_eq!(stat_field("17 (a) S", 1), None);
     }
 
     #[test]
