@@ -144,6 +144,37 @@ fn left_by(pid: i32, bases: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The flag the first signal sets in this process ([`watch_signals`]),
+/// for what runs below a case without its context: a program a case
+/// started is stopped when it is set ([`crate::bench::program`]).
+static INTERRUPTED: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::OnceLock::new();
+
+/// Whether this process was interrupted (its first signal, or a worker's
+/// run gone): false where no signal is watched.
+pub(crate) fn interrupted() -> bool {
+    INTERRUPTED
+        .get()
+        .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// The child processes of `pid`, from each of its threads'
+/// `/proc/PID/task/TID/children` (empty where the kernel lacks it).
+pub(crate) fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The first SIGINT, SIGTERM or SIGHUP sets `interrupted` (the current case
 /// winds down and the run ends marked interrupted) and is passed on to the
 /// live workers as SIGTERM; the second exits at once through
@@ -158,6 +189,7 @@ pub(crate) fn watch_signals(
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
     use std::sync::atomic::Ordering;
+    let _ = INTERRUPTED.set(std::sync::Arc::clone(&interrupted));
     on_signals(move || {
         if interrupted.swap(true, Ordering::SeqCst) {
             emergency_exit();

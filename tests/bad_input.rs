@@ -3,6 +3,9 @@
 //! one must end with the expected exit code and a message naming the
 //! problem, and never with a panic (exit 101).
 
+#[path = "bad_input/programs.rs"]
+mod programs;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 

@@ -15,6 +15,7 @@ pub mod io;
 pub mod mem;
 pub mod net;
 pub mod os;
+pub(crate) mod program;
 
 pub use family::{Family, FamilyOption};
 
@@ -240,6 +241,10 @@ pub struct Context<'a> {
     pub seed: u64,
     /// Set on Ctrl-C; long repetitions should check it and stop.
     pub interrupted: &'a AtomicBool,
+    /// When the programs the case starts (a compiler, a person's command)
+    /// are stopped: a little before its round's deadline
+    /// ([`program::Program`]).
+    pub deadline: std::time::Instant,
     /// Memory a case may use, bytes: the smaller of MemAvailable and the
     /// cgroup limit at the start of the run; None when unknown.
     pub mem_available_bytes: Option<u64>,
@@ -580,6 +585,7 @@ impl TestEnv {
             reps: &self.reps,
             seed: 1,
             interrupted: &self.stop,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
             mem_available_bytes: Some(TEST_MEMORY_BYTES),
             dirs: &self.dirs,
             cpus: 2,

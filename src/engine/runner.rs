@@ -505,6 +505,7 @@ mod tests {
             reps: p,
             seed: 1,
             interrupted: stop,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
             mem_available_bytes: None,
             dirs: &[],
             cpus: 2,

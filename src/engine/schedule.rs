@@ -678,6 +678,7 @@ impl Loop<'_> {
                 reps: &policy,
                 seed: self.s.config.seed,
                 interrupted: self.interrupted,
+                deadline: super::talk::program_deadline(policy.budget_secs),
                 mem_available_bytes: self.mem_available_bytes[e],
                 dirs: &self.s.config.dirs,
                 cpus: self.cpus,

@@ -71,17 +71,34 @@ impl<'a> Deadlines<'a> {
     /// which took `start_secs` to answer for its fingerprint (0 for the
     /// host itself).
     pub fn new(env: &'a str, start_secs: f64, budget_secs: f64) -> Deadlines<'a> {
-        let times = |secs: f64, floor: Duration| {
-            Duration::try_from_secs_f64(10.0 * secs)
-                .unwrap_or(Duration::MAX)
-                .max(floor)
-        };
         Deadlines {
             env,
-            start: times(start_secs, START_FLOOR),
-            round: times(budget_secs, ROUND_FLOOR),
+            start: ten_times(start_secs, START_FLOOR),
+            round: ten_times(budget_secs, ROUND_FLOOR),
         }
     }
+}
+
+/// Ten times `secs`, at least `floor`.
+fn ten_times(secs: f64, floor: Duration) -> Duration {
+    Duration::try_from_secs_f64(10.0 * secs)
+        .unwrap_or(Duration::MAX)
+        .max(floor)
+}
+
+/// How long before its round's deadline a program the case started is
+/// stopped ([`crate::bench::Context::deadline`]), so that the round ends
+/// with the reason, in its worker's words, before the run stops the
+/// worker.
+const PROGRAM_MARGIN: Duration = Duration::from_secs(10);
+
+/// The deadline of the programs a round of `budget_secs` starts, counted
+/// from now (the round's start): its deadline less [`PROGRAM_MARGIN`].
+pub(crate) fn program_deadline(budget_secs: f64) -> Instant {
+    let round = ten_times(budget_secs, ROUND_FLOOR).saturating_sub(PROGRAM_MARGIN);
+    let now = Instant::now();
+    now.checked_add(round)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
 }
 
 /// How a round's worker is started: directly, or by a resident launcher.

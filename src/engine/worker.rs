@@ -324,6 +324,7 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         reps: &job.policy,
         seed: job.seed,
         interrupted,
+        deadline: super::talk::program_deadline(job.policy.budget_secs),
         mem_available_bytes: job.mem_available_bytes,
         dirs: &job.dirs,
         cpus: job.cpus,

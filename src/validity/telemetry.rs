@@ -12,7 +12,7 @@
 //!
 //! Parsing takes text, so fixtures test it; the live readers are thin.
 
-use crate::cleanup::stat_field;
+use crate::cleanup::{children, stat_field};
 use crate::results::Telemetry;
 use std::path::PathBuf;
 
@@ -232,23 +232,6 @@ fn this_thread_id() -> u32 {
 /// Most child processes [`own_runnable`] reads: os.fork's hundred are
 /// reaped before the next repetition.
 const MOST_CHILDREN: usize = 16;
-
-/// The child processes of `pid`, from each of its threads'
-/// `/proc/PID/task/TID/children` (empty where the kernel lacks it).
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|list| {
-            list.split_whitespace()
-                .filter_map(|c| c.parse::<u32>().ok())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
 
 /// Most envbench ancestors [`own_runnable`] reads: run, guard, launcher,
 /// and one to spare.

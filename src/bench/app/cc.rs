@@ -16,12 +16,14 @@
 
 use super::{by_suite, ms, per_dir, time_metric, AppTrial, Ops, Workload};
 use crate::bench::io::Target;
+use crate::bench::program::Program;
 use crate::bench::{Bench, BenchError, CaseSpec, Context, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::time::Instant;
 
 /// The case parameter: C sources in the project (main.c besides).
 const SOURCES: &str = "sources";
@@ -29,6 +31,14 @@ const SOURCES: &str = "sources";
 const FUNCTIONS: usize = 24;
 /// The compiler, as a build finds it: `cc` on the PATH.
 const CC: &str = "cc";
+/// What is kept of the output the project's programs print (a version
+/// line, the checksum) and of a driver's `-###` listing.
+const KEPT: usize = 4096;
+const LISTING: usize = 64 * 1024;
+/// How long the compiler may take to answer `--version` or `-###`, which
+/// it does at once: one that does not is stopped then, not at the round's
+/// deadline.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The `app.cc` bench.
 #[derive(Debug)]
@@ -80,22 +90,26 @@ impl Bench for Cc {
         let compiler = compiler(CC)?;
         let target = Target::open(ctx, case, "cc", self.disk_bytes(case))?;
         let project = Project::write(&target.file("src"), sources, ctx.seed)?;
-        let version = first_line(&String::from_utf8_lossy(&run(
-            Command::new(&compiler).arg("--version")
-        )?));
         let mut work = CcWork {
             compiler,
             project,
             rep: 0,
             per_compile: 0,
             per_link: 0,
+            deadline: ctx.deadline,
         };
+        let version = work.version()?;
         // one untimed build: a compiler that cannot build a program here
-        // (no C library to link) skips the case in its own words
+        // (no C library to link) skips the case in its own words; one
+        // that outlived the round's deadline fails it
         let out = target.file("trial");
         let mut ops = Ops::default();
-        work.build(&mut ops, &out)
-            .map_err(|e| BenchError::Unsupported(format!("{CC} cannot build here: {e}")))?;
+        work.build(&mut ops, &out).map_err(|e| match e {
+            BenchError::Failed(why) if Instant::now() < work.deadline => {
+                BenchError::Unsupported(format!("{CC} cannot build here: {why}"))
+            }
+            other => other,
+        })?;
         work.check(&out)?;
         work.clean(&out)?;
         work.per_compile = work.named(&["-c", "f0000.c", "-o", "f0000.o"])?;
@@ -122,17 +136,25 @@ fn compiler(name: &str) -> Result<PathBuf, BenchError> {
     })
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").trim().to_string()
+/// The first line of `bytes`, at most 200 characters.
+fn first_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(200) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
-/// Runs `cmd` to its end (it dies with envbench); returns its stdout, or
-/// its failure in its own words (an interruption where Ctrl-C ended it).
-fn run(cmd: &mut Command) -> Result<Vec<u8>, BenchError> {
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    crate::bench::os::tiny::run_helper(crate::cleanup::die_with_envbench(cmd), |stderr| {
-        format!("{program}: {}", first_line(stderr))
-    })
+/// That `made` exists after `what` said it succeeded.
+fn made(made: &Path, what: &str) -> Result<(), BenchError> {
+    match std::fs::symlink_metadata(made) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(BenchError::Failed(format!(
+            "{what} succeeded but {} is not there ({e})",
+            made.display()
+        ))),
+    }
 }
 
 /// The generated project: its directory, its sources (main.c last) and
@@ -246,14 +268,27 @@ struct CcWork {
     /// Programs the driver names per compile and per link (`cc -###`).
     per_compile: u64,
     per_link: u64,
+    /// When every program it starts is stopped: the round's.
+    deadline: Instant,
 }
 
 impl CcWork {
-    /// The compiler, in the project's directory, with `args`.
-    fn cc(&self, args: &[&std::ffi::OsStr]) -> Command {
+    /// The compiler, in the project's directory, with `args`, asked to do
+    /// `task`.
+    fn cc(&self, args: &[&std::ffi::OsStr], task: String) -> Program {
         let mut cmd = Command::new(&self.compiler);
         cmd.current_dir(&self.project.dir).args(args);
-        cmd
+        Program::new(cmd, task, self.deadline)
+    }
+
+    /// The first line of `cc --version`.
+    fn version(&self) -> Result<String, BenchError> {
+        let ended = self
+            .cc(&["--version".as_ref()], "telling its version".into())
+            .within(ANSWER_WITHIN)
+            .keep_stdout(KEPT)
+            .output()?;
+        Ok(first_line(&ended.stdout))
     }
 
     /// Compiles every source into `out` (created here) and links `out/prog`.
@@ -262,36 +297,38 @@ impl CcWork {
         let mut objects = Vec::with_capacity(self.project.sources.len());
         for src in &self.project.sources {
             let obj = out.join(src.replace(".c", ".o"));
-            run(self
-                .cc(&[
-                    "-pipe".as_ref(),
-                    "-O1".as_ref(),
-                    "-c".as_ref(),
-                    src.as_ref(),
-                    "-o".as_ref(),
-                    obj.as_os_str(),
-                ])
-                .stdout(Stdio::null()))?;
+            let task = format!("compiling {src}");
+            let args = ["-pipe", "-O1", "-c", src, "-o"].map(std::ffi::OsStr::new);
+            let args: Vec<_> = args.into_iter().chain([obj.as_os_str()]).collect();
+            let program = self.cc(&args, task.clone());
+            let name = program.name();
+            program.output()?;
+            made(&obj, &name)?;
             ops.counts.spawns += 1 + self.per_compile;
             objects.push(obj);
         }
         let prog = out.join("prog");
         let mut args: Vec<&std::ffi::OsStr> = objects.iter().map(|o| o.as_os_str()).collect();
         args.extend(["-o".as_ref(), prog.as_os_str()]);
-        run(self.cc(&args).stdout(Stdio::null()))?;
+        let program = self.cc(&args, "linking the program".into());
+        let name = program.name();
+        program.output()?;
+        made(&prog, &name)?;
         ops.counts.spawns += 1 + self.per_link;
         Ok(())
     }
 
     /// The program in `out` prints the project's checksum.
     fn check(&self, out: &Path) -> Result<(), BenchError> {
-        let printed = run(&mut Command::new(out.join("prog")))?;
-        let printed = String::from_utf8_lossy(&printed);
+        let run = Command::new(out.join("prog"));
+        let ended = Program::new(run, "printing its checksum", self.deadline)
+            .keep_stdout(KEPT)
+            .output()?;
+        let printed = first_line(&ended.stdout);
         let want = self.project.checksum.to_string();
-        if printed.trim() != want {
+        if printed != want {
             return Err(BenchError::Invalid(format!(
-                "the program built printed {:?}, not the checksum {want}",
-                printed.trim()
+                "the program built printed {printed:?}, not the checksum {want}"
             )));
         }
         Ok(())
@@ -306,13 +343,13 @@ impl CcWork {
     /// none of them): the lines of stderr indented by one space (gcc's
     /// ` /usr/lib/gcc/.../cc1 ...`, clang's ` "/usr/bin/clang" "-cc1" ...`).
     fn named(&self, args: &[&str]) -> Result<u64, BenchError> {
-        let mut cmd = self.cc(&[]);
-        cmd.arg("-###").arg("-pipe").args(args);
-        let out = crate::cleanup::die_with_envbench(&mut cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .output()
-            .map_err(|e| BenchError::Failed(format!("cannot start {CC} -###: {e}")))?;
+        let mut listed: Vec<&std::ffi::OsStr> = vec!["-###".as_ref(), "-pipe".as_ref()];
+        listed.extend(args.iter().map(std::ffi::OsStr::new));
+        let out = self
+            .cc(&listed, "naming the programs it runs".into())
+            .within(ANSWER_WITHIN)
+            .keep_stderr(LISTING)
+            .run()?;
         Ok(String::from_utf8_lossy(&out.stderr)
             .lines()
             .filter(|l| l.starts_with(' ') && !l.starts_with("  "))

@@ -211,6 +211,7 @@ fn prepare_fork(
         fallback_note,
         mem,
         forker,
+        deadline: ctx.deadline,
     }))
 }
 
@@ -285,6 +286,8 @@ struct ForkTrial {
     fallback_note: Option<String>,
     mem: ParentMemory,
     forker: Forker,
+    /// When the helper is stopped: the round's deadline.
+    deadline: std::time::Instant,
 }
 
 impl Trial for ForkTrial {
@@ -307,7 +310,9 @@ impl Trial for ForkTrial {
                 c
             }
         };
-        let stdout = run_helper(cmd.args([&self.n.to_string(), mode]), |err| {
+        cmd.args([&self.n.to_string(), mode]);
+        let task = format!("forking {} processes", self.n);
+        let stdout = run_helper(cmd, &task, self.deadline, |err| {
             describe_fork_failure(err, self.n)
         })?;
         let out = parse_fork_output(&stdout).map_err(BenchError::Failed)?;
@@ -497,6 +502,7 @@ mod tests {
             fallback_note: None,
             mem,
             forker,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(60),
         }
     }
 

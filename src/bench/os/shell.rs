@@ -9,6 +9,7 @@
 use super::super::{
     calibrate_from, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, ScratchDir, Trial,
 };
+use crate::bench::program::Program;
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
@@ -82,7 +83,7 @@ impl Bench for Shell {
     }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let copies = case.count_usize("copies")?;
-        let missing = missing_utilities()?;
+        let missing = missing_utilities(ctx.deadline)?;
         if !missing.is_empty() {
             return Err(BenchError::Unsupported(format!(
                 "missing utilities: {}",
@@ -134,34 +135,28 @@ fn copies_for(suite: Suite) -> &'static [usize] {
 }
 
 /// Utilities of [`UTILITIES`] that /bin/sh cannot find, asked of one
-/// shell (a shell each cost 10 starts a round: 90 ms under gVisor).
-fn missing_utilities() -> Result<Vec<String>, BenchError> {
-    missing_of(UTILITIES)
+/// shell (a shell each cost 10 starts a round: 90 ms under gVisor), which
+/// is stopped at `deadline`.
+fn missing_utilities(deadline: std::time::Instant) -> Result<Vec<String>, BenchError> {
+    missing_of(UTILITIES, deadline)
 }
 
 /// Which of `names` /bin/sh cannot find.
-fn missing_of(names: &[&str]) -> Result<Vec<String>, BenchError> {
+fn missing_of(names: &[&str], deadline: std::time::Instant) -> Result<Vec<String>, BenchError> {
     if !std::path::Path::new("/bin/sh").exists() {
         return Err(BenchError::Unsupported("/bin/sh does not exist".into()));
     }
     // the names are passed as arguments, never spliced into the script
-    let out = Command::new("/bin/sh")
-        .args([
-            "-c",
-            r#"for u in "$@"; do command -v "$u" >/dev/null 2>&1 || echo "$u"; done"#,
-            "sh",
-        ])
-        .args(names)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| BenchError::Failed(format!("cannot start /bin/sh: {e}")))?;
-    if !out.status.success() {
-        return Err(BenchError::Failed(format!(
-            "/bin/sh could not look for the utilities ({})",
-            out.status
-        )));
-    }
+    let mut sh = Command::new("/bin/sh");
+    sh.args([
+        "-c",
+        r#"for u in "$@"; do command -v "$u" >/dev/null 2>&1 || echo "$u"; done"#,
+        "sh",
+    ])
+    .args(names);
+    let out = Program::new(sh, "looking for the utilities", deadline)
+        .keep_stdout(64 * 1024)
+        .output()?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)
@@ -262,14 +257,18 @@ mod tests {
     use super::*;
     use crate::bench::TestEnv;
 
+    fn soon() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(60)
+    }
+
     #[test]
     fn one_shell_names_the_missing_utilities_and_only_them() {
         let names = ["sort", "envbench-no-such-utility", "wc", "no such; echo x"];
         assert_eq!(
-            missing_of(&names).unwrap(),
+            missing_of(&names, soon()).unwrap(),
             ["envbench-no-such-utility", "no such; echo x"]
         );
-        assert!(missing_of(&["sort"]).unwrap().is_empty());
+        assert!(missing_of(&["sort"], soon()).unwrap().is_empty());
     }
 
     #[test]

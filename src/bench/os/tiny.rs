@@ -16,6 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::super::program::Program;
 use super::super::{BenchError, ScratchDir};
 
 #[cfg(envbench_tiny)]
@@ -123,19 +124,30 @@ fn in_scratch(bytes: &[u8], base: &Path) -> Result<Tiny, String> {
     })
 }
 
-/// Runs a helper command (stdin empty) to completion and returns its
-/// stdout. A helper killed by SIGINT (Ctrl-C reached its process group)
-/// is an interruption; any other failure is `describe(stderr)`.
+/// What is kept of a helper's stdout (its figures) and stderr (its
+/// reason for failing).
+const HELPER_STDOUT: usize = 1 << 20;
+const HELPER_STDERR: usize = 64 * 1024;
+
+/// Runs a helper command, asked to do `task`, to completion within
+/// `deadline` (as [`Program`] runs every program a case starts) and
+/// returns its stdout. A helper killed by SIGINT (Ctrl-C reached it) is an
+/// interruption; any other failure is `describe(stderr)`.
 ///
 /// # Errors
 /// [`BenchError::Interrupted`], or [`BenchError::Failed`] with the words
-/// of `describe`, or the error of starting the command.
+/// of `describe`, or why it could not start or end in time.
 pub(crate) fn run_helper(
-    cmd: &mut Command,
+    cmd: Command,
+    task: &str,
+    deadline: std::time::Instant,
     describe: impl FnOnce(&str) -> String,
 ) -> Result<Vec<u8>, BenchError> {
     use std::os::unix::process::ExitStatusExt;
-    let out = cmd.stdin(Stdio::null()).output()?;
+    let out = Program::new(cmd, task, deadline)
+        .keep_stdout(HELPER_STDOUT)
+        .keep_stderr(HELPER_STDERR)
+        .run()?;
     if out.status.success() {
         return Ok(out.stdout);
     }
