@@ -48,6 +48,7 @@ fn exercise(text: &str) {
             threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
+            prices: &[],
         },
     ) {
         let _ = envbench::report::render_csv(

@@ -393,6 +393,12 @@ pub trait Bench: Sync {
     fn views(&self) -> Vec<crate::view::View> {
         Vec::new()
     }
+
+    /// The operations this bench's metrics price for the attribution of a
+    /// workload's difference ([`crate::results::price`]).
+    fn prices(&self) -> &'static [crate::results::price::Price] {
+        &[]
+    }
 }
 
 /// A secondary metric's value when this repetition could not read it (a
@@ -510,6 +516,24 @@ pub fn topics() -> std::collections::BTreeMap<String, String> {
     ALL.iter()
         .map(|b| (b.id().to_string(), b.topic().to_string()))
         .collect()
+}
+
+/// Every bench's prices, in the order of [`ALL`].
+pub fn prices() -> &'static [crate::results::price::BenchPrice] {
+    static PRICES: std::sync::LazyLock<Vec<crate::results::price::BenchPrice>> =
+        std::sync::LazyLock::new(|| {
+            ALL.iter()
+                .flat_map(|b| {
+                    b.prices()
+                        .iter()
+                        .map(move |&price| crate::results::price::BenchPrice {
+                            bench: b.id(),
+                            price,
+                        })
+                })
+                .collect()
+        });
+    &PRICES
 }
 
 /// Every bench's views, in the order of [`ALL`].

@@ -66,6 +66,7 @@ pub(crate) fn settings(a: CompareArgs) -> Result<CompareSettings, UsageError> {
             // no suspect kind is shown (none has predicted a worse
             // figure), so there is nothing for an option to leave out
             exclude_suspect: false,
+            prices: crate::bench::prices(),
         },
         stdout,
         all_metrics: a.all_metrics.all_metrics,

@@ -1,27 +1,23 @@
-//! Each application case's difference explained by its operations: the
+//! Each workload's difference explained by its operations: an application
 //! case counted what it did (stats, misses, reads, creates, unlinks and
-//! their bytes: [`OpCounts`]), the micro families measured what each costs
+//! their bytes: [`OpCounts`]), the micro benches measured what each costs
 //! in the same runs and on the same directory, and the prediction is
 //! Saavedra and Smith's (1996): time = Σ operations × cost per operation.
 //!
-//! For each app case and environment:
-//! - each priced operation's cost on both sides: a stat or a miss at
-//!   io.meta's stat rate, an open-read-close of a small file at its read
-//!   rate, a create-write-close at its create rate, an unlink at its delete
-//!   rate, and the bytes beyond io.meta's 4 KiB per file at io.seq's one
-//!   thread write and read rates; a database's file opens (each journal is
-//!   created) at the create rate, its page bytes at io.seq's rates, and
-//!   each sync at io.random's time per fsync (its time less its reads and
-//!   writes at io.seq's rates, shared among its fsyncs), and each of its
-//!   page reads and writes, locks, sizes and closes as one system call at
-//!   os.syscall's getppid latency (without os.syscall in the runs, as in a
-//!   `--dirs` comparison, they stay in the rest); a compiler's programs
-//!   (its driver and what the driver starts) at os.spawn's fork and exec
-//!   rate, or in the rest without os.spawn;
+//! Which micro case prices which operation is the benches' own word
+//! ([`crate::results::price`], declared beside each bench and handed in by
+//! the command): nothing here names a bench, a metric or a parameter.
+//!
+//! For each case with counts and each environment:
+//! - each counted quantity ([`OpCounts::priced`]) at its operation's price
+//!   on both sides, from the first declared price whose case ran on the
+//!   workload's directory (or anywhere, for a price not tied to one) in
+//!   the same comparison; a system call or a program without a price stays
+//!   in the rest (a `--dirs` comparison has none per directory);
 //! - the rest of the baseline's time (directory listings, directories
 //!   made and removed, the computation) is taken as the same work in the
-//!   other environment, scaled by cpu.int's ratio where both sides ran it
-//!   (an emulator slows it) and kept as it is otherwise;
+//!   other environment, scaled by the computation's price ratio where both
+//!   sides ran its case (an emulator slows it) and kept as it is otherwise;
 //! - predicted = (other's priced operations + the rest) / baseline's time,
 //!   set beside the measured ratio; `unexplained` is measured / predicted.
 //!
@@ -31,23 +27,21 @@
 
 use super::{Environment, MetricComparison};
 use crate::results::counts::OpCounts;
-use crate::results::ids;
-use crate::results::params::key;
+use crate::results::price::{BenchPrice, Cost, Op};
+use crate::results::CaseResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The part of a database's page reads and writes, locks, sizes and
-/// closes, each priced as a null system call.
-const SYSCALLS: &str = "file system calls";
+/// Bytes in a MiB, in MB: a [`Cost::LessTransfers`] case's transfers are
+/// in MiB per second, byte prices per byte.
+const MIB_BYTES: f64 = 1_048_576.0;
 
-/// The part of the programs a case started (a compiler's), each priced as
-/// one os.spawn fork and exec.
-const SPAWNS: &str = "programs started";
+/// The least share of its time a [`Cost::LessTransfers`] case must leave
+/// to its own operation once its transfers are priced: below it the two
+/// cannot be told apart.
+const LEAST_LEFT: f64 = 0.1;
 
-/// What io.meta writes per file, bytes: its per-file rates include them.
-const META_FILE_BYTES: u64 = crate::results::counts::SMALL_FILE_BYTES;
-
-/// One priced operation of an app case on both sides.
+/// One priced operation of a workload on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
     /// `stats and misses`, `reads`, `creates`, `unlinks`, `bytes read`,
@@ -108,249 +102,231 @@ impl Attribution {
     }
 }
 
-/// A case key's bench and parameters: `io.meta[dir=work,files=500]`.
-fn parse_key(k: &str) -> (&str, BTreeMap<&str, &str>) {
-    match k.split_once('[') {
-        Some((bench, rest)) => (
-            bench,
-            rest.trim_end_matches(']')
-                .split(',')
-                .filter_map(|kv| kv.split_once('='))
-                .collect(),
-        ),
-        None => (k, BTreeMap::new()),
-    }
-}
-
-/// The (base, other) values of metric `metric` of the first case of
-/// `bench` in `env`'s comparisons that matches `want` (parameter, value;
-/// a None value: the parameter absent).
-fn micro<'a>(
-    metrics: &'a [MetricComparison],
-    env: &str,
-    bench: &str,
-    want: &[(&str, Option<&str>)],
-    metric: &str,
-) -> Option<&'a MetricComparison> {
-    metrics.iter().find(|m| {
-        let (b, params) = parse_key(&m.key);
-        m.environment == env
-            && b == bench
-            && m.metric == metric
-            && want.iter().all(|(k, v)| params.get(k).copied() == *v)
-            && m.base_value > 0.0
-            && m.other_value > 0.0
-    })
-}
-
 /// What one unit of an operation costs on each side, seconds, and the
 /// micro case that says so.
-struct Price {
-    by: String,
+struct Priced {
+    key: String,
+    metric: String,
     base: f64,
     other: f64,
 }
 
-/// The price of one sync on `dir`, from io.random in the same runs: its
-/// time per second, less what its reads and writes take at io.seq's one
-/// thread rates, shared among its fsyncs. None where io.random or io.seq
-/// did not run there, or where the reads and writes leave under a tenth
-/// of io.random's time to its fsyncs (then they cannot be told apart).
-fn sync_price(metrics: &[MetricComparison], env: &str, dir: Option<&str>) -> Option<Price> {
-    let random = |metric: &str| micro(metrics, env, ids::IO_RANDOM, &[(key::DIR, dir)], metric);
-    let seq = |metric: &str| {
-        micro(
-            metrics,
-            env,
-            ids::IO_SEQ,
-            &[(key::DIR, dir), (key::THREADS, Some("1"))],
-            metric,
-        )
-    };
-    let (fsyncs, read, written) = (
-        random("fsyncs_per_sec")?,
-        random("read_throughput")?,
-        random("written_throughput")?,
-    );
-    let (seq_read, seq_write) = (seq("read")?, seq("write")?);
-    const MIB_IN_MB: f64 = 1.048_576;
-    // seconds per fsync on one side, from its values
-    let each = |fsync: f64, r: f64, w: f64, sr: f64, sw: f64| {
-        let left = 1.0 - r * MIB_IN_MB / sr - w * MIB_IN_MB / sw;
-        (left >= 0.1).then(|| left / fsync)
-    };
-    Some(Price {
-        by: format!(
-            "{} fsyncs_per_sec, less its reads and writes at {}'s rates",
-            fsyncs.key, seq_read.key
-        ),
-        base: each(
-            fsyncs.base_value,
-            read.base_value,
-            written.base_value,
-            seq_read.base_value,
-            seq_write.base_value,
-        )?,
-        other: each(
-            fsyncs.other_value,
-            read.other_value,
-            written.other_value,
-            seq_read.other_value,
-            seq_write.other_value,
-        )?,
-    })
+impl Priced {
+    /// The case and metric: `io.meta[dir=work,files=500] stats_per_sec`.
+    fn by(&self) -> String {
+        format!("{} {}", self.key, self.metric)
+    }
 }
 
-/// Every app case's attribution, for each environment.
-pub(crate) fn attribute(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Attribution> {
+/// The cases of a comparison by key (the baseline's first of each), the
+/// metrics compared and the benches' prices: what prices one workload's
+/// operations in environment `env` on directory `dir`.
+struct Market<'a> {
+    cases: &'a BTreeMap<&'a str, &'a CaseResult>,
+    metrics: &'a [MetricComparison],
+    prices: &'a [BenchPrice],
+    env: &'a str,
+    dir: Option<&'a str>,
+}
+
+impl Market<'_> {
+    /// The comparison of `metric` of a case of `bench` that `want` accepts,
+    /// in this environment, with positive values on both sides.
+    fn find(
+        &self,
+        bench: &str,
+        metric: &str,
+        want: impl Fn(&CaseResult) -> bool,
+    ) -> Option<&MetricComparison> {
+        self.metrics.iter().find(|m| {
+            m.environment == self.env
+                && m.metric == metric
+                && m.base_value > 0.0
+                && m.other_value > 0.0
+                && self
+                    .cases
+                    .get(m.key.as_str())
+                    .is_some_and(|c| c.bench == bench && want(c))
+        })
+    }
+
+    /// Operation `op`'s price on both sides: the first declared price whose
+    /// case ran here.
+    fn price(&self, op: Op) -> Option<Priced> {
+        self.prices
+            .iter()
+            .filter(|p| p.price.op == op)
+            .find_map(|p| self.priced_by(p))
+    }
+
+    /// `p`'s price on both sides, where its case ran here.
+    fn priced_by(&self, p: &BenchPrice) -> Option<Priced> {
+        let declared = p.price;
+        let m = self.find(p.bench, declared.metric, |c| {
+            declared.params.iter().all(|(k, v)| c.param_is(k, v))
+                && (!declared.on_dir || c.dir_param() == self.dir)
+        })?;
+        let (base, other) = (
+            declared.cost.seconds(m.base_value)?,
+            declared.cost.seconds(m.other_value)?,
+        );
+        let Cost::LessTransfers { read, written } = declared.cost else {
+            return Some(Priced {
+                key: m.key.clone(),
+                metric: m.metric.clone(),
+                base,
+                other,
+            });
+        };
+        self.less_transfers(m, (base, other), read, written)
+    }
+
+    /// The price of `m`'s operation (`each` seconds on each side, its whole
+    /// time) once the bytes its metrics `read` and `written` moved are
+    /// priced at this directory's byte prices; None where under a tenth
+    /// of its time is left.
+    fn less_transfers(
+        &self,
+        m: &MetricComparison,
+        each: (f64, f64),
+        read: &str,
+        written: &str,
+    ) -> Option<Priced> {
+        let same = |metric: &str| self.find_key(&m.key, metric);
+        let (r, w) = (same(read)?, same(written)?);
+        let (by_read, by_write) = (self.price(Op::ByteRead)?, self.price(Op::ByteWritten)?);
+        let left = |each: f64, r: f64, w: f64, pr: f64, pw: f64| {
+            let left = 1.0 - (r * pr + w * pw) * MIB_BYTES;
+            (left >= LEAST_LEFT).then_some(left * each)
+        };
+        Some(Priced {
+            key: m.key.clone(),
+            metric: format!(
+                "{}, less its reads and writes at {}'s rates",
+                m.metric, by_read.key
+            ),
+            base: left(
+                each.0,
+                r.base_value,
+                w.base_value,
+                by_read.base,
+                by_write.base,
+            )?,
+            other: left(
+                each.1,
+                r.other_value,
+                w.other_value,
+                by_read.other,
+                by_write.other,
+            )?,
+        })
+    }
+
+    /// Metric `metric` of case `key` in this environment.
+    fn find_key(&self, key: &str, metric: &str) -> Option<&MetricComparison> {
+        self.metrics
+            .iter()
+            .find(|m| m.environment == self.env && m.key == key && m.metric == metric)
+    }
+
+    /// The benches and metrics that would price `ops`: `io.meta
+    /// creates_per_sec`.
+    fn who_prices(&self, ops: &[Op]) -> String {
+        let mut named: Vec<String> = Vec::new();
+        for p in self.prices.iter().filter(|p| ops.contains(&p.price.op)) {
+            let mut one = format!("{} {}", p.bench, p.price.metric);
+            let params: Vec<String> = p
+                .price
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if !params.is_empty() {
+                one.push_str(&format!(" with {}", params.join(",")));
+            }
+            if !named.contains(&one) {
+                named.push(one);
+            }
+        }
+        named.join(", ")
+    }
+}
+
+/// Every attribution of a workload that counted its operations, for each
+/// environment, priced as `prices` declare.
+pub fn attribute(
+    envs: &[Environment],
+    metrics: &[MetricComparison],
+    prices: &[BenchPrice],
+) -> Vec<Attribution> {
     let Some(base) = envs.first() else {
         return Vec::new();
     };
+    let mut cases: BTreeMap<&str, &CaseResult> = BTreeMap::new();
+    for c in base.runs.iter().flat_map(|r| &r.cases) {
+        cases.entry(c.key.as_str()).or_insert(c);
+    }
     metrics
         .iter()
-        .filter(|m| m.primary && ids::family(parse_key(&m.key).0) == ids::APP)
+        .filter(|m| m.primary)
         .filter_map(|m| {
-            let counts = base
-                .runs
-                .iter()
-                .flat_map(|r| &r.cases)
-                .find(|c| c.key == m.key)
-                .and_then(|c| OpCounts::of(c.details.as_ref()))?;
-            Some(one(m, counts, metrics))
+            let case = *cases.get(m.key.as_str())?;
+            let counts = OpCounts::of(case.details.as_ref())?;
+            let market = Market {
+                cases: &cases,
+                metrics,
+                prices,
+                env: &m.environment,
+                dir: case.dir_param(),
+            };
+            Some(one(m, case, counts, &market))
         })
         .collect()
 }
 
-/// The attribution of app case `m`, which counted `counts`.
-fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> Attribution {
-    let (bench, params) = parse_key(&m.key);
-    let dir = params.get(key::DIR).copied();
-    let env = m.environment.as_str();
-    let meta = |metric: &str| micro(metrics, env, ids::IO_META, &[(key::DIR, dir)], metric);
-    let seq = |metric: &str| {
-        micro(
-            metrics,
-            env,
-            ids::IO_SEQ,
-            &[(key::DIR, dir), (key::THREADS, Some("1"))],
-            metric,
-        )
-    };
-    let extra_read = counts
-        .read_bytes
-        .saturating_sub(counts.reads * META_FILE_BYTES);
-    let extra_write = counts
-        .write_bytes
-        .saturating_sub(counts.creates * META_FILE_BYTES);
-    let price = |m: Option<&MetricComparison>, per: f64| {
-        m.map(|s| Price {
-            by: format!("{} {}", s.key, s.metric),
-            base: per / s.base_value,
-            other: per / s.other_value,
-        })
-    };
-    let syscall = micro(
-        metrics,
-        env,
-        ids::OS_SYSCALL,
-        &[("call", Some("getppid"))],
-        "latency",
-    )
-    .map(|s| Price {
-        by: format!("{} {}", s.key, s.metric),
-        base: s.base_value * 1e-9,
-        other: s.other_value * 1e-9,
-    });
-    // a program started and waited for, at os.spawn's fork and exec
-    let spawn = price(
-        micro(
-            metrics,
-            env,
-            ids::OS_SPAWN,
-            &[(key::METHOD, Some("fork_exec"))],
-            "spawns_per_sec",
-        ),
-        1.0,
-    );
-    // (operation, count, its price: seconds per unit on each side)
-    let wanted: [(&'static str, u64, Option<Price>); 12] = [
-        (
-            "stats and misses",
-            counts.stats + counts.misses,
-            price(meta("stats_per_sec"), 1.0),
-        ),
-        ("reads", counts.reads, price(meta("reads_per_sec"), 1.0)),
-        (
-            "creates",
-            counts.creates,
-            price(meta("creates_per_sec"), 1.0),
-        ),
-        (
-            "unlinks",
-            counts.unlinks,
-            price(meta("deletes_per_sec"), 1.0),
-        ),
-        ("bytes read", extra_read, price(seq("read"), 1e-6)),
-        ("bytes written", extra_write, price(seq("write"), 1e-6)),
-        // a database's files: opened with O_CREAT (each journal is new),
-        // as a create; their pages at the byte rates
-        ("opens", counts.opens, price(meta("creates_per_sec"), 1.0)),
-        (
-            "page bytes read",
-            counts.pread_bytes,
-            price(seq("read"), 1e-6),
-        ),
-        (
-            "page bytes written",
-            counts.pwrite_bytes,
-            price(seq("write"), 1e-6),
-        ),
-        ("syncs", counts.syncs, sync_price(metrics, env, dir)),
-        // each page read and write, lock, size and close a system call of
-        // its own (the bytes priced apart, at rates of 1 MiB calls)
-        (
-            SYSCALLS,
-            counts.preads + counts.pwrites + counts.calls,
-            syscall,
-        ),
-        (SPAWNS, counts.spawns, spawn),
-    ];
+/// The attribution of workload `m` (its case `case`), which counted
+/// `counts`.
+fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Market) -> Attribution {
     let mut parts = Vec::new();
     let mut missing = Vec::new();
-    for (operation, count, price) in wanted {
-        if count == 0 {
+    for counted in counts.priced() {
+        if counted.count == 0 {
             continue;
         }
-        // without os.syscall or os.spawn (a `--dirs` comparison has none
-        // per directory) a database's calls and a compiler's programs stay
-        // in the rest, as the computation does
-        if (operation == SYSCALLS || operation == SPAWNS) && price.is_none() {
-            continue;
-        }
-        match price {
+        match market.price(counted.op) {
             Some(p) => parts.push(Part {
-                operation,
-                count,
-                priced_by: p.by,
-                base_ms: count as f64 * p.base * 1e3,
-                other_ms: count as f64 * p.other * 1e3,
+                operation: counted.words,
+                count: counted.count,
+                priced_by: p.by(),
+                base_ms: counted.count as f64 * p.base * 1e3,
+                other_ms: counted.count as f64 * p.other * 1e3,
             }),
-            None => missing.push(operation),
+            None if counted.op.may_stay_in_rest() => {}
+            None => missing.push(counted),
         }
     }
-    let rest_scale = micro(metrics, env, ids::CPU_INT, &[], "loops_per_sec")
-        .map_or(1.0, |c| c.base_value / c.other_value);
+    let rest_scale = market.price(Op::Compute).map_or(1.0, |c| c.other / c.base);
     let priced_base: f64 = parts.iter().map(|p| p.base_ms).sum();
     let priced_other: f64 = parts.iter().map(|p| p.other_ms).sum();
     let rest_base_ms = (m.base_value - priced_base).max(0.0);
     let predicted = missing
         .is_empty()
-        .then(|| (priced_other + rest_base_ms * rest_scale) / m.base_value.max(f64::MIN_POSITIVE));
+        .then(|| (priced_other + rest_base_ms * rest_scale) / m.base_value.max(f64::MIN_POSITIVE))
+        .filter(|p| p.is_finite() && *p > 0.0);
+    let why = (!missing.is_empty()).then(|| {
+        let ops: Vec<Op> = missing.iter().map(|c| c.op).collect();
+        let words: Vec<&str> = missing.iter().map(|c| c.words).collect();
+        format!(
+            "no cost measured for its {} on this directory ({})",
+            words.join(", "),
+            market.who_prices(&ops)
+        )
+    });
     Attribution {
         environment: m.environment.clone(),
         key: m.key.clone(),
-        bench: bench.to_string(),
-        dir: dir.map(str::to_string),
+        bench: case.bench.clone(),
+        dir: case.dir_param().map(str::to_string),
         measured: m.ratio,
         measured_ci: m.ratio_ci,
         predicted,
@@ -359,13 +335,7 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         parts,
         rest_base_ms,
         rest_scale,
-        missing: (!missing.is_empty()).then(|| {
-            format!(
-                "no cost measured for its {} on this directory (io.meta, io.seq with one \
-                 thread, io.random)",
-                missing.join(", ")
-            )
-        }),
+        missing: why,
     }
 }
 
@@ -498,9 +468,10 @@ mod tests {
             threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
+            prices: crate::bench::prices(),
         };
         let c = compare(&envs, &opts).unwrap();
-        attribute(&envs, &c.metrics)
+        attribute(&envs, &c.metrics, crate::bench::prices())
     }
 
     /// The attribution of app.db between two sides alike: io.random's
@@ -727,14 +698,5 @@ mod tests {
         assert!(a.missing.is_none() && a.predicted.is_some(), "{a:?}");
         assert_eq!(a.parts.len(), 1, "{a:?}");
         assert_eq!(a.parts[0].operation, "syncs");
-    }
-
-    #[test]
-    fn keys_parse_into_bench_and_parameters() {
-        let (b, p) = parse_key("io.seq[dir=work,file_size=16MiB,record=1MiB,threads=1]");
-        assert_eq!(b, "io.seq");
-        assert_eq!(p.get("threads"), Some(&"1"));
-        assert_eq!(parse_key("cpu.int").0, "cpu.int");
-        assert!(parse_key("cpu.int").1.is_empty());
     }
 }

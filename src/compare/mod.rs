@@ -394,6 +394,9 @@ pub struct Options {
     pub seed: u64,
     /// Leave suspect cases out of the geometric means (`--exclude-suspect`).
     pub exclude_suspect: bool,
+    /// What the micro benches price, for the attributions
+    /// (`crate::bench::prices`); none: no attribution predicts.
+    pub prices: &'static [crate::results::price::BenchPrice],
 }
 
 /// Compares every environment after the first with the first.
@@ -513,7 +516,7 @@ fn compare_with(
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
         diagnoses: diagnose::diagnose(envs, &metrics),
-        attributions: attribute::attribute(envs, &metrics),
+        attributions: attribute::attribute(envs, &metrics, opts.prices),
         split_history,
         metrics,
     })

@@ -50,7 +50,7 @@ pub(crate) fn run(
             .map(|(key, metric, direction, samples)| CaseResult {
                 key: key.to_string(),
                 bench: key.split('[').next().unwrap().to_string(),
-                params: BTreeMap::new(),
+                params: params_of(key),
                 status: CaseStatus::Ok,
                 reason: None,
                 warmup_reps: 1,
@@ -88,6 +88,24 @@ pub(crate) fn run(
     }
 }
 
+/// The parameters a case key writes, as a bench would have put them in
+/// its case (a whole number as a number).
+fn params_of(key: &str) -> BTreeMap<String, serde_json::Value> {
+    let inside = key
+        .split_once('[')
+        .map_or("", |(_, r)| r.trim_end_matches(']'));
+    inside
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| {
+            let value = v
+                .parse::<u64>()
+                .map_or_else(|_| serde_json::Value::from(v), serde_json::Value::from);
+            (k.to_string(), value)
+        })
+        .collect()
+}
+
 /// `n` draws around `center` with ±`spread` relative noise (sum of uniforms).
 pub(crate) fn draws(rng: &mut Rng, n: usize, center: f64, spread: f64) -> Vec<f64> {
     (0..n)
@@ -106,6 +124,7 @@ pub(crate) const OPTS: Options = Options {
     threshold: DEFAULT_THRESHOLD,
     seed: 42,
     exclude_suspect: true,
+    prices: &[],
 };
 
 #[test]

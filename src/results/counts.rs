@@ -6,6 +6,7 @@
 //! the micro families measured (Saavedra and Smith, 1996: time = Σ
 //! operations × cost per operation).
 
+use super::price::Op;
 use serde::{Deserialize, Serialize};
 
 /// The bytes io.meta writes per file: its per-file rates, which price an
@@ -75,6 +76,17 @@ pub struct OpCounts {
     pub spawns: u64,
 }
 
+/// One priced quantity of a workload's counts ([`OpCounts::priced`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// What it is, in a report's words: `stats and misses`.
+    pub words: &'static str,
+    /// The operation whose price it takes.
+    pub op: Op,
+    /// How many, per repetition.
+    pub count: u64,
+}
+
 impl std::ops::AddAssign for OpCounts {
     fn add_assign(&mut self, o: OpCounts) {
         self.stats += o.stats;
@@ -120,6 +132,47 @@ impl OpCounts {
             ("syncs", self.syncs),
             ("calls", self.calls),
             ("spawns", self.spawns),
+        ]
+    }
+
+    /// The counts that compare prices, in the order a report lists them,
+    /// each with its words and the operation whose price it takes. A small
+    /// file's read or create includes its first
+    /// [`SMALL_FILE_BYTES`]: only the bytes beyond are priced as bytes. A
+    /// database's file opens are creates (each journal is new), its page
+    /// reads and writes, locks, sizes and closes each a system call, their
+    /// bytes apart.
+    pub fn priced(&self) -> [Counted; 12] {
+        let extra_read = self
+            .read_bytes
+            .saturating_sub(self.reads.saturating_mul(SMALL_FILE_BYTES));
+        let extra_write = self
+            .write_bytes
+            .saturating_sub(self.creates.saturating_mul(SMALL_FILE_BYTES));
+        let c = |words, op, count| Counted { words, op, count };
+        [
+            c(
+                "stats and misses",
+                Op::Lookup,
+                self.stats.saturating_add(self.misses),
+            ),
+            c("reads", Op::SmallRead, self.reads),
+            c("creates", Op::SmallCreate, self.creates),
+            c("unlinks", Op::Unlink, self.unlinks),
+            c("bytes read", Op::ByteRead, extra_read),
+            c("bytes written", Op::ByteWritten, extra_write),
+            c("opens", Op::SmallCreate, self.opens),
+            c("page bytes read", Op::ByteRead, self.pread_bytes),
+            c("page bytes written", Op::ByteWritten, self.pwrite_bytes),
+            c("syncs", Op::Sync, self.syncs),
+            c(
+                "file system calls",
+                Op::Syscall,
+                self.preads
+                    .saturating_add(self.pwrites)
+                    .saturating_add(self.calls),
+            ),
+            c("programs started", Op::Spawn, self.spawns),
         ]
     }
 

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 pub mod counts;
 pub mod ids;
 pub mod params;
+pub mod price;
 pub mod validate;
 
 /// Version of this schema; written first, and newer files are refused.

@@ -129,6 +129,22 @@ impl CaseResult {
         self.params.get(key).and_then(Value::as_u64)
     }
 
+    /// Whether parameter `key` has the value written `value` (a number
+    /// as its digits).
+    pub(crate) fn param_is(&self, key: &str, value: &str) -> bool {
+        match self.params.get(key) {
+            Some(Value::String(s)) => s == value,
+            Some(Value::Number(n)) => n.to_string() == value,
+            _ => false,
+        }
+    }
+
+    /// The `--dir` parameter, by name, where the case has one (a
+    /// `compare --dirs` environment's cases have none).
+    pub(crate) fn dir_param(&self) -> Option<&str> {
+        self.param_text(key::DIR)
+    }
+
     /// Whether the case placed its two processes on different CPUs.
     pub(crate) fn split_cpus(&self) -> bool {
         self.param_text(key::CPUS) == Some(SPLIT)

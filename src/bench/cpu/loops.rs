@@ -13,6 +13,7 @@
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::price::{Cost, Op, Price};
 use crate::units::{Direction, Unit};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -106,6 +107,16 @@ pub struct FloatLoop;
 impl Bench for IntLoop {
     fn id(&self) -> &'static str {
         ids::CPU_INT
+    }
+    fn prices(&self) -> &'static [Price] {
+        // a workload's computation is taken to slow as integer loops do
+        &[Price {
+            op: Op::Compute,
+            metric: "loops_per_sec",
+            params: &[],
+            on_dir: false,
+            cost: Cost::PerSecond,
+        }]
     }
     fn topic(&self) -> &'static str {
         "integer loops"

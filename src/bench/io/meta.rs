@@ -13,6 +13,7 @@ use super::{create_new, failed, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::price::{Cost, Op, Price};
 use crate::units::{Direction, Unit};
 use crate::view::View;
 use serde_json::Value;
@@ -49,6 +50,25 @@ pub struct Meta;
 impl Bench for Meta {
     fn id(&self) -> &'static str {
         ids::IO_META
+    }
+    fn prices(&self) -> &'static [Price] {
+        // each phase's rate, on the directory the workload ran on
+        const fn on_dir(op: Op, metric: &'static str) -> Price {
+            Price {
+                op,
+                metric,
+                params: &[],
+                on_dir: true,
+                cost: Cost::PerSecond,
+            }
+        }
+        const PRICES: &[Price] = &[
+            on_dir(Op::Lookup, "stats_per_sec"),
+            on_dir(Op::SmallRead, "reads_per_sec"),
+            on_dir(Op::SmallCreate, "creates_per_sec"),
+            on_dir(Op::Unlink, "deletes_per_sec"),
+        ];
+        PRICES
     }
     fn topic(&self) -> &'static str {
         "small files"

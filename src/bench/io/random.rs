@@ -15,6 +15,7 @@ use super::{create_new, failed, write_blocks, Block, Target};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::price::{Cost, Op, Price};
 use crate::stats::rng::Rng;
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
@@ -85,6 +86,19 @@ pub struct Random;
 impl Bench for Random {
     fn id(&self) -> &'static str {
         ids::IO_RANDOM
+    }
+    fn prices(&self) -> &'static [Price] {
+        // its fsyncs, once its reads and writes are priced apart
+        &[Price {
+            op: Op::Sync,
+            metric: "fsyncs_per_sec",
+            params: &[],
+            on_dir: true,
+            cost: Cost::LessTransfers {
+                read: "read_throughput",
+                written: "written_throughput",
+            },
+        }]
     }
     fn topic(&self) -> &'static str {
         "random file I/O"

@@ -22,6 +22,8 @@ use crate::bench::affinity;
 use crate::config::Suite;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::params::key;
+use crate::results::price::{Cost, Op, Price};
 use crate::units::{size_label, size_text};
 use crate::units::{Direction, Unit};
 use crate::view::{Grid, GridRows, Lines, Scale, View, ViewKind, YValue};
@@ -72,6 +74,23 @@ pub struct Seq;
 impl Bench for Seq {
     fn id(&self) -> &'static str {
         ids::IO_SEQ
+    }
+    fn prices(&self) -> &'static [Price] {
+        // one thread's pass, as a workload reads and writes
+        const fn one_thread(op: Op, metric: &'static str) -> Price {
+            Price {
+                op,
+                metric,
+                params: &[(key::THREADS, "1")],
+                on_dir: true,
+                cost: Cost::MegabytesPerSecond,
+            }
+        }
+        const PRICES: &[Price] = &[
+            one_thread(Op::ByteRead, "read"),
+            one_thread(Op::ByteWritten, "write"),
+        ];
+        PRICES
     }
     fn topic(&self) -> &'static str {
         "sequential file I/O"

@@ -16,6 +16,7 @@ use super::tiny::Tiny;
 use super::Children;
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::price::{Cost, Op, Price};
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
@@ -79,6 +80,16 @@ pub struct Spawn;
 impl Bench for Spawn {
     fn id(&self) -> &'static str {
         ids::OS_SPAWN
+    }
+    fn prices(&self) -> &'static [Price] {
+        // a program started and waited for, as a shell or a build does
+        &[Price {
+            op: Op::Spawn,
+            metric: "spawns_per_sec",
+            params: &[(crate::results::params::key::METHOD, "fork_exec")],
+            on_dir: false,
+            cost: Cost::PerSecond,
+        }]
     }
     fn topic(&self) -> &'static str {
         "starting programs"

@@ -11,6 +11,7 @@
 use super::super::{calibrate, Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::measure::clock::Clock;
 use crate::results::ids;
+use crate::results::price::{Cost, Op, Price};
 use crate::units::{Direction, Unit};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -63,6 +64,15 @@ fn metrics() -> Vec<MetricSpec> {
 impl Bench for Syscall {
     fn id(&self) -> &'static str {
         ids::OS_SYSCALL
+    }
+    fn prices(&self) -> &'static [Price] {
+        &[Price {
+            op: Op::Syscall,
+            metric: "latency",
+            params: &[("call", "getppid")],
+            on_dir: false,
+            cost: Cost::Nanoseconds,
+        }]
     }
     fn topic(&self) -> &'static str {
         "system calls"

@@ -146,6 +146,7 @@ fn opts() -> Options {
         threshold: 0.02,
         seed: 7,
         exclude_suspect: false,
+        prices: &[],
     }
 }
 

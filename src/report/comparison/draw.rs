@@ -698,6 +698,7 @@ mod tests {
                 threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
+                prices: &[],
             },
         )
         .unwrap();
@@ -721,6 +722,7 @@ mod tests {
                 threshold: DEFAULT_THRESHOLD,
                 seed: 1,
                 exclude_suspect: false,
+                prices: &[],
             },
         )
         .unwrap();

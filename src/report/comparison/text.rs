@@ -586,6 +586,7 @@ pub(crate) mod tests {
         threshold: DEFAULT_THRESHOLD,
         seed: 7,
         exclude_suspect: false,
+        prices: &[],
     };
 
     fn comparison() -> (Comparison, Vec<Environment>) {
@@ -616,6 +617,7 @@ pub(crate) mod tests {
             threshold: DEFAULT_THRESHOLD,
             seed: 1,
             exclude_suspect: false,
+            prices: &[],
         };
         let mut rng = Rng::new(8);
         let [a, b] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);

@@ -1,0 +1,125 @@
+//! Prices: which operation a micro bench's metric puts a cost on, declared
+//! by the bench beside its cases ([`crate::bench::Bench::prices`]), the way
+//! it declares its views. An application case or a person's command counts
+//! its operations ([`super::counts::OpCounts`]); `compare` prices each
+//! count with the declaration that names its operation, from the micro case
+//! that ran on the same directory in the same runs, and names no bench,
+//! metric or parameter itself.
+
+use serde::Serialize;
+
+/// An operation that workloads count and micro benches price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// A name looked up, found or not (`stat`, a failed `open`).
+    Lookup,
+    /// A small file opened, read whole (up to [`super::counts::SMALL_FILE_BYTES`])
+    /// and closed.
+    SmallRead,
+    /// A small file created, written whole and closed.
+    SmallCreate,
+    /// A file removed.
+    Unlink,
+    /// A byte read beyond what a small-file read includes.
+    ByteRead,
+    /// A byte written beyond what a small-file create includes.
+    ByteWritten,
+    /// A file synced to its disk.
+    Sync,
+    /// Any other system call, at the price of a null one.
+    Syscall,
+    /// A program started and waited for.
+    Spawn,
+    /// The computation: not counted, it scales the time nothing else
+    /// prices (its price is a time per unit of work on each side).
+    Compute,
+}
+
+/// How a metric's value becomes seconds per operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cost {
+    /// Operations per second: 1 / value.
+    PerSecond,
+    /// MB (10^6 bytes) per second, priced per byte: 10^-6 / value.
+    MegabytesPerSecond,
+    /// Nanoseconds per operation: value × 10^-9.
+    Nanoseconds,
+    /// Operations per second of a case that also reads and writes, at
+    /// the MiB-per-second values of its metrics `read` and `written`:
+    /// each operation is priced at the time left once those bytes are
+    /// priced at [`Op::ByteRead`] and [`Op::ByteWritten`] on the same
+    /// directory (io.random's fsyncs), where at least a tenth is left.
+    LessTransfers {
+        /// Its metric of MiB read per second.
+        read: &'static str,
+        /// Its metric of MiB written per second.
+        written: &'static str,
+    },
+}
+
+/// One operation's price, as a bench declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Price {
+    /// The operation priced.
+    pub op: Op,
+    /// The metric of the bench's cases that prices it.
+    pub metric: &'static str,
+    /// The parameters the pricing case has (`threads=1`), besides its
+    /// directory.
+    pub params: &'static [(&'static str, &'static str)],
+    /// Whether the pricing case must have run on the workload's own
+    /// `--dir` (a file operation); false: any case prices it (a system
+    /// call, the computation).
+    pub on_dir: bool,
+    /// How the metric's value becomes a time per operation.
+    pub cost: Cost,
+}
+
+/// A price with the bench that declared it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchPrice {
+    /// The bench's id (`io.meta`).
+    pub bench: &'static str,
+    /// Its price.
+    pub price: Price,
+}
+
+impl Op {
+    /// Whether a workload without this price keeps these operations in
+    /// its unpriced rest instead of going without a prediction: a system
+    /// call's and a program's price come from cases that a comparison of
+    /// directories does not have.
+    pub fn may_stay_in_rest(self) -> bool {
+        matches!(self, Op::Syscall | Op::Spawn)
+    }
+}
+
+impl Cost {
+    /// Seconds per operation at `value` (positive and finite; None else).
+    pub fn seconds(self, value: f64) -> Option<f64> {
+        let s = match self {
+            Cost::PerSecond | Cost::LessTransfers { .. } => 1.0 / value,
+            Cost::MegabytesPerSecond => 1e-6 / value,
+            Cost::Nanoseconds => value * 1e-9,
+        };
+        (value > 0.0 && s.is_finite() && s > 0.0).then_some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_turn_values_into_seconds_and_refuse_what_has_none() {
+        assert_eq!(Cost::PerSecond.seconds(4.0), Some(0.25));
+        assert_eq!(Cost::MegabytesPerSecond.seconds(2.0), Some(5e-7));
+        let ns = Cost::Nanoseconds.seconds(50.0).unwrap();
+        assert!((ns - 5e-8).abs() < 1e-20, "{ns}");
+        assert_eq!(Cost::PerSecond.seconds(0.0), None);
+        assert_eq!(Cost::PerSecond.seconds(-1.0), None);
+        assert_eq!(Cost::PerSecond.seconds(1e-320), None);
+        assert_eq!(Cost::Nanoseconds.seconds(f64::NAN), None);
+    }
+}
