@@ -236,12 +236,14 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
             metric,
         )
     };
+    // a product beyond a count is beyond the bytes too: saturated, the
+    // difference is 0, as it is
     let extra_read = counts
         .read_bytes
-        .saturating_sub(counts.reads * META_FILE_BYTES);
+        .saturating_sub(counts.reads.saturating_mul(META_FILE_BYTES));
     let extra_write = counts
         .write_bytes
-        .saturating_sub(counts.creates * META_FILE_BYTES);
+        .saturating_sub(counts.creates.saturating_mul(META_FILE_BYTES));
     let price = |m: Option<&MetricComparison>, per: f64| {
         m.map(|s| Price {
             by: format!("{} {}", s.key, s.metric),
@@ -272,11 +274,13 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         ),
         1.0,
     );
-    // (operation, count, its price: seconds per unit on each side)
+    // (operation, count, its price: seconds per unit on each side); the
+    // file's reader refused sums beyond a count (OpCounts::overflow), so
+    // saturating changes none read from a file
     let wanted: [(&'static str, u64, Option<Price>); 12] = [
         (
             "stats and misses",
-            counts.stats + counts.misses,
+            counts.lookups().unwrap_or(u64::MAX),
             price(meta("stats_per_sec"), 1.0),
         ),
         ("reads", counts.reads, price(meta("reads_per_sec"), 1.0)),
@@ -308,11 +312,7 @@ fn one(m: &MetricComparison, counts: OpCounts, metrics: &[MetricComparison]) -> 
         ("syncs", counts.syncs, sync_price(metrics, env, dir)),
         // each page read and write, lock, size and close a system call of
         // its own (the bytes priced apart, at rates of 1 MiB calls)
-        (
-            SYSCALLS,
-            counts.preads + counts.pwrites + counts.calls,
-            syscall,
-        ),
+        (SYSCALLS, counts.file_calls().unwrap_or(u64::MAX), syscall),
         (SPAWNS, counts.spawns, spawn),
     ];
     let mut parts = Vec::new();

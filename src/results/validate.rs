@@ -15,10 +15,12 @@
 //!   bidi characters escaped; the fingerprint's are kept as written and
 //!   escaped where they are printed ([`crate::terminal::escape_output`]).
 //! - An interleaved run's indices (`rounds.interleave`) name environments
-//!   it lists, and the fingerprint holds no impossible value (no CPUs, a
-//!   quota of -1 CPU, a wrapped cache size): else the file is refused,
-//!   naming the field.
+//!   it lists, the fingerprint holds no impossible value (no CPUs, a
+//!   quota of -1 CPU, a wrapped cache size), and no app case's counts add
+//!   up beyond what a count holds (`stats + misses` of 2^64 - 2 and 3,
+//!   which would wrap to 1): else the file is refused, naming the field.
 
+use crate::results::counts::{OpCounts, KEY};
 use crate::results::{Anomaly, CaseResult, CaseStatus, Interleave, ResultFile, Suspect};
 use crate::stats::{summary_of, Summary};
 use crate::terminal::escape;
@@ -33,7 +35,8 @@ pub const MAX_SAMPLES: usize = 100_000;
 ///
 /// # Errors
 /// A message naming the field, for problems that make the whole file
-/// unusable (repeated case keys, too many samples).
+/// unusable (repeated case keys, too many samples, counts that add up
+/// beyond a count).
 pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.label = escape(&file.label);
     file.notes.iter_mut().for_each(|n| *n = escape(n));
@@ -54,6 +57,9 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
                 "cases[{i}].key '{}' repeats cases[{first}].key; each case may appear once",
                 case.key
             ));
+        }
+        if let Some(why) = OpCounts::of(case.details.as_ref()).and_then(|c| c.overflow()) {
+            return Err(format!("cases[{i}].details.{KEY}: {why}"));
         }
     }
     let mut fresh = fresh_summaries(file)?.into_iter();
@@ -267,6 +273,20 @@ mod tests {
         assert_eq!(f.label, "\\u{1b}[2J");
         f.cases.push(f.cases[0].clone());
         assert!(validate(&mut f).unwrap_err().contains("repeats cases[0]"));
+    }
+
+    #[test]
+    fn counts_whose_sum_would_wrap_refuse_the_file_naming_the_field() {
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        let counts = |stats: u64| serde_json::json!({ KEY: OpCounts { stats, misses: 3, ..OpCounts::default() } });
+        f.cases[0].details = Some(counts(u64::MAX - 3));
+        validate(&mut f).unwrap();
+        f.cases[0].details = Some(counts(u64::MAX - 1));
+        assert_eq!(
+            validate(&mut f).unwrap_err(),
+            "cases[0].details.counts: stats + misses = 18446744073709551614 + 3 is more than a \
+             count holds (18446744073709551615)"
+        );
     }
 
     #[test]
