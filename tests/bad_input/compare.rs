@@ -124,3 +124,107 @@ fn counts_that_would_wrap_when_added_refuse_the_file_naming_the_field() {
     );
     assert!(out.stdout.is_empty() && !d.join("c.json").exists());
 }
+
+/// The outputs of `compare a.json b.json` in `dir` in every format it
+/// writes, each named: the text without colour, the text with colour,
+/// every warning and every metric, Markdown, and the CSV, JSON, HTML and
+/// figures written beside the text; stderr too. Each run must succeed.
+fn every_format(dir: &Path) -> Vec<(String, String)> {
+    let runs: [(&str, &[&str]); 3] = [
+        ("text", &["--color", "never"]),
+        (
+            "text --color always -v --all-metrics",
+            &[
+                "--color",
+                "always",
+                "-v",
+                "--all-metrics",
+                "--csv",
+                "out.csv",
+                "--json",
+                "out.json",
+                "--html",
+                "out.html",
+                "--figures",
+                "figs",
+            ],
+        ),
+        ("markdown", &["--markdown"]),
+    ];
+    let mut outputs = Vec::new();
+    for (name, args) in runs {
+        let out = envbench(dir)
+            .args(["compare", "a.json", "b.json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{name}: {stderr}");
+        outputs.push((name.to_string(), String::from_utf8(out.stdout).unwrap()));
+        outputs.push((format!("{name} (stderr)"), stderr));
+    }
+    let figures = std::fs::read_dir(dir.join("figs")).unwrap();
+    let mut files: Vec<_> = figures.map(|f| f.unwrap().path()).collect();
+    files.extend(["out.csv", "out.json", "out.html"].map(|f| dir.join(f)));
+    assert!(files.len() > 5, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        outputs.push((f.file_name().unwrap().to_string_lossy().into(), text));
+    }
+    outputs
+}
+
+/// The words of `text` that are a number no number holds: `inf`, `infx`,
+/// `NaN`, `infinity`, in any case.
+fn not_numbers(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| ["inf", "infx", "nan", "infinity"].contains(&w.to_ascii_lowercase().as_str()))
+        .collect()
+}
+
+/// A ratio of 1e-320 (finite, its inverse not) printed "infx" in a family
+/// line and the 95 % interval; a cost ratio that made the rest of an app
+/// case infinite printed "NaN %" in its attribution; a line view's ratio
+/// to one thread and a value near the largest number made SVG points
+/// infinite. In no format now.
+#[test]
+fn ratios_whose_inverse_no_number_holds_show_no_inf_or_nan_in_any_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let side = |syscall_ns: f64, loops: f64, lu1: f64, triad: f64, meta: [f64; 4], ms: f64| {
+        let mut cases = app_side(meta, ms, counts(4000, 0), syscall_ns);
+        cases.push(rates("cpu.int", "cpu.int", &[("loops_per_sec", loops)]));
+        for t in [1, 2] {
+            let mut lu = rates(
+                "cpu.lu",
+                &format!("cpu.lu[n=100,threads={t}]"),
+                &[("gflops", if t == 1 { lu1 } else { 1.0 })],
+            );
+            lu["params"] = json!({"n": 100, "threads": t});
+            let key = format!("mem.stream[array_elems=1000,threads={t}]");
+            let mut stream = rates("mem.stream", &key, &[("triad_rate", triad)]);
+            stream["params"] = json!({"array_elems": 1000, "threads": t});
+            cases.extend([lu, stream]);
+        }
+        cases
+    };
+    let meta = [50_000.0, 1e6, 1e5, 8e4];
+    let a = side(100.0, 1e6, 1e-310, 1.7e308, meta, 3.0);
+    let b = side(
+        1e-318,
+        1e-312,
+        2e-310,
+        1.6e308,
+        meta.map(|r| r / 10.0),
+        24.0,
+    );
+    crafted(&d.join("a.json"), "A", a, &|_| {});
+    crafted(&d.join("b.json"), "B", b, &|_| {});
+    let outputs = every_format(d);
+    for (name, text) in &outputs {
+        assert_eq!(not_numbers(text), Vec::<&str>::new(), "{name}:\n{text}");
+    }
+    // the ratio no number inverts is named as not comparable
+    let text = &outputs[0].1;
+    assert!(text.contains("no ratio for 2 metric(s)"), "{text}");
+}
