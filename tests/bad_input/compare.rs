@@ -9,6 +9,12 @@ use super::{case, envbench, result_file};
 use serde_json::{json, Value};
 use std::path::Path;
 
+/// What a crafted string holds: a line that would forge a verdict,
+/// envbench's own colour around a word, a right-to-left override, a C1
+/// control, a tab and a carriage return.
+const HOSTILE: &str =
+    "x\nfaster  FORGED: app.status 9.9x faster\u{1b}[32mfaster\u{1b}[0m\u{202e}evil\u{85}\t\r";
+
 /// The counts an app case records, all 0 but `stats` and `misses`.
 fn counts(stats: u64, misses: u64) -> Value {
     let mut c = json!({
@@ -227,4 +233,104 @@ fn ratios_whose_inverse_no_number_holds_show_no_inf_or_nan_in_any_format() {
     // the ratio no number inverts is named as not comparable
     let text = &outputs[0].1;
     assert!(text.contains("no ratio for 2 metric(s)"), "{text}");
+}
+
+/// `doc` with [`HOSTILE`] in every string a report may show: fingerprint
+/// fields (CPU model, file system, congestion control, host, kernel,
+/// virtualization layer, notes), the run's notes, and each case's notes,
+/// details, anomalies and suspect flags; a case failed for a hostile
+/// reason, and one whose key and metric hold it.
+fn hostile(doc: &mut Value) {
+    let fp = &mut doc["fingerprint"];
+    for (section, field) in [
+        ("cpu", "model"),
+        ("os", "hostname"),
+        ("os", "kernel_release"),
+        ("build", "version"),
+    ] {
+        fp[section][field] = format!("{}{HOSTILE}", fp[section][field].as_str().unwrap()).into();
+    }
+    fp["dirs"][0]["fs_type"] = format!("ext4{HOSTILE}").into();
+    fp["tcp"] = json!({ "congestion_control": format!("bbr{HOSTILE}") });
+    fp["virtualization"]["layers"][0]["name"] = format!("firecracker{HOSTILE}").into();
+    fp["notes"] = json!([HOSTILE]);
+    doc["notes"] = json!([HOSTILE]);
+    let mut cases = doc["cases"].as_array().unwrap().clone();
+    for c in &mut cases {
+        c["notes"] = json!([HOSTILE]);
+        c["anomalies"] = json!([{"kind": HOSTILE, "message": HOSTILE}]);
+        c["suspect"] = json!([{"kind": "steal", "message": HOSTILE, "value": 0.3}]);
+        c["details"]["note"] = HOSTILE.into();
+    }
+    let mut failed = cases[2].clone();
+    failed["key"] = "os.syscall[call=other]".into();
+    failed["status"] = "failed".into();
+    failed["reason"] = HOSTILE.into();
+    let mut named = cases[2].clone();
+    named["key"] = format!("os.syscall[call={HOSTILE}]").into();
+    named["metrics"][0]["name"] = HOSTILE.into();
+    cases.extend([failed, named]);
+    doc["cases"] = cases.into();
+}
+
+/// What in `text` a terminal or a reader would take for something else:
+/// each control character but the line break (a C1 control too) and each
+/// character that reorders or hides text, after envbench's own coloured
+/// verdicts are taken out.
+fn raw_controls(text: &str) -> Vec<char> {
+    let mut plain = text.to_string();
+    for (code, word) in [
+        ("32", "faster"),
+        ("31", "slower"),
+        ("2", "tie"),
+        ("33", "unclear"),
+    ] {
+        plain = plain.replace(&format!("\u{1b}[{code}m{word}\u{1b}[0m"), word);
+    }
+    plain
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}')
+                || matches!(c, '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+        })
+        .collect()
+}
+
+/// A line break, envbench's colour, a bidi override or a C1 control in a
+/// fingerprint field, a note, a reason, details, a case key or a metric
+/// name forged report lines ("faster  FORGED: app.status 9.9x faster")
+/// and reached the terminal raw, even with `--color never`. In every
+/// format each is now shown escaped (`\u{a}`), on the line of its field.
+#[test]
+fn strings_from_files_reach_no_format_raw_and_forge_no_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let meta = [50_000.0, 1e6, 1e5, 8e4];
+    let a = app_side(meta, 3.0, counts(2000, 0), 100.0);
+    let b = app_side(meta.map(|r| r / 10.0), 24.0, counts(2000, 0), 100.0);
+    crafted(&d.join("a.json"), "A", a, &hostile);
+    crafted(&d.join("b.json"), "B", b, &|doc| {
+        hostile(doc);
+        // a file system and a congestion control of its own: shown beside A's
+        doc["fingerprint"]["dirs"][0]["fs_type"] = "fuse".into();
+        doc["fingerprint"]["tcp"]["congestion_control"] = "cubic".into();
+    });
+    let outputs = every_format(d);
+    for (name, text) in &outputs {
+        assert_eq!(raw_controls(text), Vec::<char>::new(), "{name}:\n{text}");
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.trim_start().starts_with("faster  FORGED")),
+            "{name}:\n{text}"
+        );
+    }
+    // the fields are there, escaped where they stand
+    let verbose = &outputs[2].1;
+    for field in ["AMD EPYC", "ext4", "bbr", "firecracker"] {
+        let shown = format!("{field}x\\u{{a}}faster  FORGED");
+        assert!(verbose.contains(&shown), "{shown} in:\n{verbose}");
+    }
+    assert!(verbose.contains("\\u{1b}[32mfaster\\u{1b}[0m\\u{202e}evil\\u{85}\\u{9}\\u{d}"));
 }
