@@ -1,7 +1,12 @@
 //! Text from files on the terminal: control characters, escape sequences
 //! and bidirectional overrides in a label or note could clear the screen,
-//! set the window title or reorder what the user reads, so they are shown
-//! escaped (`\u{1b}`), as Rust's `escape_debug` would.
+//! set the window title, forge a line or reorder what the user reads, so
+//! they are shown escaped (`\u{1b}`), as Rust's `escape_debug` would:
+//! [`escape`], the one escaper, for each string of data (every string of
+//! a result file as it is read), and [`escape_output`] over a whole
+//! rendered document, which keeps its line breaks. envbench's colours are
+//! added after data was escaped, and only [`escape_coloured_output`] lets
+//! them through.
 
 /// Whether `c` must not reach a terminal raw: C0 and C1 controls (tab and
 /// newline included: one field stays on one line), DEL, and the Unicode
@@ -31,15 +36,30 @@ pub(crate) fn escape(s: &str) -> String {
 }
 
 /// Rendered output made safe to print: like [`escape`], but keeping line
-/// breaks and tabs, and the colour sequences (`ESC [ digits ; ... m`) that
-/// envbench itself writes. Catches strings a file carries that [`escape`]
-/// was not applied to (fingerprint fields, for example).
+/// breaks and tabs, the document's own. Every escape sequence is shown
+/// escaped. Strings from result files are escaped when read
+/// ([`crate::results::validate::escape_strings`]); this catches text from
+/// elsewhere (an error's cause, a path, a live fingerprint).
 pub(crate) fn escape_output(text: &str) -> String {
+    escape_keeping(text, &[])
+}
+
+/// [`escape_output`] of `compare --color`'s report: envbench's own
+/// coloured verdicts pass whole. They are added after the data was
+/// escaped (when its file was read), so data never holds one, and with
+/// `--color never` [`escape_output`] lets none through.
+pub(crate) fn escape_coloured_output(text: &str) -> String {
+    escape_keeping(text, &OWN_COLOURS)
+}
+
+/// `text` with every [`is_unsafe`] character but line breaks and tabs
+/// escaped, and each sequence of `own` at an escape kept whole.
+fn escape_keeping(text: &str, own: &[&str]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
         if c == '\u{1b}' {
-            if let Some(sgr) = colour_sequence(rest) {
+            if let Some(sgr) = own.iter().find(|o| rest.starts_with(**o)) {
                 out.push_str(sgr);
                 rest = &rest[sgr.len()..];
                 continue;
@@ -67,39 +87,46 @@ const OWN_COLOURS: [&str; 4] = [
     "\u{1b}[33munclear\u{1b}[0m",
 ];
 
-/// One of envbench's own coloured words at the start of `s`, if there is one.
-fn colour_sequence(s: &str) -> Option<&str> {
-    OWN_COLOURS
-        .iter()
-        .find(|own| s.starts_with(**own))
-        .map(|own| &s[..own.len()])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn output_keeps_lines_and_colours_but_not_other_sequences() {
+    fn output_keeps_lines_and_tabs_but_no_sequence() {
         assert_eq!(escape_output("a\tb\n"), "a\tb\n");
+        // without colour even envbench's own verdict colour is not let through
         assert_eq!(
             escape_output("\u{1b}[32mfaster\u{1b}[0m"),
-            "\u{1b}[32mfaster\u{1b}[0m"
-        );
-        // a colour that is not a whole verdict of envbench's is data
-        assert_eq!(escape_output("\u{1b}[31mred"), "\\u{1b}[31mred");
-        assert_eq!(
-            escape_output("\u{1b}[32mok\u{1b}[0m"),
-            "\\u{1b}[32mok\\u{1b}[0m"
+            "\\u{1b}[32mfaster\\u{1b}[0m"
         );
         assert_eq!(
             escape_output("\u{1b}[2J\u{1b}]0;t\u{7}"),
             "\\u{1b}[2J\\u{1b}]0;t\\u{7}"
         );
-        assert_eq!(escape_output("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(
+            escape_output("x\u{202e}y\u{85}\r"),
+            "x\\u{202e}y\\u{85}\\u{d}"
+        );
+    }
+
+    #[test]
+    fn coloured_output_keeps_only_envbench_s_whole_verdicts() {
+        assert_eq!(
+            escape_coloured_output("\u{1b}[32mfaster\u{1b}[0m\n"),
+            "\u{1b}[32mfaster\u{1b}[0m\n"
+        );
+        // a colour that is not a whole verdict of envbench's is data
+        assert_eq!(escape_coloured_output("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(
+            escape_coloured_output("\u{1b}[32mok\u{1b}[0m"),
+            "\\u{1b}[32mok\\u{1b}[0m"
+        );
         // a sequence envbench never writes is data, and escaped
-        assert_eq!(escape_output("\u{1b}[8mhidden"), "\\u{1b}[8mhidden");
-        assert_eq!(escape_output("\u{1b}[1;31mx"), "\\u{1b}[1;31mx");
+        assert_eq!(
+            escape_coloured_output("\u{1b}[8mhidden"),
+            "\\u{1b}[8mhidden"
+        );
+        assert_eq!(escape_coloured_output("\u{1b}[1;31mx"), "\\u{1b}[1;31mx");
     }
 
     #[test]
@@ -109,5 +136,9 @@ mod tests {
         assert_eq!(escape("\u{1b}[2Jx"), "\\u{1b}[2Jx");
         assert_eq!(escape("ab\u{202e}cd"), "ab\\u{202e}cd");
         assert_eq!(escape("Ärger ✓"), "Ärger ✓");
+        // tab, carriage return, C1 controls and DEL: one field, one line
+        assert_eq!(escape("a\tb\rc"), "a\\u{9}b\\u{d}c");
+        assert_eq!(escape("\u{85}\u{9b}\u{7f}"), "\\u{85}\\u{9b}\\u{7f}");
+        assert_eq!(escape("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
     }
 }

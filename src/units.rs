@@ -95,8 +95,12 @@ pub enum Direction {
 }
 
 /// Formats a value with 4 significant digits, switching to scientific
-/// notation outside [1e-3, 1e9).
+/// notation outside [1e-3, 1e9); a value no number holds (infinite, NaN)
+/// as `-`, as a missing one, never `inf`.
 pub(crate) fn format_value(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
     if v == 0.0 {
         return "0".into();
     }

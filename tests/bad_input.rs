@@ -1,7 +1,12 @@
 //! A table of bad inputs, each run through the binary on its own: CLI
 //! arguments, result files, history databases and compare outputs. Every
 //! one must end with the expected exit code and a message naming the
-//! problem, and never with a panic (exit 101).
+//! problem, and never with a panic (exit 101). `compare` of crafted files
+//! (counts that wrap, ratios no number inverts, hostile strings) in every
+//! format is in bad_input/compare.rs.
+
+#[path = "bad_input/compare.rs"]
+mod compare;
 
 #[path = "bad_input/programs.rs"]
 mod programs;

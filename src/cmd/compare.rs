@@ -128,7 +128,12 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         Export::Document(text) => text,
         Export::Files { .. } => unreachable!("invariant: stdout is text or Markdown"),
     };
-    print_stdout(&crate::terminal::escape_output(&text))?;
+    // data was escaped when read; envbench's colours pass only when asked
+    print_stdout(&if s.color {
+        crate::terminal::escape_coloured_output(&text)
+    } else {
+        crate::terminal::escape_output(&text)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -23,9 +23,10 @@
 //!
 //! Where the priced operations alone cost more than the baseline's whole
 //! time, the rest is taken as none. A case whose costs are not all in the
-//! runs (no io.meta on its directory) gets no prediction, and says why.
+//! runs (no io.meta on its directory), or whose prediction no number holds
+//! (rates of 1e-310 a second), gets no prediction, and says why.
 
-use super::{Environment, MetricComparison};
+use super::{comparable, Environment, MetricComparison};
 use crate::results::counts::OpCounts;
 use crate::results::price::{BenchPrice, Cost, Op};
 use crate::results::CaseResult;
@@ -307,21 +308,19 @@ fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Marke
     }
     let rest_scale = market.price(Op::Compute).map_or(1.0, |c| c.other / c.base);
     let priced_base: f64 = parts.iter().map(|p| p.base_ms).sum();
-    let priced_other: f64 = parts.iter().map(|p| p.other_ms).sum();
     let rest_base_ms = (m.base_value - priced_base).max(0.0);
-    let predicted = missing
-        .is_empty()
-        .then(|| (priced_other + rest_base_ms * rest_scale) / m.base_value.max(f64::MIN_POSITIVE))
-        .filter(|p| p.is_finite() && *p > 0.0);
-    let why = (!missing.is_empty()).then(|| {
+    let prediction = if missing.is_empty() {
+        predict(m, &parts, rest_base_ms * rest_scale)
+    } else {
         let ops: Vec<Op> = missing.iter().map(|c| c.op).collect();
         let words: Vec<&str> = missing.iter().map(|c| c.words).collect();
-        format!(
+        Err(format!(
             "no cost measured for its {} on this directory ({})",
             words.join(", "),
             market.who_prices(&ops)
-        )
-    });
+        ))
+    };
+    let predicted = prediction.as_ref().ok().copied();
     Attribution {
         environment: m.environment.clone(),
         key: m.key.clone(),
@@ -335,7 +334,21 @@ fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Marke
         parts,
         rest_base_ms,
         rest_scale,
-        missing: why,
+        missing: prediction.err(),
+    }
+}
+
+/// The ratio that `parts` and the rest (`rest_other_ms`: the baseline's
+/// rest as the other side takes it) predict for app case `m`; an error
+/// where no number holds the prediction or its distance from the measured
+/// ratio: a rate of 1e-310 stats a second prices each stat at 1e310 s.
+fn predict(m: &MetricComparison, parts: &[Part], rest_other_ms: f64) -> Result<f64, String> {
+    let priced_other: f64 = parts.iter().map(|p| p.other_ms).sum();
+    let predicted = (priced_other + rest_other_ms) / m.base_value;
+    if comparable(predicted) && comparable(m.ratio / predicted) {
+        Ok(predicted)
+    } else {
+        Err("no prediction: its operations' costs are beyond what a number holds".into())
     }
 }
 
@@ -451,6 +464,27 @@ mod tests {
         assert_eq!(a.predicted, None);
         assert!(
             a.missing.as_deref().unwrap().contains("bytes written"),
+            "{a:?}"
+        );
+    }
+
+    #[test]
+    fn costs_beyond_what_a_number_holds_leave_no_prediction_and_say_so() {
+        // 2e-310 and 1e-310 stats a second: a ratio of 0.5, but each stat
+        // priced at 5e309 s, which no number holds
+        let counts = OpCounts {
+            stats: 2000,
+            ..OpCounts::default()
+        };
+        let base = side("a", "b1", [50_000.0, 2e-310, 1e5, 8e4], 3.0, counts);
+        let other = side("b", "o1", [5_000.0, 1e-310, 2e4, 8e3], 24.0, counts);
+        let a = &attribute_pair(("a", base), ("b", other))[0];
+        assert_eq!((a.predicted, a.unexplained), (None, None), "{a:?}");
+        assert!(
+            a.missing
+                .as_deref()
+                .unwrap()
+                .contains("beyond what a number holds"),
             "{a:?}"
         );
     }

@@ -135,7 +135,7 @@ pub(super) fn summarize(metrics: &[MetricComparison], exclude_suspect: bool) -> 
                 .iter()
                 .filter(|m| !exclude_suspect || m.suspect.is_empty())
                 .map(|m| m.speedup())
-                .filter(|s| *s > 0.0 && s.is_finite())
+                .filter(|s| super::comparable(*s))
                 .map(f64::ln)
                 .collect();
             let count = |v: Verdict| chosen.iter().filter(|m| m.verdict == v).count();

@@ -6,8 +6,8 @@
 
 use super::notice::{self, MetricRef, Mismatch, Notice};
 use super::{
-    verdict, Basis, Environment, MetricComparison, NotComparable, Variance, Verdict, CONFIDENCE,
-    FDR, MAX_ADVISED_RUNS,
+    comparable, verdict, Basis, Environment, MetricComparison, NotComparable, Variance, Verdict,
+    CONFIDENCE, FDR, MAX_ADVISED_RUNS,
 };
 use crate::results::{CaseResult, CaseStatus, ResultFile};
 use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURED_RUN_SD};
@@ -326,8 +326,9 @@ fn compare_case(
             };
         let mut mc = measure(&lr, (&b, &o), components, &subject, threshold);
         let (lo, hi) = mc.ratio_ci;
-        if ![mc.ratio, lo, hi].iter().all(|r| r.is_finite() && *r > 0.0) {
-            // 1e-300 against 1e300: no double holds the ratio
+        if ![mc.ratio, lo, hi].into_iter().all(comparable) {
+            // 1e-300 against 1e300: no double holds the ratio; 1e-320
+            // against 1: none holds its inverse
             skipped.beyond.push(metric_ref(key, &m.name));
             continue;
         }

@@ -58,6 +58,19 @@ pub const CONFIDENCE: f64 = 0.95;
 /// Most runs per side the advice will suggest.
 pub const MAX_ADVISED_RUNS: usize = 30;
 
+/// The largest ratio a comparison reports, and its inverse the smallest:
+/// beyond them a ratio, its inverse (a time ratio's speed-up) or its
+/// percentage would be no number a report can show. 1e-320 is finite, but
+/// its inverse is not: it printed "infx" in a family's line.
+pub const MAX_RATIO: f64 = 1e300;
+
+/// Whether `r` is a ratio a comparison can report: from 1 / [`MAX_RATIO`]
+/// to [`MAX_RATIO`], so not 0, subnormal, infinite or NaN, and its
+/// inverse and its percentage are finite too.
+pub fn comparable(r: f64) -> bool {
+    (1.0 / MAX_RATIO..=MAX_RATIO).contains(&r)
+}
+
 /// Why environments cannot be compared.
 #[derive(Debug, Error)]
 pub enum CompareError {

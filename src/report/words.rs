@@ -40,9 +40,11 @@ pub(crate) fn bound_text(b: f64) -> String {
     }
 }
 
-/// A speed-up in words: "2.0x faster", "1325x slower", "3.0 % slower".
+/// A speed-up in words: "2.0x faster", "1325x slower", "3.0 % slower";
+/// "not comparable" for one whose inverse or percentage no number holds
+/// ([`crate::compare::comparable`]: 1e-320 would read "infx slower").
 pub(crate) fn describe_speedup(s: f64) -> String {
-    if !s.is_finite() || s <= 0.0 {
+    if !crate::compare::comparable(s) {
         return "not comparable".into();
     }
     if s >= 1.5 {
@@ -57,6 +59,19 @@ pub(crate) fn describe_speedup(s: f64) -> String {
         } else {
             format!("{pct:.0} % {word}")
         }
+    }
+}
+
+/// A share read from a file (steal time, a suspect flag's measure) as a
+/// whole percentage, `31 %` (`+31 %` with `signed`); `-` where the
+/// percentage is no number (a share of 1e307 in a crafted file is 1e309 %,
+/// infinite).
+pub(crate) fn percent_text(share: f64, signed: bool) -> String {
+    let pct = share * 100.0;
+    match (pct.is_finite(), signed) {
+        (false, _) => "-".into(),
+        (true, false) => format!("{pct:.0} %"),
+        (true, true) => format!("{pct:+.0} %"),
     }
 }
 
@@ -138,6 +153,20 @@ mod tests {
         assert_eq!(describe_speedup(2.0), "2.0x faster");
         assert_eq!(describe_speedup(0.97), "3.0 % slower");
         assert_eq!(describe_speedup(0.75), "25 % slower");
+    }
+
+    #[test]
+    fn speed_ups_and_shares_no_number_holds_are_never_inf_or_nan() {
+        for s in [1e-320, 1e301, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(describe_speedup(s), "not comparable", "{s}");
+        }
+        assert_eq!(percent_text(0.314, false), "31 %");
+        assert_eq!(percent_text(0.314, true), "+31 %");
+        assert_eq!(percent_text(1e307, false), "-");
+        assert_eq!(percent_text(-1e307, true), "-");
+        assert_eq!(percent_text(f64::NAN, false), "-");
+        assert_eq!(crate::units::format_value(f64::INFINITY), "-");
+        assert_eq!(crate::units::format_value(f64::NAN), "-");
     }
 
     #[test]

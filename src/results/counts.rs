@@ -87,26 +87,28 @@ pub struct Counted {
     pub count: u64,
 }
 
+/// Field by field, saturating: a count that no longer fits stays at
+/// `u64::MAX` rather than wrapping to a small one.
 impl std::ops::AddAssign for OpCounts {
     fn add_assign(&mut self, o: OpCounts) {
-        self.stats += o.stats;
-        self.misses += o.misses;
-        self.readdirs += o.readdirs;
-        self.reads += o.reads;
-        self.read_bytes += o.read_bytes;
-        self.creates += o.creates;
-        self.write_bytes += o.write_bytes;
-        self.mkdirs += o.mkdirs;
-        self.unlinks += o.unlinks;
-        self.rmdirs += o.rmdirs;
-        self.opens += o.opens;
-        self.preads += o.preads;
-        self.pread_bytes += o.pread_bytes;
-        self.pwrites += o.pwrites;
-        self.pwrite_bytes += o.pwrite_bytes;
-        self.syncs += o.syncs;
-        self.calls += o.calls;
-        self.spawns += o.spawns;
+        self.stats = self.stats.saturating_add(o.stats);
+        self.misses = self.misses.saturating_add(o.misses);
+        self.readdirs = self.readdirs.saturating_add(o.readdirs);
+        self.reads = self.reads.saturating_add(o.reads);
+        self.read_bytes = self.read_bytes.saturating_add(o.read_bytes);
+        self.creates = self.creates.saturating_add(o.creates);
+        self.write_bytes = self.write_bytes.saturating_add(o.write_bytes);
+        self.mkdirs = self.mkdirs.saturating_add(o.mkdirs);
+        self.unlinks = self.unlinks.saturating_add(o.unlinks);
+        self.rmdirs = self.rmdirs.saturating_add(o.rmdirs);
+        self.opens = self.opens.saturating_add(o.opens);
+        self.preads = self.preads.saturating_add(o.preads);
+        self.pread_bytes = self.pread_bytes.saturating_add(o.pread_bytes);
+        self.pwrites = self.pwrites.saturating_add(o.pwrites);
+        self.pwrite_bytes = self.pwrite_bytes.saturating_add(o.pwrite_bytes);
+        self.syncs = self.syncs.saturating_add(o.syncs);
+        self.calls = self.calls.saturating_add(o.calls);
+        self.spawns = self.spawns.saturating_add(o.spawns);
     }
 }
 
@@ -151,10 +153,12 @@ impl OpCounts {
             .saturating_sub(self.creates.saturating_mul(SMALL_FILE_BYTES));
         let c = |words, op, count| Counted { words, op, count };
         [
+            // a file whose sums do not fit was refused when it was read
+            // ([`OpCounts::overflow`]): saturated, they change none read
             c(
                 "stats and misses",
                 Op::Lookup,
-                self.stats.saturating_add(self.misses),
+                self.lookups().unwrap_or(u64::MAX),
             ),
             c("reads", Op::SmallRead, self.reads),
             c("creates", Op::SmallCreate, self.creates),
@@ -168,12 +172,46 @@ impl OpCounts {
             c(
                 "file system calls",
                 Op::Syscall,
-                self.preads
-                    .saturating_add(self.pwrites)
-                    .saturating_add(self.calls),
+                self.file_calls().unwrap_or(u64::MAX),
             ),
             c("programs started", Op::Spawn, self.spawns),
         ]
+    }
+
+    /// Names looked up, found or not (stats and misses), each priced as a
+    /// stat; None where the sum does not fit a count.
+    pub fn lookups(&self) -> Option<u64> {
+        self.stats.checked_add(self.misses)
+    }
+
+    /// A database's calls on its open files (page reads and writes, and
+    /// the other calls), each priced as a system call; None where the sum
+    /// does not fit a count.
+    pub fn file_calls(&self) -> Option<u64> {
+        self.preads
+            .checked_add(self.pwrites)?
+            .checked_add(self.calls)
+    }
+
+    /// The sum `compare` forms that does not fit a count (64 bits), named
+    /// by the fields it adds: a file that says so was not written by a
+    /// case that counted (`stats + misses = 18446744073709551614 + 3`).
+    pub fn overflow(&self) -> Option<String> {
+        let sums: [(&str, Option<u64>, &[u64]); 2] = [
+            ("stats + misses", self.lookups(), &[self.stats, self.misses]),
+            (
+                "preads + pwrites + calls",
+                self.file_calls(),
+                &[self.preads, self.pwrites, self.calls],
+            ),
+        ];
+        let (fields, _, terms) = sums.into_iter().find(|(_, sum, _)| sum.is_none())?;
+        let terms: Vec<String> = terms.iter().map(u64::to_string).collect();
+        Some(format!(
+            "{fields} = {} is more than a count holds ({})",
+            terms.join(" + "),
+            u64::MAX
+        ))
     }
 
     /// The counts a case recorded in its details, if it recorded them.
@@ -210,6 +248,52 @@ mod tests {
         }});
         let c = OpCounts::of(Some(&old)).unwrap();
         assert_eq!((c.rmdirs, c.opens, c.syncs, c.pwrite_bytes), (10, 0, 0, 0));
+    }
+
+    #[test]
+    fn counts_that_would_wrap_stay_at_the_most_a_count_holds() {
+        let mut a = OpCounts {
+            stats: u64::MAX - 1,
+            ..OpCounts::default()
+        };
+        a += OpCounts {
+            stats: 3,
+            spawns: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!((a.stats, a.spawns), (u64::MAX, 1));
+    }
+
+    #[test]
+    fn sums_that_do_not_fit_a_count_are_named_with_their_fields() {
+        let fine = OpCounts {
+            stats: u64::MAX - 3,
+            misses: 3,
+            ..OpCounts::default()
+        };
+        assert_eq!((fine.lookups(), fine.overflow()), (Some(u64::MAX), None));
+        let wrapped = OpCounts {
+            stats: u64::MAX - 1,
+            misses: 3,
+            ..OpCounts::default()
+        };
+        assert_eq!(wrapped.lookups(), None);
+        assert_eq!(
+            wrapped.overflow().unwrap(),
+            "stats + misses = 18446744073709551614 + 3 is more than a count holds \
+             (18446744073709551615)"
+        );
+        let calls = OpCounts {
+            preads: 1,
+            pwrites: u64::MAX,
+            calls: 1,
+            ..OpCounts::default()
+        };
+        assert_eq!(calls.file_calls(), None);
+        assert!(calls
+            .overflow()
+            .unwrap()
+            .starts_with("preads + pwrites + calls = 1 + 18446744073709551615 + 1 is"));
     }
 
     #[test]

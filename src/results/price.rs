@@ -96,14 +96,19 @@ impl Op {
 }
 
 impl Cost {
-    /// Seconds per operation at `value` (positive and finite; None else).
+    /// Seconds per operation at `value`: None where the value is not a
+    /// positive finite number. A value so near 0 that its price is beyond
+    /// what a number holds gives an infinite one, which the prediction
+    /// then refuses, saying so.
     pub fn seconds(self, value: f64) -> Option<f64> {
-        let s = match self {
+        if !(value > 0.0 && value.is_finite()) {
+            return None;
+        }
+        Some(match self {
             Cost::PerSecond | Cost::LessTransfers { .. } => 1.0 / value,
             Cost::MegabytesPerSecond => 1e-6 / value,
             Cost::Nanoseconds => value * 1e-9,
-        };
-        (value > 0.0 && s.is_finite() && s > 0.0).then_some(s)
+        })
     }
 }
 
@@ -112,14 +117,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn costs_turn_values_into_seconds_and_refuse_what_has_none() {
+    fn costs_turn_values_into_seconds_and_refuse_what_is_no_rate() {
         assert_eq!(Cost::PerSecond.seconds(4.0), Some(0.25));
         assert_eq!(Cost::MegabytesPerSecond.seconds(2.0), Some(5e-7));
         let ns = Cost::Nanoseconds.seconds(50.0).unwrap();
         assert!((ns - 5e-8).abs() < 1e-20, "{ns}");
         assert_eq!(Cost::PerSecond.seconds(0.0), None);
         assert_eq!(Cost::PerSecond.seconds(-1.0), None);
-        assert_eq!(Cost::PerSecond.seconds(1e-320), None);
+        assert_eq!(Cost::PerSecond.seconds(1e-320), Some(f64::INFINITY));
+        assert_eq!(Cost::PerSecond.seconds(f64::INFINITY), None);
         assert_eq!(Cost::Nanoseconds.seconds(f64::NAN), None);
     }
 }

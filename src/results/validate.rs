@@ -10,30 +10,39 @@
 //!   marked `invalid` with the field and the reason, and compare skips it.
 //! - Summaries are recomputed from the samples; a stored one that disagrees
 //!   is replaced and the case gets a `summary_recomputed` anomaly.
-//! - Strings shown to the user (label, keys, reasons, notes, anomaly
-//!   messages, suspect flags, interleaved environments) have control and
-//!   bidi characters escaped; the fingerprint's are kept as written and
-//!   escaped where they are printed ([`crate::terminal::escape_output`]).
+//! - Every string of a file read, object keys too, has its control and
+//!   bidi characters escaped before anything reads it ([`escape_strings`],
+//!   from [`crate::store::parse`]), whatever field holds it: a line break
+//!   in a fingerprint field once forged a line of compare's report, and
+//!   every format (terminal, Markdown, CSV, HTML, JSON) renders what the
+//!   file said, escaped. A file built in memory (an import) has the
+//!   strings [`validate`] names escaped here.
 //! - An interleaved run's indices (`rounds.interleave`) name environments
-//!   it lists, and the fingerprint holds no impossible value (no CPUs, a
-//!   quota of -1 CPU, a wrapped cache size): else the file is refused,
-//!   naming the field.
+//!   it lists, the fingerprint holds no impossible value (no CPUs, a
+//!   quota of -1 CPU, a wrapped cache size), and no app case's counts add
+//!   up beyond what a count holds (`stats + misses` of 2^64 - 2 and 3,
+//!   which would wrap to 1): else the file is refused, naming the field.
 
+use crate::results::counts::{OpCounts, KEY};
 use crate::results::{Anomaly, CaseResult, CaseStatus, Interleave, ResultFile, Suspect};
 use crate::stats::{summary_of, Summary};
 use crate::terminal::escape;
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// Most samples one metric may hold: a run keeps at most a few hundred;
 /// recomputing the bootstrap of millions would take minutes.
 pub const MAX_SAMPLES: usize = 100_000;
 
-/// Validates `file` in place: escapes strings, marks impossible cases
-/// invalid, recomputes summaries.
+/// Validates `file` in place: escapes the strings people name runs and
+/// cases by (label, keys, reasons, notes, anomalies, suspect flags,
+/// interleaved environments), marks impossible cases invalid, recomputes
+/// summaries.
 ///
 /// # Errors
 /// A message naming the field, for problems that make the whole file
-/// unusable (repeated case keys, too many samples).
+/// unusable (repeated case keys, too many samples, counts that add up
+/// beyond a count).
 pub fn validate(file: &mut ResultFile) -> Result<(), String> {
     file.label = escape(&file.label);
     file.notes.iter_mut().for_each(|n| *n = escape(n));
@@ -55,6 +64,9 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
                 case.key
             ));
         }
+        if let Some(why) = OpCounts::of(case.details.as_ref()).and_then(|c| c.overflow()) {
+            return Err(format!("cases[{i}].details.{KEY}: {why}"));
+        }
     }
     let mut fresh = fresh_summaries(file)?.into_iter();
     for (i, case) in file.cases.iter_mut().enumerate() {
@@ -62,6 +74,33 @@ pub fn validate(file: &mut ResultFile) -> Result<(), String> {
         check_case(i, case, fresh.by_ref().take(n).collect());
     }
     Ok(())
+}
+
+/// Escapes every string of a result file's JSON document, object keys
+/// too, with [`escape`]: the fingerprint's fields, a case's details, a
+/// field a later version adds. Whether any changed. JSON nests at most
+/// 128 deep (serde_json's limit), so the recursion is bounded.
+pub fn escape_strings(v: &mut Value) -> bool {
+    let unsafe_text = |s: &str| s.chars().any(crate::terminal::is_unsafe);
+    match v {
+        Value::String(s) if unsafe_text(s) => {
+            *s = escape(s);
+            true
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |c, i| escape_strings(i) | c),
+        Value::Object(map) if map.keys().any(|k| unsafe_text(k)) => {
+            *map = std::mem::take(map)
+                .into_iter()
+                .map(|(k, mut v)| {
+                    escape_strings(&mut v);
+                    (escape(&k), v)
+                })
+                .collect();
+            true
+        }
+        Value::Object(map) => map.values_mut().fold(false, |c, v| escape_strings(v) | c),
+        _ => false,
+    }
 }
 
 /// Every metric's summary recomputed from its samples (None where they
@@ -267,6 +306,42 @@ mod tests {
         assert_eq!(f.label, "\\u{1b}[2J");
         f.cases.push(f.cases[0].clone());
         assert!(validate(&mut f).unwrap_err().contains("repeats cases[0]"));
+    }
+
+    #[test]
+    fn every_string_and_key_of_a_document_is_escaped_wherever_it_is() {
+        let mut doc = serde_json::json!({
+            "fingerprint": {"dirs": [{"fs_type": "ext4\nfaster  FORGED"}], "cpu": {"model": "x"}},
+            "cases": [{"details": {"k\u{1b}[2J": ["\u{202e}evil", 1.5, null, {"x": "\u{85}"}]}}],
+        });
+        assert!(escape_strings(&mut doc));
+        assert_eq!(
+            doc["fingerprint"]["dirs"][0]["fs_type"],
+            "ext4\\u{a}faster  FORGED"
+        );
+        assert_eq!(doc["fingerprint"]["cpu"]["model"], "x");
+        let details = &doc["cases"][0]["details"]["k\\u{1b}[2J"];
+        assert_eq!(details[0], "\\u{202e}evil");
+        assert_eq!(
+            (details[1].as_f64(), details[3]["x"].as_str()),
+            (Some(1.5), Some("\\u{85}"))
+        );
+        // escaped once, the document holds nothing more to escape
+        assert!(!escape_strings(&mut doc));
+    }
+
+    #[test]
+    fn counts_whose_sum_would_wrap_refuse_the_file_naming_the_field() {
+        let mut f = one(vec![1.0, 2.0, 3.0], "ns");
+        let counts = |stats: u64| serde_json::json!({ KEY: OpCounts { stats, misses: 3, ..OpCounts::default() } });
+        f.cases[0].details = Some(counts(u64::MAX - 3));
+        validate(&mut f).unwrap();
+        f.cases[0].details = Some(counts(u64::MAX - 1));
+        assert_eq!(
+            validate(&mut f).unwrap_err(),
+            "cases[0].details.counts: stats + misses = 18446744073709551614 + 3 is more than a \
+             count holds (18446744073709551615)"
+        );
     }
 
     #[test]

@@ -206,12 +206,14 @@ pub(crate) fn decode_text(bytes: &[u8]) -> Option<String> {
     }
 }
 
-/// Parses and validates result-file text; `path` is only used in errors.
+/// Parses and validates result-file text, every string escaped
+/// ([`crate::results::validate::escape_strings`]); `path` is only used in
+/// errors.
 ///
 /// # Errors
 /// As [`load`].
 pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|cause| StoreError::Json {
             path: path.to_path_buf(),
             cause,
@@ -252,6 +254,15 @@ pub fn parse(path: &Path, text: &str) -> Result<ResultFile, StoreError> {
             },
             cause: e.into_inner(),
         })?;
+    // every string as the reports may show it, whatever field holds it;
+    // read again from the document only where one changed, so that errors
+    // above name their line
+    if crate::results::validate::escape_strings(&mut value) {
+        file = serde_json::from_value(value).map_err(|cause| StoreError::Json {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+    }
     crate::results::validate::validate(&mut file).map_err(|msg| StoreError::Invalid {
         path: path.to_path_buf(),
         msg,

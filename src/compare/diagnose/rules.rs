@@ -743,7 +743,7 @@ const FINGERPRINTED_LEVEL: f64 = 0.95;
 fn pooled(metrics: &[&MetricComparison], level: f64) -> Option<(f64, (f64, f64))> {
     let z95 = crate::stats::dist::normal_quantile(0.975);
     let z = crate::stats::dist::normal_quantile(1.0 - (1.0 - level) / 2.0);
-    let usable = |s: f64| s.is_finite() && s > 0.0;
+    let usable = crate::compare::comparable;
     let cases: Vec<(f64, Option<f64>)> = metrics
         .iter()
         .filter(|m| usable(m.speedup()))

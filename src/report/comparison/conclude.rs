@@ -6,7 +6,7 @@
 //! tie"); and advice a person can follow.
 
 use crate::compare::{Advice, Carrier, Comparison, FamilySummary, MOST_RUNS_ADVISED};
-use crate::report::words::{bound_text, cases_word, describe_speedup, factor_text};
+use crate::report::words::{bound_text, cases_word, describe_speedup, factor_text, percent_text};
 use std::collections::BTreeMap;
 
 /// Cases named per direction in a conclusion: the topics with the
@@ -236,7 +236,7 @@ pub(crate) fn advice(c: &Comparison) -> Vec<String> {
             if let Some(u) = unsettled {
                 let mut why = Vec::new();
                 if let Some(steal) = u.steal {
-                    why.push(format!("steal time up to {:.0} %", steal * 100.0));
+                    why.push(format!("steal time up to {}", percent_text(steal, false)));
                 }
                 if let Some(tasks) = u.tasks_per_cpu {
                     why.push(format!("{tasks:.1} other runnable task(s) per CPU"));

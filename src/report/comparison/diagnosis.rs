@@ -5,7 +5,7 @@
 //! for `--verbose` and the HTML's details.
 
 use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
-use crate::report::words::{describe_speedup, factor_text};
+use crate::report::words::{describe_speedup, factor_text, percent_text};
 
 /// What `pick` takes from the first of `f`'s clues it takes anything from.
 fn first_clue<T>(f: &Finding, pick: impl Fn(&Clue) -> Option<T>) -> Option<T> {
@@ -254,9 +254,9 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
             format!("{other} runs {o} seccomp filter(s) on each system call, {base} {b}")
         }
         Clue::Steal { base: b, other: o } => format!(
-            "steal time up to {:.0} % in {other}, {:.0} % in {base}",
-            o * 100.0,
-            b * 100.0
+            "steal time up to {} in {other}, {} in {base}",
+            percent_text(*o, false),
+            percent_text(*b, false)
         ),
     };
     let mark = match (s.holds, s.weight) {

@@ -137,7 +137,12 @@ fn lines_charts(envs: &[Environment], bench: &str, l: &Lines) -> Vec<Chart> {
                 let Some(&(_, base)) = pts.iter().find(|p| p.0 == at) else {
                     continue;
                 };
-                pts = pts.iter().map(|&(x, y)| (x, y / base)).collect();
+                // a point whose ratio no number holds (1 against 1e-310) is left out
+                pts = pts
+                    .iter()
+                    .map(|&(x, y)| (x, y / base))
+                    .filter(|p| crate::compare::comparable(p.1))
+                    .collect();
             }
             let tags: Vec<String> =
                 l.by.iter()

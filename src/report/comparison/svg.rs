@@ -97,7 +97,9 @@ impl Axis {
             hi = hi.ceil();
         } else {
             lo = lo.min(0.0);
-            hi *= 1.1;
+            // room above the largest value, but never beyond the largest
+            // number: 1.7e308 would make the axis, and its points, infinite
+            hi = (hi * 1.1).min(f64::MAX);
         }
         if !lo.is_finite() {
             lo = 0.0;
@@ -133,8 +135,10 @@ impl Axis {
                 .map(|e| 10f64.powi(e))
                 .collect()
         } else {
+            // a fifth of each end first: the span itself may be beyond
+            // the largest number
             (0..=5)
-                .map(|i| self.lo + (self.hi - self.lo) * i as f64 / 5.0)
+                .map(|i| self.lo + (self.hi / 5.0 - self.lo / 5.0) * i as f64)
                 .collect()
         }
     }
@@ -549,6 +553,17 @@ mod tests {
         assert!(svg.matches("class=\"grid\"").count() <= 2 * MAX_SPAN_LOG2 as usize + 1);
         let a = Axis::new(1.0, f64::INFINITY, true, 0.0, 100.0);
         assert!(a.ticks().len() <= MAX_DECADES as usize + 1);
+    }
+
+    #[test]
+    fn a_linear_axis_up_to_the_largest_number_places_it_finitely() {
+        let a = Axis::new(1.0, 1.7e308, false, 0.0, 100.0);
+        let x = a.px(1.7e308);
+        assert!((90.0..=100.0).contains(&x), "{x}");
+        assert!(a
+            .ticks()
+            .iter()
+            .all(|t| t.is_finite() && a.px(*t).is_finite()));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::compare::{
     Comparison, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
     SuspectTally,
 };
-use crate::report::words::{idle_text, pair_spread_text};
+use crate::report::words::{idle_text, pair_spread_text, percent_text};
 use crate::units::gib_text;
 use crate::validity::suspect_kind::{
     FlagKind, SuspectKind, FREQ_CHANGE_SUSPECT, STEAL_SUSPECT_SHARE,
@@ -390,10 +390,10 @@ fn kind_words(kind: SuspectKind) -> String {
 /// How a flag's measure reads (`31 %`, `1.2 per CPU`, `CV 18 %`).
 fn kind_measure(kind: SuspectKind, v: f64) -> String {
     match kind {
-        SuspectKind::Steal | SuspectKind::Frequency => format!("{:.0} %", v * 100.0),
+        SuspectKind::Steal | SuspectKind::Frequency => percent_text(v, false),
         SuspectKind::Load => format!("{v:.1} per CPU"),
-        SuspectKind::HighCv => format!("CV {:.0} %", v * 100.0),
-        SuspectKind::Trend | SuspectKind::Canary => format!("{:+.0} %", v * 100.0),
+        SuspectKind::HighCv => format!("CV {}", percent_text(v, false)),
+        SuspectKind::Trend | SuspectKind::Canary => percent_text(v, true),
     }
 }
 

@@ -1,6 +1,8 @@
 //! CSV: one row per case × metric × environment, every number unformatted
-//! (for spreadsheets and scripts); text cells that a spreadsheet would run
-//! as a formula are defused by [`super::super::render_csv`].
+//! (for spreadsheets and scripts), and empty where no number holds it (the
+//! degrees of freedom of a normal interval are infinite), as JSON writes
+//! null; text cells that a spreadsheet would run as a formula are defused
+//! by [`super::super::render_csv`].
 
 use super::{Export, Exporter};
 use crate::compare::Comparison;
@@ -48,7 +50,7 @@ pub fn csv_table(c: &Comparison) -> Table {
         "share_reps",
         "runs_needed",
     ]);
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let opt = |v: Option<f64>| v.map_or(String::new(), num);
     for m in &c.metrics {
         let shares = m.variance.shares.unwrap_or([None; 3]);
         t.rows.push(vec![
@@ -63,20 +65,20 @@ pub fn csv_table(c: &Comparison) -> Table {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            m.base_value.to_string(),
-            m.other_value.to_string(),
-            m.ratio.to_string(),
-            m.ratio_ci.0.to_string(),
-            m.ratio_ci.1.to_string(),
+            num(m.base_value),
+            num(m.other_value),
+            num(m.ratio),
+            num(m.ratio_ci.0),
+            num(m.ratio_ci.1),
             opt(m.ratio_ci_adjusted.map(|c| c.0)),
             opt(m.ratio_ci_adjusted.map(|c| c.1)),
             opt(m.confidence_adjusted),
-            m.variation_pct.to_string(),
-            m.p_value.to_string(),
-            m.p_adjusted.to_string(),
+            num(m.variation_pct),
+            num(m.p_value),
+            num(m.p_adjusted),
             m.verdict.word().to_string(),
             basis_text(&m.basis),
-            m.basis.df.to_string(),
+            num(m.basis.df),
             opt(shares[0]),
             opt(shares[1]),
             opt(shares[2]),
@@ -84,4 +86,26 @@ pub fn csv_table(c: &Comparison) -> Table {
         ]);
     }
     t
+}
+
+/// A number as Rust writes it in full, or an empty cell where it is
+/// infinite or NaN: a spreadsheet reads `inf` as text.
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_no_number_holds_are_empty_cells() {
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(f64::INFINITY), "");
+        assert_eq!(num(f64::NAN), "");
+    }
 }
