@@ -50,6 +50,13 @@ pub trait Family: Sync {
     /// Its benchmarks, in the order a run lists them.
     fn benches(&self) -> &'static [&'static dyn Bench];
 
+    /// Whether its cases count their operations ([`crate::results::counts`])
+    /// for `compare` to price: a run that has them adds the micro cases
+    /// that price them ([`crate::results::price`]).
+    fn counts_operations(&self) -> bool {
+        false
+    }
+
     /// `run` options only this family reads.
     fn options(&self) -> Vec<FamilyOption> {
         Vec::new()

@@ -9,6 +9,7 @@
 
 pub mod affinity;
 pub mod app;
+pub mod cmd;
 pub mod cpu;
 mod family;
 pub mod io;
@@ -31,8 +32,15 @@ use thiserror::Error;
 
 /// Every benchmark family, in the order a run lists them. A new family is
 /// its folder and one line here.
-pub const FAMILIES: &[&dyn Family] =
-    &[&cpu::Cpu, &mem::Mem, &io::Io, &os::Os, &net::Net, &app::App];
+pub const FAMILIES: &[&dyn Family] = &[
+    &cpu::Cpu,
+    &mem::Mem,
+    &io::Io,
+    &os::Os,
+    &net::Net,
+    &app::App,
+    &cmd::Cmd,
+];
 
 /// Every benchmark, family by family in [`FAMILIES`] order.
 pub static ALL: LazyLock<Vec<&'static dyn Bench>> = LazyLock::new(|| {
@@ -245,6 +253,11 @@ pub struct Context<'a> {
     /// are stopped: a little before its round's deadline
     /// ([`program::Program`]).
     pub deadline: std::time::Instant,
+    /// Whether this is the case's first round in this environment (what a
+    /// case does once per environment, it does then).
+    pub first_round: bool,
+    /// The families' options as the run was given them ([`Plan::options`]).
+    pub options: &'a crate::config::FamilyOptions,
     /// Memory a case may use, bytes: the smaller of MemAvailable and the
     /// cgroup limit at the start of the run; None when unknown.
     pub mem_available_bytes: Option<u64>,
@@ -374,6 +387,13 @@ pub trait Bench: Sync {
     /// ([`crate::bench::io::Target::fixture`]). 0 for most.
     fn kept_bytes(&self, _case: &CaseSpec) -> u64 {
         0
+    }
+
+    /// Whether its cases work in their `--dir` itself rather than in a
+    /// scratch directory of their own (a person's command): the run then
+    /// keeps no other case's fixtures there, which the case would see.
+    fn in_place(&self) -> bool {
+        false
     }
 
     /// Whether warm-up repetitions help. A bench whose repetition warms up
@@ -564,6 +584,8 @@ pub(crate) struct TestEnv {
     pub stop: AtomicBool,
     /// `dir1`: a temporary directory removed with the environment.
     pub dirs: Vec<NamedDir>,
+    /// The families' options the benches see (none unless a test sets them).
+    pub options: crate::config::FamilyOptions,
     _tmp: tempfile::TempDir,
 }
 
@@ -590,6 +612,7 @@ impl TestEnv {
                 name: "dir1".into(),
                 path: tmp.path().to_path_buf(),
             }],
+            options: crate::config::FamilyOptions::default(),
             _tmp: tmp,
         }
     }
@@ -610,6 +633,8 @@ impl TestEnv {
             seed: 1,
             interrupted: &self.stop,
             deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
+            first_round: true,
+            options: &self.options,
             mem_available_bytes: Some(TEST_MEMORY_BYTES),
             dirs: &self.dirs,
             cpus: 2,
@@ -775,7 +800,7 @@ mod tests {
         assert_eq!(written, sorted);
         for id in ids {
             let (fam, name) = id.split_once('.').unwrap();
-            assert!(["cpu", "mem", "io", "os", "net", "app"].contains(&fam));
+            assert!(["cpu", "mem", "io", "os", "net", "app", "cmd"].contains(&fam));
             assert!(
                 name.bytes()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_'),
@@ -786,12 +811,17 @@ mod tests {
 
     #[test]
     fn every_case_runs_once_under_the_fake_clock() {
-        let env = TestEnv::fake();
+        // a person's command is planned only where one is given
+        let command = serde_json::json!([{"name": "t", "text": "true", "argv": ["true"]}]);
+        let mut env = TestEnv::fake();
+        env.options.0.insert(cmd::OPTION.into(), command.clone());
         let (clock, ctx) = (&env.clock, env.ctx());
+        let mut quick = plan(Suite::Quick);
+        quick.options.0.insert(cmd::OPTION.into(), command);
         for bench in ALL.iter() {
             // app.cc is left out of quick (a compiler's processes cost
             // seconds under gVisor): its standard case runs instead
-            let mut cases = bench.cases(&plan(Suite::Quick));
+            let mut cases = bench.cases(&quick);
             if bench.id() == crate::results::ids::APP_CC {
                 assert!(cases.is_empty());
                 cases = bench.cases(&plan(Suite::Standard));

@@ -53,6 +53,13 @@ pub(crate) struct Program {
 pub(crate) struct Ended {
     /// Its exit status.
     pub status: ExitStatus,
+    /// From just before it was started to the moment its exit was seen,
+    /// as hyperfine times a command: its start is in, its tree's stop and
+    /// the reading of its last output are not.
+    pub elapsed: Duration,
+    /// Its user and system CPU time, with that of the descendants it
+    /// waited for (the kernel's rusage of its wait).
+    pub cpu: Duration,
     /// The start of its stdout, up to the cap asked for.
     pub stdout: Vec<u8>,
     /// The start of its stderr, up to the cap asked for.
@@ -124,18 +131,19 @@ impl Program {
         };
         crate::cleanup::adopt_orphans();
         let before = crate::cleanup::children(std::process::id());
+        self.cmd.stdout(stdout).stderr(Stdio::piped());
+        let started = Instant::now();
         let mut child = self
             .cmd
-            .stdout(stdout)
-            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| BenchError::Failed(format!("cannot start {name}: {e}")))?;
         let mut out = Outputs::of(&mut child, self.stdout_cap, self.stderr_cap);
         let ended = watch(child.id(), &mut out, self.deadline);
-        let status = stop_tree(child.id() as i32, &before);
+        let elapsed = started.elapsed();
+        let (status, cpu) = stop_tree(child.id() as i32, &before);
         out.drain(Instant::now() + DRAIN);
         match ended {
-            Watch::Ended => Ok(out.into_ended(status)),
+            Watch::Ended => Ok(out.into_ended(status, elapsed, cpu)),
             Watch::Interrupted => Err(BenchError::Interrupted),
             Watch::Late(limit) => Err(BenchError::Failed(format!(
                 "{name} did not end within {} s and was stopped with what it started{}",
@@ -219,9 +227,17 @@ enum Watch {
 }
 
 /// Reads the output of child `pid` until it ends, its deadline passes or
-/// the run is interrupted.
+/// the run is interrupted. Its end wakes the wait at once where the kernel
+/// gives a descriptor of the process (a pidfd, Linux 5.3); elsewhere it is
+/// looked for every millisecond.
 fn watch(pid: u32, out: &mut Outputs, deadline: Instant) -> Watch {
     let started = Instant::now();
+    out.pidfd = pidfd(pid);
+    let tick = if out.pidfd.is_some() {
+        TICK
+    } else {
+        Duration::from_millis(1)
+    };
     loop {
         if exited(pid) {
             return Watch::Ended;
@@ -233,8 +249,20 @@ fn watch(pid: u32, out: &mut Outputs, deadline: Instant) -> Watch {
         if now >= deadline {
             return Watch::Late(deadline.saturating_duration_since(started));
         }
-        out.read_for((deadline - now).min(TICK));
+        out.read_for((deadline - now).min(tick));
     }
+}
+
+/// A descriptor of process `pid` that poll finds readable once it has
+/// ended (`pidfd_open`, by its raw system call: the portable build links
+/// an older glibc); None where the kernel has none.
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a PID and flags and returns a new
+    // descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a non-negative result is a descriptor this process now owns.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Whether child `pid` has exited, leaving it unreaped (WNOWAIT).
@@ -249,22 +277,25 @@ fn exited(pid: u32) -> bool {
 }
 
 /// Stops `leader`'s tree: every descendant it has now and its process
-/// group; then the leader is reaped (its wait status returned), and so are
+/// group; then the leader is reaped (its wait status and CPU time
+/// returned), and so are
 /// the orphans it left that
 /// this process adopted ([`crate::cleanup::adopt_orphans`]): children that
 /// were not among `before` and are in the leader's group or in a session
 /// of their own (envbench starts nothing in a new session: a prefix's
 /// processes are its guard's).
-fn stop_tree(leader: i32, before: &[u32]) -> ExitStatus {
+fn stop_tree(leader: i32, before: &[u32]) -> (ExitStatus, Duration) {
     let proc_root = std::path::Path::new("/proc");
     let mut doomed = crate::cleanup::descendants(leader, proc_root);
     doomed.push(-leader);
     kill_all(&doomed);
     let mut status = 0;
-    // SAFETY: waitpid writes only `status`; the leader is this process's
-    // child, whose Child handle is not waited again.
-    unsafe { libc::waitpid(leader, &mut status, 0) };
-    let leader_status = ExitStatus::from_raw(status);
+    // SAFETY: an all-zero rusage is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes only `status` and `usage`; the leader is this
+    // process's child, whose Child handle is not waited again.
+    unsafe { libc::wait4(leader, &mut status, 0, &mut usage) };
+    let leader_status = (ExitStatus::from_raw(status), cpu_of(&usage));
     let me = std::process::id();
     let my_session = session_of(me);
     for _ in 0..10 {
@@ -289,6 +320,14 @@ fn stop_tree(leader: i32, before: &[u32]) -> ExitStatus {
         }
     }
     leader_status
+}
+
+/// The user and system time of `usage`.
+fn cpu_of(usage: &libc::rusage) -> Duration {
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// SIGKILL to each of `pids` (a negative one: a process group).
@@ -318,6 +357,8 @@ fn stat_number(pid: u32, field: usize) -> Option<i32> {
 /// piped) and what is kept of them.
 struct Outputs {
     pipes: [Option<std::fs::File>; 2],
+    /// The program's pidfd, polled beside its pipes ([`watch`]).
+    pidfd: Option<std::os::fd::OwnedFd>,
     kept: [Vec<u8>; 2],
     caps: [usize; 2],
     tail: VecDeque<u8>,
@@ -339,6 +380,7 @@ impl Outputs {
                 pipe(child.stdout.take().map(Into::into)),
                 pipe(child.stderr.take().map(Into::into)),
             ],
+            pidfd: None,
             kept: [Vec::new(), Vec::new()],
             caps: [stdout_cap, stderr_cap],
             tail: VecDeque::with_capacity(TAIL_BYTES),
@@ -355,8 +397,10 @@ impl Outputs {
             .pipes
             .iter()
             .flatten()
-            .map(|f| libc::pollfd {
-                fd: f.as_raw_fd(),
+            .map(|f| f.as_raw_fd())
+            .chain(self.pidfd.as_ref().map(|p| p.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
             })
@@ -396,6 +440,8 @@ impl Outputs {
     /// Reads what is left until both pipes end or `until` passes (a
     /// process that escaped every stop may hold one open).
     fn drain(&mut self, until: Instant) {
+        // the program has ended: its pidfd would wake every poll
+        self.pidfd = None;
         while self.open() {
             let now = Instant::now();
             if now >= until {
@@ -410,10 +456,12 @@ impl Outputs {
         with_colon(last_lines(&self.tail))
     }
 
-    fn into_ended(self, status: ExitStatus) -> Ended {
+    fn into_ended(self, status: ExitStatus, elapsed: Duration, cpu: Duration) -> Ended {
         let [stdout, stderr] = self.kept;
         Ended {
             status,
+            elapsed,
+            cpu,
             stdout,
             stderr,
             tail: self.tail,
@@ -555,6 +603,21 @@ mod tests {
             why,
             format!("sh (building) failed (exit status: 3): line7 / line8 / line9 / {cut}")
         );
+    }
+
+    #[test]
+    fn its_time_runs_from_its_start_to_its_end_and_its_cpu_is_counted() {
+        let ended = Program::new(
+            sh("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.2"),
+            "",
+            soon(20_000),
+        )
+        .output()
+        .unwrap();
+        assert!(ended.elapsed >= Duration::from_millis(200), "{ended:?}");
+        assert!(ended.elapsed < Duration::from_secs(10), "{ended:?}");
+        assert!(ended.cpu > Duration::ZERO, "{ended:?}");
+        assert!(ended.cpu < ended.elapsed, "{ended:?}");
     }
 
     #[test]

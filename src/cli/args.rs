@@ -6,8 +6,9 @@
 //! is parsed in [`super::values`].
 
 use super::values::{
-    parse_dir, parse_in, parse_in_binary, parse_key_value, parse_percent, parse_positive_secs,
-    parse_reps, parse_threads, parse_wait_secs, parse_warmup, DirArg, InArg,
+    parse_cmd, parse_dir, parse_in, parse_in_binary, parse_key_value, parse_percent,
+    parse_positive_secs, parse_reps, parse_threads, parse_wait_secs, parse_warmup, CmdArg, DirArg,
+    InArg,
 };
 use crate::config::Suite;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -337,6 +338,43 @@ pub struct RunArgs {
     /// subdirectory and removes it. [default: the current directory, as dir1]
     #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
     pub dirs: Vec<DirArg>,
+    /// Time a command of yours, as hyperfine would, and count what it does
+    /// (repeatable): `--cmd status='git status'`. It runs in each --dir
+    /// (its working directory, where it may write: envbench does not stop
+    /// it), in every --in environment, interleaved, warmed up and repeated
+    /// like any case; its key is cmd.run[command=HASH,dir=DIR,name=NAME].
+    /// Its words are split as a shell splits them, but no shell runs it
+    /// unless --cmd-shell asks for one; its output is discarded and a
+    /// non-zero exit fails the case, with the last lines of its stderr.
+    /// Once per environment it runs again under a system-call counter
+    /// (ptrace), and `compare` says which of its operations make it slower,
+    /// priced by the micro cases the run adds on the same --dir. Without
+    /// --only, a run with --cmd runs only the commands and those cases. A
+    /// plain COMMAND is named cmd1, cmd2 ... by position.
+    #[arg(long = "cmd", value_name = "[NAME=]COMMAND", value_parser = parse_cmd)]
+    pub cmds: Vec<CmdArg>,
+    /// Run each --cmd (and its prepare, setup and cleanup commands)
+    /// through this shell, as `SHELL -c COMMAND`, where pipes, redirections
+    /// and $VARIABLES work (hyperfine's default; envbench's is no shell, as
+    /// hyperfine -N).
+    #[arg(long = "cmd-shell", value_name = "SHELL")]
+    pub cmd_shell: Option<String>,
+    /// A command run before each repetition of every --cmd, untimed
+    /// (hyperfine --prepare): `--cmd-prepare 'sync'`.
+    #[arg(long = "cmd-prepare", value_name = "COMMAND")]
+    pub cmd_prepare: Option<String>,
+    /// A command run once before each case round of every --cmd, untimed
+    /// (hyperfine --setup).
+    #[arg(long = "cmd-setup", value_name = "COMMAND")]
+    pub cmd_setup: Option<String>,
+    /// A command run once after each case round of every --cmd (hyperfine
+    /// --cleanup).
+    #[arg(long = "cmd-cleanup", value_name = "COMMAND")]
+    pub cmd_cleanup: Option<String>,
+    /// Take a --cmd's non-zero exit as a result, not a failure (hyperfine
+    /// -i); its exits are noted in the result file.
+    #[arg(long = "cmd-ignore-failure")]
+    pub cmd_ignore_failure: bool,
     /// Name of this environment, e.g. native, wsl2, vm. [default: the
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]

@@ -6,12 +6,14 @@
 
 use super::args::{RunArgs, Switch};
 use super::check;
-use super::values::DirArg;
+use super::values::{split_words, DirArg};
+use crate::bench::cmd::CommandSpec as CmdSpec;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
 use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
 use crate::engine;
 use crate::engine::launch::{Launcher, Place};
 use crate::error::UsageError;
+use crate::results::ids;
 
 /// The settings of `run` for `a`.
 ///
@@ -19,16 +21,27 @@ use crate::error::UsageError;
 /// [`UsageError`] for a bad pattern, label, directory or history
 /// database.
 pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
-    let selectors = check::patterns(&a.only)?;
+    let mut selectors = check::patterns(&a.only)?;
+    let commands = commands(&a)?;
     if let Some(l) = &a.label {
         check::label(l)?;
     }
     let dirs = check::target_dirs(&a.dirs)?;
     let db = check::db(a.db.db.as_ref())?;
     let environments = environments(&a)?;
+    let mut config = config(&a, dirs)?;
+    if !commands.is_empty() {
+        // the commands run whatever --only says; alone without it
+        selectors.extend(check::patterns(&[ids::CMD.to_string()])?);
+        config.only.push(ids::CMD.to_string());
+        config.options.0.insert(
+            crate::bench::cmd::OPTION.to_string(),
+            serde_json::to_value(&commands).unwrap_or_default(),
+        );
+    }
     Ok(RunSettings {
         environments,
-        config: config(&a, dirs)?,
+        config,
         selectors,
         budget: a.budget,
         db,
@@ -38,6 +51,70 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
         force: a.force,
         all_metrics: a.all_metrics.all_metrics,
     })
+}
+
+/// `--cmd`'s commands, named (cmd1, cmd2 ... where no name is given),
+/// split into words or set behind `--cmd-shell`, with the prepare, setup
+/// and cleanup commands of `--cmd-*`.
+///
+/// # Errors
+/// [`UsageError`] for a name given twice, or words a shell would be needed
+/// for (and no `--cmd-shell`).
+fn commands(a: &RunArgs) -> Result<Vec<CmdSpec>, UsageError> {
+    let words = |text: &str, flag: &str| -> Result<Vec<String>, UsageError> {
+        let argv = match &a.cmd_shell {
+            Some(shell) => vec![shell.clone(), "-c".into(), text.to_string()],
+            None => split_words(text).map_err(|e| {
+                UsageError(format!(
+                    "{flag} {} (for a pipe, a redirection or a variable, add --cmd-shell sh)",
+                    e.replace("no shell runs the prefix", "no shell runs the command")
+                ))
+            })?,
+        };
+        if argv.is_empty() {
+            return Err(UsageError(format!("{flag} '{text}' gives no command")));
+        }
+        Ok(argv)
+    };
+    let extra =
+        |given: &Option<String>, flag: &str| given.as_deref().map(|t| words(t, flag)).transpose();
+    let (prepare, setup, cleanup) = (
+        extra(&a.cmd_prepare, "--cmd-prepare")?,
+        extra(&a.cmd_setup, "--cmd-setup")?,
+        extra(&a.cmd_cleanup, "--cmd-cleanup")?,
+    );
+    if a.cmds.is_empty() {
+        for (flag, given) in [
+            ("--cmd-shell", a.cmd_shell.is_some()),
+            ("--cmd-prepare", prepare.is_some()),
+            ("--cmd-setup", setup.is_some()),
+            ("--cmd-cleanup", cleanup.is_some()),
+            ("--cmd-ignore-failure", a.cmd_ignore_failure),
+        ] {
+            if given {
+                return Err(UsageError(format!("{flag} goes with --cmd NAME='COMMAND'")));
+            }
+        }
+    }
+    let mut out: Vec<CmdSpec> = Vec::new();
+    for (i, c) in a.cmds.iter().enumerate() {
+        let name = c.name.clone().unwrap_or_else(|| format!("cmd{}", i + 1));
+        if out.iter().any(|o| o.name == name) {
+            return Err(UsageError(format!(
+                "--cmd {name}=...: the name is given twice; each command needs its own"
+            )));
+        }
+        out.push(CmdSpec {
+            argv: words(&c.text, "--cmd")?,
+            name,
+            text: c.text.clone(),
+            prepare: prepare.clone(),
+            setup: setup.clone(),
+            cleanup: cleanup.clone(),
+            ignore_failure: a.cmd_ignore_failure,
+        });
+    }
+    Ok(out)
 }
 
 /// `--in`'s environments with their `--in-binary` paths, checked: none,

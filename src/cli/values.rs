@@ -125,6 +125,35 @@ pub struct DirArg {
     pub path: PathBuf,
 }
 
+/// A `--cmd` value: `NAME=COMMAND`, or a plain `COMMAND` (named cmd1,
+/// cmd2 ... by position).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmdArg {
+    /// The name given, if any.
+    pub name: Option<String>,
+    /// The command's text.
+    pub text: String,
+}
+
+/// `NAME=COMMAND` where the text before the first `=` is a name (letters,
+/// digits, `_`, `-`: `make CC=gcc` stays a command); the command must hold
+/// a word.
+pub(super) fn parse_cmd(s: &str) -> Result<CmdArg, String> {
+    let (name, text) = match s.split_once('=') {
+        Some((name, text)) if valid_name(name) => (Some(name.to_string()), text),
+        _ => (None, s),
+    };
+    if text.trim().is_empty() {
+        return Err(format!(
+            "'{s}' gives no command: --cmd NAME='PROGRAM ARGS...' (the name is {NAME_RULE})"
+        ));
+    }
+    Ok(CmdArg {
+        name,
+        text: text.to_string(),
+    })
+}
+
 /// `NAME=PATH` when the text before the first `=` holds no `/` (a path
 /// such as `/tmp/a=b` stays a path); the name must be `[A-Za-z0-9_-]+`.
 pub(super) fn parse_dir(s: &str) -> Result<DirArg, String> {

@@ -169,7 +169,13 @@ pub(crate) fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
 
 /// `run --plan`: the cases, their budgets and what each `--dir` must hold.
 fn plan_text(s: &RunSettings, p: &prepare::Prepared) -> String {
-    let note = sides::plan_note(&p.sides, p.budget_note.as_deref());
+    let budget: Vec<&str> = [&p.budget_note, &p.priced_note]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let budget = (!budget.is_empty()).then(|| budget.join("\n"));
+    let note = sides::plan_note(&p.sides, budget.as_deref());
     report::run::plan::render(
         &p.sides[0].config,
         &p.cases,

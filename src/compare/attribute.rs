@@ -88,6 +88,12 @@ pub struct Attribution {
     /// What the rest was scaled by in the other environment: cpu.int's
     /// time ratio, or 1 without it.
     pub rest_scale: f64,
+    /// The case and metric that priced the computation, where one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rest_priced_by: Option<String>,
+    /// A person's command's words, where the case is one (`git status`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// Why there is no prediction, where there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
@@ -306,7 +312,8 @@ fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Marke
             None => missing.push(counted),
         }
     }
-    let rest_scale = market.price(Op::Compute).map_or(1.0, |c| c.other / c.base);
+    let compute = market.price(Op::Compute);
+    let rest_scale = compute.as_ref().map_or(1.0, |c| c.other / c.base);
     let priced_base: f64 = parts.iter().map(|p| p.base_ms).sum();
     let rest_base_ms = (m.base_value - priced_base).max(0.0);
     let prediction = if missing.is_empty() {
@@ -334,6 +341,8 @@ fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Marke
         parts,
         rest_base_ms,
         rest_scale,
+        rest_priced_by: compute.map(|c| c.by()),
+        command: case.command_text().map(str::to_string),
         missing: prediction.err(),
     }
 }

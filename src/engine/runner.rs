@@ -499,6 +499,9 @@ mod tests {
         }
     }
 
+    static NO_OPTIONS: crate::config::FamilyOptions =
+        crate::config::FamilyOptions(std::collections::BTreeMap::new());
+
     fn test_ctx<'a>(clock: &'a Clock, p: &'a RepPolicy, stop: &'a AtomicBool) -> Context<'a> {
         Context {
             clock,
@@ -506,6 +509,8 @@ mod tests {
             seed: 1,
             interrupted: stop,
             deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
+            first_round: true,
+            options: &NO_OPTIONS,
             mem_available_bytes: None,
             dirs: &[],
             cpus: 2,

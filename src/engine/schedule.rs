@@ -264,9 +264,18 @@ impl Kept {
     /// kept, so that a killed run leaves nothing; every round then makes
     /// its own, as the case's own failures would say.
     fn make(s: &Schedule) -> Kept {
+        // nothing is kept where a case works in the --dir itself (a
+        // command: `grep -r` would read the fixtures)
+        let in_place: Vec<&str> = s
+            .cases
+            .iter()
+            .filter(|(b, _)| b.in_place())
+            .filter_map(|(_, c)| c.params.get(crate::results::params::key::DIR))
+            .filter_map(serde_json::Value::as_str)
+            .collect();
         let keeping: Vec<_> = super::select::dir_needs(s.cases, &s.config.dirs)
             .into_iter()
-            .filter(|need| need.kept_bytes > 0)
+            .filter(|need| need.kept_bytes > 0 && !in_place.contains(&need.name.as_str()))
             .collect();
         let mut dirs = Vec::new();
         for (e, side) in s.sides.iter().enumerate() {
@@ -653,7 +662,10 @@ impl Loop<'_> {
         // natively), which the worker's own `elapsed` leaves out
         let began = self.clock.now();
         let run = if self.s.config.workers || !side.launcher.is_host() {
-            let job = self.job(&case.key(), policy.clone(), e);
+            let job = super::worker::Job {
+                first_round: done == 0,
+                ..self.job(&case.key(), policy.clone(), e)
+            };
             let name = if self.s.sides.len() > 1 {
                 side.name
             } else {
@@ -679,6 +691,8 @@ impl Loop<'_> {
                 seed: self.s.config.seed,
                 interrupted: self.interrupted,
                 deadline: super::talk::program_deadline(policy.budget_secs),
+                first_round: done == 0,
+                options: &self.s.config.options,
                 mem_available_bytes: self.mem_available_bytes[e],
                 dirs: &self.s.config.dirs,
                 cpus: self.cpus,
@@ -764,6 +778,7 @@ impl Loop<'_> {
             wait_go: false,
             cpuid: self.cpuids[e].clone(),
             kept: self.kept[e].clone(),
+            first_round: false,
         }
     }
 

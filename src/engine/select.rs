@@ -234,6 +234,68 @@ pub(crate) fn cases(
         .collect())
 }
 
+/// The selected `cases` with, where some count their operations (an app
+/// case, a command), the micro cases that price those operations
+/// ([`Bench::prices`]) on the same `--dir` from `plan`, where they are not
+/// selected already; and the line that says which were added.
+pub(crate) fn with_prices(
+    mut cases: Vec<(&'static dyn Bench, CaseSpec)>,
+    plan: &crate::bench::Plan,
+) -> (Vec<(&'static dyn Bench, CaseSpec)>, Option<String>) {
+    let mut dirs: Vec<Option<String>> = cases
+        .iter()
+        .filter(|(b, _)| counts_operations(*b))
+        .map(|(_, c)| c.params.get(key::DIR).map(param_text))
+        .collect();
+    if dirs.is_empty() {
+        return (cases, None);
+    }
+    dirs.sort();
+    dirs.dedup();
+    let mut added = Vec::new();
+    for bench in ALL.iter().copied().filter(|b| !b.prices().is_empty()) {
+        let planned = bench.cases(plan);
+        for price in bench.prices() {
+            let wanted: Vec<Option<&str>> = if price.on_dir {
+                dirs.iter().map(Option::as_deref).collect()
+            } else {
+                vec![None]
+            };
+            for dir in wanted {
+                let prices = |c: &CaseSpec| prices_on(price, c, dir);
+                let have = cases.iter().any(|(b, c)| b.id() == bench.id() && prices(c));
+                if let Some(c) = planned.iter().find(|c| prices(c)).filter(|_| !have) {
+                    added.push(c.key());
+                    cases.push((bench, c.clone()));
+                }
+            }
+        }
+    }
+    let note = (!added.is_empty()).then(|| {
+        format!(
+            "added to price the operations its app and command cases count: {}",
+            added.join(", ")
+        )
+    });
+    (cases, note)
+}
+
+/// Whether the bench's cases count their operations (its family is app or
+/// cmd: [`crate::bench::Family::counts_operations`]).
+fn counts_operations(bench: &dyn Bench) -> bool {
+    crate::bench::FAMILIES
+        .iter()
+        .any(|f| f.counts_operations() && f.name() == bench.family())
+}
+
+/// Whether `case` can give `price` for a workload on `dir` (any directory
+/// for a price not tied to one).
+fn prices_on(price: &crate::results::price::Price, case: &CaseSpec, dir: Option<&str>) -> bool {
+    let has = |k: &str, v: &str| case.params.get(k).is_some_and(|x| param_text(x) == v);
+    price.params.iter().all(|(k, v)| has(k, v))
+        && (!price.on_dir || dir.is_none_or(|d| has(key::DIR, d)))
+}
+
 /// What one `--dir` must hold for a run: the most its cases hold at once
 /// (they run one at a time and remove their files, but for the fixtures
 /// some keep until the run ends: [`Bench::kept_bytes`]), beside its free

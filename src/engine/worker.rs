@@ -94,6 +94,11 @@ pub struct Job {
     /// ([`crate::bench::Context::kept`]); empty: none are kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<NamedDir>,
+    /// Whether this is the case's first round in this environment: a
+    /// case that does something once per environment (a command's count)
+    /// does it then ([`crate::bench::Context::first_round`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_round: bool,
 }
 
 /// What the run writes a worker that waits ([`Job::wait_go`]) when it may
@@ -325,6 +330,8 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         seed: job.seed,
         interrupted,
         deadline: super::talk::program_deadline(job.policy.budget_secs),
+        first_round: job.first_round,
+        options: &job.options,
         mem_available_bytes: job.mem_available_bytes,
         dirs: &job.dirs,
         cpus: job.cpus,
@@ -392,6 +399,7 @@ mod tests {
             wait_go: false,
             cpuid,
             kept: Vec::new(),
+            first_round: false,
         }
     }
 

@@ -74,6 +74,11 @@ pub struct OpCounts {
     /// none.
     #[serde(default)]
     pub spawns: u64,
+    /// Files renamed (a person's command, counted: an editor's or a
+    /// build's write-then-rename). Absent in results written before
+    /// commands were counted: none.
+    #[serde(default)]
+    pub renames: u64,
 }
 
 /// One priced quantity of a workload's counts ([`OpCounts::priced`]).
@@ -109,12 +114,13 @@ impl std::ops::AddAssign for OpCounts {
         self.syncs = self.syncs.saturating_add(o.syncs);
         self.calls = self.calls.saturating_add(o.calls);
         self.spawns = self.spawns.saturating_add(o.spawns);
+        self.renames = self.renames.saturating_add(o.renames);
     }
 }
 
 impl OpCounts {
     /// Every count, named as the result file names it, for reports.
-    pub fn named(&self) -> [(&'static str, u64); 18] {
+    pub fn named(&self) -> [(&'static str, u64); 19] {
         [
             ("stats", self.stats),
             ("misses", self.misses),
@@ -134,6 +140,7 @@ impl OpCounts {
             ("syncs", self.syncs),
             ("calls", self.calls),
             ("spawns", self.spawns),
+            ("renames", self.renames),
         ]
     }
 
@@ -143,8 +150,9 @@ impl OpCounts {
     /// [`SMALL_FILE_BYTES`]: only the bytes beyond are priced as bytes. A
     /// database's file opens are creates (each journal is new), its page
     /// reads and writes, locks, sizes and closes each a system call, their
-    /// bytes apart.
-    pub fn priced(&self) -> [Counted; 12] {
+    /// bytes apart. A rename changes a directory's entries as an unlink
+    /// does, and takes its price.
+    pub fn priced(&self) -> [Counted; 13] {
         let extra_read = self
             .read_bytes
             .saturating_sub(self.reads.saturating_mul(SMALL_FILE_BYTES));
@@ -163,6 +171,7 @@ impl OpCounts {
             c("reads", Op::SmallRead, self.reads),
             c("creates", Op::SmallCreate, self.creates),
             c("unlinks", Op::Unlink, self.unlinks),
+            c("renames", Op::Unlink, self.renames),
             c("bytes read", Op::ByteRead, extra_read),
             c("bytes written", Op::ByteWritten, extra_write),
             c("opens", Op::SmallCreate, self.opens),

@@ -17,6 +17,8 @@ pub const IO: &str = "io";
 pub const NET: &str = "net";
 /// The application family: work people feel, in-process.
 pub const APP: &str = "app";
+/// The command family: a person's own commands (`run --cmd`).
+pub const CMD: &str = "cmd";
 
 /// Dhrystone-style integer loops.
 pub const CPU_INT: &str = "cpu.int";
@@ -74,10 +76,12 @@ pub const APP_BUILD: &str = "app.build";
 pub const APP_DB: &str = "app.db";
 /// The environment's own C compiler building a small project.
 pub const APP_CC: &str = "app.cc";
+/// A person's own command, timed and counted.
+pub const CMD_RUN: &str = "cmd.run";
 
 /// Every bench id above, for the test that holds each to one bench.
 #[cfg(test)]
-pub const ALL: [&str; 28] = [
+pub const ALL: [&str; 29] = [
     CPU_INT,
     CPU_FLOAT,
     CPU_PRIMES,
@@ -106,6 +110,7 @@ pub const ALL: [&str; 28] = [
     APP_BUILD,
     APP_DB,
     APP_CC,
+    CMD_RUN,
 ];
 
 /// The family of a bench id: `os` of `os.syscall`.

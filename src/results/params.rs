@@ -38,6 +38,8 @@ pub mod detail {
     pub const FILESYSTEM: &str = "filesystem";
     /// The file system's type, inside [`FILESYSTEM`].
     pub const FS_TYPE: &str = "fs_type";
+    /// A person's command's words, as given (`cmd.run`).
+    pub const COMMAND: &str = "command";
 
     /// The details that say how a case was measured: when they differ
     /// between environments (a fallback helper, fewer processes allowed by
@@ -143,6 +145,11 @@ impl CaseResult {
     /// `compare --dirs` environment's cases have none).
     pub(crate) fn dir_param(&self) -> Option<&str> {
         self.param_text(key::DIR)
+    }
+
+    /// A person's command's words, for a case that ran one.
+    pub(crate) fn command_text(&self) -> Option<&str> {
+        self.details.as_ref()?.get(detail::COMMAND)?.as_str()
     }
 
     /// Whether the case placed its two processes on different CPUs.

@@ -54,6 +54,10 @@ impl Family for App {
         NAME
     }
 
+    fn counts_operations(&self) -> bool {
+        true
+    }
+
     fn benches(&self) -> &'static [&'static dyn super::Bench] {
         &[
             &status::Status,

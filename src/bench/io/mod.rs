@@ -342,7 +342,7 @@ impl Target {
 }
 
 /// Filesystem facts of `dir` from the same probe as the fingerprint.
-fn describe(dir: &NamedDir) -> DirInfo {
+pub(crate) fn describe(dir: &NamedDir) -> DirInfo {
     let mut notes = Vec::new();
     let mut infos = crate::probe::storage::probe_dirs(
         &crate::probe::Roots::live(),

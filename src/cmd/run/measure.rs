@@ -33,6 +33,9 @@ pub(super) fn measure(
         config.suite.name(),
         sides::headline(&p.sides)
     ));
+    if let Some(n) = &p.priced_note {
+        watch.reporter.message(n);
+    }
     for a in &files[0].anomalies {
         watch.reporter.message(&format!("warning: {}", a.message));
     }
@@ -83,6 +86,7 @@ pub(super) fn start(s: &RunSettings, p: &Prepared) -> anyhow::Result<Vec<ResultF
         file.notes.clone_from(&notes);
         file.notes.extend(p.notes.iter().cloned());
         file.notes.extend(p.budget_note.clone());
+        file.notes.extend(p.priced_note.clone());
         let output = &side.config.output;
         let saved = if s.force {
             store::save(output, &file)

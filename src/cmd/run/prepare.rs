@@ -19,6 +19,9 @@ pub(super) struct Prepared {
     pub(super) notes: Vec<String>,
     /// Why the case budget differs from the suite's, if it does.
     pub(super) budget_note: Option<String>,
+    /// Which micro cases were added to price the operations of the app
+    /// and command cases ([`engine::select::with_prices`]).
+    pub(super) priced_note: Option<String>,
     /// Seconds the whole battery may take; None keeps every budget.
     pub(super) deadline: Option<f64>,
     /// Seconds the whole battery should end within, rounds given up if
@@ -65,6 +68,7 @@ pub(super) fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::
         .flat_map(|b| b.cases(&plan).into_iter().map(move |c| (b, c)))
         .collect();
     let cases = engine::select::cases(&s.selectors, planned).map_err(UsageError)?;
+    let (cases, priced_note) = engine::select::with_prices(cases, &plan);
     let budget_note = schedule::fit_budget(&mut config.reps, config.suite, cases.len(), s.budget);
     let started = wall_now_secs();
     let named = sides::name(&s.environments, fingerprints, config, started);
@@ -104,6 +108,7 @@ pub(super) fn prepare(s: &mut RunSettings, interrupted: &AtomicBool) -> anyhow::
     });
     Ok(Prepared {
         notes: bench::notes(bench::FAMILIES, &plan),
+        priced_note,
         started,
         sides: prepared,
         interleave_id: named.interleave_id,

@@ -28,16 +28,21 @@ pub(crate) fn lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<St
         .collect()
 }
 
-/// The sentence for `a`; `named`: the environment is said first.
+/// The sentence for `a`; `named`: the environment is said first. A
+/// command is named by its words, an app case by its bench's topic.
 pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bool) -> String {
     let who = if named {
         format!("{} ", a.environment)
     } else {
         String::new()
     };
-    let topic = topics
-        .get(&a.bench)
-        .map_or(a.bench.as_str(), String::as_str);
+    let topic = match &a.command {
+        Some(words) => format!("`{words}`"),
+        None => topics
+            .get(&a.bench)
+            .map_or(a.bench.as_str(), String::as_str)
+            .to_string(),
+    };
     let place = a
         .dir
         .as_ref()
@@ -45,9 +50,9 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
         .unwrap_or_default();
     // a time ratio: other / base, so its speed-up is the inverse
     let measured = describe_speedup(1.0 / a.measured);
-    let why = match (a.predicted, a.unexplained, a.main_part()) {
-        (Some(p), Some(u), Some(part)) => {
-            let source = part.priced_by.split('[').next().unwrap_or(&part.priced_by);
+    let interval = interval(a.measured, a.measured_ci);
+    let why = match (a.predicted, a.unexplained) {
+        (Some(p), Some(u)) if !a.parts.is_empty() => {
             let rest = if (1.0 / EXPLAINED_WITHIN..=EXPLAINED_WITHIN).contains(&u) {
                 "explained".to_string()
             } else if u > 1.0 {
@@ -56,9 +61,9 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
                 format!("{:.0} % less than predicted", (1.0 - u) * 100.0)
             };
             format!(
-                "{} predicted from its {} ({source}), {rest}",
+                "{} predicted from {}; {rest}",
                 describe_speedup(1.0 / p),
-                part.operation
+                sources(a)
             )
         }
         _ => a
@@ -66,5 +71,75 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
             .clone()
             .unwrap_or_else(|| "no operation of it priced".to_string()),
     };
-    format!("{who}{topic}{place}: {measured}; {why}")
+    format!("{who}{topic}{place}: {measured}{interval}; {why}")
+}
+
+/// The measured ratio's interval as factors the same way round as the
+/// ratio is said: ` [13.9, 16.7]` for a slowdown (time ratios), the
+/// inverse for a speed-up; nothing within 1.5x of 1, said as a percentage.
+fn interval(ratio: f64, (lo, hi): (f64, f64)) -> String {
+    let (a, b) = if ratio >= 1.0 {
+        (lo, hi)
+    } else {
+        (1.0 / hi, 1.0 / lo)
+    };
+    let speedup = 1.0 / ratio;
+    let said_as_factor = !(1.0 / 1.5..1.5).contains(&speedup);
+    if !(said_as_factor && a.is_finite() && b.is_finite() && a > 0.0) {
+        return String::new();
+    }
+    let f = |x: f64| {
+        if x >= 100.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    format!(" [{}, {}]", f(a), f(b))
+}
+
+/// What the prediction comes from: the two parts that cost most on the
+/// other side, with their counts and the bench that priced them, and the
+/// computation where its price scaled the rest ("its 3 412 stats and
+/// misses and 1 004 reads (the small-file bench) and its computation (the
+/// integer bench)").
+fn sources(a: &Attribution) -> String {
+    let mut parts: Vec<_> = a.parts.iter().collect();
+    parts.sort_by(|x, y| y.other_ms.total_cmp(&x.other_ms));
+    let bench = |by: &str| {
+        by.split('[')
+            .next()
+            .unwrap_or(by)
+            .split(' ')
+            .next()
+            .unwrap_or(by)
+            .to_string()
+    };
+    let mut said: Vec<String> = Vec::new();
+    let mut benches: Vec<String> = Vec::new();
+    for p in parts.iter().take(2) {
+        said.push(format!("{} {}", thousands(p.count), p.operation));
+        let b = bench(&p.priced_by);
+        if !benches.contains(&b) {
+            benches.push(b);
+        }
+    }
+    let mut text = format!("its {} ({})", said.join(" and "), benches.join(", "));
+    if let Some(by) = &a.rest_priced_by {
+        text.push_str(&format!(" and its computation ({})", bench(by)));
+    }
+    text
+}
+
+/// `n` with a thin space between thousands: `3 412`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
