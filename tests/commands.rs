@@ -209,17 +209,25 @@ fn a_command_is_timed_counted_and_named_in_its_case() {
         !benches.iter().any(|b| b.starts_with("mem.")),
         "{benches:?}"
     );
+    assert_eq!(c["details"]["shell"], "none");
+    // the same text through a shell is the same case, measured otherwise;
     // a changed command is another case
     let again = run_cmd(
         d,
-        &["--force", "--only", "cmd", "--cmd", "look=cat  'a.txt'"],
+        &[
+            "--force",
+            "--only",
+            "cmd",
+            "--cmd-shell",
+            "sh",
+            "--cmd",
+            "look=cat a.txt",
+        ],
     );
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(command_case(d)["key"], key);
-    let other = run_cmd(
-        d,
-        &["--force", "--only", "cmd", "--cmd", "look=cat a.txt a.txt"],
-    );
+    assert_eq!(command_case(d)["details"]["shell"], "sh");
+    let other = run_cmd(d, &["--force", "--only", "cmd", "--cmd", "look=cat  a.txt"]);
     assert!(other.status.success(), "{}", text(&other));
     assert_ne!(command_case(d)["key"], key);
 }

@@ -102,6 +102,32 @@ fn two_imported_stream_outputs_per_side_compare_with_verdicts() {
 }
 
 #[test]
+fn hyperfine_exports_compare_as_command_cases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (side, file) in [("ext4", "a.json"), ("bindfs", "b.json")] {
+        envbench(d)
+            .args(["import", "--from", "auto", "--label", side, "-o", file])
+            .arg(fixture(&format!("hyperfine-git-status-{side}.json")))
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("read as hyperfine output"));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("a.json")).unwrap()).unwrap();
+    let case = &v["cases"][0];
+    assert_eq!(case["bench"], "cmd.run");
+    assert_eq!(case["params"]["name"], "cmd1");
+    assert_eq!(case["metrics"][0]["samples"].as_array().unwrap().len(), 10);
+    // the FUSE mount's git status is about 3x slower: a verdict
+    envbench(d)
+        .args(["compare", "a.json", "b.json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("slower *"));
+}
+
+#[test]
 fn output_is_never_overwritten_without_force_nor_a_device_replaced() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

@@ -1,5 +1,5 @@
 //! `envbench import`: other tools' outputs (STREAM, sysbench, IOzone, fio,
-//! dd, hpcc) turned into result files that `compare` and the reports
+//! dd, hpcc, hyperfine) turned into result files that `compare` and the reports
 //! handle like envbench's own runs.
 //!
 //! Each format has a parser, `parse(&str) -> Result<Parsed, ParseError>`,
@@ -16,6 +16,7 @@ pub mod dd;
 pub mod env;
 pub mod fio;
 pub mod hpcc;
+pub mod hyperfine;
 pub mod iozone;
 pub mod stream;
 pub mod sysbench;
@@ -76,6 +77,7 @@ impl std::fmt::Debug for dyn Importer {
 /// summary lines last, since other outputs may quote one).
 pub const IMPORTERS: &[&dyn Importer] = &[
     &fio::Fio,
+    &hyperfine::Hyperfine,
     &hpcc::Hpcc,
     &stream::Stream,
     &iozone::Iozone,

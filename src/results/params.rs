@@ -53,7 +53,25 @@ pub mod detail {
         "thp_mode",
         "page_request",
         "placement",
+        SHELL,
     ];
+
+    /// The shell a person's command ran through, or `none`.
+    pub const SHELL: &str = "shell";
+}
+
+/// The hash in a person's command's key (`cmd.run[command=HASH,...]`):
+/// eight hex digits of FNV-1a over its text as given, so a changed
+/// command never matches an old result; stable across builds and
+/// machines. How it ran (a shell or none) is a method detail
+/// ([`detail::SHELL`]), compared apart.
+pub fn command_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:08x}", h >> 32)
 }
 
 /// Both processes on one CPU.

@@ -18,7 +18,7 @@
 //!
 //! The command runs in its `--dir` itself, not in a scratch directory of
 //! envbench's: what it writes there (or anywhere) stays, and is the
-//! person's to clean up. Its key names it and a hash of its words, so a
+//! person's to clean up. Its key names it and a hash of its text, so a
 //! changed command never matches an old result:
 //! `cmd.run[command=1a2b3c4d,dir=repo,name=status]`.
 
@@ -69,17 +69,18 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
-    /// Eight hex digits of a hash of what runs (FNV-1a over the words,
-    /// each ended by a NUL): stable across builds and machines.
+    /// The hash of its text in its key ([`crate::results::params::command_hash`]).
     pub fn hash(&self) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for word in &self.argv {
-            for b in word.bytes().chain([0]) {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
+        crate::results::params::command_hash(&self.text)
+    }
+
+    /// The shell it runs through (`sh`), or `none`: its argv's first word
+    /// where it runs as `SHELL -c TEXT`.
+    fn shell(&self) -> &str {
+        match self.argv.as_slice() {
+            [shell, c, text] if c == "-c" && *text == self.text => shell,
+            _ => "none",
         }
-        format!("{:08x}", h >> 32)
     }
 }
 
@@ -288,6 +289,8 @@ impl Trial for CommandTrial {
                 (crate::results::params::detail::FILESYSTEM): self.info,
             },
             (crate::results::params::detail::COMMAND): self.spec.text,
+            (crate::results::params::detail::SHELL): self.spec.shell(),
+            (crate::results::params::detail::SHELL): self.spec.shell(),
         });
         let map = d.as_object_mut()?;
         match &self.counted {
