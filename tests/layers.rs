@@ -177,6 +177,61 @@ fn a_c_build_runs_in_bubblewrap_and_says_why_not_in_the_container() {
     });
 }
 
+/// A person's command (`run --cmd`), with the micro cases that price it:
+/// `cat` of a file every layer has, through its own file system.
+const COMMAND: &[&str] = &["--cmd", "cat=cat /etc/os-release"];
+
+#[test]
+fn a_command_is_timed_and_counted_in_gvisor_and_the_container() {
+    for layer in [
+        Layer {
+            name: "gVisor, a command",
+            script: "gvisor.sh",
+            only: "cmd",
+            extra: COMMAND,
+            expected_skips: &[],
+            virt_name: "gvisor",
+            timeout: Duration::from_secs(200),
+            env: &[],
+        },
+        Layer {
+            name: "container, a command",
+            script: "container.sh",
+            only: "cmd",
+            extra: COMMAND,
+            expected_skips: &[],
+            virt_name: "podman",
+            timeout: Duration::from_secs(400),
+            env: &[],
+        },
+    ] {
+        let Some(file) = run_layer(&layer) else {
+            continue;
+        };
+        let case = file
+            .cases
+            .iter()
+            .find(|c| c.bench == "cmd.run")
+            .unwrap_or_else(|| panic!("{}: no command case", layer.name));
+        // counted under ptrace inside the layer: it opened and read the file
+        let counts = envbench::results::counts::OpCounts::of(case.details.as_ref())
+            .unwrap_or_else(|| panic!("{}: not counted: {:?}", layer.name, case.details));
+        assert!(
+            counts.reads >= 1 && counts.read_bytes > 0,
+            "{}: {counts:?}",
+            layer.name
+        );
+        // and the cases that price it ran beside it
+        for bench in ["io.meta", "os.syscall", "cpu.int"] {
+            assert!(
+                file.cases.iter().any(|c| c.bench == bench),
+                "{}: no {bench}",
+                layer.name
+            );
+        }
+    }
+}
+
 #[test]
 fn qemu_guest_measures_or_explains_every_case() {
     let _ = run_layer(&Layer {
