@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""envbench's `run --cmd` against hyperfine, on the pairs people feel.
+
+For five commands (git status in a 1 000-file repository, grep -r over it,
+tar -xzf then rm -r of its tarball, make of a small C project, python3
+importing twelve modules from the end of a 30-directory sys.path), on a
+pair of environments:
+  fuse    a local ext4 directory against a bindfs mount of a copy of it;
+  gvisor  this host against `runsc do` (the same directory);
+each command's slowdown (the second side's time over the first's) is read
+twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
+after 3 warm-ups, the ratio of medians per round, their geometric mean and
+range), and from envbench (`run --cmd` on both sides in one run, its
+`compare` ratio, 95 % interval and prediction). Prints one row a command.
+
+A benchmark, not a test: nothing else may measure on the machine meanwhile.
+  bench/commands.py [--pair fuse|gvisor] [--rounds N] [--runs N]
+                    [--only NAME,...] [--keep DIR] [--envbench PATH]
+"""
+import argparse, json, math, os, shlex, shutil, subprocess, sys, tempfile
+
+RUNSC = ["runsc", "--network=none", "do", "-force-overlay=false", "--"]
+PY = ("import sys; sys.path[:0]=['p%02d' % i for i in range(30)]; "
+      "import " + ",".join("m%d" % i for i in range(12)))
+# name: (command words, prepare words or None)
+COMMANDS = {
+    "status": (["git", "status", "--porcelain"], None),
+    "grep": (["grep", "-r", "-c", "--exclude-dir=.git", "needle", "tree"], None),
+    "untar": (["sh", "-c", "tar -xzmf tree.tgz -C x && rm -r x/tree"], None),
+    "make": (["make", "-s"], ["make", "-s", "clean"]),
+    "imports": (["python3", "-c", PY], None),
+}
+
+
+def fixture(root):
+    """The tree and its git repository, its tarball, a C project, modules."""
+    tree = os.path.join(root, "tree")
+    for d in range(25):
+        os.makedirs(os.path.join(tree, "d%02d" % d))
+        for f in range(40):
+            words = " ".join("w%d" % ((d * 40 + f) * 7 % 97 + k) for k in range(600))
+            text = words + ("\nneedle\n" if f % 10 == 0 else "\n")
+            with open(os.path.join(tree, "d%02d" % d, "f%02d.txt" % f), "w") as fh:
+                fh.write(text)
+    run(["tar", "-czf", "tree.tgz", "tree"], root)
+    os.makedirs(os.path.join(root, "x"))
+    git = ["git", "-c", "user.name=e", "-c", "user.email=e@e"]
+    run(["git", "init", "-q"], root)
+    run(git + ["add", "tree"], root)
+    run(git + ["commit", "-qm", "tree"], root)
+    srcs = []
+    for i in range(8):
+        with open(os.path.join(root, "s%d.c" % i), "w") as fh:
+            fh.write("int f%d(int x) { int s = x; for (int k = 0; k < %d; k++) s = s * 31 + k; return s; }\n" % (i, 100 + i))
+        srcs.append("s%d.o" % i)
+    with open(os.path.join(root, "main.c"), "w") as fh:
+        fh.write("".join("int f%d(int);\n" % i for i in range(8)) +
+                 "int main(void) { return (" + " + ".join("f%d(1)" % i for i in range(8)) + ") == 7; }\n")
+    with open(os.path.join(root, "Makefile"), "w") as fh:
+        fh.write("OBJS = %s main.o\nprog: $(OBJS)\n\tcc -o prog $(OBJS)\n%%.o: %%.c\n\tcc -O1 -c $< -o $@\n"
+                 "clean:\n\trm -f prog $(OBJS)\n" % " ".join(srcs))
+    for i in range(30):
+        os.makedirs(os.path.join(root, "p%02d" % i))
+    for m in range(12):
+        with open(os.path.join(root, "p29", "m%d.py" % m), "w") as fh:
+            fh.write("VALUE = %d\n" % m)
+
+
+def run(argv, cwd, capture=False):
+    return subprocess.run(argv, cwd=cwd, check=True, text=True,
+                          stdout=subprocess.PIPE if capture else subprocess.DEVNULL)
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
+
+
+def hyperfine(side, cmd, prepare, runs, out):
+    """Median seconds of one hyperfine block on `side` (dir, prefix)."""
+    cwd, prefix = side
+    argv = prefix + ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs),
+                     "--export-json", out, "--style", "none"]
+    if prepare:
+        argv += ["--prepare", shlex.join(prepare)]
+    run(argv + [shlex.join(cmd)], cwd)
+    with open(out) as fh:
+        return median(json.load(fh)["results"][0]["times"])
+
+
+def reference(sides, cmd, prepare, rounds, runs, tmp):
+    """hyperfine's per-round ratios, sides alternated (A B, B A, ...)."""
+    ratios = []
+    for r in range(rounds):
+        order = [0, 1] if r % 2 == 0 else [1, 0]
+        got = {}
+        for k in order:
+            got[k] = hyperfine(sides[k], cmd, prepare, runs, os.path.join(tmp, "hf.json"))
+        ratios.append(got[1] / got[0])
+    return ratios
+
+
+def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
+    """envbench's ratio, interval and prediction for the command."""
+    args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd))]
+    if prepare:
+        args += ["--cmd-prepare", shlex.join(prepare)]
+    out = os.path.join(tmp, "cmp.json")
+    if pair == "fuse":
+        args += ["--dir", "local=" + root["local"], "--dir", "fuse=" + root["fuse"],
+                 "-o", os.path.join(tmp, "run.json")]
+        run(args, tmp)
+        run([exe, "compare", "--dirs", "--baseline", "local", os.path.join(tmp, "run.json"),
+             "--json", out, "--force"], tmp)
+    else:
+        args += ["--in", "host", "--in", "gvisor=" + " ".join(RUNSC[:-1]) + " --",
+                 "--dir", "work=" + root["local"], "-o", os.path.join(tmp, "p-{in}.json")]
+        run(args, tmp)
+        run([exe, "compare", os.path.join(tmp, "p-host.json"), os.path.join(tmp, "p-gvisor.json"),
+             "--json", out, "--force"], tmp)
+    with open(out) as fh:
+        doc = json.load(fh)
+    m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
+    a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
+    return m["ratio"], m["ratio_ci"], a.get("predicted"), a.get("missing")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--pair", default="fuse", choices=["fuse", "gvisor"])
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--runs", type=int, default=15)
+    p.add_argument("--only", default=",".join(COMMANDS))
+    p.add_argument("--keep")
+    p.add_argument("--envbench", default=os.path.join(os.path.dirname(__file__), "..",
+                                                        "target", "release", "envbench"))
+    a = p.parse_args()
+    exe = os.path.abspath(a.envbench)
+    tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
+    root = {"local": os.path.join(tmp, "local")}
+    os.makedirs(root["local"], exist_ok=True)
+    mounted = False
+    try:
+        if not os.path.exists(os.path.join(root["local"], "tree.tgz")):
+            fixture(root["local"])
+        if a.pair == "fuse":
+            under, root["fuse"] = os.path.join(tmp, "under"), os.path.join(tmp, "fuse")
+            if not os.path.exists(under):
+                shutil.copytree(root["local"], under, symlinks=True)
+            os.makedirs(root["fuse"], exist_ok=True)
+            run(["bindfs", under, root["fuse"]], tmp)
+            mounted = True
+            sides = [(root["local"], []), (root["fuse"], [])]
+        else:
+            sides = [(root["local"], []), (root["local"], RUNSC)]
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\tenvbench/hyperfine")
+        for name in a.only.split(","):
+            cmd, prepare = COMMANDS[name]
+            ratios = reference(sides, cmd, prepare, a.rounds, a.runs, tmp)
+            hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+            eb, ci, pred, why = envbench_ratio(exe, a.pair, root, name, cmd, prepare, tmp)
+            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t%.3f" % (
+                name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
+                "%.2f" % pred if pred else (why or "-"), eb / hf), flush=True)
+    finally:
+        if mounted:
+            subprocess.run(["fusermount", "-u", root["fuse"]])
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
