@@ -337,10 +337,20 @@ pub(crate) fn dir_needs(
 ) -> Vec<DirNeed> {
     dirs.iter()
         .filter_map(|d| {
-            let (most, kept) =
-                held_at_once(cases.iter().filter(|(_, c)| {
-                    c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name)
-                }));
+            let on_it =
+                |c: &CaseSpec| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(&d.name);
+            let (mut most, mut kept) = held_at_once(cases.iter().filter(|(_, c)| on_it(c)));
+            // where a case works in the directory itself (a command),
+            // nothing is kept: each round makes its own fixture
+            if cases.iter().any(|(b, c)| b.in_place() && on_it(c)) {
+                most = cases
+                    .iter()
+                    .filter(|(_, c)| on_it(c))
+                    .map(|(b, c)| b.disk_bytes(c))
+                    .max()
+                    .unwrap_or(0);
+                kept = 0;
+            }
             (most > 0).then(|| DirNeed {
                 name: d.name.clone(),
                 path: d.path.clone(),
