@@ -42,6 +42,11 @@ def fixture(root):
             text = words + ("\nneedle\n" if f % 10 == 0 else "\n")
             with open(os.path.join(tree, "d%02d" % d, "f%02d.txt" % f), "w") as fh:
                 fh.write(text)
+    # files older than the index, so that git finds none of them racily
+    # clean (it would read each one on every status)
+    for base, _, names in os.walk(tree):
+        for n in names:
+            os.utime(os.path.join(base, n), (1577836800, 1577836800))
     run(["tar", "-czf", "tree.tgz", "tree"], root)
     os.makedirs(os.path.join(root, "x"))
     git = ["git", "-c", "user.name=e", "-c", "user.email=e@e"]

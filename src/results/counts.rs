@@ -27,7 +27,8 @@ pub struct OpCounts {
     /// tried in vain, a PATH entry without the program, a database's check
     /// for a journal that is not there).
     pub misses: u64,
-    /// Directories listed (`readdir` to the end).
+    /// Directories listed (`readdir` to the end); for a person's command,
+    /// counted, each `getdents64` that returned entries.
     pub readdirs: u64,
     /// Small files opened, read whole and closed.
     pub reads: u64,
@@ -152,7 +153,7 @@ impl OpCounts {
     /// reads and writes, locks, sizes and closes each a system call, their
     /// bytes apart. A rename changes a directory's entries as an unlink
     /// does, and takes its price.
-    pub fn priced(&self) -> [Counted; 13] {
+    pub fn priced(&self) -> [Counted; 14] {
         let extra_read = self
             .read_bytes
             .saturating_sub(self.reads.saturating_mul(SMALL_FILE_BYTES));
@@ -172,6 +173,7 @@ impl OpCounts {
             c("creates", Op::SmallCreate, self.creates),
             c("unlinks", Op::Unlink, self.unlinks),
             c("renames", Op::Unlink, self.renames),
+            c("listings", Op::List, self.readdirs),
             c("bytes read", Op::ByteRead, extra_read),
             c("bytes written", Op::ByteWritten, extra_write),
             c("opens", Op::SmallCreate, self.opens),

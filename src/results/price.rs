@@ -21,6 +21,8 @@ pub enum Op {
     SmallCreate,
     /// A file removed.
     Unlink,
+    /// A directory listed (a batch of its entries read).
+    List,
     /// A byte read beyond what a small-file read includes.
     ByteRead,
     /// A byte written beyond what a small-file create includes.
@@ -89,9 +91,10 @@ impl Op {
     /// Whether a workload without this price keeps these operations in
     /// its unpriced rest instead of going without a prediction: a system
     /// call's and a program's price come from cases that a comparison of
-    /// directories does not have.
+    /// directories does not have, and a listing's from runs made since
+    /// io.meta lists.
     pub fn may_stay_in_rest(self) -> bool {
-        matches!(self, Op::Syscall | Op::Spawn)
+        matches!(self, Op::Syscall | Op::Spawn | Op::List)
     }
 }
 

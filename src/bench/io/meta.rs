@@ -1,7 +1,8 @@
 //! `io.meta`: many small files, the load behind seed 003's "git and grep
 //! on a large source tree feel slow". Each repetition creates a tree of
-//! 4 KiB files (100 per directory), then stats each, reads each and
-//! deletes each (with the directories); operations per second per phase.
+//! 4 KiB files (100 per directory), then stats each, reads each, lists
+//! each directory and deletes each file (with the directories);
+//! operations per second per phase (the listing's: directories listed).
 //!
 //! Creation is the headline: it writes metadata and data through the
 //! filesystem itself (a 9P or FUSE round trip, a journal entry), while the
@@ -36,11 +37,12 @@ pub(crate) fn suite_files(suite: Suite) -> u64 {
     }
 }
 
-const PHASES: [&str; 4] = [
+const PHASES: [&str; 5] = [
     "creates_per_sec",
     "stats_per_sec",
     "reads_per_sec",
     "deletes_per_sec",
+    "lists_per_sec",
 ];
 
 /// The `io.meta` bench.
@@ -67,6 +69,7 @@ impl Bench for Meta {
             on_dir(Op::SmallRead, "reads_per_sec"),
             on_dir(Op::SmallCreate, "creates_per_sec"),
             on_dir(Op::Unlink, "deletes_per_sec"),
+            on_dir(Op::List, "lists_per_sec"),
         ];
         PRICES
     }
@@ -146,6 +149,22 @@ struct MetaTrial {
     notes: Vec<String>,
 }
 
+/// Counts a listing's entries, each read.
+trait CountEntries {
+    fn count_entries(self) -> std::io::Result<usize>;
+}
+
+impl CountEntries for std::fs::ReadDir {
+    fn count_entries(self) -> std::io::Result<usize> {
+        let mut n = 0;
+        for entry in self {
+            entry?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
 impl MetaTrial {
     /// The tree's directories and files for this repetition.
     fn layout(&self) -> (PathBuf, Vec<PathBuf>, Vec<PathBuf>) {
@@ -164,7 +183,7 @@ impl Trial for MetaTrial {
     fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
         self.rep += 1;
         let (root, dirs, files) = self.layout();
-        let mut times = [Duration::ZERO; 4];
+        let mut times = [Duration::ZERO; 5];
 
         let t = clock.now();
         std::fs::create_dir(&root).map_err(|e| failed("creating", &root, e))?;
@@ -210,6 +229,19 @@ impl Trial for MetaTrial {
             ));
         }
 
+        // after the stats and reads, so that a listing's answers (FUSE's
+        // readdirplus) cannot warm them
+        let t = clock.now();
+        for d in &dirs {
+            let listed = std::fs::read_dir(d)
+                .and_then(|it| it.count_entries())
+                .map_err(|e| failed("listing", d, e))?;
+            if listed == 0 {
+                return Err(BenchError::Failed(format!("{} lists empty", d.display())));
+            }
+        }
+        times[4] = clock.now().saturating_sub(t);
+
         let t = clock.now();
         for p in &files {
             std::fs::remove_file(p).map_err(|e| failed("removing", p, e))?;
@@ -219,10 +251,10 @@ impl Trial for MetaTrial {
         }
         times[3] = clock.now().saturating_sub(t);
 
-        Ok(times
-            .iter()
-            .map(|d| self.files as f64 / d.as_secs_f64().max(1e-9))
-            .collect())
+        let per_sec = |n: u64, d: &Duration| n as f64 / d.as_secs_f64().max(1e-9);
+        let mut rates: Vec<f64> = times[..4].iter().map(|d| per_sec(self.files, d)).collect();
+        rates.push(per_sec(dirs.len() as u64, &times[4]));
+        Ok(rates)
     }
 
     fn details(&mut self) -> Option<Value> {
