@@ -170,7 +170,7 @@ pub(crate) fn serve() -> ExitCode {
         }
     }
     watch_stdin(Arc::clone(&interrupted));
-    let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
+    let mut run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
         Ok(()) => match elsewhere(&job) {
             Some(why) => runner::failed_run(Clock::real().wall_secs(), why),
             None => measured_or_why_not(&job, &interrupted),
@@ -184,6 +184,8 @@ pub(crate) fn serve() -> ExitCode {
             ),
         ),
     };
+    // what its round could not remove, for the run to name
+    run.left = crate::cleanup::leftover::capped(crate::cleanup::leftover::take());
     let line =
         serde_json::to_string(&Line::Done(Box::new(run))).expect("invariant: case runs serialise");
     let mut out = std::io::stdout().lock();
