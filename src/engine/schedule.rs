@@ -193,6 +193,10 @@ pub fn run(
         cut: (0, f64::INFINITY),
         kept: Vec::new(),
         left: Vec::new(),
+        seen: files
+            .iter()
+            .map(|f| super::dirs::as_fingerprinted(&config.dirs, &f.fingerprint.dirs))
+            .collect(),
     };
     // removed when the loop ends, however it ends: by this process, by a
     // second Ctrl-C as every scratch directory, by their keeper on SIGKILL
@@ -370,6 +374,9 @@ struct Loop<'a> {
     kept: Vec<Vec<crate::bench::NamedDir>>,
     /// What the rounds could not remove, by side, not yet named.
     left: Vec<(usize, Leftover)>,
+    /// Per side, the `--dir`s as its fingerprint saw them, which each
+    /// round is checked against ([`super::dirs`]).
+    seen: Vec<Vec<super::dirs::DirSeen>>,
 }
 
 impl Loop<'_> {
@@ -625,7 +632,9 @@ impl Loop<'_> {
     /// Measures one round of case `i` in side `e` under `policy` (its
     /// first there: `first_round`): in a worker (started by the
     /// environment's launcher, or here), or in this process under
-    /// `--workers off`.
+    /// `--workers off`, on the `--dir`s the environment was fingerprinted
+    /// with ([`super::dirs`]). A round whose `--dir` does not answer this
+    /// process fails at once.
     fn measure_round(
         &self,
         e: usize,
@@ -636,6 +645,9 @@ impl Loop<'_> {
     ) -> runner::CaseRun {
         let (bench, case) = &self.s.cases[i];
         let (side, dirs) = (&self.s.sides[e], &self.s.config.dirs);
+        if let Err(why) = super::dirs::answers(case, dirs) {
+            return runner::failed_run(self.clock.wall_secs(), why);
+        }
         if self.s.config.workers || !side.launcher.is_host() {
             let job = super::worker::Job {
                 first_round,
@@ -673,7 +685,9 @@ impl Loop<'_> {
             cpus: self.cpus,
             kept: &self.kept[e],
         };
-        runner::run_case(*bench, case, &ctx, on_rep)
+        super::dirs::on_fingerprinted(&self.seen[e], dirs, case, || {
+            runner::run_case(*bench, case, &ctx, on_rep)
+        })
     }
 
     /// Side `e`'s cases so far, in plan order.
@@ -734,6 +748,7 @@ impl Loop<'_> {
             cpuid: self.cpuids[e].clone(),
             kept: self.kept[e].clone(),
             first_round: false,
+            dirs_seen: self.seen[e].clone(),
         }
     }
 
