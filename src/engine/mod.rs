@@ -14,6 +14,7 @@ pub mod dirs;
 pub mod guard;
 mod keeper;
 pub mod launch;
+pub mod oom;
 pub mod peer;
 pub mod resident;
 mod round;

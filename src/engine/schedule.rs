@@ -182,6 +182,10 @@ pub fn run(
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
+        mem_limit_bytes: files
+            .iter()
+            .map(|f| f.fingerprint.cgroup.memory_limit_bytes)
+            .collect(),
         cpuids: files
             .iter()
             .map(|f| f.fingerprint.cpu.cpuid.clone())
@@ -356,6 +360,8 @@ struct Loop<'a> {
     done: usize,
     /// Memory a case may use, per environment.
     mem_available_bytes: Vec<Option<u64>>,
+    /// The memory limit each environment's fingerprint holds.
+    mem_limit_bytes: Vec<Option<u64>>,
     /// Per side, the CPU its fingerprint saw through CPUID, which each of
     /// its workers checks it runs on.
     cpuids: Vec<Option<crate::probe::emulation::CpuId>>,
@@ -658,7 +664,10 @@ impl Loop<'_> {
             } else {
                 ""
             };
-            let deadlines = super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs);
+            let deadlines = super::talk::Deadlines {
+                memory_limit_bytes: self.mem_limit_bytes[e],
+                ..super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs)
+            };
             let entry = match side.resident {
                 Some(r) => super::talk::Start::Resident(r),
                 None => super::talk::Start::Direct(side.launcher),
