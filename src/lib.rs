@@ -11,7 +11,8 @@
 //! recorded in the [`history`]. `compare` judges environments
 //! ([`compare`]) and [`report`] renders them; `import` turns other tools'
 //! outputs into result files ([`import`]). Below everything: [`error`],
-//! [`measure`], [`config`], [`units`], [`timestamp`], [`terminal`], [`cleanup`], [`view`].
+//! [`measure`], [`config`], [`units`], [`timestamp`], [`terminal`], [`cleanup`], [`deadline`],
+//! [`view`].
 //! Benches never print; reports never measure.
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod cmd;
 pub mod compare;
 pub mod config;
+pub(crate) mod deadline;
 pub mod engine;
 pub(crate) mod error;
 pub(crate) mod history;

@@ -1169,3 +1169,174 @@ fn a_memory_limit_fails_the_cases_it_starves_and_names_itself() {
     let syscall = cases.iter().find(|c| c["bench"] == "os.syscall").unwrap();
     assert_eq!(syscall["status"], "ok");
 }
+
+/// A memory cgroup of a test's own, below this process's, limited and
+/// without swap; removed when dropped (its processes ended by then).
+struct MemCgroup {
+    dir: PathBuf,
+}
+
+impl MemCgroup {
+    /// A cgroup limited to `limit` bytes: under v1's memory controller
+    /// where it is mounted (a hybrid host), else under v2's where the
+    /// memory controller is delegated to this process's cgroup. Why not,
+    /// where neither can be made.
+    fn make(limit: u64) -> Result<MemCgroup, String> {
+        let cgroup = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
+        let mountinfo =
+            std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+        let v1_path = cgroup
+            .lines()
+            .filter_map(|l| {
+                l.splitn(3, ':')
+                    .collect::<Vec<_>>()
+                    .get(1..3)
+                    .map(<[_]>::to_vec)
+            })
+            .find(|f| f[0].split(',').any(|c| c == "memory"))
+            .map(|f| f[1].to_string());
+        let v2_path = cgroup
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .map(str::to_string);
+        // (mount point, root) of the first mount of type `fs` whose
+        // superblock options pass `opts`
+        let mount = |fs: &str, opts: &dyn Fn(&str) -> bool| -> Option<(String, String)> {
+            mountinfo.lines().find_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                let r: Vec<&str> = right.split(' ').collect();
+                let f: Vec<&str> = left.split(' ').collect();
+                (r[0] == fs && opts(r.get(2).unwrap_or(&"")))
+                    .then(|| (f[4].to_string(), f[3].to_string()))
+            })
+        };
+        let v1 = mount("cgroup", &|o| o.split(',').any(|c| c == "memory"));
+        let (base, limit_file, version) = match (v1, v1_path, v2_path) {
+            (Some((at, root)), Some(p), _) => (join(&at, &root, &p), "memory.limit_in_bytes", 1),
+            (_, _, Some(p)) => {
+                let (at, root) = mount("cgroup2", &|_| true).ok_or("no cgroup2 mount")?;
+                (join(&at, &root, &p), "memory.max", 2)
+            }
+            _ => return Err("no memory cgroup".into()),
+        };
+        let dir = base.join(format!("envbench-test-oom-{}", std::process::id()));
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("cannot make a cgroup in {}: {e}", base.display()))?;
+        let made = MemCgroup { dir };
+        std::fs::write(made.dir.join(limit_file), limit.to_string()).map_err(|e| {
+            format!(
+                "cannot limit {} (memory controller not delegated?): {e}",
+                made.dir.display()
+            )
+        })?;
+        // no swap: the memory the test charges to it stays charged
+        let no_swap: &[(&str, String)] = if version == 1 {
+            &[
+                ("memory.swappiness", "0".into()),
+                ("memory.memsw.limit_in_bytes", limit.to_string()),
+            ]
+        } else {
+            &[("memory.swap.max", "0".into())]
+        };
+        for (file, value) in no_swap {
+            let _ = std::fs::write(made.dir.join(file), value);
+        }
+        Ok(made)
+    }
+}
+
+/// A cgroup directory: `path` (this process's, in its hierarchy) under the
+/// mount at `at` of the hierarchy's `root`.
+fn join(at: &str, root: &str, path: &str) -> PathBuf {
+    let below = path
+        .strip_prefix(root.trim_end_matches('/'))
+        .unwrap_or(path);
+    Path::new(at).join(below.trim_start_matches('/'))
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// A worker the out-of-memory killer ends (SIGKILL, which envbench did not
+/// send) says so, with the memory limit of the fingerprint: in a 512 MiB
+/// cgroup of which 250 MiB are held by a file in a tmpfs (charged to it,
+/// unseen by the fingerprint), cpu.lu's 256 MiB matrix meets the limit and
+/// its worker, the largest process there, is killed. It was "the worker
+/// process ended without a result (signal: 9 (SIGKILL))".
+#[test]
+fn a_worker_killed_by_the_out_of_memory_killer_says_so_with_the_limit() {
+    let shm_is_tmpfs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+    if !shm_is_tmpfs {
+        eprintln!("SKIPPED: /dev/shm is not a tmpfs, whose pages a cgroup keeps charged");
+        return;
+    }
+    let cgroup = match MemCgroup::make(512 << 20) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED: no memory cgroup of this test's own: {why}");
+            return;
+        }
+    };
+    let procs = cgroup.dir.join("cgroup.procs");
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // `sh -c` joins the cgroup, then becomes the command
+    let in_cgroup = |args: &[&str]| {
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", r#"echo $$ > "$0" && exec "$@""#])
+            .arg(&procs)
+            .args(args)
+            .current_dir(tmp.path());
+        c
+    };
+    let fill = shm.path().join("fill").display().to_string();
+    let held = in_cgroup(&[
+        "sh",
+        "-c",
+        &format!("head -c {} /dev/zero > {fill}", 250 << 20),
+    ])
+    .status()
+    .unwrap();
+    assert!(held.success());
+    let out = in_cgroup(&[env!("CARGO_BIN_EXE_envbench")])
+        .args(["run", "--quiet", "--no-history", "--suite", "standard"])
+        .args([
+            "--rounds", "1", "--reps", "2", "--budget", "0.3", "-o", "v.json",
+        ])
+        .args([
+            "--only",
+            "cpu.lu[n=4000,threads=1],os.syscall[call=getppid]",
+        ])
+        .output()
+        .unwrap();
+    drop(shm);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("v.json")).unwrap()).unwrap();
+    assert_eq!(v["status"], "complete");
+    assert_eq!(v["fingerprint"]["cgroup"]["memory_limit_bytes"], 512 << 20);
+    let cases = v["cases"].as_array().unwrap();
+    let lu = cases.iter().find(|c| c["bench"] == "cpu.lu").unwrap();
+    assert_eq!(lu["status"], "failed");
+    let why = lu["reason"].as_str().unwrap();
+    assert!(
+        why.contains(
+            "the worker process was killed by the out-of-memory killer (memory limit 512.0 MiB)"
+        ),
+        "{why}"
+    );
+    let syscall = cases.iter().find(|c| c["bench"] == "os.syscall").unwrap();
+    assert_eq!(syscall["status"], "ok");
+}

@@ -104,6 +104,7 @@ struct Quiet;
 impl Watch for Quiet {
     fn rep(&mut self, _: &Step, _: runner::Progress) {}
     fn case_done(&mut self, _: &Step, _: &CaseResult, _: Duration) {}
+    fn left_behind(&mut self, _: &str, _: &str) {}
 }
 
 #[test]

@@ -8,6 +8,9 @@
 //! they stay in the test's process group); this file removes the output
 //! directory it gave the script, on Ctrl-C too (`watch_signals`).
 //!
+//! A `--dir` on FUSE (bindfs) is changed under a run: unmounted, its
+//! daemon stopped, remounted read-only (tests/layers/fuse.rs).
+//!
 //! gVisor and podman also run interleaved with the host (`run --in host
 //! --in gvisor='runsc ... do'`: tests/layers/interleaved.rs): one run, a
 //! result file for each, each layer entered once.
@@ -31,6 +34,8 @@ use std::sync::{Mutex, Once};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+#[path = "layers/fuse.rs"]
+mod fuse;
 #[path = "layers/interleaved.rs"]
 mod interleaved;
 
@@ -671,7 +676,7 @@ impl Logs {
 
 impl std::fmt::Display for Logs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for name in ["script.out", "script.err", "serial.log"] {
+        for name in ["script.out", "script.err", "envbench.err", "serial.log"] {
             if let Ok(text) = fs::read_to_string(self.0.join(name)) {
                 writeln!(f, "--- {name} ---\n{}", text.trim_end())?;
             }

@@ -97,12 +97,25 @@ pub(crate) fn existing_dirs(dirs: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> 
 /// each checked to exist and to take files of ours; none given, the
 /// current directory.
 ///
+/// Each is asked within [`crate::deadline::ASK_WITHIN`]: a file system
+/// that does not answer (a FUSE daemon stopped) is named, not waited for.
+///
 /// # Errors
-/// [`UsageError`] naming a directory that is missing or not writable.
+/// [`UsageError`] naming a directory that is missing, not writable, or
+/// gave no answer.
 pub(crate) fn target_dirs(given: &[DirArg]) -> anyhow::Result<Vec<DirArg>> {
-    let paths = existing_dirs(given.iter().map(|d| d.path.clone()).collect())?;
+    let paths = match given.len() {
+        0 => existing_dirs(Vec::new())?,
+        _ => given.iter().map(|d| d.path.clone()).collect(),
+    };
     for d in &paths {
-        writable_dir(d)?;
+        let p = d.clone();
+        let within = crate::deadline::ASK_WITHIN;
+        let checked = crate::deadline::on_dir(d, "a first look", within, move || {
+            existing_dirs(vec![p.clone()])?;
+            writable_dir(&p).map_err(anyhow::Error::new)
+        });
+        checked.map_err(|no| UsageError(format!("--dir {no}")))??;
     }
     let names = given
         .iter()

@@ -5,13 +5,16 @@
 //! started here or by an environment's resident launcher ([`resident`],
 //! entered once through its prefix: [`launch`], [`guard`], [`peer`]) and
 //! heard within deadlines ([`talk`]),
-//! repeats a case's trials within its budget ([`runner`]) and merges its
+//! repeats a case's trials within its budget ([`runner`]) on the `--dir`s
+//! its environment was fingerprinted with ([`dirs`]) and merges its
 //! rounds ([`round`]). A new family touches none of this; a scheduling
 //! change touches no family.
 
+pub mod dirs;
 pub mod guard;
 mod keeper;
 pub mod launch;
+pub mod oom;
 pub mod peer;
 pub mod resident;
 mod round;

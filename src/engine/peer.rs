@@ -229,14 +229,18 @@ impl Peer {
 
     /// Stops the process and everything it started: SIGTERM (a guard
     /// stops its own tree then), [`STOP_GRACE`] to end, then SIGKILL to it
-    /// and every descendant left; reaps it.
+    /// and every descendant left; reaps it, waiting [`STOP_GRACE`] more at
+    /// most.
     pub(crate) fn stop(&mut self) {
         self.close_stdin();
         let below = self.signal_tree(libc::SIGTERM, &[]);
         let _ = self.wait_until(Instant::now() + STOP_GRACE);
         self.signal_tree(libc::SIGKILL, &below);
+        // one stuck in the kernel (a request to a file system that no
+        // longer answers) outlives SIGKILL until it is answered: the run
+        // does not wait for that
         if self.ended.is_none() {
-            self.ended = self.child.wait().ok();
+            self.ended = self.wait_until(Instant::now() + STOP_GRACE);
         }
         crate::cleanup::reap_orphans();
     }

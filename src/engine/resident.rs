@@ -77,6 +77,10 @@ pub enum Says {
         code: Option<i32>,
         /// Signal, when one killed it.
         signal: Option<i32>,
+        /// What shows the out-of-memory killer sent its SIGKILL, if
+        /// anything does ([`super::oom`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oom: Option<super::oom::OomEvidence>,
     },
     /// A request it could not carry out, and why.
     Failed(String),
@@ -180,6 +184,7 @@ fn start_worker(job: &Job, out: &Arc<Mutex<std::io::Stdout>>) -> Result<Running,
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     crate::cleanup::wind_down_with_envbench(&mut cmd);
+    let oom_before = super::oom::OomKills::now();
     let mut child = cmd.spawn().map_err(|e| {
         format!(
             "cannot start a worker process: {e}{}",
@@ -208,9 +213,13 @@ fn start_worker(job: &Job, out: &Arc<Mutex<std::io::Stdout>>) -> Result<Running,
             let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
             let status = taken.and_then(|mut c| c.wait().ok());
             use std::os::unix::process::ExitStatusExt as _;
+            let signal = status.and_then(|s| s.signal());
             let ended = Says::Ended {
                 code: status.and_then(|s| s.code()),
-                signal: status.and_then(|s| s.signal()),
+                signal,
+                oom: (signal == Some(libc::SIGKILL))
+                    .then(|| super::oom::OomKills::now().since(oom_before))
+                    .flatten(),
             };
             let line = serde_json::to_string(&ended).expect("invariant: answers serialise");
             let mut o = out.lock().unwrap_or_else(PoisonError::into_inner);

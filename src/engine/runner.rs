@@ -87,6 +87,10 @@ pub struct CaseRun {
     /// worker measured (set by the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_secs: Option<f64>,
+    /// Directories the round made and could not remove, with why
+    /// ([`crate::cleanup::leftover`]): the run names them in its notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<crate::cleanup::Leftover>,
 }
 
 /// Progress of a case, for display.
@@ -123,6 +127,7 @@ pub(crate) fn run_case(
         assumptions: Vec::new(),
         worker_pid: None,
         settle_secs: None,
+        left: Vec::new(),
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -179,6 +184,7 @@ pub(crate) fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
         assumptions: Vec::new(),
         worker_pid: None,
         settle_secs: None,
+        left: Vec::new(),
     }
 }
 

@@ -29,19 +29,22 @@
 //! its budgets its own, on one clock.
 
 mod budget;
+mod kept;
 mod order;
 
 pub use budget::{catch_up_budget, fit_budget, MIN_ROUNDS};
+use kept::{name_left, Kept};
 
 use super::launch::Launcher;
 use super::round::merge_round;
 use super::runner;
 use crate::bench::{Bench, CaseSpec, Context, Family};
+use crate::cleanup::Leftover;
 use crate::config::{RepPolicy, RunConfig};
 use crate::measure::clock::Clock;
 use crate::results::{self, CaseResult, CaseStatus, ResultFile};
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -143,6 +146,9 @@ pub trait Watch {
     /// The case at `step` finished its round; `result` holds all its rounds
     /// so far, `elapsed` this round's time.
     fn case_done(&mut self, step: &Step, result: &CaseResult, elapsed: Duration);
+    /// A directory could not be removed in the environment named `env`:
+    /// `note` names it and why, as the environment's result file does.
+    fn left_behind(&mut self, env: &str, note: &str);
 }
 
 /// Runs every case of `s` round by round, in every environment, into
@@ -176,6 +182,10 @@ pub fn run(
         rounds: vec![CaseRounds::default(); s.slots()],
         done: 0,
         mem_available_bytes: files.iter().map(memory_for_cases).collect(),
+        mem_limit_bytes: files
+            .iter()
+            .map(|f| f.fingerprint.cgroup.memory_limit_bytes)
+            .collect(),
         cpuids: files
             .iter()
             .map(|f| f.fingerprint.cpu.cpuid.clone())
@@ -186,6 +196,11 @@ pub fn run(
         results: vec![None; s.slots()],
         cut: (0, f64::INFINITY),
         kept: Vec::new(),
+        left: Vec::new(),
+        seen: files
+            .iter()
+            .map(|f| super::dirs::as_fingerprinted(&config.dirs, &f.fingerprint.dirs))
+            .collect(),
     };
     // removed when the loop ends, however it ends: by this process, by a
     // second Ctrl-C as every scratch directory, by their keeper on SIGKILL
@@ -226,6 +241,7 @@ pub fn run(
         state.keep_limit(round);
         state.save(files)?;
     }
+    name_left(s, kept.remove(), files, watch);
     // the rounds' time, before the last canary reading
     let took = clock.now().saturating_sub(state.run_start).as_secs_f64();
     crate::validity::canary::measure(&clock, state.run_start, &mut files[0]);
@@ -245,82 +261,6 @@ pub fn run(
     }
     share_canary(files);
     Ok(())
-}
-
-/// The directories for kept fixtures ([`crate::bench::Context::kept`]):
-/// one in each `--dir` a case keeps one in, per side whose workers start
-/// on this host as it is, and their keeper. Dropped in that order: the
-/// directories removed, then the keeper ended.
-struct Kept {
-    /// (side, the `--dir`'s name, the directory).
-    dirs: Vec<(usize, String, crate::bench::ScratchDir)>,
-    _keeper: Option<super::keeper::Keeper>,
-}
-
-impl Kept {
-    /// Makes the directories and starts their keeper. Keeping fixtures
-    /// only saves time: a directory that cannot be made keeps nothing in
-    /// its `--dir`, and without a keeper (no process to spare) nothing is
-    /// kept, so that a killed run leaves nothing; every round then makes
-    /// its own, as the case's own failures would say.
-    fn make(s: &Schedule) -> Kept {
-        // nothing is kept where a case works in the --dir itself (a
-        // command: `grep -r` would read the fixtures)
-        let in_place: Vec<&str> = s
-            .cases
-            .iter()
-            .filter(|(b, _)| b.in_place())
-            .filter_map(|(_, c)| c.params.get(crate::results::params::key::DIR))
-            .filter_map(serde_json::Value::as_str)
-            .collect();
-        let keeping: Vec<_> = super::select::dir_needs(s.cases, &s.config.dirs)
-            .into_iter()
-            .filter(|need| need.kept_bytes > 0 && !in_place.contains(&need.name.as_str()))
-            .collect();
-        let mut dirs = Vec::new();
-        for (e, side) in s.sides.iter().enumerate() {
-            if !side.launcher.is_host() {
-                continue;
-            }
-            for need in &keeping {
-                if let Ok(made) = crate::bench::ScratchDir::new(&need.path, &format!("kept{e}")) {
-                    dirs.push((e, need.name.clone(), made));
-                }
-            }
-        }
-        if dirs.is_empty() {
-            return Kept {
-                dirs,
-                _keeper: None,
-            };
-        }
-        let paths: Vec<PathBuf> = dirs
-            .iter()
-            .map(|(_, _, d)| d.path().to_path_buf())
-            .collect();
-        match super::keeper::Keeper::start(&paths) {
-            Ok(keeper) => Kept {
-                dirs,
-                _keeper: Some(keeper),
-            },
-            Err(_) => Kept {
-                dirs: Vec::new(),
-                _keeper: None,
-            },
-        }
-    }
-
-    /// Side `e`'s directories, under their `--dir`'s names.
-    fn of(&self, e: usize) -> Vec<crate::bench::NamedDir> {
-        self.dirs
-            .iter()
-            .filter(|(side, _, _)| *side == e)
-            .map(|(_, name, dir)| crate::bench::NamedDir {
-                name: name.clone(),
-                path: dir.path().to_path_buf(),
-            })
-            .collect()
-    }
 }
 
 /// The limit's note: `kept` of the `paid` case rounds, the rounds having
@@ -420,6 +360,8 @@ struct Loop<'a> {
     done: usize,
     /// Memory a case may use, per environment.
     mem_available_bytes: Vec<Option<u64>>,
+    /// The memory limit each environment's fingerprint holds.
+    mem_limit_bytes: Vec<Option<u64>>,
     /// Per side, the CPU its fingerprint saw through CPUID, which each of
     /// its workers checks it runs on.
     cpuids: Vec<Option<crate::probe::emulation::CpuId>>,
@@ -436,6 +378,11 @@ struct Loop<'a> {
     /// ([`crate::bench::Context::kept`]); empty for a side entered through
     /// a prefix, whose files this process may not see.
     kept: Vec<Vec<crate::bench::NamedDir>>,
+    /// What the rounds could not remove, by side, not yet named.
+    left: Vec<(usize, Leftover)>,
+    /// Per side, the `--dir`s as its fingerprint saw them, which each
+    /// round is checked against ([`super::dirs`]).
+    seen: Vec<Vec<super::dirs::DirSeen>>,
 }
 
 impl Loop<'_> {
@@ -609,6 +556,7 @@ impl Loop<'_> {
             crate::validity::canary::between_cases(self.clock, self.run_start, &mut files[0]);
             let secs = self.case_round(pass, e, i, &rest, watch)?;
             dearest = Some(dearest.map_or(secs, |d| d.max(secs)));
+            name_left(self.s, std::mem::take(&mut self.left), files, watch);
         }
         if let (None, Some(secs)) = (&self.passes_of[i], dearest) {
             self.decide(i, secs);
@@ -630,7 +578,7 @@ impl Loop<'_> {
         watch: &mut dyn Watch,
     ) -> anyhow::Result<f64> {
         let slot = self.slot(e, i);
-        let (bench, case) = &self.s.cases[i];
+        let case = &self.s.cases[i].1;
         let (done, planned) = (self.rounds[slot].done, self.planned(i));
         let side = &self.s.sides[e];
         let key = case.key();
@@ -661,47 +609,13 @@ impl Loop<'_> {
         // (under gVisor's ptrace platform 30 ms a round, against 10 ms
         // natively), which the worker's own `elapsed` leaves out
         let began = self.clock.now();
-        let run = if self.s.config.workers || !side.launcher.is_host() {
-            let job = super::worker::Job {
-                first_round: done == 0,
-                ..self.job(&case.key(), policy.clone(), e)
-            };
-            let name = if self.s.sides.len() > 1 {
-                side.name
-            } else {
-                ""
-            };
-            let deadlines = super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs);
-            let entry = match side.resident {
-                Some(r) => super::talk::Start::Resident(r),
-                None => super::talk::Start::Direct(side.launcher),
-            };
-            super::talk::measure(
-                &job,
-                entry,
-                deadlines,
-                self.clock,
-                self.interrupted,
-                &mut |p| watch.rep(&step, p),
-            )
-        } else {
-            let ctx = Context {
-                clock: self.clock,
-                reps: &policy,
-                seed: self.s.config.seed,
-                interrupted: self.interrupted,
-                deadline: super::talk::program_deadline(policy.budget_secs),
-                first_round: done == 0,
-                options: &self.s.config.options,
-                mem_available_bytes: self.mem_available_bytes[e],
-                dirs: &self.s.config.dirs,
-                cpus: self.cpus,
-                kept: &self.kept[e],
-            };
-            runner::run_case(*bench, case, &ctx, &mut |p| watch.rep(&step, p))
-        };
+        let mut run = self.measure_round(e, i, &policy, done == 0, &mut |p| watch.rep(&step, p));
         let elapsed = run.elapsed;
         let cost = self.clock.now().saturating_sub(began).max(elapsed);
+        // the worker's, then this process's (a killed worker's, in-process cases')
+        let left = std::mem::take(&mut run.left).into_iter();
+        let left = left.chain(crate::cleanup::leftover::take());
+        self.left.extend(left.map(|l| (e, l)));
         merge_round(
             &mut self.results[slot],
             case,
@@ -719,6 +633,70 @@ impl Loop<'_> {
             .expect("merge_round fills the slot");
         watch.case_done(&step, result, elapsed);
         Ok(cost.as_secs_f64())
+    }
+
+    /// Measures one round of case `i` in side `e` under `policy` (its
+    /// first there: `first_round`): in a worker (started by the
+    /// environment's launcher, or here), or in this process under
+    /// `--workers off`, on the `--dir`s the environment was fingerprinted
+    /// with ([`super::dirs`]). A round whose `--dir` does not answer this
+    /// process fails at once.
+    fn measure_round(
+        &self,
+        e: usize,
+        i: usize,
+        policy: &RepPolicy,
+        first_round: bool,
+        on_rep: &mut dyn FnMut(runner::Progress),
+    ) -> runner::CaseRun {
+        let (bench, case) = &self.s.cases[i];
+        let (side, dirs) = (&self.s.sides[e], &self.s.config.dirs);
+        if let Err(why) = super::dirs::answers(case, dirs) {
+            return runner::failed_run(self.clock.wall_secs(), why);
+        }
+        if self.s.config.workers || !side.launcher.is_host() {
+            let job = super::worker::Job {
+                first_round,
+                ..self.job(&case.key(), policy.clone(), e)
+            };
+            let name = if self.s.sides.len() > 1 {
+                side.name
+            } else {
+                ""
+            };
+            let deadlines = super::talk::Deadlines {
+                memory_limit_bytes: self.mem_limit_bytes[e],
+                ..super::talk::Deadlines::new(name, side.start_secs, policy.budget_secs)
+            };
+            let entry = match side.resident {
+                Some(r) => super::talk::Start::Resident(r),
+                None => super::talk::Start::Direct(side.launcher),
+            };
+            return super::talk::measure(
+                &job,
+                entry,
+                deadlines,
+                self.clock,
+                self.interrupted,
+                on_rep,
+            );
+        }
+        let ctx = Context {
+            clock: self.clock,
+            reps: policy,
+            seed: self.s.config.seed,
+            interrupted: self.interrupted,
+            deadline: super::talk::program_deadline(policy.budget_secs),
+            first_round,
+            options: &self.s.config.options,
+            mem_available_bytes: self.mem_available_bytes[e],
+            dirs,
+            cpus: self.cpus,
+            kept: &self.kept[e],
+        };
+        super::dirs::on_fingerprinted(&self.seen[e], dirs, case, || {
+            runner::run_case(*bench, case, &ctx, on_rep)
+        })
     }
 
     /// Side `e`'s cases so far, in plan order.
@@ -779,6 +757,7 @@ impl Loop<'_> {
             cpuid: self.cpuids[e].clone(),
             kept: self.kept[e].clone(),
             first_round: false,
+            dirs_seen: self.seen[e].clone(),
         }
     }
 

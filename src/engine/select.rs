@@ -356,10 +356,22 @@ pub(crate) fn dir_needs(
                 path: d.path.clone(),
                 most_bytes: most,
                 kept_bytes: kept,
-                free_bytes: crate::probe::storage::free_bytes(&d.path),
+                free_bytes: free_within(&d.path),
             })
         })
         .collect()
+}
+
+/// The free space in `dir`, asked within [`crate::deadline::ASK_WITHIN`]:
+/// None when it cannot tell, or gave no answer.
+fn free_within(dir: &std::path::Path) -> Option<u64> {
+    let path = dir.to_path_buf();
+    let within = crate::deadline::ASK_WITHIN;
+    crate::deadline::on_dir(dir, "statfs", within, move || {
+        crate::probe::storage::free_bytes(&path)
+    })
+    .ok()
+    .flatten()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 mod check;
 
 use super::launch::{cut, Launcher};
+use super::oom::{killed_words, OomEvidence, OomKills};
 use super::peer::{Heard, Peer, Stderr};
 use super::resident::{Request, Resident, Says};
 use super::runner::{self, CaseRun, Progress};
@@ -55,7 +56,7 @@ const KILLED_WITHIN: Duration = Duration::from_secs(3);
 const EXIT_WITHIN: Duration = Duration::from_secs(10);
 
 /// Where and how long a worker's round may take: the environment's name
-/// (for messages) and the deadlines of its conversation.
+/// and memory limit (for messages) and the deadlines of its conversation.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadlines<'a> {
     /// The environment's name, for messages; empty for a plain run.
@@ -64,6 +65,9 @@ pub struct Deadlines<'a> {
     pub start: Duration,
     /// From `Ready` to its outcome.
     pub round: Duration,
+    /// The environment's memory limit as its fingerprint holds it, named
+    /// when the out-of-memory killer kills a worker.
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl<'a> Deadlines<'a> {
@@ -75,6 +79,7 @@ impl<'a> Deadlines<'a> {
             env,
             start: ten_times(start_secs, START_FLOOR),
             round: ten_times(budget_secs, ROUND_FLOOR),
+            memory_limit_bytes: None,
         }
     }
 }
@@ -193,6 +198,7 @@ fn direct(
     } else {
         Stderr::Relay(format!("envbench: {}", deadlines.env))
     };
+    let oom_before = OomKills::now();
     let mut peer = launcher
         .start(WORKER_ARG, stderr)
         .map_err(|e| format!("cannot start a worker process: {e}"))?;
@@ -226,13 +232,29 @@ fn direct(
             }
             Ok(run)
         }
-        Err(Silence::Ended) => Err(format!(
-            "the worker process ended without a result ({}){}",
-            status.map_or_else(|| "status unknown".to_string(), |s| s.to_string()),
-            status.map_or("", abort_hint)
-        )),
+        Err(Silence::Ended) => Err(ended_words(status, oom_before, deadlines)),
         Err(Silence::Why(why)) => Err(format!("the worker process {why}")),
     }
+}
+
+/// Why a worker of its own ended without a result: the out-of-memory
+/// killer's SIGKILL (its kill counted since `before`; the run sends
+/// SIGKILL only to a worker that said nothing in time, which is not this
+/// one), or its status.
+fn ended_words(status: Option<std::process::ExitStatus>, before: OomKills, d: Deadlines) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    let killed = status.is_some_and(|s| s.signal() == Some(libc::SIGKILL));
+    if let Some(evidence) = killed.then(|| OomKills::now().since(before)).flatten() {
+        return format!(
+            "the worker process {}",
+            killed_words(evidence, d.memory_limit_bytes)
+        );
+    }
+    format!(
+        "the worker process ended without a result ({}){}",
+        status.map_or_else(|| "status unknown".to_string(), |s| s.to_string()),
+        status.map_or("", abort_hint)
+    )
 }
 
 /// A round through `resident`'s launcher, which starts its worker inside
@@ -260,6 +282,7 @@ fn through(
     let mut channel = Relayed {
         peer,
         ended: None,
+        oom: None,
         lost: false,
     };
     let heard = talk(&mut channel, &job, deadlines, interrupted, on_progress);
@@ -271,7 +294,7 @@ fn through(
         || (!stopped(interrupted)
             && channel.ask(&Request::Kill)
             && channel.wait_ended(KILLED_WITHIN));
-    let (lost, worker_end) = (channel.lost, channel.ended.clone());
+    let (lost, worker_end, oom) = (channel.lost, channel.ended.clone(), channel.oom);
     if !ended {
         resident.lose();
     }
@@ -289,10 +312,16 @@ fn through(
         Err(Silence::Ended) if lost || !ended => Err(Failure::LauncherLost(format!(
             "the launcher{tried} ended during the round"
         ))),
-        Err(Silence::Ended) => Err(Failure::Other(format!(
-            "the worker process{tried} ended without a result ({})",
-            worker_end.unwrap_or_else(|| "status unknown".into())
-        ))),
+        Err(Silence::Ended) => Err(Failure::Other(match oom {
+            Some(evidence) => format!(
+                "the worker process{tried} {}",
+                killed_words(evidence, deadlines.memory_limit_bytes)
+            ),
+            None => format!(
+                "the worker process{tried} ended without a result ({})",
+                worker_end.unwrap_or_else(|| "status unknown".into())
+            ),
+        })),
         Err(Silence::Why(why)) => Err(Failure::Other(format!("the worker process{tried} {why}"))),
     }
 }
@@ -339,6 +368,8 @@ struct Relayed<'p> {
     peer: &'p mut Peer,
     /// How the worker ended, once the launcher said so.
     ended: Option<String>,
+    /// Whether the out-of-memory killer killed it, as the launcher saw.
+    oom: Option<OomEvidence>,
     /// Whether the launcher itself ended, or said it could not start the
     /// worker.
     lost: bool,
@@ -378,8 +409,9 @@ impl Channel for Relayed<'_> {
             }
             match self.peer.next(until, interrupted) {
                 Heard::Line(line) => match serde_json::from_str::<Says>(&line) {
-                    Ok(Says::Ended { code, signal }) => {
+                    Ok(Says::Ended { code, signal, oom }) => {
                         self.ended = Some(Says::ended_words(code, signal));
+                        self.oom = oom;
                     }
                     Ok(Says::Failed(why)) => {
                         self.ended = Some(crate::terminal::escape(&why));

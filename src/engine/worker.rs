@@ -99,6 +99,11 @@ pub struct Job {
     /// does it then ([`crate::bench::Context::first_round`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub first_round: bool,
+    /// The `--dir`s as the environment's fingerprint saw them, which the
+    /// worker checks its round runs on ([`super::dirs`]); empty: none are
+    /// checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs_seen: Vec<super::dirs::DirSeen>,
 }
 
 /// What the run writes a worker that waits ([`Job::wait_go`]) when it may
@@ -170,7 +175,7 @@ pub(crate) fn serve() -> ExitCode {
         }
     }
     watch_stdin(Arc::clone(&interrupted));
-    let run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
+    let mut run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
         Ok(()) => match elsewhere(&job) {
             Some(why) => runner::failed_run(Clock::real().wall_secs(), why),
             None => measured_or_why_not(&job, &interrupted),
@@ -184,6 +189,8 @@ pub(crate) fn serve() -> ExitCode {
             ),
         ),
     };
+    // what its round could not remove, for the run to name
+    run.left = crate::cleanup::leftover::capped(crate::cleanup::leftover::take());
     let line =
         serde_json::to_string(&Line::Done(Box::new(run))).expect("invariant: case runs serialise");
     let mut out = std::io::stdout().lock();
@@ -339,13 +346,15 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
     };
     let start = clock.now();
     let mut out = std::io::stdout();
-    let mut run = runner::run_case(bench, &case, &ctx, &mut |p| {
-        let line = Line::Rep {
-            reps_done: p.reps_done,
-            elapsed_secs: p.elapsed.as_secs_f64(),
-        };
-        // a closed pipe means the run is gone; the worker dies with it
-        let _ = writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default());
+    let mut run = super::dirs::on_fingerprinted(&job.dirs_seen, &job.dirs, &case, || {
+        runner::run_case(bench, &case, &ctx, &mut |p| {
+            let line = Line::Rep {
+                reps_done: p.reps_done,
+                elapsed_secs: p.elapsed.as_secs_f64(),
+            };
+            // a closed pipe means the run is gone; the worker dies with it
+            let _ = writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default());
+        })
     });
     for t in &mut run.rep_ends {
         *t = t.saturating_sub(start);
@@ -400,6 +409,7 @@ mod tests {
             cpuid,
             kept: Vec::new(),
             first_round: false,
+            dirs_seen: Vec::new(),
         }
     }
 

@@ -199,9 +199,88 @@ pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Not
     info
 }
 
+/// The file that counts the out-of-memory kills in this process's memory
+/// cgroup, as an absolute path to read below `roots`: v1's
+/// `memory.oom_control` (its `oom_kill` line, Linux 4.13 on) where the
+/// memory controller is mounted as v1, else v2's `memory.events`; None
+/// without either. Example: `/sys/fs/cgroup/memory/user.slice/memory.oom_control`
+/// (v1, hybrid), `/sys/fs/cgroup/user.slice/session-2.scope/memory.events`
+/// (v2).
+pub(crate) fn oom_events_file(roots: &Roots, mounts: &[MountEntry]) -> Option<String> {
+    let lines = parse_proc_cgroup(&roots.read("/proc/self/cgroup")?);
+    let v1 = mounts
+        .iter()
+        .find(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == "memory"));
+    let v1_line = lines
+        .iter()
+        .find(|l| l.controllers.iter().any(|c| c == "memory"));
+    let (mount, line, file) = match (v1, v1_line) {
+        (Some(m), Some(l)) => (m, l, "memory.oom_control"),
+        _ => (
+            mounts.iter().find(|m| m.fs_type == "cgroup2")?,
+            lines.iter().find(|l| l.id == 0)?,
+            "memory.events",
+        ),
+    };
+    // a mount of a cgroup below the root (a container's, without a
+    // cgroup namespace) holds the paths below its own
+    let below = line
+        .path
+        .strip_prefix(mount.root.trim_end_matches('/'))
+        .unwrap_or(&line.path);
+    Some(format!(
+        "{}{}/{file}",
+        mount.mount_point.trim_end_matches('/'),
+        below.trim_end_matches('/')
+    ))
+}
+
+/// The `oom_kill N` count in the text of v2's `memory.events`, v1's
+/// `memory.oom_control` or `/proc/vmstat` (the kernel's, Linux 4.13 on).
+pub(crate) fn parse_oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_and_reads_the_out_of_memory_kill_counters() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::fixture(dir.path());
+        let write = |abs: &str, text: &str| {
+            let p = roots.path(abs);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        // a hybrid host: the memory controller is v1's
+        write("/proc/self/cgroup", "4:memory:/user/x\n0::/\n");
+        let (mounts, _) = super::super::storage::parse_mountinfo(
+            "32 31 0:30 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n\
+             40 31 0:31 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n",
+        );
+        assert_eq!(
+            oom_events_file(&roots, &mounts).as_deref(),
+            Some("/sys/fs/cgroup/memory/user/x/memory.oom_control")
+        );
+        // v2 alone, a container's mount of its own cgroup
+        write("/proc/self/cgroup", "0::/system.slice/c.scope\n");
+        let (mounts, _) = super::super::storage::parse_mountinfo(
+            "40 31 0:31 /system.slice/c.scope /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        );
+        assert_eq!(
+            oom_events_file(&roots, &mounts).as_deref(),
+            Some("/sys/fs/cgroup/memory.events")
+        );
+        let v2 = "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), Some(2));
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 7\n";
+        assert_eq!(parse_oom_kills(v1), Some(7));
+        assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
+    }
 
     #[test]
     fn detects_versions() {

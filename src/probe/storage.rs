@@ -317,20 +317,13 @@ pub(crate) fn probe_dirs(roots: &Roots, dirs: &[PathBuf], notes: &mut Notes) -> 
 }
 
 fn statfs_into(path: &Path, info: &mut DirInfo, notes: &mut Notes) {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return;
+    let st = match statfs(path) {
+        Ok(st) => st,
+        Err(e) => {
+            notes.push(format!("statfs {}: {e}", path.display()));
+            return;
+        }
     };
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statfs.
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        notes.push(format!(
-            "statfs {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ));
-        return;
-    }
     let frsize = st.f_frsize as u64;
     let bsize = if frsize > 0 {
         frsize
@@ -344,6 +337,23 @@ fn statfs_into(path: &Path, info: &mut DirInfo, notes: &mut Notes) {
             .map(str::to_string)
             .unwrap_or_else(|| format!("0x{:x}", st.f_type)),
     );
+}
+
+/// `statfs(2)` of `path`: the file system's own answer (a FUSE daemon is
+/// asked each time; no cache answers for it).
+///
+/// # Errors
+/// The call's error; a path with a NUL byte is `InvalidInput`.
+pub(crate) fn statfs(path: &Path) -> std::io::Result<libc::statfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statfs.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
 }
 
 /// Free bytes in `dir` as statfs reports them (None when it cannot tell).

@@ -191,6 +191,47 @@ fn impossible_numbers_from_an_environment_fail_the_round() {
     }
 }
 
+/// What a worker could not remove (its scratch directories on a file
+/// system gone read-only or away) comes back with its round's outcome and
+/// is named in its environment's notes and on stderr, escaped; more than
+/// a round can have made is an impossible outcome.
+#[test]
+fn what_a_worker_could_not_remove_is_named_in_the_notes_and_on_stderr() {
+    let done = |left: &str| {
+        format!(
+            r#"{{"done":{{"status":"ok","reason":null,"warmup_done":0,"samples":[[1.0],[1.0]],"rep_ends":[{{"secs":0,"nanos":500}}],"stop":"budget","anomalies":[],"started_wall_secs":1.0,"elapsed":{{"secs":0,"nanos":1000}},"details":null,"notes":[],"telemetry":{{}},"left":[{left}]}}}}"#
+        )
+    };
+    let one = r#"{"path":"/d/envbench-7-io-0\u001b[31m","why":"Read-only file system (os error 30)\nFORGED"}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("one.txt"), done(one) + "\n").unwrap();
+    std::fs::write(d.join("many.txt"), done(&vec![one; 17].join(",")) + "\n").unwrap();
+    let worker = |file: &str| format!("cat {}; cat", d.join(file).display());
+    let env = scripted("w", &after_fingerprint(&worker("one.txt")));
+    let (code, stderr) = run_with(d, &env, &[], 60);
+    assert_eq!(code, Some(0), "{stderr}");
+    let note = r"not removed: /d/envbench-7-io-0\u{1b}[31m: Read-only file system (os error 30)\u{a}FORGED";
+    let notes = finished(d, "w").notes;
+    assert!(notes.iter().any(|n| n == note), "{notes:?}");
+    assert!(stderr.contains(&format!("warning: w: {note}")), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains("\nFORGED"),
+        "{stderr}"
+    );
+    for f in ["w.json", "host.json"] {
+        std::fs::remove_file(d.join(f)).unwrap();
+    }
+    let env = scripted("w", &after_fingerprint(&worker("many.txt")));
+    let (code, stderr) = run_with(d, &env, &[], 60);
+    assert_eq!(code, Some(1), "{stderr}");
+    let reason = failed_because(d, "w");
+    assert!(
+        reason.contains("17 directories it could not remove, more than the 16 a round names"),
+        "{reason}"
+    );
+}
+
 /// Finding 9: a prefix that prints before envbench's fingerprint is
 /// refused before anything is measured (its lines would break every
 /// round); one that prints before a worker fails that round saying so.

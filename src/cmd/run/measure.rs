@@ -143,4 +143,14 @@ impl Watch for RunWatch {
             left,
         );
     }
+
+    fn left_behind(&mut self, env: &str, note: &str) {
+        // the file holds the note; the terminal hears it even under --quiet
+        let env = if env.is_empty() {
+            String::new()
+        } else {
+            format!("{env}: ")
+        };
+        self.reporter.warning(&format!("{env}{note}"));
+    }
 }

@@ -58,12 +58,12 @@ pub(super) fn fingerprints(
 ) -> anyhow::Result<Vec<Entered>> {
     let paths = NamedDir::paths(dirs);
     if envs.is_empty() {
-        return Ok(vec![Entered::here(crate::probe::probe_live(&paths))]);
+        return Ok(vec![Entered::here(here(&paths)?)]);
     }
     let mut out = Vec::new();
     for env in envs {
         if env.launcher.is_host() {
-            out.push(Entered::here(crate::probe::probe_live(&paths)));
+            out.push(Entered::here(here(&paths)?));
             continue;
         }
         let (resident, fingerprint) = Resident::start(env, &paths, interrupted).map_err(|why| {
@@ -84,6 +84,32 @@ pub(super) fn fingerprints(
         });
     }
     Ok(out)
+}
+
+/// How long this host's fingerprint may take: reading /proc and /sys and
+/// timing its clock take a second or two; its `--dir`s answered a first
+/// look already ([`crate::cli`]).
+const FINGERPRINT_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// This host's fingerprint for the directories `paths`, within
+/// [`FINGERPRINT_WITHIN`]: the `--dir`s are asked (statfs, their mounts)
+/// by this process, which no deadline bounds but its own.
+///
+/// # Errors
+/// [`UsageError`] when it gave no answer in time.
+fn here(paths: &[PathBuf]) -> anyhow::Result<Fingerprint> {
+    let given = paths.to_vec();
+    crate::deadline::within(FINGERPRINT_WITHIN, move || crate::probe::probe_live(&given)).map_err(
+        |_| {
+            let dirs: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            anyhow::Error::new(UsageError(format!(
+                "this host's fingerprint did not finish within {} s: does a --dir ({}) not \
+                 answer?",
+                FINGERPRINT_WITHIN.as_secs(),
+                dirs.join(", ")
+            )))
+        },
+    )
 }
 
 /// Ends resident launchers at once (Ctrl-C before measuring), not with

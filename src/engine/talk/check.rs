@@ -108,6 +108,13 @@ pub(super) fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> R
     if run.telemetry.longest() > reps {
         return Err(format!("telemetry for more than its {reps} repetitions"));
     }
+    let most_left = crate::cleanup::leftover::MOST_PER_ROUND;
+    if run.left.len() > most_left {
+        return Err(format!(
+            "{} directories it could not remove, more than the {most_left} a round names",
+            run.left.len()
+        ));
+    }
     use crate::terminal::escape;
     run.reason = run.reason.as_deref().map(escape);
     run.notes.iter_mut().for_each(|n| *n = escape(n));

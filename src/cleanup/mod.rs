@@ -18,19 +18,25 @@
 //! once the file being written through a temporary one is whole, removing
 //! the figures directory it was filling (registered here as scratch).
 
+pub(crate) mod leftover;
+mod scratch;
+
+use crate::deadline::REMOVE_WITHIN;
+pub use leftover::Leftover;
+use scratch::scratch;
+pub use scratch::Settle;
+pub(crate) use scratch::{
+    create_scratch, create_scratch_within, keep_scratch, remove_scratch, remove_scratch_dir,
+    uninterrupted,
+};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
-/// Paths of the scratch directories alive now. Every creation and removal
-/// of one happens under this lock, and [`emergency_exit`] holds it until
-/// the process is gone, so an exit never lands in the middle of either.
-static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn scratch() -> MutexGuard<'static, Vec<PathBuf>> {
-    // a panic elsewhere while holding it leaves the list itself valid
-    SCRATCH.lock().unwrap_or_else(PoisonError::into_inner)
-}
+/// How long a second Ctrl-C's removal of scratch directories may take
+/// before envbench exits all the same, naming what it could not remove.
+const EXIT_REMOVE_WITHIN: Duration = Duration::from_secs(5);
 
 /// Worker processes envbench started (a case round measured in a fresh
 /// process), with the directories they may create scratch directories
@@ -92,14 +98,30 @@ pub(crate) fn adopt_worker(pid: i32, bases: Vec<PathBuf>, signalled: bool) {
 /// scratch directories named after it are removed. One that gave its
 /// outcome removed its own, and what bears its PID may be another
 /// namespace's.
+///
+/// The removal is the run's own call on each `--dir`, so it is given a
+/// deadline ([`crate::deadline`]), made without holding the workers' lock
+/// (a Ctrl-C meanwhile is heard); what it could not remove is recorded
+/// ([`leftover::record`]).
 pub(crate) fn release_worker(pid: i32, clean: bool) {
-    let mut live = workers();
-    if !clean {
-        if let Some(w) = live.iter().find(|w| w.pid == pid) {
-            remove_dirs(&left_by(pid, &w.bases));
+    let bases = match workers().iter().find(|w| w.pid == pid) {
+        Some(w) if !clean => w.bases.clone(),
+        _ => Vec::new(),
+    };
+    for base in bases {
+        let what = format!("removing what worker {pid} left");
+        let b = base.clone();
+        let removed = crate::deadline::on_dir(&base, &what, REMOVE_WITHIN, move || {
+            remove_dirs(&left_by(pid, &[b]))
+        });
+        match removed {
+            Ok(left) => left
+                .into_iter()
+                .for_each(|l| leftover::record(&l.path, l.why)),
+            Err(no) => leftover::record(&base.join(format!("envbench-{pid}-*")), no.to_string()),
         }
     }
-    live.retain(|w| w.pid != pid);
+    workers().retain(|w| w.pid != pid);
 }
 
 /// Whether this process adopts its orphaned descendants ([`adopt_orphans`]).
@@ -243,65 +265,12 @@ pub(crate) fn exit_on_signal() -> std::io::Result<()> {
     })
 }
 
-/// Runs `place` under the scratch lock and, when it succeeds, forgets the
-/// scratch directory `path`: `place` moves it where it is kept (figures
-/// renamed into place), and no signal can remove it half-way.
-///
-/// # Errors
-/// The error of `place`; `path` then stays registered.
-pub(crate) fn keep_scratch<T>(
-    path: &Path,
-    place: impl FnOnce() -> std::io::Result<T>,
-) -> std::io::Result<T> {
-    let mut live = scratch();
-    let kept = place()?;
-    live.retain(|p| p != path);
-    Ok(kept)
-}
-
 /// Whether `signal` is ignored in this process (as `nohup` leaves SIGHUP).
 fn ignored(signal: libc::c_int) -> bool {
     // SAFETY: a null new action only reads the current one into `old`.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     let read = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
     read == 0 && old.sa_sigaction == libc::SIG_IGN
-}
-
-/// Creates the directory `path` and records it.
-///
-/// # Errors
-/// The error of `create_dir`.
-pub(crate) fn create_scratch(path: &Path) -> std::io::Result<()> {
-    let mut live = scratch();
-    std::fs::create_dir(path)?;
-    live.push(path.to_path_buf());
-    Ok(())
-}
-
-/// Removes the directory `path` with everything in it and forgets it.
-pub(crate) fn remove_scratch_dir(path: &Path) {
-    let mut live = scratch();
-    let _ = std::fs::remove_dir_all(path);
-    live.retain(|p| p != path);
-}
-
-/// Runs `f` under the scratch lock, so that a second Ctrl-C waits for it:
-/// a temporary file created, written and renamed inside `f` is never left
-/// behind by an emergency exit.
-pub(crate) fn uninterrupted<T>(f: impl FnOnce() -> T) -> T {
-    let _live = scratch();
-    f()
-}
-
-/// Waits for an [`emergency_exit`] under way (which never returns), so
-/// that the normal end of a run cannot cut it short.
-#[derive(Debug)]
-pub struct Settle;
-
-impl Drop for Settle {
-    fn drop(&mut self) {
-        drop(scratch());
-    }
 }
 
 /// The parent PID in the text of `/proc/PID/stat`.
@@ -393,34 +362,60 @@ fn reap_children(limit: std::time::Duration) {
     }
 }
 
-/// Removes `paths` with everything in them; returns how many are gone.
-pub(crate) fn remove_dirs(paths: &[PathBuf]) -> usize {
-    let mut removed = 0;
+/// Removes `paths` with everything in them; returns those it could not
+/// remove, with the last error.
+pub(crate) fn remove_dirs(paths: &[PathBuf]) -> Vec<Leftover> {
+    let mut left = Vec::new();
     for p in paths {
         // a killed child may still hold a file open for a moment: try again
+        let mut last = None;
         for attempt in 0..20 {
-            if std::fs::remove_dir_all(p).is_ok() || !p.exists() {
-                removed += 1;
+            last = match std::fs::remove_dir_all(p) {
+                Err(e) if p.exists() => Some(e),
+                _ => None,
+            };
+            if last.is_none() {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5 * (attempt + 1)));
+            std::thread::sleep(Duration::from_millis(5 * (attempt + 1)));
         }
+        left.extend(last.map(|e| Leftover {
+            path: p.clone(),
+            why: e.to_string(),
+        }));
     }
-    removed
+    left
 }
 
-/// The second interrupt: kill descendants, remove scratch directories,
-/// say so on stderr, exit 130. The result file already holds every
-/// finished case (it is saved after each).
+/// The second interrupt: kill descendants, remove scratch directories
+/// (within [`EXIT_REMOVE_WITHIN`]), say so on stderr with what could not
+/// be removed, exit 130. The result file already holds every finished
+/// case (it is saved after each).
 pub(crate) fn emergency_exit() -> ! {
     // held until exit: no scratch directory is created or half-removed after this
     let live = scratch();
     let workers = workers();
     let killed = kill_descendants();
-    let mut removed = remove_dirs(&live);
-    for w in workers.iter() {
-        removed += remove_dirs(&left_by(w.pid, &w.bases));
-    }
+    let mine = live.clone();
+    let theirs: Vec<(i32, Vec<PathBuf>)> =
+        workers.iter().map(|w| (w.pid, w.bases.clone())).collect();
+    let removal = crate::deadline::within(EXIT_REMOVE_WITHIN, move || {
+        let mut paths = mine;
+        for (pid, bases) in &theirs {
+            paths.extend(left_by(*pid, bases));
+        }
+        // a file system that went silent in this run is not asked again
+        let (silent, asked): (Vec<PathBuf>, Vec<PathBuf>) = paths
+            .into_iter()
+            .partition(|p| crate::deadline::silent(p).is_some());
+        let mut left = remove_dirs(&asked);
+        let removed = asked.len() - left.len();
+        left.extend(silent.into_iter().filter_map(|path| {
+            let why = crate::deadline::silent(&path)?.to_string();
+            Some(Leftover { path, why })
+        }));
+        (removed, left)
+    });
     if let Some(last) = LAST_WORDS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -430,11 +425,25 @@ pub(crate) fn emergency_exit() -> ! {
     }
     // a worker's run says what happened; the worker itself says nothing
     if !QUIET_EXIT.load(std::sync::atomic::Ordering::SeqCst) {
+        let (removed, left, late) = match removal {
+            Ok((removed, left)) => (removed, left, false),
+            Err(late) => (0, Vec::new(), matches!(late, crate::deadline::Late::Time)),
+        };
         eprintln!(
             "envbench: interrupted twice: stopped {killed} process(es) it started, removed \
              {removed} scratch director{}; the result file holds every finished case",
             if removed == 1 { "y" } else { "ies" }
         );
+        for l in left {
+            eprintln!("envbench: {}", crate::terminal::escape(&l.to_string()));
+        }
+        if late {
+            eprintln!(
+                "envbench: removing its scratch directories took over {} s and was left \
+                 (a file system that does not answer?)",
+                EXIT_REMOVE_WITHIN.as_secs()
+            );
+        }
     }
     std::process::exit(130)
 }
@@ -575,7 +584,7 @@ mod tests {
         assert!(scratch().contains(&path));
         // what the second interrupt does while the directory is still in
         // use (only to this test's directory: other tests' are alive too)
-        assert_eq!(remove_dirs(std::slice::from_ref(&path)), 1);
+        assert!(remove_dirs(std::slice::from_ref(&path)).is_empty());
         assert!(!path.exists());
         // its owner's own removal finds nothing left and is quiet
         remove_scratch_dir(&path);
