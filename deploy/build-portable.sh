@@ -17,6 +17,12 @@
 # default. The script then prints the highest GLIBC version the binary
 # requires, read by readelf; tests/portable_glibc.rs runs it and fails
 # above 2.17.
+#
+# ENVBENCH_PORTABLE_PROFILE=portable-check (the tests set it) builds
+# with that cargo profile instead of release, unoptimised, and copies the
+# binary to target/portable/envbench-portable-check: the tests check its
+# glibc needs and ship it to their hosts without the cost of a second
+# optimised build, and never replace the release binary a person ships.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 zig_venv=${ENVBENCH_ZIG_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/envbench-ci/zig}
@@ -50,14 +56,20 @@ fi
 command -v readelf >/dev/null || { echo "build-portable: readelf (binutils) is missing" >&2; exit 3; }
 
 # cargo-zigbuild finds zig as `python3 -m ziglang` through PATH.
+profile=${ENVBENCH_PORTABLE_PROFILE:-release}
+case $profile in
+  release) out=target/portable/envbench ;;
+  portable-check) out=target/portable/envbench-portable-check ;;
+  *) echo "build-portable: ENVBENCH_PORTABLE_PROFILE is release or portable-check, not '$profile'" >&2; exit 2 ;;
+esac
 PATH=$zig_venv/bin:$cargo_bin:$PATH CARGO_TARGET_DIR=target/portable \
-  cargo zigbuild --release --locked --target "$target" --bin envbench
-built=target/portable/x86_64-unknown-linux-gnu/release/envbench
+  cargo zigbuild --profile "$profile" --locked --target "$target" --bin envbench
+built=target/portable/x86_64-unknown-linux-gnu/$profile/envbench
 # copied beside, then renamed over: a concurrent reader sees the old
 # binary or the new one, never half of one
 trap 'rm -f "target/portable/.envbench.$$"' EXIT
 cp "$built" "target/portable/.envbench.$$"
-mv -f "target/portable/.envbench.$$" target/portable/envbench
-highest=$(readelf -V --wide target/portable/envbench | grep -oE 'Name: GLIBC_[0-9.]+' \
+mv -f "target/portable/.envbench.$$" "$out"
+highest=$(readelf -V --wide "$out" | grep -oE 'Name: GLIBC_[0-9.]+' \
   | sed 's/Name: GLIBC_//' | sort -uV | tail -1)
-echo "target/portable/envbench: requires GLIBC_$highest at most"
+echo "$out: requires GLIBC_$highest at most"

@@ -7,8 +7,8 @@
 //! other interrupts it with Ctrl-C while envbench measures on both hosts
 //! (each host's interrupted result file is fetched before its directory
 //! goes).
-//! The play ships what it ships by default, the portable build, which
-//! deploy/build-portable.sh builds first.
+//! The play ships the portable build, which deploy/build-portable.sh
+//! builds first (unoptimised, as the tests build it).
 //!
 //! fleet.sh refuses a missing, unparsable or empty inventory, or a
 //! --limit that matches nothing, with exit code 2 and nothing run.
@@ -42,10 +42,10 @@ use std::time::{Duration, Instant};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The inventory line that picks the binary the play ships: none, so the
-/// playbook's default ships the portable build (deploy/build-portable.sh
-/// builds it here; tests/portable_glibc.rs checks its glibc needs), or,
-/// where its tools are missing outside CI, this build of envbench.
+/// The inventory line that picks the binary the play ships: the portable
+/// build as the tests make it (deploy/build-portable.sh, unoptimised;
+/// tests/portable_glibc.rs checks its glibc needs), or, where its tools
+/// are missing outside CI, this build of envbench.
 fn shipped_binary() -> String {
     // built once for both tests of this file
     static SHIP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -54,7 +54,7 @@ fn shipped_binary() -> String {
 
 fn build_portable() -> String {
     match common::build_portable("fleet test") {
-        Some(_) => String::new(),
+        Some(binary) => format!("    envbench_binary: {}\n", binary.display()),
         None => format!("    envbench_binary: {}\n", env!("CARGO_BIN_EXE_envbench")),
     }
 }

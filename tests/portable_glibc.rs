@@ -48,7 +48,10 @@ fn readelf_versions(binary: &Path) -> String {
 }
 
 fn newest_tiny_helper() -> Option<std::path::PathBuf> {
-    let build = Path::new(REPO).join("target/portable/x86_64-unknown-linux-gnu/release/build");
+    let build = Path::new(REPO)
+        .join("target/portable/x86_64-unknown-linux-gnu")
+        .join(common::PORTABLE_PROFILE)
+        .join("build");
     std::fs::read_dir(build)
         .ok()?
         .flatten()

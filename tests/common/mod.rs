@@ -5,19 +5,25 @@ use std::process::Command;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Runs deploy/build-portable.sh and returns the portable binary, or None
-/// with a note where its tools (zig, cargo-zigbuild) are missing, which
-/// under CI (CI=true) fails the test instead: .ci/run installs them.
+/// The cargo profile the tests build the portable binary with: unoptimised
+/// (Cargo.toml's `portable-check`), the same glibc symbols as release.
+pub const PORTABLE_PROFILE: &str = "portable-check";
+
+/// Runs deploy/build-portable.sh with the tests' profile and returns the
+/// portable binary, or None with a note where its tools (zig,
+/// cargo-zigbuild) are missing, which under CI (CI=true) fails the test
+/// instead: .ci/run installs them.
 pub fn build_portable(test: &str) -> Option<PathBuf> {
     let out = Command::new("bash")
         .arg(Path::new(REPO).join("deploy/build-portable.sh"))
+        .env("ENVBENCH_PORTABLE_PROFILE", PORTABLE_PROFILE)
         .current_dir(REPO)
         .output()
         .expect("bash runs deploy/build-portable.sh");
     let stderr = String::from_utf8_lossy(&out.stderr);
     match out.status.code() {
         Some(0) => {
-            let binary = Path::new(REPO).join("target/portable/envbench");
+            let binary = Path::new(REPO).join(format!("target/portable/envbench-{PORTABLE_PROFILE}"));
             assert!(binary.is_file(), "{} was not written", binary.display());
             Some(binary)
         }
