@@ -22,6 +22,9 @@ import argparse, json, math, os, shlex, shutil, subprocess, sys, tempfile
 RUNSC = ["runsc", "--network=none", "do", "-force-overlay=false", "--"]
 PY = ("import sys; sys.path[:0]=['p%02d' % i for i in range(30)]; "
       "import " + ",".join("m%d" % i for i in range(12)))
+# the app case that stands for each command
+APP = {"status": "app.status", "grep": "app.search", "untar": "app.unpack",
+       "make": "app.build", "imports": "app.imports"}
 # name: (command words, prepare words or None)
 COMMANDS = {
     "status": (["git", "status", "--porcelain"], None),
@@ -107,8 +110,10 @@ def reference(sides, cmd, prepare, rounds, runs, tmp):
 
 
 def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
-    """envbench's ratio, interval and prediction for the command."""
-    args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd))]
+    """envbench's ratio, interval and prediction for the command, and the
+    ratio and interval of the app case that stands for it (same run)."""
+    args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd)),
+            "--only", APP[name]]
     if prepare:
         args += ["--cmd-prepare", shlex.join(prepare)]
     out = os.path.join(tmp, "cmp.json")
@@ -128,7 +133,9 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
         doc = json.load(fh)
     m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
-    return m["ratio"], m["ratio_ci"], a.get("predicted"), a.get("missing")
+    app = next((x for x in doc["metrics"] if x["key"].startswith(APP[name] + "[") and x["primary"]), None)
+    app_ratio = (app["ratio"], app["ratio_ci"]) if app else (float("nan"), [float("nan")] * 2)
+    return m["ratio"], m["ratio_ci"], a.get("predicted"), a.get("missing"), app_ratio
 
 
 def main():
@@ -159,15 +166,17 @@ def main():
             sides = [(root["local"], []), (root["fuse"], [])]
         else:
             sides = [(root["local"], []), (root["local"], RUNSC)]
-        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\tenvbench/hyperfine")
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\tenvbench/hyperfine"
+              "\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
             ratios = reference(sides, cmd, prepare, a.rounds, a.runs, tmp)
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            eb, ci, pred, why = envbench_ratio(exe, a.pair, root, name, cmd, prepare, tmp)
-            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t%.3f" % (
+            eb, ci, pred, why, (ar, aci) = envbench_ratio(exe, a.pair, root, name, cmd, prepare, tmp)
+            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t%.3f\t%s %.2f\t[%.2f, %.2f]\t%.3f" % (
                 name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
-                "%.2f" % pred if pred else (why or "-"), eb / hf), flush=True)
+                "%.2f" % pred if pred else (why or "-"), eb / hf, APP[name], ar, aci[0], aci[1],
+                ar / hf), flush=True)
     finally:
         if mounted:
             subprocess.run(["fusermount", "-u", root["fuse"]])
