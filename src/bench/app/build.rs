@@ -30,11 +30,12 @@ impl Bench for Build {
         ids::APP_BUILD
     }
     fn topic(&self) -> &'static str {
-        "builds"
+        "build I/O"
     }
     fn summary(&self) -> &'static str {
-        "a build: read 60 (quick), 300 or 4 000 sources, transform each (integer work), write \
-         an object each, then read them back and write one output; ms per build"
+        "a build's file I/O, no compiler: read 60 (quick), 300 or 4 000 sources, transform each \
+         (integer work), write an object each, then read them back and write one output; ms per \
+         build (make with cc: run --cmd, or app.cc)"
     }
     fn reproduces(&self) -> &'static str {
         "builds on a share (mvn install on WSL 2's /mnt, Rails in Docker Desktop bind mounts)"
@@ -50,7 +51,7 @@ impl Bench for Build {
     }
     fn views(&self) -> Vec<crate::view::View> {
         vec![crate::bench::io::grid_by_dir(
-            "builds by directory against the baseline",
+            "build I/O by directory against the baseline",
             &["ms"],
         )]
     }

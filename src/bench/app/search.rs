@@ -28,11 +28,12 @@ impl Bench for Search {
         ids::APP_SEARCH
     }
     fn topic(&self) -> &'static str {
-        "tree search"
+        "tree reads"
     }
     fn summary(&self) -> &'static str {
-        "grep -r: walk a tree of 500 (quick), 3 000 or 40 000 source-like files and search \
-         every line for a regular expression, warm; ms per pass"
+        "a tree read and searched, grep -r's pattern: walk a tree of 500 (quick), 3 000 or \
+         40 000 source-like files and search every line for a regular expression, warm; ms per \
+         pass (not grep itself: run --cmd times it)"
     }
     fn reproduces(&self) -> &'static str {
         "seed 003 (grep and tag jumps on a large source tree slow under WSL); ripgrep"
@@ -48,7 +49,7 @@ impl Bench for Search {
     }
     fn views(&self) -> Vec<crate::view::View> {
         vec![crate::bench::io::grid_by_dir(
-            "tree search by directory against the baseline",
+            "tree reads by directory against the baseline",
             &["ms"],
         )]
     }
