@@ -343,10 +343,15 @@ fn read_lines(stream: Option<impl Read + Send + 'static>) -> Receiver<Heard> {
                     Ok(0) | Err(_) => return,
                     Ok(n) => n,
                 };
+                // only the bytes just read can hold the next line's end:
+                // a long line is scanned once, not once per chunk
+                let mut from = pending.len();
                 pending.extend_from_slice(&chunk[..n]);
-                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                while let Some(at) = pending[from..].iter().position(|&b| b == b'\n') {
+                    let end = from + at;
                     let line = String::from_utf8_lossy(&pending[..end]).into_owned();
                     pending.drain(..=end);
+                    from = 0;
                     if tx.send(Heard::Line(line)).is_err() {
                         return;
                     }

@@ -749,7 +749,7 @@ mod tests {
     fn no_thread_passes_the_spin_barrier_before_all_arrive() {
         // more threads than this machine's CPUs: waiters must yield
         const THREADS: usize = 5;
-        const ROUNDS: usize = 2000;
+        const ROUNDS: usize = 300;
         let barrier = SpinBarrier::new(THREADS);
         let arrivals = AtomicUsize::new(0);
         std::thread::scope(|s| {
