@@ -186,13 +186,27 @@ fn overall(f: &FamilySummary) -> String {
     .filter(|(n, _)| *n > 0)
     .map(|(n, w)| format!("{n} {w}"))
     .collect();
-    format!(
+    let mean = format!(
         "geometric mean {} over {} {}{suspect}: {}",
         describe_speedup(f.geomean_speedup),
         f.total(),
         cases_word(f.total()),
         counts.join(", ")
-    )
+    );
+    // nothing shown to differ: say that first, and what the intervals
+    // allow, not a mean that reads as a difference
+    match f.within {
+        Some(bound) if f.slower + f.faster == 0 => format!(
+            "no difference shown beyond {} in {} of {} {}{suspect}; geometric mean {}: {}",
+            bound_text(bound),
+            f.no_difference,
+            f.total(),
+            cases_word(f.total()),
+            describe_speedup(f.geomean_speedup),
+            counts.join(", ")
+        ),
+        _ => mean,
+    }
 }
 
 /// What a person can do about the unclear cases: a few more runs where
@@ -314,6 +328,26 @@ mod tests {
             "{rec}"
         );
         assert!(!rec.contains("no difference"), "{rec}");
+    }
+
+    #[test]
+    fn nothing_shown_to_differ_leads_the_overall_line_with_that() {
+        // A/A at 3 runs a side: no verdict, and the overall line says so
+        // before its mean, which would otherwise read as a difference
+        let (conclusions, _) = said(&synthetic(&mut Rng::new(4), 3, 3, 4, &|_| 1.0));
+        let overall = conclusions
+            .iter()
+            .find(|l| l.starts_with("overall: "))
+            .expect("an overall line");
+        assert!(
+            overall.starts_with("overall: no difference shown beyond ±"),
+            "{overall}"
+        );
+        assert!(overall.contains("; geometric mean "), "{overall}");
+        // one that differs keeps the mean first
+        let (conclusions, _) = said(&clear_difference());
+        let overall = conclusions.iter().find(|l| l.starts_with("overall: ")).unwrap();
+        assert!(overall.starts_with("overall: geometric mean "), "{overall}");
     }
 
     #[test]
