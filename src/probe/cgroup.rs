@@ -179,7 +179,11 @@ fn ancestors(mount_point: &str, path: &str) -> Vec<String> {
 pub(crate) struct Place {
     /// The hierarchy's mount point, e.g. `/sys/fs/cgroup/blkio`.
     mount: String,
-    /// The process's path in it, e.g. `/user.slice`.
+    /// The group mounted there, `/` but for a mount of a group below the
+    /// root (a container's, without a cgroup namespace), whose directory
+    /// holds the paths below its own.
+    root: String,
+    /// The process's path in the hierarchy, e.g. `/user.slice`.
     pub(crate) path: String,
     /// Whether it is a v1 hierarchy (v1 file names).
     pub(crate) v1: bool,
@@ -199,6 +203,7 @@ impl Place {
         if let (Some(m), Some(l)) = (v1, v1_line) {
             return Some(Place {
                 mount: m.mount_point.clone(),
+                root: m.root.clone(),
                 path: l.path.clone(),
                 v1: true,
             });
@@ -207,14 +212,21 @@ impl Place {
         let l = lines.iter().find(|l| l.id == 0)?;
         Some(Place {
             mount: m.mount_point.clone(),
+            root: m.root.clone(),
             path: l.path.clone(),
             v1: false,
         })
     }
 
-    /// The group's directory and its ancestors', innermost first.
+    /// The group's directory and its ancestors', innermost first, up to
+    /// the mount's own group.
     pub(crate) fn dirs(&self) -> Vec<String> {
-        ancestors(&self.mount, &self.path)
+        let below = self
+            .path
+            .strip_prefix(self.root.trim_end_matches('/'))
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+            .unwrap_or(&self.path);
+        ancestors(&self.mount, below)
     }
 
     /// The tightest (smallest) value of `file` parsed by `parse` along the path.
@@ -342,31 +354,13 @@ pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Not
 /// (v2).
 pub(crate) fn oom_events_file(roots: &Roots, mounts: &[MountEntry]) -> Option<String> {
     let lines = parse_proc_cgroup(&roots.read("/proc/self/cgroup")?);
-    let v1 = mounts
-        .iter()
-        .find(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == "memory"));
-    let v1_line = lines
-        .iter()
-        .find(|l| l.controllers.iter().any(|c| c == "memory"));
-    let (mount, line, file) = match (v1, v1_line) {
-        (Some(m), Some(l)) => (m, l, "memory.oom_control"),
-        _ => (
-            mounts.iter().find(|m| m.fs_type == "cgroup2")?,
-            lines.iter().find(|l| l.id == 0)?,
-            "memory.events",
-        ),
+    let place = Place::of("memory", &lines, mounts)?;
+    let file = if place.v1 {
+        "memory.oom_control"
+    } else {
+        "memory.events"
     };
-    // a mount of a cgroup below the root (a container's, without a
-    // cgroup namespace) holds the paths below its own
-    let below = line
-        .path
-        .strip_prefix(mount.root.trim_end_matches('/'))
-        .unwrap_or(&line.path);
-    Some(format!(
-        "{}{}/{file}",
-        mount.mount_point.trim_end_matches('/'),
-        below.trim_end_matches('/')
-    ))
+    Some(format!("{}/{file}", place.dirs().first()?))
 }
 
 /// The `oom_kill N` count in the text of v2's `memory.events`, v1's
