@@ -132,7 +132,10 @@ fn limits_in(roots: &Roots, dir: &str, v1: bool) -> Vec<IoLimit> {
     }
     let mut by_device: BTreeMap<String, IoLimit> = BTreeMap::new();
     for (file, set) in [
-        ("read_bps_device", (|l, v| l.read_bps = Some(v)) as fn(&mut IoLimit, u64)),
+        (
+            "read_bps_device",
+            (|l, v| l.read_bps = Some(v)) as fn(&mut IoLimit, u64),
+        ),
         ("write_bps_device", |l, v| l.write_bps = Some(v)),
         ("read_iops_device", |l, v| l.read_iops = Some(v)),
         ("write_iops_device", |l, v| l.write_iops = Some(v)),
@@ -167,10 +170,9 @@ pub(crate) fn read(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
         .into_values()
         .filter(|l| l.limits_reads() || l.limits_writes())
         .map(|mut l| {
-            l.name = l
-                .device
-                .split_once(':')
-                .and_then(|(a, b)| super::storage::block_name(roots, a.parse().ok()?, b.parse().ok()?));
+            l.name = l.device.split_once(':').and_then(|(a, b)| {
+                super::storage::block_name(roots, a.parse().ok()?, b.parse().ok()?)
+            });
             l
         })
         .collect();
@@ -231,6 +233,9 @@ mod tests {
             read_iops: Some(10),
             ..IoLimit::default()
         });
-        assert_eq!((a.write_bps, a.read_iops, a.read_bps), (Some(50), Some(10), None));
+        assert_eq!(
+            (a.write_bps, a.read_iops, a.read_bps),
+            (Some(50), Some(10), None)
+        );
     }
 }

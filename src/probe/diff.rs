@@ -149,7 +149,11 @@ mod tests {
     use std::path::Path;
 
     fn recorded(name: &str) -> Fingerprint {
-        probe_fixture(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe").join(name))
+        probe_fixture(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/probe")
+                .join(name),
+        )
     }
 
     #[test]

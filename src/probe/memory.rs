@@ -158,7 +158,10 @@ mod tests {
     fn reads_the_word_in_brackets() {
         assert_eq!(bracketed("always [madvise] never\n"), Some("madvise"));
         assert_eq!(bracketed("[never]"), Some("never"));
-        assert_eq!(bracketed("none [mq-deadline] kyber bfq \n"), Some("mq-deadline"));
+        assert_eq!(
+            bracketed("none [mq-deadline] kyber bfq \n"),
+            Some("mq-deadline")
+        );
         assert_eq!(bracketed("always"), None);
     }
 

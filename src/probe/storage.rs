@@ -302,7 +302,12 @@ fn block_dir(roots: &Roots, major: u32, minor: u32) -> Option<PathBuf> {
 
 /// The kernel's name of block device `major:minor`, e.g. `vda`, `dm-0`.
 pub(crate) fn block_name(roots: &Roots, major: u32, minor: u32) -> Option<String> {
-    Some(block_dir(roots, major, minor)?.file_name()?.to_str()?.to_string())
+    Some(
+        block_dir(roots, major, minor)?
+            .file_name()?
+            .to_str()?
+            .to_string(),
+    )
 }
 
 /// The whole disk of block device `major:minor`: a partition's parent

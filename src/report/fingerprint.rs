@@ -3,13 +3,13 @@
 
 use super::words::idle_text;
 use crate::compare::{Environment, IdleStates};
+use crate::probe::cgroup::CgroupInfo;
+use crate::probe::cgroup_io::IoLimit;
 use crate::probe::cpu::CpuInfo;
 use crate::probe::storage::DirInfo;
 use crate::probe::virt::Virtualization;
 use crate::probe::Fingerprint;
 use crate::results::ResultFile;
-use crate::probe::cgroup::CgroupInfo;
-use crate::probe::cgroup_io::IoLimit;
 use crate::units::{byte_rate_text, exact_size_text, format_value, gib_text};
 use serde::Serialize;
 
@@ -263,7 +263,10 @@ fn os_rows(fp: &Fingerprint, row: &mut impl FnMut(&str, String)) {
         .map(|(name, l)| format!("{name} {}/{}", limit_word(l.soft), limit_word(l.hard)))
         .collect();
     if !fp.os.rlimits.is_empty() {
-        row("rlimits", format!("{} (soft/hard; the rest unlimited)", limited.join(", ")));
+        row(
+            "rlimits",
+            format!("{} (soft/hard; the rest unlimited)", limited.join(", ")),
+        );
     }
 }
 

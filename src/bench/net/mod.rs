@@ -404,7 +404,7 @@ pub(crate) mod testing {
                 status
                     .lines()
                     .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .and_then(|v| crate::probe::cpu::parse_cpu_list(v))
+                    .and_then(crate::probe::cpu::parse_cpu_list)
             })
             .collect()
     }

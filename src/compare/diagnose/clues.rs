@@ -346,9 +346,9 @@ impl Sign {
     #[cfg(test)]
     pub(super) fn clue_group(&self) -> Option<&Group> {
         match &self.clue {
-            Clue::Slower { group, .. } | Clue::Faster { group, .. } | Clue::Unchanged { group, .. } => {
-                Some(group)
-            }
+            Clue::Slower { group, .. }
+            | Clue::Faster { group, .. }
+            | Clue::Unchanged { group, .. } => Some(group),
             _ => None,
         }
     }

@@ -19,8 +19,14 @@ const BEARS_ON: &[(&str, &[&str])] = &[
     ("cgroup.memory", &[ids::MEM, ids::IO, ids::APP, ids::CMD]),
     ("cgroup.swap", &[ids::MEM, ids::IO, ids::APP, ids::CMD]),
     ("memory", &[ids::MEM, ids::IO, ids::APP]),
-    ("cgroup.cpu", &[ids::CPU, ids::MEM, ids::OS, ids::NET, ids::APP, ids::CMD]),
-    ("cpu", &[ids::CPU, ids::MEM, ids::OS, ids::NET, ids::APP, ids::CMD]),
+    (
+        "cgroup.cpu",
+        &[ids::CPU, ids::MEM, ids::OS, ids::NET, ids::APP, ids::CMD],
+    ),
+    (
+        "cpu",
+        &[ids::CPU, ids::MEM, ids::OS, ids::NET, ids::APP, ids::CMD],
+    ),
     ("cgroup.pids", &[ids::OS]),
     ("os.rlimits", &[ids::OS, ids::APP, ids::CMD]),
     ("os.confinement", &[ids::OS, ids::NET, ids::APP, ids::CMD]),
@@ -53,7 +59,7 @@ pub(crate) fn differences(
         .collect();
     let total = found.len();
     // a stable sort keeps the paths' order between equals
-    found.sort_by(|x, y| y.0.cmp(&x.0));
+    found.sort_by_key(|x| std::cmp::Reverse(x.0));
     let named = found
         .into_iter()
         .take(MOST_DIFFERENCES)

@@ -24,8 +24,8 @@ mod clues;
 pub mod differences;
 mod rules;
 
-pub use clues::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight};
 pub use crate::probe::diff::Difference;
+pub use clues::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight};
 
 use super::{Environment, MetricComparison, Verdict};
 use crate::results::ids;

@@ -94,7 +94,9 @@ fn mechanism_words(f: &Finding) -> String {
             })
             .unwrap_or_else(|| "cgroup".into())
         ),
-        Mechanism::CpuWeight => "a lower CPU weight under contention (cgroup cpu.weight or cpu.shares)".into(),
+        Mechanism::CpuWeight => {
+            "a lower CPU weight under contention (cgroup cpu.weight or cpu.shares)".into()
+        }
         Mechanism::Competitors => "other processes competing for the CPUs".into(),
     }
 }
@@ -317,7 +319,10 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
         Clue::MemoryLimit { base: b, other: o } => format!(
             "{other}'s memory is limited to {}, {base}'s {}",
             exact_size_text(*o),
-            b.map_or("is not".to_string(), |b| format!("to {}", exact_size_text(b)))
+            b.map_or("is not".to_string(), |b| format!(
+                "to {}",
+                exact_size_text(b)
+            ))
         ),
         Clue::CpuWeight { base: b, other: o } => format!(
             "{other}'s CPU weight {} of the default, {base}'s {}",
@@ -512,14 +517,18 @@ mod tests {
         };
         assert_eq!(
             lines(&none, "a", false),
-            ["likely cause: no rule fits the differences in io, app; the fingerprints differ \
-              in: I/O write limit 50 MiB/s on vda (b only); 2 more"]
+            [
+                "likely cause: no rule fits the differences in io, app; the fingerprints differ \
+              in: I/O write limit 50 MiB/s on vda (b only); 2 more"
+            ]
         );
         (none.differences, none.differing) = (vec![], 0);
         assert_eq!(
             lines(&none, "a", false),
-            ["likely cause: no rule fits the differences in io, app, and the fingerprints \
-              differ in nothing envbench records"]
+            [
+                "likely cause: no rule fits the differences in io, app, and the fingerprints \
+              differ in nothing envbench records"
+            ]
         );
     }
 

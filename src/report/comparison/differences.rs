@@ -59,7 +59,10 @@ fn field_words(field: &str) -> String {
         };
         match (name, key) {
             ("dirs", Some(k)) => {
-                on = Some(k.parse::<usize>().map_or(k.to_string(), |i| format!("--dir {}", i + 1)));
+                on = Some(
+                    k.parse::<usize>()
+                        .map_or(k.to_string(), |i| format!("--dir {}", i + 1)),
+                );
             }
             ("io_limits", Some(k)) => on = Some(k.to_string()),
             (n, k) => {
@@ -165,7 +168,11 @@ mod tests {
     #[test]
     fn a_limit_on_one_side_is_named_with_its_device_and_side() {
         assert_eq!(
-            words("cgroup.io_limits[vda].write_bps", None, Some(json!(52428800))),
+            words(
+                "cgroup.io_limits[vda].write_bps",
+                None,
+                Some(json!(52428800))
+            ),
             "I/O write limit 50 MiB/s on vda (B only)"
         );
         assert_eq!(
@@ -177,15 +184,27 @@ mod tests {
     #[test]
     fn values_on_both_sides_are_named_with_their_units() {
         assert_eq!(
-            words("cpu.governor", Some(json!("performance")), Some(json!("powersave"))),
+            words(
+                "cpu.governor",
+                Some(json!("performance")),
+                Some(json!("powersave"))
+            ),
             "CPU governor: performance in A, powersave in B"
         );
         assert_eq!(
-            words("dirs[0].block.read_ahead_kb", Some(json!(128)), Some(json!(8192))),
+            words(
+                "dirs[0].block.read_ahead_kb",
+                Some(json!(128)),
+                Some(json!(8192))
+            ),
             "read-ahead on --dir 1: 128 KiB in A, 8192 KiB in B"
         );
         assert_eq!(
-            words("os.rlimits.nofile.soft", Some(json!(1024)), Some(json!(4096))),
+            words(
+                "os.rlimits.nofile.soft",
+                Some(json!(1024)),
+                Some(json!(4096))
+            ),
             "rlimit nofile soft: 1024 in A, 4096 in B"
         );
         assert_eq!(
@@ -197,7 +216,11 @@ mod tests {
     #[test]
     fn a_field_without_words_is_named_by_its_own_name() {
         assert_eq!(
-            words("cpu.flags", Some(json!(["avx2", "sse2"])), Some(json!(["sse2", "fma"]))),
+            words(
+                "cpu.flags",
+                Some(json!(["avx2", "sse2"])),
+                Some(json!(["sse2", "fma"]))
+            ),
             "CPU flags: fma in B only, avx2 in A only"
         );
         assert_eq!(

@@ -59,8 +59,9 @@ fn tighter(other: &IoLimit, base: Option<&IoLimit>) -> bool {
     let Some(b) = base else {
         return other.limits_reads() || other.limits_writes();
     };
-    let lower = |o: Option<u64>, b: Option<u64>| matches!((o, b), (Some(x), Some(y)) if x < y)
-        || (o.is_some() && b.is_none());
+    let lower = |o: Option<u64>, b: Option<u64>| {
+        matches!((o, b), (Some(x), Some(y)) if x < y) || (o.is_some() && b.is_none())
+    };
     lower(other.read_bps, b.read_bps)
         || lower(other.write_bps, b.write_bps)
         || lower(other.read_iops, b.read_iops)
@@ -87,15 +88,19 @@ pub(in crate::compare::diagnose) fn control_added(base: &Environment, other: &En
         return false;
     };
     let (bc, oc) = (&b.fingerprint.cgroup, &o.fingerprint.cgroup);
-    let io = oc.io_limits.iter().any(|l| {
-        tighter(l, bc.io_limits.iter().find(|x| x.device == l.device))
-    });
+    let io = oc
+        .io_limits
+        .iter()
+        .any(|l| tighter(l, bc.io_limits.iter().find(|x| x.device == l.device)));
     let lower = |x: Option<f64>, y: Option<f64>| x.is_some_and(|x| x < y.unwrap_or(f64::MAX));
     let memory = lower(
         oc.memory_bound_bytes().map(|v| v as f64),
         bc.memory_bound_bytes().map(|v| v as f64),
     );
-    let weight = lower(oc.cpu_weight_share(), Some(bc.cpu_weight_share().unwrap_or(1.0)));
+    let weight = lower(
+        oc.cpu_weight_share(),
+        Some(bc.cpu_weight_share().unwrap_or(1.0)),
+    );
     let (bt, ot) = (tasks_per_cpu(&base.runs), tasks_per_cpu(&other.runs));
     io || memory || weight || (ot >= NOISY_TASKS_PER_CPU && ot >= 2.0 * bt)
 }
@@ -120,12 +125,18 @@ impl Facts<'_> {
             },
             weight: Weight::Required,
         };
-        let (durable, cold) = (Group::DurableWrites(dir.into()), Group::ColdRead(dir.into()));
+        let (durable, cold) = (
+            Group::DurableWrites(dir.into()),
+            Group::ColdRead(dir.into()),
+        );
         let (required, expected) = if other.limits_writes() {
             let cold = other
                 .limits_reads()
                 .then(|| self.slower(cold, THROTTLED_BY, Weight::Expected));
-            (self.slower(durable.clone(), THROTTLED_BY, Weight::Required), cold.flatten())
+            (
+                self.slower(durable.clone(), THROTTLED_BY, Weight::Required),
+                cold.flatten(),
+            )
         } else {
             (self.slower(cold, THROTTLED_BY, Weight::Required), None)
         };
@@ -209,7 +220,10 @@ impl Facts<'_> {
     /// Other runnable tasks per CPU (not envbench's own) in OTHER's
     /// repetitions and in the base's.
     fn competitors(&self, weight: Weight) -> Sign {
-        let (b, o) = (tasks_per_cpu(&self.base.runs), tasks_per_cpu(&self.other.runs));
+        let (b, o) = (
+            tasks_per_cpu(&self.base.runs),
+            tasks_per_cpu(&self.other.runs),
+        );
         Sign {
             holds: o >= NOISY_TASKS_PER_CPU && o >= 2.0 * b,
             clue: Clue::Competitors { base: b, other: o },

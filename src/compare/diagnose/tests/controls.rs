@@ -145,13 +145,26 @@ fn each_control_names_its_mechanism_first_at_three_runs_and_at_one() {
         ("throttle", &PLAIN, &THROTTLE, IoThrottle),
         ("memory limit", &PLAIN, &MEMORY_LIMIT, MemoryLimit),
         ("competitor", &PLAIN, &COMPETED, Competitors),
-        ("weight, competitor one side", &PLAIN, &LOW_WEIGHT, CpuWeight),
-        ("weight, competitor both sides", &CONTENDED, &LOW_WEIGHT, CpuWeight),
+        (
+            "weight, competitor one side",
+            &PLAIN,
+            &LOW_WEIGHT,
+            CpuWeight,
+        ),
+        (
+            "weight, competitor both sides",
+            &CONTENDED,
+            &LOW_WEIGHT,
+            CpuWeight,
+        ),
     ];
     for (name, base, other, expected) in pairs {
         for per_side in [3, 1] {
             let n = first_in(base, other, per_side, *expected);
-            assert_eq!(n, 20, "{name}, {per_side} run(s) a side: named first in {n} of 20");
+            assert_eq!(
+                n, 20,
+                "{name}, {per_side} run(s) a side: named first in {n} of 20"
+            );
         }
     }
 }
@@ -233,14 +246,19 @@ fn a_throttle_names_its_limit_and_the_rate_toward_its_cap() {
     let Clue::IoLimit { dir, base, other } = &f.signs[0].clue else {
         panic!("the limit first: {f:?}");
     };
-    assert_eq!((dir.as_str(), base, other.write_bps), ("dir1", &None, Some(50 << 20)));
+    assert_eq!(
+        (dir.as_str(), base, other.write_bps),
+        ("dir1", &None, Some(50 << 20))
+    );
     let holds = |g: &Group| f.signs.iter().any(|s| s.holds && s.clue_group() == Some(g));
     assert!(holds(&Group::DurableWrites("dir1".into())), "{f:?}");
     assert!(holds(&Group::ColdRead("dir1".into())), "{f:?}");
     assert!(holds(&Group::Buffered("dir1".into())), "{f:?}");
     let line = &crate::report::comparison::diagnosis::lines(&c.diagnoses[0], "base", false)[0];
     assert!(
-        line.starts_with("likely cause: an I/O throttle (vda: reads 50 MiB/s and 400 operations/s, writes"),
+        line.starts_with(
+            "likely cause: an I/O throttle (vda: reads 50 MiB/s and 400 operations/s, writes"
+        ),
         "{line}"
     );
 }
