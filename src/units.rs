@@ -180,6 +180,29 @@ pub(crate) fn size_text(bytes: u64) -> String {
     }
 }
 
+/// `512 MiB`, `2 GiB`, `4 KiB`: a size in the largest binary unit that
+/// divides it exactly (a limit as a person set it), else [`size_text`].
+pub(crate) fn exact_size_text(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    if bytes < 1 << 10 {
+        return format!("{bytes} B");
+    }
+    size_text(bytes)
+}
+
+/// `50 MiB/s`, `52.43 MB/s`: a byte rate as a limit was likely set (an
+/// exact binary unit), else in MB/s (10⁶ bytes, the io family's unit).
+pub(crate) fn byte_rate_text(bytes_per_sec: u64) -> String {
+    if bytes_per_sec >= 1 << 10 && bytes_per_sec.is_multiple_of(1 << 10) {
+        return format!("{}/s", exact_size_text(bytes_per_sec));
+    }
+    format!("{} MB/s", format_value(bytes_per_sec as f64 / 1e6))
+}
+
 /// `23.5 GiB`, `0.5 GiB`: bytes in GiB with one decimal, however few
 /// (memory sizes, side by side).
 pub(crate) fn gib_text(bytes: u64) -> String {
@@ -217,6 +240,16 @@ pub(crate) fn file_safe(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_read_as_they_were_set() {
+        assert_eq!(exact_size_text(512 << 20), "512 MiB");
+        assert_eq!(exact_size_text(3 << 30), "3 GiB");
+        assert_eq!(exact_size_text(100), "100 B");
+        assert_eq!(exact_size_text((1 << 20) + 1), "1.0 MiB");
+        assert_eq!(byte_rate_text(52428800), "50 MiB/s");
+        assert_eq!(byte_rate_text(50_000_000), "50.00 MB/s");
+    }
 
     #[test]
     fn sizes_read_in_gib_from_one_gib_up() {

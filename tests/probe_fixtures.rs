@@ -329,3 +329,151 @@ fn plain_hosts_name_no_sandbox_namespaces_or_new_runtime() {
     assert_eq!(layers(&f), vec!["unknown-hypervisor"]);
     assert!(f.virtualization.notes.iter().all(|n| !n.contains("net:[")));
 }
+
+/// Every control of a v1 hierarchy, as this project's Xeon VM mounts its
+/// controllers (2026-12-01), with a child group `/envbench` holding a
+/// blkio throttle, half the CPU shares, a cpuset of one CPU, a memory
+/// limit without swap, a pids limit, and a container's `--ulimit`s.
+#[test]
+fn cgroup_v1_controls_written_from_this_machine() {
+    let f = fp("controls-v1");
+    let c = &f.cgroup;
+    assert_eq!(c.version.as_deref(), Some("hybrid"));
+    assert_eq!(c.path.as_deref(), Some("/envbench"));
+    assert_eq!(
+        (c.cpu_quota_cpus, c.cpu_shares, c.cpu_weight),
+        (None, Some(512), None)
+    );
+    assert_eq!(c.cpuset_cpus.as_deref(), Some("0"));
+    assert_eq!(c.memory_limit_bytes, Some(512 << 20));
+    assert_eq!((c.memory_high_bytes, c.swap_max_bytes), (None, Some(0)));
+    assert_eq!(c.pids_max, Some(4096));
+    assert_eq!(c.io_limits.len(), 1);
+    let io = &c.io_limits[0];
+    assert_eq!(
+        (io.device.as_str(), io.name.as_deref()),
+        ("254:0", Some("vda"))
+    );
+    assert_eq!(
+        (io.read_bps, io.write_bps, io.read_iops, io.write_iops),
+        (Some(50 << 20), Some(50 << 20), Some(400), Some(400))
+    );
+    assert_eq!((c.io_weight, c.blkio_weight), (None, None));
+    let nofile = f.os.rlimits["nofile"];
+    assert_eq!((nofile.soft, nofile.hard), (Some(1024), Some(4096)));
+    assert_eq!(f.os.rlimits["cpu"].soft, None);
+    assert_eq!(f.os.rlimits.len(), 16);
+    assert_eq!(f.memory.thp.as_deref(), Some("madvise"));
+    assert_eq!(
+        (f.memory.numa_nodes, f.memory.swap_total_bytes),
+        (Some(1), Some(0))
+    );
+    // no cpufreq in this VM: no policy to record
+    assert_eq!(
+        (f.cpu.governor.as_ref(), f.cpu.scaling_max_mhz, f.cpu.boost),
+        (None, None, None)
+    );
+    let root = dir_of("controls-v1", "/work");
+    let block = root.block.unwrap();
+    assert_eq!(
+        (
+            block.name.as_str(),
+            block.device.as_deref(),
+            block.scheduler.as_deref()
+        ),
+        ("vda", Some("254:0"), Some("mq-deadline"))
+    );
+    assert_eq!(
+        (block.read_ahead_kb, block.nr_requests),
+        (Some(8192), Some(256))
+    );
+    assert_eq!(root.rotational, Some(true));
+}
+
+/// A Docker container on a cgroup v2 host (no cgroup namespace), a
+/// systemd slice above it: limits at both levels combine, the tighter
+/// of each winning; the root on a partition of an NVMe disk.
+#[test]
+fn cgroup_v2_controls_of_a_typical_container() {
+    let f = fp("controls-v2");
+    let c = &f.cgroup;
+    assert_eq!(c.version.as_deref(), Some("v2"));
+    assert_eq!(
+        c.path.as_deref(),
+        Some("/system.slice/docker-0f3c5e2b9d1a.scope")
+    );
+    assert_eq!(
+        (c.cpu_quota_cpus, c.cpu_weight, c.cpu_shares),
+        (None, Some(50), None)
+    );
+    assert_eq!(c.cpuset_cpus.as_deref(), Some("0-1"));
+    assert_eq!(c.memory_limit_bytes, Some(2 * GIB));
+    assert_eq!(c.memory_high_bytes, Some(1536 << 20));
+    assert_eq!((c.swap_max_bytes, c.pids_max), (Some(0), Some(512)));
+    // the slice caps reads, the scope writes: both apply
+    let io = &c.io_limits[0];
+    assert_eq!(
+        (
+            io.device.as_str(),
+            io.name.as_deref(),
+            io.read_bps,
+            io.write_bps
+        ),
+        ("259:0", Some("nvme0n1"), Some(200 << 20), Some(100 << 20))
+    );
+    assert_eq!((io.read_iops, io.write_iops), (None, Some(1000)));
+    assert_eq!((c.io_weight, c.blkio_weight), (Some(50), None));
+    assert_eq!(f.os.rlimits["nofile"].soft, Some(1048576));
+    assert_eq!(f.os.rlimits["nproc"].soft, None);
+    assert_eq!(f.memory.thp.as_deref(), Some("always"));
+    assert_eq!(f.memory.numa_nodes, Some(2));
+    assert_eq!(f.memory.swap_total_bytes, Some(8388604 * 1024));
+    assert_eq!(f.cpu.governor.as_deref(), Some("powersave"));
+    assert_eq!(
+        (f.cpu.max_mhz, f.cpu.scaling_max_mhz, f.cpu.boost),
+        (Some(4661.0), Some(2200.0), Some(false))
+    );
+    // a partition: the queue is its disk's, and io.max names the disk
+    let root = dir_of("controls-v2", "/home/user");
+    assert_eq!(root.device.as_deref(), Some("259:2"));
+    let block = root.block.unwrap();
+    assert_eq!(
+        (
+            block.name.as_str(),
+            block.device.as_deref(),
+            block.scheduler.as_deref()
+        ),
+        ("nvme0n1", Some("259:0"), Some("none"))
+    );
+    assert_eq!(
+        (block.read_ahead_kb, block.nr_requests),
+        (Some(128), Some(1023))
+    );
+    assert_eq!(root.rotational, Some(false));
+}
+
+/// The trees recorded before these controls were read name none of them.
+#[test]
+fn older_trees_record_no_new_control() {
+    for name in [
+        "firecracker-host",
+        "podman",
+        "docker-bare-metal",
+        "cgroup-v2-host",
+    ] {
+        let c = fp(name).cgroup;
+        assert!(c.io_limits.is_empty(), "{name}");
+        assert_eq!(
+            (c.cpu_weight, c.memory_high_bytes, c.io_weight),
+            (None, None, None),
+            "{name}"
+        );
+    }
+}
+
+/// The directory `path` of fixture `name`, as the probe describes it.
+fn dir_of(name: &str, path: &str) -> envbench::probe::storage::DirInfo {
+    let roots = Roots::fixture(fixture(name));
+    let (mounts, _) = parse_mountinfo(&roots.read("/proc/self/mountinfo").unwrap());
+    describe_dir(&roots, &mounts, Path::new(path), Path::new(path))
+}

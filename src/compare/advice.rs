@@ -129,9 +129,9 @@ pub(super) fn most_steal<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> 
         .fold(0.0, |a, &b| a.max(b))
 }
 
-/// The noise of a set of runs: the largest steal share seen in any
-/// repetition, and the mean number of other runnable tasks per CPU.
-fn noise(runs: &[&ResultFile]) -> (f64, f64) {
+/// The mean number of other runnable tasks (not envbench's) per usable
+/// CPU, over every repetition of `runs` that telemetry read; 0 where none.
+pub(super) fn tasks_per_cpu<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> f64 {
     let (mut tasks, mut n) = (0.0, 0usize);
     for r in runs {
         let cpus = r.fingerprint.cpu.usable();
@@ -142,8 +142,18 @@ fn noise(runs: &[&ResultFile]) -> (f64, f64) {
             }
         }
     }
+    if n > 0 {
+        tasks / n as f64
+    } else {
+        0.0
+    }
+}
+
+/// The noise of a set of runs: the largest steal share seen in any
+/// repetition, and the mean number of other runnable tasks per CPU.
+fn noise(runs: &[&ResultFile]) -> (f64, f64) {
     (
         most_steal(runs.iter().copied()),
-        if n > 0 { tasks / n as f64 } else { 0.0 },
+        tasks_per_cpu(runs.iter().copied()),
     )
 }

@@ -16,8 +16,7 @@ use std::path::Path;
 /// Size of a transparent huge page on x86-64 (and arm64 with 4 KiB pages).
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 
-/// Where the kernel says whether transparent huge pages are available.
-const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+use crate::probe::memory::{bracketed, THP_ENABLED};
 
 /// The page size a buffer asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,19 +54,11 @@ impl PagePolicy {
     }
 }
 
-/// The transparent-huge-page mode in brackets, e.g. `madvise` from
-/// `always [madvise] never`.
-pub(crate) fn parse_thp_mode(text: &str) -> Option<&str> {
-    let start = text.find('[')? + 1;
-    let len = text[start..].find(']')?;
-    Some(&text[start..start + len])
-}
-
 /// Why huge pages cannot be asked for here, or None when they can: THP
 /// mode `never`, or no THP at all (WSL 1, kernels built without it).
 pub(crate) fn huge_pages_unavailable() -> Option<String> {
     match std::fs::read_to_string(THP_ENABLED) {
-        Ok(text) => match parse_thp_mode(&text) {
+        Ok(text) => match bracketed(&text) {
             Some("never") => Some(format!(
                 "huge pages unavailable: transparent huge pages are 'never' in {THP_ENABLED}"
             )),
@@ -82,8 +73,7 @@ pub(crate) fn huge_pages_unavailable() -> Option<String> {
 
 /// The THP mode, e.g. `always`, `madvise`, `never`; None without THP.
 pub(crate) fn thp_mode() -> Option<String> {
-    let text = std::fs::read_to_string(THP_ENABLED).ok()?;
-    parse_thp_mode(&text).map(str::to_string)
+    crate::probe::memory::read_thp(&crate::probe::Roots::live())
 }
 
 /// The value in bytes of `field` (a `kB` line such as `AnonHugePages:`)
@@ -292,13 +282,6 @@ AnonHugePages:      2048 kB
 Size:               2048 kB
 AnonHugePages:         0 kB
 ";
-
-    #[test]
-    fn reads_the_thp_mode_in_brackets() {
-        assert_eq!(parse_thp_mode("always [madvise] never\n"), Some("madvise"));
-        assert_eq!(parse_thp_mode("[never]"), Some("never"));
-        assert_eq!(parse_thp_mode("always"), None);
-    }
 
     #[test]
     fn reads_anon_huge_pages_of_one_mapping() {

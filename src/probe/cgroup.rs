@@ -1,10 +1,13 @@
-//! Control-group limits that apply to this process: CPU quota, memory limit,
-//! pids limit, under cgroup v1, v2 or a hybrid of both.
+//! The resource controls of this process's control groups, under cgroup
+//! v1, v2 or a hybrid of both: CPU quota and weight, cpuset, memory
+//! limits and swap, I/O limits and weight ([`super::cgroup_io`]), pids.
 //!
-//! A container's `--cpus 1.5` or `--memory 2g` changes what a benchmark can
-//! use without changing `/proc/cpuinfo`; envbench reports the limit so a
-//! comparison does not blame the environment for a quota.
+//! A container's `--cpus 1.5` or `--memory 2g`, a cloud volume's
+//! bandwidth cap or a systemd slice's `CPUWeight=` change what a benchmark
+//! can use without changing `/proc/cpuinfo`; envbench records each so a
+//! comparison can name the control rather than blame the environment.
 
+use super::cgroup_io::{self, IoLimit};
 use super::storage::MountEntry;
 use super::{Notes, Roots};
 use serde::{Deserialize, Serialize};
@@ -13,7 +16,8 @@ use serde::{Deserialize, Serialize};
 /// is treated as no limit.
 const V1_UNLIMITED_FLOOR: u64 = 1 << 62;
 
-/// The cgroup limits of this process; `None` means no limit was found.
+/// The cgroup controls of this process; `None` means no control was found
+/// (or none is set).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CgroupInfo {
     /// `v1`, `v2` or `hybrid` (v1 controllers plus a v2 hierarchy).
@@ -22,10 +26,71 @@ pub struct CgroupInfo {
     pub path: Option<String>,
     /// CPU quota in CPUs (quota / period), e.g. 1.5; the tightest along the path.
     pub cpu_quota_cpus: Option<f64>,
-    /// Memory limit in bytes; the tightest along the path.
+    /// Memory limit in bytes (v2 `memory.max`, v1 `memory.limit_in_bytes`);
+    /// the tightest along the path.
     pub memory_limit_bytes: Option<u64>,
     /// Maximum number of tasks; the tightest along the path.
     pub pids_max: Option<u64>,
+    /// v2 `cpu.weight` (1 to 10000, 100 by default), the lowest along the
+    /// path: this group's share of the CPUs against its siblings', which
+    /// only bites when they all want more CPU than there is. Absent under
+    /// v1, where no group sets it, and from files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_weight: Option<u64>,
+    /// v1 `cpu.shares` (2 to 262144, 1024 by default), the lowest along
+    /// the path: v1's CPU weight. Absent under v2 and from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_shares: Option<u64>,
+    /// The CPUs the cpuset lets this group run on, in the kernel's list
+    /// format (`0-1`, `0,2-3`): v2 `cpuset.cpus.effective`, v1
+    /// `cpuset.effective_cpus` (else `cpuset.cpus`), of the innermost group
+    /// that has one. Absent where no cpuset controller is reachable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuset_cpus: Option<String>,
+    /// v2 `memory.high`, bytes, the tightest along the path: above it the
+    /// group's pages are reclaimed at once and its tasks throttled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_high_bytes: Option<u64>,
+    /// Swap the group may use, bytes: v2 `memory.swap.max`; v1
+    /// `memory.memsw.limit_in_bytes` less the memory limit. 0: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_max_bytes: Option<u64>,
+    /// Per-device I/O limits, the tightest along the path (v2 `io.max`, v1
+    /// `blkio.throttle.*_device`); empty where none is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_limits: Vec<IoLimit>,
+    /// I/O weight, the lowest along the path: v2 `io.weight`'s default
+    /// (1 to 10000) or v1 `blkio.bfq.weight` (1 to 1000), both 100 by
+    /// default; it bites only when groups contend for one disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_weight: Option<u64>,
+    /// v1 `blkio.weight` of the CFQ scheduler (10 to 1000, 500 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blkio_weight: Option<u64>,
+}
+
+impl CgroupInfo {
+    /// This group's CPU weight as a share of the default weight (1: the
+    /// default; 0.5: half the CPU time of a default sibling under
+    /// contention), from v2's `cpu.weight` or v1's `cpu.shares`.
+    pub(crate) fn cpu_weight_share(&self) -> Option<f64> {
+        self.cpu_weight
+            .map(|w| w as f64 / 100.0)
+            .or_else(|| self.cpu_shares.map(|s| s as f64 / 1024.0))
+    }
+
+    /// How many CPUs the cpuset allows, when it is known.
+    pub(crate) fn cpuset_count(&self) -> Option<usize> {
+        super::cpu::parse_cpu_list(self.cpuset_cpus.as_deref()?).map(|c| c.len())
+    }
+
+    /// The tightest memory bound: `memory.max` or `memory.high`.
+    pub(crate) fn memory_bound_bytes(&self) -> Option<u64> {
+        match (self.memory_limit_bytes, self.memory_high_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// One line of `/proc/self/cgroup`: `hierarchy-id:controllers:path`.
@@ -108,92 +173,173 @@ fn ancestors(mount_point: &str, path: &str) -> Vec<String> {
     out
 }
 
-/// The tightest value of `file` parsed by `parse` along `path`.
-fn tightest<T: PartialOrd + Copy>(
-    roots: &Roots,
-    mount_point: &str,
-    path: &str,
-    file: &str,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Option<T> {
-    ancestors(mount_point, path)
-        .iter()
-        .filter_map(|dir| roots.read(&format!("{dir}/{file}")).and_then(|t| parse(&t)))
-        .fold(None, |best, v| match best {
-            Some(b) if b <= v => Some(b),
-            _ => Some(v),
-        })
+/// Where a controller's files are for this process: its group's directory
+/// in the hierarchy that holds the controller, and that group's ancestors.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Place {
+    /// The hierarchy's mount point, e.g. `/sys/fs/cgroup/blkio`.
+    mount: String,
+    /// The group mounted there, `/` but for a mount of a group below the
+    /// root (a container's, without a cgroup namespace), whose directory
+    /// holds the paths below its own.
+    root: String,
+    /// The process's path in the hierarchy, e.g. `/user.slice`.
+    pub(crate) path: String,
+    /// Whether it is a v1 hierarchy (v1 file names).
+    pub(crate) v1: bool,
 }
 
-/// Reads the limits that apply to this process below `roots`.
+impl Place {
+    /// `controller`'s place: its v1 hierarchy where one is mounted (hybrid
+    /// hosts put the controllers there and leave the v2 hierarchy empty),
+    /// else the v2 hierarchy.
+    fn of(controller: &str, lines: &[CgroupLine], mounts: &[MountEntry]) -> Option<Place> {
+        let v1 = mounts
+            .iter()
+            .find(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == controller));
+        let v1_line = lines
+            .iter()
+            .find(|l| l.controllers.iter().any(|c| c == controller));
+        if let (Some(m), Some(l)) = (v1, v1_line) {
+            return Some(Place {
+                mount: m.mount_point.clone(),
+                root: m.root.clone(),
+                path: l.path.clone(),
+                v1: true,
+            });
+        }
+        let m = mounts.iter().find(|m| m.fs_type == "cgroup2")?;
+        let l = lines.iter().find(|l| l.id == 0)?;
+        Some(Place {
+            mount: m.mount_point.clone(),
+            root: m.root.clone(),
+            path: l.path.clone(),
+            v1: false,
+        })
+    }
+
+    /// The group's directory and its ancestors', innermost first, up to
+    /// the mount's own group.
+    pub(crate) fn dirs(&self) -> Vec<String> {
+        let below = self
+            .path
+            .strip_prefix(self.root.trim_end_matches('/'))
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+            .unwrap_or(&self.path);
+        ancestors(&self.mount, below)
+    }
+
+    /// The tightest (smallest) value of `file` parsed by `parse` along the path.
+    pub(crate) fn tightest<T: PartialOrd + Copy>(
+        &self,
+        roots: &Roots,
+        file: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Option<T> {
+        self.dirs()
+            .iter()
+            .filter_map(|dir| roots.read(&format!("{dir}/{file}")).and_then(|t| parse(&t)))
+            .fold(None, |best, v| match best {
+                Some(b) if b <= v => Some(b),
+                _ => Some(v),
+            })
+    }
+
+    /// The text of `file` in the innermost group that has it.
+    fn innermost(&self, roots: &Roots, file: &str) -> Option<String> {
+        self.dirs()
+            .iter()
+            .find_map(|dir| roots.read(&format!("{dir}/{file}")))
+            .map(|t| t.trim().to_string())
+    }
+}
+
+/// A number file (`cpu.weight`, `cpu.shares`).
+fn parse_number(text: &str) -> Option<u64> {
+    text.trim().parse().ok()
+}
+
+/// CPU quota and weight from `place`.
+fn read_cpu(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
+    if place.v1 {
+        // quota and period are read as a pair from each directory
+        info.cpu_quota_cpus = place
+            .dirs()
+            .iter()
+            .filter_map(|dir| {
+                let quota: i64 = parse_signed(roots, &format!("{dir}/cpu.cfs_quota_us"))?;
+                let period = parse_signed(roots, &format!("{dir}/cpu.cfs_period_us"))? as f64;
+                (quota > 0 && period > 0.0).then(|| quota as f64 / period)
+            })
+            .reduce(f64::min);
+        info.cpu_shares = place.tightest(roots, "cpu.shares", parse_number);
+    } else {
+        info.cpu_quota_cpus = place.tightest(roots, "cpu.max", parse_cpu_max);
+        info.cpu_weight = place.tightest(roots, "cpu.weight", parse_number);
+    }
+}
+
+fn parse_signed(roots: &Roots, path: &str) -> Option<i64> {
+    roots.read(path)?.trim().parse().ok()
+}
+
+/// The CPUs the cpuset allows, in the kernel's list format.
+fn read_cpuset(roots: &Roots, place: &Place) -> Option<String> {
+    let files: &[&str] = if place.v1 {
+        &["cpuset.effective_cpus", "cpuset.cpus"]
+    } else {
+        &["cpuset.cpus.effective"]
+    };
+    files
+        .iter()
+        .find_map(|f| place.innermost(roots, f))
+        .filter(|l| super::cpu::parse_cpu_list(l).is_some_and(|c| !c.is_empty()))
+}
+
+/// Memory limit, high mark and swap from `place`.
+fn read_memory(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
+    if place.v1 {
+        info.memory_limit_bytes = place.tightest(roots, "memory.limit_in_bytes", parse_limit);
+        let with_swap = place.tightest(roots, "memory.memsw.limit_in_bytes", parse_limit);
+        info.swap_max_bytes = match (with_swap, info.memory_limit_bytes) {
+            (Some(all), Some(memory)) => Some(all.saturating_sub(memory)),
+            _ => None,
+        };
+    } else {
+        info.memory_limit_bytes = place.tightest(roots, "memory.max", parse_limit);
+        info.memory_high_bytes = place.tightest(roots, "memory.high", parse_limit);
+        info.swap_max_bytes = place.tightest(roots, "memory.swap.max", parse_limit);
+    }
+}
+
+/// Reads the controls that apply to this process below `roots`.
 pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Notes) -> CgroupInfo {
     let Some(text) = roots.read_noted("/proc/self/cgroup", notes) else {
         return CgroupInfo::default();
     };
     let lines = parse_proc_cgroup(&text);
+    let place = |controller: &str| Place::of(controller, &lines, mounts);
     let mut info = CgroupInfo {
         version: cgroup_version(&lines).map(str::to_string),
         ..CgroupInfo::default()
     };
-    let v1_mount = |controller: &str| {
-        mounts
-            .iter()
-            .find(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == controller))
+    if let Some(p) = place("cpu") {
+        read_cpu(roots, &p, &mut info);
+    }
+    info.cpuset_cpus = place("cpuset").and_then(|p| read_cpuset(roots, &p));
+    let memory = place("memory");
+    if let Some(p) = &memory {
+        read_memory(roots, p, &mut info);
+    }
+    info.pids_max = place("pids").and_then(|p| p.tightest(roots, "pids.max", parse_limit));
+    if let Some(p) = place("blkio") {
+        cgroup_io::read(roots, &p, &mut info);
+    }
+    info.path = match &memory {
+        Some(p) if p.v1 => Some(p.path.clone()),
+        _ => lines.iter().find(|l| l.id == 0).map(|l| l.path.clone()),
     };
-    let v1_path = |controller: &str| {
-        lines
-            .iter()
-            .find(|l| l.controllers.iter().any(|c| c == controller))
-            .map(|l| l.path.clone())
-    };
-    let v2_line = lines.iter().find(|l| l.id == 0);
-    let v2_mount = mounts.iter().find(|m| m.fs_type == "cgroup2");
-
-    // Prefer v1 controllers where they are mounted (hybrid hosts put the
-    // controllers there and leave the v2 hierarchy empty).
-    if let (Some(m), Some(p)) = (v1_mount("cpu"), v1_path("cpu")) {
-        // Quota and period are read as a pair from each directory.
-        info.cpu_quota_cpus = ancestors(&m.mount_point, &p)
-            .iter()
-            .filter_map(|dir| {
-                let quota: i64 = roots
-                    .read(&format!("{dir}/cpu.cfs_quota_us"))?
-                    .trim()
-                    .parse()
-                    .ok()?;
-                let period: f64 = roots
-                    .read(&format!("{dir}/cpu.cfs_period_us"))?
-                    .trim()
-                    .parse()
-                    .ok()?;
-                (quota > 0 && period > 0.0).then(|| quota as f64 / period)
-            })
-            .reduce(f64::min);
-    } else if let (Some(m), Some(l)) = (v2_mount, v2_line) {
-        info.cpu_quota_cpus = tightest(roots, &m.mount_point, &l.path, "cpu.max", parse_cpu_max);
-    }
-    if let (Some(m), Some(p)) = (v1_mount("memory"), v1_path("memory")) {
-        info.memory_limit_bytes = tightest(
-            roots,
-            &m.mount_point,
-            &p,
-            "memory.limit_in_bytes",
-            parse_limit,
-        );
-        info.path = Some(p);
-    } else if let (Some(m), Some(l)) = (v2_mount, v2_line) {
-        info.memory_limit_bytes =
-            tightest(roots, &m.mount_point, &l.path, "memory.max", parse_limit);
-    }
-    if let (Some(m), Some(p)) = (v1_mount("pids"), v1_path("pids")) {
-        info.pids_max = tightest(roots, &m.mount_point, &p, "pids.max", parse_limit);
-    } else if let (Some(m), Some(l)) = (v2_mount, v2_line) {
-        info.pids_max = tightest(roots, &m.mount_point, &l.path, "pids.max", parse_limit);
-    }
-    if let Some(l) = v2_line.filter(|_| info.path.is_none()) {
-        info.path = Some(l.path.clone());
-    }
-    if info.version.is_some() && v1_mount("memory").is_none() && v2_mount.is_none() {
+    if info.version.is_some() && memory.is_none() {
         notes.push("cgroup filesystem not mounted: limits unknown".into());
     }
     info
@@ -208,31 +354,13 @@ pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Not
 /// (v2).
 pub(crate) fn oom_events_file(roots: &Roots, mounts: &[MountEntry]) -> Option<String> {
     let lines = parse_proc_cgroup(&roots.read("/proc/self/cgroup")?);
-    let v1 = mounts
-        .iter()
-        .find(|m| m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == "memory"));
-    let v1_line = lines
-        .iter()
-        .find(|l| l.controllers.iter().any(|c| c == "memory"));
-    let (mount, line, file) = match (v1, v1_line) {
-        (Some(m), Some(l)) => (m, l, "memory.oom_control"),
-        _ => (
-            mounts.iter().find(|m| m.fs_type == "cgroup2")?,
-            lines.iter().find(|l| l.id == 0)?,
-            "memory.events",
-        ),
+    let place = Place::of("memory", &lines, mounts)?;
+    let file = if place.v1 {
+        "memory.oom_control"
+    } else {
+        "memory.events"
     };
-    // a mount of a cgroup below the root (a container's, without a
-    // cgroup namespace) holds the paths below its own
-    let below = line
-        .path
-        .strip_prefix(mount.root.trim_end_matches('/'))
-        .unwrap_or(&line.path);
-    Some(format!(
-        "{}{}/{file}",
-        mount.mount_point.trim_end_matches('/'),
-        below.trim_end_matches('/')
-    ))
+    Some(format!("{}/{file}", place.dirs().first()?))
 }
 
 /// The `oom_kill N` count in the text of v2's `memory.events`, v1's
@@ -318,5 +446,35 @@ mod tests {
             vec!["/sys/fs/cgroup/a/b", "/sys/fs/cgroup/a", "/sys/fs/cgroup"]
         );
         assert_eq!(ancestors("/sys/fs/cgroup", "/"), vec!["/sys/fs/cgroup"]);
+    }
+
+    #[test]
+    fn a_weight_is_a_share_of_the_default_under_either_version() {
+        let v2 = CgroupInfo {
+            cpu_weight: Some(50),
+            ..CgroupInfo::default()
+        };
+        let v1 = CgroupInfo {
+            cpu_shares: Some(2048),
+            ..CgroupInfo::default()
+        };
+        assert_eq!(v2.cpu_weight_share(), Some(0.5));
+        assert_eq!(v1.cpu_weight_share(), Some(2.0));
+        assert_eq!(CgroupInfo::default().cpu_weight_share(), None);
+    }
+
+    #[test]
+    fn the_memory_bound_is_the_lower_of_max_and_high() {
+        let c = CgroupInfo {
+            memory_limit_bytes: Some(8 << 30),
+            memory_high_bytes: Some(6 << 30),
+            ..CgroupInfo::default()
+        };
+        assert_eq!(c.memory_bound_bytes(), Some(6 << 30));
+        let c = CgroupInfo {
+            memory_high_bytes: Some(1 << 30),
+            ..CgroupInfo::default()
+        };
+        assert_eq!(c.memory_bound_bytes(), Some(1 << 30));
     }
 }

@@ -1,4 +1,5 @@
-//! CPU model, topology, ISA flags, caches, frequency and governor, idle driver.
+//! CPU model, topology, ISA flags, caches, frequency policy (governor,
+//! boost, highest frequency allowed), idle driver.
 
 use super::{Notes, Roots};
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,17 @@ pub struct CpuInfo {
     pub max_mhz: Option<f64>,
     /// `scaling_governor`, e.g. `performance`, `powersave`, `schedutil`.
     pub governor: Option<String>,
+    /// `scaling_max_freq` of CPU 0 in MHz: the highest frequency the
+    /// policy allows, which `cpupower frequency-set -u` or a power profile
+    /// may set below `max_mhz`; absent where cpufreq is not exposed (VMs,
+    /// containers) and from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling_max_mhz: Option<f64>,
+    /// Whether boost (turbo) may raise the clock above its base: false
+    /// where `intel_pstate/no_turbo` is 1 or `cpufreq/boost` is 0; absent
+    /// where neither switch is exposed and from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost: Option<bool>,
     /// cpuidle driver (`/sys/devices/system/cpu/cpuidle/current_driver`),
     /// e.g. `intel_idle` or `acpi_idle` natively, `haltpoll` in a KVM guest.
     /// With the governor below it sets what waking an idle CPU costs, which
@@ -187,10 +199,7 @@ pub(crate) fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut N
     } else if facts.model.is_none() {
         notes.push("CPU model not in /proc/cpuinfo (usual on Arm)".into());
     }
-    let cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq";
-    let governor = roots
-        .read(&format!("{cpufreq}/scaling_governor"))
-        .map(|s| s.trim().to_string());
+    let governor = read_governor(roots);
     if governor.is_none() {
         notes.push(
             "no cpufreq governor exposed (usual in VMs and containers): frequency scaling unknown"
@@ -219,11 +228,10 @@ pub(crate) fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut N
             .collect(),
         caches: read_caches(roots),
         mhz: facts.mhz,
-        max_mhz: roots
-            .read(&format!("{cpufreq}/cpuinfo_max_freq"))
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .map(|khz| khz / 1000.0),
+        max_mhz: read_mhz(roots, "cpuinfo_max_freq"),
         governor,
+        scaling_max_mhz: read_mhz(roots, "scaling_max_freq"),
+        boost: read_boost(roots).map(|b| b.on),
         idle_driver: word("current_driver"),
         // read-only where the kernel does not let the governor be switched
         idle_governor: word("current_governor_ro").or_else(|| word("current_governor")),
@@ -233,6 +241,69 @@ pub(crate) fn probe_cpu(roots: &Roots, usable_cpus: Option<usize>, notes: &mut N
             None
         },
     }
+}
+
+/// CPU 0's cpufreq directory.
+const CPUFREQ: &str = "/sys/devices/system/cpu/cpu0/cpufreq";
+
+/// CPU 0's `scaling_governor`, e.g. `performance`; None where cpufreq is
+/// not exposed.
+pub(crate) fn read_governor(roots: &Roots) -> Option<String> {
+    roots
+        .read(&format!("{CPUFREQ}/scaling_governor"))
+        .map(|s| s.trim().to_string())
+}
+
+/// A frequency file of CPU 0's cpufreq (kHz) in MHz.
+fn read_mhz(roots: &Roots, file: &str) -> Option<f64> {
+    roots
+        .read(&format!("{CPUFREQ}/{file}"))
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .map(|khz| khz / 1000.0)
+}
+
+/// Whether boost (turbo) is on, and which switch says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Boost {
+    /// Boost may raise the clock above its base.
+    pub(crate) on: bool,
+    /// The switch is intel_pstate's `no_turbo` (else cpufreq's `boost`).
+    pub(crate) intel_pstate: bool,
+}
+
+/// Boost as `intel_pstate/no_turbo` (1: off) and `cpufreq/boost` (0: off)
+/// say; None where neither is exposed (most VMs).
+pub(crate) fn read_boost(roots: &Roots) -> Option<Boost> {
+    let word = |p: &str| roots.read(p).map(|s| s.trim().to_string());
+    let no_turbo = word("/sys/devices/system/cpu/intel_pstate/no_turbo");
+    let boost = word("/sys/devices/system/cpu/cpufreq/boost");
+    if no_turbo.is_none() && boost.is_none() {
+        return None;
+    }
+    Some(Boost {
+        on: no_turbo.as_deref() != Some("1") && boost.as_deref() != Some("0"),
+        intel_pstate: no_turbo.is_some(),
+    })
+}
+
+/// The numbers of a list in the kernel's format (`0-2,5`: CPUs of a
+/// cpuset or an affinity mask, NUMA nodes online), in order; None when
+/// the text is not such a list. An empty text is an empty list.
+pub(crate) fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if b < a || b - a >= super::MAX_CPUS {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    Some(out)
 }
 
 /// The size in bytes of the largest cache level of `caches`.
@@ -301,6 +372,38 @@ mod tests {
         assert_eq!(f.logical, 2);
         assert_eq!(f.cores, None);
         assert!(f.flags.contains(&"sve".to_string()));
+    }
+
+    #[test]
+    fn reads_lists_as_the_kernel_writes_them() {
+        assert_eq!(parse_cpu_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list("3"), Some(vec![3]));
+        assert_eq!(parse_cpu_list(""), Some(vec![]));
+        assert_eq!(parse_cpu_list("2-1"), None);
+        assert_eq!(parse_cpu_list("0-99999999"), None);
+        assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn boost_is_off_where_either_switch_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let roots = Roots::fixture(tmp.path());
+        assert_eq!(read_boost(&roots), None);
+        let put = |p: &str, t: &str| {
+            let f = roots.path(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        };
+        put("/sys/devices/system/cpu/cpufreq/boost", "1\n");
+        assert_eq!(
+            read_boost(&roots),
+            Some(Boost {
+                on: true,
+                intel_pstate: false
+            })
+        );
+        put("/sys/devices/system/cpu/intel_pstate/no_turbo", "1\n");
+        assert_eq!(read_boost(&roots).map(|b| b.on), Some(false));
     }
 
     #[test]

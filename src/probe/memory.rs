@@ -1,6 +1,14 @@
-//! Physical memory and swap from `/proc/meminfo`.
+//! Physical memory and swap from `/proc/meminfo`; the transparent huge
+//! page mode and the NUMA nodes from sysfs.
 
+use super::Roots;
 use serde::{Deserialize, Serialize};
+
+/// Where the kernel says whether transparent huge pages are available.
+pub(crate) const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+/// The NUMA nodes online, in the kernel's list format (`0`, `0-1`).
+const NODES_ONLINE: &str = "/sys/devices/system/node/online";
 
 /// Memory and swap in bytes, as the kernel of this environment sees them
 /// (inside WSL 2 or a VM: the guest's share, not the host's).
@@ -20,6 +28,16 @@ pub struct MemoryInfo {
     /// Configured speed of the modules, MT/s, from `dmidecode` (root only).
     #[serde(default)]
     pub speed_mts: Option<u32>,
+    /// Transparent huge pages: `always`, `madvise` or `never` (the
+    /// bracketed word of /sys/kernel/mm/transparent_hugepage/enabled);
+    /// absent without THP (WSL 1, gVisor) and from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thp: Option<String>,
+    /// NUMA nodes online (/sys/devices/system/node/online): memory on
+    /// another node is slower to reach; absent where sysfs does not say
+    /// and from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_nodes: Option<usize>,
 }
 
 impl MemoryInfo {
@@ -77,7 +95,32 @@ pub(crate) fn parse_meminfo(text: &str) -> MemoryInfo {
         swap_free_bytes: kib("SwapFree"),
         modules: None,
         speed_mts: None,
+        thp: None,
+        numa_nodes: None,
     }
+}
+
+/// The word in brackets of a sysfs choice file, the one in use: `madvise`
+/// of `always [madvise] never`, `mq-deadline` of `none [mq-deadline] bfq`.
+pub(crate) fn bracketed(text: &str) -> Option<&str> {
+    let start = text.find('[')? + 1;
+    let len = text[start..].find(']')?;
+    Some(&text[start..start + len])
+}
+
+/// The transparent huge page mode below `roots`, e.g. `madvise`.
+pub(crate) fn read_thp(roots: &Roots) -> Option<String> {
+    bracketed(&roots.read(THP_ENABLED)?).map(str::to_string)
+}
+
+/// The THP mode and the NUMA nodes below `roots`, into `memory`.
+pub(crate) fn read_policy(roots: &Roots, memory: &mut MemoryInfo) {
+    memory.thp = read_thp(roots);
+    memory.numa_nodes = roots
+        .read(NODES_ONLINE)
+        .and_then(|t| super::cpu::parse_cpu_list(&t))
+        .map(|nodes| nodes.len())
+        .filter(|&n| n > 0);
 }
 
 #[cfg(test)]
@@ -109,6 +152,17 @@ mod tests {
             parse_dmidecode_memory("# dmidecode 3.4\nNo SMBIOS nor DMI entry point found\n"),
             None
         );
+    }
+
+    #[test]
+    fn reads_the_word_in_brackets() {
+        assert_eq!(bracketed("always [madvise] never\n"), Some("madvise"));
+        assert_eq!(bracketed("[never]"), Some("never"));
+        assert_eq!(
+            bracketed("none [mq-deadline] kyber bfq \n"),
+            Some("mq-deadline")
+        );
+        assert_eq!(bracketed("always"), None);
     }
 
     #[test]

@@ -7,11 +7,14 @@
 //! never a crash and never a guess.
 
 pub mod cgroup;
+pub mod cgroup_io;
 pub mod cpu;
+pub mod diff;
 pub mod emulation;
 pub mod memory;
 pub mod net;
 pub mod os;
+pub mod rlimit;
 pub mod storage;
 pub mod timer;
 pub mod virt;
@@ -343,6 +346,7 @@ pub(crate) fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
         .read_noted("/proc/meminfo", &mut notes)
         .map(|t| memory::parse_meminfo(&t))
         .unwrap_or_default();
+    memory::read_policy(roots, &mut memory);
     if roots.live {
         read_memory_modules(&mut memory, &mut notes);
     }

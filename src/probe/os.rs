@@ -27,6 +27,11 @@ pub struct OsInfo {
     /// absent from files written before.
     #[serde(default, skip_serializing_if = "Confinement::is_unknown")]
     pub confinement: Confinement,
+    /// The resource limits of this process (`/proc/self/limits`), by the
+    /// resources' short names (`nofile`, `nproc`, `as`, `stack` ...);
+    /// absent where unreadable and from older files.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rlimits: std::collections::BTreeMap<String, super::rlimit::Rlimit>,
 }
 
 /// The system-call filters and privileges of a process, as
@@ -112,6 +117,10 @@ pub(crate) fn probe_os(roots: &Roots, notes: &mut Notes) -> OsInfo {
         confinement: roots
             .read("/proc/self/status")
             .map(|s| Confinement::parse(&s))
+            .unwrap_or_default(),
+        rlimits: roots
+            .read("/proc/self/limits")
+            .map(|t| super::rlimit::parse_limits(&t))
             .unwrap_or_default(),
     }
 }

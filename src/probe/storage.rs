@@ -189,6 +189,32 @@ pub struct DirInfo {
     /// device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<bool>,
+    /// The block device behind the directory and its request queue; absent
+    /// for virtual file systems (tmpfs, overlay, 9p, FUSE), where
+    /// `/sys/dev/block` does not know the device, and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockQueue>,
+}
+
+/// The disk behind a directory (a partition's whole disk, where I/O
+/// limits and the scheduler are set) and how its request queue is tuned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockQueue {
+    /// The disk's kernel name, e.g. `vda`, `nvme0n1`, `dm-0`.
+    pub name: String,
+    /// The disk's `major:minor`, as `io.max` and `blkio.throttle` name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// The I/O scheduler in use, the bracketed word of `queue/scheduler`:
+    /// `none`, `mq-deadline`, `bfq`, `kyber`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// `queue/read_ahead_kb`: how far a sequential read runs ahead, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
+    /// `queue/nr_requests`: the requests the scheduler holds per queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u64>,
 }
 
 /// Describes `dir` from the mount table (pure part, testable on fixtures).
@@ -207,6 +233,7 @@ pub fn describe_dir(roots: &Roots, mounts: &[MountEntry], dir: &Path, canonical:
         info.writes_to = Some(writes_to(m));
         if m.major != 0 {
             info.rotational = read_rotational(roots, m.major, m.minor);
+            info.block = read_block_queue(roots, m.major, m.minor);
         }
         if matches!(m.fs_type.as_str(), "ext3" | "ext4") {
             info.journal = read_journal(roots, m.major, m.minor);
@@ -222,8 +249,7 @@ pub fn describe_dir(roots: &Roots, mounts: &[MountEntry], dir: &Path, canonical:
 /// or the device's name cannot be read, or when a journal of the second
 /// kind is there (it may be this file system's).
 fn read_journal(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
-    let dev = std::fs::canonicalize(roots.path(&format!("/sys/dev/block/{major}:{minor}"))).ok()?;
-    let name = dev.file_name()?.to_str()?.to_string();
+    let name = block_name(roots, major, minor)?;
     let journals = std::fs::read_dir(roots.path("/proc/fs/jbd2")).ok()?;
     let mut external = false;
     for entry in journals.flatten() {
@@ -268,17 +294,56 @@ fn join_options(mount: &str, sup: &str) -> String {
     opts.join(",")
 }
 
-/// `queue/rotational` of the device, or of its parent for a partition.
+/// The sysfs directory of block device `major:minor`
+/// (`/sys/dev/block/254:0` resolved: `/sys/devices/.../block/vda`).
+fn block_dir(roots: &Roots, major: u32, minor: u32) -> Option<PathBuf> {
+    std::fs::canonicalize(roots.path(&format!("/sys/dev/block/{major}:{minor}"))).ok()
+}
+
+/// The kernel's name of block device `major:minor`, e.g. `vda`, `dm-0`.
+pub(crate) fn block_name(roots: &Roots, major: u32, minor: u32) -> Option<String> {
+    Some(
+        block_dir(roots, major, minor)?
+            .file_name()?
+            .to_str()?
+            .to_string(),
+    )
+}
+
+/// The whole disk of block device `major:minor`: a partition's parent
+/// (it has a `partition` file), else the device itself.
+fn disk_dir(roots: &Roots, major: u32, minor: u32) -> Option<PathBuf> {
+    let dev = block_dir(roots, major, minor)?;
+    match dev.parent() {
+        Some(parent) if dev.join("partition").exists() => Some(parent.to_path_buf()),
+        _ => Some(dev),
+    }
+}
+
+/// The trimmed text of `file` under `dir`.
+fn read_in(dir: &Path, file: &str) -> Option<String> {
+    super::read_regular(&dir.join(file))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// `queue/rotational` of the device's whole disk.
 fn read_rotational(roots: &Roots, major: u32, minor: u32) -> Option<bool> {
-    let dev = roots.path(&format!("/sys/dev/block/{major}:{minor}"));
-    let dev = std::fs::canonicalize(dev).ok()?;
-    [
-        dev.join("queue/rotational"),
-        dev.join("../queue/rotational"),
-    ]
-    .iter()
-    .find_map(|p| super::read_regular(p).ok())
-    .map(|s| s.trim() == "1")
+    read_in(&disk_dir(roots, major, minor)?, "queue/rotational").map(|s| s == "1")
+}
+
+/// The disk behind `major:minor` and its request queue's settings.
+fn read_block_queue(roots: &Roots, major: u32, minor: u32) -> Option<BlockQueue> {
+    let disk = disk_dir(roots, major, minor)?;
+    let number = |file: &str| read_in(&disk, file).and_then(|s| s.parse().ok());
+    Some(BlockQueue {
+        name: disk.file_name()?.to_str()?.to_string(),
+        device: read_in(&disk, "dev"),
+        scheduler: read_in(&disk, "queue/scheduler")
+            .and_then(|s| crate::probe::memory::bracketed(&s).map(str::to_string)),
+        read_ahead_kb: number("queue/read_ahead_kb"),
+        nr_requests: number("queue/nr_requests"),
+    })
 }
 
 /// Probes each directory: the mount table part plus live `statfs`.

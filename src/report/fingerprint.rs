@@ -3,12 +3,14 @@
 
 use super::words::idle_text;
 use crate::compare::{Environment, IdleStates};
+use crate::probe::cgroup::CgroupInfo;
+use crate::probe::cgroup_io::IoLimit;
 use crate::probe::cpu::CpuInfo;
 use crate::probe::storage::DirInfo;
 use crate::probe::virt::Virtualization;
 use crate::probe::Fingerprint;
 use crate::results::ResultFile;
-use crate::units::{format_value, gib_text};
+use crate::units::{byte_rate_text, exact_size_text, format_value, gib_text};
 use serde::Serialize;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -132,11 +134,13 @@ pub(crate) fn render(fp: &Fingerprint) -> String {
     row(
         "memory",
         format!(
-            "{} total, {} available; swap {} ({} free)",
+            "{} total, {} available; swap {} ({} free); transparent huge pages {}; NUMA nodes {}",
             gib(fp.memory.total_bytes),
             gib(fp.memory.available_bytes),
             gib(fp.memory.swap_total_bytes),
-            gib(fp.memory.swap_free_bytes)
+            gib(fp.memory.swap_free_bytes),
+            opt(&fp.memory.thp),
+            opt(&fp.memory.numa_nodes),
         ),
     );
     let k = &fp.clock;
@@ -247,21 +251,78 @@ fn os_rows(fp: &Fingerprint, row: &mut impl FnMut(&str, String)) {
     row("distro", opt(&fp.os.distro));
     row("arch", fp.os.arch.clone());
     row("hostname", opt(&fp.os.hostname));
-    row(
-        "cgroup",
-        format!(
-            "{} {}; cpu quota {}; memory limit {}; pids max {}",
-            opt(&fp.cgroup.version),
-            opt(&fp.cgroup.path),
-            fp.cgroup
-                .cpu_quota_cpus
-                .map_or("none".into(), |q| format!("{q} CPUs")),
-            fp.cgroup
-                .memory_limit_bytes
-                .map_or("none".into(), |b| gib(Some(b))),
-            fp.cgroup.pids_max.map_or("none".into(), |p| p.to_string()),
-        ),
-    );
+    row("cgroup", cgroup_text(&fp.cgroup));
+    if !fp.cgroup.io_limits.is_empty() || fp.cgroup.io_weight.is_some() {
+        row("cgroup io", cgroup_io_text(&fp.cgroup));
+    }
+    let limited: Vec<String> = fp
+        .os
+        .rlimits
+        .iter()
+        .filter(|(_, l)| l.soft.is_some() || l.hard.is_some())
+        .map(|(name, l)| format!("{name} {}/{}", limit_word(l.soft), limit_word(l.hard)))
+        .collect();
+    if !fp.os.rlimits.is_empty() {
+        row(
+            "rlimits",
+            format!("{} (soft/hard; the rest unlimited)", limited.join(", ")),
+        );
+    }
+}
+
+/// A limit's value, `unlimited` for none.
+fn limit_word(v: Option<u64>) -> String {
+    v.map_or_else(|| "unlimited".into(), |n| n.to_string())
+}
+
+/// The cgroup's version, path and CPU, memory and pids controls.
+fn cgroup_text(c: &CgroupInfo) -> String {
+    let none = || "none".to_string();
+    let weight = match (c.cpu_weight, c.cpu_shares) {
+        (Some(w), _) => format!("cpu.weight {w}"),
+        (None, Some(s)) => format!("cpu.shares {s}"),
+        (None, None) => "cpu weight unknown".into(),
+    };
+    format!(
+        "{} {}; cpu quota {}; {weight}; cpuset {}; memory limit {}; memory high {}; swap {}; pids max {}",
+        opt(&c.version),
+        opt(&c.path),
+        c.cpu_quota_cpus.map_or_else(none, |q| format!("{q} CPUs")),
+        c.cpuset_cpus.clone().unwrap_or_else(|| "unknown".into()),
+        c.memory_limit_bytes.map_or_else(none, exact_size_text),
+        c.memory_high_bytes.map_or_else(none, exact_size_text),
+        c.swap_max_bytes.map_or_else(none, exact_size_text),
+        c.pids_max.map_or_else(none, |p| p.to_string()),
+    )
+}
+
+/// The I/O limits per device and the I/O weight.
+fn cgroup_io_text(c: &CgroupInfo) -> String {
+    let mut parts: Vec<String> = c.io_limits.iter().map(io_limit_text).collect();
+    if let Some(w) = c.io_weight {
+        parts.push(format!("io weight {w}"));
+    }
+    if let Some(w) = c.blkio_weight {
+        parts.push(format!("blkio.weight {w}"));
+    }
+    parts.join("; ")
+}
+
+/// One device's limits: `vda: reads 50 MiB/s and 400/s, writes 50 MiB/s`.
+pub(crate) fn io_limit_text(l: &IoLimit) -> String {
+    let way = |bps: Option<u64>, iops: Option<u64>| {
+        let mut w: Vec<String> = bps.map(byte_rate_text).into_iter().collect();
+        w.extend(iops.map(|n| format!("{n} operations/s")));
+        w.join(" and ")
+    };
+    let mut parts = Vec::new();
+    if l.limits_reads() {
+        parts.push(format!("reads {}", way(l.read_bps, l.read_iops)));
+    }
+    if l.limits_writes() {
+        parts.push(format!("writes {}", way(l.write_bps, l.write_iops)));
+    }
+    format!("{}: {}", l.device_name(), parts.join(", "))
 }
 
 /// The processor: model, topology, ISA flags, caches, frequency and idle states.
@@ -291,10 +352,13 @@ fn cpu_rows(c: &CpuInfo, row: &mut impl FnMut(&str, String)) {
     row(
         "frequency",
         format!(
-            "{} MHz now, max {} MHz, governor {}",
+            "{} MHz now, max {} MHz, governor {}, policy max {} MHz, boost {}",
             c.mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
             c.max_mhz.map_or("unknown".into(), |m| format!("{m:.0}")),
-            opt(&c.governor)
+            opt(&c.governor),
+            c.scaling_max_mhz
+                .map_or("unknown".into(), |m| format!("{m:.0}")),
+            c.boost.map_or("unknown", |b| if b { "on" } else { "off" }),
         ),
     );
     row(
@@ -307,10 +371,20 @@ fn cpu_rows(c: &CpuInfo, row: &mut impl FnMut(&str, String)) {
     );
 }
 
-/// One benchmark directory: its filesystem, mount, device and free space.
+/// One benchmark directory: its filesystem, mount, device, its disk's
+/// queue and free space.
 fn dir_text(d: &DirInfo) -> String {
+    let queue = d.block.as_ref().map_or(String::new(), |b| {
+        format!(
+            ", disk {} (scheduler {}, read-ahead {} KiB, {} requests)",
+            b.name,
+            opt(&b.scheduler),
+            opt(&b.read_ahead_kb),
+            opt(&b.nr_requests)
+        )
+    });
     format!(
-        "{}: {} on {} at {} ({}), device {} {}, {} free of {}",
+        "{}: {} on {} at {} ({}), device {} {}{queue}, {} free of {}",
         d.path.display(),
         opt(&d.fs_type),
         opt(&d.source),

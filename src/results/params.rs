@@ -197,6 +197,14 @@ impl CaseResult {
         self.param_text(key::OP).and_then(IoOp::from_name)
     }
 
+    /// The `--dir`'s facts as the probe described them where the case ran
+    /// (its device, its disk's queue), from the details; None in files
+    /// that do not hold them.
+    pub(crate) fn dir_info(&self) -> Option<crate::probe::storage::DirInfo> {
+        let d = self.details.as_ref()?.get(detail::DIR)?;
+        serde_json::from_value(d.get(detail::FILESYSTEM)?.clone()).ok()
+    }
+
     /// The `--dir` the case ran on and its file system, from the details.
     pub(crate) fn ran_on(&self) -> Option<RanOn> {
         let d = self.details.as_ref()?.get(detail::DIR)?;

@@ -2,7 +2,6 @@
 //! steadier, and how to set each, without changing anything. Reads the
 //! same files as the probe through [`Roots`], so recorded trees test it.
 
-use crate::measure::pages::parse_thp_mode;
 use crate::probe::Roots;
 use std::fmt::Write as _;
 
@@ -30,10 +29,7 @@ fn read(roots: &Roots, path: &str) -> Option<String> {
 }
 
 fn governor(roots: &Roots) -> Advice {
-    let g = read(
-        roots,
-        "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-    );
+    let g = crate::probe::cpu::read_governor(roots);
     Advice {
         setting: "CPU governor",
         fine: g.as_deref() == Some("performance"),
@@ -52,29 +48,27 @@ fn governor(roots: &Roots) -> Advice {
 }
 
 fn boost(roots: &Roots) -> Advice {
-    let no_turbo = read(roots, "/sys/devices/system/cpu/intel_pstate/no_turbo");
-    let boost = read(roots, "/sys/devices/system/cpu/cpufreq/boost");
-    let (now, fine, how) = match (no_turbo.as_deref(), boost.as_deref()) {
-        (Some("1"), _) | (_, Some("0")) => (
+    let (now, fine, how) = match crate::probe::cpu::read_boost(roots) {
+        Some(b) if !b.on => (
             "off".to_string(),
             true,
             "the clock cannot exceed its base speed".to_string(),
         ),
-        (Some(_), _) => (
+        Some(b) if b.intel_pstate => (
             "on (intel_pstate)".into(),
             false,
             "turbo speed depends on temperature and on how many cores are busy; for steadier \
              figures write 1 to /sys/devices/system/cpu/intel_pstate/no_turbo (as root)"
                 .into(),
         ),
-        (None, Some(_)) => (
+        Some(_) => (
             "on (cpufreq boost)".into(),
             false,
             "boost speed depends on temperature and on how many cores are busy; for steadier \
              figures write 0 to /sys/devices/system/cpu/cpufreq/boost (as root)"
                 .into(),
         ),
-        (None, None) => (
+        None => (
             "not exposed".into(),
             true,
             "a VM or a CPU without a boost switch: the host or firmware decides".into(),
@@ -162,8 +156,7 @@ fn swap(roots: &Roots) -> Advice {
 }
 
 fn thp(roots: &Roots) -> Advice {
-    let mode = read(roots, "/sys/kernel/mm/transparent_hugepage/enabled")
-        .and_then(|t| parse_thp_mode(&t).map(str::to_string));
+    let mode = crate::probe::memory::read_thp(roots);
     Advice {
         setting: "transparent huge pages",
         fine: mode.as_deref() != Some("always"),

@@ -404,25 +404,9 @@ pub(crate) mod testing {
                 status
                     .lines()
                     .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .map(|v| cpu_list(v.trim()))
+                    .and_then(crate::probe::cpu::parse_cpu_list)
             })
             .collect()
-    }
-
-    /// The CPUs of a `Cpus_allowed_list` such as `0-2,5`.
-    pub(crate) fn cpu_list(text: &str) -> Vec<usize> {
-        text.split(',')
-            .flat_map(|part| {
-                let (a, b) = part.split_once('-').unwrap_or((part, part));
-                a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn cpu_lists_read_as_the_kernel_writes_them() {
-        assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
-        assert_eq!(cpu_list("3"), [3]);
     }
 
     /// Threads of this process whose name starts with `net-`.

@@ -37,6 +37,16 @@ pub enum Mechanism {
     /// An overlay file system on a directory: its files live in an
     /// image's layers and an upper directory.
     OverlayFilesystem,
+    /// A cap on a disk's bandwidth or operations (cgroup `io.max`,
+    /// `blkio.throttle`).
+    IoThrottle,
+    /// A memory limit that the page cache is charged to (cgroup
+    /// `memory.max`, `memory.high`, `memory.limit_in_bytes`).
+    MemoryLimit,
+    /// A lower CPU weight (cgroup `cpu.weight`, `cpu.shares`) under contention.
+    CpuWeight,
+    /// Other processes on this machine competing for the CPUs.
+    Competitors,
 }
 
 /// A group of cases that a mechanism moves or leaves alone.
@@ -67,8 +77,14 @@ pub enum Group {
     Metadata(String),
     /// Reads after an eviction on a directory (`io.dd` read_cold).
     ColdRead(String),
-    /// Writes that bypass or flush the cache on a directory (O_DIRECT, fdatasync).
+    /// Writes that bypass or flush the cache on a directory (O_DIRECT,
+    /// fdatasync; io.random's fsyncs, io.seq's write ended by fsync).
     DurableWrites(String),
+    /// Transfers the page cache serves on a directory (buffered writes,
+    /// warm reads).
+    Buffered(String),
+    /// Reads of a file in the page cache on a directory (`io.dd` read_warm).
+    WarmRead(String),
     /// Application work on a directory (the app family: a status, an
     /// unpack, a search, imports, builds, a database).
     Apps(String),
@@ -233,6 +249,57 @@ pub enum Clue {
         /// OTHER's.
         other: u32,
     },
+    /// The I/O limit on the disk behind a directory, base and other.
+    IoLimit {
+        /// The directory's name.
+        dir: String,
+        /// The base's limit on that disk, if any.
+        base: Option<crate::probe::cgroup_io::IoLimit>,
+        /// OTHER's.
+        other: crate::probe::cgroup_io::IoLimit,
+    },
+    /// The fastest durable transfer OTHER measured, against its write cap.
+    NearCap {
+        /// Bytes a second.
+        rate_bytes_per_sec: f64,
+        /// The cap, bytes a second.
+        cap_bytes_per_sec: u64,
+    },
+    /// The memory bound (the lower of the limit and the high mark), bytes.
+    MemoryLimit {
+        /// The base's, if any.
+        base: Option<u64>,
+        /// OTHER's.
+        other: u64,
+    },
+    /// The CPU weight as a share of the default (1: default), base and other.
+    CpuWeight {
+        /// The base's (1 where its fingerprint records none).
+        base: f64,
+        /// OTHER's.
+        other: f64,
+    },
+    /// Other runnable tasks a CPU, mean over the repetitions of a side.
+    Competitors {
+        /// The base's.
+        base: f64,
+        /// OTHER's.
+        other: f64,
+    },
+    /// Work on every CPU slower than one thread's: the slowdowns.
+    ParallelFirst {
+        /// One thread's slowdown.
+        one_thread: f64,
+        /// Every CPU's.
+        every_cpu: f64,
+    },
+    /// CPUs the cpuset allows, base and other.
+    Cpuset {
+        /// The base's (its usable CPUs where it records no cpuset).
+        base: usize,
+        /// OTHER's.
+        other: usize,
+    },
     /// Steal time, the largest share seen in any repetition of a side.
     Steal {
         /// The base's.
@@ -275,6 +342,17 @@ impl Sign {
         }
     }
 
+    /// The group the sign's clue reads, if it reads one.
+    #[cfg(test)]
+    pub(super) fn clue_group(&self) -> Option<&Group> {
+        match &self.clue {
+            Clue::Slower { group, .. }
+            | Clue::Faster { group, .. }
+            | Clue::Unchanged { group, .. } => Some(group),
+            _ => None,
+        }
+    }
+
     pub(super) fn is_effect(&self) -> bool {
         matches!(
             self.clue,
@@ -309,6 +387,22 @@ impl Finding {
 pub struct Diagnosis {
     /// The environment compared with the baseline.
     pub environment: String,
-    /// Mechanisms that fit, most likely first; empty: no known one fits.
+    /// Mechanisms that fit, most likely first; empty: no rule fits.
     pub findings: Vec<Finding>,
+    /// Where no rule fits: the families whose headline metrics moved
+    /// (judged faster or slower, or beyond [`super::WORTH_EXPLAINING`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<String>,
+    /// Where no rule fits: the fields in which the fingerprints differ,
+    /// those bearing on the families that moved first, at most
+    /// [`super::differences::MOST_DIFFERENCES`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<crate::probe::diff::Difference>,
+    /// How many fields differ in all (`differences` names the first).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub differing: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -21,8 +21,10 @@
 //! Returns data; the report words it.
 
 mod clues;
+pub mod differences;
 mod rules;
 
+pub use crate::probe::diff::Difference;
 pub use clues::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight};
 
 use super::{Environment, MetricComparison, Verdict};
@@ -82,8 +84,11 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
             // for its own rule only: where nothing else differs and no
             // mechanism is named, nothing is said (no "no known mechanism
             // fits these differences" where none was worth explaining)
+            // so do the resource controls and competitors on OTHER's side
+            // only (rules/controls.rs)
             let fingerprinted = rules::seccomp_filters(base, other).is_some_and(|(b, o)| o > b)
-                || rules::overlay_added(base, other);
+                || rules::overlay_added(base, other)
+                || rules::control_added(base, other);
             if !differs && !checks_differ && !fingerprinted {
                 return None;
             }
@@ -91,12 +96,39 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
             if !differs && !checks_differ && findings.is_empty() {
                 return None;
             }
-            Some(Diagnosis {
+            let mut d = Diagnosis {
                 environment: other.label.clone(),
                 findings,
-            })
+                moved: Vec::new(),
+                differences: Vec::new(),
+                differing: 0,
+            };
+            if d.findings.is_empty() {
+                // no rule fits: name what differs instead
+                d.moved = moved(&mine);
+                let b: Vec<_> = base.runs.iter().map(|r| &r.fingerprint).collect();
+                let o: Vec<_> = other.runs.iter().map(|r| &r.fingerprint).collect();
+                (d.differences, d.differing) = differences::differences(&b, &o, &d.moved);
+            }
+            Some(d)
         })
         .collect()
+}
+
+/// The families of `mine` with a headline metric judged faster or
+/// slower, or whose 95 % interval lies wholly beyond
+/// [`WORTH_EXPLAINING`], in the order first seen.
+fn moved(mine: &[&MetricComparison]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in mine {
+        let (lo, hi) = m.speedup_ci();
+        let beyond = hi < 1.0 / WORTH_EXPLAINING || lo > WORTH_EXPLAINING;
+        let judged = matches!(m.verdict, Verdict::Faster | Verdict::Slower);
+        if (judged || beyond) && m.factor() >= WORTH_EXPLAINING && !out.contains(&m.family) {
+            out.push(m.family.clone());
+        }
+    }
+    out
 }
 
 /// The groups a case belongs to, from its bench and parameters.
@@ -140,7 +172,13 @@ pub(crate) fn groups_of(case: &CaseResult) -> Vec<Group> {
                 (ids::IO_META, _) => out.push(Group::Metadata(dir)),
                 (ids::IO_DD, Some(IoOp::ReadCold)) => out.push(Group::ColdRead(dir)),
                 (ids::IO_DD, Some(op)) if op.durable() => out.push(Group::DurableWrites(dir)),
-                (ids::IO_RANDOM, _) => out.push(Group::DurableWrites(dir)),
+                (ids::IO_DD, Some(IoOp::ReadWarm)) => {
+                    out.push(Group::Buffered(dir.clone()));
+                    out.push(Group::WarmRead(dir));
+                }
+                (ids::IO_DD, Some(IoOp::WriteBuffered)) => out.push(Group::Buffered(dir)),
+                // io.seq's headline is its first write, ended by fsync
+                (ids::IO_RANDOM | ids::IO_SEQ, _) => out.push(Group::DurableWrites(dir)),
                 _ => {}
             }
         }

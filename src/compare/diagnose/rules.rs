@@ -1,5 +1,9 @@
 //! The rules: one per mechanism, each a set of signs read from the facts
-//! of one comparison.
+//! of one comparison; the resource controls' rules in [`controls`].
+
+mod controls;
+
+pub(super) use controls::control_added;
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
 use super::{groups_of, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
@@ -106,10 +110,16 @@ impl<'a> Facts<'a> {
             self.noisy_neighbour(),
             self.emulation(),
             self.seccomp(),
+            // a lower weight before the competitors it shares its signs
+            // with: where both fit as well, the weight is what differs
+            self.cpu_weight(),
+            self.competing_tasks(),
         ]
         .into_iter()
         .chain(self.dirs().into_iter().map(|d| self.remote_filesystem(&d)))
         .chain(self.dirs().into_iter().map(|d| self.overlay(&d)))
+        .chain(self.dirs().into_iter().map(|d| self.io_throttle(&d)))
+        .chain(self.dirs().into_iter().map(|d| self.memory_limit(&d)))
         .flatten()
         .collect();
         // most likely first: the best fit, then the most signs held; a
@@ -578,7 +588,10 @@ impl<'a> Facts<'a> {
                 Some(sign),
                 self.slower(Group::ComputeParallel, factor.max(1.2), Weight::Required),
             ],
-            vec![self.unchanged(Group::Compute, Weight::Expected)],
+            vec![
+                self.unchanged(Group::Compute, Weight::Expected),
+                self.cpuset(),
+            ],
             false,
         )
     }

@@ -13,6 +13,8 @@ use crate::units::Direction;
 use serde_json::{json, Value};
 use std::path::Path;
 
+mod controls;
+
 /// Headline cases of a quick-suite-like battery, `--threads 1,2`.
 const BATTERY: &[&str] = &[
     "cpu.int",

@@ -23,7 +23,7 @@ pub(crate) fn conclusions(c: &Comparison, topics: &BTreeMap<String, String>) -> 
     let named = c.environments.len() > 2;
     c.diagnoses
         .iter()
-        .flat_map(|d| crate::report::comparison::diagnosis::lines(d, named))
+        .flat_map(|d| crate::report::comparison::diagnosis::lines(d, &c.baseline, named))
         .chain(family_lines(c, topics))
         .chain(crate::report::comparison::attribution::lines(c, topics))
         .collect()

@@ -1,11 +1,14 @@
 //! The diagnosis in words: one line per likely mechanism, most likely
 //! first ("likely cause: system calls intercepted or translated (ptrace,
-//! gVisor, WSL 1), 5 of 5 signs hold"), or "no known mechanism fits"; and
+//! gVisor, WSL 1), 5 of 5 signs hold"), or, where no rule fits, what
+//! differs in the fingerprints beside the families that moved; and
 //! the evidence behind each, with the study or source the rule rests on,
 //! for `--verbose` and the HTML's details.
 
 use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
+use crate::report::fingerprint::io_limit_text;
 use crate::report::words::{describe_speedup, factor_text, percent_text};
+use crate::units::{byte_rate_text, exact_size_text, format_value};
 
 /// What `pick` takes from the first of `f`'s clues it takes anything from.
 fn first_clue<T>(f: &Finding, pick: impl Fn(&Clue) -> Option<T>) -> Option<T> {
@@ -76,6 +79,25 @@ fn mechanism_words(f: &Finding) -> String {
         Mechanism::FewerCpus => "fewer usable CPUs (an affinity mask or cpuset)".into(),
         Mechanism::OtherCpu => "another CPU model or clock frequency".into(),
         Mechanism::NoisyNeighbour => "a noisy neighbour (steal time)".into(),
+        Mechanism::IoThrottle => match first_clue(f, |c| match c {
+            Clue::IoLimit { dir, other, .. } => Some((dir.clone(), io_limit_text(other))),
+            _ => None,
+        }) {
+            Some((dir, limit)) => format!("an I/O throttle ({limit}; {dir} is on it)"),
+            None => "an I/O throttle".into(),
+        },
+        Mechanism::MemoryLimit => format!(
+            "a memory limit that the page cache is charged to ({})",
+            first_clue(f, |c| match c {
+                Clue::MemoryLimit { other, .. } => Some(exact_size_text(*other)),
+                _ => None,
+            })
+            .unwrap_or_else(|| "cgroup".into())
+        ),
+        Mechanism::CpuWeight => {
+            "a lower CPU weight under contention (cgroup cpu.weight or cpu.shares)".into()
+        }
+        Mechanism::Competitors => "other processes competing for the CPUs".into(),
     }
 }
 
@@ -122,6 +144,25 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
             "seccomp(2): a mode-2 filter is a BPF program the kernel runs on every system call \
              before the call itself; podman and Docker install their default profile so"
         }
+        Mechanism::IoThrottle => {
+            "the kernel's cgroup-v2.rst, IO Interface Files (io.max) and blkio-controller.rst \
+             (blkio.throttle): I/O past the cap waits; the page cache serves buffered I/O first. \
+             A cgroup v1 throttle of 50 MB/s and 400 IOPS on this project's VM made direct and \
+             synced I/O 17-41x slower, compute tied (issue 79)"
+        }
+        Mechanism::MemoryLimit => {
+            "the kernel's cgroup-v2.rst, Memory Ownership: a page of the page cache is charged \
+             to the group that first touched it and reclaimed when the group reaches its limit"
+        }
+        Mechanism::CpuWeight => {
+            "the kernel's sched-design-CFS.rst, group scheduling: runnable groups share the CPUs \
+             in proportion to their weights; an idle CPU goes to whoever wants it"
+        }
+        Mechanism::Competitors => {
+            "telemetry's runnable tasks that are not envbench's, read around every repetition; \
+             one busy loop beside a run on this project's VM made two-thread LU, primes and \
+             STREAM 27-47 % slower and the cross-CPU pipe 31 % faster (issue 79)"
+        }
         Mechanism::OverlayFilesystem => {
             "the kernel's overlayfs documentation: every lookup passes through an overlay \
              dentry to the upper or lower file system's; a new file is an entry of the upper \
@@ -146,6 +187,8 @@ fn group_words(g: &Group) -> String {
         Group::Metadata(d) => format!("small-file metadata on {d}"),
         Group::ColdRead(d) => format!("reads after an eviction on {d}"),
         Group::DurableWrites(d) => format!("durable writes on {d}"),
+        Group::Buffered(d) => format!("buffered writes and warm reads on {d}"),
+        Group::WarmRead(d) => format!("warm reads on {d}"),
         Group::Apps(d) => format!("application work on {d}"),
         Group::PathWalks(d) => format!("path walks on {d} (status, imports, search)"),
         Group::Applications => "application work".into(),
@@ -253,6 +296,55 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
         Clue::Seccomp { base: b, other: o } => {
             format!("{other} runs {o} seccomp filter(s) on each system call, {base} {b}")
         }
+        Clue::IoLimit {
+            dir,
+            base: b,
+            other: o,
+        } => format!(
+            "{dir}'s disk is capped in {other} ({}), {}",
+            io_limit_text(o),
+            b.as_ref().map_or(format!("not in {base}"), |l| format!(
+                "in {base} at {}",
+                io_limit_text(l)
+            ))
+        ),
+        Clue::NearCap {
+            rate_bytes_per_sec,
+            cap_bytes_per_sec,
+        } => format!(
+            "the fastest durable transfer in {other} {} MB/s, the write cap {}",
+            format_value(rate_bytes_per_sec / 1e6),
+            byte_rate_text(*cap_bytes_per_sec)
+        ),
+        Clue::MemoryLimit { base: b, other: o } => format!(
+            "{other}'s memory is limited to {}, {base}'s {}",
+            exact_size_text(*o),
+            b.map_or("is not".to_string(), |b| format!(
+                "to {}",
+                exact_size_text(b)
+            ))
+        ),
+        Clue::CpuWeight { base: b, other: o } => format!(
+            "{other}'s CPU weight {} of the default, {base}'s {}",
+            format_value(*o),
+            format_value(*b)
+        ),
+        Clue::Competitors { base: b, other: o } => format!(
+            "{} other runnable task(s) a CPU in {other}, {} in {base}",
+            format_value(*o),
+            format_value(*b)
+        ),
+        Clue::ParallelFirst {
+            one_thread,
+            every_cpu,
+        } => format!(
+            "computation on every CPU {}, one thread {}",
+            describe_speedup(1.0 / every_cpu),
+            describe_speedup(1.0 / one_thread)
+        ),
+        Clue::Cpuset { base: b, other: o } => {
+            format!("{other}'s cpuset allows {o} CPU(s), {base}'s {b}")
+        }
         Clue::Steal { base: b, other: o } => format!(
             "steal time up to {} in {other}, {} in {base}",
             percent_text(*o, false),
@@ -267,19 +359,18 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
     format!("{mark} {seen}")
 }
 
-/// One line per likely mechanism of `d`, most likely first, or one line
-/// saying none fits; `named` prefixes the environment (more than two
-/// environments compared).
-pub(crate) fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
+/// One line per likely mechanism of `d` against `base`, most likely
+/// first, or one line saying no rule fits and what differs in the
+/// fingerprints, beside the families that moved; `named` prefixes the
+/// environment (more than two environments compared).
+pub(crate) fn lines(d: &Diagnosis, base: &str, named: bool) -> Vec<String> {
     let who = if named {
         format!("{}, ", d.environment)
     } else {
         String::new()
     };
     if d.findings.is_empty() {
-        return vec![format!(
-            "{who}likely cause: no known mechanism fits these differences"
-        )];
+        return vec![format!("{who}likely cause: {}", no_rule_fits(d, base))];
     }
     d.findings
         .iter()
@@ -294,11 +385,39 @@ pub(crate) fn lines(d: &Diagnosis, named: bool) -> Vec<String> {
         .collect()
 }
 
+/// "no rule fits the differences in io; the fingerprints differ in: I/O
+/// write limit 50 MiB/s on vda (B only)".
+fn no_rule_fits(d: &Diagnosis, base: &str) -> String {
+    let families = if d.moved.is_empty() {
+        "these differences".to_string()
+    } else {
+        format!("the differences in {}", d.moved.join(", "))
+    };
+    if d.differences.is_empty() {
+        return format!(
+            "no rule fits {families}, and the fingerprints differ in nothing envbench records"
+        );
+    }
+    let mut named: Vec<String> = d
+        .differences
+        .iter()
+        .map(|x| super::differences::difference_words(x, base, &d.environment))
+        .collect();
+    let rest = d.differing.saturating_sub(named.len());
+    if rest > 0 {
+        named.push(format!("{rest} more"));
+    }
+    format!(
+        "no rule fits {families}; the fingerprints differ in: {}",
+        named.join("; ")
+    )
+}
+
 /// The evidence behind each line of [`lines`]: per mechanism its line,
 /// then each sign checked (+ holds, - does not, · supporting and absent)
 /// and the source of the rule.
 pub(crate) fn evidence(d: &Diagnosis, base: &str) -> Vec<(String, Vec<String>)> {
-    let heads = lines(d, true);
+    let heads = lines(d, base, true);
     d.findings
         .iter()
         .zip(heads)
@@ -318,7 +437,7 @@ pub(crate) fn evidence(d: &Diagnosis, base: &str) -> Vec<(String, Vec<String>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::diagnose::Effect;
+    use crate::compare::diagnose::{Difference, Effect};
 
     fn finding() -> Diagnosis {
         let effect = |speedup| Effect {
@@ -329,6 +448,9 @@ mod tests {
             speedup_ci: (speedup * 0.9, speedup * 1.1),
         };
         Diagnosis {
+            moved: vec![],
+            differences: vec![],
+            differing: 0,
             environment: "gvisor".into(),
             findings: vec![Finding {
                 mechanism: Mechanism::SyscallInterception,
@@ -371,20 +493,42 @@ mod tests {
     #[test]
     fn a_finding_is_one_line_with_its_fit() {
         assert_eq!(
-            lines(&finding(), false),
+            lines(&finding(), "host", false),
             [
                 "likely cause: system calls intercepted or translated (ptrace, gVisor, WSL 1), \
               3 of 4 signs hold"
             ]
         );
-        assert!(lines(&finding(), true)[0].starts_with("gvisor, likely cause: "));
-        let none = Diagnosis {
+        assert!(lines(&finding(), "host", true)[0].starts_with("gvisor, likely cause: "));
+    }
+
+    #[test]
+    fn where_no_rule_fits_the_fingerprints_differences_are_named() {
+        let mut none = Diagnosis {
             environment: "b".into(),
             findings: vec![],
+            moved: vec!["io".into(), "app".into()],
+            differences: vec![Difference {
+                field: "cgroup.io_limits[vda].write_bps".into(),
+                base: None,
+                other: Some(serde_json::json!(52428800)),
+            }],
+            differing: 3,
         };
         assert_eq!(
-            lines(&none, false),
-            ["likely cause: no known mechanism fits these differences"]
+            lines(&none, "a", false),
+            [
+                "likely cause: no rule fits the differences in io, app; the fingerprints differ \
+              in: I/O write limit 50 MiB/s on vda (b only); 2 more"
+            ]
+        );
+        (none.differences, none.differing) = (vec![], 0);
+        assert_eq!(
+            lines(&none, "a", false),
+            [
+                "likely cause: no rule fits the differences in io, app, and the fingerprints \
+              differ in nothing envbench records"
+            ]
         );
     }
 

@@ -6,6 +6,7 @@
 pub mod attribution;
 pub mod conclude;
 pub mod diagnosis;
+pub mod differences;
 pub mod draw;
 pub mod export;
 pub mod figure;

@@ -1,0 +1,303 @@
+//! The resource controls' rules on synthetic seeded pairs: each names its
+//! mechanism first where its control is in OTHER's fingerprint and its
+//! signs are there, over 20 seeds at three runs a side and at one; each
+//! stays silent in A/A (the control on both sides, or on neither), where
+//! its signs are missing, and where the signs are there without the
+//! control; where no rule fits, the fingerprints' differences are named.
+
+use super::*;
+use crate::probe::cgroup_io::IoLimit;
+
+/// 50 MiB/s and 400 operations/s each way on vda (254:0), as issue 79's
+/// cgroup v1 throttle on this project's VM.
+fn throttled(r: &mut ResultFile) {
+    r.fingerprint.cgroup.io_limits = vec![IoLimit {
+        device: "254:0".into(),
+        name: Some("vda".into()),
+        read_bps: Some(50 << 20),
+        write_bps: Some(50 << 20),
+        read_iops: Some(400),
+        write_iops: Some(400),
+    }];
+    on_vda(r);
+}
+
+/// dir1 on vda, as the cases' details record the directory.
+fn on_vda(r: &mut ResultFile) {
+    for c in &mut r.cases {
+        if let Some(fs) = c
+            .details
+            .as_mut()
+            .and_then(|d| d.pointer_mut("/dir/filesystem"))
+        {
+            fs["device"] = json!("254:0");
+            fs["block"] = json!({"name": "vda", "device": "254:0"});
+        }
+    }
+}
+
+/// Every repetition saw `tasks` other runnable tasks (2 CPUs).
+fn busy(r: &mut ResultFile, tasks: u32) {
+    for c in &mut r.cases {
+        c.telemetry = Some(crate::results::Telemetry {
+            runnable_others: vec![Some(tasks); 10],
+            ..Default::default()
+        });
+    }
+}
+
+/// The throttle's pattern: synced writes 20x slower, cold reads 5x,
+/// buffered transfers and the rest unchanged.
+fn throttle_pattern(k: &str) -> f64 {
+    if k.contains("op=write_fdatasync") {
+        20.0
+    } else if k.contains("op=read_cold") {
+        5.0
+    } else {
+        1.0
+    }
+}
+
+const THROTTLE: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: throttle_pattern,
+    tweak: throttled,
+};
+
+/// A memory limit of 64 MiB: warm reads of the run's files come from the
+/// disk, 3x slower, cold ones 1.5x.
+const MEMORY_LIMIT: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| {
+        if k.contains("op=read_warm") {
+            3.0
+        } else if k.contains("op=read_cold") {
+            1.5
+        } else {
+            1.0
+        }
+    },
+    tweak: |r| r.fingerprint.cgroup.memory_limit_bytes = Some(64 << 20),
+};
+
+/// One busy loop beside the run: work on every CPU 1.4x slower, one
+/// thread not, work handed between CPUs 1.3x faster (issue 79's pair).
+const COMPETED: Side = Side {
+    fingerprint: "firecracker-host",
+    fs: "ext4",
+    factor: |k| {
+        if k.contains("cpus=split") {
+            1.0 / 1.3
+        } else if parallel(k) {
+            1.4
+        } else {
+            1.0
+        }
+    },
+    tweak: |r| busy(r, 1),
+};
+
+/// A tenth of the default CPU weight (v1 `cpu.shares` 102) beside a busy
+/// loop: work on every CPU 1.6x slower.
+const LOW_WEIGHT: Side = Side {
+    factor: |k| if parallel(k) { 1.6 } else { 1.0 },
+    tweak: |r| {
+        busy(r, 1);
+        r.fingerprint.cgroup.cpu_shares = Some(102);
+    },
+    ..COMPETED
+};
+
+/// The same busy loop beside the base's runs, at the default weight.
+const CONTENDED: Side = Side {
+    factor: |_| 1.0,
+    tweak: |r| busy(r, 1),
+    ..COMPETED
+};
+
+/// The mechanisms named for `other` against `base`, most likely first.
+fn named_between(base: &Side, other: &Side, per_side: usize, seed: u64) -> Option<Vec<Mechanism>> {
+    let mut rng = Rng::new(seed);
+    let b = Environment::new("base", runs("base", base, per_side, &mut rng));
+    let o = Environment::new("other", runs("other", other, per_side, &mut rng));
+    let c = compare(&[b, o], &opts()).expect("comparable");
+    c.diagnoses
+        .first()
+        .map(|d| d.findings.iter().map(|f| f.mechanism).collect())
+}
+
+/// In how many of 20 seeds `expected` is named first, at `per_side` runs.
+fn first_in(base: &Side, other: &Side, per_side: usize, expected: Mechanism) -> usize {
+    (0..20)
+        .filter(|&seed| {
+            named_between(base, other, per_side, 200 + seed)
+                .is_some_and(|m| m.first() == Some(&expected))
+        })
+        .count()
+}
+
+#[test]
+fn each_control_names_its_mechanism_first_at_three_runs_and_at_one() {
+    use Mechanism::*;
+    let pairs: &[(&str, &Side, &Side, Mechanism)] = &[
+        ("throttle", &PLAIN, &THROTTLE, IoThrottle),
+        ("memory limit", &PLAIN, &MEMORY_LIMIT, MemoryLimit),
+        ("competitor", &PLAIN, &COMPETED, Competitors),
+        (
+            "weight, competitor one side",
+            &PLAIN,
+            &LOW_WEIGHT,
+            CpuWeight,
+        ),
+        (
+            "weight, competitor both sides",
+            &CONTENDED,
+            &LOW_WEIGHT,
+            CpuWeight,
+        ),
+    ];
+    for (name, base, other, expected) in pairs {
+        for per_side in [3, 1] {
+            let n = first_in(base, other, per_side, *expected);
+            assert_eq!(
+                n, 20,
+                "{name}, {per_side} run(s) a side: named first in {n} of 20"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_control_on_both_sides_or_without_its_signs_names_nothing() {
+    const IDLE_THROTTLE: Side = Side {
+        factor: |_| 1.0,
+        ..THROTTLE
+    };
+    const IDLE_LIMIT: Side = Side {
+        factor: |_| 1.0,
+        ..MEMORY_LIMIT
+    };
+    const IDLE_WEIGHT: Side = Side {
+        factor: |_| 1.0,
+        ..LOW_WEIGHT
+    };
+    // A/A with the control on both sides; a control whose signs are missing
+    let pairs: &[(&str, &Side, &Side)] = &[
+        ("throttle A/A", &THROTTLE, &THROTTLE),
+        ("memory limit A/A", &IDLE_LIMIT, &IDLE_LIMIT),
+        ("competitors A/A", &CONTENDED, &CONTENDED),
+        ("an idle throttle", &PLAIN, &IDLE_THROTTLE),
+        ("an idle memory limit", &PLAIN, &IDLE_LIMIT),
+        ("an idle competitor", &PLAIN, &CONTENDED),
+        ("a weight without its slowdown", &PLAIN, &IDLE_WEIGHT),
+    ];
+    for (name, base, other) in pairs {
+        for per_side in [1, 3] {
+            for seed in 0..20 {
+                let got = named_between(base, other, per_side, 300 + seed);
+                assert!(
+                    got.as_ref().is_none_or(|m| m.is_empty()),
+                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_signs_without_the_control_name_other_mechanisms_or_none() {
+    use Mechanism::*;
+    let unmarked = |side: &Side| Side {
+        tweak: |_| {},
+        ..side.clone()
+    };
+    for (name, side, control) in [
+        ("throttle", &THROTTLE, IoThrottle),
+        ("memory limit", &MEMORY_LIMIT, MemoryLimit),
+        ("competitor", &COMPETED, Competitors),
+        ("weight", &LOW_WEIGHT, CpuWeight),
+    ] {
+        for seed in 0..20 {
+            let got = named(&unmarked(side), 3, 400 + seed).unwrap_or_default();
+            assert!(!got.contains(&control), "{name}, seed {seed}: {got:?}");
+        }
+    }
+    // a weight only bites under contention: no busy task, no weight named
+    const QUIET_WEIGHT: Side = Side {
+        tweak: |r| r.fingerprint.cgroup.cpu_shares = Some(102),
+        ..LOW_WEIGHT
+    };
+    for seed in 0..20 {
+        let got = named(&QUIET_WEIGHT, 3, 500 + seed).unwrap_or_default();
+        assert!(!got.contains(&CpuWeight), "seed {seed}: {got:?}");
+    }
+}
+
+#[test]
+fn a_throttle_names_its_limit_and_the_rate_toward_its_cap() {
+    let mut rng = Rng::new(9);
+    let base = Environment::new("base", runs("base", &PLAIN, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &THROTTLE, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let f = &c.diagnoses[0].findings[0];
+    assert_eq!(f.mechanism, Mechanism::IoThrottle);
+    let Clue::IoLimit { dir, base, other } = &f.signs[0].clue else {
+        panic!("the limit first: {f:?}");
+    };
+    assert_eq!(
+        (dir.as_str(), base, other.write_bps),
+        ("dir1", &None, Some(50 << 20))
+    );
+    let holds = |g: &Group| f.signs.iter().any(|s| s.holds && s.clue_group() == Some(g));
+    assert!(holds(&Group::DurableWrites("dir1".into())), "{f:?}");
+    assert!(holds(&Group::ColdRead("dir1".into())), "{f:?}");
+    assert!(holds(&Group::Buffered("dir1".into())), "{f:?}");
+    let line = &crate::report::comparison::diagnosis::lines(&c.diagnoses[0], "base", false)[0];
+    assert!(
+        line.starts_with(
+            "likely cause: an I/O throttle (vda: reads 50 MiB/s and 400 operations/s, writes"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn where_no_rule_fits_the_differing_fields_are_named_first_for_the_families_that_moved() {
+    // memory bandwidth alone halved, with THP off and an rlimit on OTHER
+    let side = Side {
+        factor: |k| if is(k, "mem.stream") { 2.0 } else { 1.0 },
+        tweak: |r| {
+            r.fingerprint.memory.thp = Some("never".into());
+            r.fingerprint.os.rlimits.insert(
+                "nofile".into(),
+                crate::probe::rlimit::Rlimit {
+                    soft: Some(1024),
+                    hard: Some(4096),
+                },
+            );
+        },
+        ..PLAIN
+    };
+    let mut rng = Rng::new(21);
+    let base = Environment::new("base", runs("base", &PLAIN, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &side, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let d = &c.diagnoses[0];
+    assert!(d.findings.is_empty(), "{d:?}");
+    assert_eq!(d.moved, ["mem"]);
+    // memory's field bears on mem and comes first; the rlimits (os) after
+    let fields: Vec<&str> = d.differences.iter().map(|x| x.field.as_str()).collect();
+    assert_eq!(fields[0], "memory.thp", "{fields:?}");
+    assert!(fields.contains(&"os.rlimits.nofile.soft"), "{fields:?}");
+    // the runs' own figures (load, free space, run ids) are no difference
+    assert_eq!(d.differing, 3, "{:?}", d.differences);
+    let line = &crate::report::comparison::diagnosis::lines(d, "base", false)[0];
+    assert_eq!(
+        line,
+        "likely cause: no rule fits the differences in mem; the fingerprints differ in: \
+         transparent huge pages never (other only); rlimit nofile hard 4096 \
+         (other only); rlimit nofile soft 1024 (other only)"
+    );
+}
