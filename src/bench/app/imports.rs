@@ -8,7 +8,7 @@
 //! Ruby's `require` and Node's resolution look up as this case does;
 //! Python does not: it lists each path directory once and answers from
 //! that listing, so `python3 -c 'import ...'` slows far less on a share
-//! (bindfs: this case 12x, python3's imports 1.3x). `run --cmd` times the
+//! (bindfs: this case 83x, python3's imports 1.4x). `run --cmd` times the
 //! interpreter itself.
 
 use super::{by_suite, ms, per_dir, source_text, time_metric, AppTrial, Ops, Workload, FILE_BYTES};
