@@ -290,7 +290,6 @@ impl Trial for CommandTrial {
             },
             (crate::results::params::detail::COMMAND): self.spec.text,
             (crate::results::params::detail::SHELL): self.spec.shell(),
-            (crate::results::params::detail::SHELL): self.spec.shell(),
         });
         let map = d.as_object_mut()?;
         match &self.counted {
