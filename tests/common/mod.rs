@@ -23,7 +23,8 @@ pub fn build_portable(test: &str) -> Option<PathBuf> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     match out.status.code() {
         Some(0) => {
-            let binary = Path::new(REPO).join(format!("target/portable/envbench-{PORTABLE_PROFILE}"));
+            let binary =
+                Path::new(REPO).join(format!("target/portable/envbench-{PORTABLE_PROFILE}"));
             assert!(binary.is_file(), "{} was not written", binary.display());
             Some(binary)
         }

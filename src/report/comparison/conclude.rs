@@ -346,7 +346,10 @@ mod tests {
         assert!(overall.contains("; geometric mean "), "{overall}");
         // one that differs keeps the mean first
         let (conclusions, _) = said(&clear_difference());
-        let overall = conclusions.iter().find(|l| l.starts_with("overall: ")).unwrap();
+        let overall = conclusions
+            .iter()
+            .find(|l| l.starts_with("overall: "))
+            .unwrap();
         assert!(overall.starts_with("overall: geometric mean "), "{overall}");
     }
 
