@@ -7,14 +7,11 @@
 //! can use without changing `/proc/cpuinfo`; envbench records each so a
 //! comparison can name the control rather than blame the environment.
 
-use super::cgroup_io::{self, IoLimit};
+use super::cgroup_io::{self, parse_limit, IoLimit};
 use super::storage::MountEntry;
 use super::{Notes, Roots};
 use serde::{Deserialize, Serialize};
-
-/// v1 "unlimited" memory is a page-aligned `i64::MAX`; anything from 2⁶² up
-/// is treated as no limit.
-const V1_UNLIMITED_FLOOR: u64 = 1 << 62;
+use std::collections::BTreeMap;
 
 /// The cgroup controls of this process; `None` means no control was found
 /// (or none is set).
@@ -147,15 +144,6 @@ pub(crate) fn parse_cpu_max(text: &str) -> Option<f64> {
     }
     let q: f64 = quota.parse().ok()?;
     (q > 0.0 && period > 0.0).then(|| q / period)
-}
-
-/// Parses a limit file (`max`, a number, or v1's near-`i64::MAX`).
-pub(crate) fn parse_limit(text: &str) -> Option<u64> {
-    let t = text.trim();
-    if t == "max" || t == "-1" {
-        return None;
-    }
-    t.parse::<u64>().ok().filter(|&v| v < V1_UNLIMITED_FLOOR)
 }
 
 /// The directories from `path` up to the mount root, innermost first.
@@ -312,6 +300,38 @@ fn read_memory(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
     }
 }
 
+/// The I/O limits and weights along `place` into `info`: per device the
+/// tightest of each limit, the lowest weight.
+fn read_io(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
+    let mut tightest: BTreeMap<String, IoLimit> = BTreeMap::new();
+    for dir in place.dirs() {
+        for limit in cgroup_io::limits_in(roots, &dir, place.v1) {
+            match tightest.get_mut(&limit.device) {
+                Some(t) => t.tighten(&limit),
+                None => {
+                    tightest.insert(limit.device.clone(), limit);
+                }
+            }
+        }
+    }
+    info.io_limits = tightest
+        .into_values()
+        .filter(|l| l.limits_reads() || l.limits_writes())
+        .map(|mut l| {
+            l.name = l.device.split_once(':').and_then(|(a, b)| {
+                super::storage::block_name(roots, a.parse().ok()?, b.parse().ok()?)
+            });
+            l
+        })
+        .collect();
+    if place.v1 {
+        info.io_weight = place.tightest(roots, "blkio.bfq.weight", cgroup_io::parse_weight);
+        info.blkio_weight = place.tightest(roots, "blkio.weight", cgroup_io::parse_weight);
+    } else {
+        info.io_weight = place.tightest(roots, "io.weight", cgroup_io::parse_weight);
+    }
+}
+
 /// Reads the controls that apply to this process below `roots`.
 pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Notes) -> CgroupInfo {
     let Some(text) = roots.read_noted("/proc/self/cgroup", notes) else {
@@ -333,7 +353,7 @@ pub(crate) fn probe_cgroup(roots: &Roots, mounts: &[MountEntry], notes: &mut Not
     }
     info.pids_max = place("pids").and_then(|p| p.tightest(roots, "pids.max", parse_limit));
     if let Some(p) = place("blkio") {
-        cgroup_io::read(roots, &p, &mut info);
+        read_io(roots, &p, &mut info);
     }
     info.path = match &memory {
         Some(p) if p.v1 => Some(p.path.clone()),

@@ -8,10 +8,22 @@
 //! which lands in the page cache, does not (the kernel's
 //! Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files").
 
-use super::cgroup::{parse_limit, CgroupInfo, Place};
 use super::Roots;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// v1 "unlimited" memory is a page-aligned `i64::MAX`; anything from 2⁶² up
+/// is treated as no limit.
+const V1_UNLIMITED_FLOOR: u64 = 1 << 62;
+
+/// Parses a limit file (`max`, a number, or v1's near-`i64::MAX`).
+pub(crate) fn parse_limit(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if t == "max" || t == "-1" {
+        return None;
+    }
+    t.parse::<u64>().ok().filter(|&v| v < V1_UNLIMITED_FLOOR)
+}
 
 /// The I/O limits on one block device; `None` where that direction and
 /// measure is unlimited.
@@ -53,7 +65,7 @@ impl IoLimit {
     }
 
     /// The tighter of each field of `self` and `other`.
-    fn tighten(&mut self, other: &IoLimit) {
+    pub(crate) fn tighten(&mut self, other: &IoLimit) {
         let min = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
@@ -123,7 +135,7 @@ fn is_device(word: &str) -> bool {
 }
 
 /// The limits in one group's directory `dir`.
-fn limits_in(roots: &Roots, dir: &str, v1: bool) -> Vec<IoLimit> {
+pub(crate) fn limits_in(roots: &Roots, dir: &str, v1: bool) -> Vec<IoLimit> {
     if !v1 {
         return roots
             .read(&format!("{dir}/io.max"))
@@ -150,38 +162,6 @@ fn limits_in(roots: &Roots, dir: &str, v1: bool) -> Vec<IoLimit> {
         }
     }
     by_device.into_values().collect()
-}
-
-/// The I/O limits and weights along `place` into `info`: per device the
-/// tightest of each limit, the lowest weight.
-pub(crate) fn read(roots: &Roots, place: &Place, info: &mut CgroupInfo) {
-    let mut tightest: BTreeMap<String, IoLimit> = BTreeMap::new();
-    for dir in place.dirs() {
-        for limit in limits_in(roots, &dir, place.v1) {
-            match tightest.get_mut(&limit.device) {
-                Some(t) => t.tighten(&limit),
-                None => {
-                    tightest.insert(limit.device.clone(), limit);
-                }
-            }
-        }
-    }
-    info.io_limits = tightest
-        .into_values()
-        .filter(|l| l.limits_reads() || l.limits_writes())
-        .map(|mut l| {
-            l.name = l.device.split_once(':').and_then(|(a, b)| {
-                super::storage::block_name(roots, a.parse().ok()?, b.parse().ok()?)
-            });
-            l
-        })
-        .collect();
-    if place.v1 {
-        info.io_weight = place.tightest(roots, "blkio.bfq.weight", parse_weight);
-        info.blkio_weight = place.tightest(roots, "blkio.weight", parse_weight);
-    } else {
-        info.io_weight = place.tightest(roots, "io.weight", parse_weight);
-    }
 }
 
 #[cfg(test)]

@@ -278,7 +278,7 @@ fn cgroup_pids() -> Option<(usize, usize)> {
         )
         .collect();
     dirs.iter().find_map(|d| {
-        let max = crate::probe::cgroup::parse_limit(
+        let max = crate::probe::cgroup_io::parse_limit(
             &std::fs::read_to_string(format!("{d}/pids.max")).ok()?,
         )?;
         let cur: usize = std::fs::read_to_string(format!("{d}/pids.current"))
