@@ -345,6 +345,14 @@ pub trait Trial {
     fn anomalies(&self) -> Vec<crate::results::Anomaly> {
         Vec::new()
     }
+
+    /// Time this round spent on work done once per environment, not in
+    /// its repetitions and not repeated by later rounds (counting a
+    /// command's system calls): left out of what the round is taken to
+    /// cost when the run plans the case's later rounds.
+    fn once_only(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 /// A benchmark.
@@ -401,6 +409,18 @@ pub trait Bench: Sync {
     /// iteration) says no, and the runner skips them.
     fn needs_warmup(&self) -> bool {
         true
+    }
+
+    /// Repetitions a round measures back to back, budget allowing, before
+    /// it may stop because its interval is narrow enough: 0 where the
+    /// suite's share of repetitions per round is enough. A person's
+    /// command reaches its steady state (git's index, the dentry and
+    /// attribute caches) only after some runs, and the 2 to 4 runs a quick
+    /// round would give it between other cases read `git status` 20 % to
+    /// 30 % slower than hyperfine's runs back to back (docs/method.md,
+    /// "A person's command against hyperfine").
+    fn steady_reps(&self) -> u32 {
+        0
     }
 
     /// Figures derived from several finished cases of this bench (speed-up,

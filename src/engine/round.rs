@@ -30,6 +30,7 @@ pub(super) fn merge_round(
         status: run.status,
         worker_pid: run.worker_pid,
         settle_secs: run.settle_secs,
+        once_secs: run.once_secs,
     };
     let times: Vec<f64> = run
         .rep_ends

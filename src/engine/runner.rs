@@ -91,6 +91,10 @@ pub struct CaseRun {
     /// ([`crate::cleanup::leftover`]): the run names them in its notes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left: Vec<crate::cleanup::Leftover>,
+    /// Seconds of `elapsed` spent on work done once per environment
+    /// ([`crate::bench::Trial::once_only`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once_secs: Option<f64>,
 }
 
 /// Progress of a case, for display.
@@ -128,6 +132,7 @@ pub(crate) fn run_case(
         worker_pid: None,
         settle_secs: None,
         left: Vec::new(),
+        once_secs: None,
     };
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
@@ -136,6 +141,8 @@ pub(crate) fn run_case(
             run.notes = trial.notes();
             run.anomalies.extend(trial.anomalies());
             run.assumptions.extend(trial.assumptions());
+            let once = trial.once_only();
+            run.once_secs = (!once.is_zero()).then(|| once.as_secs_f64());
             forget_unknown_metrics(case, &mut run);
         }
         Err(e) => set_error(&mut run, e),
@@ -185,6 +192,7 @@ pub(crate) fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
         worker_pid: None,
         settle_secs: None,
         left: Vec::new(),
+        once_secs: None,
     }
 }
 

@@ -611,7 +611,14 @@ impl Loop<'_> {
         let began = self.clock.now();
         let mut run = self.measure_round(e, i, &policy, done == 0, &mut |p| watch.rep(&step, p));
         let elapsed = run.elapsed;
-        let cost = self.clock.now().saturating_sub(began).max(elapsed);
+        // counting a command's calls is done once, not by the rounds to come
+        let once = Duration::from_secs_f64(run.once_secs.unwrap_or(0.0));
+        let cost = self
+            .clock
+            .now()
+            .saturating_sub(began)
+            .max(elapsed)
+            .saturating_sub(once);
         // the worker's, then this process's (a killed worker's, in-process cases')
         let left = std::mem::take(&mut run.left).into_iter();
         let left = left.chain(crate::cleanup::leftover::take());
@@ -779,6 +786,10 @@ impl Loop<'_> {
             share.budget_secs = (base.budget_secs - r.spent).max(0.0) / f64::from(left);
         }
         let mut policy = budget::round_policy(&share, self.results[slot].as_ref());
+        budget::steady(
+            &mut policy,
+            self.s.cases[slot % self.s.cases.len()].0.steady_reps(),
+        );
         let Some(deadline) = self.s.deadline else {
             return policy;
         };

@@ -421,6 +421,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
             },
             worker_pid: None,
             settle_secs: None,
+            once_secs: None,
         })
         .collect();
     let (status, reason) = if used.is_empty() {

@@ -260,6 +260,11 @@ pub struct CaseRound {
     /// resident launcher's environment); absent where it did not wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_secs: Option<f64>,
+    /// Seconds of `duration_secs` spent on work done once per environment,
+    /// not on repetitions (counting a command's system calls in its first
+    /// round); absent where there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once_secs: Option<f64>,
 }
 
 /// State of a run.

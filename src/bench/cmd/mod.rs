@@ -155,6 +155,10 @@ impl Bench for Run {
     fn in_place(&self) -> bool {
         true
     }
+    /// hyperfine's least number of runs.
+    fn steady_reps(&self) -> u32 {
+        10
+    }
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         CommandTrial::prepare(case, ctx).map(|t| Box::new(t) as Box<dyn Trial>)
     }
@@ -168,6 +172,8 @@ struct CommandTrial {
     info: crate::probe::storage::DirInfo,
     /// What the counter found, or why it did not count.
     counted: Option<Result<count::Counted, String>>,
+    /// How long counting took.
+    counting: Duration,
     /// Each repetition's CPU time (user and system) of the command.
     cpu: Vec<Duration>,
     /// Exit codes other than 0 seen with failures ignored.
@@ -196,6 +202,7 @@ impl CommandTrial {
             dir,
             deadline: ctx.deadline,
             counted: None,
+            counting: Duration::ZERO,
             cpu: Vec::new(),
             failed_exits: BTreeMap::new(),
         };
@@ -203,7 +210,9 @@ impl CommandTrial {
             t.program(setup, "its setup").output()?;
         }
         if ctx.first_round {
+            let began = std::time::Instant::now();
             t.counted = Some(t.count());
+            t.counting = began.elapsed();
         }
         Ok(t)
     }
@@ -309,6 +318,10 @@ impl Trial for CommandTrial {
             map.insert("cpu_ms".into(), Value::from(super::app::ms(cpu)));
         }
         Some(d)
+    }
+
+    fn once_only(&self) -> Duration {
+        self.counting
     }
 
     fn notes(&self) -> Vec<String> {

@@ -30,6 +30,7 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
                 status: CaseStatus::Ok,
                 worker_pid: None,
                 settle_secs: None,
+                once_secs: None,
             })
             .collect();
     }

@@ -150,11 +150,21 @@ pub fn catch_up_budget(budget: f64, deadline: f64, elapsed: f64, items: usize, f
 pub(super) fn round_policy(policy: &RepPolicy, so_far: Option<&CaseResult>) -> RepPolicy {
     let long = so_far.and_then(|r| r.rounds.first()).is_some_and(|first| {
         let trials = f64::from((first.warmup_reps + first.reps).max(1));
-        first.duration_secs / trials > policy.budget_secs / 2.0
+        (first.duration_secs - first.once_secs.unwrap_or(0.0)) / trials > policy.budget_secs / 2.0
     });
     RepPolicy {
         warmup: if long { 0 } else { policy.warmup },
         ..policy.clone()
+    }
+}
+
+/// A round of a bench that needs `steady` repetitions back to back
+/// ([`crate::bench::Bench::steady_reps`]): up to that many, as the
+/// round's budget allows, and no stop for a narrow interval before them.
+pub(super) fn steady(policy: &mut RepPolicy, steady: u32) {
+    if steady > policy.reps_max {
+        policy.reps_max = steady;
+        policy.ci_target = 0.0;
     }
 }
 
@@ -202,6 +212,55 @@ mod tests {
         let mut reps = RepPolicy::for_suite(Suite::Full);
         assert_eq!(fit_budget(&mut reps, Suite::Full, 500, None), None);
         assert_eq!(reps.budget_secs, 60.0);
+    }
+
+    #[test]
+    fn a_command_round_runs_its_steady_repetitions_back_to_back() {
+        // a quick round's share of the suite's repetitions: 3 or 4, and a
+        // stop once the interval is within 5 %
+        let round = RepPolicy::for_suite(Suite::Quick).per_round(0);
+        assert!(round.reps_max < 10 && round.ci_target > 0.0, "{round:?}");
+        let mut cmd = round.clone();
+        steady(&mut cmd, 10);
+        assert_eq!((cmd.reps_max, cmd.ci_target), (10, 0.0));
+        // the budget and the least repetitions still bound it
+        assert_eq!(
+            (cmd.budget_secs, cmd.reps_min),
+            (round.budget_secs, round.reps_min)
+        );
+        // other benches, and a round that already runs that many, unchanged
+        let mut other = round.clone();
+        steady(&mut other, 0);
+        assert_eq!(other, round);
+        let mut many = RepPolicy::for_suite(Suite::Full);
+        let was = many.clone();
+        steady(&mut many, 10);
+        assert_eq!(many, was);
+    }
+
+    #[test]
+    fn counting_a_command_once_does_not_make_its_rounds_long() {
+        // a first round of 2.2 s: one warm-up and one repetition of 0.1 s,
+        // and 2 s counting the command's calls under ptrace
+        let first = |once: Option<f64>| -> CaseResult {
+            serde_json::from_value(serde_json::json!({
+                "key": "cmd.run[name=x]", "bench": "cmd.run", "params": {}, "status": "ok",
+                "reason": null, "warmup_reps": 1, "stop_reason": "budget",
+                "started_utc": "2026-12-02T12:00:00Z", "duration_secs": 2.2,
+                "metrics": [], "anomalies": [],
+                "rounds": [{"round": 0, "started_utc": "2026-12-02T12:00:00Z",
+                            "duration_secs": 2.2, "warmup_reps": 1, "reps": 1,
+                            "stop_reason": "budget", "status": "ok", "once_secs": once}],
+            }))
+            .unwrap()
+        };
+        let round = RepPolicy {
+            budget_secs: 0.5,
+            ..RepPolicy::for_suite(Suite::Quick)
+        };
+        // taken as long, its later rounds would lose their warm-up
+        assert_eq!(round_policy(&round, Some(&first(None))).warmup, 0);
+        assert_eq!(round_policy(&round, Some(&first(Some(2.0)))).warmup, 1);
     }
 
     #[test]
