@@ -18,6 +18,15 @@
 #   bindfs     a directory against a bindfs FUSE mount of it: remote_filesystem
 #   qemu       in a QEMU guest, its ext4 disk against its 9p share
 #              (compare --dirs): remote_filesystem
+# The resource controls and a competitor (issue 79), each on B only, in a
+# cgroup v1 made for the pair:
+#   throttle   blkio.throttle of 50 MiB/s and 400 IOPS each way on the
+#              disk behind the scratch directory: io_throttle
+#   memlimit   memory.limit_in_bytes 64 MiB: memory_limit
+#   weight     cpu.shares 102 (a tenth), while one busy loop on CPU 1 runs
+#              through both sides: cpu_weight
+#   cpuset     cpuset.cpus 0: fewer_cpus
+#   busy       one busy loop on CPU 1 during B's runs only: competitors
 # Each pair: RUNS runs per side alternated (A B A B ...), compared as
 # RUNS + RUNS and as each 1 + 1; one line per comparison with what was
 # named.
@@ -37,7 +46,7 @@ set -euo pipefail
 
 runs=3
 pairs="aa,namespaces,bwrap,container,containeropen,overlay,gvisor,strace,1cpu,quota,bindfs,\
-qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota"
+qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota,throttle,memlimit,weight,cpuset,busy"
 budget=0.3
 keep=""
 cache=""
@@ -62,11 +71,52 @@ os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta,app"
 args=(--suite quick --threads 1,2 --no-history --quiet --force --budget "$budget" --only "$subset")
 export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-600}
 
-# cleanup of what the stand-ins set up: a bindfs mount, a cgroup
-mounted="" cgroup=""
+# cleanup of what the stand-ins set up: a bindfs mount, a cgroup, a busy loop
+mounted="" cgroup="" busy=""
 undo() {
   if [ -n "$mounted" ]; then fusermount -u "$mounted" 2>/dev/null || umount "$mounted" 2>/dev/null || true; fi
+  busy_off
   remove_cgroup
+}
+
+# busy_on: one busy loop on CPU 1, its PID in $busy; busy_off stops it.
+busy_on() {
+  taskset -c 1 sh -c 'while :; do :; done' &
+  busy=$!
+}
+busy_off() {
+  if [ -n "$busy" ]; then kill "$busy" 2>/dev/null || true; wait "$busy" 2>/dev/null || true; fi
+  busy=""
+}
+
+# control_setup PAIR: the v1 cgroup of PAIR's control in $cgroup (and the
+# weight pair's busy loop); fails, saying so, where it cannot be made.
+control_setup() {
+  local controller
+  case $1 in
+    throttle) controller=blkio ;;
+    memlimit) controller=memory ;;
+    weight) controller=cpu ;;
+    cpuset) controller=cpuset ;;
+  esac
+  if ! [ -w "/sys/fs/cgroup/$controller" ]; then
+    echo "diagnose.sh: no writable cgroup v1 $controller controller for the $1 pair" >&2
+    return 1
+  fi
+  cgroup=$(mktemp -d "/sys/fs/cgroup/$controller/envbench-$1.XXXXXX")
+  case $1 in
+    throttle)
+      local disk dev
+      disk=$(findmnt -no SOURCE -T "$work" | sed 's/[0-9]*$//; s/p$//')
+      dev=$(lsblk -dno MAJ:MIN "$disk" | tr -d ' ')
+      for f in read_bps_device write_bps_device; do echo "$dev 52428800" > "$cgroup/blkio.throttle.$f"; done
+      for f in read_iops_device write_iops_device; do echo "$dev 400" > "$cgroup/blkio.throttle.$f"; done ;;
+    memlimit) echo $((64 << 20)) > "$cgroup/memory.limit_in_bytes" ;;
+    weight) echo 102 > "$cgroup/cpu.shares"; busy_on ;;
+    cpuset)
+      cat /sys/fs/cgroup/cpuset/cpuset.mems > "$cgroup/cpuset.mems"
+      echo 0 > "$cgroup/cpuset.cpus" ;;
+  esac
 }
 trap 'undo; if [ -n "$keep" ]; then cp "$work"/*.json "$keep"/ 2>/dev/null || true; fi; rm -rf --one-file-system "$work"' EXIT
 
@@ -109,6 +159,9 @@ one() {
     strace/b) plain "$label" "$out" strace -f -qq -o /dev/null ;;
     1cpu/b) plain "$label" "$out" taskset -c 0 ;;
     quota/b) plain "$label" "$out" sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cgroup" ;;
+    throttle/b|memlimit/b|weight/b|cpuset/b)
+      plain "$label" "$out" sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cgroup" ;;
+    busy/b) busy_on; plain "$label" "$out"; busy_off ;;
     bindfs/b) "$envbench" run "${args[@]}" --label "$label" --dir "work=$mounted" -o "$out" >/dev/null ;;
   esac
 }
@@ -144,6 +197,11 @@ expected() {
     1cpu|i1cpu) echo fewer_cpus ;;
     quota|iquota) echo cpu_quota ;;
     bindfs|qemu) echo remote_filesystem ;;
+    throttle) echo io_throttle ;;
+    memlimit) echo memory_limit ;;
+    weight) echo cpu_weight ;;
+    cpuset) echo fewer_cpus ;;
+    busy) echo competitors ;;
   esac
 }
 
@@ -259,6 +317,7 @@ for pair in "${wanted[@]}"; do
     continue
   fi
   if [ "$pair" = quota ]; then quota_setup || continue; fi
+  case $pair in throttle|memlimit|weight|cpuset) control_setup "$pair" || continue ;; esac
   if [ "$pair" = bindfs ]; then
     command -v bindfs >/dev/null || { echo "diagnose.sh: no bindfs" >&2; continue; }
     mkdir "$work/bind-src" "$work/bind"
