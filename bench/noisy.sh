@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A noisy host to test on (issue 83): runs COMMAND while one busy loop on
+# CPU N switches on and off at random, each state lasting 0.5 to 3 s (a
+# seeded sequence, the same for the same --seed), as another tenant on the
+# sibling thread or a build beside the run does. The loop is stopped and
+# continued (SIGSTOP/SIGCONT), killed by its PID when COMMAND ends, on
+# every path, Ctrl-C included. Prints, on stderr, the share of the time
+# it was on. Exits with COMMAND's status.
+#   bench/noisy.sh [--cpu N] [--seed S] [--on-share F] -- COMMAND [ARGS...]
+#     --cpu       the CPU the loop is pinned to (default: 1)
+#     --seed      the sequence's seed (default: 1)
+#     --on-share  the chance a new state is "on" (default: 0.5)
+set -euo pipefail
+cpu=1 seed=1 share=0.5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cpu) cpu=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --on-share) share=$2; shift 2 ;;
+    --) shift; break ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "noisy.sh: unknown argument $1 (a command follows --)" >&2; exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "noisy.sh: no command (bench/noisy.sh -- COMMAND ...)" >&2; exit 2; }
+
+taskset -c "$cpu" sh -c 'while :; do :; done' &
+loop=$!
+kill -STOP "$loop"
+switcher=""
+stop() {
+  if [ -n "$switcher" ]; then kill "$switcher" 2>/dev/null || true; wait "$switcher" 2>/dev/null || true; fi
+  kill -CONT "$loop" 2>/dev/null || true
+  kill "$loop" 2>/dev/null || true
+  wait "$loop" 2>/dev/null || true
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+# the switcher: a seeded sequence of states; it reports the time on
+(
+  trap 'echo "noisy.sh: the loop on CPU '"$cpu"' was switched on for ${on_ms} of the ${all_ms} ms of states begun" >&2; exit 0' TERM
+  RANDOM=$seed on_ms=0 all_ms=0
+  while :; do
+    ms=$((500 + RANDOM % 2501))
+    if [ $((RANDOM % 1000)) -lt "$(awk -v s="$share" 'BEGIN { printf "%d", s * 1000 }')" ]; then
+      kill -CONT "$loop"; on_ms=$((on_ms + ms))
+    else
+      kill -STOP "$loop"
+    fi
+    all_ms=$((all_ms + ms))
+    sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')" &
+    wait $!
+  done
+) &
+switcher=$!
+
+status=0
+"$@" || status=$?
+exit "$status"
