@@ -902,7 +902,7 @@ else: print(f'{b}B')" "$bytes")
   # With two or more jobs, each runs on a CPU of its own, the first usable
   # ones, as envbench pins its io.seq threads (`thread_cpus` in its
   # details): unpinned, fio's two jobs wrote and read 0.90-0.92 as fast as
-  # envbench's pinned threads on the Xeon VM (see docs/fidelity.md).
+  # envbench's pinned threads on the Xeon VM (see docs/log/fidelity.md).
   fio_pin=()
   fio_pins() {
     local cpus
@@ -1270,7 +1270,7 @@ section_net() {
     command -v "$tool" >/dev/null || { echo "$tool missing; net section skipped" >&2; return 0; }
   done
   # BBR paces the server's sends on what the client's reads let it see: on
-  # the Xeon VM the 100 KiB client rows move with it (docs/fidelity.md)
+  # the Xeon VM the 100 KiB client rows move with it (docs/log/fidelity.md)
   echo "net: TCP congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
   free_port() { python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
   wait_port() {
@@ -1456,7 +1456,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
     # requests/s, from one repetition to the next; nginx's socket showed
     # BBR's start-up gain, 2.89, in the fast state and 1.25 in the slow
     # one): a run of either client is a mix whose share no round controls,
-    # so the row is information there (docs/fidelity.md).
+    # so the row is information there (docs/log/fidelity.md).
     local same_ref="wrk -t1 -c1"
     [ "$page" != 100 ] || [ "$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)" != bbr ] ||
       same_ref="wrk -t1 -c1 (BBR: two rates, information)"
@@ -1481,7 +1481,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 # from both (their half-widths on the log scale added in quadrature). The
 # rows are information, without a band: the tools do fixed work of their
 # own that the cases leave out (a start, an index, git's threads), and
-# where they differ docs/fidelity.md says why. One pass: apptools' rounds
+# where they differ docs/log/fidelity.md says why. One pass: apptools' rounds
 # and its one envbench run are not added to.
 section_app() {
   [ "${pass:-1}" = 1 ] || return 0

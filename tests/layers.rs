@@ -1,4 +1,4 @@
-//! envbench inside the real layers it exists to compare (docs/method.md,
+//! envbench inside the real layers it exists to compare (docs/validity.md,
 //! "The real layers in the tests"), started here from Debian's packages and stopped afterwards:
 //! gVisor (runsc), fresh namespaces (unshare), bubblewrap, a container
 //! (podman with runc, a Debian rootfs from mmdebstrap, cached) and a QEMU

@@ -1,6 +1,6 @@
 //! Parsed outputs → one [`ResultFile`].
 //!
-//! How imported data enters `compare` (docs/import.md, docs/method.md): one
+//! How imported data enters `compare` (docs/import.md, docs/statistics.md): one
 //! import is one **run**; each input file is one **round** of it (a tool
 //! invocation: a fresh process, prepared afresh, like envbench's rounds);
 //! the records of one case in one file are its **repetitions** (one for

@@ -56,7 +56,7 @@ pub struct TcpInfo {
     /// acknowledgements show, `cubic` does not. On this project's Intel Xeon
     /// VM, 100 KiB HTTP responses over 16 loopback connections ran at about
     /// half of wrk's rate under BBR and at wrk's under CUBIC, the same
-    /// client both times (docs/fidelity.md). None when it cannot be read.
+    /// client both times (docs/log/fidelity.md). None when it cannot be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion_control: Option<String>,
 }

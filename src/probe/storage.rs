@@ -183,7 +183,7 @@ pub struct DirInfo {
     /// every inode deleted in the last minute (six while its inode table
     /// block is unwritten: ext4's `recently_deleted`), so creates slow
     /// with the deletes before them: 20-30x on this project's VM
-    /// (docs/method.md). None for other file systems, and where it cannot
+    /// (docs/log/diagnosis.md). None for other file systems, and where it cannot
     /// be told (/proc/fs/jbd2 or the device's /sys/dev/block link
     /// unreadable, or a journal on another device, whose entry names that
     /// device).

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// under gVisor's ptrace platform (faulting in its 64 MiB) on the
 /// project's Zen 4 VM, 2026-11-28: every 2 s that was 3 % of a quick run
 /// natively and 5 % under gVisor, for telemetry whose flags predict no
-/// worse figure (docs/method.md, suspect flags). Every 4 s halves it.
+/// worse figure (docs/validity.md, suspect flags). Every 4 s halves it.
 pub const CANARY_INTERVAL_SECS: f64 = 4.0;
 
 /// A canary reading is off when it lies more than this share away from

@@ -444,7 +444,7 @@ const SPINS_BEFORE_YIELD: u32 = 1 << 16;
 /// than CPUs a waiter soon yields to the thread it waits for. On the Zen 5
 /// VM (2026-11-30, 2 threads, 60 rounds against C STREAM) spinning without
 /// end, spinning without `pause` and yielding at once read within a
-/// percent of this (docs/fidelity.md).
+/// percent of this (docs/log/fidelity.md).
 pub struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,

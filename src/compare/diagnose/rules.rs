@@ -365,13 +365,13 @@ impl<'a> Facts<'a> {
     /// file system's. So the work that walks paths (a status, an import
     /// storm, a search) slows by tens of per cent while creates do not:
     /// podman with its scratch on the overlay against the host, 3 + 3
-    /// quick runs (docs/method.md), app.status 1.29x and app.imports
+    /// quick runs (docs/log/diagnosis.md), app.status 1.29x and app.imports
     /// 1.55x slower, io.meta's stats 1.5x, while its creates came out
     /// 1.2x faster, unclear.
     /// The path walks among the application cases are the sign, required:
     /// io.meta's headline is its creates, and the app cases that create
     /// files (an unpack, a build) slow on an ext4 without a journal after
-    /// deletes, overlay or not (docs/method.md). Without app cases the rule
+    /// deletes, overlay or not (docs/log/diagnosis.md). Without app cases the rule
     /// has nothing to read.
     fn overlay(&self, dir: &str) -> Option<Finding> {
         let fs = self.filesystems(dir).map(|(base, other)| Sign {
@@ -741,7 +741,7 @@ const GROUP_LEVEL: f64 = 0.995;
 /// At one separate run a side the seccomp pairs' system calls, 16-20 %
 /// slower, came out 0.79-0.91 with intervals of about ±20 % (bimodal
 /// rounds on this project's VM): pooled at 95 %, one such pair in three
-/// more was named (docs/method.md).
+/// more was named (docs/log/diagnosis.md).
 const FINGERPRINTED_LEVEL: f64 = 0.95;
 
 /// The geometric mean speed-up of `metrics`, pooled as a random-effects

@@ -553,7 +553,7 @@ fn a_seccomp_filter_is_named_at_one_run_a_side_and_an_idle_one_alone_is_not() {
 /// (the battery with application cases, the spread between runs assumed)
 /// named first in 40 of 40 seeds (as at 99.5 %: these synthetic slowdowns
 /// of 1.3-1.55x clear either; real rounds at ±30-40 % moved,
-/// docs/method.md); an overlay that costs nothing names nothing, at one
+/// docs/log/diagnosis.md); an overlay that costs nothing names nothing, at one
 /// run a side or three.
 #[test]
 fn an_overlay_is_named_at_one_run_a_side_and_an_idle_one_is_not() {

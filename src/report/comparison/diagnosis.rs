@@ -121,7 +121,7 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
         }
         Mechanism::CacheSemantics => {
             "seed 003 (2017): dd reads with and without the page cache, buffered against \
-             O_DIRECT writes; the methods' own checks (docs/method.md)"
+             O_DIRECT writes; the methods' own checks (docs/validity.md)"
         }
         Mechanism::CpuQuota => {
             "the kernel's CFS bandwidth control (cgroup v2 cpu.max): runnable time above the \
@@ -138,7 +138,7 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
             "QEMU's user-mode emulation and TCG translate every guest instruction into host \
              code; measured on this project's machines under qemu-x86_64 on the same CPU: \
              integer loops 5x to 7x slower, LU 150x, memory bandwidth 8x to 14x, system \
-             calls 1.7x to 4x (docs/method.md)"
+             calls 1.7x to 4x (docs/log/diagnosis.md)"
         }
         Mechanism::SeccompFilter => {
             "seccomp(2): a mode-2 filter is a BPF program the kernel runs on every system call \

@@ -4,7 +4,7 @@
 //! so the panel's mostly serial factorisation overlaps the parallel update
 //! instead of idling the other threads. faer's recursive LU factors each
 //! left panel on one thread while the rest wait; on two threads it gained
-//! 1.46x from the second thread where HPL gained 1.69x (docs/fidelity.md).
+//! 1.46x from the second thread where HPL gained 1.69x (docs/log/fidelity.md).
 //!
 //! Each panel is factored by faer's LU on one thread; the trailing update
 //! is faer's triangular solve and matrix product, split by columns into
