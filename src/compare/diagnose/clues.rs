@@ -401,6 +401,11 @@ pub struct Diagnosis {
     /// How many fields differ in all (`differences` names the first).
     #[serde(skip_serializing_if = "is_zero")]
     pub differing: usize,
+    /// Where no rule fits: the other runnable tasks per CPU around the
+    /// base's repetitions and OTHER's, where OTHER's saw processes beside
+    /// the run that the base's did not (telemetry, not the fingerprint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub competitors: Option<[f64; 2]>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -102,6 +102,7 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
                 moved: Vec::new(),
                 differences: Vec::new(),
                 differing: 0,
+                competitors: None,
             };
             if d.findings.is_empty() {
                 // no rule fits: name what differs instead
@@ -109,6 +110,7 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
                 let b: Vec<_> = base.runs.iter().map(|r| &r.fingerprint).collect();
                 let o: Vec<_> = other.runs.iter().map(|r| &r.fingerprint).collect();
                 (d.differences, d.differing) = differences::differences(&b, &o, &d.moved);
+                d.competitors = rules::competitors_added(base, other);
             }
             Some(d)
         })

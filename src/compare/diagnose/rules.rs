@@ -3,7 +3,7 @@
 
 mod controls;
 
-pub(super) use controls::control_added;
+pub(super) use controls::{competitors_added, control_added};
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
 use super::{groups_of, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};

@@ -393,10 +393,23 @@ fn no_rule_fits(d: &Diagnosis, base: &str) -> String {
     } else {
         format!("the differences in {}", d.moved.join(", "))
     };
+    // processes beside the run on OTHER's side only, as telemetry saw them
+    let beside = d.competitors.map(|[b, o]| {
+        format!(
+            "other processes wanted {}'s CPUs: {o:.2} runnable tasks a CPU, {b:.2} beside {base}",
+            d.environment
+        )
+    });
     if d.differences.is_empty() {
-        return format!(
-            "no rule fits {families}, and the fingerprints differ in nothing envbench records"
-        );
+        return match beside {
+            Some(beside) => format!(
+                "no rule fits {families}; the fingerprints differ in nothing envbench records, \
+                 but {beside}"
+            ),
+            None => format!(
+                "no rule fits {families}, and the fingerprints differ in nothing envbench records"
+            ),
+        };
     }
     let mut named: Vec<String> = d
         .differences
@@ -407,10 +420,14 @@ fn no_rule_fits(d: &Diagnosis, base: &str) -> String {
     if rest > 0 {
         named.push(format!("{rest} more"));
     }
-    format!(
+    let mut line = format!(
         "no rule fits {families}; the fingerprints differ in: {}",
         named.join("; ")
-    )
+    );
+    if let Some(beside) = beside {
+        line = format!("{line}; and {beside}");
+    }
+    line
 }
 
 /// The evidence behind each line of [`lines`]: per mechanism its line,
@@ -451,6 +468,7 @@ mod tests {
             moved: vec![],
             differences: vec![],
             differing: 0,
+            competitors: None,
             environment: "gvisor".into(),
             findings: vec![Finding {
                 mechanism: Mechanism::SyscallInterception,
@@ -514,6 +532,7 @@ mod tests {
                 other: Some(serde_json::json!(52428800)),
             }],
             differing: 3,
+            competitors: None,
         };
         assert_eq!(
             lines(&none, "a", false),
@@ -530,6 +549,26 @@ mod tests {
               differ in nothing envbench records"
             ]
         );
+        // processes beside OTHER's run, as telemetry saw them: named too
+        none.competitors = Some([0.1, 0.72]);
+        assert_eq!(
+            lines(&none, "a", false),
+            [
+                "likely cause: no rule fits the differences in io, app; the fingerprints differ \
+              in nothing envbench records, but other processes wanted b's CPUs: 0.72 runnable \
+              tasks a CPU, 0.10 beside a"
+            ]
+        );
+        none.differing = 1;
+        none.differences = vec![Difference {
+            field: "cgroup.cpu_shares".into(),
+            base: None,
+            other: Some(serde_json::json!(102)),
+        }];
+        assert!(lines(&none, "a", false)[0].ends_with(
+            "differ in: cpu.shares 102 (b only); and other processes wanted b's CPUs: 0.72 \
+             runnable tasks a CPU, 0.10 beside a"
+        ));
     }
 
     #[test]

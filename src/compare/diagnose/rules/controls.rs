@@ -101,8 +101,19 @@ pub(in crate::compare::diagnose) fn control_added(base: &Environment, other: &En
         oc.cpu_weight_share(),
         Some(bc.cpu_weight_share().unwrap_or(1.0)),
     );
-    let (bt, ot) = (tasks_per_cpu(&base.runs), tasks_per_cpu(&other.runs));
-    io || memory || weight || (ot >= NOISY_TASKS_PER_CPU && ot >= 2.0 * bt)
+    io || memory || weight || competitors_added(base, other).is_some()
+}
+
+/// The other runnable tasks per CPU (not envbench's) around the base's
+/// repetitions and OTHER's, where OTHER's saw at least
+/// [`NOISY_TASKS_PER_CPU`] and twice the base's: processes beside the run
+/// on OTHER's side only.
+pub(in crate::compare::diagnose) fn competitors_added(
+    base: &Environment,
+    other: &Environment,
+) -> Option<[f64; 2]> {
+    let (b, o) = (tasks_per_cpu(&base.runs), tasks_per_cpu(&other.runs));
+    (o >= NOISY_TASKS_PER_CPU && o >= 2.0 * b).then_some([b, o])
 }
 
 impl Facts<'_> {
@@ -225,7 +236,7 @@ impl Facts<'_> {
             tasks_per_cpu(&self.other.runs),
         );
         Sign {
-            holds: o >= NOISY_TASKS_PER_CPU && o >= 2.0 * b,
+            holds: competitors_added(self.base, self.other).is_some(),
             clue: Clue::Competitors { base: b, other: o },
             weight,
         }

@@ -301,3 +301,39 @@ fn where_no_rule_fits_the_differing_fields_are_named_first_for_the_families_that
          (other only); rlimit nofile soft 1024 (other only)"
     );
 }
+
+#[test]
+fn where_no_rule_fits_the_processes_beside_the_run_are_named() {
+    // a busy loop beside OTHER's runs, and memory 2x slower while work on
+    // every CPU did not move: the competitors' rule does not fit, and the
+    // fingerprints are alike; telemetry's tasks are named instead
+    const BESIDE: Side = Side {
+        factor: |k| if k.starts_with("mem.") { 2.0 } else { 1.0 },
+        ..COMPETED
+    };
+    let mut rng = Rng::new(11);
+    let base = Environment::new("base", runs("base", &PLAIN, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &BESIDE, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let d = &c.diagnoses[0];
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+    let [b, o] = d.competitors.expect("the tasks beside OTHER's run");
+    assert!(b < 0.1 && (o - 0.5).abs() < 1e-9, "{b} {o}");
+    let line = &crate::report::comparison::diagnosis::lines(d, "base", false)[0];
+    assert!(
+        line.ends_with(
+            "other processes wanted other's CPUs: 0.50 runnable tasks a CPU, 0.00 beside base"
+        ),
+        "{line}"
+    );
+    // with the same tasks beside both sides' runs, none are named
+    let mut rng = Rng::new(11);
+    let base = Environment::new("base", runs("base", &CONTENDED, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &BESIDE, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    assert!(
+        c.diagnoses.iter().all(|d| d.competitors.is_none()),
+        "{:?}",
+        c.diagnoses
+    );
+}
