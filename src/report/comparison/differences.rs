@@ -72,7 +72,17 @@ fn field_words(field: &str) -> String {
             }
         }
     }
-    let mut text = words.join(" ");
+    // "CPU usable CPUs" says CPU once: "usable CPUs"
+    let said_after = |i: usize| words.get(i + 1).is_some_and(|w| w.contains("CPU"));
+    let words: Vec<&String> = (0..words.len())
+        .filter(|&i| !(words[i] == "CPU" && said_after(i)))
+        .map(|i| &words[i])
+        .collect();
+    let mut text = words
+        .iter()
+        .map(|w| w.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
     if let Some(o) = on {
         text = format!("{text} on {o}");
     }
@@ -96,6 +106,7 @@ fn value_words(field: &str, v: &Value) -> String {
         (_, Some(n)) if leaf.ends_with("_iops") => format!("{} operations/s", whole(n)),
         (_, Some(n)) if leaf.ends_with("_mhz") => format!("{n:.0} MHz"),
         (_, Some(n)) if leaf.ends_with("_kb") => format!("{} KiB", whole(n)),
+        (_, Some(n)) if leaf.ends_with("_cpus") && n == 1.0 => "1 CPU".into(),
         (_, Some(n)) if leaf.ends_with("_cpus") => format!("{} CPUs", whole(n)),
         _ => v.to_string(),
     }
@@ -210,6 +221,10 @@ mod tests {
         assert_eq!(
             words("cpu.boost", Some(json!(true)), Some(json!(false))),
             "CPU boost: on in A, off in B"
+        );
+        assert_eq!(
+            words("cpu.usable_cpus", Some(json!(2)), Some(json!(1))),
+            "usable CPUs: 2 CPUs in A, 1 CPU in B"
         );
     }
 
