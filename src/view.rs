@@ -44,9 +44,11 @@ pub enum Scale {
 pub enum YValue {
     /// The metric itself (median over runs of each case's median).
     Metric,
-    /// The metric divided by the same line's value at x = this value:
-    /// a speed-up over one thread, say. Lines without that point are left out.
-    RatioToX(f64),
+    /// The speed-up over the same line's value at x = this value (the
+    /// metric divided by it where higher is better, it divided by the metric
+    /// where lower is better; > 1 better): a speed-up over one thread, say.
+    /// Lines without that point are left out.
+    SpeedupOverX(f64),
 }
 
 /// `metric` against the numeric parameter `x`, one line per environment

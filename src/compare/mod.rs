@@ -11,8 +11,10 @@
 //! the headline metrics of each environment, Benjamini–Hochberg selects the
 //! ones beyond the band (false discovery rate 5 %) and their intervals are
 //! widened to the level 1 − R·q/m (Benjamini and Yekutieli's false coverage
-//! rate, 2005). Secondary metrics keep plain 95 % intervals and are marked
-//! secondary.
+//! rate, 2005); so are those of the unselected whose 95 % interval lies
+//! beyond the band, which are unclear, so that every verdict has the
+//! interval it rests on. Secondary metrics keep plain 95 % intervals and
+//! are marked secondary.
 //!
 //! Suspect cases (a flag of the validity guardrails in any run of
 //! either side) keep their verdicts but are marked, named in the notices
@@ -210,13 +212,18 @@ pub struct MetricComparison {
     pub base_value: f64,
     /// Other environment's estimate, the same way.
     pub other_value: f64,
-    /// other / base.
+    /// other / base, whatever the direction: the speed-up where higher is
+    /// better, its inverse where lower is better. Reports show the
+    /// speed-up ([`MetricComparison::speedup`]), never this.
     pub ratio: f64,
     /// 95 % interval of the ratio.
     pub ratio_ci: (f64, f64),
-    /// For headline metrics selected as beyond the band: the interval at
-    /// the false-coverage-adjusted level (`confidence_adjusted`) that the
-    /// verdict rests on.
+    /// The interval of the ratio (other / base, as `ratio_ci`) that the
+    /// verdict rests on, at the false-coverage-adjusted level
+    /// (`confidence_adjusted`), for headline metrics whose verdict the
+    /// control for multiple comparisons decided: those selected as beyond
+    /// the band, and those not selected (unclear) whose 95 % interval lies
+    /// beyond it. None: the 95 % interval decided.
     pub ratio_ci_adjusted: Option<(f64, f64)>,
     /// Level of `ratio_ci_adjusted`.
     pub confidence_adjusted: Option<f64>,
@@ -271,6 +278,22 @@ impl MetricComparison {
     /// The 95 % interval of [`MetricComparison::speedup`].
     pub(crate) fn speedup_ci(&self) -> (f64, f64) {
         orient_interval(self.direction, self.ratio_ci)
+    }
+
+    /// The interval of the speed-up that the verdict rests on: the one
+    /// widened for multiple comparisons where that decided, else the 95 %
+    /// one.
+    pub(crate) fn verdict_ci(&self) -> (f64, f64) {
+        self.ratio_ci_adjusted
+            .map_or(self.speedup_ci(), |ci| orient_interval(self.direction, ci))
+    }
+
+    /// The widened interval of the speed-up that the verdict rests on,
+    /// where it is wider than the 95 % one (its level above 95 %: fewer
+    /// than all of the environment's headline metrics were selected).
+    pub(crate) fn widened_ci(&self) -> Option<(f64, f64)> {
+        let level = self.confidence_adjusted?;
+        (level > CONFIDENCE + 1e-9).then(|| self.verdict_ci())
     }
 }
 

@@ -69,6 +69,14 @@ fn exp_interval((lo, hi): (f64, f64)) -> (f64, f64) {
 /// faster or slower by its interval at level 1 − R·fdr/m (which lies beyond
 /// the band exactly when it was selected); the others are tie when their
 /// 95 % interval lies inside the band and unclear otherwise.
+///
+/// The interval a verdict rests on is kept beside the plain one
+/// (`ratio_ci_adjusted`) for every headline metric whose verdict the
+/// control decided: the selected, and those not selected whose 95 %
+/// interval lies beyond the band. For these the level is 1 − max(R, 1)·fdr/m,
+/// the same as the selected's: a metric not selected has p ≥ max(R, 1)·fdr/m
+/// (step-up), so its interval at that level reaches into the band, and
+/// "unclear" agrees with the interval printed.
 pub(super) fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64, fdr: f64) {
     let headline: Vec<usize> = (0..metrics.len())
         .filter(|&i| metrics[i].0.primary)
@@ -77,20 +85,21 @@ pub(super) fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold:
     let adjusted = crate::stats::hypothesis::benjamini_hochberg(&p);
     let m = headline.len().max(1) as f64;
     let selected = adjusted.iter().filter(|&&q| q < fdr).count();
-    let level = 1.0 - selected as f64 * fdr / m;
+    let level = 1.0 - selected.max(1) as f64 * fdr / m;
     for (k, &i) in headline.iter().enumerate() {
         let (mc, lr) = &mut metrics[i];
         mc.p_adjusted = adjusted[k];
         let plain = classify(orient_interval(mc.direction, mc.ratio_ci), threshold);
-        mc.verdict = if adjusted[k] < fdr {
+        let chosen = adjusted[k] < fdr;
+        if chosen || matches!(plain, Verdict::Faster | Verdict::Slower) {
             let wide = exp_interval(lr.interval(level));
             mc.ratio_ci_adjusted = Some(wide);
             mc.confidence_adjusted = Some(level);
-            classify(orient_interval(mc.direction, wide), threshold)
-        } else if plain == Verdict::Tie {
-            Verdict::Tie
-        } else {
-            Verdict::Unclear
+        }
+        mc.verdict = match (chosen, mc.ratio_ci_adjusted) {
+            (true, Some(wide)) => classify(orient_interval(mc.direction, wide), threshold),
+            _ if plain == Verdict::Tie => Verdict::Tie,
+            _ => Verdict::Unclear,
         };
     }
     for (mc, _) in metrics.iter_mut().filter(|(mc, _)| !mc.primary) {

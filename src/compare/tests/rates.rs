@@ -94,3 +94,47 @@ fn a_five_percent_effect_with_one_percent_noise_is_found_with_three_runs() {
     }
     assert!(found >= 196, "{found} of 200");
 }
+
+#[test]
+fn every_verdict_agrees_with_the_interval_it_rests_on() {
+    // A/A comparisons of many metrics: a metric whose 95 % interval lies
+    // beyond the band without being selected is unclear, and carries the
+    // widened interval that says so; selected ones are judged by theirs
+    let (mut rested_unclear, mut rested_called) = (0, 0);
+    for seed in 0..100 {
+        let mut rng = Rng::new(seed);
+        let envs = synthetic(&mut rng, 1, 3, 20, &|i| if i == 3 { 1.3 } else { 1.0 });
+        let c = compare(&envs, &Options { seed, ..OPTS }).unwrap();
+        for m in &c.metrics {
+            let plain = crate::compare::verdict::classify(m.speedup_ci(), OPTS.threshold);
+            let (lo, hi) = m.verdict_ci();
+            assert_eq!(
+                crate::compare::verdict::classify((lo, hi), OPTS.threshold),
+                m.verdict,
+                "seed {seed} {}: plain {:?} wide {:?}",
+                m.key,
+                m.speedup_ci(),
+                m.ratio_ci_adjusted
+            );
+            if m.ratio_ci_adjusted.is_some() {
+                assert!(m.primary);
+                assert!(lo <= m.speedup_ci().0 && hi >= m.speedup_ci().1);
+                match m.verdict {
+                    Verdict::Unclear => rested_unclear += 1,
+                    _ => rested_called += 1,
+                }
+            } else if m.primary {
+                // the 95 % interval decided: inside the band, or across an edge
+                assert!(
+                    matches!(plain, Verdict::Tie | Verdict::Unclear),
+                    "{plain:?}"
+                );
+            }
+        }
+    }
+    // both kinds occur, so the checks above were made
+    assert!(
+        rested_unclear > 0 && rested_called > 0,
+        "{rested_unclear} {rested_called}"
+    );
+}

@@ -8,7 +8,7 @@ use crate::report::comparison::figure::Figure;
 use crate::report::comparison::svg::{line_chart, timeline, Series};
 use crate::report::Table;
 use crate::results::{param_text, CaseResult, CaseStatus};
-use crate::units::{format_value, Unit};
+use crate::units::{format_value, Direction, Unit};
 use crate::view::{
     BenchView, Grid, GridRows, Lines, Percentiles, Scale, Timeline, ViewKind, YValue,
 };
@@ -16,11 +16,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One point of one environment: a case's parameters and the median over
-/// runs of its median of a metric, with the metric's unit.
+/// runs of its median of a metric, with the metric's unit and direction.
 struct Point {
     params: BTreeMap<String, Value>,
     value: f64,
     unit: Unit,
+    direction: Direction,
 }
 
 /// The ok cases of `bench` in `env`, one per key (from the first run that has it).
@@ -46,6 +47,7 @@ fn points(env: &Environment, bench: &str, metric: &str) -> Vec<Point> {
         .into_iter()
         .filter_map(|case| {
             let mut unit = None;
+            let mut direction = None;
             let mut meds: Vec<f64> = env
                 .runs
                 .iter()
@@ -57,6 +59,7 @@ fn points(env: &Environment, bench: &str, metric: &str) -> Vec<Point> {
                 .filter_map(|c| {
                     let m = c.metrics.iter().find(|m| m.name == metric)?;
                     unit.get_or_insert(m.unit);
+                    direction.get_or_insert(m.direction);
                     m.summary.as_ref().map(|s| s.median)
                 })
                 .collect();
@@ -68,6 +71,7 @@ fn points(env: &Environment, bench: &str, metric: &str) -> Vec<Point> {
                 params: case.params.clone(),
                 value: crate::stats::median_of_sorted(&meds),
                 unit: unit?,
+                direction: direction?,
             })
         })
         .collect()
@@ -76,14 +80,46 @@ fn points(env: &Environment, bench: &str, metric: &str) -> Vec<Point> {
 /// Points of a line being gathered: its identity, its unit, its (x, y).
 type Gathered<Id> = Vec<(Id, Unit, Vec<(f64, f64)>)>;
 
+/// A line of a [`Lines`] view being gathered: the values of its `by`
+/// parameters, its metric's unit and direction, its (x, y).
+type Line = (Vec<String>, Unit, Direction, Vec<(f64, f64)>);
+
+/// What a chart's y values are: a metric in its unit, or a speed-up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum YUnit {
+    /// The metric's values, in this unit.
+    Metric(Unit),
+    /// Speed-ups, > 1 faster: dimensionless, never "ratio".
+    Speedup,
+}
+
+impl YUnit {
+    /// The unit's name in a title or a table's column (`MB/s`, `speed-up`).
+    fn symbol(self) -> &'static str {
+        match self {
+            YUnit::Metric(u) => u.symbol(),
+            YUnit::Speedup => "speed-up",
+        }
+    }
+
+    /// The unit an axis label adds; none for a speed-up, which the label
+    /// names already ("speed-up over 1 thread").
+    fn axis_symbol(self) -> Option<&'static str> {
+        match self {
+            YUnit::Metric(u) => Some(u.symbol()),
+            YUnit::Speedup => None,
+        }
+    }
+}
+
 /// A chart's series in one unit.
 struct Chart {
-    unit: Unit,
+    unit: YUnit,
     series: Vec<Series>,
 }
 
 /// Puts `series` in the chart of its unit, making one if needed.
-fn add(charts: &mut Vec<Chart>, unit: Unit, s: Series) {
+fn add(charts: &mut Vec<Chart>, unit: YUnit, s: Series) {
     match charts.iter_mut().find(|c| c.unit == unit) {
         Some(c) => c.series.push(s),
         None => charts.push(Chart {
@@ -116,7 +152,7 @@ fn lines_charts(envs: &[Environment], bench: &str, l: &Lines) -> Vec<Chart> {
     let mut charts = Vec::new();
     for e in envs {
         // the line a point belongs to: the values of every `by` parameter
-        let mut lines: Gathered<Vec<String>> = Vec::new();
+        let mut lines: Vec<Line> = Vec::new();
         for p in points(e, bench, l.metric) {
             let Some(x) = p.params.get(l.x).and_then(Value::as_f64) else {
                 continue;
@@ -125,22 +161,30 @@ fn lines_charts(envs: &[Environment], bench: &str, l: &Lines) -> Vec<Chart> {
                 l.by.iter()
                     .map(|k| p.params.get(*k).map(param_text).unwrap_or_default())
                     .collect();
-            match lines.iter_mut().find(|(i, u, _)| *i == id && *u == p.unit) {
-                Some((_, _, pts)) => pts.push((x, p.value)),
-                None => lines.push((id, p.unit, vec![(x, p.value)])),
+            match lines
+                .iter_mut()
+                .find(|(i, u, d, _)| *i == id && *u == p.unit && *d == p.direction)
+            {
+                Some((_, _, _, pts)) => pts.push((x, p.value)),
+                None => lines.push((id, p.unit, p.direction, vec![(x, p.value)])),
             }
         }
         lines.sort_by(|a, b| a.0.cmp(&b.0));
-        for (id, unit, mut pts) in lines {
+        for (id, unit, direction, mut pts) in lines {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            if let YValue::RatioToX(at) = l.y {
+            if let YValue::SpeedupOverX(at) = l.y {
                 let Some(&(_, base)) = pts.iter().find(|p| p.0 == at) else {
                     continue;
                 };
-                // a point whose ratio no number holds (1 against 1e-310) is left out
+                // > 1 better than at `at`, whichever way the metric runs; a
+                // point whose speed-up no number holds (1 against 1e-310) is
+                // left out
                 pts = pts
                     .iter()
-                    .map(|&(x, y)| (x, y / base))
+                    .map(|&(x, y)| match direction {
+                        Direction::HigherIsBetter => (x, y / base),
+                        Direction::LowerIsBetter => (x, base / y),
+                    })
                     .filter(|p| crate::compare::comparable(p.1))
                     .collect();
             }
@@ -156,8 +200,8 @@ fn lines_charts(envs: &[Environment], bench: &str, l: &Lines) -> Vec<Chart> {
                 format!("{} {}", e.label, tags.join(","))
             };
             let unit = match l.y {
-                YValue::Metric => unit,
-                YValue::RatioToX(_) => Unit::Ratio,
+                YValue::Metric => YUnit::Metric(unit),
+                YValue::SpeedupOverX(_) => YUnit::Speedup,
             };
             add(&mut charts, unit, Series { name, points: pts });
         }
@@ -202,7 +246,7 @@ fn percentile_charts(envs: &[Environment], bench: &str, p: &Percentiles) -> Vec<
         }
         for (name, unit, mut points) in by_case {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            add(&mut charts, unit, Series { name, points });
+            add(&mut charts, YUnit::Metric(unit), Series { name, points });
         }
     }
     charts
@@ -229,10 +273,10 @@ fn timelines(envs: &[Environment], bench: &str, t: &Timeline) -> Vec<(String, Ve
 }
 
 /// Axis label: what it shows, its unit, and "log" when logarithmic.
-fn axis(what: &str, unit: Option<Unit>, scale: Scale) -> String {
+fn axis(what: &str, unit: Option<&str>, scale: Scale) -> String {
     let mut parts: Vec<&str> = Vec::new();
     if let Some(u) = unit {
-        parts.push(u.symbol());
+        parts.push(u);
     }
     if scale == Scale::Log {
         parts.push("log");
@@ -249,7 +293,7 @@ fn axis(what: &str, unit: Option<Unit>, scale: Scale) -> String {
 
 /// The title of one of a view's charts: with the unit when the view split
 /// into several.
-fn chart_title(bench: &str, title: &str, unit: Unit, split: bool) -> String {
+fn chart_title(bench: &str, title: &str, unit: YUnit, split: bool) -> String {
     if split {
         format!("{bench}: {title} (in {})", unit.symbol())
     } else {
@@ -273,7 +317,7 @@ pub(crate) fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView])
                     let svg = line_chart(
                         &title,
                         &axis(l.x_label, None, l.x_scale),
-                        &axis(l.y_label, Some(ch.unit), l.y_scale),
+                        &axis(l.y_label, ch.unit.axis_symbol(), l.y_scale),
                         &ch.series,
                         l.x_scale == Scale::Log,
                         l.y_scale == Scale::Log,
@@ -290,7 +334,11 @@ pub(crate) fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView])
                     let svg = line_chart(
                         &title,
                         "percentile (0 = min, 100 = max)",
-                        &axis(&format!("latency per {}", p.per), Some(ch.unit), Scale::Log),
+                        &axis(
+                            &format!("latency per {}", p.per),
+                            ch.unit.axis_symbol(),
+                            Scale::Log,
+                        ),
                         &ch.series,
                         false,
                         true,
@@ -321,25 +369,20 @@ pub(crate) fn figures(c: &Comparison, envs: &[Environment], views: &[BenchView])
     out
 }
 
-/// A grid's cell: the seeds' variation and the verdict ("+1.2 % tie"),
-/// or, for a factor of 1.5 or more, the factor as the conclusions say it
-/// ("3.7x faster"), never "-268.7 % faster".
+/// A grid's cell: the speed-up in the conclusions' words ("3.7x faster",
+/// "3.0 % slower"), with the verdict where it is neither faster nor slower
+/// ("1.2 % faster, tie"): never the seeds' signed variation, whose "+"
+/// meant slower for a rate and faster for a time.
 fn grid_cell(m: &MetricComparison) -> String {
-    let s = m.speedup();
-    let large = s.is_finite() && s > 0.0 && (s >= 1.5 || s <= 1.0 / 1.5);
-    match (large, m.verdict) {
-        (false, v) => format!("{:+.1} % {}", m.variation_pct, v.word()),
-        (true, Verdict::Faster | Verdict::Slower) => crate::report::words::describe_speedup(s),
-        (true, v) => format!(
-            "{}, {}",
-            crate::report::words::describe_speedup(s),
-            v.word()
-        ),
+    let said = crate::report::words::describe_speedup(m.speedup());
+    match m.verdict {
+        Verdict::Faster | Verdict::Slower => said,
+        v => format!("{said}, {}", v.word()),
     }
 }
 
 /// A grid view as a table: a row per value of `rows`, a column per
-/// environment and value of `columns`, cells with the variation and verdict
+/// environment and value of `columns`, cells with the speed-up and verdict
 /// against the baseline.
 fn grid_table(c: &Comparison, envs: &[Environment], bench: &str, g: &Grid) -> Option<Table> {
     let params: BTreeMap<&str, &BTreeMap<String, Value>> = envs
@@ -464,7 +507,7 @@ fn sort_grid(g: &Grid, rows: &mut [String], cols: &mut [(String, String)]) {
 }
 
 /// A chart as a table: x (or percentile) down, one column per line.
-fn chart_table(x_title: &str, unit: Unit, series: &[Series]) -> Table {
+fn chart_table(x_title: &str, unit: YUnit, series: &[Series]) -> Table {
     let mut xs: Vec<f64> = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -643,21 +686,40 @@ mod tests {
     }
 
     #[test]
-    fn ratio_to_a_point_divides_by_that_point() {
-        let e = envs(1.0);
-        let v = lines(&["size"], YValue::RatioToX(1.0));
+    fn speed_up_over_a_point_is_faster_above_one_whichever_way_the_metric_runs() {
+        let mut e = envs(1.0);
+        let v = lines(&["size"], YValue::SpeedupOverX(1.0));
         let ViewKind::Lines(l) = &v[0].view.kind else {
             unreachable!()
         };
-        let charts = lines_charts(&e, "fam.rate", l);
-        assert_eq!(charts[0].unit, Unit::Ratio);
-        for s in &charts[0].series {
-            let ys: Vec<f64> = s
-                .points
+        let ys = |e: &[Environment]| -> Vec<Vec<f64>> {
+            let charts = lines_charts(e, "fam.rate", l);
+            assert_eq!(charts[0].unit, YUnit::Speedup);
+            charts[0]
+                .series
                 .iter()
-                .map(|p| (p.1 * 100.0).round() / 100.0)
-                .collect();
-            assert_eq!(ys, [1.0, 2.0, 4.0], "{}", s.name);
+                .map(|s| {
+                    s.points
+                        .iter()
+                        .map(|p| (p.1 * 100.0).round() / 100.0)
+                        .collect()
+                })
+                .collect()
+        };
+        // a rate that doubles with the threads: twice as fast
+        for line in ys(&e) {
+            assert_eq!(line, [1.0, 2.0, 4.0]);
+        }
+        // a time that doubles: half as fast, never the ratio 2
+        for env in &mut e {
+            for r in &mut env.runs {
+                for c in &mut r.cases {
+                    c.metrics[0].direction = Direction::LowerIsBetter;
+                }
+            }
+        }
+        for line in ys(&e) {
+            assert_eq!(line, [1.0, 0.5, 0.25]);
         }
     }
 
@@ -682,8 +744,14 @@ mod tests {
             per: "request",
         };
         let charts = percentile_charts(&e, "fam.rate", &p);
-        let units: Vec<Unit> = charts.iter().map(|c| c.unit).collect();
-        assert_eq!(units, [Unit::Milliseconds, Unit::Microseconds]);
+        let units: Vec<YUnit> = charts.iter().map(|c| c.unit).collect();
+        assert_eq!(
+            units,
+            [
+                YUnit::Metric(Unit::Milliseconds),
+                YUnit::Metric(Unit::Microseconds)
+            ]
+        );
         let views = vec![BenchView {
             bench: "fam.rate".into(),
             view: View {
@@ -719,7 +787,7 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_gives_each_cell_its_variation_and_verdict() {
+    fn a_grid_gives_each_cell_its_speed_up_and_verdict() {
         let e = envs(2.0);
         let c = compare(
             &e,
@@ -751,7 +819,12 @@ mod tests {
         );
         assert_eq!(t.rows.len(), 2);
         for row in &t.rows {
-            assert!(row[1].ends_with("tie"), "{row:?}");
+            // in words, never the seeds' signed variation ("+0.3 % tie")
+            assert!(row[1].ends_with(", tie"), "{row:?}");
+            assert!(
+                row[1].contains(" % faster") || row[1].contains(" % slower"),
+                "{row:?}"
+            );
             // a twofold speed-up reads as the conclusions say it, not as
             // the seeds' "-100.0 %"
             assert_eq!(row[3], "2.0x faster", "{row:?}");

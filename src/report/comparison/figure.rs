@@ -64,8 +64,9 @@ pub(crate) fn verdict_color(v: Verdict) -> &'static str {
 }
 
 /// The speed-up chart of each environment against the baseline: a bar per
-/// case's headline metric with its 95 % interval, coloured by verdict, the
-/// tie band shaded; with the cases table of the same numbers.
+/// case's headline metric with the interval its verdict rests on (95 %, or
+/// widened for multiple comparisons), coloured by verdict, the tie band
+/// shaded; with the cases table of the same numbers.
 pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
     let mut out = Vec::new();
     for other in c.environments.iter().skip(1) {
@@ -80,7 +81,8 @@ pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
         let bars: Vec<Bar> = mine
             .iter()
             .map(|m| {
-                let (lo, hi) = m.speedup_ci();
+                // the whisker the colour reads: the verdict's interval
+                let (lo, hi) = m.verdict_ci();
                 Bar {
                     label: m.key.clone(),
                     value: m.speedup(),
@@ -91,7 +93,7 @@ pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
             })
             .collect();
         let title = format!(
-            "Speed-up of {} over {} (headline metric per case, 95 % interval)",
+            "Speed-up of {} over {} (headline metric per case, the verdict's interval)",
             other.label, c.baseline
         );
         let svg = speedup_bars(
@@ -105,26 +107,36 @@ pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
             &bars,
             c.threshold,
         );
-        let mut t = Table::new(&[
-            "case",
-            "metric",
-            ">speed-up",
-            ">low",
-            ">high",
-            "verdict",
-            ">within",
-        ]);
+        // the interval a verdict rests on, where the control for multiple
+        // comparisons widened it, in columns of its own
+        let widened = mine.iter().any(|m| m.widened_ci().is_some());
+        let mut titles = vec!["case", "metric", ">speed-up", ">low", ">high"];
+        if widened {
+            titles.extend([">widened low", ">widened high"]);
+        }
+        titles.extend(["verdict", ">within"]);
+        let mut t = Table::new(&titles);
         for m in &mine {
             let (lo, hi) = m.speedup_ci();
-            t.rows.push(vec![
+            let mut row = vec![
                 m.key.clone(),
                 m.metric.clone(),
                 format_value(m.speedup()),
                 format_value(lo),
                 format_value(hi),
+            ];
+            if widened {
+                let wide = m.widened_ci();
+                row.extend([
+                    wide.map_or(String::new(), |w| format_value(w.0)),
+                    wide.map_or(String::new(), |w| format_value(w.1)),
+                ]);
+            }
+            row.extend([
                 m.verdict.word().to_string(),
                 format!("{:.4}", m.equivalence_bound),
             ]);
+            t.rows.push(row);
         }
         let suffix = if c.environments.len() > 2 {
             format!("-{}", other.label)

@@ -95,7 +95,7 @@ pub(crate) fn summary_table(c: &Comparison) -> Table {
             f.family.clone(),
             f.environment.clone(),
             if f.geomean_speedup.is_finite() {
-                format_value(f.geomean_speedup) + "x"
+                format_value(f.geomean_speedup)
             } else {
                 "-".into()
             },
@@ -118,28 +118,67 @@ fn interval(ci: (f64, f64)) -> String {
     format!("{} .. {}", format_value(ci.0), format_value(ci.1))
 }
 
+/// The interval columns of a table's rows: the speed-up's 95 % interval,
+/// and, where the control for multiple comparisons widened the interval a
+/// row's verdict rests on, that one in a column of its own ("widened
+/// interval", empty in the other rows). Whatever a verdict says, the last
+/// interval in its row says too.
+pub(crate) struct Intervals {
+    /// Whether a row has a widened interval, so the column is there.
+    widened: bool,
+}
+
+impl Intervals {
+    /// The interval columns of `rows`.
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = &'a MetricComparison>) -> Intervals {
+        Intervals {
+            widened: rows.into_iter().any(|m| m.widened_ci().is_some()),
+        }
+    }
+
+    /// The columns' titles.
+    pub(crate) fn titles(&self) -> &'static [&'static str] {
+        if self.widened {
+            &[">95% interval", ">widened interval"]
+        } else {
+            &[">95% interval"]
+        }
+    }
+
+    /// The cells of `m`'s row.
+    pub(crate) fn cells(&self, m: &MetricComparison) -> Vec<String> {
+        let mut out = vec![interval(m.speedup_ci())];
+        if self.widened {
+            out.push(m.widened_ci().map_or(String::new(), interval));
+        }
+        out
+    }
+}
+
 /// Metric comparisons: headline metrics only, or every metric with
 /// secondary ones marked; of one family, or of all.
 pub(crate) fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
-    let mut t = Table::new(&[
+    let shown: Vec<&MetricComparison> = c
+        .metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+        .collect();
+    let intervals = Intervals::of(shown.iter().copied());
+    let mut titles = vec![
         "case",
         "metric",
         "environment",
         ">baseline",
         ">other",
         "unit",
-        ">ratio",
-        ">95% CI",
-        ">variation %",
-        "verdict",
-    ]);
-    for m in c
-        .metrics
-        .iter()
-        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
-    {
+        ">speed-up",
+    ];
+    titles.extend(intervals.titles());
+    titles.push("verdict");
+    let mut t = Table::new(&titles);
+    for m in shown {
         let verdict = verdict_cell(m.verdict, color);
-        t.rows.push(vec![
+        let mut row = vec![
             // validity (#15): a suspect case is marked
             if m.suspect.is_empty() {
                 m.key.clone()
@@ -155,15 +194,11 @@ pub(crate) fn metrics_table(c: &Comparison, color: bool, all: bool, family: Opti
             format_value(m.base_value),
             format_value(m.other_value),
             m.unit.symbol().to_string(),
-            format_value(m.ratio),
-            interval(m.ratio_ci),
-            format!("{:+.1}", m.variation_pct),
-            if m.ratio_ci_adjusted.is_some() {
-                format!("{verdict} *")
-            } else {
-                verdict
-            },
-        ]);
+            format_value(m.speedup()),
+        ];
+        row.extend(intervals.cells(m));
+        row.push(verdict);
+        t.rows.push(row);
     }
     t
 }
@@ -175,34 +210,32 @@ fn percent(share: Option<f64>) -> String {
 /// Unclear headline metrics: where their spread comes from and how many
 /// runs per side would resolve them.
 pub(crate) fn unclear_table(c: &Comparison) -> Table {
-    let mut t = Table::new(&[
-        "case",
-        "environment",
-        ">ratio",
-        ">95% CI",
-        "basis",
-        ">runs %",
-        ">rounds %",
-        ">reps %",
-        ">runs needed",
-    ]);
-    let unclear = c
+    let unclear: Vec<&MetricComparison> = c
         .metrics
         .iter()
-        .filter(|m| m.primary && m.verdict == Verdict::Unclear);
+        .filter(|m| m.primary && m.verdict == Verdict::Unclear)
+        .collect();
+    let intervals = Intervals::of(unclear.iter().copied());
+    let mut titles = vec!["case", "environment", ">speed-up"];
+    titles.extend(intervals.titles());
+    titles.extend(["basis", ">runs %", ">rounds %", ">reps %", ">runs needed"]);
+    let mut t = Table::new(&titles);
     for m in unclear {
         let shares = m.variance.shares.unwrap_or([None; 3]);
-        t.rows.push(vec![
+        let mut row = vec![
             m.key.clone(),
             m.environment.clone(),
-            format_value(m.ratio),
-            interval(m.ratio_ci),
+            format_value(m.speedup()),
+        ];
+        row.extend(intervals.cells(m));
+        row.extend([
             basis_text(&m.basis),
             percent(shares[0]),
             percent(shares[1]),
             percent(shares[2]),
             runs_needed(m),
         ]);
+        t.rows.push(row);
     }
     t
 }
@@ -260,11 +293,13 @@ pub(crate) fn method_note(c: &Comparison) -> String {
         ""
     };
     format!(
-        "ratio = other / {b}; variation = ({b} - other) / {b} x 100, as the seeds report it. \
-         Intervals: hierarchical bootstrap over {levels}. faster/slower: the whole interval beyond \
-         ±{thr:.0} %; tie: the whole 95 % interval inside it; unclear: it straddles an edge. \
-         Headline metrics are controlled for multiple comparisons (false discovery rate {fdr}); \
-         * marks verdicts resting on the interval widened for it.{suspect}",
+        "speed-up = {b} / other where lower is better (times), other / {b} where higher is \
+         better (rates): above 1 faster than {b}, below 1 slower. Intervals: hierarchical bootstrap over \
+         {levels}. faster/slower: the whole interval beyond ±{thr:.0} %; tie: the whole 95 % \
+         interval inside it; unclear: it straddles an edge. Headline metrics are controlled for \
+         multiple comparisons (false discovery rate {fdr}); where that widened the interval a \
+         verdict rests on, the wider one follows the 95 % one as the \"widened interval\", \
+         and the verdict reads it.{suspect}",
         b = c.baseline,
         fdr = c.fdr,
         thr = c.threshold * 100.0
@@ -316,8 +351,9 @@ pub(crate) fn headline(c: &Comparison) -> String {
 }
 
 /// One row per case (per metric with `all`): the speed-up (> 1: faster
-/// than the baseline), its 95 % interval, the verdict, and for cases not
-/// called faster or slower the largest difference the interval allows.
+/// than the baseline), its 95 % interval and the widened one a verdict
+/// rests on ([`Intervals`]), the verdict, and for cases not called faster
+/// or slower the largest difference the interval allows.
 pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let many = c.environments.len() > 2;
     let mut titles = vec!["case"];
@@ -327,13 +363,17 @@ pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option
     if many {
         titles.push("environment");
     }
-    titles.extend([">speed-up", ">95% interval", "verdict", ">within"]);
-    let mut t = Table::new(&titles);
-    for m in c
+    let shown: Vec<&MetricComparison> = c
         .metrics
         .iter()
         .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
-    {
+        .collect();
+    let intervals = Intervals::of(shown.iter().copied());
+    titles.push(">speed-up");
+    titles.extend(intervals.titles());
+    titles.extend(["verdict", ">within"]);
+    let mut t = Table::new(&titles);
+    for m in shown {
         let mut row = vec![if m.suspect.is_empty() {
             m.key.clone()
         } else {
@@ -350,14 +390,10 @@ pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option
             row.push(m.environment.clone());
         }
         let verdict = verdict_cell(m.verdict, color);
+        row.push(format_value(m.speedup()));
+        row.extend(intervals.cells(m));
         row.extend([
-            format_value(m.speedup()),
-            interval(m.speedup_ci()),
-            if m.ratio_ci_adjusted.is_some() {
-                format!("{verdict} *")
-            } else {
-                verdict
-            },
+            verdict,
             if matches!(m.verdict, Verdict::Faster | Verdict::Slower) {
                 String::new()
             } else {

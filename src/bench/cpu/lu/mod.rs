@@ -117,7 +117,7 @@ impl Bench for Lu {
             by_threads(
                 "speed-up T1/Tn by threads",
                 "speed-up over 1 thread",
-                YValue::RatioToX(1.0),
+                YValue::SpeedupOverX(1.0),
             ),
             View {
                 title: "GFLOPS against the baseline by matrix order and threads",

@@ -2,7 +2,9 @@
 //! (for spreadsheets and scripts), and empty where no number holds it (the
 //! degrees of freedom of a normal interval are infinite), as JSON writes
 //! null; text cells that a spreadsheet would run as a formula are defused
-//! by [`super::super::render_csv`].
+//! by [`super::super::render_csv`]. A person reads it, so its figures run
+//! the report's way: speed-ups, > 1 faster than the baseline, whatever the
+//! metric's direction (JSON keeps `compare`'s ratio other / base).
 
 use super::{Export, Exporter};
 use crate::compare::Comparison;
@@ -33,13 +35,12 @@ pub fn csv_table(c: &Comparison) -> Table {
         "direction",
         "base_value",
         "other_value",
-        "ratio",
-        "ratio_ci_low",
-        "ratio_ci_high",
-        "ratio_ci_adjusted_low",
-        "ratio_ci_adjusted_high",
+        "speed_up",
+        "speed_up_ci_low",
+        "speed_up_ci_high",
+        "speed_up_ci_adjusted_low",
+        "speed_up_ci_adjusted_high",
         "confidence_adjusted",
-        "variation_pct",
         "p_value",
         "p_adjusted",
         "verdict",
@@ -53,6 +54,8 @@ pub fn csv_table(c: &Comparison) -> Table {
     let opt = |v: Option<f64>| v.map_or(String::new(), num);
     for m in &c.metrics {
         let shares = m.variance.shares.unwrap_or([None; 3]);
+        let (lo, hi) = m.speedup_ci();
+        let adjusted = m.ratio_ci_adjusted.map(|_| m.verdict_ci());
         t.rows.push(vec![
             m.environment.clone(),
             c.baseline.clone(),
@@ -67,13 +70,12 @@ pub fn csv_table(c: &Comparison) -> Table {
                 .unwrap_or_default(),
             num(m.base_value),
             num(m.other_value),
-            num(m.ratio),
-            num(m.ratio_ci.0),
-            num(m.ratio_ci.1),
-            opt(m.ratio_ci_adjusted.map(|c| c.0)),
-            opt(m.ratio_ci_adjusted.map(|c| c.1)),
+            num(m.speedup()),
+            num(lo),
+            num(hi),
+            opt(adjusted.map(|c| c.0)),
+            opt(adjusted.map(|c| c.1)),
             opt(m.confidence_adjusted),
-            num(m.variation_pct),
             num(m.p_value),
             num(m.p_adjusted),
             m.verdict.word().to_string(),

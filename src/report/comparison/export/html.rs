@@ -76,10 +76,9 @@ fn html_table(t: &Table) -> String {
             .is_some_and(|c| c.ends_with(" *") || c.ends_with(" !"));
         s += if diff { "<tr class=\"diff\">" } else { "<tr>" };
         for (cell, col) in r.iter().zip(&t.columns) {
-            let word = cell.trim_end_matches(" *");
-            let v = match word {
+            let v = match cell.as_str() {
                 "faster" | "slower" | "tie" | "unclear" => {
-                    format!("<span class=\"verdict-{word}\">{}</span>", esc(cell))
+                    format!("<span class=\"verdict-{cell}\">{cell}</span>")
                 }
                 _ if col.align == Align::Right => num_text(cell),
                 _ => cell_text(cell),
