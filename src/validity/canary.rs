@@ -50,6 +50,8 @@ const CPU_CHUNKS: usize = 9;
 const MEM_BYTES: usize = 64 << 20;
 /// Timed passes over the buffer per measurement; the median pass rate is the reading.
 const MEM_PASSES: usize = 3;
+/// The memory limit must hold this many canary buffers for a reading.
+const CANARY_MEMORY_SHARE: u64 = 4;
 
 /// The memory kernel's buffer, touched once and kept from one reading to
 /// the next, outside the workers' forks (`MADV_DONTFORK`). Faulting 64
@@ -77,8 +79,25 @@ pub(crate) fn between_cases(clock: &Clock, run_start: Duration, file: &mut Resul
 pub(crate) fn measure(clock: &Clock, run_start: Duration, file: &mut ResultFile) {
     // under the fake clock the readings are synthetic anyway: keep tests instant
     let scale = if clock.is_fake() { 64 } else { 1 };
+    // under a tight memory limit the buffer, held in the run's own
+    // process, would push it into reclaim or to the OOM killer (a 64 MiB
+    // limit killed a run this way, issue 79): no canary there
+    let bytes = MEM_BYTES / scale as usize;
+    if let Some(bound) = file.fingerprint.cgroup.memory_bound_bytes() {
+        if bound < (bytes as u64) * CANARY_MEMORY_SHARE {
+            let note = format!(
+                "no canary reading: its {} MiB buffer is over 1/{CANARY_MEMORY_SHARE} of the memory limit ({})",
+                bytes >> 20,
+                crate::units::exact_size_text(bound)
+            );
+            if !file.notes.contains(&note) {
+                file.notes.push(note);
+            }
+            return;
+        }
+    }
     let cpu = cpu_mops(clock, CPU_CHUNK_ITERS / scale);
-    let Some(mem) = mem_mbs(clock, MEM_BYTES / scale as usize) else {
+    let Some(mem) = mem_mbs(clock, bytes) else {
         // under a memory limit (ulimit -v) the run goes on without a canary
         let note = format!(
             "no canary reading: its {} MiB buffer could not be allocated (a memory limit?)",
@@ -327,6 +346,27 @@ mod tests {
     fn too_few_readings_or_no_times_say_nothing() {
         assert_eq!(judge(&[1.0], &canary(&[100.0, 50.0])), None);
         assert_eq!(judge(&[], &canary(&[100.0, 50.0, 100.0, 100.0])), None);
+    }
+
+    #[test]
+    fn no_canary_under_a_memory_limit_it_would_fill() {
+        let clock = Clock::fake(Duration::from_millis(10));
+        let mut f = crate::compare::tests::run("a", "r", &[]);
+        // the fake clock's buffer is 1 MiB: a 3 MiB limit is too tight
+        f.fingerprint.cgroup.memory_limit_bytes = Some(3 << 20);
+        measure(&clock, Duration::ZERO, &mut f);
+        measure(&clock, Duration::ZERO, &mut f);
+        assert!(f.canary.is_none());
+        assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
+        assert!(
+            f.notes[0].contains("over 1/4 of the memory limit (3 MiB)"),
+            "{:?}",
+            f.notes
+        );
+        // a limit that holds four buffers: readings
+        f.fingerprint.cgroup.memory_limit_bytes = Some(4 << 20);
+        measure(&clock, Duration::ZERO, &mut f);
+        assert_eq!(f.canary.map(|c| c.cpu_mops.len()), Some(1));
     }
 
     #[test]
