@@ -87,6 +87,33 @@ const OWN_COLOURS: [&str; 4] = [
     "\u{1b}[33munclear\u{1b}[0m",
 ];
 
+/// The width envbench's terminal text wraps at: the comparison report's
+/// sentences (its tables do not) and `list`.
+pub(crate) const TEXT_WIDTH: usize = 120;
+
+/// `s` after `first`, wrapped between words at `width` columns, each
+/// further line after `rest`; a word longer than a line stays whole.
+pub(crate) fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in s.split(' ') {
+        let len = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && len > width {
+            out += line.trim_end();
+            out += "\n";
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out + line.trim_end() + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +167,23 @@ mod tests {
         assert_eq!(escape("a\tb\rc"), "a\\u{9}b\\u{d}c");
         assert_eq!(escape("\u{85}\u{9b}\u{7f}"), "\\u{85}\\u{9b}\\u{7f}");
         assert_eq!(escape("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+    }
+
+    #[test]
+    fn sentences_wrap_between_words_with_a_hanging_indent() {
+        let s = "os: B slower in 8 of 8 cases, 3.5x to 400x: system calls (222x, 400x)";
+        assert_eq!(wrap(s, 120, "  ", "      "), format!("  {s}\n"));
+        let w = wrap(s, 30, "  ", "      ");
+        assert_eq!(
+            w,
+            "  os: B slower in 8 of 8\n      cases, 3.5x to 400x:\n      system calls (222x,\n      400x)\n"
+        );
+        assert!(w.lines().all(|l| l.chars().count() <= 30));
+        // a word longer than the line is kept whole on its own line
+        let long = "x".repeat(40);
+        assert_eq!(
+            wrap(&format!("a {long} b"), 30, "", "  "),
+            format!("a\n  {long}\n  b\n")
+        );
     }
 }

@@ -254,7 +254,7 @@ struct Writer {
     heading: fn(&str) -> String,
     bullet: &'static str,
     color: bool,
-    /// Sentences wrapped at [`TEXT_WIDTH`] (the terminal).
+    /// Sentences wrapped at [`crate::terminal::TEXT_WIDTH`] (the terminal).
     wrapped: bool,
 }
 
@@ -262,7 +262,7 @@ impl Writer {
     /// One list item, wrapped with a hanging indent in the terminal.
     fn item(&self, s: &str) -> String {
         if self.wrapped {
-            wrap(s, TEXT_WIDTH, self.bullet, "      ")
+            crate::terminal::wrap(s, crate::terminal::TEXT_WIDTH, self.bullet, "      ")
         } else {
             format!("{}{s}\n", self.bullet)
         }
@@ -490,32 +490,6 @@ fn markdown_text(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;")
 }
 
-/// The width the terminal report's sentences wrap at (its tables do not).
-const TEXT_WIDTH: usize = 120;
-
-/// `s` after `first`, wrapped between words at `width` columns, each
-/// further line after `rest`; a word longer than a line stays whole.
-fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in s.split(' ') {
-        let len = line.chars().count() + usize::from(!empty) + word.chars().count();
-        if !empty && len > width {
-            out += line.trim_end();
-            out += "\n";
-            line = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line += word;
-        empty = false;
-    }
-    out + line.trim_end() + "\n"
-}
-
 /// What `--verbose` adds: the method, each warning in full, environments
 /// and fingerprints, the family summary and the spread of unclear cases.
 fn verbose_part(c: &Comparison, envs: &[Environment], w: &Writer) -> String {
@@ -679,24 +653,6 @@ pub(crate) mod tests {
         let [a, b] = apart(&[a, b]);
         let none = compare(&[a, b], &opts).unwrap();
         assert!(headline(&none).starts_with("B against A (1 vs 1 runs);"));
-    }
-
-    #[test]
-    fn sentences_wrap_between_words_with_a_hanging_indent() {
-        let s = "os: B slower in 8 of 8 cases, 3.5x to 400x: system calls (222x, 400x)";
-        assert_eq!(wrap(s, 120, "  ", "      "), format!("  {s}\n"));
-        let w = wrap(s, 30, "  ", "      ");
-        assert_eq!(
-            w,
-            "  os: B slower in 8 of 8\n      cases, 3.5x to 400x:\n      system calls (222x,\n      400x)\n"
-        );
-        assert!(w.lines().all(|l| l.chars().count() <= 30));
-        // a word longer than the line is kept whole on its own line
-        let long = "x".repeat(40);
-        assert_eq!(
-            wrap(&format!("a {long} b"), 30, "", "  "),
-            format!("a\n  {long}\n  b\n")
-        );
     }
 
     #[test]

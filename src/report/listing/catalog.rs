@@ -3,8 +3,12 @@
 
 use crate::bench::{Plan, ALL};
 use crate::config::Suite;
+use crate::terminal::{wrap, TEXT_WIDTH};
 use crate::units::size_text;
 use crate::units::Direction;
+
+/// Where a wrapped line of an entry goes on.
+const INDENT: &str = "              ";
 use serde::Serialize;
 
 /// One benchmark in the catalog.
@@ -48,22 +52,7 @@ pub(crate) fn catalog(plan: &Plan) -> Vec<Listed> {
                     )
                 })
                 .collect();
-            let metrics = b
-                .cases(plan)
-                .first()
-                .map(|c| {
-                    c.metrics
-                        .iter()
-                        .map(|m| {
-                            let dir = match m.direction {
-                                Direction::HigherIsBetter => "higher is better",
-                                Direction::LowerIsBetter => "lower is better",
-                            };
-                            format!("{} ({}, {dir})", m.name, m.unit.symbol())
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let metrics = metrics_of(b, plan);
             Listed {
                 id: b.id().into(),
                 summary: b.summary(),
@@ -76,25 +65,68 @@ pub(crate) fn catalog(plan: &Plan) -> Vec<Listed> {
         .collect()
 }
 
-/// The catalog as text.
+/// `name (unit, higher/lower is better)` for every metric any case of
+/// `b` reports in any suite, the headlines (each case's first) first,
+/// marked so.
+fn metrics_of(b: &dyn crate::bench::Bench, plan: &Plan) -> Vec<String> {
+    let cases: Vec<crate::bench::CaseSpec> = Suite::ALL
+        .iter()
+        .flat_map(|&suite| {
+            b.cases(&Plan {
+                suite,
+                ..plan.clone()
+            })
+        })
+        .collect();
+    let mut headlines: Vec<&crate::bench::MetricSpec> = Vec::new();
+    let mut rest: Vec<&crate::bench::MetricSpec> = Vec::new();
+    for c in &cases {
+        for (i, m) in c.metrics.iter().enumerate() {
+            let seen = |v: &[&crate::bench::MetricSpec]| v.iter().any(|x| x.name == m.name);
+            if i == 0 && !seen(&headlines) {
+                rest.retain(|x| x.name != m.name);
+                headlines.push(m);
+            } else if !seen(&headlines) && !seen(&rest) {
+                rest.push(m);
+            }
+        }
+    }
+    let words = |m: &crate::bench::MetricSpec, headline: bool| {
+        let dir = match m.direction {
+            Direction::HigherIsBetter => "higher is better",
+            Direction::LowerIsBetter => "lower is better",
+        };
+        let head = if headline { "; headline" } else { "" };
+        format!("{} ({}, {dir}{head})", m.name, m.unit.symbol())
+    };
+    headlines
+        .into_iter()
+        .map(|m| words(m, true))
+        .chain(rest.into_iter().map(|m| words(m, false)))
+        .collect()
+}
+
+/// The catalog as text, wrapped at [`TEXT_WIDTH`].
 pub(crate) fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let entries = catalog(plan);
     for e in &entries {
-        out += &format!(
-            "{}\n  {}\n  reproduces: {}\n  metrics:    {}\n",
-            e.id,
-            e.summary,
-            e.reproduces,
+        let metrics = if e.metrics.is_empty() {
+            "(none: no case in any suite)".to_string()
+        } else {
             e.metrics.join(", ")
-        );
+        };
+        out += &format!("{}\n", e.id);
+        out += &wrap(e.summary, TEXT_WIDTH, "  ", "  ");
+        out += &wrap(e.reproduces, TEXT_WIDTH, "  reproduces: ", INDENT);
+        out += &wrap(&metrics, TEXT_WIDTH, "  metrics:    ", INDENT);
         for (suite, keys) in &e.cases {
             let keys = if keys.is_empty() {
                 "(none in this suite)".to_string()
             } else {
-                keys.join("  ")
+                keys.join(" ")
             };
-            out += &format!("  {suite:<10}  {keys}\n");
+            out += &wrap(&keys, TEXT_WIDTH, &format!("  {suite:<10}  "), INDENT);
         }
         if !e.disk_bytes.is_empty() {
             let per: Vec<String> = e
@@ -102,9 +134,11 @@ pub(crate) fn render(plan: &Plan) -> String {
                 .iter()
                 .map(|(suite, b)| format!("{suite} {}", size_text(*b)))
                 .collect();
-            out += &format!(
-                "  disk        {} at most at once in each --dir\n",
-                per.join(", ")
+            out += &wrap(
+                &format!("{} at most at once in each --dir", per.join(", ")),
+                TEXT_WIDTH,
+                "  disk        ",
+                INDENT,
             );
         }
         out += "\n";
@@ -128,9 +162,16 @@ pub(crate) fn render(plan: &Plan) -> String {
         })
         .collect();
     if !per.is_empty() {
-        out += &format!(
-            "free space each --dir needs: what its cases hold at once ({}: the largest case's files and the trees and file sets cases keep for the run) plus a margin of 10 % (at least 64 MiB)\n",
-            per.join(", ")
+        out += &wrap(
+            &format!(
+                "free space each --dir needs: what its cases hold at once ({}: the largest case's \
+                 files and the trees and file sets cases keep for the run) plus a margin of 10 % \
+                 (at least 64 MiB)",
+                per.join(", ")
+            ),
+            TEXT_WIDTH,
+            "",
+            "  ",
         );
     }
     out
