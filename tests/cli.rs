@@ -70,6 +70,46 @@ fn list_names_each_bench_with_its_seed_and_unit() {
 }
 
 #[test]
+fn list_fits_120_columns_and_gives_every_metric_headlines_first() {
+    let out = envbench().arg("list").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 120).collect();
+    assert!(wide.is_empty(), "{wide:?}");
+    let out = envbench().args(["list", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metrics = |id: &str| -> Vec<String> {
+        let e = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap();
+        e["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect()
+    };
+    // os.pipe's two modes have two headlines, listed first, then the rest
+    let pipe = metrics("os.pipe");
+    assert!(
+        pipe[0].ends_with("; headline)") && pipe[1].ends_with("; headline)"),
+        "{pipe:?}"
+    );
+    assert!(
+        pipe.iter().any(|m| m.starts_with("round_trip (us")),
+        "{pipe:?}"
+    );
+    assert!(
+        pipe.iter().skip(2).all(|m| !m.contains("headline")),
+        "{pipe:?}"
+    );
+    // a bench whose cases are not in quick lists its metrics too
+    assert_eq!(metrics("app.cc"), ["ms (ms, lower is better; headline)"]);
+}
+
+#[test]
 fn unknown_pattern_is_a_usage_error_listing_valid_ones() {
     let tmp = tempfile::tempdir().unwrap();
     envbench()

@@ -35,9 +35,13 @@ fn main_effect(f: &Finding) -> Option<String> {
         .iter()
         .filter(|s| s.holds && s.weight == Weight::Required)
         .find_map(|s| match &s.clue {
-            Clue::Slower { group, effect, .. } | Clue::Faster { group, effect, .. } => Some(
-                format!("{} {}", group_words(group), describe_speedup(effect.speedup)),
-            ),
+            Clue::Slower { group, effect, .. } | Clue::Faster { group, effect, .. } => {
+                Some(format!(
+                    "{} {}",
+                    group_words(group),
+                    describe_speedup(effect.speedup)
+                ))
+            }
             _ => None,
         })
 }

@@ -52,7 +52,7 @@ pub(crate) fn catalog(plan: &Plan) -> Vec<Listed> {
                     )
                 })
                 .collect();
-            let metrics = metrics_of(b, plan);
+            let metrics = metrics_of(*b, plan);
             Listed {
                 id: b.id().into(),
                 summary: b.summary(),
