@@ -142,7 +142,7 @@ pub(crate) fn run_case(
             run.anomalies.extend(trial.anomalies());
             run.assumptions.extend(trial.assumptions());
             let once = trial.once_only();
-            run.once_secs = (!once.is_zero()).then(|| once.as_secs_f64());
+            run.once_secs = (!once.is_zero()).then_some(once.as_secs_f64());
             forget_unknown_metrics(case, &mut run);
         }
         Err(e) => set_error(&mut run, e),

@@ -155,14 +155,23 @@ impl Intervals {
     }
 }
 
+/// The metrics a table shows: the headline ones, or all; of one family,
+/// or of every family.
+fn shown_metrics<'a>(
+    c: &'a Comparison,
+    all: bool,
+    family: Option<&str>,
+) -> Vec<&'a MetricComparison> {
+    c.metrics
+        .iter()
+        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
+        .collect()
+}
+
 /// Metric comparisons: headline metrics only, or every metric with
 /// secondary ones marked; of one family, or of all.
 pub(crate) fn metrics_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
-    let shown: Vec<&MetricComparison> = c
-        .metrics
-        .iter()
-        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
-        .collect();
+    let shown = shown_metrics(c, all, family);
     let intervals = Intervals::of(shown.iter().copied());
     let mut titles = vec![
         "case",
@@ -363,11 +372,7 @@ pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option
     if many {
         titles.push("environment");
     }
-    let shown: Vec<&MetricComparison> = c
-        .metrics
-        .iter()
-        .filter(|m| (all || m.primary) && family.is_none_or(|f| m.family == f))
-        .collect();
+    let shown = shown_metrics(c, all, family);
     let intervals = Intervals::of(shown.iter().copied());
     titles.push(">speed-up");
     titles.extend(intervals.titles());
