@@ -232,7 +232,7 @@ fn ratios_whose_inverse_no_number_holds_show_no_inf_or_nan_in_any_format() {
     }
     // the ratio no number inverts is named as not comparable
     let text = &outputs[0].1;
-    assert!(text.contains("no ratio for 2 metric(s)"), "{text}");
+    assert!(text.contains("no speed-up for 2 metric(s)"), "{text}");
 }
 
 /// `doc` with [`HOSTILE`] in every string a report may show: fingerprint

@@ -241,11 +241,11 @@ fn mismatched_line(n: usize) -> String {
 }
 
 fn beyond_line(n: usize) -> String {
-    format!("no ratio for {n} metric(s) whose values differ beyond what a number holds")
+    format!("no speed-up for {n} metric(s) whose values differ beyond what a number holds")
 }
 
 fn non_positive_line(n: usize) -> String {
-    format!("no ratio for {n} headline metric(s) with zero or negative values")
+    format!("no speed-up for {n} headline metric(s) with zero or negative values")
 }
 
 /// A warning's line: its paragraph up to the first colon.
