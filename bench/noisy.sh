@@ -39,7 +39,8 @@ trap 'exit 130' INT TERM
 
 # the switcher: a seeded sequence of states; it reports the time on
 (
-  trap 'echo "noisy.sh: the loop on CPU '"$cpu"' was switched on for ${on_ms} of the ${all_ms} ms of states begun" >&2; exit 0' TERM
+  nap=""
+  trap 'if [ -n "$nap" ]; then kill "$nap" 2>/dev/null; fi; echo "noisy.sh: the loop on CPU '"$cpu"' was switched on for ${on_ms} of the ${all_ms} ms of states begun" >&2; exit 0' TERM
   RANDOM=$seed on_ms=0 all_ms=0
   while :; do
     ms=$((500 + RANDOM % 2501))
@@ -50,7 +51,9 @@ trap 'exit 130' INT TERM
     fi
     all_ms=$((all_ms + ms))
     sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')" &
-    wait $!
+    nap=$!
+    wait "$nap"
+    nap=""
   done
 ) &
 switcher=$!

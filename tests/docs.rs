@@ -30,8 +30,9 @@
 //! 600 lines, the README at most 300) and their relative links to files
 //! and headings that exist, the log's included.
 
+#[path = "common/output.rs"]
+mod output;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -147,25 +148,6 @@ fn marker(file: &Path, lines: &[&str], fence: usize) -> Option<(Check, Vec<Strin
     Some((check, words.collect()))
 }
 
-/// What `envbench ARGS` prints, run from the repository with an empty
-/// history of its own.
-fn output_of(args: &[String], home: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(args)
-        .current_dir(REPO)
-        .env("XDG_DATA_HOME", home)
-        .env_remove("ENVBENCH_DB")
-        .output()
-        .expect("envbench runs");
-    assert!(
-        out.status.success(),
-        "envbench {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("envbench prints UTF-8")
-}
-
 #[test]
 fn every_example_output_is_what_the_binary_prints() {
     let home = tempfile::tempdir().unwrap();
@@ -183,7 +165,7 @@ fn every_example_output_is_what_the_binary_prints() {
         // from the last, so that earlier ranges stay where they are
         for ex in found.iter().rev() {
             checked += 1;
-            let got = output_of(&ex.args, home.path());
+            let got = output::stdout_of(&ex.args, home.path());
             let got: Vec<&str> = got.lines().collect();
             let block = &lines[ex.body.clone()];
             let holds = match ex.check {

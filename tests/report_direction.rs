@@ -12,12 +12,11 @@
 //! the band: faster or slower wholly beyond it, tie wholly inside, unclear
 //! across an edge.
 
+#[path = "common/output.rs"]
+mod output;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
-
-const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The recorded comparisons, as `compare` arguments.
 fn recorded() -> Vec<Vec<String>> {
@@ -70,22 +69,10 @@ fn recorded() -> Vec<Vec<String>> {
 /// The standard output of `envbench compare ARGS`, run from the repository
 /// with an empty history.
 fn compare(args: &[String], home: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .arg("compare")
-        .args(args)
-        .args(["--color", "never"])
-        .current_dir(REPO)
-        .env("XDG_DATA_HOME", home)
-        .env_remove("ENVBENCH_DB")
-        .output()
-        .expect("envbench runs");
-    assert!(
-        out.status.success(),
-        "compare {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
+    let mut all = vec!["compare".to_string()];
+    all.extend(args.iter().cloned());
+    all.extend(["--color".to_string(), "never".to_string()]);
+    output::stdout_of(&all, home)
 }
 
 /// Whether `verdict` agrees with the speed-up interval `(lo, hi)` and the
