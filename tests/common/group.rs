@@ -38,6 +38,31 @@ pub fn processes_in_group(pgid: i32) -> Vec<i32> {
     processes_where(2, pgid)
 }
 
+/// Processes of group `pgid` that are still running (not zombies) once
+/// those that end within `within` have ended.
+#[allow(dead_code)]
+pub fn running_in_group(pgid: i32, within: std::time::Duration) -> Vec<i32> {
+    let until = std::time::Instant::now() + within;
+    loop {
+        let running: Vec<i32> = processes_in_group(pgid)
+            .into_iter()
+            .filter(|&p| !zombie(p))
+            .collect();
+        if running.is_empty() || std::time::Instant::now() >= until {
+            return running;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` has ended and waits to be reaped (state Z or X).
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
+        .is_some_and(|state| state == 'Z' || state == 'X')
+}
+
 /// Processes whose session is `sid`, from /proc: a run's own and those
 /// its environments' prefixes started, in groups of their own.
 #[allow(dead_code)] // tests/cli.rs runs no prefix
@@ -60,4 +85,14 @@ fn processes_where(field: usize, value: i32) -> Vec<i32> {
             (found == value).then_some(pid)
         })
         .collect()
+}
+
+/// What a test says of a process left behind: its stat line and command.
+#[allow(dead_code)]
+pub fn describe(pid: i32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .unwrap_or_default();
+    format!("{} | {}", stat.trim(), cmd.trim())
 }
