@@ -3,15 +3,17 @@
 # 2.17's symbols, so that one file starts on every x86-64 Linux from
 # RHEL 7, Ubuntu 18.04 and Debian 9 up to today's (docs/portable.md).
 #
-#   deploy/build-portable.sh --install   fetch the tools (zig from PyPI,
-#                                        cargo-zigbuild from crates.io)
+#   deploy/build-portable.sh --install   fetch the tools (zig and
+#                                        cargo-zigbuild, both from PyPI)
 #   deploy/build-portable.sh             build target/portable/envbench
 #
 # The tools: zig's C toolchain carries the headers and link stubs of every
 # glibc version, and cargo-zigbuild has cargo link through it for the
 # target x86_64-unknown-linux-gnu.2.17 (the host's Rust target: nothing
 # else is fetched by rustup). zig lives in a venv at ENVBENCH_ZIG_VENV
-# (default ~/.cache/envbench-ci/zig); cargo-zigbuild in ~/.cargo/bin.
+# (default ~/.cache/envbench-ci/zig), and cargo-zigbuild beside it: PyPI
+# carries its released binary, which installs in seconds where `cargo
+# install` compiled it for 80 s. One found in ~/.cargo/bin is used too.
 # The build goes into target/portable/ (CARGO_TARGET_DIR) and its binary
 # is copied to target/portable/envbench, which deploy/ansible ships by
 # default. The script then prints the highest GLIBC version the binary
@@ -33,7 +35,7 @@ target=x86_64-unknown-linux-gnu.2.17
 cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
 
 have_zig() { [ -x "$zig_venv/bin/python" ] && "$zig_venv/bin/python" -m ziglang version >/dev/null 2>&1; }
-have_zigbuild() { PATH=$cargo_bin:$PATH command -v cargo-zigbuild >/dev/null 2>&1; }
+have_zigbuild() { PATH=$zig_venv/bin:$cargo_bin:$PATH command -v cargo-zigbuild >/dev/null 2>&1; }
 
 if [ "${1:-}" = --install ]; then
   if ! have_zig; then
@@ -41,8 +43,9 @@ if [ "${1:-}" = --install ]; then
     python3 -m venv "$zig_venv"
     "$zig_venv/bin/pip" install -q --disable-pip-version-check "ziglang==$zig_version"
   fi
-  have_zigbuild || cargo install -q --locked cargo-zigbuild --version "$zigbuild_version"
-  echo "zig $("$zig_venv/bin/python" -m ziglang version) in $zig_venv; $(PATH=$cargo_bin:$PATH cargo-zigbuild --version)"
+  have_zigbuild || "$zig_venv/bin/pip" install -q --disable-pip-version-check \
+    "cargo-zigbuild==$zigbuild_version"
+  echo "zig $("$zig_venv/bin/python" -m ziglang version) in $zig_venv; $(PATH=$zig_venv/bin:$cargo_bin:$PATH cargo-zigbuild --version)"
   exit 0
 elif [ $# -gt 0 ]; then
   echo "usage: deploy/build-portable.sh [--install]" >&2

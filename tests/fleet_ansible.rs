@@ -534,6 +534,21 @@ struct Background<'a> {
 
 impl<'a> Background<'a> {
     fn start(fleet: &'a Fleet, mut cmd: Command) -> Background<'a> {
+        use std::os::unix::process::CommandExt;
+        // SIGINT and SIGHUP at their defaults, as in a terminal's session,
+        // even when the tests run as a background job or under nohup: a
+        // shell cannot trap a signal ignored when it started, and fleet.sh
+        // then never heard the test's Ctrl-C (the playbook's ssh did, and
+        // the play ended "unreachable", exit 2).
+        // SAFETY: signal(2) is async-signal-safe, and nothing else runs
+        // between fork and exec here.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         let child = cmd
             .stdout(fs::File::create(fleet.path("home/fleet.out")).unwrap())
             .stderr(fs::File::create(fleet.path("home/fleet.err")).unwrap())

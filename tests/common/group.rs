@@ -19,12 +19,14 @@ pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
         .stderr(std::process::Stdio::piped());
     // SIGHUP at its default, as in a terminal's session, even when the
     // tests themselves run under nohup (which would leave it ignored for
-    // envbench too, and envbench keeps an ignored SIGHUP ignored).
+    // envbench too, and envbench keeps an ignored SIGHUP ignored); SIGINT
+    // too, which a background job's shell leaves ignored.
     // SAFETY: signal(2) and setsid(2) are async-signal-safe, and nothing
     // else runs between fork and exec here.
     unsafe {
         cmd.pre_exec(|| {
             libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::setsid();
             Ok(())
         });
