@@ -534,7 +534,6 @@ struct Background<'a> {
 
 impl<'a> Background<'a> {
     fn start(fleet: &'a Fleet, mut cmd: Command) -> Background<'a> {
-        use std::os::unix::process::CommandExt;
         // SIGINT and SIGHUP at their defaults, as in a terminal's session,
         // even when the tests run as a background job or under nohup: a
         // shell cannot trap a signal ignored when it started, and fleet.sh

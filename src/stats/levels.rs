@@ -49,6 +49,7 @@
 //!
 //! Pure functions, seeded randomness.
 
+use super::bootstrap::Ranked;
 use super::dist::{f_quantile, normal_quantile, t_cdf, t_quantile};
 use super::percentile_of_sorted;
 use super::rng::Rng;
@@ -228,17 +229,17 @@ impl Levels {
     /// One bootstrap replicate of [`Levels::estimate`]: resample runs, then
     /// the rounds of each chosen run, then the repetitions of each chosen
     /// round, wherever a level has two or more units.
-    fn resample(&self, rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+    /// `ranked` holds each round ranked once ([`Levels::ranked`]).
+    fn resample(&self, ranked: &[Vec<Ranked>], rng: &mut Rng, counts: &mut Vec<u32>) -> f64 {
         let mut total = 0.0;
-        for _ in 0..self.runs.len() {
-            let run = pick(&self.runs, rng);
+        for _ in 0..ranked.len() {
+            let run = pick(ranked, rng);
             let mut run_sum = 0.0;
             for _ in 0..run.len() {
                 let round = pick(run, rng);
-                buf.clear();
-                buf.extend((0..round.len()).map(|_| *pick(round, rng)));
-                buf.sort_unstable_by(f64::total_cmp);
-                run_sum += super::median_of_sorted(buf);
+                // as `pick` draws: nothing drawn from a round of one
+                run_sum +=
+                    round.resampled_median(counts, |n| if n == 1 { 0 } else { rng.below(n) });
             }
             total += run_sum / run.len() as f64;
         }
@@ -280,13 +281,22 @@ impl Levels {
         ((top.1 * top.0 + dof * by_rounds) / df, df)
     }
 
+    /// Every round ranked for resampling its median.
+    fn ranked(&self) -> Vec<Vec<Ranked>> {
+        self.runs
+            .iter()
+            .map(|run| run.iter().map(|round| Ranked::new(round)).collect())
+            .collect()
+    }
+
     /// The side's bootstrap deviations from its estimate, scaled so that
     /// their mean square is `target`, the variance of the estimate.
     fn deviations(&self, target: f64, rng: &mut Rng, resamples: usize) -> Vec<f64> {
         let estimate = self.estimate();
-        let mut buf = Vec::new();
+        let ranked = self.ranked();
+        let mut counts = Vec::new();
         let mut devs: Vec<f64> = (0..resamples)
-            .map(|_| self.resample(rng, &mut buf) - estimate)
+            .map(|_| self.resample(&ranked, rng, &mut counts) - estimate)
             .collect();
         // centred on the replicates' mean: resampling the repetitions of a
         // round biases its median (from {a, b, outlier} it never falls
