@@ -339,18 +339,13 @@ fn kill_all(pids: &[i32]) {
     }
 }
 
-/// Process `pid`'s group and session, from /proc/PID/stat.
+/// Process `pid`'s group and session.
 fn group_of(pid: u32) -> Option<i32> {
-    stat_number(pid, 2)
+    crate::probe::process::Stat::of(i64::from(pid))?.group()
 }
 
 fn session_of(pid: u32) -> Option<i32> {
-    stat_number(pid, 3)
-}
-
-fn stat_number(pid: u32, field: usize) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    crate::cleanup::stat_field(&stat, field)?.parse().ok()
+    crate::probe::process::Stat::of(i64::from(pid))?.session()
 }
 
 /// The program's pipes (stdout, stderr: None once at their end or never

@@ -22,6 +22,7 @@ pub(crate) mod leftover;
 mod scratch;
 
 use crate::deadline::REMOVE_WITHIN;
+use crate::probe::process::Stat;
 pub use leftover::Leftover;
 use scratch::scratch;
 pub use scratch::Settle;
@@ -273,19 +274,6 @@ fn ignored(signal: libc::c_int) -> bool {
     read == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
-/// The parent PID in the text of `/proc/PID/stat`.
-fn ppid_of_stat(stat: &str) -> Option<i32> {
-    stat_field(stat, 1)?.parse().ok()
-}
-
-/// Field `i` of the text of `/proc/PID/stat` (or `/proc/PID/task/TID/stat`)
-/// counted from the state, 0: 1 is the parent's PID. The command name before
-/// it is in parentheses and may hold anything: fields are read after the
-/// last ") ".
-pub(crate) fn stat_field(stat: &str, i: usize) -> Option<&str> {
-    stat.rsplit_once(") ")?.1.split_whitespace().nth(i)
-}
-
 /// Every process whose chain of parents (read from `proc_root`) reaches
 /// `root`, excluding `root`.
 pub(crate) fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
@@ -297,7 +285,7 @@ pub(crate) fn descendants(root: i32, proc_root: &Path) -> Vec<i32> {
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            Some((pid, ppid_of_stat(&stat)?))
+            Some((pid, Stat::from_text(stat).ppid()?))
         })
         .collect();
     let mut found = BTreeSet::new();
@@ -551,15 +539,6 @@ pub(crate) fn resolve(program: &str) -> std::io::Result<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ppid_is_read_after_the_command_name() {
-        assert_eq!(ppid_of_stat("42 (sh) S 7 42 42 0"), Some(7));
-        assert_eq!(ppid_of_stat("42 (a) b) (c) R 9 1 1"), Some(9));
-        assert_eq!(ppid_of_stat("garbage"), None);
-        assert_eq!(ppid_of_stat("17 (a) S"), None);
-        assert_eq!(stat_field("17 (a) b (S) c) S 1 17", 0), Some("S"));
-    }
 
     #[test]
     fn descendants_follow_the_parent_chain_in_a_recorded_proc() {

@@ -190,10 +190,7 @@ fn wait_empty(limit: Duration) -> bool {
 
 /// Whether `pid` is running (not a zombie).
 fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
-        .is_some_and(|state| state != 'Z' && state != 'X')
+    crate::probe::process::running(i64::from(pid))
 }
 
 /// The exit code that tells the run how the prefix ended: its own, or 128

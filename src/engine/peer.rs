@@ -313,17 +313,10 @@ impl Drop for Peer {
     }
 }
 
-/// When process `pid` started (`/proc/PID/stat`'s 22nd field, clock ticks
-/// since boot): with its PID, what tells it from a later process that got
-/// the same PID.
+/// When process `pid` started: with its PID, what tells it from a later
+/// process that got the same PID.
 fn started(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // after the command name in parentheses: state is field 3, starttime 22
-    stat.get(stat.rfind(')')? + 2..)?
-        .split(' ')
-        .nth(19)?
-        .parse()
-        .ok()
+    crate::probe::process::Stat::of(i64::from(pid))?.start_ticks()
 }
 
 /// Lines of `stream` sent one by one on a thread of its own; the channel
@@ -433,14 +426,8 @@ mod tests {
     }
 
     fn alive(pid: i32) -> bool {
-        // a zombie is dead: read its state
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                let rest = &s[s.rfind(')')? + 2..];
-                rest.chars().next()
-            })
-            .is_some_and(|state| state != 'Z' && state != 'X')
+        // a zombie is dead
+        crate::probe::process::running(i64::from(pid))
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod emulation;
 pub mod memory;
 pub mod net;
 pub mod os;
+pub(crate) mod process;
 pub mod rlimit;
 pub mod storage;
 pub mod timer;
@@ -376,7 +377,8 @@ pub(crate) fn probe(roots: &Roots, dirs: &[PathBuf]) -> Fingerprint {
         dirs: storage::probe_dirs(roots, dirs, &mut notes),
         load_average: roots
             .read("/proc/loadavg")
-            .and_then(|t| os::parse_loadavg(&t)),
+            .and_then(|t| os::parse_loadavg(&t))
+            .map(|(averages, _)| averages),
         netfilter: net::probe_netfilter(roots, &mut notes),
         tcp: net::probe_tcp(roots),
         build: BuildInfo::current(),

@@ -175,14 +175,19 @@ pub(crate) fn parse_os_release(text: &str) -> Option<String> {
     })
 }
 
-/// Parses `/proc/loadavg` (`0.05 0.04 0.01 1/78 1858`).
-pub(crate) fn parse_loadavg(text: &str) -> Option<LoadAverage> {
-    let mut it = text.split_whitespace().map(|t| t.parse::<f64>().ok());
-    Some(LoadAverage {
-        one: it.next()??,
-        five: it.next()??,
-        fifteen: it.next()??,
-    })
+/// `/proc/loadavg` (`0.05 0.04 0.01 1/78 1858`): the three load averages
+/// and the tasks runnable as it was read (the reader among them). The
+/// fingerprint keeps the averages, telemetry the runnable tasks.
+pub(crate) fn parse_loadavg(text: &str) -> Option<(LoadAverage, u32)> {
+    let mut f = text.split_whitespace();
+    let mut average = || f.next()?.parse::<f64>().ok();
+    let averages = LoadAverage {
+        one: average()?,
+        five: average()?,
+        fifteen: average()?,
+    };
+    let runnable = f.next()?.split('/').next()?.parse().ok()?;
+    Some((averages, runnable))
 }
 
 #[cfg(test)]
@@ -232,8 +237,11 @@ mod tests {
 
     #[test]
     fn parses_loadavg() {
-        let l = parse_loadavg("0.05 0.04 0.01 1/78 1858\n").unwrap();
-        assert_eq!((l.one, l.five, l.fifteen), (0.05, 0.04, 0.01));
+        let (l, runnable) = parse_loadavg("0.05 0.04 0.01 1/78 1858\n").unwrap();
+        assert_eq!((l.one, l.five, l.fifteen, runnable), (0.05, 0.04, 0.01, 1));
+        let (l, runnable) = parse_loadavg("2.61 1.09 0.40 2/98 4931\n").unwrap();
+        assert_eq!((l.one, runnable), (2.61, 2));
         assert!(parse_loadavg("garbage").is_none());
+        assert!(parse_loadavg("0.05 0.04 0.01").is_none());
     }
 }

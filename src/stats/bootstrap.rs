@@ -97,7 +97,7 @@ impl Ranked {
             if seen > high {
                 let above = self.sorted[at];
                 return match below {
-                    Some(b) if n % 2 == 0 => (b + above) / 2.0,
+                    Some(b) if n.is_multiple_of(2) => (b + above) / 2.0,
                     _ => above,
                 };
             }

@@ -12,7 +12,9 @@
 //!
 //! Parsing takes text, so fixtures test it; the live readers are thin.
 
-use crate::cleanup::{children, stat_field};
+use crate::cleanup::children;
+use crate::probe::os::parse_loadavg;
+use crate::probe::process::Stat;
 use crate::results::Telemetry;
 use std::path::PathBuf;
 
@@ -78,15 +80,6 @@ pub(crate) fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
         iowait: col(4),
         steal: col(7),
     })
-}
-
-/// `/proc/loadavg` (`0.52 0.58 0.59 2/345 12345`): the 1-minute load and
-/// the number of runnable tasks (the reader included).
-pub(crate) fn parse_loadavg(text: &str) -> Option<(f64, u32)> {
-    let mut f = text.split_whitespace();
-    let load: f64 = f.next()?.parse().ok()?;
-    let running: u32 = f.nth(2)?.split('/').next()?.parse().ok()?;
-    Some((load, running))
 }
 
 /// `Dirty:` and `Writeback:` of `/proc/meminfo`, KiB.
@@ -174,7 +167,7 @@ impl Sampler {
                 .and_then(|t| parse_loadavg(&t))
                 .map(|(load, running)| {
                     let own = if own_tasks { own_runnable() } else { 0 };
-                    (load, running.saturating_sub(own))
+                    (load.one, running.saturating_sub(own))
                 }),
             freq_mhz: (!freqs.is_empty()).then(|| freqs.iter().sum::<f64>() / freqs.len() as f64),
             nivcsw: own_nivcsw(),
@@ -206,8 +199,10 @@ fn own_runnable() -> u32 {
     }
     let mut pid = me;
     for _ in 0..MOST_ANCESTORS {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let Some(parent) = stat_field(&stat, 1).and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(parent) = Stat::of(i64::from(pid))
+            .and_then(|s| s.ppid())
+            .and_then(|p| u32::try_from(p).ok())
+        else {
             break;
         };
         let envbench = std::fs::read_to_string(format!("/proc/{parent}/comm"))
@@ -259,7 +254,7 @@ fn running_threads(pid: u32, except: Option<u32>) -> u32 {
 
 /// The state letter of a `/proc/PID/task/TID/stat` line.
 fn task_state(stat: &str) -> Option<char> {
-    stat_field(stat, 0)?.chars().next()
+    Stat::from_text(stat.to_string()).state()
 }
 
 /// The CPUs this process may run on (sched_getaffinity), in order.
@@ -438,9 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_loadavg_meminfo_and_frequency() {
-        assert_eq!(parse_loadavg("2.61 1.09 0.40 2/98 4931\n"), Some((2.61, 2)));
-        assert_eq!(parse_loadavg("garbage"), None);
+    fn parses_meminfo_and_frequency() {
         let mi = "MemTotal: 100 kB\nDirty:             1234 kB\nWriteback:           0 kB\n";
         assert_eq!(parse_meminfo_dirty(mi), (Some(1234), Some(0)));
         assert_eq!(parse_cur_freq_mhz("3400000\n"), Some(3400.0));

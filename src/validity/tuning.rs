@@ -106,11 +106,13 @@ fn smt(roots: &Roots) -> Advice {
 }
 
 fn background(roots: &Roots, cpus: usize) -> Advice {
-    let load = read(roots, "/proc/loadavg").and_then(|t| super::telemetry::parse_loadavg(&t));
-    let busy = load.is_some_and(|(l, _)| l > 0.5 * cpus as f64);
+    let load = read(roots, "/proc/loadavg")
+        .and_then(|t| crate::probe::os::parse_loadavg(&t))
+        .map(|(averages, _)| averages.one);
+    let busy = load.is_some_and(|l| l > 0.5 * cpus as f64);
     Advice {
         setting: "background load",
-        now: load.map_or("unknown".into(), |(l, _)| {
+        now: load.map_or("unknown".into(), |l| {
             format!("load average {l:.2} on {cpus} CPU(s)")
         }),
         fine: !busy,
