@@ -158,6 +158,194 @@ fn interleaved_rounds_cancel_the_drift_and_keep_both_error_rates() {
     }
 }
 
+/// A host whose speed jumps rather than drifts. Another tenant switches
+/// on and off: it costs `cost` (ln) while on and flips with probability
+/// `flip` between one round and the next, so A's round and B's in one
+/// pass may see different states (bench/noisy.sh's stand-in: a load on
+/// one CPU switching every 0.5-3 s, against rounds of about a second).
+/// Or a round now and then is hit: `spike_share` of them slowed by
+/// `spike` (ln).
+#[derive(Debug, Clone, Copy)]
+struct Jumps {
+    flip: f64,
+    cost: f64,
+    spike_share: f64,
+    spike: f64,
+}
+
+/// A neighbour that takes 30 % while on, flipping at 3 rounds in 10.
+const SWITCHING: Jumps = Jumps {
+    flip: 0.3,
+    cost: 0.26,
+    spike_share: 0.0,
+    spike: 0.0,
+};
+
+/// One round in 20 slowed 1.5x.
+const SPIKES: Jumps = Jumps {
+    flip: 0.0,
+    cost: 0.0,
+    spike_share: 0.05,
+    spike: 0.4,
+};
+
+/// The jumping host's state as rounds follow one another.
+struct Timeline {
+    on: bool,
+    j: Jumps,
+}
+
+impl Timeline {
+    fn new(rng: &mut Rng, j: Jumps) -> Timeline {
+        Timeline {
+            on: j.flip > 0.0 && rng.below(2) == 1,
+            j,
+        }
+    }
+
+    /// The next round's slowdown (ln).
+    fn next(&mut self, rng: &mut Rng) -> f64 {
+        if rng.unit_f64() < self.j.flip {
+            self.on = !self.on;
+        }
+        let spike = if rng.unit_f64() < self.j.spike_share {
+            self.j.spike
+        } else {
+            0.0
+        };
+        (if self.on { self.j.cost } else { 0.0 }) + spike
+    }
+}
+
+/// [`interleaved`] on a quiet host that jumps: each pass runs A's round
+/// and B's in a drawn order, each on the host as it is by then; or, with
+/// `fine`, alternated at the repetition (not built: issue 83), so that
+/// both rounds of a pass straddle the same moments and share the host's
+/// states alike.
+fn interleaved_jumping(
+    rng: &mut Rng,
+    effect: f64,
+    runs: usize,
+    (rounds, reps): (usize, usize),
+    j: Jumps,
+    fine: bool,
+) -> Levels {
+    let h = QUIET_HOUR;
+    let runs: Vec<Vec<(Vec<f64>, Vec<f64>)>> = (0..runs)
+        .map(|_| {
+            let mut t = Timeline::new(rng, j);
+            path(rng, h, rounds)
+                .into_iter()
+                .map(|d| {
+                    let a_first = rng.below(2) == 0;
+                    let (first, second) = (t.next(rng), t.next(rng));
+                    let (at_a, at_b) = if fine {
+                        let both = (first + second) / 2.0;
+                        (both, both)
+                    } else if a_first {
+                        (first, second)
+                    } else {
+                        (second, first)
+                    };
+                    let base = round(rng, 100.0, d + at_a, h, reps);
+                    (base, round(rng, 100.0 * effect, d + at_b, h, reps))
+                })
+                .collect()
+        })
+        .collect();
+    Levels::paired(&runs).unwrap()
+}
+
+/// [`separate`] on a quiet host that jumps.
+fn separate_jumping(
+    rng: &mut Rng,
+    center: f64,
+    runs: usize,
+    (rounds, reps): (usize, usize),
+    j: Jumps,
+) -> Levels {
+    let h = QUIET_HOUR;
+    let runs: Vec<Vec<Vec<f64>>> = (0..runs)
+        .map(|_| {
+            let mut t = Timeline::new(rng, j);
+            path(rng, h, rounds)
+                .into_iter()
+                .map(|d| {
+                    let jump = t.next(rng);
+                    round(rng, center, d + jump, h, reps)
+                })
+                .collect()
+        })
+        .collect();
+    levels(&runs)
+}
+
+/// [`both`] on a jumping host, and interleaved at the repetition.
+fn both_jumping(
+    j: Jumps,
+    runs: usize,
+    shape: (usize, usize),
+    effect: f64,
+    seeds: u64,
+) -> ((f64, f64), (f64, f64), (f64, f64)) {
+    let paired = |fine: bool| {
+        score(seeds, |seed| {
+            let mut rng = Rng::new(47_000 + seed);
+            let diffs = interleaved_jumping(&mut rng, effect, runs, shape, j, fine);
+            paired_log_ratio(&diffs, seed, 400)
+        })
+    };
+    let spread = RunSpread::Workers {
+        residual: WORKER_RESIDUAL_SD,
+    };
+    let apart = score(seeds, |seed| {
+        let mut rng = Rng::new(53_000 + seed);
+        let a = separate_jumping(&mut rng, 100.0, runs, shape, j);
+        let b = separate_jumping(&mut rng, 100.0 * effect, runs, shape, j);
+        log_ratio((&a, spread), (&b, spread), seed, 400)
+    });
+    (paired(false), apart, paired(true))
+}
+
+/// Issue 83's noisy hosts: one that switches between two states within
+/// seconds and one with spikes. Where A's round and B's fall on different
+/// states, interleaving cannot cancel the jump; the intervals must still
+/// hold (the first error at most 5 %) and a 1.5x difference still be found
+/// (the second), and the half-widths (the third) are printed for the
+/// record (docs/log/precision.md), beside what alternating the sides at
+/// the repetition would give.
+#[test]
+fn a_host_that_switches_or_spikes_keeps_both_error_rates() {
+    for (host, j) in [("switching", SWITCHING), ("spikes", SPIKES)] {
+        for (suite, shape) in [("quick", QUICK), ("standard", STANDARD)] {
+            for runs in [1, 3] {
+                let ((false_in, width_in), (false_apart, width_apart), (false_fine, width_fine)) =
+                    both_jumping(j, runs, shape, 1.0, 300);
+                let found: Vec<(f64, f64)> = [1.5, 1.0 / 1.5]
+                    .into_iter()
+                    .map(|e| {
+                        let ((f_in, _), (f_apart, _), _) = both_jumping(j, runs, shape, e, 100);
+                        (f_in, f_apart)
+                    })
+                    .collect();
+                eprintln!(
+                    "{host} {suite} {runs} run(s): A/A called {false_in:.3} interleaved, \
+                     {false_apart:.3} apart; half-width ±{width_in:.1} % against \
+                     ±{width_apart:.1} %; 1.5x found (interleaved, apart) {found:?}; \
+                     at the repetition: A/A called {false_fine:.3}, ±{width_fine:.1} %"
+                );
+                assert!(false_fine <= 0.05, "{host} {suite} {runs}: {false_fine}");
+                assert!(false_in <= 0.05, "{host} {suite} {runs}: {false_in}");
+                assert!(false_apart <= 0.05, "{host} {suite} {runs}: {false_apart}");
+                assert!(
+                    found.iter().all(|&(i, _)| i >= 0.95),
+                    "{host} {suite} {runs}: {found:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn paired_rounds_are_the_differences_of_round_medians() {
     let d = Levels::paired(&[vec![
