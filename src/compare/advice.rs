@@ -120,21 +120,50 @@ pub(super) fn advise(
     })
 }
 
-/// The largest steal share seen in any repetition of `runs`.
+/// The largest steal share of any case of `runs`: the CPU time stolen
+/// over all CPU time across its repetitions, each weighted by its ticks.
+/// A repetition shorter than a few ticks reads 0 or 100 % (one tick, and it
+/// was steal's): the largest of single repetitions said "steal time up to
+/// 100 %" of a quiet machine. Where the ticks were not recorded, the
+/// repetitions' mean.
 pub(super) fn most_steal<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> f64 {
     runs.into_iter()
         .flat_map(|r| &r.cases)
         .filter_map(|c| c.telemetry.as_ref())
-        .flat_map(|t| t.steal_share.iter().flatten())
-        .fold(0.0, |a, &b| a.max(b))
+        .filter_map(case_steal)
+        .fold(0.0, f64::max)
 }
 
-/// The mean number of other runnable tasks (not envbench's) per usable
-/// CPU, over every repetition of `runs` that telemetry read; 0 where none.
+/// One case's steal share over its repetitions (see [`most_steal`]).
+fn case_steal(t: &crate::results::Telemetry) -> Option<f64> {
+    let (mut stolen, mut ticks, mut sum, mut n) = (0.0, 0.0, 0.0, 0usize);
+    for (i, share) in t.steal_share.iter().enumerate() {
+        let Some(share) = share else { continue };
+        sum += share;
+        n += 1;
+        if let Some(Some(k)) = t.cpu_ticks.get(i) {
+            stolen += share * *k as f64;
+            ticks += *k as f64;
+        }
+    }
+    if ticks > 0.0 {
+        Some(stolen / ticks)
+    } else {
+        (n > 0).then(|| sum / n as f64)
+    }
+}
+
+/// The mean number of other runnable tasks (not envbench's) per CPU of
+/// the machine, over every repetition of `runs` that telemetry read; 0
+/// where none. The machine's CPUs, not those the run may use: the count
+/// comes from /proc/loadavg, the whole machine's, and an environment
+/// pinned to one CPU of two (`taskset -c 0`) would otherwise read the same
+/// tasks as twice as many competitors and be named "other processes
+/// competing" beside its real cause.
 pub(super) fn tasks_per_cpu<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> f64 {
     let (mut tasks, mut n) = (0.0, 0usize);
     for r in runs {
-        let cpus = r.fingerprint.cpu.usable();
+        let cpus = r.fingerprint.cpu.logical_cpus.max(1);
         for t in r.cases.iter().filter_map(|c| c.telemetry.as_ref()) {
             for v in t.runnable_others.iter().flatten() {
                 tasks += f64::from(*v) / cpus as f64;
@@ -156,4 +185,29 @@ fn noise(runs: &[&ResultFile]) -> (f64, f64) {
         most_steal(runs.iter().copied()),
         tasks_per_cpu(runs.iter().copied()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Telemetry;
+
+    #[test]
+    fn a_case_s_steal_weighs_its_repetitions_by_their_ticks() {
+        // one repetition of one tick, all of it steal, among long quiet ones
+        let t = Telemetry {
+            steal_share: vec![Some(1.0), Some(0.0), Some(0.02)],
+            cpu_ticks: vec![Some(1), Some(99), Some(100)],
+            ..Default::default()
+        };
+        let share = case_steal(&t).unwrap();
+        assert!((share - 3.0 / 200.0).abs() < 1e-12, "{share}");
+        // without ticks: the repetitions' mean; with nothing: none
+        let bare = Telemetry {
+            steal_share: vec![Some(0.2), None, Some(0.1)],
+            ..Default::default()
+        };
+        assert!((case_steal(&bare).unwrap() - 0.15).abs() < 1e-12);
+        assert_eq!(case_steal(&Telemetry::default()), None);
+    }
 }

@@ -288,6 +288,23 @@ const ONE_CPU: Side = Side {
     ..QUOTA
 };
 
+/// `taskset -c 0` on a machine where another task is runnable half the
+/// time: one task among two CPUs, which the pinned side once counted as one
+/// a CPU (its usable CPUs) and named "other processes competing" beside
+/// its real cause.
+const ONE_CPU_AMONG_OTHERS: Side = Side {
+    tweak: |r| {
+        r.fingerprint.cpu.usable_cpus = Some(1);
+        for c in &mut r.cases {
+            c.telemetry = Some(crate::results::Telemetry {
+                runnable_others: vec![Some(1), Some(0)],
+                ..Default::default()
+            });
+        }
+    },
+    ..QUOTA
+};
+
 /// Another CPU model, a quarter slower at everything it computes.
 const OTHER_CPU: Side = Side {
     fingerprint: "firecracker-host",
@@ -452,6 +469,7 @@ fn each_rule_names_its_mechanism_first_and_none_of_the_others() {
         ("cached", &CACHED, &[CacheSemantics]),
         ("quota", &QUOTA, &[CpuQuota]),
         ("one cpu", &ONE_CPU, &[FewerCpus]),
+        ("one cpu among others", &ONE_CPU_AMONG_OTHERS, &[FewerCpus]),
         ("other cpu", &OTHER_CPU, &[OtherCpu]),
         ("stolen", &STOLEN, &[NoisyNeighbour]),
         ("emulated", &EMULATED, &[CpuEmulation]),

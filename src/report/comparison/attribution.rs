@@ -24,18 +24,27 @@ pub(crate) fn lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<St
                     && matches!(m.verdict, Verdict::Faster | Verdict::Slower)
             })
         })
-        .map(|a| line(a, topics, named))
+        .map(|a| {
+            // two cases that read alike (the databases' two journals on one
+            // directory) are named by their keys
+            let alike = c
+                .attributions
+                .iter()
+                .filter(|b| b.environment == a.environment && label(b, topics) == label(a, topics))
+                .count();
+            let text = line(a, topics, named);
+            if alike > 1 {
+                text.replacen(&label(a, topics), &a.key, 1)
+            } else {
+                text
+            }
+        })
         .collect()
 }
 
-/// The sentence for `a`; `named`: the environment is said first. A
-/// command is named by its words, an app case by its bench's topic.
-pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bool) -> String {
-    let who = if named {
-        format!("{} ", a.environment)
-    } else {
-        String::new()
-    };
+/// What a case is called in its sentence: the command's words, or the
+/// bench's topic and the directory ("databases on dir1").
+fn label(a: &Attribution, topics: &BTreeMap<String, String>) -> String {
     let topic = match &a.command {
         Some(words) => format!("`{words}`"),
         None => topics
@@ -48,6 +57,18 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
         .as_ref()
         .map(|d| format!(" on {d}"))
         .unwrap_or_default();
+    format!("{topic}{place}")
+}
+
+/// The sentence for `a`; `named`: the environment is said first. A
+/// command is named by its words, an app case by its bench's topic.
+pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bool) -> String {
+    let who = if named {
+        format!("{} ", a.environment)
+    } else {
+        String::new()
+    };
+    let label = label(a, topics);
     // a time ratio: other / base, so its speed-up is the inverse
     let measured = describe_speedup(1.0 / a.measured);
     let interval = interval(a.measured, a.measured_ci);
@@ -71,7 +92,7 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
             .clone()
             .unwrap_or_else(|| "no operation of it priced".to_string()),
     };
-    format!("{who}{topic}{place}: {measured}{interval}; {why}")
+    format!("{who}{label}: {measured}{interval}; {why}")
 }
 
 /// The measured ratio's interval as factors the same way round as the

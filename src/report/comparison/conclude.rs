@@ -42,12 +42,28 @@ fn family_lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String
                 String::new()
             };
             if f.family == "overall" {
-                format!("{who}overall: {}", overall(f))
+                format!("{who}overall: {}{}", overall(f), not_compared(c))
             } else {
                 format!("{who}{}: {}", f.family, family_sentence(f, topics))
             }
         })
         .collect()
+}
+
+/// Where two environments did not measure the same cases (one skipped or
+/// failed a case the other measured: `taskset -c 0` skips the cases that
+/// need two CPUs), how many were left out, so that "over 46 cases" of a
+/// 50-case suite is explained where it is read.
+fn not_compared(c: &Comparison) -> String {
+    match c.unmatched.len() {
+        0 => String::new(),
+        _ if c.environments.len() > 2 => String::new(),
+        n => format!(
+            "; {n} {} measured in one environment only, not compared (--verbose lists {})",
+            cases_word(n),
+            if n == 1 { "it" } else { "them" }
+        ),
+    }
 }
 
 /// The conclusions about `family`, one per environment compared.

@@ -222,7 +222,7 @@ fn group_words(g: &Group) -> String {
         Group::Processes => "starting processes and threads".into(),
         Group::Network => "loopback network".into(),
         Group::Compute => "one-thread computation".into(),
-        Group::ComputeParallel => "computation on every CPU".into(),
+        Group::ComputeParallel => "computation in threads on every CPU".into(),
         Group::MemoryBandwidth => "memory bandwidth".into(),
         Group::LatencyInCache => "memory latency in the caches".into(),
         Group::LatencyBeyondCache => "memory latency beyond the caches".into(),
@@ -247,6 +247,21 @@ fn asked(factor: f64) -> String {
 /// One clue as what was seen, with what the rule asked where it did not hold.
 fn clue_words(s: &Sign, base: &str, other: &str) -> String {
     let seen = match &s.clue {
+        Clue::Slower { .. } | Clue::Faster { .. } | Clue::Unchanged { .. } => moved_words(s),
+        clue => setting_words(clue, base, other),
+    };
+    let mark = match (s.holds, s.weight) {
+        (true, _) => "+",
+        (false, Weight::Supporting) => "·",
+        (false, _) => "-",
+    };
+    format!("{mark} {seen}")
+}
+
+/// A sign read from the metrics that moved (or did not), in words, with
+/// what the rule expected where it does not hold.
+fn moved_words(s: &Sign) -> String {
+    match &s.clue {
         Clue::Slower {
             group,
             effect,
@@ -295,6 +310,15 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
                 )
             }
         }
+        _ => String::new(),
+    }
+}
+
+/// A sign read from the fingerprints, the assumptions or the shape of
+/// the differences, in words; `base` and `other` name the environments.
+fn setting_words(clue: &Clue, base: &str, other: &str) -> String {
+    match clue {
+        Clue::Slower { .. } | Clue::Faster { .. } | Clue::Unchanged { .. } => String::new(),
         Clue::LatencyGrows {
             in_cache,
             beyond_cache,
@@ -382,7 +406,7 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
             one_thread,
             every_cpu,
         } => format!(
-            "computation on every CPU {}, one thread {}",
+            "computation in threads on every CPU {}, in one thread {}",
             describe_speedup(1.0 / every_cpu),
             describe_speedup(1.0 / one_thread)
         ),
@@ -394,13 +418,7 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
             percent_text(*o, false),
             percent_text(*b, false)
         ),
-    };
-    let mark = match (s.holds, s.weight) {
-        (true, _) => "+",
-        (false, Weight::Supporting) => "·",
-        (false, _) => "-",
-    };
-    format!("{mark} {seen}")
+    }
 }
 
 /// One line per likely mechanism of `d` against `base`, most likely
