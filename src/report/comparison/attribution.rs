@@ -1,7 +1,8 @@
 //! The sentence under the conclusions for each app case found faster or
 //! slower: its ratio beside what its operations' costs predict ("tree
 //! status on work: 8.0x slower; 7.0x predicted from its stats and misses
-//! (the small-file bench that priced them), 14 % beyond it unexplained").
+//! (the small-file bench that priced them), 12 % slower beyond it,
+//! unexplained"): every figure in a speed-up's words.
 
 use crate::compare::attribute::Attribution;
 use crate::compare::{Comparison, Verdict};
@@ -77,9 +78,10 @@ pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bo
             let rest = if (1.0 / EXPLAINED_WITHIN..=EXPLAINED_WITHIN).contains(&u) {
                 "explained".to_string()
             } else if u > 1.0 {
-                format!("{:.0} % beyond it unexplained", (u - 1.0) * 100.0)
+                // said as the measured figure is: a speed-up's words
+                format!("{} beyond it, unexplained", describe_speedup(1.0 / u))
             } else {
-                format!("{:.0} % less than predicted", (1.0 - u) * 100.0)
+                format!("{} than predicted", describe_speedup(1.0 / u))
             };
             format!(
                 "{} predicted from {}; {rest}",
