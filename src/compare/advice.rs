@@ -136,21 +136,10 @@ pub(super) fn most_steal<'a>(runs: impl IntoIterator<Item = &'a ResultFile>) -> 
 
 /// One case's steal share over its repetitions (see [`most_steal`]).
 fn case_steal(t: &crate::results::Telemetry) -> Option<f64> {
-    let (mut stolen, mut ticks, mut sum, mut n) = (0.0, 0.0, 0.0, 0usize);
-    for (i, share) in t.steal_share.iter().enumerate() {
-        let Some(share) = share else { continue };
-        sum += share;
-        n += 1;
-        if let Some(Some(k)) = t.cpu_ticks.get(i) {
-            stolen += share * *k as f64;
-            ticks += *k as f64;
-        }
-    }
-    if ticks > 0.0 {
-        Some(stolen / ticks)
-    } else {
-        (n > 0).then(|| sum / n as f64)
-    }
+    t.pooled_steal().or_else(|| {
+        let shares: Vec<f64> = t.steal_share.iter().flatten().copied().collect();
+        (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64)
+    })
 }
 
 /// The mean number of other runnable tasks (not envbench's) per CPU of

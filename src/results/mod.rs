@@ -143,6 +143,20 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
+    /// The CPU time stolen over all CPU time across the repetitions whose
+    /// ticks were read, each weighted by its ticks (a repetition of one
+    /// tick reads 0 or 100 % alone); None where no ticks were read.
+    pub(crate) fn pooled_steal(&self) -> Option<f64> {
+        let (mut stolen, mut all) = (0.0, 0.0);
+        for (s, n) in self.steal_share.iter().zip(&self.cpu_ticks) {
+            if let (Some(s), Some(n)) = (s, n) {
+                stolen += s * *n as f64;
+                all += *n as f64;
+            }
+        }
+        (all > 0.0).then(|| stolen / all)
+    }
+
     /// The repetitions its longest record covers.
     pub(crate) fn longest(&self) -> usize {
         [

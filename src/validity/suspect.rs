@@ -122,15 +122,8 @@ pub(crate) fn case_flags(
 }
 
 fn steal(t: &Telemetry) -> Option<Suspect> {
-    let (mut stolen, mut all) = (0.0, 0.0);
-    for (s, n) in t.steal_share.iter().zip(&t.cpu_ticks) {
-        if let (Some(s), Some(n)) = (s, n) {
-            stolen += s * *n as f64;
-            all += *n as f64;
-        }
-    }
-    let share = stolen / all;
-    (all > 0.0 && share > STEAL_SUSPECT_SHARE).then(|| Suspect {
+    let share = t.pooled_steal()?;
+    (share > STEAL_SUSPECT_SHARE).then(|| Suspect {
         kind: SuspectKind::Steal.name().into(),
         value: Some(share),
         message: format!(

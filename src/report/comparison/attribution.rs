@@ -28,17 +28,13 @@ pub(crate) fn lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<St
         .map(|a| {
             // two cases that read alike (the databases' two journals on one
             // directory) are named by their keys
+            let name = label(a, topics);
             let alike = c
                 .attributions
                 .iter()
-                .filter(|b| b.environment == a.environment && label(b, topics) == label(a, topics))
+                .filter(|b| b.environment == a.environment && label(b, topics) == name)
                 .count();
-            let text = line(a, topics, named);
-            if alike > 1 {
-                text.replacen(&label(a, topics), &a.key, 1)
-            } else {
-                text
-            }
+            line(a, if alike > 1 { &a.key } else { &name }, named)
         })
         .collect()
 }
@@ -61,15 +57,14 @@ fn label(a: &Attribution, topics: &BTreeMap<String, String>) -> String {
     format!("{topic}{place}")
 }
 
-/// The sentence for `a`; `named`: the environment is said first. A
-/// command is named by its words, an app case by its bench's topic.
-pub(crate) fn line(a: &Attribution, topics: &BTreeMap<String, String>, named: bool) -> String {
+/// The sentence for `a`, called `label` ([`label`]); `named`: the
+/// environment is said first.
+fn line(a: &Attribution, label: &str, named: bool) -> String {
     let who = if named {
         format!("{} ", a.environment)
     } else {
         String::new()
     };
-    let label = label(a, topics);
     // a time ratio: other / base, so its speed-up is the inverse
     let measured = describe_speedup(1.0 / a.measured);
     let interval = interval(a.measured, a.measured_ci);

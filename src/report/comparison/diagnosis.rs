@@ -5,7 +5,7 @@
 //! the evidence behind each, with the study or source the rule rests on,
 //! for `--verbose` and the HTML's details.
 
-use crate::compare::diagnose::{Clue, Diagnosis, Finding, Group, Mechanism, Sign, Weight};
+use crate::compare::diagnose::{Clue, Diagnosis, Effect, Finding, Group, Mechanism, Sign, Weight};
 use crate::report::fingerprint::io_limit_text;
 use crate::report::words::{describe_speedup, factor_text, percent_text};
 use crate::units::{byte_rate_text, exact_size_text, format_value};
@@ -247,7 +247,24 @@ fn asked(factor: f64) -> String {
 /// One clue as what was seen, with what the rule asked where it did not hold.
 fn clue_words(s: &Sign, base: &str, other: &str) -> String {
     let seen = match &s.clue {
-        Clue::Slower { .. } | Clue::Faster { .. } | Clue::Unchanged { .. } => moved_words(s),
+        Clue::Slower {
+            group,
+            effect,
+            factor,
+        } => moved_words(s.holds, "slower", group, effect, *factor),
+        Clue::Faster {
+            group,
+            effect,
+            factor,
+        } => moved_words(s.holds, "faster", group, effect, *factor),
+        Clue::Unchanged { group, effect } => {
+            let (g, e) = (group_words(group), describe_speedup(effect.speedup));
+            if s.holds {
+                format!("{g} unchanged ({e})")
+            } else {
+                format!("{g} {e}, where the rule expects no change")
+            }
+        }
         clue => setting_words(clue, base, other),
     };
     let mark = match (s.holds, s.weight) {
@@ -258,59 +275,25 @@ fn clue_words(s: &Sign, base: &str, other: &str) -> String {
     format!("{mark} {seen}")
 }
 
-/// A sign read from the metrics that moved (or did not), in words, with
-/// what the rule expected where it does not hold.
-fn moved_words(s: &Sign) -> String {
-    match &s.clue {
-        Clue::Slower {
-            group,
-            effect,
-            factor,
-        }
-        | Clue::Faster {
-            group,
-            effect,
-            factor,
-        } => {
-            let w = format!(
-                "{} {}",
-                group_words(group),
-                describe_speedup(effect.speedup)
-            );
-            let way = if matches!(s.clue, Clue::Slower { .. }) {
-                "slower"
-            } else {
-                "faster"
-            };
-            let far_enough = if way == "slower" {
-                effect.slowdown() >= *factor
-            } else {
-                effect.speedup >= *factor
-            };
-            if s.holds {
-                w
-            } else if far_enough {
-                format!("{w}, but not judged {way} (its interval reaches the band)")
-            } else {
-                format!("{w}, where the rule expects {way} by {}", asked(*factor))
-            }
-        }
-        Clue::Unchanged { group, effect } => {
-            if s.holds {
-                format!(
-                    "{} unchanged ({})",
-                    group_words(group),
-                    describe_speedup(effect.speedup)
-                )
-            } else {
-                format!(
-                    "{} {}, where the rule expects no change",
-                    group_words(group),
-                    describe_speedup(effect.speedup)
-                )
-            }
-        }
-        _ => String::new(),
+/// A sign that `group` moved `way` ("slower", "faster") by `factor`, in
+/// words, with what the rule expected where it does not hold.
+fn moved_words(holds: bool, way: &str, group: &Group, effect: &Effect, factor: f64) -> String {
+    let w = format!(
+        "{} {}",
+        group_words(group),
+        describe_speedup(effect.speedup)
+    );
+    let far_enough = if way == "slower" {
+        effect.slowdown() >= factor
+    } else {
+        effect.speedup >= factor
+    };
+    if holds {
+        w
+    } else if far_enough {
+        format!("{w}, but not judged {way} (its interval reaches the band)")
+    } else {
+        format!("{w}, where the rule expects {way} by {}", asked(factor))
     }
 }
 
@@ -318,6 +301,7 @@ fn moved_words(s: &Sign) -> String {
 /// the differences, in words; `base` and `other` name the environments.
 fn setting_words(clue: &Clue, base: &str, other: &str) -> String {
     match clue {
+        // the moved metrics' signs are said by clue_words
         Clue::Slower { .. } | Clue::Faster { .. } | Clue::Unchanged { .. } => String::new(),
         Clue::LatencyGrows {
             in_cache,

@@ -6,10 +6,10 @@ use crate::config::Suite;
 use crate::terminal::{wrap, TEXT_WIDTH};
 use crate::units::size_text;
 use crate::units::Direction;
+use serde::Serialize;
 
 /// Where a wrapped line of an entry goes on.
 const INDENT: &str = "              ";
-use serde::Serialize;
 
 /// One benchmark in the catalog.
 #[derive(Debug, Serialize)]
