@@ -6,7 +6,7 @@
 //! no process; what it could not remove is named in the result file's
 //! notes and on stderr.
 
-use super::{missing_tool, run_script, Layer, Logs, ONE_AT_A_TIME};
+use super::{missing_tool, run_script, Layer, Logs, LANES};
 use envbench::results::{CaseStatus, ResultFile};
 use envbench::store;
 use std::fs;
@@ -54,7 +54,7 @@ struct Changed {
 
 /// Runs fuse.sh for `layer`; None where a tool is missing (outside CI).
 fn changed_under_the_run(layer: &Layer) -> Option<Changed> {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _lane = LANES.take();
     let out = tempfile::tempdir().unwrap();
     let code = run_script(layer, out.path());
     let logs = Logs(out.path().to_path_buf());

@@ -8,7 +8,7 @@
 //! envbench ends and before they stop anything themselves).
 
 use super::{check_cases, check_virtualization, missing_tool, run_script, Layer, Logs};
-use super::{ONE_AT_A_TIME, RUNNING};
+use super::{script_writing_to, LANES};
 use envbench::results::{ResultFile, RunStatus};
 use envbench::store;
 use std::fs;
@@ -67,7 +67,7 @@ fn ctrl_c_through_gvisor_and_podman_leaves_no_launcher_sandbox_or_container() {
 /// both files: whole, every case measured or explained, the layer entered
 /// once, each round in a fresh process.
 fn interleaved_with_the_host(layer: &Layer, name: &str) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _lane = LANES.take();
     let out = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
     let code = run_script(layer, out.path());
@@ -164,7 +164,7 @@ fn fresh_process_every_round(file: &ResultFile, logs: &Logs) {
 /// script found after it: no sandbox in `runsc list`, no container in
 /// `podman ps -a`.
 fn ctrl_c_leaves_nothing(layer: &Layer, name: &str) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _lane = LANES.take();
     let out = tempfile::tempdir().unwrap();
     let long = Layer {
         extra: &["--rounds", "12", "--budget", "30"],
@@ -180,11 +180,7 @@ fn ctrl_c_leaves_nothing(layer: &Layer, name: &str) {
         while !measuring() && t0.elapsed() < Duration::from_secs(300) && !running.is_finished() {
             std::thread::sleep(Duration::from_millis(100));
         }
-        let envbench = RUNNING
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .and_then(|(script, _)| envbench_below(*script));
+        let envbench = script_writing_to(out.path()).and_then(envbench_below);
         if let Some(pid) = envbench {
             // SAFETY: signalling the envbench our script started, once.
             unsafe { libc::kill(pid, libc::SIGINT) };

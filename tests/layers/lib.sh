@@ -113,6 +113,10 @@ debian_rootfs() {
   command -v mmdebstrap >/dev/null || missing "no mmdebstrap"
   rootfs=$cache/rootfs-$ROOTFS_KEY
   [ -e "$rootfs/done" ] && return 0
+  # two layers' tests run at once: one builds, the other waits for it
+  exec {rootfs_lock}<>"$cache/rootfs-$ROOTFS_KEY.lock"
+  flock "$rootfs_lock"
+  if [ -e "$rootfs/done" ]; then exec {rootfs_lock}>&-; return 0; fi
   echo "$me: building $rootfs with mmdebstrap" >&2
   rm -rf --one-file-system "$rootfs" "$rootfs.tmp"
   # under run_layer too, so Ctrl-C stops it, and in a mount namespace of
@@ -125,6 +129,7 @@ debian_rootfs() {
   rm -f "$out/exit-code"
   touch "$rootfs.tmp/done"
   mv "$rootfs.tmp" "$rootfs"
+  exec {rootfs_lock}>&-
 }
 
 # podman_prefix NAME DIR: sets $podman to the words that run a command in a

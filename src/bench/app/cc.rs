@@ -38,7 +38,7 @@ const LISTING: usize = 64 * 1024;
 /// How long the compiler may take to answer `--version` or `-###`, which
 /// it does at once: one that does not is stopped then, not at the round's
 /// deadline.
-const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The `app.cc` bench.
 #[derive(Debug)]
