@@ -33,9 +33,10 @@ pub struct FamilySummary {
     /// `geomean_speedup` unless the comparison includes suspect cases).
     #[serde(skip_serializing_if = "is_zero")]
     pub suspect: usize,
-    /// Headline metrics whose interval holds 1 (no difference shown).
+    /// Headline metrics whose verdict's interval holds 1 (no difference
+    /// shown).
     pub no_difference: usize,
-    /// The largest [`MetricComparison::equivalence_bound`] among them:
+    /// The largest [`MetricComparison::verdict_bound`] among them:
     /// "no difference beyond ±X % in N of M cases"; None when there are none.
     pub within: Option<f64>,
     /// The headline metrics as a conclusion groups them (not in the JSON,
@@ -99,8 +100,8 @@ fn groups(mine: &[&MetricComparison]) -> Groups {
         .filter(|m| !matches!(m.verdict, Verdict::Faster | Verdict::Slower))
         // a tie may lie wholly on one side of 1 (a difference shown, but
         // within the band): it is the same within its bound all the same
-        .filter(|m| m.verdict == Verdict::Tie || (m.ratio_ci.0 <= 1.0 && 1.0 <= m.ratio_ci.1))
-        .map(|m| m.equivalence_bound)
+        .filter(|m| m.verdict == Verdict::Tie || m.holds_one())
+        .map(|m| m.verdict_bound())
         .filter(|b| *b <= MOST_SAME_BOUND)
         .collect();
     Groups {
@@ -141,8 +142,8 @@ pub(super) fn summarize(metrics: &[MetricComparison], exclude_suspect: bool) -> 
             let count = |v: Verdict| chosen.iter().filter(|m| m.verdict == v).count();
             let same: Vec<f64> = chosen
                 .iter()
-                .filter(|m| m.ratio_ci.0 <= 1.0 && 1.0 <= m.ratio_ci.1)
-                .map(|m| m.equivalence_bound)
+                .filter(|m| m.holds_one())
+                .map(|m| m.verdict_bound())
                 .collect();
             FamilySummary {
                 geomean_speedup: if logs.is_empty() {

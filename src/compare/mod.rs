@@ -288,6 +288,23 @@ impl MetricComparison {
             .map_or(self.speedup_ci(), |ci| orient_interval(self.direction, ci))
     }
 
+    /// The largest difference the interval the verdict rests on allows
+    /// ([`MetricComparison::verdict_ci`]), as [`MetricComparison::equivalence_bound`]
+    /// is for the 95 % one: what a report prints as "within" beside the
+    /// verdict, so that an unclear row decided by its widened interval
+    /// shows that interval's reach, not the narrower one's.
+    pub(crate) fn verdict_bound(&self) -> f64 {
+        let (lo, hi) = self.verdict_ci();
+        lo.ln().abs().max(hi.ln().abs()).exp_m1()
+    }
+
+    /// Whether the interval the verdict rests on holds 1: no difference
+    /// shown.
+    pub(crate) fn holds_one(&self) -> bool {
+        let (lo, hi) = self.verdict_ci();
+        lo <= 1.0 && 1.0 <= hi
+    }
+
     /// The widened interval of the speed-up that the verdict rests on,
     /// where it is wider than the 95 % one (its level above 95 %: fewer
     /// than all of the environment's headline metrics were selected).

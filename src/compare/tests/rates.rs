@@ -116,9 +116,20 @@ fn every_verdict_agrees_with_the_interval_it_rests_on() {
                 m.speedup_ci(),
                 m.ratio_ci_adjusted
             );
+            // "within", printed beside the verdict, is the reach of the
+            // interval the verdict reads, not of the narrower 95 % one
+            let reach = (1.0 / lo).max(hi) - 1.0;
+            assert!(
+                (m.verdict_bound() - reach).abs() <= 1e-9 * reach.max(1.0),
+                "seed {seed} {}: within {} for {lo}..{hi}",
+                m.key,
+                m.verdict_bound()
+            );
+            assert!(m.verdict_bound() >= m.equivalence_bound - 1e-12);
             if m.ratio_ci_adjusted.is_some() {
                 assert!(m.primary);
                 assert!(lo <= m.speedup_ci().0 && hi >= m.speedup_ci().1);
+                assert!(m.verdict_bound() > m.equivalence_bound, "{}", m.key);
                 match m.verdict {
                     Verdict::Unclear => rested_unclear += 1,
                     _ => rested_called += 1,

@@ -134,7 +134,7 @@ pub(crate) fn speedup_figures(c: &Comparison) -> Vec<Figure> {
             }
             row.extend([
                 m.verdict.word().to_string(),
-                format!("{:.4}", m.equivalence_bound),
+                format!("{:.4}", m.verdict_bound()),
             ]);
             t.rows.push(row);
         }

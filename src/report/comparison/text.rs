@@ -362,7 +362,7 @@ pub(crate) fn headline(c: &Comparison) -> String {
 /// One row per case (per metric with `all`): the speed-up (> 1: faster
 /// than the baseline), its 95 % interval and the widened one a verdict
 /// rests on ([`Intervals`]), the verdict, and for cases not called faster
-/// or slower the largest difference the interval allows.
+/// or slower the largest difference the verdict's interval allows.
 pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option<&str>) -> Table {
     let many = c.environments.len() > 2;
     let mut titles = vec!["case"];
@@ -402,7 +402,7 @@ pub(crate) fn cases_table(c: &Comparison, color: bool, all: bool, family: Option
             if matches!(m.verdict, Verdict::Faster | Verdict::Slower) {
                 String::new()
             } else {
-                bound_text(m.equivalence_bound)
+                bound_text(m.verdict_bound())
             },
         ]);
         t.rows.push(row);
@@ -440,7 +440,7 @@ pub fn render(r: &Report, style: Style, detail: Detail) -> String {
     };
     out += &list(&conclude::conclusions(c, r.topics));
     out += &heading(&format!(
-        "Cases: headline metric{}; within = the largest difference the interval allows",
+        "Cases: headline metric{}; within = the largest difference the verdict's interval allows",
         if detail.all_metrics {
             "s and secondary ones"
         } else {
