@@ -127,6 +127,4 @@ wait "$layer_pid" || rc=$?
 layer_pid=
 echo "$rc" >"$out/exit-code"
 echo $((SECONDS - changed)) >"$out/after-secs"
-left_in_group "$out/left.all"
-grep -v -e "^$bindfs_pid " "$out/left.all" >"$out/left" || true
-rm -f "$out/left.all"
+left_in_group "$out/left" "$bindfs_pid"

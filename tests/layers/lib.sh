@@ -144,16 +144,32 @@ podman_prefix() {
   layer_stop_hook="podman rm -f -t 0 $1"
 }
 
-# left_in_group FILE: writes to FILE every process of this script's
-# process group still running but the script itself: after envbench
-# ended, whatever it started should be gone. pgrep runs alone (a
-# pipeline's other commands share the group and could be listed) and
-# never lists itself; the filter runs after it.
+# left_in_group FILE [PID...]: writes to FILE every process of this
+# script's process group still running but the script itself and the
+# PIDs given (the script's own helpers, stopped after): after envbench
+# ended, whatever it started should be gone. A process that has ended and
+# waits to be reaped (state Z or X) is not running: an orphan's reaper
+# here (PID 1) can take seconds to collect it, as tests/common/group.rs's
+# running_in_group also allows. Those still running get 5 s to end.
+# pgrep runs alone (a pipeline's other commands share the group and could
+# be listed) and never lists itself; the filter runs after it.
 left_in_group() {
-  local pgid
+  local pgid pid state line
   pgid=$(ps -o pgid= -p $$ | tr -d ' ')
-  pgrep -a -g "$pgid" >"$1.all" || true
-  grep -v -e "^$$ " "$1.all" >"$1" || true
+  for _ in $(seq 50); do
+    pgrep -a -g "$pgid" >"$1.all" || true
+    : >"$1"
+    while read -r line; do
+      pid=${line%% *}
+      [ "$pid" != $$ ] || continue
+      case " $* " in *" $pid "*) continue ;; esac
+      state=$(sed -n 's/^.*) \(.\).*$/\1/p' /proc/"$pid"/stat 2>/dev/null) || true
+      case $state in Z | X | '') continue ;; esac
+      echo "$line" >>"$1"
+    done <"$1.all"
+    [ -s "$1" ] || break
+    sleep 0.1
+  done
   rm -f "$1.all"
 }
 
