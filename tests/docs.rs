@@ -21,7 +21,7 @@
 //!
 //! docs/log/ is exempt: its notes are dated, and their outputs are what a
 //! tool printed then (docs/log/README.md says so).
-//! `ENVBENCH_UPDATE_DOCS=1 cargo test --release --test docs` writes each
+//! `ENVBENCH_UPDATE_DOCS=1 cargo test --release --test all docs::` writes each
 //! document whose whole blocks drifted, with those blocks as the binary
 //! prints them, to a new file beside it (`README.md.checked`), never over
 //! the document itself: read the diff and move it over by hand.
@@ -183,8 +183,8 @@ fn every_example_output_is_what_the_binary_prints() {
                 continue;
             }
             failures.push(format!(
-                "{}:{}: `envbench {}` now prints:\n{}\n(ENVBENCH_UPDATE_DOCS=1 cargo test --test \
-                 docs writes whole blocks beside the document)",
+                "{}:{}: `envbench {}` now prints:\n{}\n(ENVBENCH_UPDATE_DOCS=1 cargo test --release --test \
+                 all docs:: writes whole blocks beside the document)",
                 ex.file.display(),
                 ex.marker_line,
                 ex.args.join(" "),

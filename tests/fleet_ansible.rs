@@ -26,7 +26,7 @@
 //! Where ansible-playbook, sshd or PostgreSQL cannot be had, a test says so
 //! and passes, except under CI (CI=true), where it fails.
 
-mod common;
+use crate::common;
 #[path = "common/pg.rs"]
 mod pg;
 

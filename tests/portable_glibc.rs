@@ -8,7 +8,7 @@
 //! Where they are missing the test says so and passes, except under CI
 //! (CI=true), where it fails.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
