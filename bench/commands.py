@@ -11,7 +11,9 @@ each command's slowdown (the second side's time over the first's) is read
 twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
 after 3 warm-ups, the ratio of medians per round, their geometric mean and
 range), and from envbench (`run --cmd` on both sides in one run, its
-`compare` ratio, 95 % interval and prediction). Prints one row a command.
+`compare` ratio, 95 % interval and prediction, and in brackets the
+prediction from io.meta's first stat alone, as compare made it before the
+second stat and miss were measured). Prints one row a command.
 
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
   bench/commands.py [--pair fuse|gvisor] [--rounds N] [--runs N]
@@ -109,33 +111,62 @@ def reference(sides, cmd, prepare, rounds, runs, tmp):
     return ratios
 
 
+FIRST_STAT_ONLY = ("restats_per_sec", "misses_per_sec")
+
+
+def first_stat_only(path, out):
+    """`path`'s result file without io.meta's second stat and second miss:
+    what compare priced lookups with before they were measured."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    for c in doc["cases"]:
+        c["metrics"] = [m for m in c["metrics"] if m["name"] not in FIRST_STAT_ONLY]
+    with open(out, "w") as fh:
+        json.dump(doc, fh)
+    return out
+
+
+def predicted(exe, files, tmp, key):
+    """compare's prediction for case `key` from result `files`."""
+    out = os.path.join(tmp, "cmp-old.json")
+    run([exe, "compare"] + files + ["--json", out, "--force"], tmp)
+    with open(out) as fh:
+        doc = json.load(fh)
+    return next((a.get("predicted") for a in doc.get("attributions", []) if a["key"] == key), None)
+
+
 def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
-    """envbench's ratio, interval and prediction for the command, and the
-    ratio and interval of the app case that stands for it (same run)."""
+    """envbench's ratio, interval and prediction for the command, the
+    prediction from io.meta's first stat alone, and the ratio and interval
+    of the app case that stands for it (same run). The run's files are
+    kept as NAME-*.json in `tmp`."""
     args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd)),
             "--only", APP[name]]
     if prepare:
         args += ["--cmd-prepare", shlex.join(prepare)]
     out = os.path.join(tmp, "cmp.json")
     if pair == "fuse":
+        files = [os.path.join(tmp, name + "-run.json")]
         args += ["--dir", "local=" + root["local"], "--dir", "fuse=" + root["fuse"],
-                 "-o", os.path.join(tmp, "run.json")]
+                 "-o", files[0]]
         run(args, tmp)
-        run([exe, "compare", "--dirs", "--baseline", "local", os.path.join(tmp, "run.json"),
-             "--json", out, "--force"], tmp)
+        flags = ["--dirs", "--baseline", "local"]
     else:
         args += ["--in", "host", "--in", "gvisor=" + " ".join(RUNSC[:-1]) + " --",
-                 "--dir", "work=" + root["local"], "-o", os.path.join(tmp, "p-{in}.json")]
+                 "--dir", "work=" + root["local"], "-o", os.path.join(tmp, name + "-{in}.json")]
         run(args, tmp)
-        run([exe, "compare", os.path.join(tmp, "p-host.json"), os.path.join(tmp, "p-gvisor.json"),
-             "--json", out, "--force"], tmp)
+        files = [os.path.join(tmp, name + "-" + side + ".json") for side in ("host", "gvisor")]
+        flags = []
+    run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
     with open(out) as fh:
         doc = json.load(fh)
     m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
+    old = [first_stat_only(f, f.replace(".json", ".first-stat.json")) for f in files]
+    before = predicted(exe, flags + old, tmp, m["key"])
     app = next((x for x in doc["metrics"] if x["key"].startswith(APP[name] + "[") and x["primary"]), None)
     app_ratio = (app["ratio"], app["ratio_ci"]) if app else (float("nan"), [float("nan")] * 2)
-    return m["ratio"], m["ratio_ci"], a.get("predicted"), a.get("missing"), app_ratio
+    return m["ratio"], m["ratio_ci"], a.get("predicted"), before, a.get("missing"), app_ratio
 
 
 def main():
@@ -166,17 +197,19 @@ def main():
             sides = [(root["local"], []), (root["fuse"], [])]
         else:
             sides = [(root["local"], []), (root["local"], RUNSC)]
-        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\tenvbench/hyperfine"
-              "\tapp case\t[95 %]\tapp/hyperfine")
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\t(first stat)"
+              "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
             ratios = reference(sides, cmd, prepare, a.rounds, a.runs, tmp)
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            eb, ci, pred, why, (ar, aci) = envbench_ratio(exe, a.pair, root, name, cmd, prepare, tmp)
-            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t%.3f\t%s %.2f\t[%.2f, %.2f]\t%.3f" % (
-                name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
-                "%.2f" % pred if pred else (why or "-"), eb / hf, APP[name], ar, aci[0], aci[1],
-                ar / hf), flush=True)
+            eb, ci, pred, before, why, (ar, aci) = envbench_ratio(
+                exe, a.pair, root, name, cmd, prepare, tmp)
+            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f\t%s %.2f\t[%.2f, %.2f]"
+                  "\t%.3f" % (
+                      name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
+                      "%.2f" % pred if pred else (why or "-"), "%.2f" % before if before else "-",
+                      eb / hf, APP[name], ar, aci[0], aci[1], ar / hf), flush=True)
     finally:
         if mounted:
             subprocess.run(["fusermount", "-u", root["fuse"]])

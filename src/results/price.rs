@@ -12,8 +12,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
-    /// A name looked up, found or not (`stat`, a failed `open`).
+    /// A name looked up and found (`stat`).
     Lookup,
+    /// A name looked up and not there (a failed `stat` or `open`).
+    Miss,
     /// A small file opened, read whole (up to [`super::counts::SMALL_FILE_BYTES`])
     /// and closed.
     SmallRead,

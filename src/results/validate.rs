@@ -20,8 +20,8 @@
 //! - An interleaved run's indices (`rounds.interleave`) name environments
 //!   it lists, the fingerprint holds no impossible value (no CPUs, a
 //!   quota of -1 CPU, a wrapped cache size), and no app case's counts add
-//!   up beyond what a count holds (`stats + misses` of 2^64 - 2 and 3,
-//!   which would wrap to 1): else the file is refused, naming the field.
+//!   up beyond what a count holds (`preads + pwrites + calls` of 0,
+//!   2^64 - 2 and 3, which would wrap to 1): else the file is refused, naming the field.
 
 use crate::results::counts::{OpCounts, KEY};
 use crate::results::{Anomaly, CaseResult, CaseStatus, Interleave, ResultFile, Suspect};
@@ -333,14 +333,14 @@ mod tests {
     #[test]
     fn counts_whose_sum_would_wrap_refuse_the_file_naming_the_field() {
         let mut f = one(vec![1.0, 2.0, 3.0], "ns");
-        let counts = |stats: u64| serde_json::json!({ KEY: OpCounts { stats, misses: 3, ..OpCounts::default() } });
+        let counts = |pwrites: u64| serde_json::json!({ KEY: OpCounts { pwrites, calls: 3, ..OpCounts::default() } });
         f.cases[0].details = Some(counts(u64::MAX - 3));
         validate(&mut f).unwrap();
         f.cases[0].details = Some(counts(u64::MAX - 1));
         assert_eq!(
             validate(&mut f).unwrap_err(),
-            "cases[0].details.counts: stats + misses = 18446744073709551614 + 3 is more than a \
-             count holds (18446744073709551615)"
+            "cases[0].details.counts: preads + pwrites + calls = 0 + 18446744073709551614 + 3 is \
+             more than a count holds (18446744073709551615)"
         );
     }
 

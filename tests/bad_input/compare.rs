@@ -100,13 +100,16 @@ fn crafted(path: &Path, label: &str, cases: Vec<Value>, edit: &dyn Fn(&mut Value
 /// any output is written.
 #[test]
 fn counts_that_would_wrap_when_added_refuse_the_file_naming_the_field() {
+    let mut wrapping_calls = counts(2000, 0);
+    wrapping_calls["pwrites"] = (u64::MAX - 1).into();
+    wrapping_calls["calls"] = 3.into();
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let meta = [50_000.0, 1e6, 1e5, 8e4];
     crafted(
         &d.join("a.json"),
         "A",
-        app_side(meta, 3.0, counts(u64::MAX - 1, 3), 100.0),
+        app_side(meta, 3.0, wrapping_calls, 100.0),
         &|_| {},
     );
     crafted(
@@ -123,8 +126,8 @@ fn counts_that_would_wrap_when_added_refuse_the_file_naming_the_field() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "a.json: cases[1].details.counts: stats + misses = 18446744073709551614 + 3 is \
-             more than a count holds"
+            "a.json: cases[1].details.counts: preads + pwrites + calls = 0 + \
+             18446744073709551614 + 3 is more than a count holds"
         ),
         "{stderr}"
     );
