@@ -2,8 +2,7 @@
 //! code 2, a fake-clock run writes an exact, schema-valid file, and SIGINT
 //! leaves an interrupted file and nothing else.
 
-#[path = "common/group.rs"]
-mod group;
+use crate::common::group;
 
 use assert_cmd::Command;
 use envbench::results::{CaseStatus, RunStatus};

@@ -30,8 +30,7 @@
 //! 600 lines, the README at most 300) and their relative links to files
 //! and headings that exist, the log's included.
 
-#[path = "common/output.rs"]
-mod output;
+use crate::common::output;
 use std::path::{Path, PathBuf};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");

@@ -27,8 +27,7 @@
 //! and passes, except under CI (CI=true), where it fails.
 
 use crate::common;
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common::pg;
 
 use std::collections::BTreeMap;
 use std::fs;

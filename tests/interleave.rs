@@ -11,8 +11,7 @@
 //! passes, except under CI (CI=true), where .ci/run installs them and
 //! their absence fails it.
 
-#[path = "common/group.rs"]
-mod group;
+use crate::common::group;
 #[path = "interleave/hostile.rs"]
 mod hostile;
 

@@ -12,8 +12,7 @@
 //! the band: faster or slower wholly beyond it, tie wholly inside, unclear
 //! across an edge.
 
-#[path = "common/output.rs"]
-mod output;
+use crate::common::output;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common::pg;
 use pg::PgServer;
 
 /// A server of this test's own, or None with a note where PostgreSQL is

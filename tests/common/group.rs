@@ -35,14 +35,12 @@ pub fn start_in_group(dir: &Path, args: &[&str]) -> std::process::Child {
 }
 
 /// Processes whose process group is `pgid`, from /proc.
-#[allow(dead_code)] // tests/interleave.rs looks at whole sessions
 pub fn processes_in_group(pgid: i32) -> Vec<i32> {
     processes_where(2, pgid)
 }
 
 /// Processes of group `pgid` that are still running (not zombies) once
 /// those that end within `within` have ended.
-#[allow(dead_code)]
 pub fn running_in_group(pgid: i32, within: std::time::Duration) -> Vec<i32> {
     let until = std::time::Instant::now() + within;
     loop {
@@ -67,7 +65,6 @@ fn zombie(pid: i32) -> bool {
 
 /// Processes whose session is `sid`, from /proc: a run's own and those
 /// its environments' prefixes started, in groups of their own.
-#[allow(dead_code)] // tests/cli.rs runs no prefix
 pub fn processes_in_session(sid: i32) -> Vec<i32> {
     processes_where(3, sid)
 }
@@ -90,7 +87,6 @@ fn processes_where(field: usize, value: i32) -> Vec<i32> {
 }
 
 /// What a test says of a process left behind: its stat line and command.
-#[allow(dead_code)]
 pub fn describe(pid: i32) -> String {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))

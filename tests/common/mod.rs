@@ -1,5 +1,9 @@
 //! What more than one integration test needs.
 
+pub mod group;
+pub mod output;
+pub mod pg;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
