@@ -543,34 +543,62 @@ fn run_worker(w: &mut Worker, addr: SocketAddr, request: &[u8], deadline: Instan
                 poller.remove(w.conns[i].fd());
                 continue;
             }
-            match w.conns[i].receive() {
-                Ok(None) => f.moved = Instant::now(),
-                Ok(Some(r)) => {
-                    let done = Instant::now();
-                    f.busy = false;
-                    f.tally
-                        .latencies_us
-                        .push((done - f.sent).as_secs_f64() * 1e6);
-                    f.tally.responses += 1;
-                    f.tally.body_bytes += r.body_bytes;
-                    f.tally.errors += u64::from(r.status >= 400);
-                    if r.close && !reopen(&mut w.conns[i], f, &mut poller, i, addr) {
-                        continue;
-                    }
-                    if done < deadline {
-                        ask(&mut w.conns[i], f, &mut poller, i, addr, request);
-                    }
-                }
-                Err(Ended::Closed) => {
-                    f.busy = false;
-                    if reopen(&mut w.conns[i], f, &mut poller, i, addr) {
-                        ask(&mut w.conns[i], f, &mut poller, i, addr, request);
-                    }
-                }
-                Err(Ended::Failed(e)) => (f.busy, f.failed) = (false, Some(e)),
-            }
+            on_ready(
+                &mut w.conns[i],
+                f,
+                &mut poller,
+                i,
+                (addr, request),
+                deadline,
+            );
         }
     }
+    settle(w, flights)
+}
+
+/// Connection `i`, whose request is out and which epoll says is ready:
+/// reads what came, tallies a whole response and asks again before
+/// `deadline`, opens it again where the server closed it, or says why it
+/// failed.
+fn on_ready(
+    conn: &mut Conn,
+    f: &mut Flight,
+    poller: &mut Poller,
+    i: usize,
+    (addr, request): (SocketAddr, &[u8]),
+    deadline: Instant,
+) {
+    match conn.receive() {
+        Ok(None) => f.moved = Instant::now(),
+        Ok(Some(r)) => {
+            let done = Instant::now();
+            f.busy = false;
+            f.tally
+                .latencies_us
+                .push((done - f.sent).as_secs_f64() * 1e6);
+            f.tally.responses += 1;
+            f.tally.body_bytes += r.body_bytes;
+            f.tally.errors += u64::from(r.status >= 400);
+            if r.close && !reopen(conn, f, poller, i, addr) {
+                return;
+            }
+            if done < deadline {
+                ask(conn, f, poller, i, addr, request);
+            }
+        }
+        Err(Ended::Closed) => {
+            f.busy = false;
+            if reopen(conn, f, poller, i, addr) {
+                ask(conn, f, poller, i, addr, request);
+            }
+        }
+        Err(Ended::Failed(e)) => (f.busy, f.failed) = (false, Some(e)),
+    }
+}
+
+/// Each connection's tally and failure; those still usable go back to
+/// worker `w`.
+fn settle(w: &mut Worker, flights: Vec<Flight>) -> Outcome {
     let mut kept = Vec::with_capacity(w.conns.len());
     let out = w
         .conns

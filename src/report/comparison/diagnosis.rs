@@ -348,6 +348,21 @@ fn setting_words(clue: &Clue, base: &str, other: &str) -> String {
         Clue::Seccomp { base: b, other: o } => {
             format!("{other} runs {o} seccomp filter(s) on each system call, {base} {b}")
         }
+        Clue::IoLimit { .. }
+        | Clue::NearCap { .. }
+        | Clue::MemoryLimit { .. }
+        | Clue::CpuWeight { .. }
+        | Clue::Competitors { .. }
+        | Clue::ParallelFirst { .. }
+        | Clue::Cpuset { .. }
+        | Clue::Steal { .. } => control_words(clue, base, other),
+    }
+}
+
+/// A resource control or a competitor read from the fingerprints or the
+/// telemetry, in words (the clues [`setting_words`] leaves to it).
+fn control_words(clue: &Clue, base: &str, other: &str) -> String {
+    match clue {
         Clue::IoLimit {
             dir,
             base: b,
@@ -402,6 +417,8 @@ fn setting_words(clue: &Clue, base: &str, other: &str) -> String {
             percent_text(*o, false),
             percent_text(*b, false)
         ),
+        // setting_words says the others
+        _ => String::new(),
     }
 }
 

@@ -1,0 +1,307 @@
+//! One case round: the case measured in every environment, in an order
+//! drawn for it, its repetitions' policy from its budget, its results
+//! merged and saved.
+
+use super::*;
+
+impl Loop<'_> {
+    /// Measures the case at `order[pos]` in pass `pass` in every
+    /// environment, in an order drawn for this case round (recorded in the
+    /// files), and decides its rounds after its first.
+    pub(super) fn case_slot(
+        &mut self,
+        pass: u32,
+        order: &[usize],
+        pos: usize,
+        files: &mut [ResultFile],
+        watch: &mut dyn Watch,
+    ) -> anyhow::Result<()> {
+        let i = order[pos];
+        let envs = order::env_order(self.s.sides.len(), self.s.config.seed, pass, pos);
+        for file in files.iter_mut() {
+            let interleave = file.rounds.as_mut().and_then(|r| r.interleave.as_mut());
+            if let Some(round) = interleave.and_then(|il| il.env_orders.last_mut()) {
+                round.push(envs.iter().map(|&e| e as u32).collect());
+            }
+        }
+        let mut dearest: Option<f64> = None;
+        for (k, &e) in envs.iter().enumerate() {
+            if self.interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            // a case that could not run (skipped, invalid, failed) is not retried
+            if !self.live(self.slot(e, i)) {
+                continue;
+            }
+            // the other environments of this case, then every later case in each
+            let (cases, sides) = (self.s.cases.len(), self.s.sides.len());
+            let rest: Vec<usize> = envs[k + 1..]
+                .iter()
+                .map(|&f| f * cases + i)
+                .chain(
+                    order[pos + 1..]
+                        .iter()
+                        .flat_map(|&j| (0..sides).map(move |f| f * cases + j)),
+                )
+                .collect();
+            crate::validity::canary::between_cases(self.clock, self.run_start, &mut files[0]);
+            let secs = self.case_round(pass, e, i, &rest, watch)?;
+            dearest = Some(dearest.map_or(secs, |d| d.max(secs)));
+            name_left(self.s, std::mem::take(&mut self.left), files, watch);
+        }
+        if let (None, Some(secs)) = (&self.passes_of[i], dearest) {
+            self.decide(i, secs);
+        }
+        if self.clock.now().saturating_sub(self.last_save) >= SAVE_EVERY {
+            self.save(files)?;
+        }
+        Ok(())
+    }
+
+    /// Measures case `i` in side `e` in pass `pass` and merges it into its
+    /// result; returns the seconds the round cost the run.
+    pub(super) fn case_round(
+        &mut self,
+        pass: u32,
+        e: usize,
+        i: usize,
+        rest: &[usize],
+        watch: &mut dyn Watch,
+    ) -> anyhow::Result<f64> {
+        let slot = self.slot(e, i);
+        let case = &self.s.cases[i].1;
+        let (done, planned) = (self.rounds[slot].done, self.planned(i));
+        let side = &self.s.sides[e];
+        let key = case.key();
+        let mut shown = if planned > 1 {
+            format!("{key} round {}/{planned}", done + 1)
+        } else {
+            key
+        };
+        if self.s.sides.len() > 1 {
+            shown = format!("{}: {shown}", side.name);
+        }
+        let later: Vec<u32> = (0..self.s.slots()).map(|j| self.later(j, pass)).collect();
+        let total = self.done
+            + 1
+            + rest.iter().filter(|&&j| self.live(j)).count()
+            + later.iter().sum::<u32>() as usize;
+        let policy = self.policy(slot, rest, &later);
+        let step = Step {
+            index: self.done,
+            total,
+            case: slot,
+            shown: &shown,
+            reps_max: policy.reps_max,
+            rest,
+            later: &later,
+        };
+        // what the round costs the run: its worker's start and end too
+        // (under gVisor's ptrace platform 30 ms a round, against 10 ms
+        // natively), which the worker's own `elapsed` leaves out
+        let began = self.clock.now();
+        let mut run = self.measure_round(e, i, &policy, done == 0, &mut |p| watch.rep(&step, p));
+        let elapsed = run.elapsed;
+        // counting a command's calls is done once, not by the rounds to come
+        let once = Duration::from_secs_f64(run.once_secs.unwrap_or(0.0));
+        let cost = self
+            .clock
+            .now()
+            .saturating_sub(began)
+            .max(elapsed)
+            .saturating_sub(once);
+        // the worker's, then this process's (a killed worker's, in-process cases')
+        let left = std::mem::take(&mut run.left).into_iter();
+        let left = left.chain(crate::cleanup::leftover::take());
+        self.left.extend(left.map(|l| (e, l)));
+        merge_round(
+            &mut self.results[slot],
+            case,
+            run,
+            pass,
+            self.run_start,
+            self.s.config.seed,
+        );
+        self.done += 1;
+        let r = &mut self.rounds[slot];
+        r.done += 1;
+        r.spent += cost.as_secs_f64();
+        let result = self.results[slot]
+            .as_ref()
+            .expect("merge_round fills the slot");
+        watch.case_done(&step, result, elapsed);
+        Ok(cost.as_secs_f64())
+    }
+
+    /// Measures one round of case `i` in side `e` under `policy` (its
+    /// first there: `first_round`): in a worker (started by the
+    /// environment's launcher, or here), or in this process under
+    /// `--workers off`, on the `--dir`s the environment was fingerprinted
+    /// with ([`crate::engine::dirs`]). A round whose `--dir` does not answer this
+    /// process fails at once.
+    pub(super) fn measure_round(
+        &self,
+        e: usize,
+        i: usize,
+        policy: &RepPolicy,
+        first_round: bool,
+        on_rep: &mut dyn FnMut(runner::Progress),
+    ) -> runner::CaseRun {
+        let (bench, case) = &self.s.cases[i];
+        let (side, dirs) = (&self.s.sides[e], &self.s.config.dirs);
+        if let Err(why) = crate::engine::dirs::answers(case, dirs) {
+            return runner::failed_run(self.clock.wall_secs(), why);
+        }
+        if self.s.config.workers || !side.launcher.is_host() {
+            let job = crate::engine::worker::Job {
+                first_round,
+                ..self.job(&case.key(), policy.clone(), e)
+            };
+            let name = if self.s.sides.len() > 1 {
+                side.name
+            } else {
+                ""
+            };
+            let deadlines = crate::engine::talk::Deadlines {
+                memory_limit_bytes: self.mem_limit_bytes[e],
+                ..crate::engine::talk::Deadlines::new(name, side.start_secs, policy.budget_secs)
+            };
+            let entry = match side.resident {
+                Some(r) => crate::engine::talk::Start::Resident(r),
+                None => crate::engine::talk::Start::Direct(side.launcher),
+            };
+            return crate::engine::talk::measure(
+                &job,
+                entry,
+                deadlines,
+                self.clock,
+                self.interrupted,
+                on_rep,
+            );
+        }
+        let ctx = Context {
+            clock: self.clock,
+            reps: policy,
+            seed: self.s.config.seed,
+            interrupted: self.interrupted,
+            deadline: crate::engine::talk::program_deadline(policy.budget_secs),
+            first_round,
+            options: &self.s.config.options,
+            mem_available_bytes: self.mem_available_bytes[e],
+            dirs,
+            cpus: self.cpus,
+            kept: &self.kept[e],
+        };
+        crate::engine::dirs::on_fingerprinted(&self.seen[e], dirs, case, || {
+            runner::run_case(*bench, case, &ctx, on_rep)
+        })
+    }
+
+    /// Side `e`'s cases so far, in plan order.
+    pub(super) fn side_results(&self, e: usize) -> Vec<CaseResult> {
+        let n = self.s.cases.len();
+        self.results[e * n..(e + 1) * n]
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// Brings every file up to date (cases, derived figures, flags, the
+    /// canary) and saves it.
+    ///
+    /// # Errors
+    /// Saving a result file.
+    pub(super) fn save(&mut self, files: &mut [ResultFile]) -> anyhow::Result<()> {
+        share_canary(files);
+        let launches: Vec<Option<u32>> = self
+            .s
+            .sides
+            .iter()
+            .map(|side| side.resident.map(|r| r.borrow().launches))
+            .collect();
+        for (e, file) in files.iter_mut().enumerate() {
+            if let Some(i) = file.rounds.as_mut().and_then(|r| r.interleave.as_mut()) {
+                for (env, n) in i.environments.iter_mut().zip(&launches) {
+                    env.launches = *n;
+                }
+            }
+            file.cases = self.side_results(e);
+            file.derived = crate::bench::derive(self.s.families, file);
+            crate::bench::check(self.s.families, &mut file.cases);
+            crate::validity::assess(file);
+            crate::store::save(self.s.sides[e].output, file).context("saving results")?;
+        }
+        self.last_save = self.clock.now();
+        Ok(())
+    }
+
+    /// A worker's job: case `key`, one round under `policy`, in side `e`.
+    pub(super) fn job(&self, key: &str, policy: RepPolicy, e: usize) -> crate::engine::worker::Job {
+        let c = self.s.config;
+        crate::engine::worker::Job {
+            key: key.to_string(),
+            suite: c.suite,
+            cpus: self.cpus,
+            threads: c.threads.clone(),
+            dirs: c.dirs.clone(),
+            options: c.options.clone(),
+            policy,
+            seed: c.seed,
+            mem_available_bytes: self.mem_available_bytes[e],
+            fake_clock: c.fake_clock,
+            scratch_pid: None,
+            wait_go: false,
+            cpuid: self.cpuids[e].clone(),
+            kept: self.kept[e].clone(),
+            first_round: false,
+            dirs_seen: self.seen[e].clone(),
+        }
+    }
+
+    /// The policy of the next round of the pair `slot`: its share of the
+    /// case's repetitions and of the budget it has left, without warm-up
+    /// for a long case after its first round ([`budget::round_policy`]),
+    /// its budget cut when the run is behind its deadline.
+    pub(super) fn policy(&mut self, slot: usize, rest: &[usize], later: &[u32]) -> RepPolicy {
+        let base = &self.s.config.reps;
+        let r = &self.rounds[slot];
+        let planned = self.planned(slot % self.s.cases.len()).max(1);
+        let mut share = RepPolicy {
+            rounds: planned,
+            ..base.clone()
+        }
+        .per_round(r.done);
+        let left = planned.saturating_sub(r.done).max(1);
+        if r.done > 0 {
+            share.budget_secs = (base.budget_secs - r.spent).max(0.0) / f64::from(left);
+        }
+        let mut policy = budget::round_policy(&share, self.results[slot].as_ref());
+        budget::steady(
+            &mut policy,
+            self.s.cases[slot % self.s.cases.len()].0.steady_reps(),
+        );
+        let Some(deadline) = self.s.deadline else {
+            return policy;
+        };
+        let items =
+            1 + rest.iter().filter(|&&j| self.live(j)).count() + later.iter().sum::<u32>() as usize;
+        let elapsed = self
+            .clock
+            .now()
+            .saturating_sub(self.run_start)
+            .as_secs_f64();
+        // the floor of the rounds the budget paid for: rounds the limit
+        // took away must not make the others dearer
+        let paid = self.decided[slot % self.s.cases.len()].map_or(planned, |(_, n)| n.max(1));
+        let floor = self.s.config.suite.min_budget_secs() / f64::from(paid);
+        policy.budget_secs = catch_up_budget(policy.budget_secs, deadline, elapsed, items, floor);
+        // a cut of a few percent is the run's preparation time being
+        // shared out; only a real cut is worth a note
+        if policy.budget_secs < 0.9 * share.budget_secs {
+            self.cut.0 += 1;
+            self.cut.1 = self.cut.1.min(policy.budget_secs);
+        }
+        policy
+    }
+}
