@@ -31,7 +31,7 @@
 #                into envbench)
 # and envbench's app.status, app.search, app.unpack and app.db on the same
 # two directories (one `run --only app,io,cpu.int,os.syscall` with both
-# --dirs, compared with `compare --dirs`; with --in, one interleaved run
+# --dirs, compared with `compare --by-dir`; with --in, one interleaved run
 # `--in host --in in=PREFIX` of the same cases, compared with `compare`).
 # Prints, per tool, its slowdown (second side against the first) as a
 # geometric mean with a 95 % interval over the rounds, beside its app
@@ -274,7 +274,7 @@ if [ -n "$prefix" ]; then
 else
   "$envbench" run --suite quick --only app,io,cpu.int,os.syscall --no-history --quiet --force \
     --dir "${names%,*}=$a" --dir "${names#*,}=$b" -o "$work/app.json" >/dev/null
-  "$envbench" compare --dirs "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
+  "$envbench" compare --by-dir "$work/app.json" --baseline "${names%,*}" --json "$work/c.json" >/dev/null
 fi
 python3 - "$work" "$tsv" <<'PY'
 import json, os, sys

@@ -150,7 +150,7 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
         args += ["--dir", "local=" + root["local"], "--dir", "fuse=" + root["fuse"],
                  "-o", files[0]]
         run(args, tmp)
-        flags = ["--dirs", "--baseline", "local"]
+        flags = ["--by-dir", "--baseline", "local"]
     else:
         args += ["--in", "host", "--in", "gvisor=" + " ".join(RUNSC[:-1]) + " --",
                  "--dir", "work=" + root["local"], "-o", os.path.join(tmp, name + "-{in}.json")]

@@ -17,7 +17,7 @@
 #   quota      plain against a cgroup (v1 cpu or v2) quota of one CPU: cpu_quota
 #   bindfs     a directory against a bindfs FUSE mount of it: remote_filesystem
 #   qemu       in a QEMU guest, its ext4 disk against its 9p share
-#              (compare --dirs): remote_filesystem
+#              (compare --by-dir): remote_filesystem
 # The resource controls and a competitor (issue 79), each on B only, in a
 # cgroup v1 made for the pair:
 #   throttle   blkio.throttle of 50 MiB/s and 400 IOPS each way on the
@@ -264,12 +264,12 @@ score_interleaved() {
   done
 }
 
-# score_qemu EXPECT DIR: DIR's guest runs compared --dirs, together and each.
+# score_qemu EXPECT DIR: DIR's guest runs compared --by-dir, together and each.
 score_qemu() {
   local want=$1 dir=$2 i
-  compare_and_score "qemu $runs runs --dirs" "$want" --dirs "$dir"/qemu-*.json
+  compare_and_score "qemu $runs runs --by-dir" "$want" --by-dir "$dir"/qemu-*.json
   for i in $(seq 1 "$runs"); do
-    compare_and_score "qemu 1 run --dirs #$i" "$want" --dirs "$dir/qemu-$i.json"
+    compare_and_score "qemu 1 run --by-dir #$i" "$want" --by-dir "$dir/qemu-$i.json"
   done
 }
 

@@ -1477,7 +1477,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 # -r, tar, sqlite3): bench/apptools.sh on its default pair, a local
 # directory against a bindfs FUSE mount of another, both on this machine.
 # A row is a tool's slowdown (FUSE against local, a geometric mean over
-# the rounds) over its app case's (one `compare --dirs`), with an interval
+# the rounds) over its app case's (one `compare --by-dir`), with an interval
 # from both (their half-widths on the log scale added in quadrature). The
 # rows are information, without a band: the tools do fixed work of their
 # own that the cases leave out (a start, an index, git's threads), and

@@ -1978,7 +1978,7 @@ fn compare_dirs_makes_each_directory_an_environment() {
         .success();
     let out = envbench()
         .current_dir(tmp.path())
-        .args(["compare", "--dirs", "r.json", "--json", "c.json"])
+        .args(["compare", "--by-dir", "r.json", "--json", "c.json"])
         .output()
         .unwrap();
     assert!(
@@ -2020,12 +2020,17 @@ fn compare_dirs_makes_each_directory_an_environment() {
         ])
         .assert()
         .success();
-    envbench()
-        .current_dir(tmp.path())
-        .args(["compare", "--dirs", "one.json"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("two or more directories"));
+    // --dirs, the switch's earlier name, is the same switch
+    for switch in ["--by-dir", "--dirs"] {
+        envbench()
+            .current_dir(tmp.path())
+            .args(["compare", switch, "one.json"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "--by-dir needs runs with cases in two or more directories",
+            ));
+    }
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn the_known_mechanism_is_named_first_on_real_pairs() {
 
 #[test]
 fn a_guest_s_9p_share_against_its_disk_names_the_file_system() {
-    let got = diagnosed(&["--dirs".into(), fixture("qemu.json").into()]);
+    let got = diagnosed(&["--by-dir".into(), fixture("qemu.json").into()]);
     assert_eq!(
         got.first().map(String::as_str),
         Some("remote_filesystem"),

@@ -3,7 +3,7 @@
 //! it, run here on recorded result files (tests/fixtures/docs):
 //!
 //! ```text
-//! <!-- checked: envbench compare --dirs tests/fixtures/docs/fuse-1.json ... -->
+//! <!-- checked: envbench compare --by-dir tests/fixtures/docs/fuse-1.json ... -->
 //! ```
 //!
 //! then a fenced `text` block: the command's whole standard output, line for

@@ -4,7 +4,7 @@
 //! random bytes through every parser and the builder without a panic.
 
 use assert_cmd::Command;
-use envbench::import::build::{build, fnv1a, BuildOptions, Input};
+use envbench::import::assemble::{build, fnv1a, BuildOptions, Input};
 use envbench::import::IMPORTERS;
 use predicates::prelude::*;
 use proptest::prelude::*;

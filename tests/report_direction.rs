@@ -22,14 +22,14 @@ fn recorded() -> Vec<Vec<String>> {
     let docs = |f: &str| format!("tests/fixtures/docs/{f}");
     let mut out = vec![
         vec![
-            "--dirs".into(),
+            "--by-dir".into(),
             docs("fuse-1.json"),
             docs("fuse-2.json"),
             "--baseline".into(),
             "local".into(),
         ],
         vec![
-            "--dirs".into(),
+            "--by-dir".into(),
             docs("cmd-fuse.json"),
             "--baseline".into(),
             "local".into(),

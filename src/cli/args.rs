@@ -277,8 +277,9 @@ pub struct CompareArgs {
     /// baseline, or --baseline NAME), with the cases that ran in it, so
     /// one run with `--dir ext4=~/w --dir share=/mnt/c/w` compares the two
     /// filesystems as seed 004 did. Cases without a directory are left out.
-    #[arg(long)]
-    pub dirs: bool,
+    /// (`--dirs`, its earlier name, still works.)
+    #[arg(long = "by-dir", alias = "dirs")]
+    pub by_dir: bool,
     /// Colour verdicts.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,

@@ -19,9 +19,9 @@ pub(crate) fn settings(a: CompareArgs) -> Result<CompareSettings, UsageError> {
     let db = check::db(a.db.db.as_ref())?;
     let exports = exports(&a)?;
     let inputs = if !a.base.is_empty() || !a.other.is_empty() {
-        if a.dirs {
+        if a.by_dir {
             return Err(UsageError(
-                "--dirs takes result files, not --base and --other".into(),
+                "--by-dir takes result files, not --base and --other".into(),
             ));
         }
         if a.base.is_empty() || a.other.is_empty() || !a.files.is_empty() {
@@ -59,7 +59,7 @@ pub(crate) fn settings(a: CompareArgs) -> Result<CompareSettings, UsageError> {
         filter: filter(&a.filters)?,
         per_host: a.per_host,
         baseline: a.baseline,
-        by_dir: a.dirs,
+        by_dir: a.by_dir,
         options: Options {
             threshold: a.threshold.unwrap_or(DEFAULT_THRESHOLD),
             seed: a.seed.unwrap_or(DEFAULT_SEED),

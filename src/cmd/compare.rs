@@ -25,7 +25,7 @@ pub struct CompareSettings {
     pub per_host: bool,
     /// `--baseline LABEL`.
     pub baseline: Option<String>,
-    /// `--dirs`: each directory name of the runs is an environment.
+    /// `--by-dir`: each directory name of the runs is an environment.
     pub by_dir: bool,
     /// Threshold, bootstrap seed, suspect cases in the means.
     pub options: Options,
@@ -46,7 +46,7 @@ pub struct CompareSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inputs {
     /// Files, history ids or labels: runs with one label form one
-    /// environment (or one directory name, with `--dirs`).
+    /// environment (or one directory name, with `--by-dir`).
     Runs(Vec<PathBuf>),
     /// `--base` and `--other`: two environments whatever the labels.
     BaseOther {
@@ -220,7 +220,7 @@ fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
             let envs = group::by_dir(resolve(files, s.db.as_ref(), &s.filter)?);
             if envs.len() < 2 {
                 return Err(UsageError(format!(
-                    "--dirs needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
+                    "--by-dir needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
                     if envs.is_empty() {
                         "no directory".to_string()
                     } else {

@@ -1,10 +1,10 @@
 //! `envbench import`: has every file read and parsed (the tool detected
-//! with `--from auto`) and the result file built ([`crate::import::build`]),
+//! with `--from auto`) and the result file built ([`crate::import::assemble`]),
 //! validates it as `load` would, and saves it atomically. Every refusal is a [`UsageError`] (exit 2)
 //! naming the file and line.
 
 use crate::error::UsageError;
-use crate::import::build::{self, BuildOptions};
+use crate::import::assemble::{self, BuildOptions};
 use crate::import::{ImportError, Importer};
 use crate::store;
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ pub struct ImportSettings {
 /// be read as its format; I/O errors while saving.
 pub(crate) fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
     let output = s.output.clone();
-    let inputs = build::read_all(&s.files, s.importer, |path, f| {
+    let inputs = assemble::read_all(&s.files, s.importer, |path, f| {
         eprintln!("envbench: {}: read as {} output", path.display(), f.name());
     })
     .map_err(usage)?;
@@ -46,7 +46,7 @@ pub(crate) fn run(s: ImportSettings) -> anyhow::Result<ExitCode> {
         output: output.clone(),
         seed: s.seed,
     };
-    let mut file = build::build(&inputs, &opts).map_err(UsageError)?;
+    let mut file = assemble::build(&inputs, &opts).map_err(UsageError)?;
     crate::results::validate::validate(&mut file).map_err(UsageError)?;
     // what readers refuse is never written
     let bytes = serde_json::to_vec(&file).map_or(0, |b| b.len() as u64);

@@ -14,8 +14,8 @@
 //! given its file); a plain run is the one environment this host is.
 
 mod finish;
-mod measure;
 mod prepare;
+mod rounds;
 mod sides;
 
 use super::progress::Reporter;
@@ -111,12 +111,12 @@ pub(crate) fn run(mut s: RunSettings) -> anyhow::Result<ExitCode> {
             ))
         })?;
     }
-    let mut files = measure::start(&s, &p)?;
+    let mut files = rounds::start(&s, &p)?;
     // a second Ctrl-C exits at once: the files it leaves say interrupted
     marked_on_emergency(&p);
     // on every way out of this function, let a second Ctrl-C's cleanup finish
     let _settle = crate::cleanup::Settle;
-    let measured = measure::measure(&s, &p, &mut files, &interrupted);
+    let measured = rounds::measure(&s, &p, &mut files, &interrupted);
     // the environments' launchers end with the battery, each the way its
     // prefix ends (a container removed); soon when it was interrupted
     let within = if interrupted.load(Ordering::SeqCst) {

@@ -13,7 +13,7 @@
 //!   on both sides, from the first declared price whose case ran on the
 //!   workload's directory (or anywhere, for a price not tied to one) in
 //!   the same comparison; a system call or a program without a price stays
-//!   in the rest (a `--dirs` comparison has none per directory);
+//!   in the rest (a `--by-dir` comparison has none per directory);
 //! - the rest of the baseline's time (directory listings, directories
 //!   made and removed, the computation) is taken as the same work in the
 //!   other environment, scaled by the computation's price ratio where both

@@ -1,7 +1,7 @@
 //! Runs grouped into the environments a comparison sets side by side: by
 //! label (one environment per label, or per label and host), as a base and
 //! another given apart, or by the directory their file cases ran in
-//! (`compare --dirs`); the baseline first.
+//! (`compare --by-dir`); the baseline first.
 
 use super::Environment;
 use crate::results::params::key;
@@ -44,7 +44,7 @@ pub(crate) fn by_label(mut runs: Vec<ResultFile>, per_host: bool) -> Vec<Environ
     envs
 }
 
-/// `compare --dirs`: one environment per directory name, holding every
+/// `compare --by-dir`: one environment per directory name, holding every
 /// run's cases that ran in that directory, with the directory taken out
 /// of their keys so that the same case in two directories matches.
 pub(crate) fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {

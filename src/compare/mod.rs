@@ -30,19 +30,19 @@
 mod advice;
 pub mod attribute;
 pub mod diagnose;
-mod family;
 pub mod group;
-mod measure;
 mod notice;
 pub mod pairing;
+mod per_family;
+mod per_metric;
 mod verdict;
 
 pub use advice::{Advice, MoreRuns, Unsettled, MOST_RUNS_ADVISED};
-pub use family::{Carrier, FamilySummary, Groups};
 pub use notice::{
     IdleStates, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
     SuspectTally,
 };
+pub use per_family::{Carrier, FamilySummary, Groups};
 pub use verdict::Verdict;
 
 use crate::results::ResultFile;
@@ -108,7 +108,7 @@ pub enum CompareError {
 /// finished: a failed or interrupted run is not "different benchmarks".
 fn nothing_finished(env: &Environment) -> Option<CompareError> {
     use crate::results::{CaseStatus, RunStatus};
-    if !measure::ok_keys(env).is_empty() {
+    if !per_metric::ok_keys(env).is_empty() {
         return None;
     }
     let cases: Vec<CaseStatus> = env
@@ -460,7 +460,7 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     compare_with(envs, opts, false)
 }
 
-/// [`compare`] of the environments `compare --dirs` makes, one per
+/// [`compare`] of the environments `compare --by-dir` makes, one per
 /// directory: a run whose cases ran in several directories is in each of
 /// them, with another directory's cases each time, which is the design
 /// and no run compared with itself. A run twice in one environment is
@@ -487,13 +487,13 @@ fn compare_with(
         return Err(CompareError::OneEnvironment(base.label.clone()));
     }
     let threshold = opts.threshold;
-    let base_keys = measure::ok_keys(base);
+    let base_keys = per_metric::ok_keys(base);
     let mut metrics = Vec::new();
     let mut unmatched = Vec::new();
-    let mut skipped = measure::Skipped::default();
+    let mut skipped = per_metric::Skipped::default();
     let mut unpaired = Vec::new();
     for other in others {
-        let other_keys = measure::ok_keys(other);
+        let other_keys = per_metric::ok_keys(other);
         let common: Vec<&String> = base_keys.intersection(&other_keys).collect();
         if common.is_empty() {
             if let Some(e) = nothing_finished(base).or_else(|| nothing_finished(other)) {
@@ -514,7 +514,7 @@ fn compare_with(
                 .difference(&base_keys)
                 .map(|k| (other.label.clone(), k.clone())),
         );
-        // compare --dirs holds the same runs on both sides: nothing to pair
+        // compare --by-dir holds the same runs on both sides: nothing to pair
         let pairing = if by_dir {
             pairing::Pairing::default()
         } else {
@@ -527,7 +527,7 @@ fn compare_with(
             left: left.clone(),
             apart: pairs.is_none(),
         }));
-        metrics.extend(measure::compare_env(
+        metrics.extend(per_metric::compare_env(
             (base, other),
             &common,
             pairs,
@@ -538,7 +538,7 @@ fn compare_with(
     }
     let split_history = envs
         .iter()
-        .map(|e| (e.label.clone(), measure::split_history(e)))
+        .map(|e| (e.label.clone(), per_metric::split_history(e)))
         .filter(|(_, n)| *n > 0)
         .collect();
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
@@ -561,7 +561,7 @@ fn compare_with(
         threshold,
         fdr: FDR,
         seed: opts.seed,
-        families: family::summarize(&metrics, opts.exclude_suspect),
+        families: per_family::summarize(&metrics, opts.exclude_suspect),
         advice: advice::advise(&metrics, envs, all_interleaved),
         suspect_kinds: notice::tallies(envs),
         notices,

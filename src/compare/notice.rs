@@ -269,7 +269,7 @@ pub struct SuspectTally {
 /// hardware, idle drivers, memory, runs given twice, incomplete or
 /// anomalous runs, methods that differ, and where a single run's spread
 /// comes from. With `by_dir` the environments are directories of the same
-/// runs (`compare --dirs`), so a run counts as given twice only within one
+/// runs (`compare --by-dir`), so a run counts as given twice only within one
 /// of them.
 pub(super) fn setup(envs: &[Environment], between_run: bool, by_dir: bool) -> Vec<Notice> {
     let mut out = Vec::new();

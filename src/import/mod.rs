@@ -11,7 +11,7 @@
 //! is one round, and values that cannot be true are kept in the case's
 //! anomalies and details but left out of its statistics.
 
-pub mod build;
+pub mod assemble;
 pub mod dd;
 pub mod env;
 pub mod fio;

@@ -131,7 +131,7 @@ impl IoOp {
 }
 
 /// The `--dir` a file case ran on, from its details (or its parameters,
-/// where `compare --dirs` took the name out of the details' reach).
+/// where `compare --by-dir` took the name out of the details' reach).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RanOn {
     /// The directory's name.
@@ -160,7 +160,7 @@ impl CaseResult {
     }
 
     /// The `--dir` parameter, by name, where the case has one (a
-    /// `compare --dirs` environment's cases have none).
+    /// `compare --by-dir` environment's cases have none).
     pub(crate) fn dir_param(&self) -> Option<&str> {
         self.param_text(key::DIR)
     }

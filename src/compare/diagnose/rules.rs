@@ -273,7 +273,7 @@ impl<'a> Facts<'a> {
     }
 
     /// The file system of directory `dir` of OTHER, and of the same cases
-    /// in the base (`compare --dirs` names the directories differently).
+    /// in the base (`compare --by-dir` names the directories differently).
     fn filesystems(&self, dir: &str) -> Option<(String, String)> {
         let (other, key) = self.other.runs.iter().find_map(|r| {
             r.cases.iter().find_map(|c| {

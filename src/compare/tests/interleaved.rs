@@ -266,7 +266,7 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
         c.interleaved(),
         "the files are still of one interleaved run"
     );
-    // compare --dirs holds the same runs on both sides: never paired
+    // compare --by-dir holds the same runs on both sides: never paired
     let [a2, _] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
     let c = compare_dirs(&[a2.clone(), env("B", a2.runs.clone())], &OPTS).unwrap();
     assert!(!c.interleaved());

@@ -112,7 +112,7 @@ fn twice(c: &Comparison) -> bool {
 
 #[test]
 fn a_run_split_by_directory_is_in_each_environment_without_a_notice() {
-    // `compare --dirs`: one run, its cases in two directories, each an environment
+    // `compare --by-dir`: one run, its cases in two directories, each an environment
     let case = |v: f64| {
         [(
             "io.x",

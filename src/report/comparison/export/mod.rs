@@ -9,7 +9,7 @@ pub mod figures;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod text;
+pub mod terminal;
 
 use super::Report;
 
@@ -69,7 +69,7 @@ impl Format {
     /// Its renderer.
     pub(crate) fn exporter(self) -> &'static dyn Exporter {
         match self {
-            Format::Text => &text::Text,
+            Format::Text => &terminal::Text,
             Format::Markdown => &markdown::Markdown,
             Format::Csv => &csv::Csv,
             Format::Json => &json::Json,
