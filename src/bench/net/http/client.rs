@@ -19,7 +19,7 @@
 //! request, this loop 3: write, epoll_wait, read): a C loop making these 3
 //! read as wrk did on the AMD Zen 5 VM (2026-11-30). The gap was a new
 //! thread each repetition, which the client's threads no longer are
-//! (`LoadClient`, in the parent module).
+//! ([`super::load`]).
 
 use super::super::IO_TIMEOUT;
 use super::Target;
