@@ -30,17 +30,13 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 pub use super::resident::SETTLE_WINDOW;
+use super::worker::{ten_times, ROUND_FLOOR};
 
 /// How long a worker may take, started through its environment's prefix,
 /// to say it is ready: at least [`START_FLOOR`], else ten times what the
 /// environment took to answer for its fingerprint (a sandbox's or a
 /// connection's start, measured before the run).
 pub const START_FLOOR: Duration = Duration::from_secs(20);
-
-/// How long a round may take after its worker is ready: at least
-/// [`ROUND_FLOOR`] (preparing a case, its minimum repetitions under an
-/// emulator), else ten times the round's budget.
-pub const ROUND_FLOOR: Duration = Duration::from_secs(120);
 
 /// How long a worker gets to end its round after the run is interrupted
 /// (its stdin closed, SIGTERM): the repetition under way ends and the
@@ -82,28 +78,6 @@ impl<'a> Deadlines<'a> {
             memory_limit_bytes: None,
         }
     }
-}
-
-/// Ten times `secs`, at least `floor`.
-fn ten_times(secs: f64, floor: Duration) -> Duration {
-    Duration::try_from_secs_f64(10.0 * secs)
-        .unwrap_or(Duration::MAX)
-        .max(floor)
-}
-
-/// How long before its round's deadline a program the case started is
-/// stopped ([`crate::bench::Context::deadline`]), so that the round ends
-/// with the reason, in its worker's words, before the run stops the
-/// worker.
-const PROGRAM_MARGIN: Duration = Duration::from_secs(10);
-
-/// The deadline of the programs a round of `budget_secs` starts, counted
-/// from now (the round's start): its deadline less [`PROGRAM_MARGIN`].
-pub(crate) fn program_deadline(budget_secs: f64) -> Instant {
-    let round = ten_times(budget_secs, ROUND_FLOOR).saturating_sub(PROGRAM_MARGIN);
-    let now = Instant::now();
-    now.checked_add(round)
-        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
 }
 
 /// How a round's worker is started: directly, or by a resident launcher.

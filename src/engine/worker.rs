@@ -33,7 +33,34 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a round may take after its worker is ready: at least
+/// [`ROUND_FLOOR`] (preparing a case, its minimum repetitions under an
+/// emulator), else ten times the round's budget.
+pub const ROUND_FLOOR: Duration = Duration::from_secs(120);
+
+/// Ten times `secs`, at least `floor`.
+pub(super) fn ten_times(secs: f64, floor: Duration) -> Duration {
+    Duration::try_from_secs_f64(10.0 * secs)
+        .unwrap_or(Duration::MAX)
+        .max(floor)
+}
+
+/// How long before its round's deadline a program the case started is
+/// stopped ([`crate::bench::Context::deadline`]), so that the round ends
+/// with the reason, in its worker's words, before the run stops the
+/// worker.
+const PROGRAM_MARGIN: Duration = Duration::from_secs(10);
+
+/// The deadline of the programs a round of `budget_secs` starts, counted
+/// from now (the round's start): its deadline less [`PROGRAM_MARGIN`].
+pub(crate) fn program_deadline(budget_secs: f64) -> Instant {
+    let round = ten_times(budget_secs, ROUND_FLOOR).saturating_sub(PROGRAM_MARGIN);
+    let now = Instant::now();
+    now.checked_add(round)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
 
 /// The hidden argument that makes envbench a worker.
 pub const WORKER_ARG: &str = "__case";
@@ -336,7 +363,7 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         reps: &job.policy,
         seed: job.seed,
         interrupted,
-        deadline: super::talk::program_deadline(job.policy.budget_secs),
+        deadline: program_deadline(job.policy.budget_secs),
         first_round: job.first_round,
         options: &job.options,
         mem_available_bytes: job.mem_available_bytes,

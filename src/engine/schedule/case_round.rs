@@ -184,7 +184,7 @@ impl Loop<'_> {
             reps: policy,
             seed: self.s.config.seed,
             interrupted: self.interrupted,
-            deadline: crate::engine::talk::program_deadline(policy.budget_secs),
+            deadline: crate::engine::worker::program_deadline(policy.budget_secs),
             first_round,
             options: &self.s.config.options,
             mem_available_bytes: self.mem_available_bytes[e],
