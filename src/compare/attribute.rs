@@ -45,7 +45,7 @@ const LEAST_LEFT: f64 = 0.1;
 /// One priced operation of a workload on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
-    /// `stats and misses`, `reads`, `creates`, `unlinks`, `bytes read`,
+    /// `stats`, `misses`, `reads`, `creates`, `unlinks`, `bytes read`,
     /// `bytes written`, `opens`, `page bytes read`, `page bytes written`,
     /// `syncs`, `file system calls`, `programs started`.
     pub operation: &'static str,
@@ -481,6 +481,23 @@ mod tests {
             *s *= value / first;
         }
         meta.metrics.push(extra);
+    }
+
+    #[test]
+    fn runs_without_the_second_stat_and_miss_price_both_at_the_first_stat() {
+        // io.meta as measured before: 1 000 stats and 200 misses at 1 µs
+        // (1.2 ms of a 2 ms pass) and at 100 µs (120 ms + 0.8 ms): 60.4x
+        let counts = OpCounts {
+            stats: 1000,
+            misses: 200,
+            ..OpCounts::default()
+        };
+        let base = side("local", "b1", [5e4, 1e6, 1e5, 8e4], 2.0, counts);
+        let other = side("fuse", "o1", [5e3, 1e4, 1e4, 8e3], 16.0, counts);
+        let a = &attribute_pair(("local", base), ("fuse", other))[0];
+        let by: Vec<&str> = a.parts.iter().map(|p| p.priced_by.as_str()).collect();
+        assert_eq!(by, ["io.meta[dir=work,files=500] stats_per_sec"; 2]);
+        assert!((a.predicted.unwrap() - 60.4).abs() < 0.01, "{a:?}");
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub struct OpCounts {
 /// One priced quantity of a workload's counts ([`OpCounts::priced`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    /// What it is, in a report's words: `stats and misses`.
+    /// What it is, in a report's words: `stats`, `misses`.
     pub words: &'static str,
     /// The operation whose price it takes.
     pub op: Op,

@@ -154,23 +154,24 @@ podman_prefix() {
 # pgrep runs alone (a pipeline's other commands share the group and could
 # be listed) and never lists itself; the filter runs after it.
 left_in_group() {
-  local pgid pid state line
+  local file=$1 pgid pid state line
+  shift
   pgid=$(ps -o pgid= -p $$ | tr -d ' ')
   for _ in $(seq 50); do
-    pgrep -a -g "$pgid" >"$1.all" || true
-    : >"$1"
+    pgrep -a -g "$pgid" >"$file.all" || true
+    : >"$file"
     while read -r line; do
       pid=${line%% *}
       [ "$pid" != $$ ] || continue
       case " $* " in *" $pid "*) continue ;; esac
       state=$(sed -n 's/^.*) \(.\).*$/\1/p' /proc/"$pid"/stat 2>/dev/null) || true
       case $state in Z | X | '') continue ;; esac
-      echo "$line" >>"$1"
-    done <"$1.all"
-    [ -s "$1" ] || break
+      echo "$line" >>"$file"
+    done <"$file.all"
+    [ -s "$file" ] || break
     sleep 0.1
   done
-  rm -f "$1.all"
+  rm -f "$file.all"
 }
 
 # need_podman: podman with Debian's runc, as root (exit 3 otherwise). Why

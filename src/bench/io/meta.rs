@@ -13,8 +13,8 @@
 //!
 //! Why a second stat and a second miss: a file just written has no valid
 //! cached attributes on FUSE (the write invalidates them), so the first
-//! stat goes to the daemon; on a bindfs mount here it cost 75 µs against
-//! 3.4 µs for the same stat again (2026-12-03, AMD EPYC VM). A command
+//! stat goes to the daemon, many times dearer than the same stat again
+//! (docs/log/attribution.md, 2026-12-03). A command
 //! repeated, as hyperfine and `run --cmd` repeat it, meets its files in
 //! the second state: the re-stat and the repeated miss price its lookups
 //! ([`crate::results::price`]), and the first stat stays a metric.
@@ -47,7 +47,8 @@ pub(crate) fn suite_files(suite: Suite) -> u64 {
     }
 }
 
-/// Each phase's metric, in the order [`MetaTrial::once`] returns them.
+/// Each phase's metric, in the order [`MetaTrial::once`] returns them
+/// (the indices below name their places).
 const PHASES: [&str; 7] = [
     "creates_per_sec",
     "stats_per_sec",
@@ -57,6 +58,13 @@ const PHASES: [&str; 7] = [
     "restats_per_sec",
     "misses_per_sec",
 ];
+const CREATES: usize = 0;
+const STATS: usize = 1;
+const READS: usize = 2;
+const DELETES: usize = 3;
+const LISTS: usize = 4;
+const RESTATS: usize = 5;
+const MISSES: usize = 6;
 
 /// The `io.meta` bench.
 #[derive(Debug)]
@@ -249,14 +257,14 @@ impl Trial for MetaTrial {
             f.write_all(self.content.bytes())
                 .map_err(|e| failed("writing", p, e))?;
         }
-        times[0] = clock.now().saturating_sub(t);
+        times[CREATES] = clock.now().saturating_sub(t);
 
         let t = clock.now();
         stat_each(&files)?;
-        times[1] = clock.now().saturating_sub(t);
+        times[STATS] = clock.now().saturating_sub(t);
         let t = clock.now();
         stat_each(&files)?;
-        times[5] = clock.now().saturating_sub(t);
+        times[RESTATS] = clock.now().saturating_sub(t);
 
         // a name beside each file that is not there, looked up twice: the
         // second finds what the first left in the caches
@@ -264,7 +272,7 @@ impl Trial for MetaTrial {
         miss_each(&absent)?;
         let t = clock.now();
         miss_each(&absent)?;
-        times[6] = clock.now().saturating_sub(t);
+        times[MISSES] = clock.now().saturating_sub(t);
 
         let mut buf = Vec::with_capacity(2 * FILE_BYTES);
         let t = clock.now();
@@ -277,7 +285,7 @@ impl Trial for MetaTrial {
                 return Err(BenchError::Failed(format!("{} read short", p.display())));
             }
         }
-        times[2] = clock.now().saturating_sub(t);
+        times[READS] = clock.now().saturating_sub(t);
         if !self.content.written_as(&buf) {
             return Err(BenchError::Failed(
                 "a file does not hold what was written".into(),
@@ -295,7 +303,7 @@ impl Trial for MetaTrial {
                 return Err(BenchError::Failed(format!("{} lists empty", d.display())));
             }
         }
-        times[4] = clock.now().saturating_sub(t);
+        times[LISTS] = clock.now().saturating_sub(t);
 
         let t = clock.now();
         for p in &files {
@@ -304,14 +312,14 @@ impl Trial for MetaTrial {
         for d in dirs.iter().chain([&root]) {
             std::fs::remove_dir(d).map_err(|e| failed("removing", d, e))?;
         }
-        times[3] = clock.now().saturating_sub(t);
+        times[DELETES] = clock.now().saturating_sub(t);
 
         let per_sec = |n: u64, d: &Duration| n as f64 / d.as_secs_f64().max(1e-9);
-        Ok(PHASES
+        Ok(times
             .iter()
-            .zip(&times)
-            .map(|(&phase, d)| match phase {
-                "lists_per_sec" => per_sec(dirs.len() as u64, d),
+            .enumerate()
+            .map(|(phase, d)| match phase {
+                LISTS => per_sec(dirs.len() as u64, d),
                 _ => per_sec(self.files, d),
             })
             .collect())
@@ -370,6 +378,28 @@ mod tests {
         assert_eq!(std::fs::read(scratch.join("tree-1/keep")).unwrap(), b"x");
         drop(t);
         assert_eq!(std::fs::read_dir(base).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn each_phase_index_names_its_metric_and_a_miss_must_miss() {
+        let named = [
+            (CREATES, "creates_per_sec"),
+            (STATS, "stats_per_sec"),
+            (READS, "reads_per_sec"),
+            (DELETES, "deletes_per_sec"),
+            (LISTS, "lists_per_sec"),
+            (RESTATS, "restats_per_sec"),
+            (MISSES, "misses_per_sec"),
+        ];
+        for (i, name) in named {
+            assert_eq!(PHASES[i], name);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("there");
+        std::fs::write(&there, b"x").unwrap();
+        miss_each(&[dir.path().join("absent")]).unwrap();
+        let err = miss_each(&[there]).unwrap_err().to_string();
+        assert!(err.contains("is there"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The sentence under the conclusions for each app case found faster or
 //! slower: its ratio beside what its operations' costs predict ("tree
-//! status on work: 8.0x slower; 7.0x predicted from its stats and misses
+//! status on work: 8.0x slower; 7.0x predicted from its stats
 //! (the small-file bench that priced them), 12 % slower beyond it,
 //! unexplained"): every figure in a speed-up's words.
 
