@@ -208,6 +208,23 @@ pub struct RunConfig {
     /// (false in files written before workers, and with `--workers off`).
     #[serde(default)]
     pub workers: bool,
+    /// `--precision`: after the planned rounds of an interleaved run, more
+    /// rounds of the cases whose comparison is still wider than asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+}
+
+/// What `run --precision` asks of an interleaved run: each case's headline
+/// comparison of every environment against the first, its 95 % interval no
+/// wider than ± `half_width`, within `extra_secs` of more rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Precision {
+    /// The half-width asked, a fraction (0.03: ±3 %).
+    pub half_width: f64,
+    /// Seconds the added rounds may take in all; None: twice what the
+    /// planned rounds took (`--precision-time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_secs: Option<f64>,
 }
 
 /// A target directory and the name it has in case keys (`--dir NAME=PATH`):
@@ -350,6 +367,7 @@ mod tests {
             wait_idle_secs: None,
             require_idle: false,
             workers: true,
+            precision: None,
         };
         let json = serde_json::to_value(&config).unwrap();
         assert_eq!(json["dirs"], serde_json::json!(["/a", "/b"]));

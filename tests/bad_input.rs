@@ -195,6 +195,21 @@ const RUN_ARGS: &[Bad] = &[
     bad("--in-binary b=/x", 2, "goes with --in b"),
     bad("--in a --in b --in-binary c=/x", 2, "no --in c"),
     bad("--in a --in b --in-binary b=", 2, "names no binary"),
+    // issue 83: --precision narrows an interleaved comparison
+    bad("--precision 3%", 2, "needs two or more --in"),
+    bad("--in a --in b --precision 0", 2, "percentage"),
+    bad("--in a --in b --precision 100%", 2, "percentage"),
+    bad("--in a --in b --precision x", 2, "percentage"),
+    bad(
+        "--in a --in b --precision-time 60",
+        2,
+        "--precision <PERCENT>",
+    ),
+    bad(
+        "--in a --in b --precision 3 --precision-time 0",
+        2,
+        "positive number of seconds",
+    ),
     // the result file never replaces the history, even with --force
     bad(
         "--db {d}/h.sqlite3 -o {d}/h.sqlite3 --force",

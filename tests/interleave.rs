@@ -87,6 +87,19 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// `envbench compare PATHS` in `dir`, which must succeed; its stdout.
+fn compare(dir: &Path, paths: &[PathBuf]) -> String {
+    let out = envbench()
+        .current_dir(dir)
+        .arg("compare")
+        .args(paths)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Checks what ties the files of one interleaved run together: one id,
 /// every environment named in order, each file its own index, label and
 /// run id, the same case order, an environment order for each case round
@@ -157,19 +170,8 @@ fn two_plain_environments_write_two_files_that_every_reader_takes() {
     for p in &paths {
         envbench().arg("show").arg(p).assert().success();
     }
-    let out = envbench()
-        .current_dir(d)
-        .arg("compare")
-        .args(&paths)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // their rounds are paired: the drift they shared cancels
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = compare(d, &paths);
     assert!(
         text.contains("b against a (1 vs 1 runs, interleaved: rounds paired)"),
         "{text}"
@@ -204,6 +206,47 @@ fn two_plain_environments_write_two_files_that_every_reader_takes() {
     assert_eq!(labels, ["a", "b"], "{v}");
 }
 
+/// `--precision` (issue 83): after the 2 planned rounds, rounds are added
+/// to the cases still wider than asked, paired as the planned ones, until
+/// the time allowed is spent; the files say so, and compare pairs them all.
+#[test]
+fn precision_adds_paired_rounds_within_its_time_and_says_what_it_reached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let started = Instant::now();
+    tiny_run(
+        d,
+        &[
+            "--in",
+            "a",
+            "--in",
+            "b",
+            "--no-history",
+            "--precision",
+            "0.1%",
+            "--precision-time",
+            "2",
+        ],
+    );
+    // 2 planned rounds of 4 cases in 2 environments at 0.2 s, then 2 s
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let paths = json_files(d);
+    let files: Vec<ResultFile> = paths.iter().map(|p| store::load(p).unwrap()).collect();
+    check_interleaved(&files, &["a", "b"]);
+    let most = files[0].cases.iter().map(|c| c.rounds.len()).max().unwrap();
+    assert!(most > 2, "no round added: {most}");
+    for f in &files {
+        let note = f
+            .notes
+            .iter()
+            .find(|n| n.starts_with("--precision ±0.1 %: 0 of 4 cases compared reached it"))
+            .unwrap_or_else(|| panic!("{}: {:?}", f.label, f.notes));
+        assert!(note.contains("did not fit the time left"), "{note}");
+        assert!(note.contains("(of the 2 s allowed)"), "{note}");
+    }
+    let text = compare(d, &paths);
+    assert!(text.contains("interleaved: rounds paired"), "{text}");
+}
 #[test]
 fn environments_behind_real_prefixes_are_fingerprinted_where_they_are() {
     if !have("unshare") || !have("bwrap") {

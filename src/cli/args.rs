@@ -456,6 +456,20 @@ pub struct RunArgs {
     /// percent of it.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub ci_target: Option<f64>,
+    /// With --in: after the planned rounds, more interleaved rounds of
+    /// each case whose headline comparison (every environment against the
+    /// first) has a 95 % interval wider than ± PERCENT, until each reaches
+    /// it or --precision-time is spent; the cheapest rounds first. The run
+    /// says which cases did not reach it, and why. On a noisy host one
+    /// round pair of a case may differ by 10 %: ±3 % then needs about 45
+    /// rounds, where quick plans 12.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
+    pub precision: Option<f64>,
+    /// The seconds --precision's added rounds may take, in all
+    /// environments together. [default: twice what the planned rounds
+    /// took]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_positive_secs, allow_negative_numbers = true, requires = "precision")]
+    pub precision_time: Option<f64>,
     /// Thread counts for multithreaded benchmarks, comma-separated.
     /// [default: 1, 2, 4 ... up to the usable CPUs]
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]

@@ -9,7 +9,9 @@ use super::check;
 use super::values::{split_words, DirArg};
 use crate::bench::cmd::CommandSpec as CmdSpec;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
-use crate::config::{FamilyOptions, NamedDir, RepPolicy, RunConfig, Suite, DEFAULT_SEED};
+use crate::config::{
+    FamilyOptions, NamedDir, Precision, RepPolicy, RunConfig, Suite, DEFAULT_SEED,
+};
 use crate::engine;
 use crate::engine::launch::{Launcher, Place};
 use crate::error::UsageError;
@@ -142,6 +144,14 @@ fn environments(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
                  envbench in)"
             )));
         }
+        if a.precision.is_some() {
+            return Err(UsageError(
+                "--precision narrows the comparison of environments measured interleaved: it \
+                 needs two or more --in (--in A --in B=PREFIX); one environment alone takes \
+                 more --rounds or a larger --budget"
+                    .into(),
+            ));
+        }
         return Ok(Vec::new());
     }
     if let [only] = a.ins.as_slice() {
@@ -260,6 +270,10 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
         wait_idle_secs: a.wait_idle,
         require_idle: a.require_idle,
         workers: a.workers == Switch::On,
+        precision: a.precision.map(|half_width| Precision {
+            half_width,
+            extra_secs: a.precision_time,
+        }),
     })
 }
 

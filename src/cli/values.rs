@@ -98,7 +98,7 @@ pub(super) fn parse_reps(s: &str) -> Result<(u32, u32), String> {
 pub(super) fn parse_positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(_) => Err("the budget must be a positive number of seconds".into()),
+        Ok(_) => Err("must be a positive number of seconds".into()),
         Err(_) => Err(format!("'{s}' is not a number of seconds")),
     }
 }

@@ -8,7 +8,7 @@ use crate::engine::runner::Progress;
 use crate::results::CaseStatus;
 use crate::units::format_duration;
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Writes progress lines to stderr unless quiet.
 #[derive(Debug)]
@@ -17,6 +17,10 @@ pub struct Reporter {
     tty: bool,
     /// Expected time of one round of each case.
     expected: Vec<Duration>,
+    /// When `--precision`'s added rounds must end: while they run, the
+    /// time left is the time to it (they stop adding passes that would
+    /// not fit), not the current pass's.
+    until: Option<Instant>,
 }
 
 /// What a case is expected to cost per round before it has run, beyond its
@@ -34,7 +38,13 @@ impl Reporter {
             enabled: !quiet,
             tty: std::io::stderr().is_terminal(),
             expected: vec![round_budget + PREPARE_GUESS; cases],
+            until: None,
         }
+    }
+
+    /// From now on the run ends by `until` (`--precision`'s added rounds).
+    pub(crate) fn end_by(&mut self, until: Instant) {
+        self.until = Some(until);
     }
 
     /// Case `case` took `took` in its latest round: expect as much of the next.
@@ -59,6 +69,9 @@ impl Reporter {
         rest: &[usize],
         later: &[u32],
     ) -> Duration {
+        if let Some(until) = self.until {
+            return until.saturating_duration_since(Instant::now());
+        }
         // saturating: an estimate is never worth a panic
         let sum = |it: &mut dyn Iterator<Item = Duration>| {
             it.fold(Duration::ZERO, |a, b| a.saturating_add(b))
@@ -176,5 +189,9 @@ mod tests {
         assert_eq!(r.left(0, secs(1), &[1, 2], &[1, 1, 1]), secs(5) + secs(6));
         // a dear case with fewer rounds later counts only those
         assert_eq!(r.left(0, secs(1), &[], &[0, 2, 0]), secs(10));
+        // --precision's added rounds: the time to their end, whatever the pass
+        r.end_by(Instant::now() + secs(100));
+        let left = r.left(0, secs(1), &[1, 2], &[0, 2, 0]);
+        assert!(left <= secs(100) && left > secs(90), "{left:?}");
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn run(
             wait_idle_secs: None,
             require_idle: false,
             workers: false,
+            precision: None,
         },
         fingerprint: fp,
         rounds: None,

@@ -33,6 +33,7 @@ mod case_round;
 mod kept;
 mod order;
 mod passes;
+mod precision;
 
 pub use budget::{catch_up_budget, fit_budget, MIN_ROUNDS};
 use kept::{name_left, Kept};
@@ -151,6 +152,16 @@ pub trait Watch {
     /// A directory could not be removed in the environment named `env`:
     /// `note` names it and why, as the environment's result file does.
     fn left_behind(&mut self, env: &str, note: &str);
+    /// `--precision`'s added rounds begin: `note` says how many cases
+    /// they are for; they end within `allowed` (give or take a round).
+    fn precision_began(&mut self, note: &str, allowed: Duration) {
+        let _ = (note, allowed);
+    }
+    /// `--precision`'s added rounds ended: `note` says what they reached,
+    /// as every result file does.
+    fn precision(&mut self, note: &str) {
+        let _ = note;
+    }
 }
 
 /// Runs every case of `s` round by round, in every environment, into
@@ -206,12 +217,13 @@ pub fn run(
         state.keep_limit(round);
         state.save(files)?;
     }
-    name_left(s, kept.remove(), files, watch);
-    // the rounds' time, before the last canary reading
+    // the planned rounds' time, which the suite's limit is about
     let took = clock.now().saturating_sub(state.run_start).as_secs_f64();
+    let precision = state.precise(files, watch, took)?;
+    name_left(s, kept.remove(), files, watch);
     crate::validity::canary::measure(&clock, state.run_start, &mut files[0]);
     crate::validity::canary::release();
-    let notes = [state.cut_note(), state.limit_note(took)];
+    let notes = [state.cut_note(), state.limit_note(took), precision];
     for note in notes.into_iter().flatten() {
         files.iter_mut().for_each(|f| f.notes.push(note.clone()));
     }
@@ -298,8 +310,14 @@ struct Loop<'a> {
     s: &'a Schedule<'a>,
     clock: &'a Clock,
     interrupted: &'a AtomicBool,
-    /// Passes planned (`--rounds`): the most rounds a case gets.
+    /// Passes so far: those planned (`--rounds`, the most rounds a case
+    /// gets), then `--precision`'s added ones.
     passes: u32,
+    /// The passes planned (`--rounds`).
+    first_passes: u32,
+    /// Whether the passes `--precision` adds are running: their rounds
+    /// keep a planned round's share ([`Loop::added_policy`]).
+    extra: bool,
     /// The passes each case runs in, in every environment; None until its
     /// first round has shown what a round of it costs.
     passes_of: Vec<Option<Vec<bool>>>,
@@ -352,6 +370,8 @@ impl<'a> Loop<'a> {
             clock,
             interrupted,
             passes: rounds,
+            first_passes: rounds,
+            extra: false,
             passes_of: vec![None; s.cases.len()],
             decided: vec![None; s.cases.len()],
             rounds: vec![CaseRounds::default(); s.slots()],

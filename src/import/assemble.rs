@@ -140,6 +140,7 @@ pub fn build(inputs: &[Input], opts: &BuildOptions) -> Result<ResultFile, String
             wait_idle_secs: None,
             require_idle: false,
             workers: false,
+            precision: None,
         },
         fingerprint,
         rounds: Some(Rounds {

@@ -25,8 +25,14 @@ pub(super) fn measure(
             config.reps.per_round(0).budget(),
         ),
     };
+    let more = config.precision.map_or(String::new(), |pr| {
+        format!(
+            " (then more where wider than ±{:.1} %: --precision)",
+            pr.half_width * 100.0
+        )
+    });
     watch.reporter.message(&format!(
-        "envbench {}: {} case(s) x {} round(s), suite {}, {}",
+        "envbench {}: {} case(s) x {} round(s){more}, suite {}, {}",
         env!("CARGO_PKG_VERSION"),
         p.cases.len(),
         config.reps.rounds.max(1),
@@ -152,5 +158,14 @@ impl Watch for RunWatch {
             format!("{env}: ")
         };
         self.reporter.warning(&format!("{env}{note}"));
+    }
+
+    fn precision_began(&mut self, note: &str, allowed: Duration) {
+        self.reporter.message(note);
+        self.reporter.end_by(std::time::Instant::now() + allowed);
+    }
+
+    fn precision(&mut self, note: &str) {
+        self.reporter.message(note);
     }
 }

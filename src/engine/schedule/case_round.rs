@@ -264,6 +264,9 @@ impl Loop<'_> {
     /// for a long case after its first round ([`budget::round_policy`]),
     /// its budget cut when the run is behind its deadline.
     pub(super) fn policy(&mut self, slot: usize, rest: &[usize], later: &[u32]) -> RepPolicy {
+        if self.extra {
+            return self.added_policy(slot);
+        }
         let base = &self.s.config.reps;
         let r = &self.rounds[slot];
         let planned = self.planned(slot % self.s.cases.len()).max(1);
