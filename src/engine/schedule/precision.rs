@@ -146,9 +146,8 @@ impl Loop<'_> {
             watch.precision_began(
                 &format!(
                     "--precision ±{:.1} %: {short} of {compared} cases compared are wider after the \
-                     planned rounds; adding rounds for up to {}",
+                     planned rounds; adding rounds for up to {allowed:.0} s",
                     p.half_width * 100.0,
-                    crate::units::format_duration(Duration::from_secs_f64(allowed))
                 ),
                 Duration::from_secs_f64(allowed),
             );
