@@ -329,6 +329,19 @@ fn the_plan_says_how_many_environments_share_the_run() {
         text.contains("interleaved in 2 environments (a, b)"),
         "{text}"
     );
+    // and what --precision may add to it
+    let out = envbench()
+        .args(TINY)
+        .args(["--in", "a", "--in", "b", "--plan", "--precision", "2%"])
+        .args(["--precision-time", "30"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("--precision ±2.0 %: then more rounds") && text.contains("up to 30 s more"),
+        "{text}"
+    );
 }
 
 #[test]

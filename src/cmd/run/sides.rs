@@ -236,7 +236,7 @@ pub(super) fn name(
 }
 
 /// The line after the plan's table: the budget's note, and for an
-/// interleaved run what interleaving adds to the time.
+/// interleaved run what interleaving and `--precision` add to the time.
 pub(super) fn plan_note(sides: &[Prepared], budget_note: Option<&str>) -> Option<String> {
     let interleaved = (sides.len() > 1).then(|| {
         format!(
@@ -247,10 +247,23 @@ pub(super) fn plan_note(sides: &[Prepared], budget_note: Option<&str>) -> Option
             sides.len()
         )
     });
+    let precision = sides.first().and_then(|s| s.config.precision).map(|p| {
+        let time = p
+            .extra_secs
+            .map_or("twice the planned rounds' time".to_string(), |s| {
+                format!("{s:.0} s")
+            });
+        format!(
+            "--precision ±{:.1} %: then more rounds of the cases whose comparison is still \
+             wider, the cheapest first, for up to {time} more (--precision-time)",
+            p.half_width * 100.0
+        )
+    });
     let lines: Vec<String> = budget_note
         .map(str::to_string)
         .into_iter()
         .chain(interleaved)
+        .chain(precision)
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
