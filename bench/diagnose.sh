@@ -35,7 +35,10 @@
 # each alone; the same expectations as their separate pair:
 #   iaa, inamespaces (unshare as a prefix, the loopback brought up),
 #   ibwrap, igvisor (tests/layers/interleaved.sh: host against `runsc do`),
-#   istrace, i1cpu, iquota
+#   istrace, i1cpu, iquota, and the controls entered as B's prefix (a
+#   script that joins the pair's cgroup, then runs the launcher):
+#   ithrottle, imemlimit, iweight (the busy loop through both sides),
+#   icpuset
 # This is a benchmark, not a test; CI does not run it. Nothing else may
 # measure on the machine meanwhile.
 #   bench/diagnose.sh [--runs N] [--pairs a,b,...] [--budget SECONDS] [--keep DIR] [--cache DIR]
@@ -46,7 +49,8 @@ set -euo pipefail
 
 runs=3
 pairs="aa,namespaces,bwrap,container,containeropen,overlay,gvisor,strace,1cpu,quota,bindfs,\
-qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota,throttle,memlimit,weight,cpuset,busy"
+qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,istrace,i1cpu,iquota,throttle,memlimit,weight,cpuset,busy,\
+ithrottle,imemlimit,iweight,icpuset"
 budget=0.3
 keep=""
 cache=""
@@ -59,7 +63,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --rescore) rescore=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -197,10 +201,10 @@ expected() {
     1cpu|i1cpu) echo fewer_cpus ;;
     quota|iquota) echo cpu_quota ;;
     bindfs|qemu) echo remote_filesystem ;;
-    throttle) echo io_throttle ;;
-    memlimit) echo memory_limit ;;
-    weight) echo cpu_weight ;;
-    cpuset) echo fewer_cpus ;;
+    throttle|ithrottle) echo io_throttle ;;
+    memlimit|imemlimit) echo memory_limit ;;
+    weight|iweight) echo cpu_weight ;;
+    cpuset|icpuset) echo fewer_cpus ;;
     busy) echo competitors ;;
   esac
 }
@@ -218,10 +222,10 @@ prefix() {
     ibwrap) echo "bwrap --dev-bind / / --unshare-all --die-with-parent --proc /proc" ;;
     istrace) echo "strace -f -qq -o /dev/null" ;;
     i1cpu) echo "taskset -c 0" ;;
-    iquota)
-      printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-quota"
-      chmod +x "$work/in-quota"
-      echo "$work/in-quota" ;;
+    iquota|ithrottle|imemlimit|iweight|icpuset)
+      printf '#!/bin/sh\necho $$ > "%s/cgroup.procs" && exec "$@"\n' "$cgroup" > "$work/in-cgroup"
+      chmod +x "$work/in-cgroup"
+      echo "$work/in-cgroup" ;;
   esac
 }
 
@@ -298,6 +302,7 @@ for pair in "${wanted[@]}"; do
   fi
   if [[ $pair == i* ]]; then
     if [ "$pair" = iquota ]; then quota_setup || continue; fi
+    case $pair in ithrottle|imemlimit|iweight|icpuset) control_setup "${pair#i}" || continue ;; esac
     interleaved "$pair" "$want"
     undo
     cgroup=""

@@ -2,23 +2,33 @@
 # A noisy host to test on (issue 83): runs COMMAND while one busy loop on
 # CPU N switches on and off at random, each state lasting 0.5 to 3 s (a
 # seeded sequence, the same for the same --seed), as another tenant on the
-# sibling thread or a build beside the run does. The loop is stopped and
+# sibling thread or a build beside the run does; --ms 20-200 makes a host
+# that changes faster than a case round. The loop is stopped and
 # continued (SIGSTOP/SIGCONT), killed by its PID when COMMAND ends, on
 # every path, Ctrl-C included. Prints, on stderr, the share of the time
 # it was on. Exits with COMMAND's status.
-#   bench/noisy.sh [--cpu N] [--seed S] [--on-share F] -- COMMAND [ARGS...]
+#   bench/noisy.sh [--cpu N] [--seed S] [--on-share F] [--ms MIN-MAX] -- COMMAND [ARGS...]
 #     --cpu       the CPU the loop is pinned to (default: 1)
 #     --seed      the sequence's seed (default: 1)
 #     --on-share  the chance a new state is "on" (default: 0.5)
+#     --ms        how long a state lasts, milliseconds (default: 500-3000)
 set -euo pipefail
-cpu=1 seed=1 share=0.5
+cpu=1 seed=1 share=0.5 least=500 most=3000
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) cpu=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --on-share) share=$2; shift 2 ;;
+    --ms)
+      case "$2" in
+        *-*) least=${2%-*} most=${2#*-} ;;
+        *) echo "noisy.sh: --ms takes MIN-MAX in milliseconds, as 20-200" >&2; exit 2 ;;
+      esac
+      [[ "$least$most" =~ ^[0-9]+$ ]] && [ "$least" -ge 1 ] && [ "$most" -ge "$least" ] ||
+        { echo "noisy.sh: --ms $2: two whole milliseconds, MIN at least 1 and at most MAX" >&2; exit 2; }
+      shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "noisy.sh: unknown argument $1 (a command follows --)" >&2; exit 2 ;;
   esac
 done
@@ -43,7 +53,7 @@ trap 'exit 130' INT TERM
   trap 'if [ -n "$nap" ]; then kill "$nap" 2>/dev/null; fi; echo "noisy.sh: the loop on CPU '"$cpu"' was switched on for ${on_ms} of the ${all_ms} ms of states begun" >&2; exit 0' TERM
   RANDOM=$seed on_ms=0 all_ms=0
   while :; do
-    ms=$((500 + RANDOM % 2501))
+    ms=$((least + RANDOM % (most - least + 1)))
     if [ $((RANDOM % 1000)) -lt "$(awk -v s="$share" 'BEGIN { printf "%d", s * 1000 }')" ]; then
       kill -CONT "$loop"; on_ms=$((on_ms + ms))
     else

@@ -212,6 +212,24 @@ pub struct RunConfig {
     /// rounds of the cases whose comparison is still wider than asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
+    /// `--alternate`: how an interleaved run alternates its environments
+    /// (by round in files written before the option).
+    #[serde(default)]
+    pub alternate: Alternate,
+}
+
+/// How an interleaved run alternates its environments within a case round
+/// (`run --alternate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Alternate {
+    /// Each environment measures the case's whole round in turn.
+    #[default]
+    Round,
+    /// The environments' workers, prepared together, measure one
+    /// repetition each in turn ([`crate::engine::talk::turns`]), where the
+    /// case's memory allows two at once.
+    Rep,
 }
 
 /// What `run --precision` asks of an interleaved run: each case's headline
@@ -368,6 +386,7 @@ mod tests {
             require_idle: false,
             workers: true,
             precision: None,
+            alternate: Alternate::Round,
         };
         let json = serde_json::to_value(&config).unwrap();
         assert_eq!(json["dirs"], serde_json::json!(["/a", "/b"]));

@@ -147,6 +147,7 @@ fn a_family_with_an_option_and_a_derived_figure_needs_only_its_list() {
         require_idle: false,
         workers: false,
         precision: None,
+        alternate: Default::default(),
     };
     let file = ResultFile::new("toy-1".into(), &config, fp, "2026-01-01T00:00:00Z".into());
     let host = Launcher::default();

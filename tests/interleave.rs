@@ -247,6 +247,87 @@ fn precision_adds_paired_rounds_within_its_time_and_says_what_it_reached() {
     let text = compare(d, &paths);
     assert!(text.contains("interleaved: rounds paired"), "{text}");
 }
+/// For each round of each case in both files: the environments whose
+/// repetitions ended in turn, in time order ("abab..."), and whether the
+/// round recorded a wait for its turns.
+fn turns_taken(a: &ResultFile, b: &ResultFile) -> Vec<(String, String, bool)> {
+    let mut seen = Vec::new();
+    for (ca, cb) in a.cases.iter().zip(&b.cases) {
+        for ra in &ca.rounds {
+            let ends = |c: &envbench::results::CaseResult, who: char| -> Vec<(f64, char)> {
+                c.sample_times_secs
+                    .iter()
+                    .zip(&c.sample_rounds)
+                    .filter(|(_, &r)| r == ra.round)
+                    .map(|(&t, _)| (t, who))
+                    .collect()
+            };
+            let mut both = ends(ca, 'a');
+            both.extend(ends(cb, 'b'));
+            both.sort_by(|x, y| x.0.total_cmp(&y.0));
+            let order: String = both.iter().map(|x| x.1).collect();
+            let rb = cb.rounds.iter().find(|r| r.round == ra.round).unwrap();
+            let waited = ra.waited_secs.is_some() && rb.waited_secs.is_some();
+            seen.push((format!("{} round {}", ca.key, ra.round), order, waited));
+        }
+    }
+    seen
+}
+
+#[test]
+fn environments_take_turns_at_the_repetition_or_by_round_as_asked() {
+    if !have("unshare") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for mode in ["rep", "round"] {
+        tiny_run(
+            d,
+            &[
+                "--in",
+                "a",
+                "--in",
+                "b=unshare --user --map-root-user",
+                "--alternate",
+                mode,
+                "--no-history",
+                "-o",
+                &format!("{mode}-{{in}}.json"),
+            ],
+        );
+        let load = |n: &str| store::load(&d.join(format!("{mode}-{n}.json"))).unwrap();
+        let files = [load("a"), load("b")];
+        check_interleaved(&files, &["a", "b"]);
+        assert_eq!(
+            serde_json::to_value(files[0].config.alternate).unwrap(),
+            mode
+        );
+        for (round, order, waited) in turns_taken(&files[0], &files[1]) {
+            // the shorter side's repetitions, and as many of the other's
+            let (na, nb) = (order.matches('a').count(), order.matches('b').count());
+            let paired = &order[..2 * na.min(nb)];
+            if mode == "rep" {
+                assert!(waited, "{round}: no wait recorded");
+                assert!(
+                    paired.as_bytes().chunks(2).all(|p| p[0] != p[1]),
+                    "{round}: {order}"
+                );
+                // and the longer side then goes on alone
+                let rest = &order[2 * na.min(nb)..];
+                assert!(
+                    rest.chars().all(|c| c == rest.chars().next().unwrap()),
+                    "{round}: {order}"
+                );
+            } else {
+                assert!(!waited, "{round}: a wait recorded by round");
+                let switches = order.as_bytes().windows(2).filter(|w| w[0] != w[1]).count();
+                assert!(switches <= 1, "{round}: {order}");
+            }
+        }
+    }
+}
+
 #[test]
 fn environments_behind_real_prefixes_are_fingerprinted_where_they_are() {
     if !have("unshare") || !have("bwrap") {

@@ -397,6 +397,15 @@ pub trait Bench: Sync {
         0
     }
 
+    /// The most memory a case holds at once (bytes), where it is large
+    /// enough to matter: what it checks is available before it allocates
+    /// ([`Context::require_memory`]), and what decides whether two
+    /// environments' workers may hold it at once, to alternate at the
+    /// repetition. 0 for benches whose memory is small.
+    fn memory_bytes(&self, _case: &CaseSpec) -> u64 {
+        0
+    }
+
     /// Whether its cases work in their `--dir` itself rather than in a
     /// scratch directory of their own (a person's command): the run then
     /// keeps no other case's fixtures there, which the case would see.

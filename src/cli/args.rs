@@ -285,6 +285,15 @@ pub struct CompareArgs {
     pub color: ColorArg,
 }
 
+/// `run --alternate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlternateArg {
+    /// One repetition each in turn.
+    Rep,
+    /// One whole round each in turn.
+    Round,
+}
+
 /// On or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Switch {
@@ -465,6 +474,14 @@ pub struct RunArgs {
     /// rounds, where quick plans 12.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
     pub precision: Option<f64>,
+    /// With --in: how the environments take turns within a case round.
+    /// rep: their workers prepare the case together, then measure one
+    /// repetition each in turn, so that the repetitions compared lie
+    /// milliseconds apart and a host that changes within seconds moves
+    /// both alike; a case too large for two workers' memory at once goes
+    /// by round. round: each measures its whole round in turn.
+    #[arg(long, value_enum, value_name = "rep|round", default_value = "rep")]
+    pub alternate: AlternateArg,
     /// The seconds --precision's added rounds may take, in all
     /// environments together. [default: twice what the planned rounds
     /// took]

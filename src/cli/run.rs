@@ -4,13 +4,13 @@
 //! against it, the cases planned, the run named) is settled by
 //! [`crate::cmd::run`].
 
-use super::args::{RunArgs, Switch};
+use super::args::{AlternateArg, RunArgs, Switch};
 use super::check;
 use super::values::{split_words, DirArg};
 use crate::bench::cmd::CommandSpec as CmdSpec;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
 use crate::config::{
-    FamilyOptions, NamedDir, Precision, RepPolicy, RunConfig, Suite, DEFAULT_SEED,
+    Alternate, FamilyOptions, NamedDir, Precision, RepPolicy, RunConfig, Suite, DEFAULT_SEED,
 };
 use crate::engine;
 use crate::engine::launch::{Launcher, Place};
@@ -274,6 +274,10 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
             half_width,
             extra_secs: a.precision_time,
         }),
+        alternate: match a.alternate {
+            AlternateArg::Rep => Alternate::Rep,
+            AlternateArg::Round => Alternate::Round,
+        },
     })
 }
 

@@ -43,6 +43,7 @@ pub(crate) fn run(
             require_idle: false,
             workers: false,
             precision: None,
+            alternate: Default::default(),
         },
         fingerprint: fp,
         rounds: None,

@@ -20,7 +20,7 @@
 
 use super::launch::{cut, FingerprintRequest, Place};
 use super::peer::{Heard, Peer, Stderr};
-use super::worker::{Job, GO_LINE, WORKER_ARG};
+use super::worker::{Job, GO_LINE, NEXT_LINE, WORKER_ARG};
 use crate::probe::Fingerprint;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -59,6 +59,8 @@ pub enum Request {
     Job(Box<Job>),
     /// The environment has settled: the worker may measure.
     Go,
+    /// The worker's turn has come ([`Job::turns`]).
+    Next,
     /// Wind the round down (the worker's stdin closes).
     End,
     /// Kill the worker and all it started.
@@ -145,9 +147,14 @@ pub(crate) fn serve() -> ExitCode {
                     Err(why) => say(&out, &Says::Failed(why)),
                 }
             }
-            Request::Go => {
+            Request::Go | Request::Next => {
+                let line = if matches!(request, Request::Go) {
+                    GO_LINE
+                } else {
+                    NEXT_LINE
+                };
                 if let Some(stdin) = worker.as_mut().and_then(|w| w.stdin.as_mut()) {
-                    let _ = writeln!(stdin, "{GO_LINE}").and_then(|()| stdin.flush());
+                    let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
                 }
             }
             Request::End => {

@@ -31,6 +31,7 @@ pub(super) fn merge_round(
         worker_pid: run.worker_pid,
         settle_secs: run.settle_secs,
         once_secs: run.once_secs,
+        waited_secs: run.waited_secs,
     };
     let times: Vec<f64> = run
         .rep_ends

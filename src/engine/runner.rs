@@ -95,6 +95,10 @@ pub struct CaseRun {
     /// ([`crate::bench::Trial::once_only`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub once_secs: Option<f64>,
+    /// Seconds it waited for its turns ([`run_case_in_turns`]), not part
+    /// of `elapsed`; None where it took none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_secs: Option<f64>,
 }
 
 /// Progress of a case, for display.
@@ -112,6 +116,21 @@ pub(crate) fn run_case(
     case: &CaseSpec,
     ctx: &Context,
     on_progress: &mut dyn FnMut(Progress),
+) -> CaseRun {
+    run_case_in_turns(bench, case, ctx, on_progress, None)
+}
+
+/// [`run_case`], taking turns with other environments' workers: once its
+/// case is prepared, and before each timed repetition, it waits for
+/// `turn`, which returns false when the round is to wind down. The time
+/// it waits counts to no budget: a round's repetitions and budget are its
+/// own, however many environments take turns with it.
+pub(crate) fn run_case_in_turns(
+    bench: &dyn Bench,
+    case: &CaseSpec,
+    ctx: &Context,
+    on_progress: &mut dyn FnMut(Progress),
+    turn: Option<&mut dyn FnMut() -> bool>,
 ) -> CaseRun {
     let clock = ctx.clock;
     let (wall0, mono0) = (clock.wall_secs(), clock.now());
@@ -133,10 +152,28 @@ pub(crate) fn run_case(
         settle_secs: None,
         left: Vec::new(),
         once_secs: None,
+        waited_secs: None,
     };
+    let mut waited = Duration::ZERO;
     match bench.prepare(case, ctx) {
         Ok(mut trial) => {
-            repeat(bench, &mut *trial, case, ctx, mono0, &mut run, on_progress);
+            let taken = turn.is_some();
+            let mut turns = Turns {
+                turn,
+                waited: Duration::ZERO,
+            };
+            repeat(
+                bench,
+                &mut *trial,
+                case,
+                ctx,
+                mono0,
+                &mut run,
+                on_progress,
+                &mut turns,
+            );
+            waited = turns.waited;
+            run.waited_secs = taken.then_some(waited.as_secs_f64());
             run.details = trial.details();
             run.notes = trial.notes();
             run.anomalies.extend(trial.anomalies());
@@ -157,8 +194,9 @@ pub(crate) fn run_case(
         ));
     }
     let (wall1, mono1) = (clock.wall_secs(), clock.now());
-    run.elapsed = mono1.saturating_sub(mono0);
-    let drift = (wall1 - wall0) - run.elapsed.as_secs_f64();
+    let took = mono1.saturating_sub(mono0);
+    run.elapsed = took.saturating_sub(waited);
+    let drift = (wall1 - wall0) - took.as_secs_f64();
     if drift.abs() > WALL_CLOCK_JUMP_SECS {
         run.anomalies.push(Anomaly {
             kind: "wall_clock_jump".into(),
@@ -193,6 +231,7 @@ pub(crate) fn failed_run(started_wall_secs: f64, reason: String) -> CaseRun {
         settle_secs: None,
         left: Vec::new(),
         once_secs: None,
+        waited_secs: None,
     }
 }
 
@@ -253,6 +292,28 @@ fn set_error(run: &mut CaseRun, e: BenchError) {
     run.stop = StopReason::Aborted;
 }
 
+/// The turns a round takes with other environments' rounds, and the time
+/// it spent waiting for them.
+struct Turns<'t> {
+    /// None: a round alone, which waits for nothing.
+    turn: Option<&'t mut dyn FnMut() -> bool>,
+    waited: Duration,
+}
+
+impl Turns<'_> {
+    /// Waits for this round's turn; false: wind down.
+    fn take(&mut self, clock: &crate::measure::clock::Clock) -> bool {
+        let Some(turn) = self.turn.as_mut() else {
+            return true;
+        };
+        let t0 = clock.now();
+        let go = turn();
+        self.waited += clock.now().saturating_sub(t0);
+        go
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn repeat(
     bench: &dyn Bench,
     trial: &mut dyn crate::bench::Trial,
@@ -261,6 +322,7 @@ fn repeat(
     start: Duration,
     run: &mut CaseRun,
     on_progress: &mut dyn FnMut(Progress),
+    turns: &mut Turns,
 ) {
     let policy = ctx.reps;
     let clock = ctx.clock;
@@ -271,6 +333,11 @@ fn repeat(
         0
     };
     let sampler = crate::validity::telemetry::Sampler::new(bench.disk_bytes(case) > 0);
+    // the warm-ups and the first repetition in one turn, each later
+    // repetition in its own
+    if !turns.take(clock) {
+        return set_error(run, BenchError::Interrupted);
+    }
     for _ in 0..warmup {
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
@@ -294,7 +361,10 @@ fn repeat(
         run.warmup_done += 1;
     }
     while tally.done < policy.reps_max {
-        let elapsed = clock.now().saturating_sub(start);
+        let elapsed = clock
+            .now()
+            .saturating_sub(start)
+            .saturating_sub(turns.waited);
         if tally.done >= policy.reps_min {
             if elapsed >= policy.budget() {
                 run.stop = StopReason::Budget;
@@ -304,6 +374,9 @@ fn repeat(
                 run.stop = StopReason::CiTarget;
                 break;
             }
+        }
+        if tally.done > 0 && !turns.take(clock) {
+            return set_error(run, BenchError::Interrupted);
         }
         if ctx.interrupted.load(Ordering::SeqCst) {
             return set_error(run, BenchError::Interrupted);
@@ -535,6 +608,42 @@ mod tests {
     fn go(bench: &Scripted, p: &RepPolicy, clock: &Clock) -> CaseRun {
         let stop = AtomicBool::new(false);
         run_case(bench, &case(), &test_ctx(clock, p, &stop), &mut |_| {})
+    }
+
+    #[test]
+    fn a_round_in_turns_waits_before_its_warm_up_and_each_later_repetition_on_no_budget() {
+        let clock = Clock::fake(Duration::from_millis(1));
+        let (p, stop) = (policy(3, 5, 1.0), AtomicBool::new(false));
+        let ctx = test_ctx(&clock, &p, &stop);
+        let bench = Scripted(vec![1.0, 2.0, 3.0], None);
+        // each wait lasts 10 s: ten budgets, which must not stop the round
+        let (mut waits, reps) = (Vec::new(), std::cell::Cell::new(0));
+        let mut turn = || {
+            waits.push(reps.get());
+            clock.catch_up(clock.now() + Duration::from_secs(10));
+            true
+        };
+        let r = run_case_in_turns(
+            &bench,
+            &case(),
+            &ctx,
+            &mut |p| reps.set(p.reps_done),
+            Some(&mut turn),
+        );
+        assert_eq!(r.stop, StopReason::MaxReps);
+        assert_eq!(r.samples[0].len(), 5);
+        // once prepared (before the warm-up), then before repetitions 2 to 5
+        assert_eq!(waits, [0, 1, 2, 3, 4]);
+        let waited = r.waited_secs.unwrap();
+        assert!((50.0..51.0).contains(&waited), "{waited}");
+        assert!(r.elapsed < Duration::from_secs(1), "{:?}", r.elapsed);
+        // alone, a round waits for nothing and records no wait
+        let alone = go(&bench, &p, &Clock::fake(Duration::from_millis(1)));
+        assert_eq!(alone.waited_secs, None);
+        // a turn refused (the run winds down) ends the round as interrupted
+        let r = run_case_in_turns(&bench, &case(), &ctx, &mut |_| {}, Some(&mut || false));
+        assert_eq!(r.status, CaseStatus::Interrupted);
+        assert!(r.samples[0].is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! records how long that took.
 
 mod check;
+pub mod turns;
 
 use super::launch::{cut, Launcher};
 use super::oom::{killed_words, OomEvidence, OomKills};
@@ -25,9 +26,9 @@ use crate::bench::NamedDir;
 use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
 use check::{check_outcome, within, FAKE_CLOCK_MOST};
-use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+use turns::Seat;
 
 pub use super::resident::SETTLE_WINDOW;
 use super::worker::{ten_times, ROUND_FLOOR};
@@ -81,12 +82,11 @@ impl<'a> Deadlines<'a> {
 }
 
 /// How a round's worker is started: directly, or by a resident launcher.
-#[derive(Clone, Copy)]
 pub enum Start<'a> {
     /// A fresh process of this binary (the host as it is).
     Direct(&'a Launcher),
     /// The environment's resident launcher, which starts it inside.
-    Resident(&'a RefCell<Resident>),
+    Resident(&'a mut Resident),
 }
 
 /// Measures `job` in a new worker process started as `entry` says,
@@ -102,22 +102,50 @@ pub(crate) fn measure(
     interrupted: &AtomicBool,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CaseRun {
+    measure_in_turns(job, entry, deadlines, clock, interrupted, on_progress, None)
+}
+
+/// [`measure`], the round taking its turns at `seat` with the other
+/// environments' rounds of the case ([`turns`]) when it has one: its job
+/// then asks the worker to wait for each ([`Job::turns`]).
+pub(crate) fn measure_in_turns(
+    job: &Job,
+    entry: Start,
+    deadlines: Deadlines,
+    clock: &Clock,
+    interrupted: &AtomicBool,
+    on_progress: &mut dyn FnMut(Progress),
+    seat: Option<&Seat>,
+) -> CaseRun {
     let start = clock.now();
     let wall = clock.wall_secs();
+    let turned;
+    let job = if seat.is_some() {
+        turned = Job {
+            turns: true,
+            ..job.clone()
+        };
+        &turned
+    } else {
+        job
+    };
+    let mut conversation = Conversation {
+        deadlines,
+        interrupted,
+        on_progress,
+        seat,
+    };
     let outcome = match entry {
-        Start::Direct(launcher) => direct(job, launcher, deadlines, interrupted, on_progress),
-        Start::Resident(cell) => {
-            let mut resident = cell.borrow_mut();
-            match through(job, &mut resident, deadlines, interrupted, on_progress) {
-                Err(Failure::LauncherLost(why)) if !stopped(interrupted) => {
-                    // once more, in the launcher started again
-                    through(job, &mut resident, deadlines, interrupted, on_progress).map_err(
-                        |again| format!("{why}; measured again after a restart: {}", again.why()),
-                    )
-                }
-                other => other.map_err(|f| f.why()),
+        Start::Direct(launcher) => direct(job, launcher, &mut conversation),
+        Start::Resident(resident) => match through(job, resident, &mut conversation) {
+            Err(Failure::LauncherLost(why)) if !stopped(interrupted) => {
+                // once more, in the launcher started again
+                through(job, resident, &mut conversation).map_err(|again| {
+                    format!("{why}; measured again after a restart: {}", again.why())
+                })
             }
-        }
+            other => other.map_err(|f| f.why()),
+        },
     };
     let mut run = match outcome {
         Ok(run) => run,
@@ -160,13 +188,8 @@ impl Failure {
 /// A round in a fresh worker process of its own, started through
 /// `launcher` (this binary, without a prefix). The process is registered
 /// by PID for a second Ctrl-C, and names the worker's scratch directories.
-fn direct(
-    job: &Job,
-    launcher: &Launcher,
-    deadlines: Deadlines,
-    interrupted: &AtomicBool,
-    on_progress: &mut dyn FnMut(Progress),
-) -> Result<CaseRun, String> {
+fn direct(job: &Job, launcher: &Launcher, c: &mut Conversation) -> Result<CaseRun, String> {
+    let deadlines = c.deadlines;
     let stderr = if launcher.is_host() {
         Stderr::Inherit
     } else {
@@ -184,7 +207,7 @@ fn direct(
     };
     let heard = {
         let mut channel = Direct { peer: &mut peer };
-        talk(&mut channel, &job, deadlines, interrupted, on_progress)
+        talk(&mut channel, &job, c)
     };
     let (status, stopped) = match &heard {
         Ok(_) => peer.finish(EXIT_WITHIN),
@@ -235,13 +258,8 @@ fn ended_words(status: Option<std::process::ExitStatus>, before: OomKills, d: De
 /// the environment and relays its lines; the run waits for the worker to
 /// have ended before the next round, and stops the launcher (to be started
 /// again) when it cannot end it.
-fn through(
-    job: &Job,
-    resident: &mut Resident,
-    deadlines: Deadlines,
-    interrupted: &AtomicBool,
-    on_progress: &mut dyn FnMut(Progress),
-) -> Result<CaseRun, Failure> {
+fn through(job: &Job, resident: &mut Resident, c: &mut Conversation) -> Result<CaseRun, Failure> {
+    let (deadlines, interrupted) = (c.deadlines, c.interrupted);
     let tried = format!(" in {}", resident.name());
     let peer = resident
         .peer(interrupted)
@@ -259,7 +277,7 @@ fn through(
         oom: None,
         lost: false,
     };
-    let heard = talk(&mut channel, &job, deadlines, interrupted, on_progress);
+    let heard = talk(&mut channel, &job, c);
     // the worker must have ended before another round starts: after its
     // outcome it may take a moment; else it is killed; a launcher that
     // cannot say it ended (or a run that is ending) is stopped
@@ -309,6 +327,8 @@ trait Channel {
     /// The worker is ready: lets it measure once its environment is quiet;
     /// the seconds that took (None: it does not wait for that).
     fn go(&mut self) -> Option<f64>;
+    /// Its turn has come ([`Job::turns`]): it measures on.
+    fn next_turn(&mut self);
     /// Winds the round down: the worker's stdin closes.
     fn wind_down(&mut self);
 }
@@ -330,6 +350,10 @@ impl Channel for Direct<'_> {
 
     fn go(&mut self) -> Option<f64> {
         None
+    }
+
+    fn next_turn(&mut self) {
+        let _ = self.peer.send(super::worker::NEXT_LINE);
     }
 
     fn wind_down(&mut self) {
@@ -407,9 +431,23 @@ impl Channel for Relayed<'_> {
         Some(settled)
     }
 
+    fn next_turn(&mut self) {
+        self.ask(&Request::Next);
+    }
+
     fn wind_down(&mut self) {
         self.ask(&Request::End);
     }
+}
+
+/// What a round's conversation with its worker goes by: its deadlines,
+/// the run's interrupt, where its progress goes, and its seat among the
+/// environments it takes turns with, if it does.
+struct Conversation<'c, 'p, 's> {
+    deadlines: Deadlines<'c>,
+    interrupted: &'c AtomicBool,
+    on_progress: &'p mut dyn FnMut(Progress),
+    seat: Option<&'s Seat<'s>>,
 }
 
 /// Why a conversation gave no outcome.
@@ -445,19 +483,16 @@ fn late(ready: bool, deadlines: &Deadlines) -> String {
 /// outcome, checked, with the worker's PID and the settling it waited for,
 /// or why there is none. After an interruption the worker gets
 /// [`INTERRUPT_GRACE`] to report the repetitions it finished.
-fn talk(
-    channel: &mut dyn Channel,
-    job: &Job,
-    deadlines: Deadlines,
-    interrupted: &AtomicBool,
-    on_progress: &mut dyn FnMut(Progress),
-) -> Result<CaseRun, Silence> {
+fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<CaseRun, Silence> {
+    let (deadlines, interrupted) = (c.deadlines, c.interrupted);
     let started = Instant::now();
     // a worker that could not read it ends; its status says why
     if !channel.send_job(job) {
         return Err(Silence::Ended);
     }
     let mut ready_at: Option<Instant> = None;
+    // how long after this conversation began the worker's own clock began
+    let mut origin: Option<Duration> = None;
     let (mut worker_pid, mut settle_secs) = (None, None);
     let mut watched = Some(interrupted);
     let mut until = started + deadlines.start;
@@ -517,6 +552,22 @@ fn talk(
             Line::Ready { .. } => {
                 return Err(Silence::Why("said it was ready twice".into()));
             }
+            Line::Waiting => {
+                let Some(seat) = c.seat else {
+                    return Err(Silence::Why(
+                        "waited for a turn, which its round does not take".into(),
+                    ));
+                };
+                // interrupted: its stdin closes below, and it winds down
+                if let Some(flag) = watched {
+                    let t0 = Instant::now();
+                    if seat.wait(flag) {
+                        channel.next_turn();
+                    }
+                    // the other environments' repetitions are not its own
+                    until += t0.elapsed();
+                }
+            }
             Line::Rep { reps_done, .. }
                 if reps_done > job.policy.reps_max.max(job.policy.reps_min) =>
             {
@@ -531,12 +582,30 @@ fn talk(
             } => {
                 let elapsed = within(elapsed_secs, waited)
                     .map_err(|why| Silence::Why(format!("reported a repetition {why}")))?;
-                on_progress(Progress { reps_done, elapsed });
+                // heard after it was said: the least gap is its start, as
+                // near as its fastest line came
+                if let Some(gap) = started.elapsed().checked_sub(elapsed) {
+                    origin = Some(origin.map_or(gap, |o| o.min(gap)));
+                }
+                (c.on_progress)(Progress { reps_done, elapsed });
             }
             Line::Done(run) => {
                 let mut run = *run;
                 check_outcome(&mut run, job, waited)
                     .map_err(|why| Silence::Why(format!("gave an impossible outcome: {why}")))?;
+                // its repetitions' times count from its own start, which
+                // came after this conversation's (its process, the
+                // environment's settling, its checks): placed on the run's
+                // clock by its lines, else each environment's times would
+                // be early by its own start and two environments' turns
+                // misordered
+                if let (false, Some(late)) =
+                    (job.fake_clock, origin.or(ready_at.map(|at| at - started)))
+                {
+                    for t in &mut run.rep_ends {
+                        *t += late;
+                    }
+                }
                 run.worker_pid = worker_pid;
                 run.settle_secs = settle_secs;
                 return Ok(run);

@@ -131,11 +131,21 @@ pub struct Job {
     /// checked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dirs_seen: Vec<super::dirs::DirSeen>,
+    /// Whether the round takes turns with other environments' rounds
+    /// (alternated at the repetition): once its case is prepared, and
+    /// before each timed repetition, the worker says [`Line::Waiting`] and
+    /// measures on only when it reads [`NEXT_LINE`] on stdin.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub turns: bool,
 }
 
 /// What the run writes a worker that waits ([`Job::wait_go`]) when it may
 /// measure.
 pub const GO_LINE: &str = "go";
+
+/// What the run writes a worker that takes turns ([`Job::turns`]) when its
+/// turn has come.
+pub const NEXT_LINE: &str = "next";
 
 /// What a worker writes on stdout, one JSON object per line: `Ready` once
 /// it has its job, a `Rep` per repetition, then `Done`.
@@ -148,6 +158,10 @@ pub enum Line {
         /// container's PID namespace may number it anew).
         pid: u32,
     },
+    /// The worker waits for its turn ([`Job::turns`]): its case is
+    /// prepared, or its last repetition done, and it measures on when it
+    /// reads [`NEXT_LINE`].
+    Waiting,
     /// A repetition finished.
     Rep {
         /// Repetitions measured so far.
@@ -201,11 +215,11 @@ pub(crate) fn serve() -> ExitCode {
             interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
-    watch_stdin(Arc::clone(&interrupted));
+    let turns = watch_stdin(Arc::clone(&interrupted));
     let mut run = match crate::cleanup::watch_signals(Arc::clone(&interrupted)) {
         Ok(()) => match elsewhere(&job) {
             Some(why) => runner::failed_run(Clock::real().wall_secs(), why),
-            None => measured_or_why_not(&job, &interrupted),
+            None => measured_or_why_not(&job, &interrupted, job.turns.then_some(&turns)),
         },
         // the run hears why rather than "ended without a result"
         Err(e) => runner::failed_run(
@@ -307,27 +321,40 @@ fn elsewhere(job: &Job) -> Option<String> {
 /// Winds the round down (sets `interrupted`) when stdin closes: the run
 /// keeps it open while it waits for this worker, so its end means the run
 /// is gone or interrupted, through any prefix that forwards stdin, whether
-/// or not the prefix passes signals on.
-fn watch_stdin(interrupted: Arc<AtomicBool>) {
+/// or not the prefix passes signals on. Each [`NEXT_LINE`] it reads is a
+/// turn given ([`Job::turns`]), sent on the channel returned; the channel
+/// closes with stdin.
+fn watch_stdin(interrupted: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
     let _ = std::thread::Builder::new()
         .name("envbench-stdin".into())
         .spawn(move || {
-            let mut sink = [0u8; 256];
             let mut stdin = std::io::stdin().lock();
-            while matches!(std::io::Read::read(&mut stdin, &mut sink), Ok(n) if n > 0) {}
+            let mut line = String::new();
+            while matches!(stdin.read_line(&mut line), Ok(n) if n > 0) {
+                if line.trim() == NEXT_LINE {
+                    let _ = tx.send(());
+                }
+                line.clear();
+            }
             interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
         });
+    rx
 }
 
 /// [`measure_here`], or a failed run saying why when the case panicked: a
 /// library that cannot allocate a matrix under a memory limit (faer
 /// unwraps its AllocError) then fails that case with the reason instead of
 /// "ended without a result (exit status: 101)" and a backtrace.
-fn measured_or_why_not(job: &Job, interrupted: &Arc<AtomicBool>) -> CaseRun {
+fn measured_or_why_not(
+    job: &Job,
+    interrupted: &Arc<AtomicBool>,
+    turns: Option<&std::sync::mpsc::Receiver<()>>,
+) -> CaseRun {
     let wall = Clock::real().wall_secs();
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        measure_here(job, interrupted)
+        measure_here(job, interrupted, turns)
     }));
     let _ = std::panic::take_hook();
     caught.unwrap_or_else(|payload| {
@@ -345,8 +372,13 @@ fn measured_or_why_not(job: &Job, interrupted: &Arc<AtomicBool>) -> CaseRun {
     })
 }
 
-/// Measures `job` in this process, writing a [`Line::Rep`] per repetition.
-fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
+/// Measures `job` in this process, writing a [`Line::Rep`] per repetition,
+/// and taking its turns from `turns` where it has them.
+fn measure_here(
+    job: &Job,
+    interrupted: &AtomicBool,
+    turns: Option<&std::sync::mpsc::Receiver<()>>,
+) -> CaseRun {
     let clock = if job.fake_clock {
         Clock::fake(FAKE_STEP)
     } else {
@@ -372,16 +404,32 @@ fn measure_here(job: &Job, interrupted: &AtomicBool) -> CaseRun {
         kept: &job.kept,
     };
     let start = clock.now();
-    let mut out = std::io::stdout();
+    // a closed pipe means the run is gone; the worker dies with it
+    let say = |line: &Line| {
+        let mut out = std::io::stdout().lock();
+        let text = serde_json::to_string(line).unwrap_or_default();
+        let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    };
+    // the turn comes, or stdin closed: wind down
+    let wait_turn = |rx: &std::sync::mpsc::Receiver<()>| {
+        say(&Line::Waiting);
+        rx.recv().is_ok()
+    };
+    let mut turn = turns.map(|rx| move || wait_turn(rx));
+    let turn = turn.as_mut().map(|t| t as &mut dyn FnMut() -> bool);
     let mut run = super::dirs::on_fingerprinted(&job.dirs_seen, &job.dirs, &case, || {
-        runner::run_case(bench, &case, &ctx, &mut |p| {
-            let line = Line::Rep {
-                reps_done: p.reps_done,
-                elapsed_secs: p.elapsed.as_secs_f64(),
-            };
-            // a closed pipe means the run is gone; the worker dies with it
-            let _ = writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default());
-        })
+        runner::run_case_in_turns(
+            bench,
+            &case,
+            &ctx,
+            &mut |p| {
+                say(&Line::Rep {
+                    reps_done: p.reps_done,
+                    elapsed_secs: p.elapsed.as_secs_f64(),
+                })
+            },
+            turn,
+        )
     });
     for t in &mut run.rep_ends {
         *t = t.saturating_sub(start);
@@ -415,28 +463,39 @@ pub(super) fn planned(
 pub(super) const ALLOC_HINT: &str =
     ": an allocation failed? check the memory limit (ulimit -v) and free memory";
 
+/// A job for tests: one round of cpu.int on the quick suite, on the fake
+/// clock, nothing else asked.
+#[cfg(test)]
+pub(crate) fn test_job() -> Job {
+    Job {
+        key: "cpu.int".into(),
+        suite: Suite::Quick,
+        cpus: 1,
+        threads: None,
+        dirs: Vec::new(),
+        options: FamilyOptions::default(),
+        policy: RepPolicy::for_suite(Suite::Quick),
+        seed: 1,
+        mem_available_bytes: None,
+        fake_clock: true,
+        scratch_pid: None,
+        wait_go: false,
+        cpuid: None,
+        kept: Vec::new(),
+        first_round: false,
+        dirs_seen: Vec::new(),
+        turns: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn job(cpuid: Option<crate::probe::emulation::CpuId>) -> Job {
         Job {
-            key: "cpu.int".into(),
-            suite: Suite::Quick,
-            cpus: 1,
-            threads: None,
-            dirs: Vec::new(),
-            options: FamilyOptions::default(),
-            policy: RepPolicy::for_suite(Suite::Quick),
-            seed: 1,
-            mem_available_bytes: None,
-            fake_clock: true,
-            scratch_pid: None,
-            wait_go: false,
             cpuid,
-            kept: Vec::new(),
-            first_round: false,
-            dirs_seen: Vec::new(),
+            ..test_job()
         }
     }
 

@@ -141,6 +141,7 @@ pub fn build(inputs: &[Input], opts: &BuildOptions) -> Result<ResultFile, String
             require_idle: false,
             workers: false,
             precision: None,
+            alternate: Default::default(),
         },
         fingerprint,
         rounds: Some(Rounds {
@@ -423,6 +424,7 @@ fn case(key: String, recs: &[Placed], seed: u64) -> CaseResult {
             worker_pid: None,
             settle_secs: None,
             once_secs: None,
+            waited_secs: None,
         })
         .collect();
     let (status, reason) = if used.is_empty() {

@@ -279,6 +279,12 @@ pub struct CaseRound {
     /// round); absent where there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub once_secs: Option<f64>,
+    /// Seconds the round waited, between its repetitions, while the other
+    /// environments of an interleaved run measured theirs (alternated at
+    /// the repetition, `run --alternate rep`), not part of
+    /// `duration_secs`; absent where its repetitions ran back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_secs: Option<f64>,
 }
 
 /// State of a run.

@@ -93,6 +93,13 @@ pub(crate) fn chase(nodes: &[Node], start: usize, steps: u64) -> usize {
 pub struct Latency;
 
 impl Bench for Latency {
+    /// The nodes, and the permutation built first in a vector of an
+    /// eighth of their size.
+    fn memory_bytes(&self, case: &CaseSpec) -> u64 {
+        let bytes = case.count("size_kib").unwrap_or(0) * 1024;
+        bytes + bytes / 8
+    }
+
     fn id(&self) -> &'static str {
         ids::MEM_LATENCY
     }
@@ -153,8 +160,7 @@ impl Bench for Latency {
             }
         }
         let bytes = kib * 1024;
-        // the permutation is built in a usize vector first, then the nodes
-        ctx.require_memory(bytes + bytes / 8)?;
+        ctx.require_memory(self.memory_bytes(case))?;
         let mut nodes = PageBuf::new((bytes as usize / NODE_BYTES).max(2), pages)
             .map_err(|e| BenchError::Unsupported(format!("{}: {e}", pages.request())))?;
         link_cycle(&mut nodes, ctx.seed ^ kib);

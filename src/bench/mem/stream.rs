@@ -343,6 +343,11 @@ fn time_name(k: Kernel, i: usize) -> &'static str {
 }
 
 impl Bench for Stream {
+    /// Its three arrays of f64.
+    fn memory_bytes(&self, case: &CaseSpec) -> u64 {
+        3 * 8 * case.count("array_elems").unwrap_or(0)
+    }
+
     fn id(&self) -> &'static str {
         ids::MEM_STREAM
     }
@@ -395,7 +400,7 @@ impl Bench for Stream {
                 case.key()
             )));
         };
-        ctx.require_memory(3 * 8 * elems as u64)
+        ctx.require_memory(self.memory_bytes(case))
             .map_err(|e| match e {
                 BenchError::Unsupported(why) => {
                     BenchError::Unsupported(format!("{why}; a smaller --stream-elems fits"))

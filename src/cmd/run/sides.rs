@@ -239,9 +239,16 @@ pub(super) fn name(
 /// interleaved run what interleaving and `--precision` add to the time.
 pub(super) fn plan_note(sides: &[Prepared], budget_note: Option<&str>) -> Option<String> {
     let interleaved = (sides.len() > 1).then(|| {
+        let turns = match sides[0].config.alternate {
+            crate::config::Alternate::Rep => {
+                "one repetition each in turn (--alternate rep), a case too large for every \
+                 environment's memory at once a round each"
+            }
+            crate::config::Alternate::Round => "a round each in turn (--alternate round)",
+        };
         format!(
-            "interleaved in {} environments ({}): every case round runs once in each, so the \
-             run takes about {}x the time above (each environment its own budgets)",
+            "interleaved in {} environments ({}): every case round runs once in each, {turns}, \
+             so the run takes about {}x the time above (each environment its own budgets)",
             sides.len(),
             names(sides),
             sides.len()

@@ -31,6 +31,7 @@ fn interleave(mut file: ResultFile, id: &str, index: u32) -> ResultFile {
                 worker_pid: None,
                 settle_secs: None,
                 once_secs: None,
+                waited_secs: None,
             })
             .collect();
     }

@@ -7,7 +7,9 @@ use super::*;
 impl Loop<'_> {
     /// Measures the case at `order[pos]` in pass `pass` in every
     /// environment, in an order drawn for this case round (recorded in the
-    /// files), and decides its rounds after its first.
+    /// files), and decides its rounds after its first. Under `--alternate
+    /// rep` the environments take turns at the repetition where they can
+    /// ([`Loop::alternates`]); else each measures its whole round in turn.
     pub(super) fn case_slot(
         &mut self,
         pass: u32,
@@ -24,18 +26,16 @@ impl Loop<'_> {
                 round.push(envs.iter().map(|&e| e as u32).collect());
             }
         }
-        let mut dearest: Option<f64> = None;
-        for (k, &e) in envs.iter().enumerate() {
-            if self.interrupted.load(Ordering::SeqCst) {
-                break;
-            }
-            // a case that could not run (skipped, invalid, failed) is not retried
-            if !self.live(self.slot(e, i)) {
-                continue;
-            }
-            // the other environments of this case, then every later case in each
-            let (cases, sides) = (self.s.cases.len(), self.s.sides.len());
-            let rest: Vec<usize> = envs[k + 1..]
+        // a case that could not run (skipped, invalid, failed) is not retried
+        let live: Vec<usize> = envs
+            .iter()
+            .copied()
+            .filter(|&e| self.live(self.slot(e, i)))
+            .collect();
+        // the other environments of this case, then every later case in each
+        let (cases, sides) = (self.s.cases.len(), self.s.sides.len());
+        let rest_after = |k: usize| -> Vec<usize> {
+            live[k + 1..]
                 .iter()
                 .map(|&f| f * cases + i)
                 .chain(
@@ -43,11 +43,30 @@ impl Loop<'_> {
                         .iter()
                         .flat_map(|&j| (0..sides).map(move |f| f * cases + j)),
                 )
-                .collect();
+                .collect()
+        };
+        let mut dearest: Option<f64> = None;
+        if self.alternates(i, &live) && !self.interrupted.load(Ordering::SeqCst) {
             crate::validity::canary::between_cases(self.clock, self.run_start, &mut files[0]);
-            let secs = self.case_round(pass, e, i, &rest, watch)?;
-            dearest = Some(dearest.map_or(secs, |d| d.max(secs)));
+            let begun: Vec<Begun> = (0..live.len())
+                .map(|k| self.begin(pass, live[k], i, rest_after(k), k))
+                .collect();
+            let runs = self.measure_in_turns(&live, i, &begun, watch);
+            for ((&e, b), run) in live.iter().zip(begun).zip(runs) {
+                let secs = self.finish(pass, e, i, &b, run, None, watch);
+                dearest = Some(dearest.map_or(secs, |d| d.max(secs)));
+            }
             name_left(self.s, std::mem::take(&mut self.left), files, watch);
+        } else {
+            for (k, &e) in live.iter().enumerate() {
+                if self.interrupted.load(Ordering::SeqCst) {
+                    break;
+                }
+                crate::validity::canary::between_cases(self.clock, self.run_start, &mut files[0]);
+                let secs = self.case_round(pass, e, i, rest_after(k), watch);
+                dearest = Some(dearest.map_or(secs, |d| d.max(secs)));
+                name_left(self.s, std::mem::take(&mut self.left), files, watch);
+            }
         }
         if let (None, Some(secs)) = (&self.passes_of[i], dearest) {
             self.decide(i, secs);
@@ -58,6 +77,27 @@ impl Loop<'_> {
         Ok(())
     }
 
+    /// Whether the rounds of case `i` in the environments `live` take
+    /// turns at the repetition: `--alternate rep`, two or more of them,
+    /// each measured in a worker, and memory for every worker's case at
+    /// once (with the 25 % margin a case asks for itself) where it is
+    /// known.
+    pub(super) fn alternates(&self, i: usize, live: &[usize]) -> bool {
+        if self.s.config.alternate != crate::config::Alternate::Rep || live.len() < 2 {
+            return false;
+        }
+        let (bench, case) = &self.s.cases[i];
+        let together = bench
+            .memory_bytes(case)
+            .saturating_mul(live.len() as u64)
+            .saturating_mul(5)
+            / 4;
+        live.iter().all(|&e| {
+            (self.s.config.workers || !self.s.sides[e].launcher.is_host())
+                && self.mem_available_bytes[e].is_none_or(|m| together <= m)
+        })
+    }
+
     /// Measures case `i` in side `e` in pass `pass` and merges it into its
     /// result; returns the seconds the round cost the run.
     pub(super) fn case_round(
@@ -65,9 +105,24 @@ impl Loop<'_> {
         pass: u32,
         e: usize,
         i: usize,
-        rest: &[usize],
+        rest: Vec<usize>,
         watch: &mut dyn Watch,
-    ) -> anyhow::Result<f64> {
+    ) -> f64 {
+        let b = self.begin(pass, e, i, rest, 0);
+        // what the round costs the run: its worker's start and end too
+        // (under gVisor's ptrace platform 30 ms a round, against 10 ms
+        // natively), which the worker's own `elapsed` leaves out
+        let began = self.clock.now();
+        let step = b.step();
+        let first = self.rounds[b.slot].done == 0;
+        let run = self.measure_round(e, i, &b.policy, first, &mut |p| watch.rep(&step, p));
+        self.finish(pass, e, i, &b, run, Some(began), watch)
+    }
+
+    /// What a round of case `i` in side `e` is given before it starts:
+    /// its policy, and what the progress shows of it (`ahead`: rounds of
+    /// this case round begun before it and not yet done).
+    fn begin(&mut self, pass: u32, e: usize, i: usize, rest: Vec<usize>, ahead: usize) -> Begun {
         let slot = self.slot(e, i);
         let case = &self.s.cases[i].1;
         let (done, planned) = (self.rounds[slot].done, self.planned(i));
@@ -86,37 +141,45 @@ impl Loop<'_> {
             + 1
             + rest.iter().filter(|&&j| self.live(j)).count()
             + later.iter().sum::<u32>() as usize;
-        let policy = self.policy(slot, rest, &later);
-        let step = Step {
-            index: self.done,
-            total,
-            case: slot,
-            shown: &shown,
-            reps_max: policy.reps_max,
+        let policy = self.policy(slot, &rest, &later);
+        Begun {
+            slot,
+            index: self.done + ahead,
+            total: total + ahead,
+            shown,
+            policy,
             rest,
-            later: &later,
-        };
-        // what the round costs the run: its worker's start and end too
-        // (under gVisor's ptrace platform 30 ms a round, against 10 ms
-        // natively), which the worker's own `elapsed` leaves out
-        let began = self.clock.now();
-        let mut run = self.measure_round(e, i, &policy, done == 0, &mut |p| watch.rep(&step, p));
+            later,
+        }
+    }
+
+    /// Merges a round measured as `b` began into its result; returns the
+    /// seconds it cost the run: from `began` (the run's clock when its
+    /// worker was started) where it ran alone, else the worker's own time.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        pass: u32,
+        e: usize,
+        i: usize,
+        b: &Begun,
+        mut run: runner::CaseRun,
+        began: Option<Duration>,
+        watch: &mut dyn Watch,
+    ) -> f64 {
+        let slot = b.slot;
         let elapsed = run.elapsed;
         // counting a command's calls is done once, not by the rounds to come
         let once = Duration::from_secs_f64(run.once_secs.unwrap_or(0.0));
-        let cost = self
-            .clock
-            .now()
-            .saturating_sub(began)
-            .max(elapsed)
-            .saturating_sub(once);
+        let whole = began.map_or(elapsed, |t| self.clock.now().saturating_sub(t));
+        let cost = whole.max(elapsed).saturating_sub(once);
         // the worker's, then this process's (a killed worker's, in-process cases')
         let left = std::mem::take(&mut run.left).into_iter();
         let left = left.chain(crate::cleanup::leftover::take());
         self.left.extend(left.map(|l| (e, l)));
         merge_round(
             &mut self.results[slot],
-            case,
+            &self.s.cases[i].1,
             run,
             pass,
             self.run_start,
@@ -129,8 +192,98 @@ impl Loop<'_> {
         let result = self.results[slot]
             .as_ref()
             .expect("merge_round fills the slot");
-        watch.case_done(&step, result, elapsed);
-        Ok(cost.as_secs_f64())
+        watch.case_done(&b.step(), result, elapsed);
+        cost.as_secs_f64()
+    }
+
+    /// Measures one round of case `i` in each side of `live` (the order
+    /// of `begun`), taking turns at the repetition: each side's
+    /// conversation with its worker on a thread of its own, preparing one
+    /// after the other and then handing turns on through
+    /// [`crate::engine::talk::turns`]; progress is shown here.
+    fn measure_in_turns(
+        &self,
+        live: &[usize],
+        i: usize,
+        begun: &[Begun],
+        watch: &mut dyn Watch,
+    ) -> Vec<runner::CaseRun> {
+        use crate::engine::talk::{self, turns::Turns, Start};
+        let (_, case) = &self.s.cases[i];
+        if let Err(why) = crate::engine::dirs::answers(case, &self.s.config.dirs) {
+            let failed = || runner::failed_run(self.clock.wall_secs(), why.clone());
+            return live.iter().map(|_| failed()).collect();
+        }
+        let talks: Vec<_> = live
+            .iter()
+            .zip(begun)
+            .map(|(&e, b)| {
+                let first = self.rounds[b.slot].done == 0;
+                self.conversation(e, &case.key(), &b.policy, first)
+            })
+            .collect();
+        let mut residents: Vec<_> = live
+            .iter()
+            .map(|&e| self.s.sides[e].resident.map(|r| r.borrow_mut()))
+            .collect();
+        let turns = Turns::new(live.len());
+        let (clock, interrupted) = (self.clock, self.interrupted);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, runner::Progress)>();
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = live
+                .iter()
+                .zip(residents.iter_mut())
+                .zip(&talks)
+                .enumerate()
+                .map(|(k, ((&e, resident), (job, deadlines)))| {
+                    let entry = match resident {
+                        Some(r) => Start::Resident(r),
+                        None => Start::Direct(self.s.sides[e].launcher),
+                    };
+                    let (tx, turns) = (tx.clone(), &turns);
+                    scope.spawn(move || {
+                        let seat = turns.seat(k);
+                        if !seat.wait_to_prepare(interrupted) {
+                            let mut run = runner::failed_run(
+                                clock.wall_secs(),
+                                "interrupted before its round began".into(),
+                            );
+                            run.status = crate::results::CaseStatus::Interrupted;
+                            return run;
+                        }
+                        let mut on_rep = |p| {
+                            let _ = tx.send((k, p));
+                        };
+                        talk::measure_in_turns(
+                            job,
+                            entry,
+                            *deadlines,
+                            clock,
+                            interrupted,
+                            &mut on_rep,
+                            Some(&seat),
+                        )
+                    })
+                })
+                .collect();
+            drop(tx);
+            let steps: Vec<Step> = begun.iter().map(Begun::step).collect();
+            for (k, p) in rx {
+                watch.rep(&steps[k], p);
+            }
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        runner::failed_run(
+                            clock.wall_secs(),
+                            "the run's thread for this environment's round stopped on an error"
+                                .into(),
+                        )
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Measures one round of case `i` in side `e` under `policy` (its
@@ -153,20 +306,9 @@ impl Loop<'_> {
             return runner::failed_run(self.clock.wall_secs(), why);
         }
         if self.s.config.workers || !side.launcher.is_host() {
-            let job = crate::engine::worker::Job {
-                first_round,
-                ..self.job(&case.key(), policy.clone(), e)
-            };
-            let name = if self.s.sides.len() > 1 {
-                side.name
-            } else {
-                ""
-            };
-            let deadlines = crate::engine::talk::Deadlines {
-                memory_limit_bytes: self.mem_limit_bytes[e],
-                ..crate::engine::talk::Deadlines::new(name, side.start_secs, policy.budget_secs)
-            };
-            let entry = match side.resident {
+            let (job, deadlines) = self.conversation(e, &case.key(), policy, first_round);
+            let mut resident = side.resident.map(|r| r.borrow_mut());
+            let entry = match resident.as_mut() {
                 Some(r) => crate::engine::talk::Start::Resident(r),
                 None => crate::engine::talk::Start::Direct(side.launcher),
             };
@@ -195,6 +337,36 @@ impl Loop<'_> {
         crate::engine::dirs::on_fingerprinted(&self.seen[e], dirs, case, || {
             runner::run_case(*bench, case, &ctx, on_rep)
         })
+    }
+
+    /// A worker's job for a round of case `key` in side `e` under
+    /// `policy` (its first there: `first_round`), and the deadlines of the
+    /// run's conversation with it.
+    fn conversation(
+        &self,
+        e: usize,
+        key: &str,
+        policy: &RepPolicy,
+        first_round: bool,
+    ) -> (
+        crate::engine::worker::Job,
+        crate::engine::talk::Deadlines<'_>,
+    ) {
+        let side = &self.s.sides[e];
+        let job = crate::engine::worker::Job {
+            first_round,
+            ..self.job(key, policy.clone(), e)
+        };
+        let name = if self.s.sides.len() > 1 {
+            side.name
+        } else {
+            ""
+        };
+        let deadlines = crate::engine::talk::Deadlines {
+            memory_limit_bytes: self.mem_limit_bytes[e],
+            ..crate::engine::talk::Deadlines::new(name, side.start_secs, policy.budget_secs)
+        };
+        (job, deadlines)
     }
 
     /// Side `e`'s cases so far, in plan order.
@@ -256,6 +428,7 @@ impl Loop<'_> {
             kept: self.kept[e].clone(),
             first_round: false,
             dirs_seen: self.seen[e].clone(),
+            turns: false,
         }
     }
 
@@ -306,5 +479,32 @@ impl Loop<'_> {
             self.cut.1 = self.cut.1.min(policy.budget_secs);
         }
         policy
+    }
+}
+
+/// A round of a case in one environment as it is about to start: where it
+/// goes, its policy and what the progress shows of it.
+pub(super) struct Begun {
+    slot: usize,
+    index: usize,
+    total: usize,
+    shown: String,
+    policy: RepPolicy,
+    rest: Vec<usize>,
+    later: Vec<u32>,
+}
+
+impl Begun {
+    /// The progress's view of this round.
+    fn step(&self) -> Step<'_> {
+        Step {
+            index: self.index,
+            total: self.total,
+            case: self.slot,
+            shown: &self.shown,
+            reps_max: self.policy.reps_max,
+            rest: &self.rest,
+            later: &self.later,
+        }
     }
 }

@@ -38,15 +38,25 @@ pub(super) fn within(secs: f64, waited: Duration) -> Result<Duration, String> {
 /// the case allows, samples of a sane size) and escapes its words, which
 /// reach the terminal.
 pub(super) fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> Result<(), String> {
-    within(run.elapsed.as_secs_f64(), waited).map_err(|w| format!("elapsed {w}"))?;
+    // a round that took turns spent `waited_secs` beside its own time
+    let turns = run.waited_secs.unwrap_or(0.0);
+    if !(turns.is_finite() && turns >= 0.0) || (turns > 0.0 && !job.turns) {
+        return Err(if job.turns {
+            format!("waited {turns} s for its turns")
+        } else {
+            format!("waited {turns} s for turns its round does not take")
+        });
+    }
+    let span =
+        within(run.elapsed.as_secs_f64() + turns, waited).map_err(|w| format!("elapsed {w}"))?;
     // the round's time is read a moment after its last repetition's end
     // on the worker's clock: a second's leeway, as for the run's wait
     let leeway = Duration::from_secs(1);
-    if let Some(t) = run.rep_ends.iter().find(|t| **t > run.elapsed + leeway) {
+    if let Some(t) = run.rep_ends.iter().find(|t| **t > span + leeway) {
         return Err(format!(
             "a repetition ended at {} s, after the round's {} s",
             t.as_secs_f64(),
-            run.elapsed.as_secs_f64()
+            span.as_secs_f64()
         ));
     }
     let reps = run.rep_ends.len();
@@ -123,4 +133,45 @@ pub(super) fn check_outcome(run: &mut CaseRun, job: &Job, waited: Duration) -> R
         a.message = escape(&a.message);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(turns: bool) -> Job {
+        Job {
+            turns,
+            ..crate::engine::worker::test_job()
+        }
+    }
+
+    /// A round of 1 s of its own whose one repetition ended 2.5 s after
+    /// it began, having waited `waited_secs` for its turns.
+    fn round(waited_secs: Option<f64>) -> CaseRun {
+        let mut run = crate::engine::runner::failed_run(0.0, String::new());
+        run.elapsed = Duration::from_secs(1);
+        run.rep_ends = vec![Duration::from_millis(2500)];
+        run.waited_secs = waited_secs;
+        run
+    }
+
+    #[test]
+    fn a_round_that_took_turns_may_end_its_repetitions_after_its_own_time() {
+        let seen = Duration::from_secs(4);
+        assert_eq!(
+            check_outcome(&mut round(Some(2.0)), &job(true), seen),
+            Ok(())
+        );
+        // without the wait it claims, the repetition is later than the round
+        let why = check_outcome(&mut round(None), &job(true), seen).unwrap_err();
+        assert!(why.contains("after the round's 1 s"), "{why}");
+        // a wait longer than the run saw, or for turns it was not given
+        let why = check_outcome(&mut round(Some(5.0)), &job(true), seen).unwrap_err();
+        assert!(why.starts_with("elapsed at 6 s"), "{why}");
+        let why = check_outcome(&mut round(Some(2.0)), &job(false), seen).unwrap_err();
+        assert!(why.contains("does not take"), "{why}");
+        let why = check_outcome(&mut round(Some(-1.0)), &job(true), seen).unwrap_err();
+        assert!(why.contains("waited -1 s"), "{why}");
+    }
 }

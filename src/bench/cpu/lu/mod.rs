@@ -74,6 +74,12 @@ fn case(n: usize, threads: usize) -> CaseSpec {
 }
 
 impl Bench for Lu {
+    /// A kept pristine and a working copy, b and x, of f64.
+    fn memory_bytes(&self, case: &CaseSpec) -> u64 {
+        let n = case.count("n").unwrap_or(0);
+        (2 * n * n + 4 * n) * 8
+    }
+
     fn id(&self) -> &'static str {
         ids::CPU_LU
     }
@@ -134,8 +140,7 @@ impl Bench for Lu {
 
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let (n, threads) = (case.count_usize("n")?, case.count_usize("threads")?);
-        // A kept pristine, a working copy, b and x.
-        ctx.require_memory((2 * n * n + 4 * n) as u64 * 8)?;
+        ctx.require_memory(self.memory_bytes(case))?;
         let (a, b) = random_system(n, ctx.seed ^ n as u64);
         Ok(Box::new(LuTrial::new(a, b, threads)?))
     }

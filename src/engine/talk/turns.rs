@@ -1,0 +1,213 @@
+//! Turns between the environments of one case round, alternated at the
+//! repetition (`run --alternate rep`): the environments' workers prepare
+//! their case one after the other, in the order the run drew for the round
+//! (a person's command and its setup work in the `--dir` itself, which two
+//! at once would share), each then waiting; once all are prepared, they
+//! measure one repetition each in turn, in that order, so that the
+//! repetitions of two environments that are compared lie milliseconds
+//! apart, not a round's seconds. A worker whose round has ended (its
+//! case's teardown done) leaves the rotation; the others go on.
+//!
+//! Each environment's conversation runs on a thread of its own; a turn is
+//! handed on through [`Turns`], and each thread holds a [`Seat`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// How often a thread waiting for its turn looks at the run's interrupt.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// Whose turn it is among `n` environments.
+#[derive(Debug)]
+pub struct Turns {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Debug)]
+struct State {
+    /// Whether each has reached its first gate (its case prepared).
+    ready: Vec<bool>,
+    /// Whether each is still in the rotation.
+    active: Vec<bool>,
+    /// Whose turn it is; None before all are prepared, and after all left.
+    current: Option<usize>,
+}
+
+impl State {
+    /// The next in the rotation after `me` (`me` itself when it is the
+    /// only one left in it).
+    fn after(&self, me: usize) -> Option<usize> {
+        let n = self.active.len();
+        (1..=n).map(|k| (me + k) % n).find(|&j| self.active[j])
+    }
+
+    /// Starts the rotation once everyone in it is prepared.
+    fn start_when_ready(&mut self) {
+        if self.current.is_none() && self.active.iter().zip(&self.ready).all(|(a, r)| !a || *r) {
+            self.current = self.active.iter().position(|&a| a);
+        }
+    }
+}
+
+impl Turns {
+    /// Turns among `n` environments, taken in index order.
+    pub fn new(n: usize) -> Turns {
+        Turns {
+            state: Mutex::new(State {
+                ready: vec![false; n],
+                active: vec![true; n],
+                current: None,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Environment `me`'s seat, which leaves the rotation when dropped.
+    pub fn seat(&self, me: usize) -> Seat<'_> {
+        Seat { turns: self, me }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // a thread that panicked while holding it left a usable state
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits, holding `s` in between, until `ready` holds of the state
+    /// (true) or `interrupted` is set (false).
+    fn until(
+        &self,
+        mut s: std::sync::MutexGuard<'_, State>,
+        interrupted: &AtomicBool,
+        ready: impl Fn(&State) -> bool,
+    ) -> bool {
+        loop {
+            if ready(&s) {
+                return true;
+            }
+            if interrupted.load(Ordering::SeqCst) {
+                return false;
+            }
+            s = match self.changed.wait_timeout(s, LOOK_EVERY) {
+                Ok((s, _)) => s,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+}
+
+/// One environment's place in [`Turns`].
+#[derive(Debug)]
+pub struct Seat<'t> {
+    turns: &'t Turns,
+    me: usize,
+}
+
+impl Seat<'_> {
+    /// Waits until every environment before this one has prepared its
+    /// case (or left): true, this one may start its worker; false when
+    /// `interrupted` is set.
+    pub fn wait_to_prepare(&self, interrupted: &AtomicBool) -> bool {
+        let me = self.me;
+        let s = self.turns.lock();
+        self.turns.until(s, interrupted, |s| {
+            (0..me).all(|j| s.ready[j] || !s.active[j])
+        })
+    }
+
+    /// This environment's worker waits at a gate: the first time, its
+    /// case is prepared; after that, its turn is done and passes on.
+    /// Returns when its turn has come (true), or when `interrupted` is set
+    /// (false).
+    pub fn wait(&self, interrupted: &AtomicBool) -> bool {
+        let me = self.me;
+        let mut s = self.turns.lock();
+        if !s.ready[me] {
+            s.ready[me] = true;
+        } else if s.current == Some(me) {
+            s.current = s.after(me);
+        }
+        s.start_when_ready();
+        self.turns.changed.notify_all();
+        self.turns.until(s, interrupted, |s| s.current == Some(me))
+    }
+}
+
+impl Drop for Seat<'_> {
+    /// Leaves the rotation: the round in this environment has ended.
+    fn drop(&mut self) {
+        let mut s = self.turns.lock();
+        s.active[self.me] = false;
+        if s.current == Some(self.me) {
+            s.current = s.after(self.me);
+        }
+        s.start_when_ready();
+        self.turns.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Three environments taking turns on threads, each doing `reps[e]`
+    /// turns of work after preparing: the order their turns were taken.
+    fn taken(reps: &[usize], interrupted: &AtomicBool) -> Vec<usize> {
+        let turns = Turns::new(reps.len());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        std::thread::scope(|scope| {
+            for (e, &n) in reps.iter().enumerate() {
+                let (turns, log) = (&turns, Arc::clone(&log));
+                scope.spawn(move || {
+                    let seat = turns.seat(e);
+                    if !seat.wait_to_prepare(interrupted) {
+                        return;
+                    }
+                    // one at a time: none prepares while another does
+                    log.lock().unwrap().push(10 + e);
+                    std::thread::sleep(Duration::from_millis(5 * (reps.len() - e) as u64));
+                    log.lock().unwrap().push(20 + e);
+                    for _ in 0..n {
+                        if !seat.wait(interrupted) {
+                            return;
+                        }
+                        log.lock().unwrap().push(e);
+                    }
+                });
+            }
+        });
+        let log = log.lock().unwrap().clone();
+        log
+    }
+
+    #[test]
+    fn environments_measure_one_repetition_each_in_turn_and_the_longer_goes_on_alone() {
+        let calm = AtomicBool::new(false);
+        // 1e: preparing began, 2e: it ended; then a repetition each in turn
+        assert_eq!(taken(&[3, 3], &calm), [10, 20, 11, 21, 0, 1, 0, 1, 0, 1]);
+        assert_eq!(
+            taken(&[2, 4, 3], &calm),
+            [10, 20, 11, 21, 12, 22, 0, 1, 2, 0, 1, 2, 1, 2, 1]
+        );
+        // one that ends before its first turn holds nobody up
+        assert_eq!(taken(&[0, 2], &calm), [10, 20, 11, 21, 1, 1]);
+        assert_eq!(taken(&[2], &calm), [10, 20, 0, 0]);
+    }
+
+    #[test]
+    fn an_interrupt_releases_every_waiting_environment() {
+        let stop = AtomicBool::new(true);
+        // nobody's turn comes before all are ready, and the interrupt
+        // ends every wait instead
+        let turns = Turns::new(2);
+        let (first, second) = (turns.seat(0), turns.seat(1));
+        assert!(!first.wait(&stop));
+        // the first prepared, so the second may; it leaves, and the first
+        // is alone, its turn come at once
+        assert!(second.wait_to_prepare(&stop));
+        drop(second);
+        assert!(first.wait(&stop));
+    }
+}
