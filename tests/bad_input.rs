@@ -210,6 +210,9 @@ const RUN_ARGS: &[Bad] = &[
         2,
         "positive number of seconds",
     ),
+    // issue 83: --alternate says how interleaved environments take turns
+    bad("--alternate round", 2, "needs two or more --in"),
+    bad("--in a --in b --alternate x", 2, "invalid value"),
     // the result file never replaces the history, even with --force
     bad(
         "--db {d}/h.sqlite3 -o {d}/h.sqlite3 --force",

@@ -480,8 +480,9 @@ pub struct RunArgs {
     /// milliseconds apart and a host that changes within seconds moves
     /// both alike; a case too large for two workers' memory at once goes
     /// by round. round: each measures its whole round in turn.
-    #[arg(long, value_enum, value_name = "rep|round", default_value = "rep")]
-    pub alternate: AlternateArg,
+    /// [default: rep]
+    #[arg(long, value_enum, value_name = "rep|round")]
+    pub alternate: Option<AlternateArg>,
     /// The seconds --precision's added rounds may take, in all
     /// environments together. [default: twice what the planned rounds
     /// took]

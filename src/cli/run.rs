@@ -144,6 +144,13 @@ fn environments(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
                  envbench in)"
             )));
         }
+        if a.alternate.is_some() {
+            return Err(UsageError(
+                "--alternate says how environments measured interleaved take turns: it needs \
+                 two or more --in (--in A --in B=PREFIX)"
+                    .into(),
+            ));
+        }
         if a.precision.is_some() {
             return Err(UsageError(
                 "--precision narrows the comparison of environments measured interleaved: it \
@@ -274,9 +281,11 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
             half_width,
             extra_secs: a.precision_time,
         }),
+        // one environment alone takes no turns
         alternate: match a.alternate {
-            AlternateArg::Rep => Alternate::Rep,
-            AlternateArg::Round => Alternate::Round,
+            _ if a.ins.len() < 2 => Alternate::Round,
+            Some(AlternateArg::Rep) | None => Alternate::Rep,
+            Some(AlternateArg::Round) => Alternate::Round,
         },
     })
 }
@@ -306,6 +315,26 @@ mod tests {
             (4, 6, 3.0)
         );
         assert_eq!(c.reps.warmup, RepPolicy::for_suite(Suite::Standard).warmup);
+    }
+
+    #[test]
+    fn only_interleaved_environments_take_turns_at_the_repetition() {
+        let alternate = |words: &[&str]| {
+            let cli = super::super::args::Cli::parse_from(words);
+            let super::super::args::Cmd::Run(args) = cli.cmd else {
+                panic!("not run")
+            };
+            let dot = DirArg {
+                name: None,
+                path: PathBuf::from("."),
+            };
+            config(&args, vec![dot]).unwrap().alternate
+        };
+        assert_eq!(alternate(&["envbench", "run"]), Alternate::Round);
+        let two = ["envbench", "run", "--in", "a", "--in", "b"];
+        assert_eq!(alternate(&two), Alternate::Rep);
+        let by_round = [&two[..], &["--alternate", "round"]].concat();
+        assert_eq!(alternate(&by_round), Alternate::Round);
     }
 
     #[test]
