@@ -410,10 +410,20 @@ fn measure_here(
         let text = serde_json::to_string(line).unwrap_or_default();
         let _ = writeln!(out, "{text}").and_then(|()| out.flush());
     };
-    // the turn comes, or stdin closed: wind down
+    // the turn comes; or stdin closed, or a signal came: wind down
     let wait_turn = |rx: &std::sync::mpsc::Receiver<()>| {
         say(&Line::Waiting);
-        rx.recv().is_ok()
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(()) => return true,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                        return false;
+                    }
+                }
+            }
+        }
     };
     let mut turn = turns.map(|rx| move || wait_turn(rx));
     let turn = turn.as_mut().map(|t| t as &mut dyn FnMut() -> bool);

@@ -79,7 +79,8 @@ impl Loop<'_> {
 
     /// Whether the rounds of case `i` in the environments `live` take
     /// turns at the repetition: `--alternate rep`, two or more of them,
-    /// each measured in a worker, and memory for every worker's case at
+    /// a case that does not work in the `--dir` itself (a person's
+    /// command), each measured in a worker, and memory for every worker's case at
     /// once (with the 25 % margin a case asks for itself) where it is
     /// known.
     pub(super) fn alternates(&self, i: usize, live: &[usize]) -> bool {
@@ -87,6 +88,11 @@ impl Loop<'_> {
             return false;
         }
         let (bench, case) = &self.s.cases[i];
+        // a person's command works in the --dir itself: one environment's
+        // cleanup would run while another still repeats it there
+        if bench.in_place() {
+            return false;
+        }
         let together = bench
             .memory_bytes(case)
             .saturating_mul(live.len() as u64)
