@@ -59,12 +59,13 @@ impl Reporter {
         self.learn(case, Duration::ZERO);
     }
 
-    /// Time left: what the current case is expected to take beyond
-    /// `elapsed`, the rest of the current pass (`rest`, the cases after the
-    /// current one), and each case's rounds in later passes (`later`).
+    /// Time left: what the current cases (one, or those taking turns) are
+    /// expected to take beyond `elapsed`, the rest of the current pass
+    /// (`rest`, the cases after them), and each case's rounds in later
+    /// passes (`later`).
     pub(crate) fn left(
         &self,
-        current: usize,
+        current: &[usize],
         elapsed: Duration,
         rest: &[usize],
         later: &[u32],
@@ -76,12 +77,13 @@ impl Reporter {
         let sum = |it: &mut dyn Iterator<Item = Duration>| {
             it.fold(Duration::ZERO, |a, b| a.saturating_add(b))
         };
-        let now = self
-            .expected
-            .get(current)
-            .map_or(Duration::ZERO, |e| e.saturating_sub(elapsed));
+        let now = sum(&mut current
+            .iter()
+            .filter_map(|&i| self.expected.get(i).copied()))
+        .saturating_sub(elapsed);
         now.saturating_add(sum(&mut rest
             .iter()
+            .filter(|i| !current.contains(i))
             .filter_map(|&i| self.expected.get(i).copied())))
             .saturating_add(sum(&mut self
                 .expected
@@ -174,7 +176,7 @@ mod tests {
         let mut r = Reporter::new(true, 3, secs(2));
         // nothing run: each case's round is its budget plus the preparation guess
         assert_eq!(
-            r.left(0, secs(0), &[1, 2], &[1, 1, 1]),
+            r.left(&[0], secs(0), &[1, 2], &[1, 1, 1]),
             Duration::from_millis(6 * 2015)
         );
         r.learn(0, secs(1));
@@ -182,16 +184,22 @@ mod tests {
         r.forget(2);
         // case 1 half done in the last round: 2.5 s of it left
         assert_eq!(
-            r.left(1, Duration::from_millis(2500), &[], &[0, 0, 0]),
+            r.left(&[1], Duration::from_millis(2500), &[], &[0, 0, 0]),
             Duration::from_millis(2500)
         );
         // one more whole round: 1 + 5 + 0
-        assert_eq!(r.left(0, secs(1), &[1, 2], &[1, 1, 1]), secs(5) + secs(6));
+        assert_eq!(
+            r.left(&[0], secs(1), &[1, 2], &[1, 1, 1]),
+            secs(5) + secs(6)
+        );
         // a dear case with fewer rounds later counts only those
-        assert_eq!(r.left(0, secs(1), &[], &[0, 2, 0]), secs(10));
+        assert_eq!(r.left(&[0], secs(1), &[], &[0, 2, 0]), secs(10));
+        // cases 0 and 1 in turns, 4 s into their shared round: 1 + 5 - 4,
+        // and case 1 is not counted again among those still to come
+        assert_eq!(r.left(&[0, 1], secs(4), &[1, 2], &[0, 0, 0]), secs(2));
         // --precision's added rounds: the time to their end, whatever the pass
         r.end_by(Instant::now() + secs(100));
-        let left = r.left(0, secs(1), &[1, 2], &[0, 2, 0]);
+        let left = r.left(&[0], secs(1), &[1, 2], &[0, 2, 0]);
         assert!(left <= secs(100) && left > secs(90), "{left:?}");
     }
 }

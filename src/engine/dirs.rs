@@ -34,6 +34,10 @@ pub struct DirSeen {
     pub device: Option<String>,
     /// The file system's type from mountinfo, e.g. `ext4`, `fuse.bindfs`.
     pub fs_type: Option<String>,
+    /// Its free space then (bytes), which the environments' rounds of a
+    /// case share when they take turns; not sent to workers.
+    #[serde(skip)]
+    pub free_bytes: Option<u64>,
 }
 
 /// The fingerprint's `--dir`s (`fp`, in the order of `dirs`) under their
@@ -45,6 +49,7 @@ pub(crate) fn as_fingerprinted(dirs: &[NamedDir], fp: &[DirInfo]) -> Vec<DirSeen
             name: d.name.clone(),
             device: info.device.clone(),
             fs_type: info.fs_type.clone(),
+            free_bytes: info.free_bytes,
         })
         .collect()
 }
@@ -184,6 +189,7 @@ mod tests {
             name: "fuse".into(),
             device: None,
             fs_type: Some("fuse.bindfs".into()),
+            free_bytes: None,
         };
         assert_eq!(
             changed(&dir(), &unknown, &info("fuse.bindfs", "0:56")),

@@ -140,6 +140,10 @@ pub struct Step<'a> {
     pub rest: &'a [usize],
     /// For each case-environment pair, its rounds in the passes after this one.
     pub later: &'a [u32],
+    /// The case-environment pairs measured in turns with this one, itself
+    /// included (their repetitions interleave, so their time is shared);
+    /// empty where it is measured alone.
+    pub together: &'a [usize],
 }
 
 /// The caller's side of the loop.

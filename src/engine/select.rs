@@ -330,6 +330,27 @@ pub(crate) fn held_at_once<'a>(
     (kept + rest, kept)
 }
 
+/// What the environments' rounds of case `i` hold at once in the `--dir`
+/// `dir` when they take turns (bytes): each environment's files of the
+/// case, beside what every case on it keeps for its later rounds.
+pub(crate) fn held_in_turns(
+    cases: &[(&'static dyn Bench, CaseSpec)],
+    i: usize,
+    dir: &str,
+    environments: usize,
+) -> u64 {
+    let on_it = |c: &CaseSpec| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(dir);
+    let kept: u64 = cases
+        .iter()
+        .filter(|(_, c)| on_it(c))
+        .map(|(b, c)| b.kept_bytes(c))
+        .sum();
+    let (b, c) = &cases[i];
+    let rest = b.disk_bytes(c).saturating_sub(b.kept_bytes(c));
+    kept.saturating_add(rest)
+        .saturating_mul(environments as u64)
+}
+
 /// The needs of every directory of `dirs` that a case of `cases` writes to.
 pub(crate) fn dir_needs(
     cases: &[(&'static dyn Bench, CaseSpec)],
@@ -549,5 +570,16 @@ mod tests {
         let both = [status, dd];
         assert_eq!(held_at_once(both.iter()), (tree + file, tree));
         assert_eq!(held_at_once(both[1..].iter()), (file, 0));
+        // in turns, each environment holds its own kept tree and its own
+        // file of the case at once
+        let dir = both[0]
+            .1
+            .params
+            .get(key::DIR)
+            .and_then(|v| v.as_str())
+            .unwrap()
+            .to_string();
+        assert_eq!(held_in_turns(&both, 1, &dir, 2), 2 * (tree + file));
+        assert_eq!(held_in_turns(&both, 0, &dir, 3), 3 * tree);
     }
 }

@@ -89,6 +89,17 @@ pub enum Start<'a> {
     Resident(&'a mut Resident),
 }
 
+impl<'a> Start<'a> {
+    /// By the environment's resident launcher where it has one, else
+    /// directly by `launcher`.
+    pub fn of(resident: Option<&'a mut Resident>, launcher: &'a Launcher) -> Start<'a> {
+        match resident {
+            Some(r) => Start::Resident(r),
+            None => Start::Direct(launcher),
+        }
+    }
+}
+
 /// Measures `job` in a new worker process started as `entry` says,
 /// reporting each repetition to `on_progress`, within `deadlines`.
 /// Repetition times come back on `clock`, counted from this call. A round
@@ -598,10 +609,8 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
                 // environment's settling, its checks): placed on the run's
                 // clock by its lines, else each environment's times would
                 // be early by its own start and two environments' turns
-                // misordered
-                if let (false, Some(late)) =
-                    (job.fake_clock, origin.or(ready_at.map(|at| at - started)))
-                {
+                // misordered (a round with repetitions said a Rep line for each)
+                if let (false, Some(late)) = (job.fake_clock, origin) {
                     for t in &mut run.rep_ends {
                         *t += late;
                     }

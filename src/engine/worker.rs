@@ -403,7 +403,6 @@ fn measure_here(
         cpus: job.cpus,
         kept: &job.kept,
     };
-    let start = clock.now();
     // a closed pipe means the run is gone; the worker dies with it
     let say = |line: &Line| {
         let mut out = std::io::stdout().lock();
@@ -427,7 +426,11 @@ fn measure_here(
     };
     let mut turn = turns.map(|rx| move || wait_turn(rx));
     let turn = turn.as_mut().map(|t| t as &mut dyn FnMut() -> bool);
+    // the repetitions' ends count from where the runner's do, after the
+    // check of the `--dir`s, as the Rep lines' elapsed times do
+    let mut start = None;
     let mut run = super::dirs::on_fingerprinted(&job.dirs_seen, &job.dirs, &case, || {
+        start = Some(clock.now());
         runner::run_case_in_turns(
             bench,
             &case,
@@ -441,8 +444,10 @@ fn measure_here(
             turn,
         )
     });
-    for t in &mut run.rep_ends {
-        *t = t.saturating_sub(start);
+    if let Some(start) = start {
+        for t in &mut run.rep_ends {
+            *t = t.saturating_sub(start);
+        }
     }
     run
 }

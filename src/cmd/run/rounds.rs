@@ -123,9 +123,15 @@ pub(super) struct RunWatch {
 
 impl Watch for RunWatch {
     fn rep(&mut self, step: &Step, progress: runner::Progress) {
+        // in turns, the elapsed time is the turns' and theirs is shared
+        let current = if step.together.is_empty() {
+            std::slice::from_ref(&step.case)
+        } else {
+            step.together
+        };
         let left = self
             .reporter
-            .left(step.case, progress.elapsed, step.rest, step.later);
+            .left(current, progress.elapsed, step.rest, step.later);
         let at = (step.index, step.total);
         self.reporter
             .rep(at, step.shown, step.reps_max, progress, left);
@@ -137,9 +143,16 @@ impl Watch for RunWatch {
         } else {
             self.reporter.forget(step.case);
         }
+        // the others in turns with it ended with it
+        let rest: Vec<usize> = step
+            .rest
+            .iter()
+            .copied()
+            .filter(|j| !step.together.contains(j))
+            .collect();
         let left = self
             .reporter
-            .left(step.case, elapsed, step.rest, step.later);
+            .left(std::slice::from_ref(&step.case), elapsed, &rest, step.later);
         self.reporter.case_done(
             (step.index, step.total),
             step.shown,

@@ -48,8 +48,12 @@ impl Loop<'_> {
         let mut dearest: Option<f64> = None;
         if self.alternates(i, &live) && !self.interrupted.load(Ordering::SeqCst) {
             crate::validity::canary::between_cases(self.clock, self.run_start, &mut files[0]);
+            let together: Vec<usize> = live.iter().map(|&e| self.slot(e, i)).collect();
             let begun: Vec<Begun> = (0..live.len())
-                .map(|k| self.begin(pass, live[k], i, rest_after(k), k))
+                .map(|k| Begun {
+                    together: together.clone(),
+                    ..self.begin(pass, live[k], i, rest_after(k), k)
+                })
                 .collect();
             let runs = self.measure_in_turns(&live, i, &begun, watch);
             for ((&e, b), run) in live.iter().zip(begun).zip(runs) {
@@ -81,7 +85,9 @@ impl Loop<'_> {
     /// turns at the repetition: `--alternate rep`, two or more of them,
     /// a case that does not work in the `--dir` itself (a person's
     /// command), each measured in a worker, and memory for every worker's case at
-    /// once (with the 25 % margin a case asks for itself) where it is
+    /// once (with the 25 % margin a case asks for itself) and room in its
+    /// `--dir` for every environment's files of it at once (with the spare
+    /// room a case keeps, [`crate::bench::io::check_room`]) where they are
     /// known.
     pub(super) fn alternates(&self, i: usize, live: &[usize]) -> bool {
         if self.s.config.alternate != crate::config::Alternate::Rep || live.len() < 2 {
@@ -98,9 +104,23 @@ impl Loop<'_> {
             .saturating_mul(live.len() as u64)
             .saturating_mul(5)
             / 4;
+        // every environment's files of the case are on disk at once too
+        let dir = crate::engine::dirs::used_by(case, &self.s.config.dirs);
+        let room = |e: usize| {
+            dir.is_none_or(|d| {
+                let need =
+                    crate::engine::select::held_in_turns(self.s.cases, i, &d.name, live.len());
+                let free = self.seen[e]
+                    .iter()
+                    .find(|s| s.name == d.name)
+                    .and_then(|s| s.free_bytes);
+                crate::bench::io::check_room(d, free, need).is_ok()
+            })
+        };
         live.iter().all(|&e| {
             (self.s.config.workers || !self.s.sides[e].launcher.is_host())
                 && self.mem_available_bytes[e].is_none_or(|m| together <= m)
+                && room(e)
         })
     }
 
@@ -156,6 +176,7 @@ impl Loop<'_> {
             policy,
             rest,
             later,
+            together: Vec::new(),
         }
     }
 
@@ -242,10 +263,7 @@ impl Loop<'_> {
                 .zip(&talks)
                 .enumerate()
                 .map(|(k, ((&e, resident), (job, deadlines)))| {
-                    let entry = match resident {
-                        Some(r) => Start::Resident(r),
-                        None => Start::Direct(self.s.sides[e].launcher),
-                    };
+                    let entry = Start::of(resident.as_deref_mut(), self.s.sides[e].launcher);
                     let (tx, turns) = (tx.clone(), &turns);
                     scope.spawn(move || {
                         let seat = turns.seat(k);
@@ -274,8 +292,12 @@ impl Loop<'_> {
                 .collect();
             drop(tx);
             let steps: Vec<Step> = begun.iter().map(Begun::step).collect();
+            // each worker's elapsed time holds its waits: the time the
+            // turns have shared so far is the case round's
+            let began = clock.now();
             for (k, p) in rx {
-                watch.rep(&steps[k], p);
+                let elapsed = clock.now().saturating_sub(began);
+                watch.rep(&steps[k], runner::Progress { elapsed, ..p });
             }
             threads
                 .into_iter()
@@ -314,10 +336,7 @@ impl Loop<'_> {
         if self.s.config.workers || !side.launcher.is_host() {
             let (job, deadlines) = self.conversation(e, &case.key(), policy, first_round);
             let mut resident = side.resident.map(|r| r.borrow_mut());
-            let entry = match resident.as_mut() {
-                Some(r) => crate::engine::talk::Start::Resident(r),
-                None => crate::engine::talk::Start::Direct(side.launcher),
-            };
+            let entry = crate::engine::talk::Start::of(resident.as_deref_mut(), side.launcher);
             return crate::engine::talk::measure(
                 &job,
                 entry,
@@ -498,6 +517,8 @@ pub(super) struct Begun {
     policy: RepPolicy,
     rest: Vec<usize>,
     later: Vec<u32>,
+    /// The pairs measured in turns with it ([`Step::together`]).
+    together: Vec<usize>,
 }
 
 impl Begun {
@@ -511,6 +532,7 @@ impl Begun {
             reps_max: self.policy.reps_max,
             rest: &self.rest,
             later: &self.later,
+            together: &self.together,
         }
     }
 }

@@ -210,4 +210,24 @@ mod tests {
         drop(second);
         assert!(first.wait(&stop));
     }
+
+    #[test]
+    fn an_interrupt_releases_a_thread_already_waiting() {
+        let stop = AtomicBool::new(false);
+        let turns = Turns::new(2);
+        let (first, _second) = (turns.seat(0), turns.seat(1));
+        std::thread::scope(|scope| {
+            // the second never prepares: the first waits for its turn
+            let waiting = scope.spawn(|| {
+                let t0 = std::time::Instant::now();
+                (first.wait(&stop), t0.elapsed())
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(!waiting.is_finished());
+            stop.store(true, Ordering::SeqCst);
+            let (turn, waited) = waiting.join().unwrap();
+            assert!(!turn);
+            assert!(waited >= Duration::from_millis(100), "{waited:?}");
+        });
+    }
 }
