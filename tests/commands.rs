@@ -66,7 +66,7 @@ static long sys(long n, long a, long b, long c, long d) {
 }
 enum { AT = -100, MKDIRAT = 258, OPENAT = 257, WRITE = 1, FSYNC = 74, CLOSE = 3,
        FSTATAT = 262, READ = 0, GETDENTS64 = 217, RENAMEAT = 264, UNLINKAT = 263,
-       GETPID = 39, FORK = 57, WAIT4 = 61, EXIT_GROUP = 231 };
+       GETPID = 39, FORK = 57, WAIT4 = 61, EXIT_GROUP = 231, CHDIR = 80 };
 void _start(void) {
     char buf[8192];
     char st[256];
@@ -84,6 +84,12 @@ void _start(void) {
     sys(CLOSE, fd, 0, 0, 0);
     fd = sys(OPENAT, AT, (long)"d", 0200000 /* O_DIRECTORY */, 0);
     sys(GETDENTS64, fd, (long)buf, 8192, 0);
+    sys(FSTATAT, fd, (long)"..", (long)st, 0);
+    sys(CLOSE, fd, 0, 0, 0);
+    sys(FSTATAT, AT, (long)"/", (long)st, 0);
+    sys(FSTATAT, AT, (long)"../", (long)st, 0);
+    fd = sys(OPENAT, AT, (long)"/dev/null", 0, 0);
+    sys(READ, fd, (long)buf, 10, 0);
     sys(CLOSE, fd, 0, 0, 0);
     sys(RENAMEAT, AT, (long)"d/f", AT, (long)"d/g");
     sys(UNLINKAT, AT, (long)"d/g", 0, 0);
@@ -91,6 +97,8 @@ void _start(void) {
     sys(GETPID, 0, 0, 0, 0);
     if (sys(FORK, 0, 0, 0, 0) == 0) sys(EXIT_GROUP, 0, 0, 0, 0);
     sys(WAIT4, -1, 0, 0, 0);
+    sys(CHDIR, (long)"/", 0, 0, 0);
+    sys(FSTATAT, AT, (long)"proc", (long)st, 0);
     sys(EXIT_GROUP, 0, 0, 0, 0);
 }
 "#;
@@ -150,15 +158,15 @@ fn a_fixture_command_is_counted_exactly() {
     .iter()
     .map(|k| (*k, c[*k].as_u64().unwrap()))
     .collect();
-    // two opens read (the file and the directory), a create; the other
-    // calls: a write, three closes, two reads, getpid, fork and wait4,
-    // less each open's first read and its close (4): 5
+    // three opens read (the file, the directory, /dev/null), a create;
+    // the other calls: a write, four closes, three reads, getpid, fork,
+    // wait4 and chdir, less each open's first read and its close (6): 6
     assert_eq!(
         got,
         vec![
-            ("stats", 1),
+            ("stats", 5),
             ("misses", 1),
-            ("reads", 2),
+            ("reads", 3),
             ("read_bytes", 5000),
             ("creates", 1),
             ("write_bytes", 5000),
@@ -169,11 +177,31 @@ fn a_fixture_command_is_counted_exactly() {
             ("syncs", 1),
             ("readdirs", 1),
             ("spawns", 1),
-            ("calls", 5),
+            ("calls", 6),
         ]
     );
+    // outside the directory: the stats of /, of ../ and (after chdir) of
+    // proc, and /dev/null's open; d's .. through its descriptor is the
+    // directory itself
+    let elsewhere = &v["elsewhere"];
+    let placed: Vec<(&str, u64)> = ["stats", "misses", "reads", "read_bytes", "creates", "calls"]
+        .iter()
+        .map(|k| (*k, elsewhere[*k].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        placed,
+        vec![
+            ("stats", 3),
+            ("misses", 0),
+            ("reads", 1),
+            ("read_bytes", 0),
+            ("creates", 0),
+            ("calls", 0)
+        ],
+        "{v}"
+    );
     // every call but the two exit_groups, which never return
-    assert_eq!(v["syscalls"], 20, "{v}");
+    assert_eq!(v["syscalls"], 28, "{v}");
     assert_eq!(v["exit"], 0, "{v}");
     assert!(!d.join("d").exists());
 }

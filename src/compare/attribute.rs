@@ -14,6 +14,12 @@
 //!   workload's directory (or anywhere, for a price not tied to one) in
 //!   the same comparison; a system call or a program without a price stays
 //!   in the rest (a `--by-dir` comparison has none per directory);
+//! - in a `--by-dir` comparison, a person's command's operations on files
+//!   outside its directory (a compiler's headers, the standard library
+//!   of an interpreter) are the same work on both sides: they stay in the
+//!   rest, unpriced; between environments they are priced at the
+//!   directory's costs with the others, as nothing in the runs prices the
+//!   file system they lie on;
 //! - the rest of the baseline's time (directory listings, directories
 //!   made and removed, the computation) is taken as the same work in the
 //!   other environment, scaled by the computation's price ratio where both
@@ -85,6 +91,10 @@ pub struct Attribution {
     pub parts: Vec<Part>,
     /// The baseline's time not priced (listings, directories, computation), ms.
     pub rest_base_ms: f64,
+    /// A command's operations on files outside its directory that a
+    /// `--by-dir` comparison took as the same on both sides, in the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_elsewhere: Option<OpCounts>,
     /// What the rest was scaled by in the other environment: cpu.int's
     /// time ratio, or 1 without it.
     pub rest_scale: f64,
@@ -260,11 +270,13 @@ impl Market<'_> {
 }
 
 /// Every attribution of a workload that counted its operations, for each
-/// environment, priced as `prices` declare.
+/// environment, priced as `prices` declare; `by_dir`: the environments are
+/// directories of the same runs (`compare --by-dir`).
 pub fn attribute(
     envs: &[Environment],
     metrics: &[MetricComparison],
     prices: &[BenchPrice],
+    by_dir: bool,
 ) -> Vec<Attribution> {
     let Some(base) = envs.first() else {
         return Vec::new();
@@ -279,6 +291,8 @@ pub fn attribute(
         .filter_map(|m| {
             let case = *cases.get(m.key.as_str())?;
             let counts = OpCounts::of(case.details.as_ref())?;
+            let same = OpCounts::elsewhere_of(case.details.as_ref())
+                .filter(|e| by_dir && e.file_operations() > 0);
             let market = Market {
                 cases: &cases,
                 metrics,
@@ -286,17 +300,24 @@ pub fn attribute(
                 env: &m.environment,
                 dir: case.dir_param(),
             };
-            Some(one(m, case, counts, &market))
+            Some(one(m, case, counts, same, &market))
         })
         .collect()
 }
 
 /// The attribution of workload `m` (its case `case`), which counted
-/// `counts`.
-fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Market) -> Attribution {
+/// `counts`, of which `same` are taken as the same on both sides.
+fn one(
+    m: &MetricComparison,
+    case: &CaseResult,
+    counts: OpCounts,
+    same: Option<OpCounts>,
+    market: &Market,
+) -> Attribution {
     let mut parts = Vec::new();
     let mut missing = Vec::new();
-    for counted in counts.priced() {
+    let priced = same.map_or(counts, |s| counts.less(&s));
+    for counted in priced.priced() {
         if counted.count == 0 {
             continue;
         }
@@ -340,6 +361,7 @@ fn one(m: &MetricComparison, case: &CaseResult, counts: OpCounts, market: &Marke
         counts,
         parts,
         rest_base_ms,
+        same_elsewhere: same,
         rest_scale,
         rest_priced_by: compute.map(|c| c.by()),
         command: case.command_text().map(str::to_string),
@@ -452,6 +474,41 @@ mod tests {
             a.main_part().unwrap().priced_by,
             "io.meta[dir=work,files=500] stats_per_sec"
         );
+    }
+
+    #[test]
+    fn a_command_s_operations_outside_its_directory_are_the_same_in_a_comparison_of_directories() {
+        // as above, but 1 000 of the 2 000 stats were outside the
+        // directory: between directories they stay in the rest, the same
+        // on both sides: 1 000 at 1 µs (1 ms) against 10 µs (10 ms), the
+        // rest 3 - 1 = 2 ms on both, (10 + 2) / 3 = 4x predicted
+        let counts = OpCounts {
+            stats: 2000,
+            ..OpCounts::default()
+        };
+        let elsewhere = OpCounts {
+            stats: 1000,
+            ..OpCounts::default()
+        };
+        let with_elsewhere = |mut r: crate::results::ResultFile| {
+            let d = r.cases[1].details.as_mut().unwrap();
+            d[crate::results::counts::ELSEWHERE_KEY] = serde_json::json!(elsewhere);
+            r
+        };
+        let rates = |f: f64| [50_000.0 / f, 1e6 / f, 100_000.0 / f, 80_000.0 / f];
+        let base = with_elsewhere(side("local", "b1", rates(1.0), 3.0, counts));
+        let other = with_elsewhere(side("share", "o1", rates(10.0), 24.0, counts));
+        let pair = (("local", base), ("share", other));
+        let by_dir = attribute_pair_as(pair.0.clone(), pair.1.clone(), true).remove(0);
+        assert_eq!(by_dir.parts[0].count, 1000);
+        assert!((by_dir.rest_base_ms - 2.0).abs() < 0.01, "{by_dir:?}");
+        assert!((by_dir.predicted.unwrap() - 4.0).abs() < 0.05, "{by_dir:?}");
+        assert_eq!(by_dir.same_elsewhere, Some(elsewhere));
+        assert_eq!(by_dir.counts, counts);
+        // between environments all 2 000 are priced at the directory's costs
+        let apart = attribute_pair_as(pair.0, pair.1, false).remove(0);
+        assert!((apart.predicted.unwrap() - 7.0).abs() < 0.05, "{apart:?}");
+        assert_eq!(apart.same_elsewhere, None);
     }
 
     /// `side`'s file with io.meta's second stat and second miss measured
@@ -577,6 +634,15 @@ mod tests {
         base: (&str, crate::results::ResultFile),
         other: (&str, crate::results::ResultFile),
     ) -> Vec<Attribution> {
+        attribute_pair_as(base, other, false)
+    }
+
+    /// [`attribute_pair`], the sides directories (`by_dir`) or not.
+    fn attribute_pair_as(
+        base: (&str, crate::results::ResultFile),
+        other: (&str, crate::results::ResultFile),
+        by_dir: bool,
+    ) -> Vec<Attribution> {
         let envs = vec![
             Environment::new(base.0, vec![base.1]),
             Environment::new(other.0, vec![other.1]),
@@ -588,7 +654,7 @@ mod tests {
             prices: crate::bench::prices(),
         };
         let c = compare(&envs, &opts).unwrap();
-        attribute(&envs, &c.metrics, crate::bench::prices())
+        attribute(&envs, &c.metrics, crate::bench::prices(), by_dir)
     }
 
     /// The attribution of app.db between two sides alike: io.random's

@@ -569,7 +569,7 @@ fn compare_with(
         not_comparable,
         exclude_suspect: opts.exclude_suspect,
         diagnoses: diagnose::diagnose(envs, &metrics),
-        attributions: attribute::attribute(envs, &metrics, opts.prices),
+        attributions: attribute::attribute(envs, &metrics, opts.prices, by_dir),
         split_history,
         metrics,
     })

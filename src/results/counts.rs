@@ -17,6 +17,10 @@ pub const SMALL_FILE_BYTES: u64 = 4096;
 /// The key of a case's details that holds its [`OpCounts`].
 pub const KEY: &str = "counts";
 
+/// The key under which a person's command records the part of its counts
+/// made on files outside its directory.
+pub const ELSEWHERE_KEY: &str = "counts_elsewhere";
+
 /// Operations of one repetition of an application workload.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCounts {
@@ -97,29 +101,60 @@ pub struct Counted {
 /// `u64::MAX` rather than wrapping to a small one.
 impl std::ops::AddAssign for OpCounts {
     fn add_assign(&mut self, o: OpCounts) {
-        self.stats = self.stats.saturating_add(o.stats);
-        self.misses = self.misses.saturating_add(o.misses);
-        self.readdirs = self.readdirs.saturating_add(o.readdirs);
-        self.reads = self.reads.saturating_add(o.reads);
-        self.read_bytes = self.read_bytes.saturating_add(o.read_bytes);
-        self.creates = self.creates.saturating_add(o.creates);
-        self.write_bytes = self.write_bytes.saturating_add(o.write_bytes);
-        self.mkdirs = self.mkdirs.saturating_add(o.mkdirs);
-        self.unlinks = self.unlinks.saturating_add(o.unlinks);
-        self.rmdirs = self.rmdirs.saturating_add(o.rmdirs);
-        self.opens = self.opens.saturating_add(o.opens);
-        self.preads = self.preads.saturating_add(o.preads);
-        self.pread_bytes = self.pread_bytes.saturating_add(o.pread_bytes);
-        self.pwrites = self.pwrites.saturating_add(o.pwrites);
-        self.pwrite_bytes = self.pwrite_bytes.saturating_add(o.pwrite_bytes);
-        self.syncs = self.syncs.saturating_add(o.syncs);
-        self.calls = self.calls.saturating_add(o.calls);
-        self.spawns = self.spawns.saturating_add(o.spawns);
-        self.renames = self.renames.saturating_add(o.renames);
+        *self = self.each(&o, u64::saturating_add);
     }
 }
 
 impl OpCounts {
+    /// `f` of each field of these counts and `o`'s.
+    fn each(&self, o: &OpCounts, f: impl Fn(u64, u64) -> u64) -> OpCounts {
+        OpCounts {
+            stats: f(self.stats, o.stats),
+            misses: f(self.misses, o.misses),
+            readdirs: f(self.readdirs, o.readdirs),
+            reads: f(self.reads, o.reads),
+            read_bytes: f(self.read_bytes, o.read_bytes),
+            creates: f(self.creates, o.creates),
+            write_bytes: f(self.write_bytes, o.write_bytes),
+            mkdirs: f(self.mkdirs, o.mkdirs),
+            unlinks: f(self.unlinks, o.unlinks),
+            rmdirs: f(self.rmdirs, o.rmdirs),
+            opens: f(self.opens, o.opens),
+            preads: f(self.preads, o.preads),
+            pread_bytes: f(self.pread_bytes, o.pread_bytes),
+            pwrites: f(self.pwrites, o.pwrites),
+            pwrite_bytes: f(self.pwrite_bytes, o.pwrite_bytes),
+            syncs: f(self.syncs, o.syncs),
+            calls: f(self.calls, o.calls),
+            spawns: f(self.spawns, o.spawns),
+            renames: f(self.renames, o.renames),
+        }
+    }
+
+    /// These counts without `part` (field by field, at least 0).
+    pub fn less(&self, part: &OpCounts) -> OpCounts {
+        self.each(part, u64::saturating_sub)
+    }
+
+    /// The file operations among the counts (not their bytes, nor other
+    /// calls or programs): what "its 1 200 operations" says.
+    pub fn file_operations(&self) -> u64 {
+        [
+            self.stats,
+            self.misses,
+            self.readdirs,
+            self.reads,
+            self.creates,
+            self.mkdirs,
+            self.unlinks,
+            self.rmdirs,
+            self.renames,
+            self.syncs,
+        ]
+        .iter()
+        .fold(0, |a, &b| a.saturating_add(b))
+    }
+
     /// Every count, named as the result file names it, for reports.
     pub fn named(&self) -> [(&'static str, u64); 19] {
         [
@@ -214,6 +249,12 @@ impl OpCounts {
     /// The counts a case recorded in its details, if it recorded them.
     pub fn of(details: Option<&serde_json::Value>) -> Option<OpCounts> {
         serde_json::from_value(details?.get(KEY)?.clone()).ok()
+    }
+
+    /// The part of them a person's command made on files outside its
+    /// directory, if it recorded it.
+    pub fn elsewhere_of(details: Option<&serde_json::Value>) -> Option<OpCounts> {
+        serde_json::from_value(details?.get(ELSEWHERE_KEY)?.clone()).ok()
     }
 }
 

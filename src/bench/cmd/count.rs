@@ -10,13 +10,20 @@
 //!
 //! The system call's number, arguments and result come from
 //! `PTRACE_GET_SYSCALL_INFO` (Linux 5.3), or from the registers where the
-//! kernel does not have it (x86-64). Only the numbers and flags are read,
-//! never the memory of the command: a path is not looked at.
+//! kernel does not have it (x86-64). Each file a call names is placed
+//! ([`Places`]): in the directory the command started in (the `--dir`),
+//! or elsewhere (the root file system's programs, headers and libraries),
+//! which the counts made elsewhere say again apart. A path is read from
+//! the command's memory a word at a time (`PTRACE_PEEKDATA`); an open
+//! file's place is remembered from its open, or read from
+//! `/proc/PID/fd`. A file that cannot be placed counts as in the
+//! directory.
 
 use crate::results::counts::OpCounts;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::process::CommandExt;
+use std::path::{Component, Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 /// The hidden argument that makes envbench the counter.
@@ -27,6 +34,10 @@ pub const COUNT_ARG: &str = "__cmd-count";
 pub struct Counted {
     /// The operations, sorted.
     pub counts: OpCounts,
+    /// Those of them on files outside the command's directory (its
+    /// other calls and programs are in none).
+    #[serde(default)]
+    pub elsewhere: OpCounts,
     /// Every system call seen.
     pub syscalls: u64,
     /// The command's exit code (128 + N for a signal N).
@@ -85,7 +96,10 @@ fn count(argv: &[String]) -> Result<Counted, String> {
         unsafe { libc::kill(root, libc::SIGKILL) };
         return Err(format!("ptrace cannot follow the command here: {err}"));
     }
-    let mut tracer = Tracer::new(root);
+    let dir = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("the command's directory cannot be named: {e}"))?;
+    let mut tracer = Tracer::new(root, dir);
     resume(root, 0);
     tracer.follow()?;
     Ok(tracer.finish())
@@ -101,8 +115,11 @@ fn resume(pid: libc::pid_t, signal: libc::c_int) {
 /// The tracing loop's state.
 struct Tracer {
     root: libc::pid_t,
-    /// Each thread's system call under way: its number and arguments.
-    pending: BTreeMap<libc::pid_t, (u64, [u64; 6])>,
+    /// Each thread's system call under way: its number and arguments,
+    /// and where the file it names lies.
+    pending: BTreeMap<libc::pid_t, (u64, [u64; 6], Placed)>,
+    /// Where the files the calls name lie.
+    places: Places,
     /// Threads seen, and whether each is known to be a thread of an
     /// existing process (false: a new process's first thread).
     seen: BTreeSet<libc::pid_t>,
@@ -115,10 +132,11 @@ struct Tracer {
 }
 
 impl Tracer {
-    fn new(root: libc::pid_t) -> Tracer {
+    fn new(root: libc::pid_t, dir: PathBuf) -> Tracer {
         Tracer {
             root,
             pending: BTreeMap::new(),
+            places: Places::new(dir),
             seen: BTreeSet::from([root]),
             tally: Tally::default(),
             exit: 0,
@@ -164,7 +182,11 @@ impl Tracer {
             self.on_syscall(pid);
             resume(pid, 0);
         } else if signal == libc::SIGTRAP && status >> 16 != 0 {
-            // a clone, fork, vfork or exec event: the new one stops by itself
+            // a clone, fork, vfork or exec event: the new one stops by
+            // itself; an exec closed the files opened close-on-exec
+            if status >> 16 == libc::PTRACE_EVENT_EXEC {
+                self.places.exec(pid);
+            }
             resume(pid, 0);
         } else if signal == libc::SIGSTOP && self.seen.insert(pid) {
             // a new tracee's first stop: a new process unless its thread
@@ -193,11 +215,14 @@ impl Tracer {
         };
         match stop {
             Stop::Entry(nr, args) => {
-                self.pending.insert(pid, (nr, args));
+                let placed = self.places.entry(pid, nr as libc::c_long, &args);
+                self.pending.insert(pid, (nr, args, placed));
             }
             Stop::Exit(ret) => {
-                if let Some((nr, args)) = self.pending.remove(&pid) {
-                    self.tally.exit(nr, &args, ret);
+                if let Some((nr, args, placed)) = self.pending.remove(&pid) {
+                    self.tally.exit(nr, &args, ret, placed.inside);
+                    self.places
+                        .exit(pid, nr as libc::c_long, &args, ret, placed.path);
                 }
             }
             Stop::Other => {}
@@ -213,6 +238,7 @@ impl Tracer {
     fn finish(self) -> Counted {
         Counted {
             counts: self.tally.counts(),
+            elsewhere: self.tally.elsewhere,
             syscalls: self.tally.total,
             exit: self.exit,
             error: None,
@@ -221,8 +247,13 @@ impl Tracer {
 }
 
 /// Whether thread `tid` leads its thread group (a new process, not a
-/// thread of one), from /proc/TID/status.
+/// thread of one).
 fn is_process(tid: libc::pid_t) -> bool {
+    thread_group(tid).is_none_or(|tgid| tgid == tid)
+}
+
+/// Thread `tid`'s thread group, from /proc/TID/status.
+fn thread_group(tid: libc::pid_t) -> Option<libc::pid_t> {
     std::fs::read_to_string(format!("/proc/{tid}/status"))
         .ok()
         .and_then(|s| {
@@ -230,7 +261,307 @@ fn is_process(tid: libc::pid_t) -> bool {
                 .find_map(|l| l.strip_prefix("Tgid:"))
                 .and_then(|v| v.trim().parse::<libc::pid_t>().ok())
         })
-        .is_none_or(|tgid| tgid == tid)
+}
+
+/// Where a call's file lies, decided at its entry.
+#[derive(Debug, Default)]
+struct Placed {
+    /// In the command's directory (or not placed).
+    inside: bool,
+    /// The path an open names, remembered for its descriptor.
+    path: Option<PathBuf>,
+}
+
+/// The file a call names: a path (relative to a directory descriptor or
+/// the working directory) or an open descriptor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    Path { dirfd: i32, addr: u64 },
+    Fd(i32),
+}
+
+/// Where the files the command's calls name lie, from their paths, its
+/// processes' working directories and their open descriptors.
+struct Places {
+    /// The directory the command started in, as the kernel names it.
+    dir: PathBuf,
+    /// Each thread's thread group (a process's threads share its
+    /// working directory and descriptors).
+    groups: HashMap<libc::pid_t, libc::pid_t>,
+    /// Each process's working directory, once read.
+    cwd: HashMap<libc::pid_t, PathBuf>,
+    /// Each process's open descriptors' paths, once known.
+    fds: HashMap<(libc::pid_t, i32), PathBuf>,
+}
+
+impl Places {
+    fn new(dir: PathBuf) -> Places {
+        Places {
+            dir,
+            groups: HashMap::new(),
+            cwd: HashMap::new(),
+            fds: HashMap::new(),
+        }
+    }
+
+    fn group(&mut self, tid: libc::pid_t) -> libc::pid_t {
+        *self
+            .groups
+            .entry(tid)
+            .or_insert_with(|| thread_group(tid).unwrap_or(tid))
+    }
+
+    /// Where the file call `nr` of thread `tid` names lies, at its entry.
+    fn entry(&mut self, tid: libc::pid_t, nr: libc::c_long, args: &[u64; 6]) -> Placed {
+        let path = match target(nr, args) {
+            None => return Placed::default(),
+            Some(Target::Fd(fd)) => self.fd_path(tid, fd),
+            Some(Target::Path { dirfd, addr }) => self.path_at(tid, dirfd, addr),
+        };
+        Placed {
+            inside: path.as_deref().is_none_or(|p| p.starts_with(&self.dir)),
+            path,
+        }
+    }
+
+    /// What call `nr` of thread `tid` changed, at its exit (`ret`): a
+    /// descriptor opened, copied or closed, a working directory changed.
+    fn exit(
+        &mut self,
+        tid: libc::pid_t,
+        nr: libc::c_long,
+        args: &[u64; 6],
+        ret: i64,
+        path: Option<PathBuf>,
+    ) {
+        if ret < 0 {
+            return;
+        }
+        let g = self.group(tid);
+        let fd = |v: u64| v as i32;
+        let copy = |places: &mut Places, from: i32, to: i32| match places.fds.get(&(g, from)) {
+            Some(p) => {
+                let p = p.clone();
+                places.fds.insert((g, to), p);
+            }
+            None => {
+                places.fds.remove(&(g, to));
+            }
+        };
+        match nr {
+            libc::SYS_openat | libc::SYS_openat2 => {
+                if let Some(p) = path {
+                    self.fds.insert((g, ret as i32), p);
+                }
+            }
+            libc::SYS_close => {
+                self.fds.remove(&(g, fd(args[0])));
+            }
+            libc::SYS_dup => copy(self, fd(args[0]), ret as i32),
+            libc::SYS_dup3 => copy(self, fd(args[0]), fd(args[1])),
+            libc::SYS_fcntl if matches!(args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) => {
+                copy(self, fd(args[0]), ret as i32)
+            }
+            libc::SYS_chdir | libc::SYS_fchdir => {
+                self.cwd.remove(&g);
+            }
+            _ => self.legacy_exit(g, nr, args, ret, path),
+        }
+    }
+
+    /// [`Places::exit`] for x86-64's calls from before the `*at` calls.
+    #[cfg(target_arch = "x86_64")]
+    fn legacy_exit(
+        &mut self,
+        g: libc::pid_t,
+        nr: libc::c_long,
+        args: &[u64; 6],
+        ret: i64,
+        path: Option<PathBuf>,
+    ) {
+        match nr {
+            libc::SYS_open | libc::SYS_creat => {
+                if let Some(p) = path {
+                    self.fds.insert((g, ret as i32), p);
+                }
+            }
+            libc::SYS_dup2 => match self.fds.get(&(g, args[0] as i32)).cloned() {
+                Some(p) => {
+                    self.fds.insert((g, args[1] as i32), p);
+                }
+                None => {
+                    self.fds.remove(&(g, args[1] as i32));
+                }
+            },
+            _ => {}
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn legacy_exit(
+        &mut self,
+        _g: libc::pid_t,
+        _nr: libc::c_long,
+        _args: &[u64; 6],
+        _ret: i64,
+        _path: Option<PathBuf>,
+    ) {
+    }
+
+    /// Thread `tid`'s process ran a new program: the descriptors it
+    /// opened close-on-exec are gone, and the others are read again.
+    fn exec(&mut self, tid: libc::pid_t) {
+        let g = self.group(tid);
+        self.fds.retain(|&(owner, _), _| owner != g);
+    }
+
+    /// The path of descriptor `fd` of thread `tid`'s process.
+    fn fd_path(&mut self, tid: libc::pid_t, fd: i32) -> Option<PathBuf> {
+        let g = self.group(tid);
+        if let Some(p) = self.fds.get(&(g, fd)) {
+            return Some(p.clone());
+        }
+        let p = std::fs::read_link(format!("/proc/{tid}/fd/{fd}")).ok()?;
+        self.fds.insert((g, fd), p.clone());
+        Some(p)
+    }
+
+    /// The path at `addr` in thread `tid`'s memory, relative to `dirfd`,
+    /// made absolute and without `.` and `..`.
+    fn path_at(&mut self, tid: libc::pid_t, dirfd: i32, addr: u64) -> Option<PathBuf> {
+        use std::os::unix::ffi::OsStringExt as _;
+        let named = PathBuf::from(std::ffi::OsString::from_vec(read_c_string(tid, addr)?));
+        if named.is_absolute() {
+            return Some(lexical(&named));
+        }
+        let base = if dirfd == libc::AT_FDCWD {
+            let g = self.group(tid);
+            match self.cwd.get(&g) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
+                    self.cwd.insert(g, p.clone());
+                    p
+                }
+            }
+        } else {
+            self.fd_path(tid, dirfd)?
+        };
+        Some(lexical(&base.join(named)))
+    }
+}
+
+/// The file that call `nr` with `args` names, if it names one.
+fn target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
+    let at = |i: usize| Target::Path {
+        dirfd: args[i] as i32,
+        addr: args[i + 1],
+    };
+    let fd = Target::Fd(args[0] as i32);
+    Some(match nr {
+        libc::SYS_newfstatat
+        | libc::SYS_statx
+        | libc::SYS_faccessat
+        | libc::SYS_faccessat2
+        | libc::SYS_readlinkat
+        | libc::SYS_openat
+        | libc::SYS_openat2
+        | libc::SYS_mkdirat
+        | libc::SYS_unlinkat
+        | libc::SYS_renameat
+        | libc::SYS_renameat2 => at(0),
+        libc::SYS_read
+        | libc::SYS_pread64
+        | libc::SYS_readv
+        | libc::SYS_preadv
+        | libc::SYS_write
+        | libc::SYS_pwrite64
+        | libc::SYS_writev
+        | libc::SYS_pwritev
+        | libc::SYS_getdents64
+        | libc::SYS_fsync
+        | libc::SYS_fdatasync
+        | libc::SYS_syncfs
+        | libc::SYS_sync_file_range => fd,
+        _ => return legacy_target(nr, args),
+    })
+}
+
+/// [`target`] for x86-64's calls from before the `*at` calls.
+#[cfg(target_arch = "x86_64")]
+fn legacy_target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
+    Some(match nr {
+        libc::SYS_stat
+        | libc::SYS_lstat
+        | libc::SYS_access
+        | libc::SYS_readlink
+        | libc::SYS_open
+        | libc::SYS_creat
+        | libc::SYS_mkdir
+        | libc::SYS_rmdir
+        | libc::SYS_unlink
+        | libc::SYS_rename => Target::Path {
+            dirfd: libc::AT_FDCWD,
+            addr: args[0],
+        },
+        libc::SYS_getdents => Target::Fd(args[0] as i32),
+        _ => return None,
+    })
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn legacy_target(_nr: libc::c_long, _args: &[u64; 6]) -> Option<Target> {
+    None
+}
+
+/// The longest path read from a command's memory.
+const PATH_MOST: usize = 4096;
+
+/// The NUL-ended string at `addr` in stopped tracee `tid`'s memory, read
+/// a word at a time; None where it cannot be read or is longer than
+/// [`PATH_MOST`].
+fn read_c_string(tid: libc::pid_t, addr: u64) -> Option<Vec<u8>> {
+    if addr == 0 {
+        return None;
+    }
+    let word = std::mem::size_of::<libc::c_long>();
+    let mut out = Vec::new();
+    while out.len() < PATH_MOST {
+        let at = addr.checked_add(out.len() as u64)?;
+        // SAFETY: errno is this thread's; PEEKDATA reads the tracee's
+        // memory and returns the word, or -1 with errno set.
+        let w = unsafe {
+            *libc::__errno_location() = 0;
+            libc::ptrace(libc::PTRACE_PEEKDATA, tid, at as usize, 0)
+        };
+        // SAFETY: errno is this thread's.
+        if w == -1 && unsafe { *libc::__errno_location() } != 0 {
+            return None;
+        }
+        for b in w.to_ne_bytes().into_iter().take(word) {
+            if b == 0 {
+                return Some(out);
+            }
+            out.push(b);
+        }
+    }
+    None
+}
+
+/// `p` without `.` and with each `..` taking the name before it away, as
+/// far as its root: the kernel's reading where no symbolic link is met.
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// One system-call stop.
@@ -300,6 +631,9 @@ fn registers(_pid: libc::pid_t, _in_call: bool) -> Stop {
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Tally {
     counts: OpCounts,
+    /// The file operations of `counts` on files outside the command's
+    /// directory.
+    elsewhere: OpCounts,
     /// Every call.
     total: u64,
     /// Calls sorted into a kind (the rest are other calls).
@@ -311,44 +645,22 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// Tallies call `nr` with `args`, which returned `ret`.
-    pub(super) fn exit(&mut self, nr: u64, args: &[u64; 6], ret: i64) {
+    /// Tallies call `nr` with `args`, which returned `ret`, on a file in
+    /// the command's directory or not (`inside`).
+    pub(super) fn exit(&mut self, nr: u64, args: &[u64; 6], ret: i64, inside: bool) {
         self.total += 1;
         let Some(kind) = kind(nr as libc::c_long, args) else {
             return;
         };
-        let ok = ret >= 0;
-        let missing = ret == -(libc::ENOENT as i64) || ret == -(libc::ENOTDIR as i64);
-        let c = &mut self.counts;
-        let sorted = match kind {
-            Kind::Lookup if ok => bump(&mut c.stats),
-            Kind::Lookup | Kind::Open { .. } if missing => bump(&mut c.misses),
-            Kind::Open { create: true } if ok => bump(&mut c.creates),
-            Kind::Open { create: false } if ok => bump(&mut c.reads),
-            Kind::Read => {
-                self.reads += 1;
-                c.read_bytes += ret.max(0) as u64;
-                false
-            }
-            Kind::Write => {
-                c.write_bytes += ret.max(0) as u64;
-                false
-            }
-            Kind::Close => {
-                self.closes += 1;
-                false
-            }
-            // a batch of a directory's entries; the empty answer that ends
-            // a listing is part of it
-            Kind::List if ret > 0 => bump(&mut c.readdirs),
-            Kind::List => true,
-            Kind::Mkdir if ok => bump(&mut c.mkdirs),
-            Kind::Rmdir if ok => bump(&mut c.rmdirs),
-            Kind::Unlink if ok => bump(&mut c.unlinks),
-            Kind::Rename if ok => bump(&mut c.renames),
-            Kind::Sync if ok => bump(&mut c.syncs),
-            _ => false,
-        };
+        match kind {
+            Kind::Read => self.reads += 1,
+            Kind::Close => self.closes += 1,
+            _ => {}
+        }
+        let sorted = sort(&mut self.counts, kind, ret);
+        if !inside {
+            sort(&mut self.elsewhere, kind, ret);
+        }
         self.sorted += u64::from(sorted);
     }
 
@@ -360,6 +672,37 @@ impl Tally {
             calls: self.total - self.sorted - in_opens.min(self.total - self.sorted),
             ..self.counts
         }
+    }
+}
+
+/// Counts call `kind`, which returned `ret`, into `c`: true where it is
+/// sorted into a kind of operation (not an other call).
+fn sort(c: &mut OpCounts, kind: Kind, ret: i64) -> bool {
+    let ok = ret >= 0;
+    let missing = ret == -(libc::ENOENT as i64) || ret == -(libc::ENOTDIR as i64);
+    match kind {
+        Kind::Lookup if ok => bump(&mut c.stats),
+        Kind::Lookup | Kind::Open { .. } if missing => bump(&mut c.misses),
+        Kind::Open { create: true } if ok => bump(&mut c.creates),
+        Kind::Open { create: false } if ok => bump(&mut c.reads),
+        Kind::Read => {
+            c.read_bytes += ret.max(0) as u64;
+            false
+        }
+        Kind::Write => {
+            c.write_bytes += ret.max(0) as u64;
+            false
+        }
+        // a batch of a directory's entries; the empty answer that ends
+        // a listing is part of it
+        Kind::List if ret > 0 => bump(&mut c.readdirs),
+        Kind::List => true,
+        Kind::Mkdir if ok => bump(&mut c.mkdirs),
+        Kind::Rmdir if ok => bump(&mut c.rmdirs),
+        Kind::Unlink if ok => bump(&mut c.unlinks),
+        Kind::Rename if ok => bump(&mut c.renames),
+        Kind::Sync if ok => bump(&mut c.syncs),
+        _ => false,
     }
 }
 
@@ -439,7 +782,7 @@ mod tests {
     use super::*;
 
     fn call(t: &mut Tally, nr: libc::c_long, args: [u64; 6], ret: i64) {
-        t.exit(nr as u64, &args, ret);
+        t.exit(nr as u64, &args, ret, true);
     }
 
     #[test]
@@ -493,5 +836,73 @@ mod tests {
         // getpid) the open's first read and its close are in its price: 5
         assert_eq!((t.total, t.sorted), (20, 13));
         assert_eq!(c.calls, 5);
+        assert_eq!(t.elsewhere, OpCounts::default());
+    }
+
+    #[test]
+    fn calls_on_files_outside_the_directory_are_counted_again_apart() {
+        let mut t = Tally::default();
+        let at = libc::AT_FDCWD as u64;
+        t.exit(libc::SYS_newfstatat as u64, &[at, 0, 0, 0, 0, 0], 0, false);
+        t.exit(libc::SYS_newfstatat as u64, &[at, 0, 0, 0, 0, 0], 0, true);
+        t.exit(libc::SYS_openat as u64, &[at, 0, 0, 0, 0, 0], -2, false);
+        t.exit(libc::SYS_read as u64, &[3, 0, 9, 0, 0, 0], 9, false);
+        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, true);
+        let (c, e) = (t.counts(), t.elsewhere);
+        assert_eq!((c.stats, c.misses, c.read_bytes), (2, 1, 9));
+        assert_eq!((e.stats, e.misses, e.read_bytes, e.calls), (1, 1, 9, 0));
+    }
+
+    #[test]
+    fn a_path_is_read_as_the_kernel_reads_it_without_links() {
+        let p = |s: &str| lexical(Path::new(s));
+        assert_eq!(p("/w/d/../f"), PathBuf::from("/w/f"));
+        assert_eq!(p("/w/./d/"), PathBuf::from("/w/d"));
+        assert_eq!(p("/../.."), PathBuf::from("/"));
+        assert!(p("/w/d/..").starts_with("/w"));
+        assert!(!p("/w/../wx").starts_with("/w"));
+    }
+
+    #[test]
+    fn the_files_a_call_names_are_found_in_its_arguments() {
+        let at = libc::AT_FDCWD as u64;
+        let named = |nr| target(nr, &[at, 0x1000, 0, 0, 0, 0]);
+        let path = Some(Target::Path {
+            dirfd: libc::AT_FDCWD,
+            addr: 0x1000,
+        });
+        assert_eq!(named(libc::SYS_openat), path);
+        assert_eq!(named(libc::SYS_renameat2), path);
+        assert_eq!(
+            target(libc::SYS_getdents64, &[7, 0, 0, 0, 0, 0]),
+            Some(Target::Fd(7))
+        );
+        assert_eq!(named(libc::SYS_getpid), None);
+    }
+
+    #[test]
+    fn a_descriptor_s_place_follows_its_opens_copies_and_closes() {
+        let me = std::process::id() as libc::pid_t;
+        let mut places = Places::new(PathBuf::from("/w"));
+        let open = |places: &mut Places, fd: i64, path: &str| {
+            places.exit(me, libc::SYS_openat, &[0; 6], fd, Some(PathBuf::from(path)))
+        };
+        open(&mut places, 40, "/w/a");
+        open(&mut places, 41, "/usr/include/stdio.h");
+        let inside = |places: &mut Places, fd: u64| {
+            places
+                .entry(me, libc::SYS_read, &[fd, 0, 0, 0, 0, 0])
+                .inside
+        };
+        assert!(inside(&mut places, 40));
+        assert!(!inside(&mut places, 41));
+        // dup3(41, 40): 40 now names the header
+        places.exit(me, libc::SYS_dup3, &[41, 40, 0, 0, 0, 0], 40, None);
+        assert!(!inside(&mut places, 40));
+        places.exit(me, libc::SYS_close, &[41, 0, 0, 0, 0, 0], 0, None);
+        assert!(!places.fds.contains_key(&(me, 41)));
+        // a new program: descriptors are read again from /proc
+        places.exec(me);
+        assert!(places.fds.is_empty());
     }
 }

@@ -307,6 +307,10 @@ impl Trial for CommandTrial {
                     crate::results::counts::KEY.into(),
                     serde_json::to_value(c.counts).unwrap_or(Value::Null),
                 );
+                map.insert(
+                    crate::results::counts::ELSEWHERE_KEY.into(),
+                    serde_json::to_value(c.elsewhere).unwrap_or(Value::Null),
+                );
                 map.insert("syscalls".into(), Value::from(c.syscalls));
             }
             Some(Err(why)) => {

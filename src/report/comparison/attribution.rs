@@ -146,6 +146,12 @@ fn sources(a: &Attribution) -> String {
     if let Some(by) = &a.rest_priced_by {
         text.push_str(&format!(" and its computation ({})", bench(by)));
     }
+    if let Some(same) = &a.same_elsewhere {
+        text.push_str(&format!(
+            ", its {} operations outside the directory the same in both",
+            thousands(same.file_operations())
+        ));
+    }
     text
 }
 
