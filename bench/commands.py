@@ -7,6 +7,12 @@ importing twelve modules from the end of a 30-directory sys.path), on a
 pair of environments:
   fuse    a local ext4 directory against a bindfs mount of a copy of it;
   gvisor  this host against `runsc do` (the same directory);
+  dirs    any two directories (--dirs A,B), a copy of the fixture in each;
+  guest   a QEMU guest's own ext4 disk against its 9p share of a host
+          directory (--guest CACHE: tests/layers/qemu.sh boots it, its
+          kernel kept in CACHE, and this script runs inside it as `--pair
+          dirs`; TCG where KVM cannot boot, so only the slowdowns between
+          the guest's two directories are read);
 each command's slowdown (the second side's time over the first's) is read
 twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
 after 3 warm-ups, the ratio of medians per round, their geometric mean and
@@ -16,8 +22,9 @@ prediction from io.meta's first stat alone, as compare made it before the
 second stat and miss were measured). Prints one row a command.
 
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
-  bench/commands.py [--pair fuse|gvisor] [--rounds N] [--runs N]
-                    [--only NAME,...] [--keep DIR] [--envbench PATH]
+  bench/commands.py [--pair fuse|gvisor|dirs|guest] [--dirs A,B] [--guest CACHE]
+                    [--rounds N] [--runs N] [--only NAME,...] [--keep DIR]
+                    [--envbench PATH]
 """
 import argparse, json, math, os, shlex, shutil, subprocess, sys, tempfile
 
@@ -145,15 +152,15 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
     if prepare:
         args += ["--cmd-prepare", shlex.join(prepare)]
     out = os.path.join(tmp, "cmp.json")
-    if pair == "fuse":
+    if pair != "gvisor":
         files = [os.path.join(tmp, name + "-run.json")]
-        args += ["--dir", "local=" + root["local"], "--dir", "fuse=" + root["fuse"],
+        args += ["--dir", "base=" + root["base"], "--dir", "other=" + root["other"],
                  "-o", files[0]]
         run(args, tmp)
-        flags = ["--by-dir", "--baseline", "local"]
+        flags = ["--by-dir", "--baseline", "base"]
     else:
         args += ["--in", "host", "--in", "gvisor=" + " ".join(RUNSC[:-1]) + " --",
-                 "--dir", "work=" + root["local"], "-o", os.path.join(tmp, name + "-{in}.json")]
+                 "--dir", "work=" + root["base"], "-o", os.path.join(tmp, name + "-{in}.json")]
         run(args, tmp)
         files = [os.path.join(tmp, name + "-" + side + ".json") for side in ("host", "gvisor")]
         flags = []
@@ -171,7 +178,9 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--pair", default="fuse", choices=["fuse", "gvisor"])
+    p.add_argument("--pair", default="fuse", choices=["fuse", "gvisor", "dirs", "guest"])
+    p.add_argument("--dirs", help="A,B: the two directories of --pair dirs")
+    p.add_argument("--guest", metavar="CACHE", help="the kernel cache of --pair guest")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--only", default=",".join(COMMANDS))
@@ -180,23 +189,38 @@ def main():
                                                         "target", "release", "envbench"))
     a = p.parse_args()
     exe = os.path.abspath(a.envbench)
+    if a.pair == "guest":
+        return in_guest(a, exe)
+    if (a.pair == "dirs") != bool(a.dirs):
+        p.error("--dirs A,B goes with --pair dirs, and only with it")
     tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
-    root = {"local": os.path.join(tmp, "local")}
-    os.makedirs(root["local"], exist_ok=True)
+    made = []
+    if a.pair == "dirs":
+        # a fresh directory in each, removed at the end
+        for d in a.dirs.split(","):
+            made.append(tempfile.mkdtemp(prefix="envbench-commands-", dir=d))
+        root = {"base": made[0]}
+    else:
+        root = {"base": os.path.join(tmp, "local")}
+    os.makedirs(root["base"], exist_ok=True)
     mounted = False
     try:
-        if not os.path.exists(os.path.join(root["local"], "tree.tgz")):
-            fixture(root["local"])
-        if a.pair == "fuse":
-            under, root["fuse"] = os.path.join(tmp, "under"), os.path.join(tmp, "fuse")
+        if not os.path.exists(os.path.join(root["base"], "tree.tgz")):
+            fixture(root["base"])
+        if a.pair in ("fuse", "dirs"):
+            if a.pair == "fuse":
+                under, root["other"] = os.path.join(tmp, "under"), os.path.join(tmp, "fuse")
+            else:
+                under = root["other"] = os.path.join(made[1], "copy")
             if not os.path.exists(under):
-                shutil.copytree(root["local"], under, symlinks=True)
-            os.makedirs(root["fuse"], exist_ok=True)
-            run(["bindfs", under, root["fuse"]], tmp)
-            mounted = True
-            sides = [(root["local"], []), (root["fuse"], [])]
+                shutil.copytree(root["base"], under, symlinks=True)
+            if a.pair == "fuse":
+                os.makedirs(root["other"], exist_ok=True)
+                run(["bindfs", under, root["other"]], tmp)
+                mounted = True
+            sides = [(root["base"], []), (root["other"], [])]
         else:
-            sides = [(root["local"], []), (root["local"], RUNSC)]
+            sides = [(root["base"], []), (root["base"], RUNSC)]
         print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\t(first stat)"
               "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
@@ -212,9 +236,52 @@ def main():
                       eb / hf, APP[name], ar, aci[0], aci[1], ar / hf), flush=True)
     finally:
         if mounted:
-            subprocess.run(["fusermount", "-u", root["fuse"]])
+            subprocess.run(["fusermount", "-u", root["other"]])
+        for d in made:
+            shutil.rmtree(d, ignore_errors=True)
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def in_guest(a, exe):
+    """This script, run as `--pair dirs` on a QEMU guest's disk and share
+    (tests/layers/qemu.sh with QEMU_GUEST_RUN); prints what it printed."""
+    if not a.guest:
+        sys.exit("commands.py: --pair guest needs --guest CACHE (the guest kernel's cache)")
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    tmp = tempfile.mkdtemp(prefix="envbench-commands-guest-")
+    try:
+        with open(os.path.abspath(__file__)) as fh:
+            me = fh.read()
+        inner = ["python3", "/tmp/commands.py", "--pair", "dirs", "--dirs", "/mnt/disk,/mnt/share",
+                 "--envbench", "/mnt/share/envbench", "--rounds", str(a.rounds),
+                 "--runs", str(a.runs), "--only", a.only]
+        script = os.path.join(tmp, "guest.sh")
+        with open(script, "w") as fh:
+            fh.write("export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n"
+                     "cat > /tmp/commands.py <<'ENVBENCH_SCRIPT_END'\n" + me +
+                     "ENVBENCH_SCRIPT_END\n" + shlex.join(inner) +
+                     " > /mnt/share/guest-out.txt 2>&1\n")
+        out = os.path.join(tmp, "out")
+        os.makedirs(out)
+        env = dict(os.environ, QEMU_GUEST_RUN=script,
+                   TIMEOUT_S=os.environ.get("TIMEOUT_S", "3000"))
+        got = subprocess.run(["bash", os.path.join(repo, "tests", "layers", "qemu.sh"), exe, out,
+                              a.guest, "--"], env=env)
+        for name in ("accel", "exit-code"):
+            path = os.path.join(out, name)
+            if os.path.exists(path):
+                print("guest %s: %s" % (name, open(path).read().strip()), file=sys.stderr)
+        path = os.path.join(out, "guest-out.txt")
+        if os.path.exists(path):
+            sys.stdout.write(open(path).read())
+        elif got.returncode != 0:
+            log = os.path.join(out, "serial.log")
+            tail = open(log).read()[-3000:] if os.path.exists(log) else ""
+            sys.exit("commands.py: the guest failed; its console ended:\n" + tail)
+        return got.returncode
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

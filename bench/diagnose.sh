@@ -42,6 +42,8 @@
 # This is a benchmark, not a test; CI does not run it. Nothing else may
 # measure on the machine meanwhile.
 #   bench/diagnose.sh [--runs N] [--pairs a,b,...] [--budget SECONDS] [--keep DIR] [--cache DIR]
+#                     [--file-size SIZE] (run's --file-size on both sides: a
+#                     file larger than the memlimit pair's 64 MiB)
 #   bench/diagnose.sh --rescore DIR [--runs N] [--pairs ...]: compares and
 #     scores the files an earlier --keep DIR kept, measuring nothing (to
 #     score a changed diagnosis on the same runs)
@@ -55,6 +57,7 @@ budget=0.3
 keep=""
 cache=""
 rescore=""
+file_size=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -62,8 +65,9 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
+    --file-size) file_size=$2; shift 2 ;;
     --rescore) rescore=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "diagnose.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,6 +77,7 @@ layers_setup
 subset="cpu.int,cpu.float,cpu.primes,cpu.lu,os.syscall,os.fork,os.thread,os.spawn,os.pipe,\
 os.multiprog,mem.stream,mem.latency,net.tcp_echo,io.dd,io.meta,app"
 args=(--suite quick --threads 1,2 --no-history --quiet --force --budget "$budget" --only "$subset")
+if [ -n "$file_size" ]; then args+=(--file-size "$file_size"); fi
 export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-600}
 
 # cleanup of what the stand-ins set up: a bindfs mount, a cgroup, a busy loop

@@ -55,8 +55,8 @@ use thiserror::Error;
 pub const DEFAULT_THRESHOLD: f64 = 0.02;
 /// False discovery rate over the headline metrics of an environment.
 pub const FDR: f64 = 0.05;
-/// Confidence of the plain intervals.
-pub const CONFIDENCE: f64 = 0.95;
+/// Confidence of the plain intervals: every interval's.
+pub use crate::stats::bootstrap::CONFIDENCE;
 /// Most runs per side the advice will suggest.
 pub const MAX_ADVISED_RUNS: usize = 30;
 

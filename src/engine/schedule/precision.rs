@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 const RESAMPLES: usize = 1000;
 
 /// The confidence of the interval asked for, `compare`'s.
-const CONFIDENCE: f64 = 0.95;
+use crate::stats::bootstrap::CONFIDENCE;
 
 /// Cases named in the note, the widest first; the rest are counted.
 const NAMED: usize = 5;
@@ -137,11 +137,14 @@ impl Loop<'_> {
         let allowed = p.extra_secs.unwrap_or(2.0 * planned_secs);
         let began = self.clock.now();
         let n = self.s.cases.len();
-        let compared = (0..n).filter(|&i| self.stand(i) != Stand::Unpaired);
-        let short = compared
-            .clone()
-            .filter(|&i| self.stand(i).short_of(p.half_width));
-        let (short, compared) = (short.count(), compared.count());
+        // each case's interval once, over the cases the passes go on with
+        let stands: Vec<Stand> = (0..n)
+            .filter(|&i| self.passes_of[i].is_some())
+            .map(|i| self.stand(i))
+            .filter(|s| *s != Stand::Unpaired)
+            .collect();
+        let compared = stands.len();
+        let short = stands.iter().filter(|s| s.short_of(p.half_width)).count();
         if short > 0 {
             watch.precision_began(
                 &format!(
