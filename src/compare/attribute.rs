@@ -292,7 +292,7 @@ pub fn attribute(
             let case = *cases.get(m.key.as_str())?;
             let counts = OpCounts::of(case.details.as_ref())?;
             let same = OpCounts::elsewhere_of(case.details.as_ref())
-                .filter(|e| by_dir && e.file_operations() > 0);
+                .filter(|e| by_dir && *e != OpCounts::default());
             let market = Market {
                 cases: &cases,
                 metrics,

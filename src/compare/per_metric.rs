@@ -14,17 +14,8 @@ use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURE
 use crate::units::{Direction, Unit};
 use std::collections::BTreeSet;
 
-/// Bootstrap resamples for a ratio's interval.
-const RESAMPLES: usize = 2000;
-
-/// FNV-1a of the strings: a per-comparison bootstrap seed that does not
-/// depend on the order of comparisons.
-fn seed_for(seed: u64, parts: &[&str]) -> u64 {
-    use crate::stats::rng::{fnv1a, FNV_OFFSET};
-    parts.iter().fold(FNV_OFFSET ^ seed, |h, p| {
-        fnv1a(fnv1a(h, p.as_bytes()), &[0])
-    })
-}
+use crate::stats::bootstrap::DEFAULT_RESAMPLES as RESAMPLES;
+use crate::stats::rng::seed_for;
 
 /// The first failed assumption that voids `metric` of `key` in a run of
 /// either side, base first.

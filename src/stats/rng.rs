@@ -61,6 +61,15 @@ pub(crate) fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     })
 }
 
+/// FNV-1a of the strings: a per-comparison bootstrap seed that does not
+/// depend on the order of comparisons (`compare`'s, and the run's
+/// `--precision`, which judges the same interval).
+pub(crate) fn seed_for(seed: u64, parts: &[&str]) -> u64 {
+    parts.iter().fold(FNV_OFFSET ^ seed, |h, p| {
+        fnv1a(fnv1a(h, p.as_bytes()), &[0])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

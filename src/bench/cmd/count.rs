@@ -59,8 +59,17 @@ pub(crate) fn serve(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The argument before the command that names its directory as the run
+/// was given it (a path through a symbolic link, which the kernel names
+/// otherwise): files under either name are in it.
+pub const DIR_ARG: &str = "--dir";
+
 /// Runs `argv` under ptrace to its end and counts what it did.
 fn count(argv: &[String]) -> Result<Counted, String> {
+    let (given, argv) = match argv {
+        [flag, dir, rest @ ..] if flag == DIR_ARG => (Some(PathBuf::from(dir)), rest),
+        _ => (None, argv),
+    };
     let (program, rest) = argv.split_first().ok_or("no command to count")?;
     let mut cmd = Command::new(program);
     cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::null());
@@ -99,7 +108,9 @@ fn count(argv: &[String]) -> Result<Counted, String> {
     let dir = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("the command's directory cannot be named: {e}"))?;
-    let mut tracer = Tracer::new(root, dir);
+    let mut dirs = vec![dir];
+    dirs.extend(given.filter(|g| g.is_absolute()).map(|g| lexical(&g)));
+    let mut tracer = Tracer::new(root, dirs);
     resume(root, 0);
     tracer.follow()?;
     Ok(tracer.finish())
@@ -132,11 +143,11 @@ struct Tracer {
 }
 
 impl Tracer {
-    fn new(root: libc::pid_t, dir: PathBuf) -> Tracer {
+    fn new(root: libc::pid_t, dirs: Vec<PathBuf>) -> Tracer {
         Tracer {
             root,
             pending: BTreeMap::new(),
-            places: Places::new(dir),
+            places: Places::new(dirs),
             seen: BTreeSet::from([root]),
             tally: Tally::default(),
             exit: 0,
@@ -165,6 +176,9 @@ impl Tracer {
     fn on_status(&mut self, pid: libc::pid_t, status: libc::c_int) {
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
             self.pending.remove(&pid);
+            // its id may come back as another's
+            self.seen.remove(&pid);
+            self.places.ended(pid);
             if pid == self.root {
                 self.exit = if libc::WIFEXITED(status) {
                     libc::WEXITSTATUS(status)
@@ -283,8 +297,9 @@ enum Target {
 /// Where the files the command's calls name lie, from their paths, its
 /// processes' working directories and their open descriptors.
 struct Places {
-    /// The directory the command started in, as the kernel names it.
-    dir: PathBuf,
+    /// The directory the command started in, as the kernel names it and
+    /// as the run was given it.
+    dirs: Vec<PathBuf>,
     /// Each thread's thread group (a process's threads share its
     /// working directory and descriptors).
     groups: HashMap<libc::pid_t, libc::pid_t>,
@@ -295,9 +310,9 @@ struct Places {
 }
 
 impl Places {
-    fn new(dir: PathBuf) -> Places {
+    fn new(dirs: Vec<PathBuf>) -> Places {
         Places {
-            dir,
+            dirs,
             groups: HashMap::new(),
             cwd: HashMap::new(),
             fds: HashMap::new(),
@@ -318,10 +333,18 @@ impl Places {
             Some(Target::Fd(fd)) => self.fd_path(tid, fd),
             Some(Target::Path { dirfd, addr }) => self.path_at(tid, dirfd, addr),
         };
-        Placed {
-            inside: path.as_deref().is_none_or(|p| p.starts_with(&self.dir)),
-            path,
+        let mut inside = path.as_deref().is_none_or(|p| self.within(p));
+        // a rename into the directory changes it too
+        if !inside && matches!(nr, libc::SYS_renameat | libc::SYS_renameat2) {
+            let to = self.path_at(tid, args[2] as i32, args[3]);
+            inside = to.as_deref().is_none_or(|p| self.within(p));
         }
+        Placed { inside, path }
+    }
+
+    /// Whether `p` lies in the command's directory, under either name.
+    fn within(&self, p: &Path) -> bool {
+        self.dirs.iter().any(|d| p.starts_with(d))
     }
 
     /// What call `nr` of thread `tid` changed, at its exit (`ret`): a
@@ -334,10 +357,14 @@ impl Places {
         ret: i64,
         path: Option<PathBuf>,
     ) {
+        let g = self.group(tid);
+        // a close that fails (EIO, EINTR) has freed its descriptor anyway
+        if nr == libc::SYS_close && ret != -(libc::EBADF as i64) {
+            self.fds.remove(&(g, args[0] as i32));
+        }
         if ret < 0 {
             return;
         }
-        let g = self.group(tid);
         let fd = |v: u64| v as i32;
         let copy = |places: &mut Places, from: i32, to: i32| match places.fds.get(&(g, from)) {
             Some(p) => {
@@ -406,6 +433,15 @@ impl Places {
         _ret: i64,
         _path: Option<PathBuf>,
     ) {
+    }
+
+    /// Thread `tid` ended: its id may be another's next, and where it led
+    /// its process, that process's directory and descriptors are gone.
+    fn ended(&mut self, tid: libc::pid_t) {
+        if self.groups.remove(&tid).is_none_or(|g| g == tid) {
+            self.cwd.remove(&tid);
+            self.fds.retain(|&(owner, _), _| owner != tid);
+        }
     }
 
     /// Thread `tid`'s process ran a new program: the descriptors it
@@ -854,6 +890,15 @@ mod tests {
     }
 
     #[test]
+    fn the_directory_is_known_by_the_kernel_s_name_and_by_the_one_given() {
+        let places = Places::new(vec![PathBuf::from("/var/home/w"), PathBuf::from("/home/w")]);
+        assert!(places.within(Path::new("/home/w/a")));
+        assert!(places.within(Path::new("/var/home/w/a")));
+        assert!(!places.within(Path::new("/home/wx/a")));
+        assert!(!places.within(Path::new("/usr/include/stdio.h")));
+    }
+
+    #[test]
     fn a_path_is_read_as_the_kernel_reads_it_without_links() {
         let p = |s: &str| lexical(Path::new(s));
         assert_eq!(p("/w/d/../f"), PathBuf::from("/w/f"));
@@ -883,7 +928,7 @@ mod tests {
     #[test]
     fn a_descriptor_s_place_follows_its_opens_copies_and_closes() {
         let me = std::process::id() as libc::pid_t;
-        let mut places = Places::new(PathBuf::from("/w"));
+        let mut places = Places::new(vec![PathBuf::from("/w")]);
         let open = |places: &mut Places, fd: i64, path: &str| {
             places.exit(me, libc::SYS_openat, &[0; 6], fd, Some(PathBuf::from(path)))
         };
@@ -901,8 +946,16 @@ mod tests {
         assert!(!inside(&mut places, 40));
         places.exit(me, libc::SYS_close, &[41, 0, 0, 0, 0, 0], 0, None);
         assert!(!places.fds.contains_key(&(me, 41)));
+        // a close that failed but for a bad descriptor freed it too
+        open(&mut places, 42, "/w/b");
+        places.exit(me, libc::SYS_close, &[42, 0, 0, 0, 0, 0], -4, None);
+        assert!(!places.fds.contains_key(&(me, 42)));
         // a new program: descriptors are read again from /proc
         places.exec(me);
         assert!(places.fds.is_empty());
+        // an ended process's directory and descriptors go with it
+        open(&mut places, 43, "/w/c");
+        places.ended(me);
+        assert!(places.fds.is_empty() && places.groups.is_empty());
     }
 }

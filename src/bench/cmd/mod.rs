@@ -234,7 +234,12 @@ impl CommandTrial {
                 .output()
                 .map_err(|e| e.to_string())?;
         }
-        let mut argv = vec![me.display().to_string(), count::COUNT_ARG.to_string()];
+        let mut argv = vec![
+            me.display().to_string(),
+            count::COUNT_ARG.to_string(),
+            count::DIR_ARG.to_string(),
+            self.dir.path.display().to_string(),
+        ];
         argv.extend(self.spec.argv.iter().cloned());
         let ended = self
             .program(&argv, "counting its system calls")
