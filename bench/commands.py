@@ -191,20 +191,20 @@ def main():
     exe = os.path.abspath(a.envbench)
     if a.pair == "guest":
         return in_guest(a, exe)
-    if (a.pair == "dirs") != bool(a.dirs):
-        p.error("--dirs A,B goes with --pair dirs, and only with it")
-    tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
-    made = []
-    if a.pair == "dirs":
-        # a fresh directory in each, removed at the end
-        for d in a.dirs.split(","):
-            made.append(tempfile.mkdtemp(prefix="envbench-commands-", dir=d))
-        root = {"base": made[0]}
-    else:
-        root = {"base": os.path.join(tmp, "local")}
-    os.makedirs(root["base"], exist_ok=True)
-    mounted = False
+    if (a.pair == "dirs") != bool(a.dirs) or (a.dirs and len(a.dirs.split(",")) != 2):
+        p.error("--dirs A,B (two directories) goes with --pair dirs, and only with it")
+    made, mounted, tmp, root = [], False, None, {}
+    # everything made from here on is removed on every path, Ctrl-C included
     try:
+        tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
+        if a.pair == "dirs":
+            # a fresh directory in each
+            for d in a.dirs.split(","):
+                made.append(tempfile.mkdtemp(prefix="envbench-commands-", dir=d))
+            root["base"] = made[0]
+        else:
+            root["base"] = os.path.join(tmp, "local")
+        os.makedirs(root["base"], exist_ok=True)
         if not os.path.exists(os.path.join(root["base"], "tree.tgz")):
             fixture(root["base"])
         if a.pair in ("fuse", "dirs"):
@@ -239,7 +239,7 @@ def main():
             subprocess.run(["fusermount", "-u", root["other"]])
         for d in made:
             shutil.rmtree(d, ignore_errors=True)
-        if not a.keep:
+        if tmp and not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -104,22 +104,10 @@ impl<'a> Start<'a> {
 /// reporting each repetition to `on_progress`, within `deadlines`.
 /// Repetition times come back on `clock`, counted from this call. A round
 /// that a resident launcher's death took down is measured again once the
-/// launcher has started again.
+/// launcher has started again. With a `seat`, the round takes its turns
+/// there with the other environments' rounds of the case ([`turns`]): its
+/// job then asks the worker to wait for each ([`Job::turns`]).
 pub(crate) fn measure(
-    job: &Job,
-    entry: Start,
-    deadlines: Deadlines,
-    clock: &Clock,
-    interrupted: &AtomicBool,
-    on_progress: &mut dyn FnMut(Progress),
-) -> CaseRun {
-    measure_in_turns(job, entry, deadlines, clock, interrupted, on_progress, None)
-}
-
-/// [`measure`], the round taking its turns at `seat` with the other
-/// environments' rounds of the case ([`turns`]) when it has one: its job
-/// then asks the worker to wait for each ([`Job::turns`]).
-pub(crate) fn measure_in_turns(
     job: &Job,
     entry: Start,
     deadlines: Deadlines,

@@ -278,7 +278,7 @@ impl Loop<'_> {
                         let mut on_rep = |p| {
                             let _ = tx.send((k, p));
                         };
-                        talk::measure_in_turns(
+                        talk::measure(
                             job,
                             entry,
                             *deadlines,
@@ -344,6 +344,7 @@ impl Loop<'_> {
                 self.clock,
                 self.interrupted,
                 on_rep,
+                None,
             );
         }
         let ctx = Context {
