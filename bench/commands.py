@@ -17,7 +17,7 @@ each command's slowdown (the second side's time over the first's) is read
 twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
 after 3 warm-ups, the ratio of medians per round, their geometric mean and
 range), and from envbench (`run --cmd` on both sides in one run, its
-`compare` ratio, 95 % interval and prediction, and in brackets the
+`compare` ratio, 95 % interval and prediction with its interval, and in brackets the
 prediction from io.meta's first stat alone, as compare made it before the
 second stat and miss were measured). Prints one row a command.
 
@@ -173,7 +173,12 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
     before = predicted(exe, flags + old, tmp, m["key"])
     app = next((x for x in doc["metrics"] if x["key"].startswith(APP[name] + "[") and x["primary"]), None)
     app_ratio = (app["ratio"], app["ratio_ci"]) if app else (float("nan"), [float("nan")] * 2)
-    return m["ratio"], m["ratio_ci"], a.get("predicted"), before, a.get("missing"), app_ratio
+    pred = a.get("predicted")
+    if pred and a.get("predicted_ci"):
+        pred = "%.2f [%.2f, %.2f]" % (pred, *a["predicted_ci"])
+    elif pred:
+        pred = "%.2f" % pred
+    return m["ratio"], m["ratio_ci"], pred, before, a.get("missing"), app_ratio
 
 
 def main():
@@ -221,7 +226,7 @@ def main():
             sides = [(root["base"], []), (root["other"], [])]
         else:
             sides = [(root["base"], []), (root["base"], RUNSC)]
-        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted\t(first stat)"
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]\t(first stat)"
               "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
@@ -232,7 +237,7 @@ def main():
             print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f\t%s %.2f\t[%.2f, %.2f]"
                   "\t%.3f" % (
                       name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
-                      "%.2f" % pred if pred else (why or "-"), "%.2f" % before if before else "-",
+                      pred or why or "-", "%.2f" % before if before else "-",
                       eb / hf, APP[name], ar, aci[0], aci[1], ar / hf), flush=True)
     finally:
         if mounted:

@@ -92,12 +92,13 @@ const OWN_COLOURS: [&str; 4] = [
 pub(crate) const TEXT_WIDTH: usize = 120;
 
 /// `s` after `first`, wrapped between words at `width` columns, each
-/// further line after `rest`; a word longer than a line stays whole.
+/// further line after `rest`; a word longer than a line stays whole, and
+/// so does a number with a space between its thousands (`27 578`).
 pub(crate) fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in s.split(' ') {
+    for word in words(s) {
         let len = line.chars().count() + usize::from(!empty) + word.chars().count();
         if !empty && len > width {
             out += line.trim_end();
@@ -108,15 +109,66 @@ pub(crate) fn wrap(s: &str, width: usize, first: &str, rest: &str) -> String {
         if !empty {
             line.push(' ');
         }
-        line += word;
+        line += &word;
         empty = false;
     }
     out + line.trim_end() + "\n"
 }
 
+/// `s`'s words, split at spaces but for those between a number's
+/// thousands: a group of three digits (with what may close a number
+/// after it: `,.;:)]%`) after one to three digits (with `(` or `[`
+/// before them) stays with them.
+fn words(s: &str) -> Vec<String> {
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    let mut out: Vec<String> = Vec::new();
+    // whether the last word is a number that a group may continue
+    let mut open = false;
+    for word in s.split(' ') {
+        let group = word.trim_end_matches([',', '.', ';', ':', ')', ']', '%']);
+        match out.last_mut() {
+            Some(last) if open && group.len() == 3 && digits(group) => {
+                last.push(' ');
+                last.push_str(word);
+                open = group.len() == word.len();
+            }
+            _ => {
+                let lead = word.trim_start_matches(['(', '[']);
+                open = digits(lead) && lead.len() <= 3;
+                out.push(word.to_string());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_with_spaced_thousands_is_never_split() {
+        // "1 046" would break after "1" at this width
+        assert_eq!(
+            wrap("from its 1 046 reads", 13, "", "  "),
+            "from its\n  1 046 reads\n"
+        );
+        // three digits after a word that is no number are a word of their own
+        assert_eq!(
+            wrap("at 100 000 and x 200", 11, "", ""),
+            "at 100 000\nand x 200\n"
+        );
+        assert_eq!(words("x 200 300 4000 500"), ["x", "200 300", "4000", "500"]);
+        // beside what opens and closes it; a closed number takes no group
+        assert_eq!(
+            words("(1 046, 27 578.) 12, 345"),
+            ["(1 046,", "27 578.)", "12,", "345"]
+        );
+        // the words join back into the text, spaces and all
+        for text in ["", " a  1  000 ", "x 200 300 4000 500"] {
+            assert_eq!(words(text).join(" "), text);
+        }
+    }
 
     #[test]
     fn output_keeps_lines_and_tabs_but_no_sequence() {

@@ -1,16 +1,13 @@
 //! The sentence under the conclusions for each app case found faster or
 //! slower: its ratio beside what its operations' costs predict ("tree
-//! status on work: 8.0x slower; 7.0x predicted from its stats
-//! (the small-file bench that priced them), 12 % slower beyond it,
-//! unexplained"): every figure in a speed-up's words.
+//! status on work: 8.0x slower [7.1, 9.0]; 7.0x predicted [6.6, 7.5] from
+//! its stats (the small-file bench that priced them), 12 % slower beyond
+//! it, unexplained"): every figure in a speed-up's words.
 
 use crate::compare::attribute::Attribution;
 use crate::compare::{Comparison, Verdict};
 use crate::report::words::describe_speedup;
 use std::collections::BTreeMap;
-
-/// Within this factor of its prediction, a ratio is called explained.
-const EXPLAINED_WITHIN: f64 = 1.10;
 
 /// One line per app case with a verdict of faster or slower.
 pub(crate) fn lines(c: &Comparison, topics: &BTreeMap<String, String>) -> Vec<String> {
@@ -67,10 +64,10 @@ fn line(a: &Attribution, label: &str, named: bool) -> String {
     };
     // a time ratio: other / base, so its speed-up is the inverse
     let measured = describe_speedup(1.0 / a.measured);
-    let interval = interval(a.measured, a.measured_ci);
+    let measured_ci = interval(a.measured, a.measured_ci);
     let why = match (a.predicted, a.unexplained) {
         (Some(p), Some(u)) if !a.parts.is_empty() => {
-            let rest = if (1.0 / EXPLAINED_WITHIN..=EXPLAINED_WITHIN).contains(&u) {
+            let rest = if a.explained() == Some(true) {
                 "explained".to_string()
             } else if u > 1.0 {
                 // said as the measured figure is: a speed-up's words
@@ -78,8 +75,9 @@ fn line(a: &Attribution, label: &str, named: bool) -> String {
             } else {
                 format!("{} than predicted", describe_speedup(1.0 / u))
             };
+            let spread = a.predicted_ci.map(|ci| interval(p, ci)).unwrap_or_default();
             format!(
-                "{} predicted from {}; {rest}",
+                "{}{spread} predicted from {}; {rest}",
                 describe_speedup(1.0 / p),
                 sources(a)
             )
@@ -89,7 +87,7 @@ fn line(a: &Attribution, label: &str, named: bool) -> String {
             .clone()
             .unwrap_or_else(|| "no operation of it priced".to_string()),
     };
-    format!("{who}{label}: {measured}{interval}; {why}")
+    format!("{who}{label}: {measured}{measured_ci}; {why}")
 }
 
 /// The measured ratio's interval as factors the same way round as the
@@ -107,7 +105,8 @@ fn interval(ratio: f64, (lo, hi): (f64, f64)) -> String {
         return String::new();
     }
     let f = |x: f64| {
-        if x >= 100.0 {
+        // 99.97 is said as 100, not 100.0
+        if x >= 99.95 {
             format!("{x:.0}")
         } else {
             format!("{x:.1}")
@@ -166,4 +165,66 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::attribute::Part;
+    use crate::results::counts::OpCounts;
+
+    /// A command 8x slower [7.1, 9.0], predicted `p` with interval `ci`
+    /// from its 2 000 stats.
+    fn slower(p: f64, ci: Option<(f64, f64)>) -> Attribution {
+        Attribution {
+            environment: "share".into(),
+            key: "x.y[name=status]".into(),
+            bench: "x.y".into(),
+            dir: Some("repo".into()),
+            measured: 8.0,
+            measured_ci: (7.1, 9.0),
+            predicted: Some(p),
+            predicted_ci: ci,
+            unexplained: Some(8.0 / p),
+            counts: OpCounts::default(),
+            parts: vec![Part {
+                operation: "stats",
+                count: 2000,
+                priced_by: "micro.stat[dir=repo] per_sec".into(),
+                base_ms: 2.0,
+                other_ms: 2.0 * p,
+                other_ms_ci: ci.map(|(lo, hi)| (2.0 * lo, 2.0 * hi)),
+            }],
+            rest_base_ms: 0.0,
+            same_elsewhere: None,
+            rest_scale: 1.0,
+            rest_priced_by: None,
+            command: Some("git status".into()),
+            missing: None,
+        }
+    }
+
+    #[test]
+    fn a_prediction_is_said_with_its_interval_and_explains_what_lies_in_it() {
+        let line = |a: &Attribution| line(a, "`git status` on repo", false);
+        // 8x measured, 6.0x predicted [5.0, 7.4]: farther apart than the two
+        // intervals together reach (0.29 in logs against 0.23)
+        assert_eq!(
+            line(&slower(6.0, Some((5.0, 7.4)))),
+            "`git status` on repo: 8.0x slower [7.1, 9.0]; 6.0x slower [5.0, 7.4] predicted from its \
+             2 000 stats (micro.stat); 25 % slower beyond it, unexplained"
+        );
+        // with [5.0, 8.5] the two intervals together reach 8: explained
+        assert_eq!(
+            line(&slower(6.0, Some((5.0, 8.5)))),
+            "`git status` on repo: 8.0x slower [7.1, 9.0]; 6.0x slower [5.0, 8.5] predicted from its \
+             2 000 stats (micro.stat); explained"
+        );
+        // no interval (a price without ends): the figure alone
+        assert_eq!(
+            line(&slower(6.0, None)),
+            "`git status` on repo: 8.0x slower [7.1, 9.0]; 6.0x slower predicted from its 2 000 \
+             stats (micro.stat); 25 % slower beyond it, unexplained"
+        );
+    }
 }
