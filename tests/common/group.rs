@@ -57,10 +57,16 @@ pub fn running_in_group(pgid: i32, within: std::time::Duration) -> Vec<i32> {
 
 /// Whether `pid` has ended and waits to be reaped (state Z or X).
 fn zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
-        .is_some_and(|state| state == 'Z' || state == 'X')
+    stat_field(pid, 0).is_some_and(|state| state == "Z" || state == "X")
+}
+
+/// Field `field` after the command name in /proc/PID/stat (0: state, 1:
+/// ppid, 2: pgrp, 3: session); None once the process is gone.
+fn stat_field(pid: i32, field: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the command name may hold spaces and parentheses: it ends at the last ")"
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    rest.split(' ').nth(field).map(str::to_string)
 }
 
 /// Processes whose session is `sid`, from /proc: a run's own and those
@@ -77,10 +83,7 @@ fn processes_where(field: usize, value: i32) -> Vec<i32> {
         .flatten()
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // fields after the ")" of the command name: state ppid pgrp session ...
-            let rest = &stat[stat.rfind(')')? + 2..];
-            let found: i32 = rest.split(' ').nth(field)?.parse().ok()?;
+            let found: i32 = stat_field(pid, field)?.parse().ok()?;
             (found == value).then_some(pid)
         })
         .collect()
