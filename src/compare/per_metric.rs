@@ -30,8 +30,7 @@ fn failed_assumption(
             .runs
             .iter()
             .filter_map(|r| ok_case(r, key))
-            .flat_map(|c| &c.assumptions)
-            .find(|a| a.voids(metric))?;
+            .find_map(|c| c.failed_assumption(metric))?;
         Some(NotComparable {
             environment: other.label.clone(),
             key: key.to_string(),

@@ -544,6 +544,12 @@ impl ResultFile {
 }
 
 impl CaseResult {
+    /// The first of its method's assumptions that failed and voids
+    /// `metric`: compared, the metric is "not comparable".
+    pub(crate) fn failed_assumption(&self, metric: &str) -> Option<&Assumption> {
+        self.assumptions.iter().find(|a| a.voids(metric))
+    }
+
     /// The samples of `metric` split by round, in round order (one round
     /// for version 1 files). None when the case has no such metric, or
     /// none of its values could be read.

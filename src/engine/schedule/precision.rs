@@ -61,7 +61,8 @@ pub(crate) fn paired_half_width(
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Stand {
     /// Not measured in every environment (skipped, failed or invalid in
-    /// one): nothing to narrow.
+    /// one), or its headline metric voided by a failed assumption on a
+    /// side (not comparable): nothing to narrow.
     Unpaired,
     /// The widest of its comparisons: ± this fraction (infinite while
     /// fewer than two rounds pair), and the fewest rounds paired.
@@ -92,12 +93,19 @@ impl Loop<'_> {
         let Some(metric) = base.metrics.first().map(|m| m.name.as_str()) else {
             return Stand::Unpaired;
         };
-        let Some(b) = base.samples_by_round_number(metric) else {
+        // the rounds of a side whose headline `compare` would compare
+        let rounds = |r: &CaseResult| {
+            r.failed_assumption(metric)
+                .is_none()
+                .then(|| r.samples_by_round_number(metric))
+                .flatten()
+        };
+        let Some(b) = rounds(base) else {
             return Stand::Unpaired;
         };
         let (mut widest, mut fewest) = (0.0_f64, usize::MAX);
         for e in 1..self.s.sides.len() {
-            let Some(o) = ok(e).and_then(|r| r.samples_by_round_number(metric)) else {
+            let Some(o) = ok(e).and_then(rounds) else {
                 return Stand::Unpaired;
             };
             let seed = crate::stats::rng::seed_for(
