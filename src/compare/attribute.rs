@@ -34,13 +34,14 @@
 //! - the prediction's 95 % interval: every price's ratio between the two
 //!   sides (and the computation's) at the low end of its own 95 % interval
 //!   at once, then at the high end (a sync priced from io.random less its
-//!   transfers moves with io.random's fsyncs, its transfers' prices held). The prices are taken as moving
-//!   together, which no narrower interval can assume where one case (io.meta)
-//!   prices several operations from the same repetitions.
+//!   transfers moves with io.random's fsyncs, its transfers' prices held).
+//!   The prices are taken as moving together, which no narrower interval
+//!   can assume where one case (io.meta) prices several operations from
+//!   the same repetitions.
 //!
-//! A case whose costs are not all in the
-//! runs (no io.meta on its directory), or whose prediction no number holds
-//! (rates of 1e-310 a second), gets no prediction, and says why.
+//! A case whose costs are not all in the runs (no io.meta on its
+//! directory), or whose prediction no number holds (rates of 1e-310 a
+//! second), gets no prediction, and says why.
 
 use super::{comparable, Environment, MetricComparison};
 use crate::results::counts::OpCounts;
@@ -128,7 +129,7 @@ pub struct Attribution {
 }
 
 /// Within this factor of its prediction, a ratio is called explained.
-pub const EXPLAINED_WITHIN: f64 = 1.10;
+const EXPLAINED_WITHIN: f64 = 1.10;
 
 impl Attribution {
     /// Whether the measured ratio is what the prediction says: within
@@ -239,18 +240,19 @@ impl Market<'_> {
             });
         };
         // its operation's share of its time moves with the whole
-        self.less_transfers(m, (base, other), read, written)
-            .map(|p| Priced { spread, ..p })
+        self.less_transfers(m, (base, other), spread, read, written)
     }
 
     /// The price of `m`'s operation (`each` seconds on each side, its whole
-    /// time) once the bytes its metrics `read` and `written` moved are
-    /// priced at this directory's byte prices; None where under a tenth
-    /// of its time is left.
+    /// time, whose other side moves by `spread` at its interval's ends)
+    /// once the bytes its metrics `read` and `written` moved are priced at
+    /// this directory's byte prices; None where under a tenth of its time
+    /// is left.
     fn less_transfers(
         &self,
         m: &MetricComparison,
         each: (f64, f64),
+        spread: Option<(f64, f64)>,
         read: &str,
         written: &str,
     ) -> Option<Priced> {
@@ -281,7 +283,7 @@ impl Market<'_> {
                 by_read.other,
                 by_write.other,
             )?,
-            spread: None,
+            spread,
         })
     }
 
@@ -758,8 +760,9 @@ mod tests {
 
     /// A side of seeded synthetic runs (`runs` × `rounds` × `reps`): io.meta
     /// stats `10 µs × k` each, app.status doing 2 000 of them and 5 ms
-    /// more, `extra` times that (a cost no price knows), each with log-normal noise of 5 % between runs, 3 % between
-    /// rounds and 1 % between repetitions, as `compare`'s rate tests use.
+    /// more, `extra` times that (a cost no price knows), each with
+    /// log-normal noise of 5 % between runs, 3 % between rounds and 1 %
+    /// between repetitions, as `compare`'s rate tests use.
     fn stat_side(
         rng: &mut crate::stats::rng::Rng,
         label: &str,
