@@ -18,8 +18,11 @@ twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
 after 3 warm-ups, the ratio of medians per round, their geometric mean and
 range), and from envbench (`run --cmd` on both sides in one run, its
 `compare` ratio, 95 % interval and prediction with its interval, and in brackets the
-prediction from io.meta's first stat alone, as compare made it before the
-second stat and miss were measured). Prints one row a command.
+prediction without io.meta's near stat, as compare made it before the names
+a path walks were priced apart). Prints one row a command.
+The commands (--only): status, grep, untar, make and imports by default;
+status1 is git status without its preload threads (core.preloadIndex=false),
+its lstats one at a time as the prediction adds them.
 
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
   bench/commands.py [--pair fuse|gvisor|dirs|guest] [--dirs A,B] [--guest CACHE]
@@ -33,7 +36,7 @@ PY = ("import sys; sys.path[:0]=['p%02d' % i for i in range(30)]; "
       "import " + ",".join("m%d" % i for i in range(12)))
 # the app case that stands for each command
 APP = {"status": "app.status", "grep": "app.search", "untar": "app.unpack",
-       "make": "app.build", "imports": "app.imports"}
+       "make": "app.build", "imports": "app.imports", "status1": "app.status"}
 # name: (command words, prepare words or None)
 COMMANDS = {
     "status": (["git", "status", "--porcelain"], None),
@@ -41,6 +44,9 @@ COMMANDS = {
     "untar": (["sh", "-c", "tar -xzmf tree.tgz -C x && rm -r x/tree"], None),
     "make": (["make", "-s"], ["make", "-s", "clean"]),
     "imports": (["python3", "-c", PY], None),
+    # git status without its preload threads (core.preloadIndex): its
+    # lstats one at a time, as envbench's prediction adds them up
+    "status1": (["git", "-c", "core.preloadIndex=false", "status", "--porcelain"], None),
 }
 
 
@@ -118,16 +124,17 @@ def reference(sides, cmd, prepare, rounds, runs, tmp):
     return ratios
 
 
-FIRST_STAT_ONLY = ("restats_per_sec", "misses_per_sec")
+NAMES_APART = ("near_restats_per_sec",)
 
 
-def first_stat_only(path, out):
-    """`path`'s result file without io.meta's second stat and second miss:
-    what compare priced lookups with before they were measured."""
+def names_unpriced(path, out):
+    """`path`'s result file without io.meta's near stat: each operation
+    priced with the three names io.meta's paths walk, as compare priced
+    them before a name was priced apart."""
     with open(path) as fh:
         doc = json.load(fh)
     for c in doc["cases"]:
-        c["metrics"] = [m for m in c["metrics"] if m["name"] not in FIRST_STAT_ONLY]
+        c["metrics"] = [m for m in c["metrics"] if m["name"] not in NAMES_APART]
     with open(out, "w") as fh:
         json.dump(doc, fh)
     return out
@@ -144,7 +151,7 @@ def predicted(exe, files, tmp, key):
 
 def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
     """envbench's ratio, interval and prediction for the command, the
-    prediction from io.meta's first stat alone, and the ratio and interval
+    prediction without names priced apart, and the ratio and interval
     of the app case that stands for it (same run). The run's files are
     kept as NAME-*.json in `tmp`."""
     args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd)),
@@ -169,7 +176,7 @@ def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
         doc = json.load(fh)
     m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
-    old = [first_stat_only(f, f.replace(".json", ".first-stat.json")) for f in files]
+    old = [names_unpriced(f, f.replace(".json", ".names-unpriced.json")) for f in files]
     before = predicted(exe, flags + old, tmp, m["key"])
     app = next((x for x in doc["metrics"] if x["key"].startswith(APP[name] + "[") and x["primary"]), None)
     app_ratio = (app["ratio"], app["ratio_ci"]) if app else (float("nan"), [float("nan")] * 2)
@@ -188,7 +195,7 @@ def main():
     p.add_argument("--guest", metavar="CACHE", help="the kernel cache of --pair guest")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--runs", type=int, default=15)
-    p.add_argument("--only", default=",".join(COMMANDS))
+    p.add_argument("--only", default=",".join(c for c in COMMANDS if c != "status1"))
     p.add_argument("--keep")
     p.add_argument("--envbench", default=os.path.join(os.path.dirname(__file__), "..",
                                                         "target", "release", "envbench"))
@@ -226,7 +233,7 @@ def main():
             sides = [(root["base"], []), (root["other"], [])]
         else:
             sides = [(root["base"], []), (root["base"], RUNSC)]
-        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]\t(first stat)"
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]\t(names unpriced)"
               "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
@@ -261,11 +268,14 @@ def in_guest(a, exe):
         inner = ["python3", "/tmp/commands.py", "--pair", "dirs", "--dirs", "/mnt/disk,/mnt/share",
                  "--envbench", "/mnt/share/envbench", "--rounds", str(a.rounds),
                  "--runs", str(a.runs), "--only", a.only]
+        if a.keep:
+            # the result files, written to the share and copied out after
+            inner += ["--keep", "/mnt/share/kept"]
         script = os.path.join(tmp, "guest.sh")
         with open(script, "w") as fh:
             fh.write("export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n"
                      "cat > /tmp/commands.py <<'ENVBENCH_SCRIPT_END'\n" + me +
-                     "ENVBENCH_SCRIPT_END\n" + shlex.join(inner) +
+                     "ENVBENCH_SCRIPT_END\nmkdir -p /mnt/share/kept\n" + shlex.join(inner) +
                      " > /mnt/share/guest-out.txt 2>&1\n")
         out = os.path.join(tmp, "out")
         os.makedirs(out)
@@ -277,6 +287,8 @@ def in_guest(a, exe):
             path = os.path.join(out, name)
             if os.path.exists(path):
                 print("guest %s: %s" % (name, open(path).read().strip()), file=sys.stderr)
+        if a.keep and os.path.isdir(os.path.join(out, "kept")):
+            shutil.copytree(os.path.join(out, "kept"), a.keep, dirs_exist_ok=True)
         path = os.path.join(out, "guest-out.txt")
         if os.path.exists(path):
             sys.stdout.write(open(path).read())

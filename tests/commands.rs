@@ -154,13 +154,18 @@ fn a_fixture_command_is_counted_exactly() {
         "readdirs",
         "spawns",
         "calls",
+        "names",
     ]
     .iter()
     .map(|k| (*k, c[*k].as_u64().unwrap()))
     .collect();
     // three opens read (the file, the directory, /dev/null), a create;
     // the other calls: a write, four closes, three reads, getpid, fork,
-    // wait4 and chdir, less each open's first read and its close (6): 6
+    // wait4 and chdir, less each open's first read and its close (6): 6;
+    // the names walked below the directory held (its working directory,
+    // then d open): two for each of d/f's create, stat, miss, open and
+    // unlink, four for the rename to d/g, one for d's open and (after
+    // chdir) proc, two for /dev/null, none for .., / and ../
     assert_eq!(
         got,
         vec![
@@ -178,16 +183,25 @@ fn a_fixture_command_is_counted_exactly() {
             ("readdirs", 1),
             ("spawns", 1),
             ("calls", 6),
+            ("names", 18),
         ]
     );
     // outside the directory: the stats of /, of ../ and (after chdir) of
     // proc, and /dev/null's open; d's .. through its descriptor is the
     // directory itself
     let elsewhere = &v["elsewhere"];
-    let placed: Vec<(&str, u64)> = ["stats", "misses", "reads", "read_bytes", "creates", "calls"]
-        .iter()
-        .map(|k| (*k, elsewhere[*k].as_u64().unwrap()))
-        .collect();
+    let placed: Vec<(&str, u64)> = [
+        "stats",
+        "misses",
+        "reads",
+        "read_bytes",
+        "creates",
+        "calls",
+        "names",
+    ]
+    .iter()
+    .map(|k| (*k, elsewhere[*k].as_u64().unwrap()))
+    .collect();
     assert_eq!(
         placed,
         vec![
@@ -196,7 +210,8 @@ fn a_fixture_command_is_counted_exactly() {
             ("reads", 1),
             ("read_bytes", 0),
             ("creates", 0),
-            ("calls", 0)
+            ("calls", 0),
+            ("names", 3)
         ],
         "{v}"
     );

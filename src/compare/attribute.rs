@@ -14,6 +14,10 @@
 //!   workload's directory (or anywhere, for a price not tied to one) in
 //!   the same comparison; a system call or a program without a price stays
 //!   in the rest (a `--by-dir` comparison has none per directory);
+//! - where a person's command counted the names its paths walked and the
+//!   runs price a name (io.meta's re-stat against its near stat), each
+//!   name at that price, and each operation's price less the names its
+//!   pricing case's paths walked;
 //! - in a `--by-dir` comparison, a person's command's operations on files
 //!   outside its directory (a compiler's headers, the standard library
 //!   of an interpreter) are the same work on both sides: they stay in the
@@ -62,9 +66,10 @@ const LEAST_LEFT: f64 = 0.1;
 /// One priced operation of a workload on both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
-    /// `stats`, `misses`, `reads`, `creates`, `unlinks`, `bytes read`,
-    /// `bytes written`, `opens`, `page bytes read`, `page bytes written`,
-    /// `syncs`, `file system calls`, `programs started`.
+    /// `stats`, `misses`, `reads`, `creates`, `unlinks`, `renames`,
+    /// `listings`, `bytes read`, `bytes written`, `opens`, `page bytes
+    /// read`, `page bytes written`, `syncs`, `file system calls`,
+    /// `programs started`, `names walked` ([`OpCounts::priced`]).
     pub operation: &'static str,
     /// How many the case did per repetition.
     pub count: u64,
@@ -159,6 +164,7 @@ impl Attribution {
 
 /// What one unit of an operation costs on each side, seconds, and the
 /// micro case that says so.
+#[derive(Clone)]
 struct Priced {
     key: String,
     metric: String,
@@ -168,12 +174,38 @@ struct Priced {
     /// interval of the price's ratio between the sides (low, high); None
     /// where an end is no rate.
     spread: Option<(f64, f64)>,
+    /// The names each operation's path walked in the pricing case
+    /// ([`crate::results::price::Price::names`]).
+    names: u8,
 }
 
 impl Priced {
     /// The case and metric: `io.meta[dir=work,files=500] stats_per_sec`.
     fn by(&self) -> String {
         format!("{} {}", self.key, self.metric)
+    }
+
+    /// This price less the names its pricing case walked, each at `name`'s
+    /// price on its side (none below 0: where a name costs more than a
+    /// third of the operation, the operation at one name is priced above
+    /// what the near stat took, and its names carry it), where the
+    /// workload's own names are priced apart; as it is otherwise. Its
+    /// interval stays the whole operation's: near enough where the names
+    /// are a small part of it, wider than the difference's where not.
+    fn less_names(self, name: Option<&Priced>) -> Priced {
+        match name {
+            Some(n) if self.names > 0 => {
+                let names = f64::from(self.names);
+                Priced {
+                    metric: format!("{}, less its {} names", self.metric, self.names),
+                    base: (self.base - names * n.base).max(0.0),
+                    other: (self.other - names * n.other).max(0.0),
+                    names: 0,
+                    ..self
+                }
+            }
+            _ => self,
+        }
     }
 }
 
@@ -230,17 +262,62 @@ impl Market<'_> {
             declared.cost.seconds(m.other_value)?,
         );
         let spread = spread(declared.cost, m, other);
-        let Cost::LessTransfers { read, written } = declared.cost else {
-            return Some(Priced {
+        match declared.cost {
+            // its operation's share of its time moves with the whole
+            Cost::LessTransfers { read, written } => {
+                self.less_transfers(m, (base, other), spread, read, written)
+            }
+            Cost::PerName { near, apart } => self.per_name(m, (base, other), spread, near, apart),
+            _ => Some(Priced {
                 key: m.key.clone(),
                 metric: m.metric.clone(),
                 base,
                 other,
                 spread,
-            });
-        };
-        // its operation's share of its time moves with the whole
-        self.less_transfers(m, (base, other), spread, read, written)
+                names: declared.names,
+            }),
+        }
+    }
+
+    /// A name's price from `m`'s operation (`each` seconds on each side,
+    /// whose other side moves by `spread` at its interval's ends) and the
+    /// same case's metric `near` of the same operation at paths `apart`
+    /// names shorter: the difference over `apart`, none below 0. Its
+    /// interval is the difference's with `m` at one end of its interval
+    /// and `near` at the other end of its own.
+    fn per_name(
+        &self,
+        m: &MetricComparison,
+        each: (f64, f64),
+        spread: Option<(f64, f64)>,
+        near: &str,
+        apart: u8,
+    ) -> Option<Priced> {
+        let n = self.find_key(&m.key, near)?;
+        let near_s = (
+            Cost::PerSecond.seconds(n.base_value)?,
+            Cost::PerSecond.seconds(n.other_value)?,
+        );
+        let apart_f = f64::from(apart.max(1));
+        let per = |deep: f64, near: f64| ((deep - near) / apart_f).max(0.0);
+        let other = per(each.1, near_s.1);
+        let near_spread = self::spread(Cost::PerSecond, n, near_s.1);
+        let spread = spread.zip(near_spread).map(|((lo, hi), (n_lo, n_hi))| {
+            if other > 0.0 {
+                let at = |f: f64, g: f64| per(each.1 * f, near_s.1 * g) / other;
+                (at(lo, n_hi), at(hi, n_lo))
+            } else {
+                (1.0, 1.0)
+            }
+        });
+        Some(Priced {
+            key: m.key.clone(),
+            metric: format!("{} less {}, over {apart} names", m.metric, n.metric),
+            base: per(each.0, near_s.0),
+            other,
+            spread,
+            names: 0,
+        })
     }
 
     /// The price of `m`'s operation (`each` seconds on each side, its whole
@@ -284,6 +361,7 @@ impl Market<'_> {
                 by_write.other,
             )?,
             spread,
+            names: 0,
         })
     }
 
@@ -365,11 +443,17 @@ fn one(
     let mut parts = Vec::new();
     let mut missing = Vec::new();
     let priced = same.map_or(counts, |s| counts.less(&s));
+    // a name's price, where the workload counted the names it walked
+    let name = (priced.names > 0).then(|| market.price(Op::Name)).flatten();
     for counted in priced.priced() {
         if counted.count == 0 {
             continue;
         }
-        match market.price(counted.op) {
+        let price = match counted.op {
+            Op::Name => name.clone(),
+            op => market.price(op).map(|p| p.less_names(name.as_ref())),
+        };
+        match price {
             Some(p) => {
                 let other_ms = counted.count as f64 * p.other * 1e3;
                 parts.push(Part {
@@ -718,6 +802,116 @@ mod tests {
         assert!((a.rest_base_ms - 0.6).abs() < 0.01, "{a:?}");
         assert!((a.predicted.unwrap() - 7.3).abs() < 0.01, "{a:?}");
         assert!((a.unexplained.unwrap() - 8.0 / 7.3).abs() < 0.01, "{a:?}");
+    }
+
+    #[test]
+    fn names_walked_are_priced_apart_where_counted_worked_by_hand() {
+        // 1 000 stats and 200 misses walking 1 500 names. Baseline: a
+        // re-stat 1 µs at io.meta's 3 names, 0.5 µs at 1 (its near stat):
+        // a name 0.25 µs, a stat less its names 0.25 µs, a miss (2 µs)
+        // 1.25 µs: 0.25 + 0.25 + 0.375 = 0.875 ms of a 2 ms pass, 1.125 ms
+        // the rest. Other: 10 µs and 4 µs, a name 3 µs, a stat and a miss
+        // (10 µs) 1 µs each: 1 + 0.2 + 4.5 + 1.125 = 6.825 ms, 3.4125x
+        let counts = OpCounts {
+            stats: 1000,
+            misses: 200,
+            names: 1500,
+            ..OpCounts::default()
+        };
+        let rates = [50_000.0, 1e6, 100_000.0, 80_000.0];
+        let with_near = |mut r: crate::results::ResultFile, near: f64| {
+            add_phase(&mut r.cases[0], "near_restats_per_sec", near);
+            r
+        };
+        let base = side_with_lookups("local", "b1", rates, (1e6, 5e5), 2.0, counts);
+        let other = side_with_lookups("share", "o1", rates, (1e5, 1e5), 16.0, counts);
+        let pair = (
+            ("local", with_near(base.clone(), 2e6)),
+            ("share", with_near(other.clone(), 2.5e5)),
+        );
+        let a = &attribute_pair(pair.0, pair.1)[0];
+        let parts: Vec<(&str, &str, f64, f64)> = a
+            .parts
+            .iter()
+            .map(|p| (p.operation, p.priced_by.as_str(), p.base_ms, p.other_ms))
+            .collect();
+        let meta = "io.meta[dir=work,files=500]";
+        let want = [
+            ("stats", "restats_per_sec, less its 3 names", 0.25, 1.0),
+            ("misses", "misses_per_sec, less its 3 names", 0.25, 0.2),
+            (
+                "names walked",
+                "restats_per_sec less near_restats_per_sec, over 2 names",
+                0.375,
+                4.5,
+            ),
+        ];
+        assert_eq!(parts.len(), want.len(), "{a:?}");
+        for (got, want) in parts.iter().zip(want) {
+            assert_eq!(
+                (got.0, got.1),
+                (want.0, format!("{meta} {}", want.1).as_str())
+            );
+            assert!((got.2 - want.2).abs() < 1e-6, "{got:?}");
+            assert!((got.3 - want.3).abs() < 1e-6, "{got:?}");
+        }
+        assert!((a.rest_base_ms - 1.125).abs() < 1e-6, "{a:?}");
+        assert!((a.predicted.unwrap() - 3.4125).abs() < 1e-6, "{a:?}");
+        let (lo, hi) = a.predicted_ci.unwrap();
+        assert!(lo < 3.4125 && 3.4125 < hi, "{a:?}");
+        // the same names not counted (an app case), or no near stat in the
+        // runs: each operation at io.meta's 3 names, as before: 1 000 x
+        // 10 µs + 200 x 10 µs + 0.6 ms over 1 + 0.4 + 0.6 ms, 6.3x
+        let uncounted = OpCounts { names: 0, ..counts };
+        let no_names = [
+            attribute_pair(
+                (
+                    "local",
+                    side_with_lookups("local", "b1", rates, (1e6, 5e5), 2.0, uncounted),
+                ),
+                (
+                    "share",
+                    side_with_lookups("share", "o1", rates, (1e5, 1e5), 16.0, uncounted),
+                ),
+            ),
+            attribute_pair(("local", base), ("share", other)),
+        ];
+        for a in no_names {
+            assert_eq!(a[0].parts.len(), 2, "{:?}", a[0]);
+            assert!((a[0].predicted.unwrap() - 6.3).abs() < 1e-6, "{:?}", a[0]);
+        }
+    }
+
+    #[test]
+    fn a_name_s_price_is_never_below_0_nor_an_operation_s_less_its_names() {
+        // the near stat slower than the re-stat (noise on a local disk): a
+        // name costs nothing and each operation keeps its whole price; a
+        // name dearer than a third of the re-stat leaves the stat nothing
+        let counts = OpCounts {
+            stats: 1000,
+            names: 1000,
+            ..OpCounts::default()
+        };
+        let rates = [50_000.0, 1e6, 100_000.0, 80_000.0];
+        let file = |label: &str, id: &str, restat: f64, near: f64| {
+            let mut r = side_with_lookups(label, id, rates, (restat, 1e6), 2.0, counts);
+            add_phase(&mut r.cases[0], "near_restats_per_sec", near);
+            r
+        };
+        let a = &attribute_pair(
+            ("local", file("local", "b1", 1e6, 0.9e6)),
+            ("share", file("share", "o1", 1e5, 1e6)),
+        )[0];
+        let ms = |op: &str| {
+            let p = a.parts.iter().find(|p| p.operation == op).unwrap();
+            (p.base_ms, p.other_ms)
+        };
+        // base: a name 0, a stat its whole 1 µs; other: a name (10 - 1) / 2
+        // = 4.5 µs, a stat 10 - 13.5 µs, so 0
+        assert_eq!(ms("names walked").0, 0.0);
+        assert!((ms("stats").0 - 1.0).abs() < 1e-9, "{a:?}");
+        assert!((ms("names walked").1 - 4.5).abs() < 1e-9, "{a:?}");
+        assert_eq!(ms("stats").1, 0.0);
     }
 
     #[test]

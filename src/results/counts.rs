@@ -84,6 +84,16 @@ pub struct OpCounts {
     /// commands were counted: none.
     #[serde(default)]
     pub renames: u64,
+    /// Names walked by the paths of the stats, misses, reads, creates,
+    /// unlinks and renames: each path's names below the nearest directory
+    /// the command held (its working directory, a directory or file it
+    /// had open), `a/b/f` 3, `f` at its directory's descriptor 1 (a
+    /// person's command, counted). 0 where not counted (app cases, and
+    /// results from before names were counted, on 2026-12-04): their
+    /// operations are priced with the names their pricing case walked,
+    /// as are those of a command that walked none.
+    #[serde(default)]
+    pub names: u64,
 }
 
 /// One priced quantity of a workload's counts ([`OpCounts::priced`]).
@@ -128,6 +138,7 @@ impl OpCounts {
             calls: f(self.calls, o.calls),
             spawns: f(self.spawns, o.spawns),
             renames: f(self.renames, o.renames),
+            names: f(self.names, o.names),
         }
     }
 
@@ -156,7 +167,7 @@ impl OpCounts {
     }
 
     /// Every count, named as the result file names it, for reports.
-    pub fn named(&self) -> [(&'static str, u64); 19] {
+    pub fn named(&self) -> [(&'static str, u64); 20] {
         [
             ("stats", self.stats),
             ("misses", self.misses),
@@ -177,6 +188,7 @@ impl OpCounts {
             ("calls", self.calls),
             ("spawns", self.spawns),
             ("renames", self.renames),
+            ("names", self.names),
         ]
     }
 
@@ -187,8 +199,9 @@ impl OpCounts {
     /// database's file opens are creates (each journal is new), its page
     /// reads and writes, locks, sizes and closes each a system call, their
     /// bytes apart. A rename changes a directory's entries as an unlink
-    /// does, and takes its price.
-    pub fn priced(&self) -> [Counted; 15] {
+    /// does, and takes its price. The names their paths walked, where
+    /// counted, come last.
+    pub fn priced(&self) -> [Counted; 16] {
         let extra_read = self
             .read_bytes
             .saturating_sub(self.reads.saturating_mul(SMALL_FILE_BYTES));
@@ -218,6 +231,7 @@ impl OpCounts {
                 self.file_calls().unwrap_or(u64::MAX),
             ),
             c("programs started", Op::Spawn, self.spawns),
+            c("names walked", Op::Name, self.names),
         ]
     }
 

@@ -31,6 +31,15 @@ pub enum Op {
     ByteWritten,
     /// A file synced to its disk.
     Sync,
+    /// A name a path walks below the nearest directory the workload
+    /// holds (a working directory, a directory or file open, and every
+    /// directory above them): `a/b/f` from the working directory walks 3,
+    /// `f` at its directory's descriptor 1. Priced apart only where the workload counted its
+    /// names ([`super::counts::OpCounts::names`]) and the runs measured
+    /// what a name costs; the price of each operation that walks a path
+    /// then leaves out the names its own pricing case walked
+    /// ([`Price::names`]).
+    Name,
     /// Any other system call, at the price of a null one.
     Syscall,
     /// A program started and waited for.
@@ -49,6 +58,16 @@ pub enum Cost {
     MegabytesPerSecond,
     /// Nanoseconds per operation: value × 10^-9.
     Nanoseconds,
+    /// A name's price from two operations per second of the same case
+    /// that differ only in the names their paths walk: the metric's
+    /// (`deep`, its paths `apart` names longer) and `near`'s; (1 / deep −
+    /// 1 / near) / apart, and none below 0.
+    PerName {
+        /// Its metric of the same operation at the shorter paths.
+        near: &'static str,
+        /// How many names longer the metric's paths are.
+        apart: u8,
+    },
     /// Operations per second of a case that also reads and writes, at
     /// the MiB-per-second values of its metrics `read` and `written`:
     /// each operation is priced at the time left once those bytes are
@@ -78,6 +97,11 @@ pub struct Price {
     pub on_dir: bool,
     /// How the metric's value becomes a time per operation.
     pub cost: Cost,
+    /// The names each priced operation's path walks below a directory the
+    /// pricing case holds ([`Op::Name`]): io.meta's `tree-N/dNNNN/fNNNNN`,
+    /// 3, its listing's open of `tree-N/dNNNN` 2; 0 for an operation that
+    /// names no path.
+    pub names: u8,
 }
 
 /// A price with the bench that declared it.
@@ -93,10 +117,11 @@ impl Op {
     /// Whether a workload without this price keeps these operations in
     /// its unpriced rest instead of going without a prediction: a system
     /// call's and a program's price come from cases that a comparison of
-    /// directories does not have, and a listing's from runs made since
-    /// io.meta lists.
+    /// directories does not have, a listing's from runs made since
+    /// io.meta lists, and without a name's price each operation's keeps
+    /// the names its pricing case walked.
     pub fn may_stay_in_rest(self) -> bool {
-        matches!(self, Op::Syscall | Op::Spawn | Op::List)
+        matches!(self, Op::Syscall | Op::Spawn | Op::List | Op::Name)
     }
 }
 
@@ -104,13 +129,14 @@ impl Cost {
     /// Seconds per operation at `value`: None where the value is not a
     /// positive finite number. A value so near 0 that its price is beyond
     /// what a number holds gives an infinite one, which the prediction
-    /// then refuses, saying so.
+    /// then refuses, saying so. A [`Cost::PerName`] metric's value gives
+    /// the time of one of its operations, names and all.
     pub fn seconds(self, value: f64) -> Option<f64> {
         if !(value > 0.0 && value.is_finite()) {
             return None;
         }
         Some(match self {
-            Cost::PerSecond | Cost::LessTransfers { .. } => 1.0 / value,
+            Cost::PerSecond | Cost::LessTransfers { .. } | Cost::PerName { .. } => 1.0 / value,
             Cost::MegabytesPerSecond => 1e-6 / value,
             Cost::Nanoseconds => value * 1e-9,
         })

@@ -25,8 +25,9 @@
 # With QEMU_GUEST_RUN=FILE the guest runs that bash script instead of
 # `envbench run` (RUN-ARGS are then not used): it finds the binary at
 # /mnt/share/envbench and its two directories as above, and what it writes
-# to /mnt/share/guest-out.txt is copied to OUT/guest-out.txt (how
-# bench/apptools.sh runs the real tools over the guest's 9p share).
+# to /mnt/share/guest-out.txt is copied to OUT/guest-out.txt, and a
+# directory /mnt/share/kept to OUT/kept (how bench/apptools.sh and
+# bench/commands.py run the real tools over the guest's 9p share).
 #
 # Exit codes: 0 envbench ran (its own exit code is in OUT/exit-code),
 # 1 failure, 3 a tool is missing (the last stderr line names it).
@@ -231,4 +232,5 @@ echo "$accel" >"$out/accel"
 cp "$share/guest-status" "$out/exit-code"
 [ -e "$share/result.json" ] && cp "$share/result.json" "$out/result.json"
 [ -e "$share/guest-out.txt" ] && cp "$share/guest-out.txt" "$out/guest-out.txt"
+[ -d "$share/kept" ] && cp -r "$share/kept" "$out/kept"
 exit 0

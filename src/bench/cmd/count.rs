@@ -234,7 +234,8 @@ impl Tracer {
             }
             Stop::Exit(ret) => {
                 if let Some((nr, args, placed)) = self.pending.remove(&pid) {
-                    self.tally.exit(nr, &args, ret, placed.inside);
+                    self.tally
+                        .exit(nr, &args, ret, (placed.inside, placed.names));
                     self.places
                         .exit(pid, nr as libc::c_long, &args, ret, placed.path);
                 }
@@ -284,6 +285,9 @@ struct Placed {
     inside: bool,
     /// The path an open names, remembered for its descriptor.
     path: Option<PathBuf>,
+    /// The names the path walks below the nearest directory held
+    /// ([`Places::names`]); 0 for a descriptor.
+    names: u64,
 }
 
 /// The file a call names: a path (relative to a directory descriptor or
@@ -328,18 +332,62 @@ impl Places {
 
     /// Where the file call `nr` of thread `tid` names lies, at its entry.
     fn entry(&mut self, tid: libc::pid_t, nr: libc::c_long, args: &[u64; 6]) -> Placed {
-        let path = match target(nr, args) {
+        let (path, names) = match target(nr, args) {
             None => return Placed::default(),
-            Some(Target::Fd(fd)) => self.fd_path(tid, fd),
-            Some(Target::Path { dirfd, addr }) => self.path_at(tid, dirfd, addr),
+            Some(Target::Fd(fd)) => (self.fd_path(tid, fd), 0),
+            Some(Target::Path { dirfd, addr }) => {
+                let path = self.path_at(tid, dirfd, addr);
+                let names = path.as_deref().map_or(0, |p| self.names(tid, p));
+                (path, names)
+            }
         };
         let mut inside = path.as_deref().is_none_or(|p| self.within(p));
-        // a rename into the directory changes it too
-        if !inside && matches!(nr, libc::SYS_renameat | libc::SYS_renameat2) {
-            let to = self.path_at(tid, args[2] as i32, args[3]);
-            inside = to.as_deref().is_none_or(|p| self.within(p));
+        let mut names = names;
+        // a rename walks to where it goes too, and into the directory
+        // changes it
+        if let Some((dirfd, addr)) = rename_to(nr, args) {
+            let to = self.path_at(tid, dirfd, addr);
+            names += to.as_deref().map_or(0, |p| self.names(tid, p));
+            inside = inside || to.as_deref().is_none_or(|p| self.within(p));
         }
-        Placed { inside, path }
+        Placed {
+            inside,
+            path,
+            names,
+        }
+    }
+
+    /// The names path `p` walks below the nearest directory held: a
+    /// working directory, or a directory or file open, of any of the
+    /// command's processes (each holds every directory above it too,
+    /// as the kernel keeps a held entry's parents; `/` is always held). A
+    /// share that keeps no entry it is not asked to hold (a QEMU guest's
+    /// cacheless 9p) looks each of them up again. Read from the path as
+    /// written, without links: a miss counts the names after the first
+    /// one missing too, `a/../b` one name where the kernel looks up `a`
+    /// as well, and a descriptor inherited and not yet used is not known.
+    fn names(&mut self, tid: libc::pid_t, p: &Path) -> u64 {
+        let g = self.group(tid);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.cwd.entry(g) {
+            if let Ok(c) = std::fs::read_link(format!("/proc/{tid}/cwd")) {
+                e.insert(c);
+            }
+        }
+        let common = |h: &PathBuf| {
+            p.components()
+                .zip(h.components())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let held = self
+            .cwd
+            .values()
+            .chain(self.fds.values())
+            .map(common)
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        p.components().count().saturating_sub(held) as u64
     }
 
     /// Whether `p` lies in the command's directory, under either name.
@@ -522,6 +570,17 @@ fn target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
     })
 }
 
+/// Where rename call `nr` with `args` moves its file: a path relative to
+/// a directory descriptor; None for any other call.
+fn rename_to(nr: libc::c_long, args: &[u64; 6]) -> Option<(i32, u64)> {
+    match nr {
+        libc::SYS_renameat | libc::SYS_renameat2 => Some((args[2] as i32, args[3])),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rename => Some((libc::AT_FDCWD, args[1])),
+        _ => None,
+    }
+}
+
 /// [`target`] for x86-64's calls from before the `*at` calls.
 #[cfg(target_arch = "x86_64")]
 fn legacy_target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
@@ -681,8 +740,15 @@ pub(super) struct Tally {
 
 impl Tally {
     /// Tallies call `nr` with `args`, which returned `ret`, on a file in
-    /// the command's directory or not (`inside`).
-    pub(super) fn exit(&mut self, nr: u64, args: &[u64; 6], ret: i64, inside: bool) {
+    /// the command's directory or not (`inside`), its path walking `names`
+    /// names.
+    pub(super) fn exit(
+        &mut self,
+        nr: u64,
+        args: &[u64; 6],
+        ret: i64,
+        (inside, names): (bool, u64),
+    ) {
         self.total += 1;
         let Some(kind) = kind(nr as libc::c_long, args) else {
             return;
@@ -693,8 +759,11 @@ impl Tally {
             _ => {}
         }
         let sorted = sort(&mut self.counts, kind, ret);
+        let walked = if walks(kind, ret) { names } else { 0 };
+        self.counts.names += walked;
         if !inside {
             sort(&mut self.elsewhere, kind, ret);
+            self.elsewhere.names += walked;
         }
         self.sorted += u64::from(sorted);
     }
@@ -710,11 +779,27 @@ impl Tally {
     }
 }
 
+/// Whether a call that returned `ret` found no such name.
+fn missing(ret: i64) -> bool {
+    ret == -(libc::ENOENT as i64) || ret == -(libc::ENOTDIR as i64)
+}
+
+/// Whether call `kind`, which returned `ret`, is counted as an operation
+/// whose path's names are priced (a stat or miss, a read, a create, an
+/// unlink, a rename).
+fn walks(kind: Kind, ret: i64) -> bool {
+    match kind {
+        Kind::Lookup | Kind::Open { .. } => ret >= 0 || missing(ret),
+        Kind::Unlink | Kind::Rename => ret >= 0,
+        _ => false,
+    }
+}
+
 /// Counts call `kind`, which returned `ret`, into `c`: true where it is
 /// sorted into a kind of operation (not an other call).
 fn sort(c: &mut OpCounts, kind: Kind, ret: i64) -> bool {
     let ok = ret >= 0;
-    let missing = ret == -(libc::ENOENT as i64) || ret == -(libc::ENOTDIR as i64);
+    let missing = missing(ret);
     match kind {
         Kind::Lookup if ok => bump(&mut c.stats),
         Kind::Lookup | Kind::Open { .. } if missing => bump(&mut c.misses),
@@ -817,7 +902,7 @@ mod tests {
     use super::*;
 
     fn call(t: &mut Tally, nr: libc::c_long, args: [u64; 6], ret: i64) {
-        t.exit(nr as u64, &args, ret, true);
+        t.exit(nr as u64, &args, ret, (true, 1));
     }
 
     #[test]
@@ -871,6 +956,10 @@ mod tests {
         // getpid) the open's first read and its close are in its price: 5
         assert_eq!((t.total, t.sorted), (20, 13));
         assert_eq!(c.calls, 5);
+        // one name each: the two stats and the miss, the two opens and the
+        // missing one, the unlink and the rename; not the refused open,
+        // the directories made and removed
+        assert_eq!(c.names, 8);
         assert_eq!(t.elsewhere, OpCounts::default());
     }
 
@@ -878,14 +967,30 @@ mod tests {
     fn calls_on_files_outside_the_directory_are_counted_again_apart() {
         let mut t = Tally::default();
         let at = libc::AT_FDCWD as u64;
-        t.exit(libc::SYS_newfstatat as u64, &[at, 0, 0, 0, 0, 0], 0, false);
-        t.exit(libc::SYS_newfstatat as u64, &[at, 0, 0, 0, 0, 0], 0, true);
-        t.exit(libc::SYS_openat as u64, &[at, 0, 0, 0, 0, 0], -2, false);
-        t.exit(libc::SYS_read as u64, &[3, 0, 9, 0, 0, 0], 9, false);
-        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, true);
+        t.exit(
+            libc::SYS_newfstatat as u64,
+            &[at, 0, 0, 0, 0, 0],
+            0,
+            (false, 2),
+        );
+        t.exit(
+            libc::SYS_newfstatat as u64,
+            &[at, 0, 0, 0, 0, 0],
+            0,
+            (true, 1),
+        );
+        t.exit(
+            libc::SYS_openat as u64,
+            &[at, 0, 0, 0, 0, 0],
+            -2,
+            (false, 3),
+        );
+        t.exit(libc::SYS_read as u64, &[3, 0, 9, 0, 0, 0], 9, (false, 0));
+        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, (true, 0));
         let (c, e) = (t.counts(), t.elsewhere);
         assert_eq!((c.stats, c.misses, c.read_bytes), (2, 1, 9));
         assert_eq!((e.stats, e.misses, e.read_bytes, e.calls), (1, 1, 9, 0));
+        assert_eq!((c.names, e.names), (6, 5));
     }
 
     #[test]
@@ -895,6 +1000,45 @@ mod tests {
         assert!(places.within(Path::new("/var/home/w/a")));
         assert!(!places.within(Path::new("/home/wx/a")));
         assert!(!places.within(Path::new("/usr/include/stdio.h")));
+    }
+
+    #[test]
+    fn a_path_walks_the_names_below_the_nearest_directory_held_worked_by_hand() {
+        let me = std::process::id() as libc::pid_t;
+        let mut places = Places::new(vec![PathBuf::from("/w")]);
+        let g = places.group(me);
+        places.cwd.insert(g, PathBuf::from("/w"));
+        let names = |places: &mut Places, p: &str| places.names(me, Path::new(p));
+        assert_eq!(names(&mut places, "/w/a/b/f"), 3);
+        assert_eq!(names(&mut places, "/w/f"), 1);
+        // the working directory and everything above it are held
+        assert_eq!(names(&mut places, "/w"), 0);
+        assert_eq!(names(&mut places, "/"), 0);
+        assert_eq!(names(&mut places, "/usr/lib/x"), 3);
+        // a directory open holds it; a file open holds its directories
+        places.exit(
+            me,
+            libc::SYS_openat,
+            &[0; 6],
+            7,
+            Some(PathBuf::from("/w/a/b")),
+        );
+        assert_eq!(names(&mut places, "/w/a/b/f"), 1);
+        assert_eq!(names(&mut places, "/w/a/c/f"), 2);
+        places.exit(
+            me,
+            libc::SYS_openat,
+            &[0; 6],
+            8,
+            Some(PathBuf::from("/usr/lib/y")),
+        );
+        assert_eq!(names(&mut places, "/usr/lib/x"), 1);
+        // closed: no longer held
+        places.exit(me, libc::SYS_close, &[7, 0, 0, 0, 0, 0], 0, None);
+        assert_eq!(names(&mut places, "/w/a/b/f"), 3);
+        // another process's working directory holds it too
+        places.cwd.insert(g + 1, PathBuf::from("/w/a"));
+        assert_eq!(names(&mut places, "/w/a/b/f"), 2);
     }
 
     #[test]

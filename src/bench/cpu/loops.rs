@@ -116,6 +116,7 @@ impl Bench for IntLoop {
             params: &[],
             on_dir: false,
             cost: Cost::PerSecond,
+            names: 0,
         }]
     }
     fn topic(&self) -> &'static str {

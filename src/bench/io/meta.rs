@@ -18,6 +18,15 @@
 //! repeated, as hyperfine and `run --cmd` repeat it, meets its files in
 //! the second state: the re-stat and the repeated miss price its lookups
 //! ([`crate::results::price`]), and the first stat stays a metric.
+//!
+//! Why a near stat: every other phase names each file by a path three
+//! names below the directory the case holds (`tree-N/dNNNN/fNNNNN`), and
+//! a cacheless share (a QEMU guest's 9p) walks each of those names again,
+//! where git or grep name a file one or two names from where they stand.
+//! The near stat stats each file again at its own directory's descriptor
+//! (one name); the difference from the re-stat, over the two names
+//! between them, prices a name walked ([`Cost::PerName`]), and each
+//! phase's price leaves out its three.
 
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, Block, Target};
@@ -49,7 +58,7 @@ pub(crate) fn suite_files(suite: Suite) -> u64 {
 
 /// Each phase's metric, in the order [`MetaTrial::once`] returns them
 /// (the indices below name their places).
-const PHASES: [&str; 7] = [
+const PHASES: [&str; 8] = [
     "creates_per_sec",
     "stats_per_sec",
     "reads_per_sec",
@@ -57,6 +66,7 @@ const PHASES: [&str; 7] = [
     "lists_per_sec",
     "restats_per_sec",
     "misses_per_sec",
+    "near_restats_per_sec",
 ];
 const CREATES: usize = 0;
 const STATS: usize = 1;
@@ -65,6 +75,11 @@ const DELETES: usize = 3;
 const LISTS: usize = 4;
 const RESTATS: usize = 5;
 const MISSES: usize = 6;
+const NEAR_RESTATS: usize = 7;
+
+/// The names each phase's path walks below the scratch directory the
+/// case holds: `tree-N/dNNNN/fNNNNN`.
+const NAMES: u8 = 3;
 
 /// The `io.meta` bench.
 #[derive(Debug)]
@@ -75,7 +90,8 @@ impl Bench for Meta {
         ids::IO_META
     }
     fn prices(&self) -> &'static [Price] {
-        // each phase's rate, on the directory the workload ran on
+        // each phase's rate, on the directory the workload ran on, its
+        // paths three names long
         const fn on_dir(op: Op, metric: &'static str) -> Price {
             Price {
                 op,
@@ -83,8 +99,14 @@ impl Bench for Meta {
                 params: &[],
                 on_dir: true,
                 cost: Cost::PerSecond,
+                names: NAMES,
             }
         }
+        // a listing opens its directory, two names down
+        const LIST: Price = Price {
+            names: NAMES - 1,
+            ..on_dir(Op::List, "lists_per_sec")
+        };
         // a name looked up by a repeated workload finds it as the second
         // stat and the second miss do; a result from before those were
         // measured falls back on the first stat
@@ -96,7 +118,16 @@ impl Bench for Meta {
             on_dir(Op::SmallRead, "reads_per_sec"),
             on_dir(Op::SmallCreate, "creates_per_sec"),
             on_dir(Op::Unlink, "deletes_per_sec"),
-            on_dir(Op::List, "lists_per_sec"),
+            LIST,
+            // the re-stat walks two names more than the near stat
+            Price {
+                cost: Cost::PerName {
+                    near: "near_restats_per_sec",
+                    apart: NAMES - 1,
+                },
+                names: 0,
+                ..on_dir(Op::Name, "restats_per_sec")
+            },
         ];
         PRICES
     }
@@ -104,8 +135,9 @@ impl Bench for Meta {
         "small files"
     }
     fn summary(&self) -> &'static str {
-        "small files: create, stat (twice), miss, read and delete 500 (quick) or 10 000 files of \
-         4 KiB in a tree of 100 per directory; operations/s per phase"
+        "small files: create, stat (twice, then at each directory's descriptor), miss, read and \
+         delete 500 (quick) or 10 000 files of 4 KiB in a tree of 100 per directory; \
+         operations/s per phase"
     }
     fn reproduces(&self) -> &'static str {
         "seed 003 (git and grep on a large source tree slow under WSL)"
@@ -157,7 +189,8 @@ impl Bench for Meta {
                 "{files} files of {FILE_BYTES} bytes, {FILES_PER_DIR} per directory; stat and \
                  read follow creation at once, so local filesystems answer them from cache; \
                  restats and misses are the second stat of each file and the second lookup of \
-                 a name beside it that is not there"
+                 a name beside it that is not there; near restats stat each file again at its \
+                 directory's descriptor"
             ),
         ];
         Ok(Box::new(MetaTrial {
@@ -191,6 +224,92 @@ fn stat_each(files: &[PathBuf]) -> Result<(), BenchError> {
         }
     }
     Ok(())
+}
+
+/// Stats each of the `files` files of the tree in `dirs` at its
+/// directory's descriptor, one name, as [`stat_each`] checks them; the
+/// time the stats took, the directories' opening and the names apart.
+fn near_stat_each(dirs: &[PathBuf], files: u64, clock: &Clock) -> Result<Duration, BenchError> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let held = dirs
+        .iter()
+        .map(|d| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(d)
+                .map_err(|e| failed("opening", d, e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<(usize, std::ffi::CString)> = (0..files)
+        .map(|i| {
+            let name = std::ffi::CString::new(format!("f{i:05}.txt")).expect("no NUL in a name");
+            ((i / FILES_PER_DIR) as usize, name)
+        })
+        .collect();
+    let t = clock.now();
+    for (d, name) in &names {
+        let r = size_at(held[*d].as_raw_fd(), name);
+        let p = || dirs[*d].join(name.to_string_lossy().as_ref());
+        match r {
+            Err(e) => return Err(failed("stat", &p(), e)),
+            Ok(size) if size != FILE_BYTES as u64 => {
+                return Err(BenchError::Failed(format!(
+                    "{} has {size} bytes, {FILE_BYTES} were written",
+                    p().display()
+                )))
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(clock.now().saturating_sub(t))
+}
+
+/// The size of `name` in directory `dirfd`, by the call the standard
+/// library's metadata makes (`statx`, or `newfstatat` on kernels before
+/// 4.11), as system calls: the portable build's C library is older than
+/// its statx.
+fn size_at(dirfd: libc::c_int, name: &std::ffi::CStr) -> std::io::Result<u64> {
+    // what the standard library asks of statx, as the re-stat
+    let mask = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
+    // SAFETY: an all-zero statx is valid.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` ends in NUL and `stx` is a statx the kernel writes.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            dirfd,
+            name.as_ptr(),
+            libc::AT_STATX_SYNC_AS_STAT,
+            mask,
+            &mut stx as *mut libc::statx,
+        )
+    };
+    if r == 0 {
+        return Ok(stx.stx_size);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(err);
+    }
+    // SAFETY: an all-zero stat is valid.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the kernel writes a stat.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_newfstatat,
+            dirfd,
+            name.as_ptr(),
+            &mut st as *mut libc::stat,
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(st.st_size as u64)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Looks up each of `names`, none of which may be there.
@@ -265,6 +384,7 @@ impl Trial for MetaTrial {
         let t = clock.now();
         stat_each(&files)?;
         times[RESTATS] = clock.now().saturating_sub(t);
+        times[NEAR_RESTATS] = near_stat_each(&dirs, self.files, clock)?;
 
         // a name beside each file that is not there, looked up twice: the
         // second finds what the first left in the caches
@@ -390,6 +510,7 @@ mod tests {
             (LISTS, "lists_per_sec"),
             (RESTATS, "restats_per_sec"),
             (MISSES, "misses_per_sec"),
+            (NEAR_RESTATS, "near_restats_per_sec"),
         ];
         for (i, name) in named {
             assert_eq!(PHASES[i], name);
@@ -400,6 +521,34 @@ mod tests {
         miss_each(&[dir.path().join("absent")]).unwrap();
         let err = miss_each(&[there]).unwrap_err().to_string();
         assert!(err.contains("is there"), "{err}");
+    }
+
+    #[test]
+    fn each_price_says_the_names_its_phase_walks() {
+        let names: Vec<(Op, &str, u8)> = Meta
+            .prices()
+            .iter()
+            .map(|p| (p.op, p.metric, p.names))
+            .collect();
+        for (op, metric, n) in &names {
+            let want = match op {
+                Op::List => 2,
+                Op::Name => 0,
+                _ => 3,
+            };
+            assert_eq!(*n, want, "{op:?} {metric}");
+        }
+        let name = Meta.prices().iter().find(|p| p.op == Op::Name).unwrap();
+        assert_eq!(
+            (name.metric, name.cost),
+            (
+                "restats_per_sec",
+                Cost::PerName {
+                    near: "near_restats_per_sec",
+                    apart: 2
+                }
+            )
+        );
     }
 
     #[test]

@@ -98,6 +98,7 @@ impl Bench for Random {
                 read: "read_throughput",
                 written: "written_throughput",
             },
+            names: 0,
         }]
     }
     fn topic(&self) -> &'static str {

@@ -84,6 +84,7 @@ impl Bench for Seq {
                 params: &[(key::THREADS, "1")],
                 on_dir: true,
                 cost: Cost::MegabytesPerSecond,
+                names: 0,
             }
         }
         const PRICES: &[Price] = &[

@@ -89,6 +89,7 @@ impl Bench for Spawn {
             params: &[(crate::results::params::key::METHOD, "fork_exec")],
             on_dir: false,
             cost: Cost::PerSecond,
+            names: 0,
         }]
     }
     fn topic(&self) -> &'static str {

@@ -72,6 +72,7 @@ impl Bench for Syscall {
             params: &[("call", "getppid")],
             on_dir: false,
             cost: Cost::Nanoseconds,
+            names: 0,
         }]
     }
     fn topic(&self) -> &'static str {
