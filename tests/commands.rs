@@ -221,6 +221,50 @@ fn a_fixture_command_is_counted_exactly() {
     assert!(!d.join("d").exists());
 }
 
+/// Two threads of one process stat a file 50 times each, both alive
+/// throughout (a barrier before and after).
+const THREADED: &str = "import os, threading
+b = threading.Barrier(2)
+def w():
+    b.wait()
+    for _ in range(50):
+        os.stat('f')
+    b.wait()
+ts = [threading.Thread(target=w) for _ in range(2)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+";
+
+#[test]
+fn a_command_s_threads_alive_together_are_counted_apart() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 || Command::new("python3").arg("-V").output().is_err() {
+        eprintln!("skipped: needs python3 and two CPUs");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("f"), b"x").unwrap();
+    let out = envbench(d)
+        .args(["__cmd-count", "python3", "-c", THREADED])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.get("error"), None, "{v}");
+    let p = &v["parallel"];
+    let got: Vec<u64> = ["stats", "misses", "reads", "names"]
+        .iter()
+        .map(|k| p[*k].as_u64().unwrap())
+        .collect();
+    // every stat of f by a thread while the other was alive, one name each
+    assert_eq!(got, [100, 0, 0, 100], "{v}");
+    assert_eq!(v["threads"], 2.0, "{v}");
+    assert!(v["counts"]["stats"].as_u64().unwrap() >= 100, "{v}");
+}
+
 #[test]
 fn a_command_is_timed_counted_and_named_in_its_case() {
     let tmp = tempfile::tempdir().unwrap();

@@ -76,9 +76,10 @@ pub struct Part {
     /// The micro case and metric that priced it: `io.meta[dir=work,files=500]
     /// stats_per_sec`.
     pub priced_by: String,
-    /// Their time in the baseline, ms.
+    /// Their time in the baseline, ms (those made by threads alive
+    /// together each at 1 / [`Parallel::threads`] of its price).
     pub base_ms: f64,
-    /// Their time in the other environment, ms.
+    /// Their time in the other environment, ms, likewise.
     pub other_ms: f64,
     /// `other_ms` with its price at the ends of the price's 95 % interval
     /// between the sides, where that interval has two ends.
@@ -125,12 +126,25 @@ pub struct Attribution {
     /// The case and metric that priced the computation, where one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rest_priced_by: Option<String>,
+    /// A person's command's operations in its directory made by threads
+    /// alive together, priced as taking 1 / `threads` of their time each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<Parallel>,
     /// A person's command's words, where the case is one (`git status`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Why there is no prediction, where there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+}
+
+/// A command's operations made by threads alive together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Parallel {
+    /// The operations.
+    pub counts: OpCounts,
+    /// How many threads were alive together, on average.
+    pub threads: f64,
 }
 
 /// Within this factor of its prediction, a ratio is called explained.
@@ -419,6 +433,8 @@ pub fn attribute(
             let counts = OpCounts::of(case.details.as_ref())?;
             let same = OpCounts::elsewhere_of(case.details.as_ref())
                 .filter(|e| by_dir && *e != OpCounts::default());
+            let parallel = OpCounts::parallel_of(case.details.as_ref())
+                .map(|(counts, threads)| Parallel { counts, threads });
             let market = Market {
                 cases: &cases,
                 metrics,
@@ -426,18 +442,18 @@ pub fn attribute(
                 env: &m.environment,
                 dir: case.dir_param(),
             };
-            Some(one(m, case, counts, same, &market))
+            Some(one(m, case, (counts, same, parallel), &market))
         })
         .collect()
 }
 
 /// The attribution of workload `m` (its case `case`), which counted
-/// `counts`, of which `same` are taken as the same on both sides.
+/// `counts`, of which `same` are taken as the same on both sides and
+/// `parallel` were made by threads alive together.
 fn one(
     m: &MetricComparison,
     case: &CaseResult,
-    counts: OpCounts,
-    same: Option<OpCounts>,
+    (counts, same, parallel): (OpCounts, Option<OpCounts>, Option<Parallel>),
     market: &Market,
 ) -> Attribution {
     let mut parts = Vec::new();
@@ -445,22 +461,30 @@ fn one(
     let priced = same.map_or(counts, |s| counts.less(&s));
     // a name's price, where the workload counted the names it walked
     let name = (priced.names > 0).then(|| market.price(Op::Name)).flatten();
-    for counted in priced.priced() {
+    let together = parallel
+        .as_ref()
+        .map_or([0; 16], |p| p.counts.priced().map(|c| c.count));
+    for (counted, together) in priced.priced().into_iter().zip(together) {
         if counted.count == 0 {
             continue;
         }
+        // those made by threads alive together take 1 / threads of their
+        // time each
+        let each = parallel.as_ref().map_or(1.0, |p| 1.0 / p.threads);
+        let together = together.min(counted.count);
+        let effective = (counted.count - together) as f64 + together as f64 * each;
         let price = match counted.op {
             Op::Name => name.clone(),
             op => market.price(op).map(|p| p.less_names(name.as_ref())),
         };
         match price {
             Some(p) => {
-                let other_ms = counted.count as f64 * p.other * 1e3;
+                let other_ms = effective * p.other * 1e3;
                 parts.push(Part {
                     operation: counted.words,
                     count: counted.count,
                     priced_by: p.by(),
-                    base_ms: counted.count as f64 * p.base * 1e3,
+                    base_ms: effective * p.base * 1e3,
                     other_ms,
                     other_ms_ci: p.spread.map(|(lo, hi)| (other_ms * lo, other_ms * hi)),
                 });
@@ -502,6 +526,7 @@ fn one(
         same_elsewhere: same,
         rest_scale,
         rest_priced_by: compute.map(|c| c.by()),
+        parallel,
         command: case.command_text().map(str::to_string),
         missing: prediction.err(),
     }
@@ -880,6 +905,51 @@ mod tests {
             assert_eq!(a[0].parts.len(), 2, "{:?}", a[0]);
             assert!((a[0].predicted.unwrap() - 6.3).abs() < 1e-6, "{:?}", a[0]);
         }
+    }
+
+    #[test]
+    fn operations_on_threads_alive_together_take_their_share_of_the_time_worked_by_hand() {
+        // 2 000 stats, 1 600 of them on 2 threads at once: 400 + 800 = 1 200
+        // stats' time on each side. At 1 µs and 10 µs with a 3 ms pass
+        // (1.8 ms the rest): (12 + 1.8) / 3 = 4.6x, where all 2 000 one at
+        // a time would say (20 + 1) / 3 = 7x
+        let counts = OpCounts {
+            stats: 2000,
+            ..OpCounts::default()
+        };
+        let together = OpCounts {
+            stats: 1600,
+            ..OpCounts::default()
+        };
+        let with_threads = |mut r: crate::results::ResultFile| {
+            let d = r.cases[1].details.as_mut().unwrap();
+            d[crate::results::counts::PARALLEL_KEY] = serde_json::json!(together);
+            d[crate::results::counts::THREADS_KEY] = serde_json::json!(2.0);
+            r
+        };
+        let rates = |f: f64| [50_000.0 / f, 1e6 / f, 100_000.0 / f, 80_000.0 / f];
+        let base = with_threads(side("local", "b1", rates(1.0), 3.0, counts));
+        let other = with_threads(side("share", "o1", rates(10.0), 24.0, counts));
+        let a = attribute_pair(("local", base), ("share", other)).remove(0);
+        assert_eq!(a.parts[0].count, 2000);
+        assert!((a.parts[0].base_ms - 1.2).abs() < 1e-9, "{a:?}");
+        assert!((a.parts[0].other_ms - 12.0).abs() < 1e-9, "{a:?}");
+        assert!((a.predicted.unwrap() - 4.6).abs() < 1e-9, "{a:?}");
+        assert_eq!(a.parallel.as_ref().map(|p| p.threads), Some(2.0));
+        // one thread on average is no parallel share
+        let one = |mut r: crate::results::ResultFile| {
+            let d = r.cases[1].details.as_mut().unwrap();
+            d[crate::results::counts::PARALLEL_KEY] = serde_json::json!(together);
+            d[crate::results::counts::THREADS_KEY] = serde_json::json!(1.0);
+            r
+        };
+        let a = attribute_pair(
+            ("local", one(side("local", "b1", rates(1.0), 3.0, counts))),
+            ("share", one(side("share", "o1", rates(10.0), 24.0, counts))),
+        )
+        .remove(0);
+        assert!((a.predicted.unwrap() - 7.0).abs() < 1e-9, "{a:?}");
+        assert_eq!(a.parallel, None);
     }
 
     #[test]

@@ -21,6 +21,15 @@ pub const KEY: &str = "counts";
 /// made on files outside its directory.
 pub const ELSEWHERE_KEY: &str = "counts_elsewhere";
 
+/// The key under which a person's command records the part of its counts
+/// in its directory made by threads alive together (git's preloaded
+/// index), where there was any.
+pub const PARALLEL_KEY: &str = "counts_parallel";
+
+/// The key of how many threads were alive together, on average over
+/// those operations (at most the CPUs the command could use).
+pub const THREADS_KEY: &str = "parallel_threads";
+
 /// Operations of one repetition of an application workload.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCounts {
@@ -269,6 +278,16 @@ impl OpCounts {
     /// directory, if it recorded it.
     pub fn elsewhere_of(details: Option<&serde_json::Value>) -> Option<OpCounts> {
         serde_json::from_value(details?.get(ELSEWHERE_KEY)?.clone()).ok()
+    }
+
+    /// The part of them a person's command made in its directory on
+    /// threads alive together, and how many were on average, if it
+    /// recorded them with more than one thread.
+    pub fn parallel_of(details: Option<&serde_json::Value>) -> Option<(OpCounts, f64)> {
+        let d = details?;
+        let counts = serde_json::from_value(d.get(PARALLEL_KEY)?.clone()).ok()?;
+        let threads = d.get(THREADS_KEY)?.as_f64()?;
+        (threads > 1.0 && threads.is_finite()).then_some((counts, threads))
     }
 }
 

@@ -38,6 +38,19 @@ pub struct Counted {
     /// other calls and programs are in none).
     #[serde(default)]
     pub elsewhere: OpCounts,
+    /// Those of them in the command's directory made by a thread while
+    /// another thread of its process was alive besides its first (git's
+    /// preloaded index: a thread per 500 files): operations that may
+    /// overlap in time.
+    #[serde(default)]
+    pub parallel: OpCounts,
+    /// How many such threads were alive, on average over those
+    /// operations, at most the CPUs the command could use; 0 without any.
+    /// Alive, not seen to overlap: a pool whose threads take turns
+    /// (libuv's, a runtime's idle helpers) counts as together too, and a
+    /// thread that ended counts until its end is reported.
+    #[serde(default)]
+    pub threads: f64,
     /// Every system call seen.
     pub syscalls: u64,
     /// The command's exit code (128 + N for a signal N).
@@ -134,6 +147,12 @@ struct Tracer {
     /// Threads seen, and whether each is known to be a thread of an
     /// existing process (false: a new process's first thread).
     seen: BTreeSet<libc::pid_t>,
+    /// Each live thread that is not its process's first, with its
+    /// process.
+    workers: HashMap<libc::pid_t, libc::pid_t>,
+    /// The CPUs the command may run on: the most threads taken to run at
+    /// once.
+    cpus: u64,
     /// The tallies.
     tally: Tally,
     exit: i32,
@@ -149,6 +168,8 @@ impl Tracer {
             pending: BTreeMap::new(),
             places: Places::new(dirs),
             seen: BTreeSet::from([root]),
+            workers: HashMap::new(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
             tally: Tally::default(),
             exit: 0,
             info: true,
@@ -178,6 +199,7 @@ impl Tracer {
             self.pending.remove(&pid);
             // its id may come back as another's
             self.seen.remove(&pid);
+            self.workers.remove(&pid);
             self.places.ended(pid);
             if pid == self.root {
                 self.exit = if libc::WIFEXITED(status) {
@@ -204,9 +226,12 @@ impl Tracer {
             resume(pid, 0);
         } else if signal == libc::SIGSTOP && self.seen.insert(pid) {
             // a new tracee's first stop: a new process unless its thread
-            // group is another's
-            if is_process(pid) {
-                self.tally.counts.spawns += 1;
+            // group is another's (a thread of it, alive until it ends)
+            match thread_group(pid) {
+                Some(g) if g != pid => {
+                    self.workers.insert(pid, g);
+                }
+                _ => self.tally.counts.spawns += 1,
             }
             resume(pid, 0);
         } else {
@@ -234,14 +259,25 @@ impl Tracer {
             }
             Stop::Exit(ret) => {
                 if let Some((nr, args, placed)) = self.pending.remove(&pid) {
+                    let threads = self.threads_beside(pid);
                     self.tally
-                        .exit(nr, &args, ret, (placed.inside, placed.names));
+                        .exit(nr, &args, ret, (placed.inside, placed.names, threads));
                     self.places
                         .exit(pid, nr as libc::c_long, &args, ret, placed.path);
                 }
             }
             Stop::Other => {}
         }
+    }
+
+    /// The threads of `tid`'s process besides its first that are alive,
+    /// where `tid` is one of them, at most [`Tracer::cpus`]; 1 otherwise.
+    fn threads_beside(&self, tid: libc::pid_t) -> u64 {
+        let Some(g) = self.workers.get(&tid) else {
+            return 1;
+        };
+        let alive = self.workers.values().filter(|w| *w == g).count() as u64;
+        alive.clamp(1, self.cpus.max(1))
     }
 
     /// The stop read from the registers: an entry unless this thread has
@@ -254,17 +290,13 @@ impl Tracer {
         Counted {
             counts: self.tally.counts(),
             elsewhere: self.tally.elsewhere,
+            parallel: self.tally.parallel,
+            threads: self.tally.threads(),
             syscalls: self.tally.total,
             exit: self.exit,
             error: None,
         }
     }
-}
-
-/// Whether thread `tid` leads its thread group (a new process, not a
-/// thread of one).
-fn is_process(tid: libc::pid_t) -> bool {
-    thread_group(tid).is_none_or(|tgid| tgid == tid)
 }
 
 /// Thread `tid`'s thread group, from /proc/TID/status.
@@ -736,18 +768,26 @@ pub(super) struct Tally {
     /// the price of a small file's read.
     reads: u64,
     closes: u64,
+    /// The file operations of `counts` in the command's directory made
+    /// while another thread of the process was alive besides its first.
+    parallel: OpCounts,
+    /// The threads alive at each of those, summed.
+    threads_sum: u64,
+    /// How many of those there were.
+    parallel_ops: u64,
 }
 
 impl Tally {
     /// Tallies call `nr` with `args`, which returned `ret`, on a file in
     /// the command's directory or not (`inside`), its path walking `names`
-    /// names.
+    /// names, made by a thread with `threads` of its process's threads
+    /// alive besides the first (1: by a process's only or first thread).
     pub(super) fn exit(
         &mut self,
         nr: u64,
         args: &[u64; 6],
         ret: i64,
-        (inside, names): (bool, u64),
+        (inside, names, threads): (bool, u64, u64),
     ) {
         self.total += 1;
         let Some(kind) = kind(nr as libc::c_long, args) else {
@@ -764,8 +804,26 @@ impl Tally {
         if !inside {
             sort(&mut self.elsewhere, kind, ret);
             self.elsewhere.names += walked;
+        } else if threads > 1 {
+            // only an operation counted (not a listing's empty end)
+            let before = self.parallel.file_operations();
+            sort(&mut self.parallel, kind, ret);
+            if self.parallel.file_operations() > before {
+                self.parallel.names += walked;
+                self.threads_sum += threads;
+                self.parallel_ops += 1;
+            }
         }
         self.sorted += u64::from(sorted);
+    }
+
+    /// How many threads were alive, on average, at each operation made
+    /// while several were; 0 where none was.
+    pub(super) fn threads(&self) -> f64 {
+        if self.parallel_ops == 0 {
+            return 0.0;
+        }
+        self.threads_sum as f64 / self.parallel_ops as f64
     }
 
     /// The counts, with every call not sorted into a kind as an other
@@ -902,7 +960,7 @@ mod tests {
     use super::*;
 
     fn call(t: &mut Tally, nr: libc::c_long, args: [u64; 6], ret: i64) {
-        t.exit(nr as u64, &args, ret, (true, 1));
+        t.exit(nr as u64, &args, ret, (true, 1, 1));
     }
 
     #[test]
@@ -971,26 +1029,53 @@ mod tests {
             libc::SYS_newfstatat as u64,
             &[at, 0, 0, 0, 0, 0],
             0,
-            (false, 2),
+            (false, 2, 1),
         );
         t.exit(
             libc::SYS_newfstatat as u64,
             &[at, 0, 0, 0, 0, 0],
             0,
-            (true, 1),
+            (true, 1, 1),
         );
         t.exit(
             libc::SYS_openat as u64,
             &[at, 0, 0, 0, 0, 0],
             -2,
-            (false, 3),
+            (false, 3, 1),
         );
-        t.exit(libc::SYS_read as u64, &[3, 0, 9, 0, 0, 0], 9, (false, 0));
-        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, (true, 0));
+        t.exit(libc::SYS_read as u64, &[3, 0, 9, 0, 0, 0], 9, (false, 0, 1));
+        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, (true, 0, 1));
         let (c, e) = (t.counts(), t.elsewhere);
         assert_eq!((c.stats, c.misses, c.read_bytes), (2, 1, 9));
         assert_eq!((e.stats, e.misses, e.read_bytes, e.calls), (1, 1, 9, 0));
         assert_eq!((c.names, e.names), (6, 5));
+    }
+
+    #[test]
+    fn operations_of_threads_alive_together_are_counted_again_apart() {
+        let mut t = Tally::default();
+        let at = libc::AT_FDCWD as u64;
+        let stat = libc::SYS_newfstatat as u64;
+        // by a first thread, by one of two threads, by one of three, one
+        // elsewhere by one of two (not in the directory's), a failed one
+        t.exit(stat, &[at, 0, 0, 0, 0, 0], 0, (true, 2, 1));
+        t.exit(stat, &[at, 0, 0, 0, 0, 0], 0, (true, 2, 2));
+        t.exit(stat, &[at, 0, 0, 0, 0, 0], -2, (true, 3, 3));
+        t.exit(stat, &[at, 0, 0, 0, 0, 0], 0, (false, 2, 2));
+        t.exit(stat, &[at, 0, 0, 0, 0, 0], -13, (true, 2, 2));
+        t.exit(libc::SYS_getpid as u64, &[0; 6], 1, (true, 0, 2));
+        // a listing's empty end is no operation and moves no average
+        t.exit(
+            libc::SYS_getdents64 as u64,
+            &[3, 0, 0, 0, 0, 0],
+            0,
+            (true, 0, 4),
+        );
+        let p = t.parallel;
+        assert_eq!((p.stats, p.misses, p.names, p.calls), (1, 1, 5, 0));
+        assert_eq!(t.threads(), 2.5);
+        assert_eq!(t.counts().stats, 3);
+        assert_eq!(Tally::default().threads(), 0.0);
     }
 
     #[test]

@@ -316,6 +316,16 @@ impl Trial for CommandTrial {
                     crate::results::counts::ELSEWHERE_KEY.into(),
                     serde_json::to_value(c.elsewhere).unwrap_or(Value::Null),
                 );
+                if c.threads > 0.0 {
+                    map.insert(
+                        crate::results::counts::PARALLEL_KEY.into(),
+                        serde_json::to_value(c.parallel).unwrap_or(Value::Null),
+                    );
+                    map.insert(
+                        crate::results::counts::THREADS_KEY.into(),
+                        Value::from(c.threads),
+                    );
+                }
                 map.insert("syscalls".into(), Value::from(c.syscalls));
             }
             Some(Err(why)) => {

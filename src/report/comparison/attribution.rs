@@ -145,6 +145,13 @@ fn sources(a: &Attribution) -> String {
     if let Some(by) = &a.rest_priced_by {
         text.push_str(&format!(" and its computation ({})", bench(by)));
     }
+    if let Some(p) = &a.parallel {
+        text.push_str(&format!(
+            ", {} of its operations priced as shared by {:.1} threads",
+            thousands(p.counts.file_operations()),
+            p.threads
+        ));
+    }
     if let Some(same) = &a.same_elsewhere {
         text.push_str(&format!(
             ", its {} operations outside the directory the same in both",
@@ -197,6 +204,7 @@ mod tests {
             }],
             rest_base_ms: 0.0,
             same_elsewhere: None,
+            parallel: None,
             rest_scale: 1.0,
             rest_priced_by: None,
             command: Some("git status".into()),
@@ -225,6 +233,20 @@ mod tests {
             line(&slower(6.0, None)),
             "`git status` on repo: 8.0x slower [7.1, 9.0]; 6.0x slower predicted from its 2 000 \
              stats (micro.stat); 25 % slower beyond it, unexplained"
+        );
+        // operations on threads alive together: said with the sources
+        let mut a = slower(8.0, None);
+        a.parallel = Some(crate::compare::attribute::Parallel {
+            counts: OpCounts {
+                stats: 1500,
+                ..OpCounts::default()
+            },
+            threads: 2.0,
+        });
+        assert_eq!(
+            line(&a),
+            "`git status` on repo: 8.0x slower [7.1, 9.0]; 8.0x slower predicted from its 2 000 \
+             stats (micro.stat), 1 500 of its operations priced as shared by 2.0 threads; explained"
         );
     }
 }
