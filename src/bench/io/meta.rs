@@ -226,10 +226,14 @@ fn stat_each(files: &[PathBuf]) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Stats each of the `files` files of the tree in `dirs` at its
-/// directory's descriptor, one name, as [`stat_each`] checks them; the
-/// time the stats took, the directories' opening and the names apart.
-fn near_stat_each(dirs: &[PathBuf], files: u64, clock: &Clock) -> Result<Duration, BenchError> {
+/// Stats each of `files`, the tree's files in `dirs` ([`MetaTrial::layout`]),
+/// at its directory's descriptor, one name, as [`stat_each`] checks them;
+/// the time the stats took, the directories' opening and the names apart.
+fn near_stat_each(
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+    clock: &Clock,
+) -> Result<Duration, BenchError> {
     use std::os::fd::AsRawFd as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let held = dirs
@@ -242,12 +246,18 @@ fn near_stat_each(dirs: &[PathBuf], files: u64, clock: &Clock) -> Result<Duratio
                 .map_err(|e| failed("opening", d, e))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let names: Vec<(usize, std::ffi::CString)> = (0..files)
-        .map(|i| {
-            let name = std::ffi::CString::new(format!("f{i:05}.txt")).expect("no NUL in a name");
-            ((i / FILES_PER_DIR) as usize, name)
+    let names = files
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            use std::os::unix::ffi::OsStrExt as _;
+            let name = p.file_name().unwrap_or_default().as_bytes().to_vec();
+            let name = std::ffi::CString::new(name).map_err(|_| {
+                BenchError::Failed(format!("{} has a NUL in its name", p.display()))
+            })?;
+            Ok((i / FILES_PER_DIR as usize, name))
         })
-        .collect();
+        .collect::<Result<Vec<_>, BenchError>>()?;
     let t = clock.now();
     for (d, name) in &names {
         let r = size_at(held[*d].as_raw_fd(), name);
@@ -384,7 +394,7 @@ impl Trial for MetaTrial {
         let t = clock.now();
         stat_each(&files)?;
         times[RESTATS] = clock.now().saturating_sub(t);
-        times[NEAR_RESTATS] = near_stat_each(&dirs, self.files, clock)?;
+        times[NEAR_RESTATS] = near_stat_each(&dirs, &files, clock)?;
 
         // a name beside each file that is not there, looked up twice: the
         // second finds what the first left in the caches
