@@ -297,8 +297,10 @@ impl Market<'_> {
     /// whose other side moves by `spread` at its interval's ends) and the
     /// same case's metric `near` of the same operation at paths `apart`
     /// names shorter: the difference over `apart`, none below 0. Its
-    /// interval is the difference's with `m` at one end of its interval
-    /// and `near` at the other end of its own.
+    /// interval is the difference's with `m` and `near` each at the same
+    /// end of its own interval, as every price of a prediction moves
+    /// (`predict`): one io.meta repetition measures both, and a stat's
+    /// price less its names then moves with the name's.
     fn per_name(
         &self,
         m: &MetricComparison,
@@ -319,7 +321,8 @@ impl Market<'_> {
         let spread = spread.zip(near_spread).map(|((lo, hi), (n_lo, n_hi))| {
             if other > 0.0 {
                 let at = |f: f64, g: f64| per(each.1 * f, near_s.1 * g) / other;
-                (at(lo, n_hi), at(hi, n_lo))
+                let (a, b) = (at(lo, n_lo), at(hi, n_hi));
+                (a.min(b).min(1.0), a.max(b).max(1.0))
             } else {
                 (1.0, 1.0)
             }
@@ -1128,6 +1131,157 @@ mod tests {
             // one run a side carries the assumed spread between runs
             let most = if runs == 1 { 0.30 } else { 0.12 };
             assert!(width < most, "{runs}x{rounds}: A/A half-width {width}");
+        }
+    }
+
+    /// A side of seeded synthetic runs (`runs` × `rounds` × `reps`) on a
+    /// share whose names are dear: io.meta's re-stat walks 3 names and its
+    /// near stat 1, a stat beside its names 5 µs and a name `5 µs × k`; a
+    /// command makes 2 000 stats a name each, `together` of them on 2
+    /// threads alive together (half their time each), and 5 ms more, all
+    /// `extra` times that (a cost no price knows). Each metric draws its
+    /// own log-normal noise (5 % between runs, 3 % between rounds, 1 %
+    /// between repetitions), the two io.meta rates apart, as a noisy host
+    /// would move them. Its true slowdown over k = 1 is [`named_truth`].
+    fn named_side(
+        rng: &mut crate::stats::rng::Rng,
+        label: &str,
+        (runs, rounds, reps): (usize, usize, usize),
+        (k, extra, together): (f64, f64, u64),
+    ) -> Environment {
+        use crate::compare::tests::run_rounds;
+        use crate::stats::levels::tests::synth;
+        let noise = (0.05, 0.03, 0.01);
+        let shape = (runs, rounds, reps);
+        let restat = synth(rng, 1e6 / (5.0 + 15.0 * k), shape, noise);
+        let near = synth(rng, 1e6 / (5.0 + 5.0 * k), shape, noise);
+        let ms = synth(rng, named_ms(k, together) * extra, shape, noise);
+        let counts = OpCounts {
+            stats: 2000,
+            names: 2000,
+            ..OpCounts::default()
+        };
+        let shared = OpCounts {
+            stats: together,
+            names: together,
+            ..OpCounts::default()
+        };
+        let files = (0..runs)
+            .map(|r| {
+                let mut f = run_rounds(
+                    label,
+                    &format!("{label}{r}"),
+                    &[
+                        ("io.meta[dir=work,files=500]".into(), Up, restat[r].clone()),
+                        (
+                            "app.status[dir=work,files=2000]".into(),
+                            Down,
+                            ms[r].clone(),
+                        ),
+                    ],
+                );
+                f.cases[0].metrics[0].name = "restats_per_sec".into();
+                let mut second = f.cases[0].metrics[0].clone();
+                second.name = "near_restats_per_sec".into();
+                second.samples = near[r].concat();
+                f.cases[0].metrics.push(second);
+                f.cases[1].metrics[0].name = "ms".into();
+                let mut details = serde_json::json!({ "counts": counts });
+                if together > 0 {
+                    details[crate::results::counts::PARALLEL_KEY] = serde_json::json!(shared);
+                    details[crate::results::counts::THREADS_KEY] = serde_json::json!(2.0);
+                }
+                f.cases[1].details = Some(details);
+                f
+            })
+            .collect();
+        Environment::new(label, files)
+    }
+
+    /// [`named_side`]'s command time, ms: its stats' effective count (those
+    /// on threads together at half), each a stat and a name.
+    fn named_ms(k: f64, together: u64) -> f64 {
+        let effective = (2000 - together) as f64 + together as f64 / 2.0;
+        effective * (5.0 + 5.0 * k) / 1e3 + 5.0
+    }
+
+    /// The true slowdown of [`named_side`] at `k` over `k = 1`.
+    fn named_truth(k: f64, together: u64) -> f64 {
+        named_ms(k, together) / named_ms(1.0, together)
+    }
+
+    #[test]
+    fn names_priced_apart_and_threads_sharing_hold_the_truth_at_envbench_sizes() {
+        // the three error rates of a prediction that prices each name apart
+        // from its stat (a name's price the re-stat less the near stat over
+        // 2, its interval the two at the same end of theirs), with names
+        // as dear (A/A), 1.5x and 3x dearer (true slowdowns 1.2x and 1.8x;
+        // 1.6x and 3.3x at io.meta's whole re-stat), the stats one at a
+        // time and half of them on two threads together; as for the
+        // prediction's own interval: A/A leaving out 1, 1.5x and 3x still
+        // holding it, the truth left out, the measured ratio called
+        // unexplained, a command 2x beyond its prices called explained,
+        // and the A/A half-width
+        for (runs, rounds, reps) in [(1, 4, 3), (3, 4, 3), (1, 8, 5), (3, 8, 5)] {
+            for together in [0, 1000] {
+                let mut widths = Vec::new();
+                let (mut false_calls, mut missed, mut off_truth, mut unexplained) =
+                    (0, [0; 2], 0, 0);
+                let mut missed_beyond = 0;
+                for seed in 0..200 {
+                    let pair = |k: f64, extra: f64| {
+                        let mut rng = crate::stats::rng::Rng::new(seed);
+                        let shape = (runs, rounds, reps);
+                        let envs = [
+                            named_side(&mut rng, "a", shape, (1.0, 1.0, together)),
+                            named_side(&mut rng, "b", shape, (k, extra, together)),
+                        ];
+                        compared(&envs, seed, false).1.remove(0)
+                    };
+                    for (j, k) in [1.0, 1.5, 3.0].into_iter().enumerate() {
+                        let a = pair(k, 1.0);
+                        assert_eq!(
+                            a.parts.iter().map(|p| p.operation).collect::<Vec<_>>(),
+                            ["stats", "names walked"],
+                            "{a:?}"
+                        );
+                        assert_eq!(a.parallel.is_some(), together > 0);
+                        let (lo, hi) = a.predicted_ci.unwrap();
+                        assert!(lo <= a.predicted.unwrap() && a.predicted.unwrap() <= hi);
+                        off_truth += usize::from(!(lo..=hi).contains(&named_truth(k, together)));
+                        unexplained += usize::from(a.explained() == Some(false));
+                        if j == 0 {
+                            widths.push((hi / lo).sqrt() - 1.0);
+                            false_calls += usize::from(!(lo..=hi).contains(&1.0));
+                            missed_beyond += usize::from(pair(1.0, 2.0).explained() == Some(true));
+                        } else {
+                            missed[j - 1] += usize::from((lo..=hi).contains(&1.0));
+                        }
+                    }
+                }
+                widths.sort_by(f64::total_cmp);
+                let width = widths[widths.len() / 2];
+                eprintln!(
+                    "{runs} run(s) x {rounds} rounds x {reps}, {together} of 2 000 together: \
+                     A/A outside 1 {false_calls}/200; holding 1 at 1.5x {}/200, at 3x {}/200; \
+                     outside the truth {off_truth}/600; called unexplained {unexplained}/600, \
+                     2x beyond it called explained {missed_beyond}/200; A/A half-width {:.1} %",
+                    missed[0],
+                    missed[1],
+                    width * 100.0
+                );
+                let at = format!("{runs}x{rounds}, {together} together");
+                assert!(false_calls <= 20, "{at}: {false_calls} of 200");
+                assert!(off_truth <= 50, "{at}: {off_truth} of 600");
+                assert!(unexplained <= 30, "{at}: {unexplained} of 600");
+                // 1.2x is within one run's assumed spread; at three runs
+                // it is mostly seen, and 1.8x always
+                assert!(runs == 1 || missed[0] <= 30, "{at}: {missed:?}");
+                assert_eq!(missed[1], 0, "{at}");
+                assert!(missed_beyond <= 10, "{at}: {missed_beyond} of 200");
+                let most = if runs == 1 { 0.30 } else { 0.12 };
+                assert!(width < most, "{at}: A/A half-width {width}");
+            }
         }
     }
 
