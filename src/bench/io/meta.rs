@@ -533,6 +533,98 @@ mod tests {
         assert!(err.contains("is there"), "{err}");
     }
 
+    /// The audit architecture a seccomp filter checks, for this build.
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xC000_003E;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+    /// Makes the calling thread's `statx` fail with ENOSYS, as a kernel
+    /// before 4.11 (or WSL 1) answers it, by a seccomp filter on this
+    /// thread alone (no TSYNC); other calls pass.
+    fn without_statx() {
+        let stmt = |code: u32, k: u32| libc::sock_filter {
+            code: code as u16,
+            jt: 0,
+            jf: 0,
+            k,
+        };
+        let jump = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt,
+            jf,
+            k,
+        };
+        let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+        let ret = libc::BPF_RET | libc::BPF_K;
+        let mut code = [
+            // seccomp_data: nr at 0, arch at 4
+            stmt(load, 4),
+            jump(AUDIT_ARCH, 0, 3),
+            stmt(load, 0),
+            jump(libc::SYS_statx as u32, 0, 1),
+            stmt(ret, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+            stmt(ret, libc::SECCOMP_RET_ALLOW),
+        ];
+        let prog = libc::sock_fprog {
+            len: code.len() as u16,
+            filter: code.as_mut_ptr(),
+        };
+        // SAFETY: no_new_privs takes plain integers; the filter program
+        // lives across the call, which copies it.
+        unsafe {
+            assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+            assert_eq!(
+                libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog
+                ),
+                0,
+                "{}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+
+    #[test]
+    fn the_near_stat_falls_back_to_newfstatat_where_statx_is_not_there() {
+        // a thread of its own, whose filter ends with it
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), [7u8; 4096]).unwrap();
+        let fd = std::fs::File::open(dir.path()).unwrap();
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+        let got = std::thread::spawn(move || {
+            let statx = |name: &std::ffi::CStr| {
+                // SAFETY: a null buffer is never written: the filter
+                // answers before the kernel reads the arguments, and an
+                // unfiltered call fails on it with EFAULT
+                let r =
+                    unsafe { libc::syscall(libc::SYS_statx, raw, name.as_ptr(), 0, 0u32, 0usize) };
+                (r == -1).then(std::io::Error::last_os_error)
+            };
+            let before = statx(c"f").and_then(|e| e.raw_os_error());
+            without_statx();
+            let after = statx(c"f").and_then(|e| e.raw_os_error());
+            (
+                before,
+                after,
+                size_at(raw, c"f").map_err(|e| e.kind()),
+                size_at(raw, c"absent").map_err(|e| e.kind()),
+            )
+        })
+        .join()
+        .unwrap();
+        // the filter took: statx is gone, and the sizes come by newfstatat
+        assert_eq!(got.0, Some(libc::EFAULT));
+        assert_eq!(got.1, Some(libc::ENOSYS));
+        assert_eq!(got.2, Ok(4096));
+        assert_eq!(got.3, Err(std::io::ErrorKind::NotFound));
+        // this thread still has statx
+        assert_eq!(size_at(raw, c"f").unwrap(), 4096);
+        drop(fd);
+    }
+
     #[test]
     fn each_price_says_the_names_its_phase_walks() {
         let names: Vec<(Op, &str, u8)> = Meta
