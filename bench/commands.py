@@ -14,12 +14,15 @@ pair of environments:
           dirs`; TCG where KVM cannot boot, so only the slowdowns between
           the guest's two directories are read);
 each command's slowdown (the second side's time over the first's) is read
-twice: from hyperfine (`-N`, alternated sides, ROUNDS rounds of RUNS runs
-after 3 warm-ups, the ratio of medians per round, their geometric mean and
-range), and from envbench (`run --cmd` on both sides in one run, its
-`compare` ratio, 95 % interval and prediction with its interval, and in brackets the
-prediction without io.meta's near stat, as compare made it before the names
-a path walks were priced apart). Prints one row a command.
+twice, the two tools taking turns: ROUNDS times, a hyperfine round (`-N`,
+RUNS runs after 3 warm-ups on each side, the sides' order alternated) and
+then an envbench run (`run --cmd` on both sides in one run). hyperfine's
+figure is the geometric mean of its rounds' ratios of medians, with their
+range; envbench's is `compare` over all its runs, with its 95 % interval,
+its prediction with its interval and in brackets the prediction without
+io.meta's near stat, as compare made it before the names a path walks were
+priced apart. So the host's drift over the minutes falls on both tools
+alike. Prints one row a command.
 The commands (--only): status, grep, untar, make and imports by default;
 status1 is git status without its preload threads (core.preloadIndex=false),
 its lstats one at a time as the prediction adds them.
@@ -112,16 +115,13 @@ def hyperfine(side, cmd, prepare, runs, out):
         return median(json.load(fh)["results"][0]["times"])
 
 
-def reference(sides, cmd, prepare, rounds, runs, tmp):
-    """hyperfine's per-round ratios, sides alternated (A B, B A, ...)."""
-    ratios = []
-    for r in range(rounds):
-        order = [0, 1] if r % 2 == 0 else [1, 0]
-        got = {}
-        for k in order:
-            got[k] = hyperfine(sides[k], cmd, prepare, runs, os.path.join(tmp, "hf.json"))
-        ratios.append(got[1] / got[0])
-    return ratios
+def reference(sides, cmd, prepare, r, runs, tmp):
+    """hyperfine's ratio in round `r`, the sides alternated (A B, B A, ...)."""
+    order = [0, 1] if r % 2 == 0 else [1, 0]
+    got = {}
+    for k in order:
+        got[k] = hyperfine(sides[k], cmd, prepare, runs, os.path.join(tmp, "hf.json"))
+    return got[1] / got[0]
 
 
 NAMES_APART = ("near_restats_per_sec",)
@@ -149,28 +149,31 @@ def predicted(exe, files, tmp, key):
     return next((a.get("predicted") for a in doc.get("attributions", []) if a["key"] == key), None)
 
 
-def envbench_ratio(exe, pair, root, name, cmd, prepare, tmp):
-    """envbench's ratio, interval and prediction for the command, the
-    prediction without names priced apart, and the ratio and interval
-    of the app case that stands for it (same run). The run's files are
-    kept as NAME-*.json in `tmp`."""
+def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
+    """envbench's run `r` of the command on both sides, with the app case
+    that stands for it; its files, kept as NAME-*-R.json in `tmp`."""
     args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd)),
             "--only", APP[name]]
     if prepare:
         args += ["--cmd-prepare", shlex.join(prepare)]
-    out = os.path.join(tmp, "cmp.json")
     if pair != "gvisor":
-        files = [os.path.join(tmp, name + "-run.json")]
+        files = [os.path.join(tmp, "%s-run-%d.json" % (name, r))]
         args += ["--dir", "base=" + root["base"], "--dir", "other=" + root["other"],
                  "-o", files[0]]
-        run(args, tmp)
-        flags = ["--by-dir", "--baseline", "base"]
     else:
         args += ["--in", "host", "--in", "gvisor=" + " ".join(RUNSC[:-1]) + " --",
-                 "--dir", "work=" + root["base"], "-o", os.path.join(tmp, name + "-{in}.json")]
-        run(args, tmp)
-        files = [os.path.join(tmp, name + "-" + side + ".json") for side in ("host", "gvisor")]
-        flags = []
+                 "--dir", "work=" + root["base"], "-o", os.path.join(tmp, "%s-{in}-%d.json" % (name, r))]
+        files = [os.path.join(tmp, "%s-%s-%d.json" % (name, side, r)) for side in ("host", "gvisor")]
+    run(args, tmp)
+    return files
+
+
+def envbench_ratio(exe, pair, name, files, tmp):
+    """envbench's ratio, interval and prediction for the command over the
+    runs `files`, the prediction without names priced apart, and the
+    ratio and interval of the app case that stands for it."""
+    out = os.path.join(tmp, "cmp.json")
+    flags = ["--by-dir", "--baseline", "base"] if pair != "gvisor" else []
     run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
     with open(out) as fh:
         doc = json.load(fh)
@@ -237,10 +240,13 @@ def main():
               "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
-            ratios = reference(sides, cmd, prepare, a.rounds, a.runs, tmp)
+            ratios, files = [], []
+            # the tools in turns, so that the host's drift falls on both
+            for r in range(a.rounds):
+                ratios.append(reference(sides, cmd, prepare, r, a.runs, tmp))
+                files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            eb, ci, pred, before, why, (ar, aci) = envbench_ratio(
-                exe, a.pair, root, name, cmd, prepare, tmp)
+            eb, ci, pred, before, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
             print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f\t%s %.2f\t[%.2f, %.2f]"
                   "\t%.3f" % (
                       name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
