@@ -8,7 +8,7 @@
 //! machine, as its working set landed on huge pages or on small ones.
 //! See: the kernel's Documentation/admin-guide/mm/transhuge.rst.
 
-use crate::probe::memory::kib_line_bytes;
+use crate::probe::memory::parse_smaps_field;
 use crate::results::params;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
@@ -74,27 +74,6 @@ pub(crate) fn huge_pages_unavailable() -> Option<String> {
 /// The THP mode, e.g. `always`, `madvise`, `never`; None without THP.
 pub(crate) fn thp_mode() -> Option<String> {
     crate::probe::memory::read_thp(&crate::probe::Roots::live())
-}
-
-/// The value in bytes of `field` (a `kB` line such as `AnonHugePages:`)
-/// of the mapping that starts at `start` in an smaps text.
-pub(crate) fn parse_smaps_field(text: &str, start: usize, field: &str) -> Option<u64> {
-    let mut inside = false;
-    for line in text.lines() {
-        // a mapping's header: `7f0000000000-7f0000400000 rw-p ...`
-        let first = line.split_whitespace().next().unwrap_or("");
-        let from = first.split_once('-').filter(|_| !first.ends_with(':'));
-        if let Some(addr) = from.and_then(|(f, _)| usize::from_str_radix(f, 16).ok()) {
-            inside = addr == start;
-            continue;
-        }
-        if inside {
-            if let Some(bytes) = kib_line_bytes(line, field) {
-                return Some(bytes);
-            }
-        }
-    }
-    None
 }
 
 /// A zero-filled anonymous mapping of `len` values of `T`, aligned to
@@ -273,23 +252,6 @@ impl<T: Zeroable> Drop for PageBuf<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SMAPS: &str = "\
-7f0000000000-7f0000400000 rw-p 00000000 00:00 0 
-Size:               4096 kB
-AnonHugePages:      2048 kB
-7f0000400000-7f0000600000 rw-p 00000000 00:00 0 
-Size:               2048 kB
-AnonHugePages:         0 kB
-";
-
-    #[test]
-    fn reads_anon_huge_pages_of_one_mapping() {
-        let f = |start| parse_smaps_field(SMAPS, start, "AnonHugePages");
-        assert_eq!(f(0x7f00_0000_0000), Some(2 << 20));
-        assert_eq!(f(0x7f00_0040_0000), Some(0));
-        assert_eq!(f(0x1000), None);
-    }
 
     #[test]
     fn a_buffer_is_aligned_zeroed_writable_and_reports_its_pages() {

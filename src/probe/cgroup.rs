@@ -383,6 +383,20 @@ pub(crate) fn oom_events_file(roots: &Roots, mounts: &[MountEntry]) -> Option<St
     Some(format!("{}/{file}", place.dirs().first()?))
 }
 
+/// (pids.max, pids.current) of this process's pids controller below
+/// `roots`: of its group, or of the nearest group above it with a limit
+/// (whose count takes in every group below it); None where no group along
+/// the path has one, or the controller is not mounted.
+pub(crate) fn pids_in_use(roots: &Roots, mounts: &[MountEntry]) -> Option<(u64, u64)> {
+    let lines = parse_proc_cgroup(&roots.read("/proc/self/cgroup")?);
+    let place = Place::of("pids", &lines, mounts)?;
+    place.dirs().iter().find_map(|dir| {
+        let max = parse_limit(&roots.read(&format!("{dir}/pids.max"))?)?;
+        let current = roots.read(&format!("{dir}/pids.current"))?;
+        Some((max, current.trim().parse().ok()?))
+    })
+}
+
 /// The `oom_kill N` count in the text of v2's `memory.events`, v1's
 /// `memory.oom_control` or `/proc/vmstat` (the kernel's, Linux 4.13 on).
 pub(crate) fn parse_oom_kills(text: &str) -> Option<u64> {
@@ -395,15 +409,18 @@ pub(crate) fn parse_oom_kills(text: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// Writes `text` to absolute path `abs` below the recorded `roots`.
+    fn write_below(roots: &Roots, abs: &str, text: &str) {
+        let p = roots.path(abs);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
     #[test]
     fn finds_and_reads_the_out_of_memory_kill_counters() {
         let dir = tempfile::tempdir().unwrap();
         let roots = Roots::fixture(dir.path());
-        let write = |abs: &str, text: &str| {
-            let p = roots.path(abs);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
+        let write = |abs: &str, text: &str| write_below(&roots, abs, text);
         // a hybrid host: the memory controller is v1's
         write("/proc/self/cgroup", "4:memory:/user/x\n0::/\n");
         let (mounts, _) = super::super::storage::parse_mountinfo(
@@ -428,6 +445,35 @@ mod tests {
         let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 7\n";
         assert_eq!(parse_oom_kills(v1), Some(7));
         assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
+    }
+
+    #[test]
+    fn the_pids_in_use_are_read_where_a_limit_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::fixture(dir.path());
+        let write = |abs: &str, text: &str| write_below(&roots, abs, text);
+        // v2: the process's own group is unlimited, its parent's is not
+        write("/proc/self/cgroup", "0::/user.slice/s.scope\n");
+        write("/sys/fs/cgroup/user.slice/s.scope/pids.max", "max\n");
+        write("/sys/fs/cgroup/user.slice/s.scope/pids.current", "12\n");
+        write("/sys/fs/cgroup/user.slice/pids.max", "4000\n");
+        write("/sys/fs/cgroup/user.slice/pids.current", "57\n");
+        let (v2, _) = super::super::storage::parse_mountinfo(
+            "40 31 0:31 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        );
+        assert_eq!(pids_in_use(&roots, &v2), Some((4000, 57)));
+        // v1's pids hierarchy, mounted where it is
+        write("/proc/self/cgroup", "5:pids:/x\n0::/\n");
+        write("/sys/fs/cgroup/pids/x/pids.max", "300\n");
+        write("/sys/fs/cgroup/pids/x/pids.current", "9\n");
+        let (v1, _) = super::super::storage::parse_mountinfo(
+            "33 31 0:33 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n",
+        );
+        assert_eq!(pids_in_use(&roots, &v1), Some((300, 9)));
+        // no limit anywhere, or no controller mounted
+        write("/sys/fs/cgroup/pids/x/pids.max", "max\n");
+        assert_eq!(pids_in_use(&roots, &v1), None);
+        assert_eq!(pids_in_use(&roots, &[]), None);
     }
 
     #[test]

@@ -256,10 +256,17 @@ pub(crate) fn read_governor(roots: &Roots) -> Option<String> {
 
 /// A frequency file of CPU 0's cpufreq (kHz) in MHz.
 fn read_mhz(roots: &Roots, file: &str) -> Option<f64> {
-    roots
-        .read(&format!("{CPUFREQ}/{file}"))
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .map(|khz| khz / 1000.0)
+    parse_khz_as_mhz(&roots.read(&format!("{CPUFREQ}/{file}"))?)
+}
+
+/// A cpufreq frequency file's text (kHz: `scaling_cur_freq`,
+/// `cpuinfo_max_freq`) in MHz; None where it is no positive number.
+pub(crate) fn parse_khz_as_mhz(text: &str) -> Option<f64> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|k| *k > 0.0)
+        .map(|k| k / 1000.0)
 }
 
 /// Whether boost (turbo) is on, and which switch says so.
@@ -349,6 +356,13 @@ fn read_caches(roots: &Roots) -> Vec<Cache> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cpufreq_file_reads_in_mhz() {
+        assert_eq!(parse_khz_as_mhz("3400000\n"), Some(3400.0));
+        assert_eq!(parse_khz_as_mhz("0\n"), None);
+        assert_eq!(parse_khz_as_mhz("n/a\n"), None);
+    }
 
     #[test]
     fn counts_sockets_cores_and_threads() {

@@ -1,5 +1,7 @@
-//! Physical memory and swap from `/proc/meminfo`; the transparent huge
-//! page mode and the NUMA nodes from sysfs.
+//! Physical memory and swap from `/proc/meminfo` (and its dirty pages,
+//! for telemetry); a process's mappings from `/proc/PID/smaps` and
+//! `smaps_rollup`; the transparent huge page mode and the NUMA nodes from
+//! sysfs. Each file's text is parsed here alone.
 
 use super::Roots;
 use serde::{Deserialize, Serialize};
@@ -100,6 +102,45 @@ pub(crate) fn parse_meminfo(text: &str) -> MemoryInfo {
     }
 }
 
+/// `Dirty:` and `Writeback:` of `/proc/meminfo`, KiB.
+pub(crate) fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
+    let kib = |key: &str| {
+        text.lines()
+            .find_map(|l| kib_line_bytes(l, key))
+            .map(|b| b / 1024)
+    };
+    (kib("Dirty"), kib("Writeback"))
+}
+
+/// The value in bytes of `field` (a `kB` line such as `AnonHugePages:`)
+/// of the mapping that starts at `start` in an smaps text.
+pub(crate) fn parse_smaps_field(text: &str, start: usize, field: &str) -> Option<u64> {
+    let mut inside = false;
+    for line in text.lines() {
+        // a mapping's header: `7f0000000000-7f0000400000 rw-p ...`
+        let first = line.split_whitespace().next().unwrap_or("");
+        let from = first.split_once('-').filter(|_| !first.ends_with(':'));
+        if let Some(addr) = from.and_then(|(f, _)| usize::from_str_radix(f, 16).ok()) {
+            inside = addr == start;
+            continue;
+        }
+        if inside {
+            if let Some(bytes) = kib_line_bytes(line, field) {
+                return Some(bytes);
+            }
+        }
+    }
+    None
+}
+
+/// Proportional set size in bytes from a `/proc/PID/smaps_rollup` text:
+/// the process's private pages plus its share of pages it shares (a page
+/// shared by 4 processes counts a quarter). Page tables and kernel
+/// structures are not in it.
+pub(crate) fn parse_pss_bytes(smaps_rollup: &str) -> Option<u64> {
+    smaps_rollup.lines().find_map(|l| kib_line_bytes(l, "Pss"))
+}
+
 /// The word in brackets of a sysfs choice file, the one in use: `madvise`
 /// of `always [madvise] never`, `mq-deadline` of `none [mq-deadline] bfq`.
 pub(crate) fn bracketed(text: &str) -> Option<&str> {
@@ -134,6 +175,38 @@ mod tests {
         assert_eq!(m.total_bytes, Some(24684096 * 1024));
         assert_eq!(m.available_bytes, Some(24000000 * 1024));
         assert_eq!(m.swap_total_bytes, Some(0));
+    }
+
+    #[test]
+    fn parses_meminfo_s_dirty_and_writeback_in_kib() {
+        let mi = "MemTotal: 100 kB\nDirty:             1234 kB\nWriteback:           0 kB\n";
+        assert_eq!(parse_meminfo_dirty(mi), (Some(1234), Some(0)));
+        assert_eq!(parse_meminfo_dirty("MemTotal: 100 kB\n"), (None, None));
+    }
+
+    const SMAPS: &str = "\
+7f0000000000-7f0000400000 rw-p 00000000 00:00 0 
+Size:               4096 kB
+AnonHugePages:      2048 kB
+7f0000400000-7f0000600000 rw-p 00000000 00:00 0 
+Size:               2048 kB
+AnonHugePages:         0 kB
+";
+
+    #[test]
+    fn reads_anon_huge_pages_of_one_mapping() {
+        let f = |start| parse_smaps_field(SMAPS, start, "AnonHugePages");
+        assert_eq!(f(0x7f00_0000_0000), Some(2 << 20));
+        assert_eq!(f(0x7f00_0040_0000), Some(0));
+        assert_eq!(f(0x1000), None);
+    }
+
+    #[test]
+    fn reads_pss_from_a_recorded_smaps_rollup() {
+        let text = include_str!("../../tests/fixtures/proc/smaps_rollup");
+        // recorded on this project's EPYC guest: `Pss: 282 kB`, before Pss_Anon etc.
+        assert_eq!(parse_pss_bytes(text), Some(282 * 1024));
+        assert_eq!(parse_pss_bytes("Rss: 10 kB\nPss_Anon: 5 kB\n"), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod cgroup_io;
 pub mod cpu;
+pub mod cpu_times;
 pub mod diff;
 pub mod emulation;
 pub mod memory;

@@ -66,16 +66,11 @@ impl Confinement {
 
     /// The confinement a `/proc/PID/status` text gives.
     pub(crate) fn parse(status: &str) -> Confinement {
-        let field = |name: &str| {
-            status.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == name).then(|| v.trim().to_string())
-            })
-        };
+        let field = |name: &str| super::process::status_field(status, name);
         Confinement {
             seccomp_mode: field("Seccomp").and_then(|v| v.parse().ok()),
             seccomp_filters: field("Seccomp_filters").and_then(|v| v.parse().ok()),
-            no_new_privs: field("NoNewPrivs").and_then(|v| match v.as_str() {
+            no_new_privs: field("NoNewPrivs").and_then(|v| match v {
                 "0" => Some(false),
                 "1" => Some(true),
                 _ => None,

@@ -1,5 +1,5 @@
 //! A process's `/proc/PID/stat` (or a thread's `/proc/PID/task/TID/stat`),
-//! read in one place: the run's cleanup walks parents with it, the guard
+//! and the fields of its `/proc/PID/status`, read in one place: the run's cleanup walks parents with it, the guard
 //! and the launchers tell a live process from an ended one and a PID from
 //! its reuse, telemetry counts runnable threads, a case's programs find
 //! their session.
@@ -64,6 +64,15 @@ impl Stat {
     }
 }
 
+/// Field `name` of a `/proc/PID/status` text (`Tgid`, `Seccomp`), its
+/// value trimmed; None where it has no such line.
+pub(crate) fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == name).then(|| v.trim())
+    })
+}
+
 /// Whether process `pid` is still running: not gone, not ended.
 pub(crate) fn running(pid: i64) -> bool {
     Stat::of(pid).is_some_and(|s| !s.ended())
@@ -90,6 +99,15 @@ mod tests {
         assert!(stat("9 (z) Z 1 9 9").ended());
         assert!(!stat("9 (z) R 1 9 9").ended());
         assert!(!stat("").ended());
+    }
+
+    #[test]
+    fn a_status_field_is_found_by_its_whole_name() {
+        let status = "Name:\tgit\nTgid:\t4242\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+        assert_eq!(status_field(status, "Tgid"), Some("4242"));
+        assert_eq!(status_field(status, "Seccomp"), Some("2"));
+        assert_eq!(status_field(status, "Seccomp_filters"), Some("1"));
+        assert_eq!(status_field(status, "Pid"), None);
     }
 
     #[test]

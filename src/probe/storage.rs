@@ -31,6 +31,11 @@ pub struct MountEntry {
 
 /// Undoes mountinfo's octal escapes (`\040` is a space).
 fn unescape(s: &str) -> String {
+    String::from_utf8_lossy(&unescape_bytes(s)).into_owned()
+}
+
+/// [`unescape`]'s bytes, as the kernel has them (a path need not be UTF-8).
+fn unescape_bytes(s: &str) -> Vec<u8> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -50,7 +55,16 @@ fn unescape(s: &str) -> String {
         out.push(b[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
+}
+
+/// Whether mountinfo text `text` lists the absolute `dir` as a mount point
+/// (its bytes, as the kernel has them).
+pub(crate) fn lists_mount_point(text: &str, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    text.lines()
+        .filter_map(|l| l.split_once(" - ")?.0.split(' ').nth(4))
+        .any(|m| unescape_bytes(m) == dir.as_os_str().as_bytes())
 }
 
 /// Parses mountinfo text; malformed lines are skipped (and counted in the
@@ -450,6 +464,19 @@ mod tests {
         assert_eq!((m[2].major, m[2].minor), (254, 0));
         assert_eq!(m[4].mount_point, "/mnt/my disk");
         assert_eq!(m[4].fs_type, "9p");
+    }
+
+    #[test]
+    fn a_mount_point_is_found_by_its_bytes() {
+        use std::os::unix::ffi::OsStrExt as _;
+        assert!(lists_mount_point(MOUNTINFO, Path::new("/mnt/my disk")));
+        assert!(lists_mount_point(MOUNTINFO, Path::new("/dev/shm")));
+        assert!(!lists_mount_point(MOUNTINFO, Path::new("/mnt")));
+        // a name that is not UTF-8, and a line without its separator
+        let odd = "50 27 0:51 / /mnt/\\377x rw - tmpfs tmpfs rw\n51 27 0:52 / /mnt/cut rw\n";
+        let dir = std::ffi::OsStr::from_bytes(b"/mnt/\xffx");
+        assert!(lists_mount_point(odd, Path::new(dir)));
+        assert!(!lists_mount_point(odd, Path::new("/mnt/cut")));
     }
 
     #[test]

@@ -298,35 +298,8 @@ pub(crate) fn figures_dir(dir: &Path) -> Result<PathBuf, String> {
 /// Whether `/proc/self/mountinfo` lists the absolute `dir` as a mount
 /// point (a bind mount of its own directory's filesystem has its device).
 fn mount_point(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt as _;
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    // the fifth field, with space, tab, line feed and backslash as \ooo
-    let unescape = |f: &str| {
-        let mut out = Vec::new();
-        let b = f.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let code = b
-                .get(i + 1..i + 4)
-                .and_then(|o| u8::from_str_radix(std::str::from_utf8(o).ok()?, 8).ok());
-            match (b[i], code) {
-                (b'\\', Some(c)) => {
-                    out.push(c);
-                    i += 4;
-                }
-                (c, _) => {
-                    out.push(c);
-                    i += 1;
-                }
-            }
-        }
-        out
-    };
-    info.lines()
-        .filter_map(|l| l.split(' ').nth(4))
-        .any(|m| unescape(m) == dir.as_os_str().as_bytes())
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .is_ok_and(|info| crate::probe::storage::lists_mount_point(&info, dir))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! [`NOT_IDLE_EXIT`]). The decision is [`decide`], a pure function of the
 //! measured share, so it is tested on fake samples.
 
-use super::telemetry::{parse_proc_stat, CpuTimes};
 use crate::config::RunConfig;
+use crate::probe::cpu_times::{count_cpus, parse_proc_stat, CpuTimes};
 use crate::probe::Fingerprint;
 use crate::results::Anomaly;
 use std::time::{Duration, Instant};
@@ -71,14 +71,6 @@ pub(crate) fn others_busy_cpus(
     let d = after.since(before);
     (d.total() > 0)
         .then(|| ((d.busy() as f64 - own_ticks).max(0.0) / d.total() as f64) * cpus as f64)
-}
-
-/// CPUs listed in `/proc/stat` (`cpu0`, `cpu1` ...).
-pub(crate) fn count_cpus(proc_stat: &str) -> usize {
-    proc_stat
-        .lines()
-        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        .count()
 }
 
 /// Measures one window live: others' busy CPUs, None when /proc/stat
@@ -254,12 +246,6 @@ mod tests {
         let busy = others_busy_cpus(&times(0, 0), &times(100, 100), 90.0, 2).unwrap();
         assert!((busy - 0.1).abs() < 1e-12);
         assert_eq!(others_busy_cpus(&times(5, 5), &times(5, 5), 0.0, 2), None);
-    }
-
-    #[test]
-    fn counts_the_cpus_of_proc_stat() {
-        let text = include_str!("../../tests/fixtures/validity/proc_stat_a.txt");
-        assert_eq!(count_cpus(text), 2);
     }
 
     #[test]

@@ -13,93 +13,13 @@
 //! Parsing takes text, so fixtures test it; the live readers are thin.
 
 use crate::cleanup::children;
+use crate::probe::cpu::parse_khz_as_mhz;
+use crate::probe::cpu_times::{parse_proc_stat, CpuTimes};
+use crate::probe::memory::parse_meminfo_dirty;
 use crate::probe::os::parse_loadavg;
 use crate::probe::process::Stat;
 use crate::results::Telemetry;
 use std::path::PathBuf;
-
-/// Aggregate CPU time of all CPUs from `/proc/stat`'s `cpu` line, in
-/// clock ticks (USER_HZ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CpuTimes {
-    /// user + nice (guest time is inside user).
-    pub user: u64,
-    /// system + irq + softirq.
-    pub system: u64,
-    /// idle.
-    pub idle: u64,
-    /// iowait: idle while I/O was outstanding.
-    pub iowait: u64,
-    /// steal: time the hypervisor ran something else (0 on older kernels
-    /// that lack the column).
-    pub steal: u64,
-}
-
-impl CpuTimes {
-    /// Every tick counted.
-    pub(crate) fn total(&self) -> u64 {
-        self.user + self.system + self.idle + self.iowait + self.steal
-    }
-
-    /// Ticks spent running tasks (user, system, interrupts).
-    pub(crate) fn busy(&self) -> u64 {
-        self.user + self.system
-    }
-
-    /// `self - earlier`, column by column (a counter that went backwards,
-    /// as after a CPU went offline, counts as 0).
-    pub(crate) fn since(&self, earlier: &CpuTimes) -> CpuTimes {
-        CpuTimes {
-            user: self.user.saturating_sub(earlier.user),
-            system: self.system.saturating_sub(earlier.system),
-            idle: self.idle.saturating_sub(earlier.idle),
-            iowait: self.iowait.saturating_sub(earlier.iowait),
-            steal: self.steal.saturating_sub(earlier.steal),
-        }
-    }
-}
-
-/// The aggregate `cpu` line of `/proc/stat`:
-/// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`.
-/// Returns None when the line is missing or has fewer than four columns.
-pub(crate) fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let cols: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|c| c.parse().ok())
-        .collect::<Option<Vec<u64>>>()?;
-    let col = |i: usize| cols.get(i).copied().unwrap_or(0);
-    if cols.len() < 4 {
-        return None;
-    }
-    Some(CpuTimes {
-        user: col(0) + col(1),
-        system: col(2) + col(5) + col(6),
-        idle: col(3),
-        iowait: col(4),
-        steal: col(7),
-    })
-}
-
-/// `Dirty:` and `Writeback:` of `/proc/meminfo`, KiB.
-pub(crate) fn parse_meminfo_dirty(text: &str) -> (Option<u64>, Option<u64>) {
-    let kib = |key: &str| {
-        text.lines()
-            .find_map(|l| crate::probe::memory::kib_line_bytes(l, key))
-            .map(|b| b / 1024)
-    };
-    (kib("Dirty"), kib("Writeback"))
-}
-
-/// cpufreq's `scaling_cur_freq` (kHz) as MHz.
-pub(crate) fn parse_cur_freq_mhz(text: &str) -> Option<f64> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|k| *k > 0.0)
-        .map(|k| k / 1000.0)
-}
 
 /// What the machine looked like at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -159,7 +79,7 @@ impl Sampler {
             .freq_files
             .iter()
             .filter_map(|p| std::fs::read_to_string(p).ok())
-            .filter_map(|t| parse_cur_freq_mhz(&t))
+            .filter_map(|t| parse_khz_as_mhz(&t))
             .collect();
         Snapshot {
             cpu: read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
@@ -342,14 +262,6 @@ mod tests {
     const STAT_B: &str = include_str!("../../tests/fixtures/validity/proc_stat_b.txt");
 
     #[test]
-    fn parses_proc_stat_with_a_steal_column() {
-        let a = parse_proc_stat(STAT_A).unwrap();
-        assert_eq!(a.user, 811_497 + 335);
-        assert_eq!(a.system, 104_184 + 386); // system + irq (0) + softirq
-        assert_eq!((a.idle, a.iowait, a.steal), (2_352_123, 3411, 943));
-    }
-
-    #[test]
     fn steal_share_is_the_delta_over_all_cpu_time() {
         let (a, b) = (
             parse_proc_stat(STAT_A).unwrap(),
@@ -371,14 +283,6 @@ mod tests {
         assert_eq!(t.iowait_share, vec![Some(0.1)]);
         assert_eq!(t.runnable_others, vec![Some(2)]);
         assert_eq!(t.freq_mhz, vec![None]);
-    }
-
-    #[test]
-    fn an_old_kernel_without_steal_reads_as_zero_steal() {
-        let t = parse_proc_stat("cpu  10 0 5 100 2\ncpu0 10 0 5 100 2\n").unwrap();
-        assert_eq!((t.steal, t.iowait, t.total()), (0, 2, 117));
-        assert!(parse_proc_stat("cpu0 1 2 3 4\n").is_none());
-        assert!(parse_proc_stat("cpu  1 x 3 4\n").is_none());
     }
 
     #[test]
@@ -430,14 +334,6 @@ mod tests {
             child.id(),
             children(std::process::id())
         );
-    }
-
-    #[test]
-    fn parses_meminfo_and_frequency() {
-        let mi = "MemTotal: 100 kB\nDirty:             1234 kB\nWriteback:           0 kB\n";
-        assert_eq!(parse_meminfo_dirty(mi), (Some(1234), Some(0)));
-        assert_eq!(parse_cur_freq_mhz("3400000\n"), Some(3400.0));
-        assert_eq!(parse_cur_freq_mhz("0\n"), None);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! `cmd.run[command=1a2b3c4d,dir=repo,name=status]`.
 
 pub mod count;
+mod places;
 
 use super::program::Program;
 use super::{Bench, BenchError, CaseSpec, Context, Family, NamedDir, Plan, Trial};

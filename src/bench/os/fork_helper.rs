@@ -99,7 +99,7 @@ pub(super) fn parse_fork_output(stdout: &[u8]) -> Result<ForkOutput, String> {
     };
     let (used_before, used_after) = (used(parts.next()), used(parts.next()));
     let child_pss = parts
-        .filter_map(|p| super::parse_pss_bytes(&String::from_utf8_lossy(p)))
+        .filter_map(|p| crate::probe::memory::parse_pss_bytes(&String::from_utf8_lossy(p)))
         .collect();
     Ok(ForkOutput {
         ns,

@@ -147,19 +147,9 @@ pub(crate) fn pause_forever() {
     }
 }
 
-/// Proportional set size in bytes from a `/proc/PID/smaps_rollup` text:
-/// the process's private pages plus its share of pages it shares (a page
-/// shared by 4 processes counts a quarter). Page tables and kernel
-/// structures are not in it.
-pub(crate) fn parse_pss_bytes(smaps_rollup: &str) -> Option<u64> {
-    smaps_rollup
-        .lines()
-        .find_map(|l| crate::probe::memory::kib_line_bytes(l, "Pss"))
-}
-
 /// This process's proportional set size, bytes.
 pub(crate) fn own_pss_bytes() -> Option<u64> {
-    parse_pss_bytes(&std::fs::read_to_string("/proc/self/smaps_rollup").ok()?)
+    crate::probe::memory::parse_pss_bytes(&std::fs::read_to_string("/proc/self/smaps_rollup").ok()?)
 }
 
 /// System memory in use, bytes: MemTotal − MemAvailable (what seed 003
@@ -245,17 +235,9 @@ fn user_tasks() -> Option<usize> {
         let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
             continue;
         };
-        let field = |k: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(k).map(str::trim).map(str::to_string))
-        };
-        if field("Uid:")
-            .and_then(|u| u.split_whitespace().next().map(str::to_string))
-            .as_deref()
-            == Some(uid.as_str())
-        {
-            tasks += field("Threads:")
+        let field = |k: &str| crate::probe::process::status_field(&status, k);
+        if field("Uid").and_then(|u| u.split_whitespace().next()) == Some(uid.as_str()) {
+            tasks += field("Threads")
                 .and_then(|t| t.parse::<usize>().ok())
                 .unwrap_or(1);
         }
@@ -265,29 +247,13 @@ fn user_tasks() -> Option<usize> {
 
 /// (pids.max, pids.current) of this process's cgroup, v2 or v1.
 fn cgroup_pids() -> Option<(usize, usize)> {
-    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let lines = crate::probe::cgroup::parse_proc_cgroup(&text);
-    let dirs: Vec<String> = lines
-        .iter()
-        .filter_map(
-            |l| match (l.id, l.controllers.iter().any(|c| c == "pids")) {
-                (0, _) => Some(format!("/sys/fs/cgroup{}", l.path)),
-                (_, true) => Some(format!("/sys/fs/cgroup/pids{}", l.path)),
-                _ => None,
-            },
-        )
-        .collect();
-    dirs.iter().find_map(|d| {
-        let max = crate::probe::cgroup_io::parse_limit(
-            &std::fs::read_to_string(format!("{d}/pids.max")).ok()?,
-        )?;
-        let cur: usize = std::fs::read_to_string(format!("{d}/pids.current"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        Some((max as usize, cur))
-    })
+    let roots = crate::probe::Roots::live();
+    let (mounts, _) = crate::probe::storage::parse_mountinfo(&roots.read("/proc/self/mountinfo")?);
+    let (max, current) = crate::probe::cgroup::pids_in_use(&roots, &mounts)?;
+    Some((
+        usize::try_from(max).unwrap_or(usize::MAX),
+        usize::try_from(current).unwrap_or(usize::MAX),
+    ))
 }
 
 /// `wanted`, lowered to the headroom left after `reserved` other tasks the
@@ -320,14 +286,6 @@ pub(crate) fn bounded_count(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_pss_from_a_recorded_smaps_rollup() {
-        let text = include_str!("../../../tests/fixtures/proc/smaps_rollup");
-        // recorded on this project's EPYC guest: `Pss: 282 kB`, before Pss_Anon etc.
-        assert_eq!(parse_pss_bytes(text), Some(282 * 1024));
-        assert_eq!(parse_pss_bytes("Rss: 10 kB\nPss_Anon: 5 kB\n"), None);
-    }
 
     #[test]
     fn children_are_reaped_when_the_guard_drops() {
