@@ -16,7 +16,8 @@ pair of environments:
 each command's slowdown (the second side's time over the first's) is read
 twice, the two tools taking turns: ROUNDS times, a hyperfine round (`-N`,
 RUNS runs after 3 warm-ups on each side, the sides' order alternated) and
-then an envbench run (`run --cmd` on both sides in one run). hyperfine's
+an envbench run (`run --cmd` on both sides in one run), each tool first in
+every other turn. hyperfine's
 figure is the geometric mean of its rounds' ratios of medians, with their
 range; envbench's is `compare` over all its runs, with its 95 % interval,
 its prediction with its interval and in brackets the prediction without
@@ -242,9 +243,14 @@ def main():
             cmd, prepare = COMMANDS[name]
             ratios, files = [], []
             # the tools in turns, so that the host's drift falls on both
+            # (each first in every other turn, so that neither always
+            # meets the caches the other just warmed)
             for r in range(a.rounds):
+                if r % 2 == 1:
+                    files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
                 ratios.append(reference(sides, cmd, prepare, r, a.runs, tmp))
-                files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
+                if r % 2 == 0:
+                    files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
             eb, ci, pred, before, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
             print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f\t%s %.2f\t[%.2f, %.2f]"

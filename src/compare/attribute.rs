@@ -1216,7 +1216,7 @@ mod tests {
         // from its stat (a name's price the re-stat less the near stat over
         // 2, its interval the two at the same end of theirs), with names
         // as dear (A/A), 1.5x and 3x dearer (true slowdowns 1.2x and 1.8x;
-        // 1.6x and 3.3x at io.meta's whole re-stat), the stats one at a
+        // 1.33x and 2.33x at io.meta's whole re-stat), the stats one at a
         // time and half of them on two threads together; as for the
         // prediction's own interval: A/A leaving out 1, 1.5x and 3x still
         // holding it, the truth left out, the measured ratio called

@@ -384,17 +384,21 @@ pub(crate) fn oom_events_file(roots: &Roots, mounts: &[MountEntry]) -> Option<St
 }
 
 /// (pids.max, pids.current) of this process's pids controller below
-/// `roots`: of its group, or of the nearest group above it with a limit
-/// (whose count takes in every group below it); None where no group along
-/// the path has one, or the controller is not mounted.
+/// `roots`: of the group along its path (its own and those above it, each
+/// counting every group below it) with the least room left; None where no
+/// group along the path has a limit, or the controller is not mounted.
 pub(crate) fn pids_in_use(roots: &Roots, mounts: &[MountEntry]) -> Option<(u64, u64)> {
     let lines = parse_proc_cgroup(&roots.read("/proc/self/cgroup")?);
     let place = Place::of("pids", &lines, mounts)?;
-    place.dirs().iter().find_map(|dir| {
-        let max = parse_limit(&roots.read(&format!("{dir}/pids.max"))?)?;
-        let current = roots.read(&format!("{dir}/pids.current"))?;
-        Some((max, current.trim().parse().ok()?))
-    })
+    place
+        .dirs()
+        .iter()
+        .filter_map(|dir| {
+            let max = parse_limit(&roots.read(&format!("{dir}/pids.max"))?)?;
+            let current = roots.read(&format!("{dir}/pids.current"))?;
+            Some((max, current.trim().parse::<u64>().ok()?))
+        })
+        .min_by_key(|(max, current)| max.saturating_sub(*current))
 }
 
 /// The `oom_kill N` count in the text of v2's `memory.events`, v1's
@@ -462,6 +466,10 @@ mod tests {
             "40 31 0:31 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
         );
         assert_eq!(pids_in_use(&roots, &v2), Some((4000, 57)));
+        // a looser limit inside a fuller one: the fuller one's room counts
+        write("/sys/fs/cgroup/user.slice/s.scope/pids.max", "5000\n");
+        write("/sys/fs/cgroup/user.slice/pids.current", "3990\n");
+        assert_eq!(pids_in_use(&roots, &v2), Some((4000, 3990)));
         // v1's pids hierarchy, mounted where it is
         write("/proc/self/cgroup", "5:pids:/x\n0::/\n");
         write("/sys/fs/cgroup/pids/x/pids.max", "300\n");

@@ -36,7 +36,11 @@ fn unescape(s: &str) -> String {
 
 /// [`unescape`]'s bytes, as the kernel has them (a path need not be UTF-8).
 fn unescape_bytes(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
+    unescape_raw(s.as_bytes())
+}
+
+/// Undoes mountinfo's octal escapes in raw bytes.
+fn unescape_raw(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -58,13 +62,22 @@ fn unescape_bytes(s: &str) -> Vec<u8> {
     out
 }
 
-/// Whether mountinfo text `text` lists the absolute `dir` as a mount point
-/// (its bytes, as the kernel has them).
-pub(crate) fn lists_mount_point(text: &str, dir: &Path) -> bool {
+/// Whether mountinfo `bytes` list the absolute `dir` as a mount point. The
+/// kernel escapes only a space, tab, line feed and backslash there and
+/// writes any other byte as it is, so a name that is not UTF-8 is compared
+/// byte for byte.
+pub(crate) fn lists_mount_point(bytes: &[u8], dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
-    text.lines()
-        .filter_map(|l| l.split_once(" - ")?.0.split(' ').nth(4))
-        .any(|m| unescape_bytes(m) == dir.as_os_str().as_bytes())
+    let want = dir.as_os_str().as_bytes();
+    bytes.split(|b| *b == b'\n').any(|line| {
+        let Some(end) = line.windows(3).position(|w| w == b" - ") else {
+            return false;
+        };
+        line[..end]
+            .split(|b| *b == b' ')
+            .nth(4)
+            .is_some_and(|m| unescape_raw(m) == want)
+    })
 }
 
 /// Parses mountinfo text; malformed lines are skipped (and counted in the
@@ -469,11 +482,13 @@ mod tests {
     #[test]
     fn a_mount_point_is_found_by_its_bytes() {
         use std::os::unix::ffi::OsStrExt as _;
-        assert!(lists_mount_point(MOUNTINFO, Path::new("/mnt/my disk")));
-        assert!(lists_mount_point(MOUNTINFO, Path::new("/dev/shm")));
-        assert!(!lists_mount_point(MOUNTINFO, Path::new("/mnt")));
-        // a name that is not UTF-8, and a line without its separator
-        let odd = "50 27 0:51 / /mnt/\\377x rw - tmpfs tmpfs rw\n51 27 0:52 / /mnt/cut rw\n";
+        let info = MOUNTINFO.as_bytes();
+        assert!(lists_mount_point(info, Path::new("/mnt/my disk")));
+        assert!(lists_mount_point(info, Path::new("/dev/shm")));
+        assert!(!lists_mount_point(info, Path::new("/mnt")));
+        // a name that is not UTF-8, written raw as the kernel writes it,
+        // and a line without its separator
+        let odd = b"50 27 0:51 / /mnt/\xffx rw - tmpfs tmpfs rw\n51 27 0:52 / /mnt/cut rw\n";
         let dir = std::ffi::OsStr::from_bytes(b"/mnt/\xffx");
         assert!(lists_mount_point(odd, Path::new(dir)));
         assert!(!lists_mount_point(odd, Path::new("/mnt/cut")));

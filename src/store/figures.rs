@@ -298,7 +298,7 @@ pub(crate) fn figures_dir(dir: &Path) -> Result<PathBuf, String> {
 /// Whether `/proc/self/mountinfo` lists the absolute `dir` as a mount
 /// point (a bind mount of its own directory's filesystem has its device).
 fn mount_point(dir: &Path) -> bool {
-    std::fs::read_to_string("/proc/self/mountinfo")
+    std::fs::read("/proc/self/mountinfo")
         .is_ok_and(|info| crate::probe::storage::lists_mount_point(&info, dir))
 }
 
