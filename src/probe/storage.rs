@@ -31,15 +31,11 @@ pub struct MountEntry {
 
 /// Undoes mountinfo's octal escapes (`\040` is a space).
 fn unescape(s: &str) -> String {
-    String::from_utf8_lossy(&unescape_bytes(s)).into_owned()
+    String::from_utf8_lossy(&unescape_raw(s.as_bytes())).into_owned()
 }
 
-/// [`unescape`]'s bytes, as the kernel has them (a path need not be UTF-8).
-fn unescape_bytes(s: &str) -> Vec<u8> {
-    unescape_raw(s.as_bytes())
-}
-
-/// Undoes mountinfo's octal escapes in raw bytes.
+/// Undoes mountinfo's octal escapes in raw bytes, as the kernel has them
+/// (a path need not be UTF-8).
 fn unescape_raw(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
