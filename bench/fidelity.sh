@@ -6,7 +6,7 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections syscall,...]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections cpu,...]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 #                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
@@ -20,7 +20,9 @@
 # section) is spent; each pass says what it adds and what has been spent.
 # The last line counts the rows within, outside, unclear at the budget,
 # and without a band.
-# Sections: syscall, cpu, mem, os, hpcc, io, net, app (the app family's
+# The os family (os.syscall, os.fork, os.pipe, os.spawn) is `envbench
+# fidelity --sections os`, a tested command; this script keeps the rest.
+# Sections: cpu, mem, hpcc, io, net, app (the app family's
 # real tools, through bench/apptools.sh: information). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 1, the length of envbench's standard io.random
@@ -38,7 +40,7 @@ set -euo pipefail
 
 rounds=5
 budget=600
-sections="syscall,cpu,mem,os,hpcc,io,net,app"
+sections="cpu,mem,hpcc,io,net,app"
 install=1
 io_dir=""
 io_size=256M
@@ -54,15 +56,13 @@ while [ $# -gt 0 ]; do
     --io-size) io_size=$2; shift 2 ;;
     --io-secs) io_secs=$2; shift 2 ;;
     --information) information=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-fidelity.XXXXXX")
-# shared memory, the backing of the memfd envbench runs its tiny helper from
-shm=$(mktemp -d /dev/shm/envbench-fidelity.XXXXXX 2>/dev/null || echo "$work")
 io_scratch=""  # the io section's directory, under --io-dir
 # servers a section started (nginx, sockperf, iperf3, envbench's HTTP
 # helper), stopped by PID on every way out
@@ -73,7 +73,7 @@ stop_started() {
   for p in "${started[@]}"; do wait "$p" 2>/dev/null || true; done
   started=()
 }
-trap 'stop_started; rm -rf "$work" "$shm" ${io_scratch:+"$io_scratch"}' EXIT
+trap 'stop_started; rm -rf "$work" ${io_scratch:+"$io_scratch"}' EXIT
 trap 'exit 130' INT TERM
 
 # Installs Debian packages the sections need, when root and allowed.
@@ -325,52 +325,6 @@ alternate() {
   summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
 }
 
-# ---------------------------------------------------------------- os.syscall
-# Reference: perf bench syscall basic (getppid) where perf runs, else a C
-# loop of raw getppid; and a C loop of UnixBench's syscall mix.
-section_syscall() {
-  need_pkgs linux-perf >/dev/null 2>&1 || true
-  cat > "$work/syscall.c" <<'C'
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-int main(int argc, char **argv) {
-  long n = atol(argv[2]);
-  int fd = open("/dev/null", O_RDONLY);
-  double t0 = now();
-  if (strcmp(argv[1], "getppid") == 0) {
-    for (long i = 0; i < n; i++) syscall(SYS_getppid);
-  } else {
-    for (long i = 0; i < n; i++) { close(dup(fd)); syscall(SYS_getpid); getuid(); umask(022); }
-  }
-  printf("%.4f\n", (now() - t0) * 1e9 / n);
-  return 0;
-}
-C
-  gcc -O2 -o "$work/syscall" "$work/syscall.c"
-  local ref_name="perf bench syscall"
-  if ! perf bench syscall basic -l 1000 >/dev/null 2>&1; then
-    ref_name="C getppid loop"
-    echo "perf bench syscall cannot run here; using a C getppid loop" >&2
-  fi
-  e_getppid() { envbench_run os.syscall && envbench_median "os.syscall[call=getppid]" latency; }
-  r_getppid() {
-    if [ "$ref_name" = "C getppid loop" ]; then "$work/syscall" getppid 2000000
-    else perf bench syscall basic -l 2000000 2>/dev/null | awk '/usecs\/op/ { print $1 * 1000 }'; fi
-  }
-  e_mix() { envbench_run os.syscall && envbench_median "os.syscall[call=mix]" latency; }
-  r_mix() { "$work/syscall" mix 500000; }
-  alternate "os.syscall[call=getppid] latency" ns e_getppid r_getppid "$ref_name"
-  alternate "os.syscall[call=mix] latency" ns e_mix r_mix "C UnixBench-mix loop"
-}
-
 # ---------------------------------------------------------------- cpu
 # cpu.lu GFLOPS against numpy.linalg.solve on Debian's OpenBLAS (its default
 # Haswell kernels on CPUs 0.3.21 does not know, and SkylakeX/AVX-512), at
@@ -578,153 +532,6 @@ print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}" "${cs[*]}")
     echo "    this pass, GB/s a round (envbench first in even rounds): envbench $(gb "${es[@]}")/ C $(gb "${rs[@]}")"
     [ -n "$chosen" ] || echo "    C builds per round, MB/s: gcc -O3 -march=native -funroll-loops ${ns[*]}; gcc -O3 ${gs[*]}; gcc -O3 -funroll-loops ${us[*]}$([ $clang_ok = 0 ] || echo "; clang -O3 -march=native ${cs[*]}")"
   done
-}
-
-# ---------------------------------------------------------------- os
-# os.fork time per process against a C program following seed 003's method
-# (N = 100 children that pause, kill, reap; one run per fresh process, median
-# of 5 processes, as the seed ran it; envbench forks from its tiny no_std
-# helper, which is as small as this C program); os.pipe round trip against
-# perf bench sched pipe under the same placement: cpus=same against
-# `taskset -c A perf bench sched pipe` (both processes on CPU A, as envbench
-# pins them), cpus=split against `taskset -c A,B` (taskset can only allow
-# the two CPUs, and the scheduler may run both on one for part of the time,
-# so read that row as a bound, not a match) and against a C ping-pong that
-# pins each process to its own CPU as envbench does (parent on A, child on
-# B, one byte each way, read and write only: the row that must match);
-# os.spawn against a C fork+exec+wait loop starting
-# the same program (the tiny helper's `exit`; envbench's helper spawns itself
-# from a memfd, the C loop spawns a copy in /dev/shm), as each runs (the
-# scheduler places the children) and with both on CPU A (taskset): on the
-# Xeon VM, where a wake-up across CPUs costs about 40 us, the unplaced rows
-# differ by where the children ran, the placed ones agree.
-section_os() {
-  need_pkgs linux-perf >/dev/null 2>&1 || true
-  cat > "$work/procs.c" <<'C'
-#define _GNU_SOURCE
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sched.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-static int cmp(const void *a, const void *b) { double x = *(double *)a, y = *(double *)b; return (x > y) - (x < y); }
-int main(int argc, char **argv) {
-  double v[5];
-  if (strcmp(argv[1], "fork") == 0) {            /* seed 003: one run, N children that pause */
-    int n = 100; pid_t pids[100];
-    double t0 = now();
-    for (int i = 0; i < n; i++) { pids[i] = fork(); if (pids[i] == 0) { for (;;) pause(); } }
-    double us = (now() - t0) * 1e6 / n;
-    for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
-    for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
-    printf("%.3f\n", us);
-    return 0;
-  } else if (strcmp(argv[1], "pingpong") == 0) {  /* parent on CPU A, child on B, 1 byte */
-    int a = atoi(argv[2]), b = atoi(argv[3]), n = 20000;
-    int down[2], up[2];
-    if (pipe(down) || pipe(up)) return 1;
-    pid_t p = fork();
-    if (p == 0) {
-      cpu_set_t s; CPU_ZERO(&s); CPU_SET(b, &s);
-      if (sched_setaffinity(0, sizeof s, &s)) _exit(2);
-      close(down[1]); close(up[0]);
-      char c;
-      while (read(down[0], &c, 1) == 1) if (write(up[1], &c, 1) != 1) break;
-      _exit(0);
-    }
-    cpu_set_t s; CPU_ZERO(&s); CPU_SET(a, &s);
-    if (sched_setaffinity(0, sizeof s, &s)) return 2;
-    close(down[0]); close(up[1]);
-    char c = 1;
-    for (int r = 0; r < 5; r++) {
-      double t0 = now();
-      for (int i = 0; i < n; i++) {
-        if (write(down[1], &c, 1) != 1 || read(up[0], &c, 1) != 1) return 3;
-      }
-      v[r] = (now() - t0) * 1e6 / n;
-    }
-    close(down[1]);
-    waitpid(p, NULL, 0);
-  } else {                                       /* spawn: fork + exec + wait */
-    for (int r = 0; r < 5; r++) {
-      int n = 30; double t0 = now();
-      for (int i = 0; i < n; i++) {
-        pid_t p = fork();
-        if (p == 0) { execl(argv[2], "envbench-tiny", "exit", (char *)NULL); _exit(127); }
-        waitpid(p, NULL, 0);
-      }
-      v[r] = n / (now() - t0);
-    }
-  }
-  qsort(v, 5, sizeof v[0], cmp);
-  printf("%.3f\n", v[2]);
-  return 0;
-}
-C
-  gcc -O2 -o "$work/procs" "$work/procs.c"
-  # the program os.spawn starts: envbench's tiny helper, built the way build.rs
-  # builds it, in shared memory as envbench's memfd copy is
-  rustc --edition 2021 --crate-type bin -C opt-level=2 -C panic=abort -C debuginfo=0 \
-    -o "$shm/tiny" "$repo/helpers/tiny.rs"
-  local ef=() rf=() ep=() rp=() eq=() rq=() rc=() es=() rs=() e1=() r1=()
-  # the first two CPUs this shell may use, as envbench picks them
-  local cpu_a cpu_b
-  read -r cpu_a cpu_b < <(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1] if len(c) > 1 else '')")
-  # a later pass measures only the rows still open (envbench's run, too)
-  local do_fork=0 do_same=0 do_split=0 do_spawn=0 only=()
-  still_open "os.fork" && { do_fork=1; only+=(os.fork); }
-  still_open "os.pipe[cpus=same" && do_same=1
-  [ -n "$cpu_b" ] && still_open "os.pipe[cpus=split" && do_split=1
-  [ $do_same = 0 ] && [ $do_split = 0 ] || only+=(os.pipe)
-  still_open "os.spawn[method=fork_exec] spawns/s vs" && { do_spawn=1; only+=(os.spawn); }
-  local do_spawn1=0
-  still_open "os.spawn[method=fork_exec] spawns/s, both on CPU" && do_spawn1=1
-  [ ${#only[@]} -gt 0 ] || [ $do_spawn1 = 1 ] || return 0
-  local perf_pipe=0
-  if [ $do_same = 1 ] || [ $do_split = 1 ]; then
-    perf bench sched pipe -l 1000 >/dev/null 2>&1 && perf_pipe=1
-  fi
-  for ((i = 0; i < rounds; i++)); do
-    if [ ${#only[@]} -gt 0 ]; then
-      "$envbench" run --no-history --suite quick --quiet --force --only "$(IFS=,; echo "${only[*]}")" --reps 5..5 -o "$work/e.json" >/dev/null
-    fi
-    [ $do_fork = 0 ] || ef+=("$(envbench_median "os.fork[n=100]" time_per_process)")
-    [ $do_same = 0 ] || [ $perf_pipe = 0 ] || ep+=("$(envbench_median "os.pipe[cpus=same,mode=pingpong]" round_trip)")
-    [ $do_split = 0 ] || eq+=("$(envbench_median "os.pipe[cpus=split,mode=pingpong]" round_trip)")
-    [ $do_spawn = 0 ] || es+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
-    # seed 003 ran its program once per measurement: five fresh processes, median
-    [ $do_fork = 0 ] || rf+=("$(for _ in 1 2 3 4 5; do "$work/procs" fork; done | sort -g | sed -n 3p)")
-    if [ $perf_pipe = 1 ]; then
-      [ $do_same = 0 ] || rp+=("$(taskset -c "$cpu_a" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
-      [ $do_split = 0 ] || rq+=("$(taskset -c "$cpu_a,$cpu_b" perf bench sched pipe -l 200000 2>/dev/null | awk '/usecs\/op/ { print $1 }')")
-    fi
-    [ $do_split = 0 ] || rc+=("$("$work/procs" pingpong "$cpu_a" "$cpu_b")")
-    [ $do_spawn = 0 ] || rs+=("$("$work/procs" spawn "$shm/tiny")")
-    # both spawners and their children on one CPU: no cross-CPU wake-up
-    if [ $do_spawn1 = 1 ]; then
-      taskset -c "$cpu_a" "$envbench" run --no-history --suite quick --quiet --force --only 'os.spawn[method=fork_exec]' --reps 5..5 -o "$work/e.json" >/dev/null
-      e1+=("$(envbench_median "os.spawn[method=fork_exec]" spawns_per_sec)")
-      r1+=("$(taskset -c "$cpu_a" "$work/procs" spawn "$shm/tiny")")
-    fi
-  done
-  summarize "os.fork[n=100] time_per_process" us "C fork loop (seed 003)" "${ef[*]}" "${rf[*]}"
-  if [ $perf_pipe = 1 ]; then
-    summarize "os.pipe[cpus=same,mode=pingpong] round_trip" us "taskset -c $cpu_a perf bench sched pipe" "${ep[*]}" "${rp[*]}"
-    if [ -n "$cpu_b" ]; then
-      summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "taskset -c $cpu_a,$cpu_b perf bench sched pipe (both allowed both CPUs)" "${eq[*]}" "${rq[*]}"
-    fi
-  elif [ "$pass" = 1 ]; then
-    echo "os.pipe: perf bench sched pipe cannot run here; skipped" >&2
-  fi
-  if [ -n "$cpu_b" ]; then
-    summarize "os.pipe[cpus=split,mode=pingpong] round_trip" us "C ping-pong, parent pinned to CPU $cpu_a, child to $cpu_b" "${eq[*]}" "${rc[*]}"
-  fi
-  summarize "os.spawn[method=fork_exec] spawns/s" ops/s "C fork+exec loop" "${es[*]}" "${rs[*]}"
-  summarize "os.spawn[method=fork_exec] spawns/s, both on CPU $cpu_a" ops/s "C fork+exec loop on CPU $cpu_a" "${e1[*]}" "${r1[*]}"
 }
 
 # ---------------------------------------------------------------- hpcc

@@ -12,6 +12,7 @@ mod commands;
 mod diagnosis;
 mod docs;
 mod family;
+mod fidelity;
 mod fleet_ansible;
 mod fuzz_reader;
 mod html_in_chromium;

@@ -17,6 +17,7 @@ pub mod mem;
 pub mod net;
 pub mod os;
 pub(crate) mod program;
+pub mod reference;
 
 pub use family::{Family, FamilyOption};
 
@@ -447,6 +448,12 @@ pub trait Bench: Sync {
     /// workload's difference ([`crate::results::price`]).
     fn prices(&self) -> &'static [crate::results::price::Price] {
         &[]
+    }
+
+    /// The reference tools its cases are held to (`envbench fidelity`),
+    /// each with its band.
+    fn references(&self) -> Vec<reference::Reference> {
+        Vec::new()
     }
 }
 

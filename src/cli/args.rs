@@ -124,6 +124,17 @@ pub enum Cmd {
     /// Example: envbench import --from stream --label wsl2 --env
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
+    /// Is envbench faithful on this machine? Runs each case that has a
+    /// reference tool installed here (perf bench, C loops built with the
+    /// environment's cc) and that tool in turns, round by round, and
+    /// judges the ratio envbench/reference by its 95 % interval against
+    /// the case's band: within, outside, or unclear with the rounds that
+    /// would settle it. Rounds are added to the unclear rows until every
+    /// row settles or the budget is spent. One line per row on stdout,
+    /// then the counts; progress on stderr.
+    ///
+    /// Example: envbench fidelity --sections os --json fidelity.json
+    Fidelity(FidelityArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -555,6 +566,35 @@ pub struct InfoArgs {
     /// pages) and how to set each. Changes nothing.
     #[arg(long, conflicts_with = "json")]
     pub tuning: bool,
+}
+
+/// `envbench fidelity` options.
+#[derive(Debug, Args)]
+pub struct FidelityArgs {
+    /// Families whose references run, comma-separated (os).
+    /// [default: every family with a reference tool]
+    #[arg(long, value_name = "FAMILY,...", value_delimiter = ',')]
+    pub sections: Vec<String>,
+    /// Only these benches, comma-separated (os.syscall,os.pipe).
+    #[arg(long, value_name = "BENCH,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Rounds of the first pass: each round runs envbench once and every
+    /// row's reference once, in turns.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
+    /// Seconds after which no further pass starts (a pass adds rounds to
+    /// the rows still unclear; a round already started finishes).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget: u64,
+    /// Write the rows as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the rows as a Markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Overwrite --json and --markdown files that exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `envbench list` options.

@@ -90,6 +90,43 @@ pub(crate) fn importer_names() -> clap::builder::PossibleValuesParser {
     )
 }
 
+/// `envbench fidelity`'s settings: the families and benches checked to
+/// have reference tools, the output paths usable.
+///
+/// # Errors
+/// [`UsageError`] for a family or bench without references, or an output
+/// path that cannot be written.
+fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::FidelitySettings> {
+    use crate::cmd::fidelity::{check_bench, check_family};
+    use crate::error::UsageError;
+    for f in &a.sections {
+        check_family(f).map_err(|e| UsageError(format!("--sections: {e}")))?;
+    }
+    for b in &a.only {
+        check_bench(b).map_err(|e| UsageError(format!("--only: {e}")))?;
+    }
+    let out = |p: Option<PathBuf>, flag: &str| -> anyhow::Result<Option<PathBuf>> {
+        p.map(|p| crate::store::output_path(&p, a.force, flag).map_err(|e| UsageError(e).into()))
+            .transpose()
+    };
+    let json = out(a.json, "--json")?;
+    let markdown = out(a.markdown, "--markdown")?;
+    if let (Some(j), Some(m)) = (&json, &markdown) {
+        if crate::store::resolved(j) == crate::store::resolved(m) {
+            return Err(UsageError("--json and --markdown name the same file".into()).into());
+        }
+    }
+    Ok(crate::cmd::fidelity::FidelitySettings {
+        families: a.sections,
+        only: a.only,
+        rounds: a.rounds as usize,
+        budget: std::time::Duration::from_secs(a.budget),
+        json,
+        markdown,
+        scratch: std::env::temp_dir(),
+    })
+}
+
 /// The settings of the command `cli` names.
 ///
 /// # Errors
@@ -114,6 +151,7 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         }),
         Cmd::Compare(a) => Command::Compare(Box::new(compare::settings(a)?)),
         Cmd::Import(a) => Command::Import(Box::new(import::settings(a)?)),
+        Cmd::Fidelity(a) => Command::Fidelity(fidelity(a)?),
         Cmd::Store(StoreCmd::Push(a)) => Command::Push(PushSettings {
             files: a.files,
             db: check::db(a.db.db.as_ref())?,

@@ -3,6 +3,7 @@
 //! sees a command-line type.
 
 pub mod compare;
+pub mod fidelity;
 pub mod history;
 pub mod import;
 pub mod info;
@@ -37,6 +38,8 @@ pub enum Command {
     Import(Box<import::ImportSettings>),
     /// `envbench store push`.
     Push(push::PushSettings),
+    /// `envbench fidelity`.
+    Fidelity(fidelity::FidelitySettings),
 }
 
 /// Runs `command`.
@@ -54,6 +57,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Compare(s) => compare::run(*s),
         Command::Import(s) => import::run(*s),
         Command::Push(s) => push::run(&s),
+        Command::Fidelity(s) => fidelity::run(&s),
     }
 }
 

@@ -4,6 +4,7 @@
 //! points); [`summarize`] computes the [`Summary`] stored beside the raw
 //! samples in every result file.
 
+pub mod band;
 pub mod bootstrap;
 pub mod dist;
 pub mod hypothesis;

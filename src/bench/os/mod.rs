@@ -12,8 +12,32 @@ pub mod spawn;
 pub mod syscall;
 pub mod tiny;
 
+use super::reference::{Arg, Cpus, Prog, Read, Tool};
 use super::{Bench, Family};
+use crate::stats::band::Band;
 use std::io;
+
+/// The band the family's cases are held to against their reference tools
+/// (docs/fidelity.md): a process's start and a system call's cost depend
+/// on where the scheduler wakes what, within about 15 % between tools that
+/// do the same.
+const REFERENCE_BAND: Band = Band::new(0.85, 1.15);
+
+/// The family's C reference program (`reference.c`) with `args`, run on
+/// `on`, one process a round unless `processes` say more.
+fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: usize) -> Tool {
+    Tool {
+        name,
+        program: Prog::C {
+            name: "os/reference.c",
+            source: include_str!("reference.c"),
+        },
+        args,
+        on,
+        read: Read::Number,
+        processes,
+    }
+}
 
 /// The family's name, the first part of its ids.
 pub const NAME: &str = crate::results::ids::OS;

@@ -87,6 +87,46 @@ fn read_exact(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
 pub struct Pipe;
 
 impl Bench for Pipe {
+    fn references(&self) -> Vec<super::super::reference::Reference> {
+        use super::super::reference::{Arg, Cpus, Prog, Read, Reference, Tool};
+        vec![
+            // both processes on the first CPU, as envbench pins them
+            Reference {
+                params: &[(key::CPUS, "same"), ("mode", "pingpong")],
+                metric: "round_trip",
+                band: Some(super::REFERENCE_BAND),
+                tools: vec![Tool {
+                    name: "perf bench sched pipe",
+                    program: Prog::Path("perf"),
+                    args: &[
+                        Arg::Text("bench"),
+                        Arg::Text("sched"),
+                        Arg::Text("pipe"),
+                        Arg::Text("-l"),
+                        Arg::Text("200000"),
+                    ],
+                    on: Cpus::First,
+                    read: Read::PerfPerOp { scale: 1.0 },
+                    processes: 1,
+                }],
+                envbench_on_first_cpu: false,
+            },
+            // each process on its own CPU, as envbench places them (perf
+            // can only allow both CPUs to both)
+            Reference {
+                params: &[(key::CPUS, "split"), ("mode", "pingpong")],
+                metric: "round_trip",
+                band: Some(super::REFERENCE_BAND),
+                tools: vec![super::c_reference(
+                    "a C ping-pong, one process on each of the first two CPUs",
+                    &[Arg::Text("pingpong"), Arg::FirstCpu, Arg::SecondCpu],
+                    Cpus::Any,
+                    1,
+                )],
+                envbench_on_first_cpu: false,
+            },
+        ]
+    }
     fn id(&self) -> &'static str {
         ids::OS_PIPE
     }

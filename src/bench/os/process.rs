@@ -98,6 +98,23 @@ pub struct ForkCow;
 pub struct Thread;
 
 impl Bench for Fork {
+    fn references(&self) -> Vec<super::super::reference::Reference> {
+        use super::super::reference::{Arg, Cpus, Reference};
+        // seed 003's method: 100 children that pause, one run per fresh
+        // process, the median of five
+        vec![Reference {
+            params: &[],
+            metric: "time_per_process",
+            band: Some(super::REFERENCE_BAND),
+            tools: vec![super::c_reference(
+                "a C fork loop (seed 003)",
+                &[Arg::Text("fork")],
+                Cpus::Any,
+                5,
+            )],
+            envbench_on_first_cpu: false,
+        }]
+    }
     fn id(&self) -> &'static str {
         ids::OS_FORK
     }

@@ -78,6 +78,28 @@ impl Method {
 pub struct Spawn;
 
 impl Bench for Spawn {
+    fn references(&self) -> Vec<super::super::reference::Reference> {
+        use super::super::reference::{Arg, Cpus, Reference};
+        use crate::results::params::key;
+        // the same program started (the tiny helper's `exit`); where the
+        // scheduler places the children, and with both spawners and their
+        // children on one CPU, where no wake-up crosses CPUs
+        [false, true]
+            .into_iter()
+            .map(|pinned| Reference {
+                params: &[(key::METHOD, "fork_exec")],
+                metric: "spawns_per_sec",
+                band: Some(super::REFERENCE_BAND),
+                tools: vec![super::c_reference(
+                    "a C fork+exec loop",
+                    &[Arg::Text("spawn"), Arg::Tiny],
+                    if pinned { Cpus::First } else { Cpus::Any },
+                    1,
+                )],
+                envbench_on_first_cpu: pinned,
+            })
+            .collect()
+    }
     fn id(&self) -> &'static str {
         ids::OS_SPAWN
     }

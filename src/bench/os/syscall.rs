@@ -62,6 +62,51 @@ fn metrics() -> Vec<MetricSpec> {
 }
 
 impl Bench for Syscall {
+    fn references(&self) -> Vec<super::super::reference::Reference> {
+        use super::super::reference::{Arg, Cpus, Prog, Read, Reference, Tool};
+        vec![
+            Reference {
+                params: &[("call", "getppid")],
+                metric: "latency",
+                band: Some(super::REFERENCE_BAND),
+                tools: vec![
+                    Tool {
+                        name: "perf bench syscall basic",
+                        program: Prog::Path("perf"),
+                        args: &[
+                            Arg::Text("bench"),
+                            Arg::Text("syscall"),
+                            Arg::Text("basic"),
+                            Arg::Text("-l"),
+                            Arg::Text("2000000"),
+                        ],
+                        on: Cpus::Any,
+                        read: Read::PerfPerOp { scale: 1000.0 },
+                        processes: 1,
+                    },
+                    super::c_reference(
+                        "a C getppid loop",
+                        &[Arg::Text("getppid"), Arg::Text("2000000")],
+                        Cpus::Any,
+                        1,
+                    ),
+                ],
+                envbench_on_first_cpu: false,
+            },
+            Reference {
+                params: &[("call", "mix")],
+                metric: "latency",
+                band: Some(super::REFERENCE_BAND),
+                tools: vec![super::c_reference(
+                    "a C UnixBench-mix loop",
+                    &[Arg::Text("mix"), Arg::Text("500000")],
+                    Cpus::Any,
+                    1,
+                )],
+                envbench_on_first_cpu: false,
+            },
+        ]
+    }
     fn id(&self) -> &'static str {
         ids::OS_SYSCALL
     }

@@ -58,6 +58,22 @@ impl Tiny {
         })
     }
 
+    /// The helper as a file in a new directory under `base` (removed when
+    /// this is dropped), checked to run: for a program other than envbench
+    /// that starts it (`envbench fidelity`'s C spawn loop).
+    ///
+    /// # Errors
+    /// Why it cannot be written there or run.
+    pub(crate) fn load_in(base: &Path) -> Result<Tiny, String> {
+        let bytes = BYTES.ok_or("this envbench was built without its tiny helper")?;
+        in_scratch(bytes, base).and_then(Tiny::checked)
+    }
+
+    /// The path it runs from.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// `tiny` if `tiny exit` succeeds.
     fn checked(tiny: Tiny) -> Result<Tiny, String> {
         let status = tiny

@@ -1,0 +1,378 @@
+//! Reference tools a bench's cases are held to: what `envbench fidelity`
+//! runs beside envbench, declared by each bench as typed data
+//! ([`super::Bench::references`]), the way its views and prices are.
+//!
+//! A [`Reference`] names one case of its bench (by parameters), one of
+//! its metrics, the band the ratio envbench/reference must lie within,
+//! and the tools that measure the same thing, in order of preference:
+//! the first that runs here is used (perf where the kernel lets it run,
+//! else a C loop). A tool is a program on the PATH or a C source compiled
+//! here by the environment's `cc`; each prints its figure, read by
+//! [`Read`].
+
+use super::os::tiny::Tiny;
+use super::program::Program;
+use super::{BenchError, ScratchDir};
+use crate::stats::band::Band;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A reference for one metric of one case of a bench.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    /// The parameters that pick the case among the bench's (all of them
+    /// must match; none: the bench's only case).
+    pub params: &'static [(&'static str, &'static str)],
+    /// The metric compared.
+    pub metric: &'static str,
+    /// The band the ratio envbench/reference must lie within; None: the
+    /// row is information.
+    pub band: Option<Band>,
+    /// The tools that measure it, the first that runs here taken.
+    pub tools: Vec<Tool>,
+    /// Whether envbench runs on the first usable CPU too (the tool's
+    /// [`Tool::on`] says where the tool runs).
+    pub envbench_on_first_cpu: bool,
+}
+
+/// A program that measures what a case measures.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// Its name in the row ("perf bench syscall basic").
+    pub name: &'static str,
+    /// The program.
+    pub program: Prog,
+    /// Its arguments.
+    pub args: &'static [Arg],
+    /// Where it runs.
+    pub on: Cpus,
+    /// How its figure is read from its stdout.
+    pub read: Read,
+    /// Fresh processes per round; the round's figure is their median
+    /// (seed 003 ran its fork program once per measurement).
+    pub processes: usize,
+}
+
+/// The program a tool runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Prog {
+    /// A program found on the PATH, with the arguments that check it runs
+    /// here (perf needs the kernel's permission).
+    Path(&'static str),
+    /// A C source compiled here with `cc -O2`, named for its messages.
+    C {
+        /// The source's name ("os/reference.c").
+        name: &'static str,
+        /// The source.
+        source: &'static str,
+    },
+}
+
+/// An argument, some filled in where the tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// As written.
+    Text(&'static str),
+    /// The first CPU this process may use (where envbench places its
+    /// first process).
+    FirstCpu,
+    /// The second.
+    SecondCpu,
+    /// The path of envbench's tiny helper, copied to a file (os.spawn
+    /// starts it).
+    Tiny,
+}
+
+/// Where a tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cpus {
+    /// Where the scheduler puts it.
+    Any,
+    /// On the first usable CPU, it and its children (`taskset -c A`).
+    First,
+}
+
+/// How a tool's figure is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Read {
+    /// The first number of its first line.
+    Number,
+    /// perf bench's "N usecs/op" line, times `scale` (1000: ns).
+    PerfPerOp {
+        /// What the microseconds are multiplied by.
+        scale: f64,
+    },
+}
+
+impl Read {
+    /// The figure in `stdout`, if it is there, finite and positive.
+    pub fn figure(self, stdout: &str) -> Option<f64> {
+        let v = match self {
+            Read::Number => stdout.split_whitespace().next()?.parse::<f64>().ok()?,
+            Read::PerfPerOp { scale } => {
+                let line = stdout.lines().find(|l| l.contains("usecs/op"))?;
+                line.split_whitespace().next()?.parse::<f64>().ok()? * scale
+            }
+        };
+        (v.is_finite() && v > 0.0).then_some(v)
+    }
+}
+
+/// How long one run of a tool may take.
+const TOOL_WITHIN: Duration = Duration::from_secs(120);
+/// How long a compile may take.
+const COMPILE_WITHIN: Duration = Duration::from_secs(120);
+/// What is kept of a tool's stdout.
+const KEPT: usize = 64 * 1024;
+
+/// Where tools are made ready: a scratch directory for compiled programs
+/// and the tiny helper's copy, the usable CPUs and the compiler.
+pub struct Workshop {
+    dir: ScratchDir,
+    cpus: Vec<usize>,
+    built: BTreeMap<&'static str, Result<PathBuf, String>>,
+    tiny: Option<Result<Tiny, String>>,
+}
+
+impl Workshop {
+    /// A workshop in a new directory under `base` (removed when dropped).
+    ///
+    /// # Errors
+    /// The directory cannot be made, or the usable CPUs cannot be read.
+    pub fn new(base: &Path) -> Result<Workshop, BenchError> {
+        let cpus = super::affinity::allowed_cpus()?;
+        Ok(Workshop {
+            dir: ScratchDir::new(base, "fidelity")?,
+            cpus,
+            built: BTreeMap::new(),
+            tiny: None,
+        })
+    }
+
+    /// The first usable CPU.
+    pub fn first_cpu(&self) -> usize {
+        self.cpus.first().copied().unwrap_or(0)
+    }
+
+    /// `tool` made ready to run here: compiled, its arguments filled in,
+    /// and run once to see that it gives a figure.
+    ///
+    /// # Errors
+    /// Why it cannot run here, in words for the row.
+    pub fn ready(&mut self, tool: &Tool) -> Result<Ready, String> {
+        let program = match tool.program {
+            Prog::Path(p) => crate::cleanup::resolve(p)
+                .map_err(|e| format!("{p} is not on this environment's PATH ({e})"))?,
+            Prog::C { name, source } => self.compiled(name, source)?,
+        };
+        let mut args = Vec::with_capacity(tool.args.len());
+        for a in tool.args {
+            args.push(match a {
+                Arg::Text(t) => (*t).to_string(),
+                Arg::FirstCpu => self.first_cpu().to_string(),
+                Arg::SecondCpu => self
+                    .cpus
+                    .get(1)
+                    .ok_or("only one CPU may be used here: no second CPU to place it on")?
+                    .to_string(),
+                Arg::Tiny => self.tiny_path()?,
+            });
+        }
+        let ready = Ready {
+            name: match tool.on {
+                Cpus::Any => tool.name.to_string(),
+                Cpus::First => format!("{} on CPU {}", tool.name, self.first_cpu()),
+            },
+            program,
+            args,
+            on: (tool.on == Cpus::First).then(|| self.first_cpu()),
+            read: tool.read,
+            processes: tool.processes.max(1),
+        };
+        ready.once()?;
+        Ok(ready)
+    }
+
+    /// The program `source` compiles to, compiled once.
+    fn compiled(&mut self, name: &'static str, source: &str) -> Result<PathBuf, String> {
+        if let Some(done) = self.built.get(name) {
+            return done.clone();
+        }
+        let done = compile(self.dir.path(), name, source);
+        self.built.insert(name, done.clone());
+        done
+    }
+
+    /// The tiny helper's path, copied once into the scratch directory.
+    fn tiny_path(&mut self) -> Result<String, String> {
+        let base = self.dir.path().to_path_buf();
+        let tiny = self.tiny.get_or_insert_with(|| Tiny::load_in(&base));
+        match tiny {
+            Ok(t) => Ok(t.path().display().to_string()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// Compiles `source` with the environment's `cc -O2` into `dir`.
+fn compile(dir: &Path, name: &str, source: &str) -> Result<PathBuf, String> {
+    let cc = crate::cleanup::resolve("cc")
+        .map_err(|e| format!("no C compiler: `cc` is not on this environment's PATH ({e})"))?;
+    let stem = name.replace(['/', '.'], "-");
+    let src = dir.join(format!("{stem}.c"));
+    let out = dir.join(stem);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&src)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, source.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    let mut cmd = Command::new(cc);
+    cmd.arg("-O2").arg("-o").arg(&out).arg(&src);
+    Program::new(
+        cmd,
+        format!("compiling {name}"),
+        Instant::now() + COMPILE_WITHIN,
+    )
+    .output()
+    .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// A tool ready to run.
+#[derive(Debug)]
+pub struct Ready {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    on: Option<usize>,
+    read: Read,
+    processes: usize,
+}
+
+impl Ready {
+    /// Its name as the row gives it ("perf bench sched pipe on CPU 0").
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One round's figure: the median of its fresh processes' figures.
+    ///
+    /// # Errors
+    /// How a run failed or gave no figure.
+    pub fn measure(&self) -> Result<f64, String> {
+        let mut figures = Vec::with_capacity(self.processes);
+        for _ in 0..self.processes {
+            figures.push(self.once()?);
+        }
+        figures.sort_by(f64::total_cmp);
+        Ok(crate::stats::median_of_sorted(&figures))
+    }
+
+    /// One run's figure.
+    fn once(&self) -> Result<f64, String> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args);
+        // pinned while it starts: the child and its children keep the mask
+        let _pinned = match self.on {
+            Some(cpu) => Some(
+                super::affinity::Pinned::to(cpu)
+                    .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?,
+            ),
+            None => None,
+        };
+        let ended = Program::new(
+            cmd,
+            format!("measuring ({})", self.name),
+            Instant::now() + TOOL_WITHIN,
+        )
+        .keep_stdout(KEPT)
+        .output()
+        .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&ended.stdout);
+        self.read.figure(&text).ok_or_else(|| {
+            format!(
+                "{} printed no figure: {:?}",
+                self.name,
+                text.lines().next().unwrap_or("")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perf_bench_outputs_are_read_as_recorded() {
+        let syscall = include_str!("../../tests/fixtures/reference/perf-syscall-basic.txt");
+        let pipe = include_str!("../../tests/fixtures/reference/perf-sched-pipe.txt");
+        let ns = Read::PerfPerOp { scale: 1000.0 }.figure(syscall).unwrap();
+        assert!((ns - 176.2).abs() < 1e-9, "{ns}");
+        let us = Read::PerfPerOp { scale: 1.0 }.figure(pipe).unwrap();
+        assert!((us - 5.08914).abs() < 1e-12, "{us}");
+        assert_eq!(Read::Number.figure("12.5\n"), Some(12.5));
+        assert_eq!(Read::Number.figure("0\n"), None);
+        assert_eq!(Read::Number.figure("nan\n"), None);
+        assert_eq!(Read::Number.figure(""), None);
+        assert_eq!(Read::PerfPerOp { scale: 1.0 }.figure("12.5\n"), None);
+    }
+
+    #[test]
+    fn a_c_tool_is_compiled_run_and_read_or_says_why_not() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let tool = Tool {
+            name: "a C getppid loop",
+            program: Prog::C {
+                name: "os/reference.c",
+                source: include_str!("os/reference.c"),
+            },
+            args: &[Arg::Text("getppid"), Arg::Text("1000")],
+            on: Cpus::First,
+            read: Read::Number,
+            processes: 3,
+        };
+        match crate::cleanup::resolve("cc") {
+            Ok(_) => {
+                let ready = shop.ready(&tool).unwrap();
+                assert_eq!(
+                    ready.name(),
+                    format!("a C getppid loop on CPU {}", shop.first_cpu())
+                );
+                let ns = ready.measure().unwrap();
+                assert!(ns > 0.0 && ns < 1e7, "{ns}");
+            }
+            Err(_) => assert!(shop.ready(&tool).unwrap_err().contains("no C compiler")),
+        }
+        // a program that is not there, and one whose output holds no figure
+        let missing = Tool {
+            program: Prog::Path("envbench-no-such-tool"),
+            ..tool.clone()
+        };
+        assert!(shop
+            .ready(&missing)
+            .unwrap_err()
+            .contains("not on this environment's PATH"));
+        let silent = Tool {
+            name: "true",
+            program: Prog::Path("true"),
+            args: &[],
+            on: Cpus::Any,
+            ..tool
+        };
+        assert!(shop
+            .ready(&silent)
+            .unwrap_err()
+            .contains("printed no figure"));
+        drop(shop);
+        assert_eq!(
+            std::fs::read_dir(base.path()).unwrap().count(),
+            0,
+            "scratch left behind"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! `envbench fidelity`: is envbench faithful on this machine? Each case
+//! with a reference tool installed here ([`crate::bench::Bench::references`])
+//! is measured by envbench and by its reference in turns, round by round,
+//! and the ratio envbench/reference is judged against the case's band by
+//! its 95 % interval ([`crate::stats::band`]). Rounds are added, to the
+//! rows still unclear only, until every row settles or the budget is
+//! spent.
+
+mod rows;
+
+use crate::bench::program::Program;
+use crate::bench::reference::Workshop;
+use crate::bench::{Bench, Family, FAMILIES};
+use crate::stats::band::{More, Verdict};
+use anyhow::Context as _;
+use rows::Row;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most rounds a later pass adds.
+const MOST_A_PASS: usize = 20;
+/// How long one envbench run of a round may take.
+const RUN_WITHIN: Duration = Duration::from_secs(300);
+
+/// What `envbench fidelity` was asked.
+#[derive(Debug, Clone)]
+pub struct FidelitySettings {
+    /// The families whose references run (all that declare some when empty).
+    pub families: Vec<String>,
+    /// Bench ids to keep (all when empty).
+    pub only: Vec<String>,
+    /// The first pass's rounds.
+    pub rounds: usize,
+    /// The time after which no further pass starts.
+    pub budget: Duration,
+    /// Where the JSON goes.
+    pub json: Option<PathBuf>,
+    /// Where the Markdown table goes.
+    pub markdown: Option<PathBuf>,
+    /// The base of the scratch directory.
+    pub scratch: PathBuf,
+}
+
+/// The families that declare references, by name.
+pub fn families_with_references() -> Vec<&'static str> {
+    FAMILIES
+        .iter()
+        .filter(|f| f.benches().iter().any(|b| !b.references().is_empty()))
+        .map(|f| f.name())
+        .collect()
+}
+
+/// Runs `envbench fidelity`.
+///
+/// # Errors
+/// The scratch directory cannot be made, envbench cannot run, or an
+/// output cannot be written.
+pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    crate::cleanup::watch_signals(Arc::clone(&interrupted)).context("cannot watch for Ctrl-C")?;
+    let started = Instant::now();
+    let mut shop = Workshop::new(&s.scratch)?;
+    let mut rows = rows_for(s, &mut shop);
+    if rows.iter().all(|r| r.tool.is_err()) {
+        for r in &rows {
+            eprintln!("{}", r.line());
+        }
+        anyhow::bail!("no reference tool runs here: nothing to compare envbench with");
+    }
+    let me = std::env::current_exe().context("cannot find envbench's own executable")?;
+    eprintln!("{}", rows::machine_line(shop.first_cpu()));
+    let mut add = s.rounds;
+    let mut turn = 0usize;
+    let mut per_round: Option<Duration> = None;
+    for pass in 1.. {
+        let open: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].open(pass)).collect();
+        if open.is_empty() {
+            break;
+        }
+        let left = s.budget.saturating_sub(started.elapsed());
+        if pass > 1 {
+            let Some(cost) = per_round.filter(|c| !c.is_zero()) else {
+                break;
+            };
+            add = add.min((left.as_secs_f64() / cost.as_secs_f64()) as usize);
+            if add == 0 {
+                break;
+            }
+        }
+        eprintln!(
+            "pass {pass}: {add} round{} of {} row{}{}; {:.0} of {:.0} s spent",
+            plural(add),
+            open.len(),
+            plural(open.len()),
+            per_round.map_or(String::new(), |c| format!(
+                ", about {:.0} s",
+                c.as_secs_f64() * add as f64
+            )),
+            started.elapsed().as_secs_f64(),
+            s.budget.as_secs_f64()
+        );
+        let pass_started = Instant::now();
+        let mut done = 0;
+        for _ in 0..add {
+            if interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            round(&me, &shop, &mut rows, &open, turn, &s.scratch)?;
+            turn += 1;
+            done += 1;
+            if done == 1 && add > 1 {
+                let took = pass_started.elapsed();
+                eprintln!(
+                    "  a round took {:.0} s: about {:.0} s for this pass",
+                    took.as_secs_f64(),
+                    took.as_secs_f64() * add as f64
+                );
+            }
+        }
+        if done > 0 {
+            per_round = Some(pass_started.elapsed() / done as u32);
+        }
+        for &i in &open {
+            rows[i].judge();
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        // the next pass: the fewest rounds an unclear row asks for
+        add = rows
+            .iter()
+            .filter_map(Row::wanted)
+            .min()
+            .unwrap_or(0)
+            .clamp(1, MOST_A_PASS);
+    }
+    drop(shop);
+    let summary = rows::Summary::of(&rows, started.elapsed());
+    for r in &rows {
+        println!("{}", r.line());
+    }
+    println!("{}", summary.line());
+    if let Some(path) = &s.json {
+        crate::store::write_document(path, rows::json(&rows, &summary).as_bytes())?;
+    }
+    if let Some(path) = &s.markdown {
+        crate::store::write_document(path, rows::markdown(&rows).as_bytes())?;
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!("envbench: interrupted: the rows above hold the rounds measured");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The rows of the families and benches asked for, each with its tool
+/// made ready (or why it cannot run here).
+fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for family in FAMILIES {
+        if !s.families.is_empty() && !s.families.iter().any(|f| f == family.name()) {
+            continue;
+        }
+        for bench in family.benches() {
+            if !s.only.is_empty() && !s.only.iter().any(|o| o == bench.id()) {
+                continue;
+            }
+            for reference in bench.references() {
+                rows.push(Row::new(*bench, reference, shop));
+            }
+        }
+    }
+    rows
+}
+
+/// One round of the `open` rows: for each placement of envbench (as the
+/// scheduler places it, or on the first CPU), one envbench run of their
+/// benches and each row's tool once; envbench first in even turns, the
+/// tools first in odd ones.
+fn round(
+    me: &Path,
+    shop: &Workshop,
+    rows: &mut [Row],
+    open: &[usize],
+    turn: usize,
+    scratch: &Path,
+) -> anyhow::Result<()> {
+    for pinned in [false, true] {
+        let group: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&i| rows[i].reference.envbench_on_first_cpu == pinned && rows[i].live())
+            .collect();
+        if group.is_empty() {
+            continue;
+        }
+        let cpu = pinned.then(|| shop.first_cpu());
+        let mut ids: Vec<&'static str> = group.iter().map(|&i| rows[i].bench.id()).collect();
+        ids.dedup();
+        let mut envbench = None;
+        let mut tools: Vec<(usize, Result<f64, String>)> = Vec::new();
+        for side in if turn.is_multiple_of(2) {
+            [0, 1]
+        } else {
+            [1, 0]
+        } {
+            if side == 0 {
+                envbench = Some(envbench_run(me, &ids, cpu, scratch));
+            } else {
+                tools = group.iter().map(|&i| (i, rows[i].measure_tool())).collect();
+            }
+        }
+        let file = envbench.expect("both sides ran");
+        for (i, tool) in tools {
+            rows[i].record(file.as_ref(), tool);
+        }
+    }
+    Ok(())
+}
+
+/// One `envbench run` of `ids` (quick suite, five repetitions a case),
+/// on `cpu` when given, read back from its result file.
+fn envbench_run(
+    me: &Path,
+    ids: &[&str],
+    cpu: Option<usize>,
+    scratch: &Path,
+) -> Result<crate::results::ResultFile, String> {
+    let dir = crate::bench::ScratchDir::new(scratch, "fidelity-run").map_err(|e| e.to_string())?;
+    let out = dir.path().join("envbench.json");
+    let mut cmd = Command::new(me);
+    cmd.args([
+        "run",
+        "--no-history",
+        "--suite",
+        "quick",
+        "--quiet",
+        "--reps",
+        "5..5",
+        "--only",
+        &ids.join(","),
+        "-o",
+    ])
+    .arg(&out);
+    let _pinned = match cpu {
+        Some(c) => Some(
+            crate::bench::affinity::Pinned::to(c)
+                .map_err(|e| format!("cannot run on CPU {c}: {e}"))?,
+        ),
+        None => None,
+    };
+    Program::new(
+        cmd,
+        format!("envbench run --only {}", ids.join(",")),
+        Instant::now() + RUN_WITHIN,
+    )
+    .output()
+    .map_err(|e| e.to_string())?;
+    crate::store::load(&out).map_err(|e| e.to_string())
+}
+
+impl Row {
+    /// Whether this pass measures the row: every row whose tool runs in
+    /// the first, then those unclear that more rounds would settle.
+    fn open(&self, pass: usize) -> bool {
+        if !self.live() {
+            return false;
+        }
+        pass == 1 || self.wanted().is_some()
+    }
+
+    /// The rounds the row asks for, while unclear and settleable.
+    fn wanted(&self) -> Option<usize> {
+        if !self.live() {
+            return None;
+        }
+        match self.judged.as_ref()?.verdict {
+            Verdict::Unclear(m) if m != More::AtEdge => Some(m.wanted()),
+            _ => None,
+        }
+    }
+}
+
+/// A family name `envbench fidelity --sections` takes, or why not.
+///
+/// # Errors
+/// The name is no family's, or the family declares no reference.
+pub fn check_family(name: &str) -> Result<(), String> {
+    let with = families_with_references();
+    if with.contains(&name) {
+        return Ok(());
+    }
+    let known = FAMILIES.iter().any(|f: &&dyn Family| f.name() == name);
+    Err(format!(
+        "{} {name:?}; families with reference tools: {}",
+        if known {
+            "no reference tool is declared for the family"
+        } else {
+            "no family is named"
+        },
+        with.join(", ")
+    ))
+}
+
+/// A bench id `envbench fidelity --only` takes, or why not.
+///
+/// # Errors
+/// No bench has the id, or it declares no reference.
+pub fn check_bench(id: &str) -> Result<(), String> {
+    let benches: Vec<&dyn Bench> = FAMILIES
+        .iter()
+        .flat_map(|f| f.benches().iter().copied())
+        .filter(|b| !b.references().is_empty())
+        .collect();
+    if benches.iter().any(|b| b.id() == id) {
+        return Ok(());
+    }
+    Err(format!(
+        "no bench {id:?} has a reference tool; those that do: {}",
+        benches
+            .iter()
+            .map(|b| b.id())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}

@@ -1,0 +1,579 @@
+//! `envbench fidelity`'s rows: a case's metric against one reference tool,
+//! the rounds' figures of both, the judgement, and the row as a line, as
+//! JSON and as Markdown.
+
+use crate::bench::reference::{Ready, Reference, Workshop};
+use crate::bench::Bench;
+use crate::results::ResultFile;
+use crate::stats::band::{judge, Judged, More, Verdict};
+use crate::units::{format_value, Unit};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// One case's metric against one reference tool.
+pub(super) struct Row {
+    /// The bench whose case it is.
+    pub bench: &'static dyn Bench,
+    /// What the bench declared.
+    pub reference: Reference,
+    /// The tool ready to run, or why none runs here.
+    pub tool: Result<Ready, String>,
+    /// The case's key as envbench's result gives it (until then, the
+    /// bench's id and the parameters that pick the case).
+    label: String,
+    /// The metric's unit, from envbench's result.
+    unit: Option<Unit>,
+    /// Each round's (envbench's figure, the tool's).
+    pub pairs: Vec<(f64, f64)>,
+    /// Why the row stopped being measured.
+    stopped: Option<String>,
+    /// The latest judgement.
+    pub judged: Option<Judged>,
+}
+
+impl Row {
+    /// The row of `reference`, with the first of its tools that runs here.
+    pub fn new(bench: &'static dyn Bench, reference: Reference, shop: &mut Workshop) -> Row {
+        let mut why = Vec::new();
+        let mut tool = None;
+        for t in &reference.tools {
+            match shop.ready(t) {
+                Ok(ready) => {
+                    tool = Some(ready);
+                    break;
+                }
+                Err(e) => why.push(format!("{}: {e}", t.name)),
+            }
+        }
+        let params: Vec<String> = reference
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let label = if params.is_empty() {
+            bench.id().to_string()
+        } else {
+            format!("{}[{}]", bench.id(), params.join(","))
+        };
+        let mut row = Row {
+            bench,
+            tool: tool.ok_or_else(|| why.join("; ")),
+            reference,
+            label,
+            unit: None,
+            pairs: Vec::new(),
+            stopped: None,
+            judged: None,
+        };
+        row.label.push_str(row.placed());
+        row
+    }
+
+    /// Whether the row is still measured: its tool runs and no round failed.
+    pub fn live(&self) -> bool {
+        self.tool.is_ok() && self.stopped.is_none()
+    }
+
+    /// The tool's figure for this round.
+    pub fn measure_tool(&self) -> Result<f64, String> {
+        match &self.tool {
+            Ok(t) => t.measure(),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// What the label adds where envbench ran on the first CPU.
+    fn placed(&self) -> &'static str {
+        if self.reference.envbench_on_first_cpu {
+            " (on the first CPU)"
+        } else {
+            ""
+        }
+    }
+
+    /// Takes a round: envbench's `file` (or why its run failed) and the
+    /// tool's figure (or why it failed). A failure stops the row; the
+    /// rounds it has are kept.
+    pub fn record(&mut self, file: Result<&ResultFile, &String>, tool: Result<f64, String>) {
+        let envbench = file.map_err(Clone::clone).and_then(|f| self.figure(f));
+        match (envbench, tool) {
+            (Ok(e), Ok(r)) => self.pairs.push((e, r)),
+            (Err(e), _) => self.stopped = Some(format!("envbench: {e}")),
+            (_, Err(e)) => self.stopped = Some(e),
+        }
+    }
+
+    /// The row's figure in envbench's result: its case's median of its
+    /// metric.
+    fn figure(&mut self, file: &ResultFile) -> Result<f64, String> {
+        let case = file
+            .cases
+            .iter()
+            .find(|c| c.bench == self.bench.id() && picks(self.reference.params, &c.params))
+            .ok_or_else(|| format!("the result holds no case {}", self.label))?;
+        self.label = case.key.clone() + self.placed();
+        if case.status != crate::results::CaseStatus::Ok {
+            return Err(format!(
+                "{} {}: {}",
+                case.key,
+                format!("{:?}", case.status).to_lowercase(),
+                case.reason.as_deref().unwrap_or("no reason given")
+            ));
+        }
+        let metric = case
+            .metrics
+            .iter()
+            .find(|m| m.name == self.reference.metric)
+            .ok_or_else(|| format!("{} has no metric {}", case.key, self.reference.metric))?;
+        self.unit = Some(metric.unit);
+        metric
+            .summary
+            .as_ref()
+            .map(|s| s.median)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .ok_or_else(|| format!("{} {}: no median", case.key, metric.name))
+    }
+
+    /// Judges the rounds so far.
+    pub fn judge(&mut self) {
+        let seed = crate::stats::rng::seed_for(1, &[&self.label, self.reference.metric]);
+        self.judged = judge(&self.pairs, self.reference.band, seed);
+    }
+
+    /// The tool's name, or the first declared where none runs.
+    fn tool_name(&self) -> String {
+        match &self.tool {
+            Ok(t) => t.name().to_string(),
+            Err(_) => self
+                .reference
+                .tools
+                .first()
+                .map_or("no tool".into(), |t| t.name.to_string()),
+        }
+    }
+
+    /// The band as the row shows it.
+    fn band_text(&self) -> String {
+        self.reference.band.map_or("none".into(), |b| b.shown())
+    }
+
+    /// What the judgement says, in words.
+    pub fn verdict_words(&self) -> String {
+        let band = self.band_text();
+        let said = match (&self.tool, &self.judged) {
+            (Err(why), _) => return format!("not run: {why}"),
+            (Ok(_), None) => "no round measured".to_string(),
+            (Ok(_), Some(j)) => match j.verdict {
+                Verdict::Within => format!("within {band}"),
+                Verdict::Outside => format!("OUTSIDE {band}"),
+                Verdict::NoBand => "no band (information)".into(),
+                Verdict::Unclear(More::Rounds(n)) => {
+                    format!("unclear against {band} (about {n} more rounds would settle it)")
+                }
+                Verdict::Unclear(More::Spread(n)) => format!(
+                    "unclear against {band} (rounds spread by the host; about {n} more at this spread)"
+                ),
+                Verdict::Unclear(More::AtEdge) => {
+                    format!("unclear: at the edge of {band} (more rounds would not settle it)")
+                }
+            },
+        };
+        match &self.stopped {
+            Some(why) => format!("{said}; stopped: {why}"),
+            None => said,
+        }
+    }
+
+    /// The medians of both sides' figures.
+    fn medians(&self) -> Option<(f64, f64)> {
+        if self.pairs.is_empty() {
+            return None;
+        }
+        let mut e: Vec<f64> = self.pairs.iter().map(|p| p.0).collect();
+        let mut r: Vec<f64> = self.pairs.iter().map(|p| p.1).collect();
+        e.sort_by(f64::total_cmp);
+        r.sort_by(f64::total_cmp);
+        Some((
+            crate::stats::median_of_sorted(&e),
+            crate::stats::median_of_sorted(&r),
+        ))
+    }
+
+    /// The ratio with its interval and rounds, as text.
+    fn ratio_text(&self) -> String {
+        match &self.judged {
+            Some(j) => match j.interval {
+                Some((lo, hi)) => format!("{:.3} [{lo:.3}..{hi:.3}] {} rounds", j.ratio, j.rounds),
+                None => format!("{:.3} (one round)", j.ratio),
+            },
+            None => "-".into(),
+        }
+    }
+
+    /// The row in one line: case and metric, both medians, the ratio with
+    /// its interval, the verdict.
+    pub fn line(&self) -> String {
+        let unit = self.unit.map_or("", Unit::symbol);
+        let figures = match self.medians() {
+            Some((e, r)) => format!("{} {unit} vs {} {unit}", format_value(e), format_value(r)),
+            None => "-".into(),
+        };
+        format!(
+            "{} {}: {figures} ({}): {}: {}",
+            self.label,
+            self.reference.metric,
+            self.tool_name(),
+            self.ratio_text(),
+            self.verdict_words()
+        )
+    }
+}
+
+/// Whether a case's `params` hold every one of `want` (a text parameter
+/// as its text, a number as JSON writes it).
+fn picks(want: &[(&str, &str)], params: &std::collections::BTreeMap<String, Value>) -> bool {
+    want.iter().all(|(k, v)| {
+        params
+            .get(*k)
+            .is_some_and(|x| x.as_str() == Some(*v) || *x.to_string() == **v)
+    })
+}
+
+/// How the rows were judged.
+pub(super) struct Summary {
+    rows: usize,
+    within: usize,
+    outside: usize,
+    unclear: usize,
+    at_edge: usize,
+    no_band: usize,
+    not_run: usize,
+    secs: f64,
+}
+
+impl Summary {
+    /// Counts `rows`, measured in `took`.
+    pub fn of(rows: &[Row], took: Duration) -> Summary {
+        let mut s = Summary {
+            rows: rows.len(),
+            within: 0,
+            outside: 0,
+            unclear: 0,
+            at_edge: 0,
+            no_band: 0,
+            not_run: 0,
+            secs: took.as_secs_f64(),
+        };
+        for r in rows {
+            match (&r.tool, r.judged.as_ref().map(|j| j.verdict)) {
+                (Err(_), _) => s.not_run += 1,
+                (_, Some(Verdict::Within)) => s.within += 1,
+                (_, Some(Verdict::Outside)) => s.outside += 1,
+                (_, Some(Verdict::NoBand)) => s.no_band += 1,
+                (_, Some(Verdict::Unclear(More::AtEdge))) => s.at_edge += 1,
+                (_, _) => s.unclear += 1,
+            }
+        }
+        s
+    }
+
+    /// The last line.
+    pub fn line(&self) -> String {
+        format!(
+            "fidelity: {} rows in {:.0} s: {} within their band, {} outside, {} unclear at the budget, \
+             {} unclear at a band's edge, {} without a band, {} not run",
+            self.rows,
+            self.secs,
+            self.within,
+            self.outside,
+            self.unclear,
+            self.at_edge,
+            self.no_band,
+            self.not_run
+        )
+    }
+}
+
+/// The verdict's one word for scripts.
+fn verdict_key(r: &Row) -> &'static str {
+    match (&r.tool, r.judged.as_ref().map(|j| j.verdict)) {
+        (Err(_), _) => "not_run",
+        (_, None) => "not_measured",
+        (_, Some(Verdict::Within)) => "within",
+        (_, Some(Verdict::Outside)) => "outside",
+        (_, Some(Verdict::NoBand)) => "no_band",
+        (_, Some(Verdict::Unclear(More::AtEdge))) => "unclear_at_edge",
+        (_, Some(Verdict::Unclear(_))) => "unclear",
+    }
+}
+
+/// The rows and the summary as JSON.
+pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let j = r.judged.as_ref();
+            json!({
+                "case": r.label,
+                "bench": r.bench.id(),
+                "metric": r.reference.metric,
+                "unit": r.unit.map(Unit::symbol),
+                "reference": r.tool_name(),
+                "band": r.reference.band.map(|b| json!([b.low, if b.high.is_finite() { Some(b.high) } else { None }])),
+                "verdict": verdict_key(r),
+                "words": r.verdict_words(),
+                "ratio": j.map(|j| j.ratio),
+                "ratio_ci": j.and_then(|j| j.interval).map(|(lo, hi)| json!([lo, hi])),
+                "rounds": r.pairs.len(),
+                "envbench": r.pairs.iter().map(|p| p.0).collect::<Vec<_>>(),
+                "reference_figures": r.pairs.iter().map(|p| p.1).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "machine": machine_line(crate::bench::affinity::allowed_cpus().ok().and_then(|c| c.first().copied()).unwrap_or(0)),
+        "seconds": summary.secs,
+        "counts": {
+            "rows": summary.rows, "within": summary.within, "outside": summary.outside,
+            "unclear": summary.unclear, "unclear_at_edge": summary.at_edge,
+            "no_band": summary.no_band, "not_run": summary.not_run,
+        },
+        "rows": rows,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The rows as a Markdown table.
+pub(super) fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| case | metric | reference | envbench | reference's | ratio [95 %] | rounds | verdict |\n\
+         |---|---|---|---:|---:|---|---:|---|\n",
+    );
+    for r in rows {
+        let unit = r.unit.map_or("", Unit::symbol);
+        let (e, f) = r.medians().map_or(("-".into(), "-".into()), |(e, f)| {
+            (
+                format!("{} {unit}", format_value(e)),
+                format!("{} {unit}", format_value(f)),
+            )
+        });
+        let ratio = match r.judged.as_ref() {
+            Some(j) => match j.interval {
+                Some((lo, hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", j.ratio),
+                None => format!("{:.3}", j.ratio),
+            },
+            None => "-".into(),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {e} | {f} | {ratio} | {} | {} |\n",
+            r.label,
+            r.reference.metric,
+            r.tool_name(),
+            r.pairs.len(),
+            r.verdict_words().replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// The machine the rows were measured on: CPU model, usable CPUs, kernel.
+pub(super) fn machine_line(first_cpu: usize) -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| crate::probe::cpu::parse_cpuinfo(&t).model)
+        .unwrap_or_else(|| "an unknown CPU".into());
+    let cpus = crate::bench::affinity::allowed_cpus().map_or(0, |c| c.len());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "fidelity on {model}, {cpus} usable CPU{} (the first: {first_cpu}), Linux {}; \
+         ratio = envbench / reference with its 95 % interval over rounds taken in turns",
+        if cpus == 1 { "" } else { "s" },
+        kernel.trim()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::reference::{Cpus, Prog, Read, Tool};
+    use crate::stats::band::Band;
+    use crate::stats::levels::normal;
+    use crate::stats::rng::Rng;
+
+    /// A row of os.syscall whose tool is `echo FIGURE`, or a program that
+    /// is not there.
+    fn row(shop: &mut Workshop, tool: &'static str, figure: &'static str) -> Row {
+        let bench = crate::bench::FAMILIES
+            .iter()
+            .flat_map(|f| f.benches().iter().copied())
+            .find(|b| b.id() == crate::results::ids::OS_SYSCALL)
+            .unwrap();
+        let args: &'static [crate::bench::reference::Arg] =
+            Box::leak(Box::new([crate::bench::reference::Arg::Text(figure)]));
+        let reference = Reference {
+            params: &[("call", "getppid")],
+            metric: "latency",
+            band: Some(Band::new(0.85, 1.15)),
+            tools: vec![Tool {
+                name: "echo",
+                program: Prog::Path(tool),
+                args,
+                on: Cpus::Any,
+                read: Read::Number,
+                processes: 1,
+            }],
+            envbench_on_first_cpu: false,
+        };
+        Row::new(bench, reference, shop)
+    }
+
+    /// Seeded synthetic rounds through the rows: a faithful row (ratio 1,
+    /// 3 % noise), one 30 % off, one whose tool is not here; their words,
+    /// the counts, the JSON and the Markdown.
+    #[test]
+    fn seeded_rounds_are_judged_counted_and_written() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let mut rng = Rng::new(7);
+        let mut rows = vec![
+            row(&mut shop, "echo", "170"),
+            row(&mut shop, "echo", "170"),
+            row(&mut shop, "envbench-no-such-tool", "1"),
+        ];
+        assert_eq!(rows[0].measure_tool(), Ok(170.0));
+        for (i, truth) in [(0, 1.0), (1, 1.3)] {
+            for _ in 0..8 {
+                let r = 170.0 * (0.03 * normal(&mut rng)).exp();
+                rows[i]
+                    .pairs
+                    .push((r * truth * (0.03 * normal(&mut rng)).exp(), r));
+            }
+        }
+        for r in &mut rows {
+            r.judge();
+        }
+        assert_eq!(rows[0].judged.as_ref().unwrap().verdict, Verdict::Within);
+        assert!(
+            rows[0].line().contains("within 0.85..1.15"),
+            "{}",
+            rows[0].line()
+        );
+        assert!(
+            rows[1].line().contains("OUTSIDE 0.85..1.15"),
+            "{}",
+            rows[1].line()
+        );
+        assert!(rows[2]
+            .line()
+            .contains("not run: echo: envbench-no-such-tool is not on"));
+        assert!(!rows[2].live() && rows[0].live());
+        let summary = Summary::of(&rows, Duration::from_secs(3));
+        assert!(
+            summary.line().starts_with(
+                "fidelity: 3 rows in 3 s: 1 within their band, 1 outside, 0 unclear at the budget"
+            ),
+            "{}",
+            summary.line()
+        );
+        let doc: Value = serde_json::from_str(&json(&rows, &summary)).unwrap();
+        assert_eq!(doc["counts"]["within"], 1);
+        assert_eq!(doc["rows"][1]["verdict"], "outside");
+        assert_eq!(doc["rows"][2]["verdict"], "not_run");
+        assert_eq!(doc["rows"][0]["envbench"].as_array().unwrap().len(), 8);
+        let (lo, hi) = rows[1].judged.as_ref().unwrap().interval.unwrap();
+        assert!(lo > 1.15 && hi < 1.5, "{lo} {hi}");
+        let md = markdown(&rows);
+        assert_eq!(md.lines().count(), 2 + 3, "{md}");
+        assert!(
+            md.contains("| `os.syscall[call=getppid]` | latency | echo |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_failed_round_stops_the_row_and_keeps_its_rounds() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let mut r = row(&mut shop, "echo", "170");
+        r.pairs.push((170.0, 171.0));
+        r.record(Err(&"the run failed".to_string()), Ok(170.0));
+        assert!(!r.live());
+        assert_eq!(r.pairs.len(), 1);
+        r.judge();
+        assert!(
+            r.line().contains("stopped: envbench: the run failed"),
+            "{}",
+            r.line()
+        );
+        // the case's median read from a result file, its key and unit taken
+        let mut r = row(&mut shop, "echo", "170");
+        let mut file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/results/valid.json"))
+                .unwrap();
+        r.record(Ok(&file), Ok(170.0));
+        assert_eq!(r.pairs, vec![(156_250.0, 170.0)]);
+        assert_eq!(r.unit, Some(Unit::Nanoseconds));
+        // a case the result does not hold stops the row
+        file.cases
+            .retain(|c| c.bench != crate::results::ids::OS_SYSCALL);
+        r.record(Ok(&file), Ok(170.0));
+        assert_eq!(r.pairs.len(), 1);
+        assert_eq!(
+            r.stopped.as_deref(),
+            Some("envbench: the result holds no case os.syscall[call=getppid]")
+        );
+    }
+
+    /// docs/fidelity.md's table under "`envbench fidelity`" is the
+    /// command's Markdown: its header, and a row for each reference the os
+    /// family declares, in order, with its bench, metric and a verdict.
+    #[test]
+    fn the_docs_table_is_the_commands_markdown() {
+        let doc = include_str!("../../../docs/fidelity.md");
+        let section = doc
+            .split("\n## ")
+            .find(|s| s.starts_with("`envbench fidelity`"))
+            .expect("docs/fidelity.md has a section on the command");
+        let header = markdown(&[]);
+        let at = section.find(&header).expect("the command's header, pasted");
+        let rows: Vec<&str> = section[at + header.len()..]
+            .lines()
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        let declared: Vec<(&str, &str)> = crate::bench::FAMILIES
+            .iter()
+            .filter(|f| f.name() == crate::bench::os::NAME)
+            .flat_map(|f| f.benches().iter().copied())
+            .flat_map(|b| b.references().into_iter().map(move |r| (b.id(), r.metric)))
+            .collect();
+        assert_eq!(rows.len(), declared.len(), "{rows:#?}");
+        for (row, (id, metric)) in rows.iter().zip(&declared) {
+            let cells: Vec<&str> = row.split(" | ").collect();
+            assert!(cells[0].starts_with(&format!("| `{id}")), "{row}");
+            assert_eq!(cells[1], *metric, "{row}");
+            assert_eq!(cells.len(), 8, "{row}");
+            assert!(
+                ["within", "OUTSIDE", "unclear", "no band", "not run"]
+                    .iter()
+                    .any(|w| cells[7].starts_with(w)),
+                "{row}"
+            );
+        }
+    }
+
+    #[test]
+    fn parameters_pick_a_case_by_text_or_number() {
+        let params: std::collections::BTreeMap<String, Value> = [
+            ("call".to_string(), json!("mix")),
+            ("n".to_string(), json!(100)),
+        ]
+        .into();
+        assert!(picks(&[("call", "mix")], &params));
+        assert!(picks(&[("n", "100")], &params));
+        assert!(picks(&[], &params));
+        assert!(!picks(&[("call", "getppid")], &params));
+        assert!(!picks(&[("cpus", "same")], &params));
+    }
+}

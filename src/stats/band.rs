@@ -1,0 +1,356 @@
+//! A ratio measured round by round against a band it must lie within:
+//! `envbench fidelity`'s judgement of envbench against a reference tool.
+//!
+//! Each round measures both sides once, one after the other (the order
+//! alternating), so what the host does to both within a round cancels in
+//! the round's ratio. The ratio's 95 % interval comes from the rounds'
+//! paired differences ([`paired_log_ratio`], as `compare` pairs the rounds
+//! of an interleaved run). A row is *within* its band when the interval
+//! lies inside it, *outside* when the interval lies wholly beyond it, and
+//! *unclear* otherwise, with the rounds that would settle it: the
+//! interval's half-width shrinks as 1/√rounds, so it settles when it fits
+//! between the ratio and the band's nearer edge.
+
+use super::levels::{paired_log_ratio, Levels};
+
+/// The range a ratio envbench/reference must lie within; `high` may be
+/// infinite (at least `low`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// The lowest ratio allowed.
+    pub low: f64,
+    /// The highest ratio allowed (infinite: no upper edge).
+    pub high: f64,
+}
+
+impl Band {
+    /// `low..high`.
+    pub const fn new(low: f64, high: f64) -> Band {
+        Band { low, high }
+    }
+
+    /// `0.85..1.15`, or `at least 0.8` without an upper edge.
+    pub fn shown(&self) -> String {
+        if self.high.is_finite() {
+            format!("{}..{}", self.low, self.high)
+        } else {
+            format!("at least {}", self.low)
+        }
+    }
+}
+
+/// The most rounds a row is asked for beyond those it has: past them the
+/// ratio sits at the band's edge or the rounds are spread.
+pub const MOST_MORE_ROUNDS: usize = 200;
+
+/// Rounds tried on a spread row whose estimate asks for more than
+/// [`MOST_MORE_ROUNDS`]: the spread may not hold.
+pub const SPREAD_TRY: usize = 8;
+
+/// What more rounds would do for an unclear row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum More {
+    /// About this many more would settle it.
+    Rounds(usize),
+    /// The rounds so far are spread (the host's drift in some); at this
+    /// spread about `.0` more, and [`SPREAD_TRY`] are tried.
+    Spread(usize),
+    /// The ratio lies within 1 % of an edge and the interval is narrow
+    /// already: more rounds would not settle it.
+    AtEdge,
+}
+
+impl More {
+    /// The rounds worth measuring next (0 at the edge).
+    pub fn wanted(self) -> usize {
+        match self {
+            More::Rounds(n) => n,
+            More::Spread(_) => SPREAD_TRY,
+            More::AtEdge => 0,
+        }
+    }
+}
+
+/// A row's judgement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// The interval lies inside the band.
+    Within,
+    /// The interval lies wholly beyond the band.
+    Outside,
+    /// The interval straddles an edge of the band.
+    Unclear(More),
+    /// No band: the ratio is information.
+    NoBand,
+}
+
+/// A row's ratio envbench/reference over its rounds, with its interval
+/// and verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// The ratio's point estimate (the geometric mean of the rounds').
+    pub ratio: f64,
+    /// Its 95 % interval; None with one round.
+    pub interval: Option<(f64, f64)>,
+    /// The rounds judged.
+    pub rounds: usize,
+    /// Within, outside, unclear or without a band.
+    pub verdict: Verdict,
+}
+
+/// Judges the rounds' `pairs` (envbench's figure, the reference's) against
+/// `band`; None when no pair has two positive finite figures. A single
+/// round has no interval: unclear against a band (one more round at least).
+pub fn judge(pairs: &[(f64, f64)], band: Option<Band>, seed: u64) -> Option<Judged> {
+    let ok = |v: f64| v.is_finite() && v > 0.0;
+    let rounds: Vec<(Vec<f64>, Vec<f64>)> = pairs
+        .iter()
+        .filter(|(e, r)| ok(*e) && ok(*r))
+        .map(|&(e, r)| (vec![r], vec![e]))
+        .collect();
+    let n = rounds.len();
+    let diffs = Levels::paired(&[rounds])?;
+    if n < 2 {
+        let ratio = diffs.estimate().exp();
+        let verdict = match band {
+            None => Verdict::NoBand,
+            Some(_) => Verdict::Unclear(More::Rounds(1)),
+        };
+        return Some(Judged {
+            ratio,
+            interval: None,
+            rounds: n,
+            verdict,
+        });
+    }
+    let lr = paired_log_ratio(&diffs, seed, super::bootstrap::DEFAULT_RESAMPLES);
+    let (lo, hi) = lr.interval(0.95);
+    let verdict = match band {
+        None => Verdict::NoBand,
+        Some(b) => against(lr.point, (lo, hi), b, n),
+    };
+    Some(Judged {
+        ratio: lr.point.exp(),
+        interval: Some((lo.exp(), hi.exp())),
+        rounds: n,
+        verdict,
+    })
+}
+
+/// The verdict of a log-ratio `point` with its log interval `(lo, hi)`
+/// over `n` rounds against `band`.
+fn against(point: f64, (lo, hi): (f64, f64), band: Band, n: usize) -> Verdict {
+    let (blo, bhi) = (band.low.ln(), band.high.ln());
+    if blo <= lo && hi <= bhi {
+        return Verdict::Within;
+    }
+    if hi < blo || lo > bhi {
+        return Verdict::Outside;
+    }
+    let half = (hi - lo) / 2.0;
+    let gap = [blo, bhi]
+        .into_iter()
+        .filter(|e| e.is_finite())
+        .map(|e| (point - e).abs())
+        .fold(f64::INFINITY, f64::min);
+    let need = if gap > 0.0 {
+        (n as f64 * (half / gap).powi(2)).ceil()
+    } else {
+        f64::INFINITY
+    };
+    // a lopsided interval can straddle an edge by less than the estimate
+    // says: one more round at least
+    let more = need.max(n as f64 + 1.0) - n as f64;
+    Verdict::Unclear(if more <= MOST_MORE_ROUNDS as f64 {
+        More::Rounds(more as usize)
+    } else if gap >= 1.01f64.ln() || half > 1.02f64.ln() {
+        More::Spread(more.min(1e9) as usize)
+    } else {
+        More::AtEdge
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::levels::normal;
+    use crate::stats::rng::Rng;
+
+    const BAND: Band = Band::new(0.85, 1.15);
+
+    #[test]
+    fn an_interval_inside_beyond_or_across_the_band() {
+        let steady = |r: f64| -> Vec<(f64, f64)> {
+            (0..6)
+                .map(|i| (r * (1.0 + 0.002 * (i % 3) as f64), 1.0))
+                .collect()
+        };
+        let within = judge(&steady(1.0), Some(BAND), 1).unwrap();
+        assert_eq!(within.verdict, Verdict::Within);
+        assert!((within.ratio - 1.002).abs() < 0.002, "{within:?}");
+        let (lo, hi) = within.interval.unwrap();
+        assert!(lo < within.ratio && within.ratio < hi);
+        assert_eq!(
+            judge(&steady(1.4), Some(BAND), 1).unwrap().verdict,
+            Verdict::Outside
+        );
+        assert_eq!(
+            judge(&steady(0.6), Some(BAND), 1).unwrap().verdict,
+            Verdict::Outside
+        );
+        assert_eq!(
+            judge(&steady(1.4), None, 1).unwrap().verdict,
+            Verdict::NoBand
+        );
+        // no upper edge: far above the lower one is within
+        let open = Band::new(0.8, f64::INFINITY);
+        assert_eq!(
+            judge(&steady(3.0), Some(open), 1).unwrap().verdict,
+            Verdict::Within
+        );
+        assert_eq!(open.shown(), "at least 0.8");
+        assert_eq!(BAND.shown(), "0.85..1.15");
+    }
+
+    #[test]
+    fn an_unclear_row_asks_for_the_rounds_its_spread_would_need() {
+        // 1.12 with rounds spread ±10 %: the interval crosses 1.15
+        let pairs: Vec<(f64, f64)> = [1.0, 1.25, 1.05, 1.2, 1.1]
+            .iter()
+            .map(|&r| (r, 1.0))
+            .collect();
+        let j = judge(&pairs, Some(BAND), 3).unwrap();
+        let Verdict::Unclear(More::Rounds(more)) = j.verdict else {
+            panic!("{j:?}");
+        };
+        let (lo, hi) = j.interval.unwrap();
+        let half = (hi.ln() - lo.ln()) / 2.0;
+        let gap = (1.15f64.ln() - j.ratio.ln()).abs();
+        let need = (5.0 * (half / gap).powi(2)).ceil() as usize;
+        assert_eq!(more, need.max(6) - 5, "{j:?}");
+        // one round: no interval, one more asked for
+        let one = judge(&pairs[..1], Some(BAND), 3).unwrap();
+        assert_eq!(one.verdict, Verdict::Unclear(More::Rounds(1)));
+        assert_eq!(one.interval, None);
+        // nothing positive: nothing judged
+        assert_eq!(judge(&[(0.0, 1.0), (1.0, f64::NAN)], Some(BAND), 3), None);
+    }
+
+    #[test]
+    fn at_the_edge_more_rounds_are_not_asked_for() {
+        assert_eq!(
+            against(1.15f64.ln(), (1.14f64.ln(), 1.16f64.ln()), BAND, 20),
+            Verdict::Unclear(More::AtEdge)
+        );
+        // far from the edge but spread: a few more tried
+        let v = against(1.3f64.ln(), (0.5f64.ln(), 3.0f64.ln()), BAND, 5);
+        assert!(matches!(v, Verdict::Unclear(More::Spread(_))), "{v:?}");
+        assert_eq!(More::Spread(500).wanted(), SPREAD_TRY);
+    }
+
+    /// The sequential rule as `envbench fidelity` runs it: `first` rounds,
+    /// then as many more as the row asks for (at most 20 a pass, spread rows
+    /// [`SPREAD_TRY`]), until it settles or has `cap` rounds. Each round's
+    /// log-ratio is the truth plus normal noise of `sd` (what the host does
+    /// to one side and not the other within a round).
+    fn sequential(truth: f64, sd: f64, first: usize, cap: usize, seed: u64) -> Judged {
+        let mut rng = Rng::new(seed);
+        let mut pairs = Vec::new();
+        let mut add = first;
+        loop {
+            for _ in 0..add {
+                pairs.push(((truth.ln() + sd * normal(&mut rng)).exp(), 1.0));
+            }
+            let j = judge(&pairs, Some(BAND), seed).unwrap();
+            let wanted = match j.verdict {
+                Verdict::Unclear(m) => m.wanted().min(20),
+                _ => 0,
+            };
+            if wanted == 0 || pairs.len() >= cap {
+                return j;
+            }
+            add = wanted.min(cap - pairs.len());
+        }
+    }
+
+    /// (within, outside, unclear) of 200 seeds.
+    fn tally(truth: f64, sd: f64, cap: usize) -> (usize, usize, usize) {
+        let mut t = (0, 0, 0);
+        for seed in 0..200 {
+            match sequential(truth, sd, 5, cap, seed).verdict {
+                Verdict::Within => t.0 += 1,
+                Verdict::Outside => t.1 += 1,
+                _ => t.2 += 1,
+            }
+        }
+        t
+    }
+
+    /// The three ways a judgement fails, on seeded synthetic rows at the
+    /// rounds `envbench fidelity` runs (5 first, up to 60): a faithful row
+    /// called outside (or left unclear), a row beyond its band called
+    /// within, and a row at the edge called either way. Round-to-round
+    /// noise of 3 % (a quiet host) and 10 % (steal spikes). Measured when
+    /// written (within, outside, unclear of 200): ratio 1 (A/A) 200/0/0
+    /// at both; 1.1x 200/0/0 and 188/0/12; 1.2x 0/200/0 and 1/183/16;
+    /// 1.3x 0/200/0 at both; 1.13x at 10 % 78/3/119; 1.17x at 10 %
+    /// 5/82/113. The A/A half-width after 5 quiet rounds: ±3.5 %.
+    #[test]
+    fn seeded_rows_are_called_right_at_fidelitys_rounds() {
+        // A/A: envbench and its reference alike (ratio 1)
+        let (within, outside, unclear) = tally(1.0, 0.03, 60);
+        assert_eq!((within, outside), (200, 0), "quiet A/A: {unclear} unclear");
+        let (within, outside, _) = tally(1.0, 0.10, 60);
+        assert!(
+            within >= 190 && outside == 0,
+            "noisy A/A: {within} within, {outside} outside"
+        );
+        // the A/A interval's half-width after the first 5 rounds
+        let halves: Vec<f64> = (0..200)
+            .map(|seed| {
+                let mut rng = Rng::new(seed);
+                let pairs: Vec<(f64, f64)> = (0..5)
+                    .map(|_| ((0.03 * normal(&mut rng)).exp(), 1.0))
+                    .collect();
+                let (lo, hi) = judge(&pairs, Some(BAND), seed).unwrap().interval.unwrap();
+                (hi.ln() - lo.ln()) / 2.0
+            })
+            .collect();
+        let mean_half = halves.iter().sum::<f64>() / halves.len() as f64;
+        assert!(
+            (0.025..0.05).contains(&mean_half),
+            "A/A half-width after 5 quiet rounds: {mean_half}"
+        );
+        // envbench 30 % off its reference: never within, found outside
+        for sd in [0.03, 0.10] {
+            let (within, outside, _) = tally(1.3, sd, 60);
+            assert_eq!(within, 0, "1.3x called within at sd {sd}");
+            assert!(
+                outside >= 190,
+                "1.3x found outside in {outside}/200 at sd {sd}"
+            );
+        }
+        // at 1.1 (inside, 4 % from the edge): never outside; mostly within
+        let (within, outside, _) = tally(1.1, 0.03, 60);
+        assert_eq!(outside, 0, "1.1x called outside");
+        assert!(within >= 190, "1.1x within in {within}/200 (quiet)");
+        let (within, outside, _) = tally(1.1, 0.10, 60);
+        assert!(
+            outside <= 10,
+            "1.1x called outside in {outside}/200 (noisy)"
+        );
+        assert!(within >= 100, "1.1x within in {within}/200 (noisy)");
+        // at 1.2 (beyond, 4 % past the edge): never within
+        for sd in [0.03, 0.10] {
+            let (within, _, _) = tally(1.2, sd, 60);
+            assert!(within <= 2, "1.2x called within in {within}/200 at sd {sd}");
+        }
+        // 2 % either side of the edge, noisy: the wrong call at most 5 %,
+        // most rows left unclear at 60 rounds rather than called
+        let (_, outside, _) = tally(1.13, 0.10, 60);
+        assert!(outside <= 10, "1.13x called outside in {outside}/200");
+        let (within, _, unclear) = tally(1.17, 0.10, 60);
+        assert!(within <= 10, "1.17x called within in {within}/200");
+        assert!(unclear >= 80, "1.17x unclear in {unclear}/200");
+    }
+}
