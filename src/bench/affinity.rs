@@ -152,6 +152,32 @@ pub(crate) fn pin_set(pid: libc::pid_t, cpus: &[usize]) -> io::Result<()> {
     set(pid, &mask)
 }
 
+/// Starts `cmd` on `cpu` alone: the child sets its own mask between fork
+/// and exec, so the caller's mask is never touched and the program and
+/// its children keep it (`taskset -c CPU`).
+///
+/// # Errors
+/// A CPU past the largest CPU set; the child's `sched_setaffinity` error
+/// is the spawn's.
+pub(crate) fn start_on(cmd: &mut std::process::Command, cpu: usize) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is past the largest CPU set"),
+        ));
+    }
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
+    let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut mask) };
+    // SAFETY: the closure makes one async-signal-safe system call on a
+    // mask built before the fork.
+    unsafe {
+        cmd.pre_exec(move || set(0, &mask));
+    }
+    Ok(())
+}
+
 /// The calling thread pinned to one CPU until dropped; then its old mask
 /// is put back, so later cases run where they would have.
 pub struct Pinned {
@@ -189,6 +215,24 @@ impl Drop for Pinned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_started_on_a_cpu_runs_there_and_the_caller_keeps_its_mask() {
+        let before = allowed_cpus().unwrap();
+        let cpu = *before.last().unwrap();
+        let mut cmd = std::process::Command::new("grep");
+        cmd.args(["^Cpus_allowed_list", "/proc/self/status"]);
+        start_on(&mut cmd, cpu).unwrap();
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            text.split_whitespace().nth(1),
+            Some(cpu.to_string().as_str()),
+            "{text}"
+        );
+        assert_eq!(allowed_cpus().unwrap(), before);
+        assert!(start_on(&mut cmd, libc::CPU_SETSIZE as usize).is_err());
+    }
 
     #[test]
     fn placements_take_the_first_usable_cpus() {

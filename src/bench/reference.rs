@@ -58,8 +58,8 @@ pub struct Tool {
 /// The program a tool runs.
 #[derive(Debug, Clone, Copy)]
 pub enum Prog {
-    /// A program found on the PATH, with the arguments that check it runs
-    /// here (perf needs the kernel's permission).
+    /// A program found on the PATH (whether it runs here, as perf needs
+    /// the kernel's permission, is seen by running it once).
     Path(&'static str),
     /// A C source compiled here with `cc -O2`, named for its messages.
     C {
@@ -97,7 +97,7 @@ pub enum Cpus {
 /// How a tool's figure is read.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Read {
-    /// The first number of its first line.
+    /// The first word of its output, a number.
     Number,
     /// perf bench's "N usecs/op" line, times `scale` (1000: ns).
     PerfPerOp {
@@ -131,6 +131,8 @@ const KEPT: usize = 64 * 1024;
 /// and the tiny helper's copy, the usable CPUs and the compiler.
 pub struct Workshop {
     dir: ScratchDir,
+    /// Where the tiny helper's copy goes when shared memory takes none.
+    base: PathBuf,
     cpus: Vec<usize>,
     built: BTreeMap<&'static str, Result<PathBuf, String>>,
     tiny: Option<Result<Tiny, String>>,
@@ -145,6 +147,7 @@ impl Workshop {
         let cpus = super::affinity::allowed_cpus()?;
         Ok(Workshop {
             dir: ScratchDir::new(base, "fidelity")?,
+            base: base.to_path_buf(),
             cpus,
             built: BTreeMap::new(),
             tiny: None,
@@ -205,10 +208,13 @@ impl Workshop {
         done
     }
 
-    /// The tiny helper's path, copied once into the scratch directory.
+    /// The tiny helper's path, copied once into a new directory in shared
+    /// memory (as envbench runs it from a memfd), else under the base.
     fn tiny_path(&mut self) -> Result<String, String> {
-        let base = self.dir.path().to_path_buf();
-        let tiny = self.tiny.get_or_insert_with(|| Tiny::load_in(&base));
+        let base = self.base.clone();
+        let tiny = self.tiny.get_or_insert_with(|| {
+            Tiny::load_in(Path::new("/dev/shm")).or_else(|_| Tiny::load_in(&base))
+        });
         match tiny {
             Ok(t) => Ok(t.path().display().to_string()),
             Err(e) => Err(e.clone()),
@@ -275,14 +281,10 @@ impl Ready {
     fn once(&self) -> Result<f64, String> {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args);
-        // pinned while it starts: the child and its children keep the mask
-        let _pinned = match self.on {
-            Some(cpu) => Some(
-                super::affinity::Pinned::to(cpu)
-                    .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?,
-            ),
-            None => None,
-        };
+        if let Some(cpu) = self.on {
+            super::affinity::start_on(&mut cmd, cpu)
+                .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
+        }
         let ended = Program::new(
             cmd,
             format!("measuring ({})", self.name),

@@ -578,8 +578,9 @@ pub struct FidelityArgs {
     /// Only these benches, comma-separated (os.syscall,os.pipe).
     #[arg(long, value_name = "BENCH,...", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Rounds of the first pass: each round runs envbench once and every
-    /// row's reference once, in turns.
+    /// Rounds of the first pass: each round runs envbench once (twice
+    /// while a row runs envbench on the first CPU) and every row's
+    /// reference once, in turns. A row gets at most 60 rounds.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Seconds after which no further pass starts (a pass adds rounds to

@@ -11,6 +11,7 @@
 //! interval's half-width shrinks as 1/√rounds, so it settles when it fits
 //! between the ratio and the band's nearer edge.
 
+use super::dist::t_quantile;
 use super::levels::{paired_log_ratio, Levels};
 
 /// The range a ratio envbench/reference must lie within; `high` may be
@@ -42,6 +43,10 @@ impl Band {
 /// The most rounds a row is asked for beyond those it has: past them the
 /// ratio sits at the band's edge or the rounds are spread.
 pub const MOST_MORE_ROUNDS: usize = 200;
+
+/// The most rounds a row is measured: every pass looks at its interval
+/// again, and the error rates of the seeded tests hold up to this many.
+pub const MOST_ROUNDS: usize = 60;
 
 /// Rounds tried on a spread row whose estimate asks for more than
 /// [`MOST_MORE_ROUNDS`]: the spread may not hold.
@@ -138,7 +143,12 @@ pub fn judge(pairs: &[(f64, f64)], band: Option<Band>, seed: u64) -> Option<Judg
 }
 
 /// The verdict of a log-ratio `point` with its log interval `(lo, hi)`
-/// over `n` rounds against `band`.
+/// over `n` rounds against `band`. An unclear row asks for the rounds
+/// after which the interval's side facing the edge it straddles would fit
+/// between the ratio and that edge: the rounds' spread is read back from
+/// that side (its half-width over t(n − 1) / √n) and the t quantile of the
+/// rounds to come is used, so that a few rounds' wide t does not inflate
+/// the count.
 fn against(point: f64, (lo, hi): (f64, f64), band: Band, n: usize) -> Verdict {
     let (blo, bhi) = (band.low.ln(), band.high.ln());
     if blo <= lo && hi <= bhi {
@@ -147,24 +157,31 @@ fn against(point: f64, (lo, hi): (f64, f64), band: Band, n: usize) -> Verdict {
     if hi < blo || lo > bhi {
         return Verdict::Outside;
     }
-    let half = (hi - lo) / 2.0;
-    let gap = [blo, bhi]
+    // the edge the interval straddles nearer the ratio, and the side of
+    // the interval that faces it
+    let edge = [blo, bhi]
         .into_iter()
-        .filter(|e| e.is_finite())
-        .map(|e| (point - e).abs())
-        .fold(f64::INFINITY, f64::min);
-    let need = if gap > 0.0 {
-        (n as f64 * (half / gap).powi(2)).ceil()
-    } else {
-        f64::INFINITY
-    };
-    // a lopsided interval can straddle an edge by less than the estimate
-    // says: one more round at least
-    let more = need.max(n as f64 + 1.0) - n as f64;
-    Verdict::Unclear(if more <= MOST_MORE_ROUNDS as f64 {
-        More::Rounds(more as usize)
-    } else if gap >= 1.01f64.ln() || half > 1.02f64.ln() {
-        More::Spread(more.min(1e9) as usize)
+        .filter(|e| e.is_finite() && (lo..=hi).contains(e))
+        .min_by(|a, b| (point - a).abs().total_cmp(&(point - b).abs()))
+        .unwrap_or(if point < blo { blo } else { bhi });
+    let gap = (point - edge).abs();
+    let facing = if edge < point { point - lo } else { hi - point };
+    if gap <= 0.0 || n < 2 {
+        return Verdict::Unclear(if gap > 0.0 {
+            More::Rounds(1)
+        } else {
+            More::AtEdge
+        });
+    }
+    let sd = facing * (n as f64).sqrt() / t_quantile(0.975, n as f64 - 1.0);
+    let fits = |m: usize| t_quantile(0.975, m as f64 - 1.0) * sd / (m as f64).sqrt() <= gap;
+    if let Some(m) = (n + 1..=n + MOST_MORE_ROUNDS).find(|&m| fits(m)) {
+        return Verdict::Unclear(More::Rounds(m - n));
+    }
+    Verdict::Unclear(if gap >= 1.01f64.ln() || facing > 1.02f64.ln() {
+        // at this spread, with z for t
+        let need = (1.96 * sd / gap).powi(2).ceil().min(1e9) as usize;
+        More::Spread(need.saturating_sub(n))
     } else {
         More::AtEdge
     })
@@ -223,11 +240,18 @@ mod tests {
         let Verdict::Unclear(More::Rounds(more)) = j.verdict else {
             panic!("{j:?}");
         };
-        let (lo, hi) = j.interval.unwrap();
-        let half = (hi.ln() - lo.ln()) / 2.0;
-        let gap = (1.15f64.ln() - j.ratio.ln()).abs();
-        let need = (5.0 * (half / gap).powi(2)).ceil() as usize;
-        assert_eq!(more, need.max(6) - 5, "{j:?}");
+        // the upper side of the interval, read back to the rounds' spread,
+        // fits between the ratio and 1.15 after `more` more rounds and not
+        // one fewer
+        let (_, hi) = j.interval.unwrap();
+        let gap = 1.15f64.ln() - j.ratio.ln();
+        let sd = (hi.ln() - j.ratio.ln()) * 5f64.sqrt() / t_quantile(0.975, 4.0);
+        let half = |m: usize| t_quantile(0.975, m as f64 - 1.0) * sd / (m as f64).sqrt();
+        assert!(half(5 + more) <= gap, "{j:?}");
+        assert!(more == 1 || half(5 + more - 1) > gap, "{j:?}");
+        // the t of 5 rounds kept for the rounds to come would ask for more
+        let kept = (5.0 * ((hi.ln() - j.ratio.ln()) / gap).powi(2)).ceil() as usize - 5;
+        assert!(more < kept, "{more} against {kept}");
         // one round: no interval, one more asked for
         let one = judge(&pairs[..1], Some(BAND), 3).unwrap();
         assert_eq!(one.verdict, Verdict::Unclear(More::Rounds(1)));
@@ -242,15 +266,22 @@ mod tests {
             against(1.15f64.ln(), (1.14f64.ln(), 1.16f64.ln()), BAND, 20),
             Verdict::Unclear(More::AtEdge)
         );
+        assert_eq!(
+            against(1.1495f64.ln(), (1.14f64.ln(), 1.16f64.ln()), BAND, 20),
+            Verdict::Unclear(More::AtEdge)
+        );
+        // beyond the edge, the lower side faces it
+        let v = against(1.16f64.ln(), (1.12f64.ln(), 1.18f64.ln()), BAND, 5);
+        assert!(matches!(v, Verdict::Unclear(More::Rounds(_))), "{v:?}");
         // far from the edge but spread: a few more tried
-        let v = against(1.3f64.ln(), (0.5f64.ln(), 3.0f64.ln()), BAND, 5);
+        let v = against(1.3f64.ln(), (0.3f64.ln(), 5.0f64.ln()), BAND, 5);
         assert!(matches!(v, Verdict::Unclear(More::Spread(_))), "{v:?}");
         assert_eq!(More::Spread(500).wanted(), SPREAD_TRY);
     }
 
     /// The sequential rule as `envbench fidelity` runs it: `first` rounds,
     /// then as many more as the row asks for (at most 20 a pass, spread rows
-    /// [`SPREAD_TRY`]), until it settles or has `cap` rounds. Each round's
+    /// [`SPREAD_TRY`]), until it settles or has `cap` rounds ([`MOST_ROUNDS`]). Each round's
     /// log-ratio is the truth plus normal noise of `sd` (what the host does
     /// to one side and not the other within a round).
     fn sequential(truth: f64, sd: f64, first: usize, cap: usize, seed: u64) -> Judged {
@@ -292,15 +323,15 @@ mod tests {
     /// within, and a row at the edge called either way. Round-to-round
     /// noise of 3 % (a quiet host) and 10 % (steal spikes). Measured when
     /// written (within, outside, unclear of 200): ratio 1 (A/A) 200/0/0
-    /// at both; 1.1x 200/0/0 and 188/0/12; 1.2x 0/200/0 and 1/183/16;
-    /// 1.3x 0/200/0 at both; 1.13x at 10 % 78/3/119; 1.17x at 10 %
-    /// 5/82/113. The A/A half-width after 5 quiet rounds: ±3.5 %.
+    /// at both; 1.1x 200/0/0 and 187/0/13; 1.2x 0/200/0 and 1/183/16;
+    /// 1.3x 0/200/0 at both; 1.13x at 10 % 79/4/117; 1.17x at 10 %
+    /// 7/80/113. The A/A half-width after 5 quiet rounds: ±3.5 %.
     #[test]
     fn seeded_rows_are_called_right_at_fidelitys_rounds() {
         // A/A: envbench and its reference alike (ratio 1)
-        let (within, outside, unclear) = tally(1.0, 0.03, 60);
+        let (within, outside, unclear) = tally(1.0, 0.03, MOST_ROUNDS);
         assert_eq!((within, outside), (200, 0), "quiet A/A: {unclear} unclear");
-        let (within, outside, _) = tally(1.0, 0.10, 60);
+        let (within, outside, _) = tally(1.0, 0.10, MOST_ROUNDS);
         assert!(
             within >= 190 && outside == 0,
             "noisy A/A: {within} within, {outside} outside"
@@ -323,7 +354,7 @@ mod tests {
         );
         // envbench 30 % off its reference: never within, found outside
         for sd in [0.03, 0.10] {
-            let (within, outside, _) = tally(1.3, sd, 60);
+            let (within, outside, _) = tally(1.3, sd, MOST_ROUNDS);
             assert_eq!(within, 0, "1.3x called within at sd {sd}");
             assert!(
                 outside >= 190,
@@ -331,10 +362,10 @@ mod tests {
             );
         }
         // at 1.1 (inside, 4 % from the edge): never outside; mostly within
-        let (within, outside, _) = tally(1.1, 0.03, 60);
+        let (within, outside, _) = tally(1.1, 0.03, MOST_ROUNDS);
         assert_eq!(outside, 0, "1.1x called outside");
         assert!(within >= 190, "1.1x within in {within}/200 (quiet)");
-        let (within, outside, _) = tally(1.1, 0.10, 60);
+        let (within, outside, _) = tally(1.1, 0.10, MOST_ROUNDS);
         assert!(
             outside <= 10,
             "1.1x called outside in {outside}/200 (noisy)"
@@ -342,14 +373,14 @@ mod tests {
         assert!(within >= 100, "1.1x within in {within}/200 (noisy)");
         // at 1.2 (beyond, 4 % past the edge): never within
         for sd in [0.03, 0.10] {
-            let (within, _, _) = tally(1.2, sd, 60);
+            let (within, _, _) = tally(1.2, sd, MOST_ROUNDS);
             assert!(within <= 2, "1.2x called within in {within}/200 at sd {sd}");
         }
         // 2 % either side of the edge, noisy: the wrong call at most 5 %,
         // most rows left unclear at 60 rounds rather than called
-        let (_, outside, _) = tally(1.13, 0.10, 60);
+        let (_, outside, _) = tally(1.13, 0.10, MOST_ROUNDS);
         assert!(outside <= 10, "1.13x called outside in {outside}/200");
-        let (within, _, unclear) = tally(1.17, 0.10, 60);
+        let (within, _, unclear) = tally(1.17, 0.10, MOST_ROUNDS);
         assert!(within <= 10, "1.17x called within in {within}/200");
         assert!(unclear >= 80, "1.17x unclear in {unclear}/200");
     }

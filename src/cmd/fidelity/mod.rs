@@ -8,22 +8,19 @@
 
 mod rows;
 
-use crate::bench::program::Program;
 use crate::bench::reference::Workshop;
 use crate::bench::{Bench, Family, FAMILIES};
-use crate::stats::band::{More, Verdict};
+use crate::stats::band::{More, Verdict, MOST_ROUNDS};
 use anyhow::Context as _;
 use rows::Row;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The most rounds a later pass adds.
 const MOST_A_PASS: usize = 20;
-/// How long one envbench run of a round may take.
-const RUN_WITHIN: Duration = Duration::from_secs(300);
 
 /// What `envbench fidelity` was asked.
 #[derive(Debug, Clone)]
@@ -64,6 +61,12 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let mut shop = Workshop::new(&s.scratch)?;
     let mut rows = rows_for(s, &mut shop);
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!(
+            "envbench: interrupted while the reference tools were made ready; nothing was measured"
+        );
+        return Ok(ExitCode::from(130));
+    }
     if rows.iter().all(|r| r.tool.is_err()) {
         for r in &rows {
             eprintln!("{}", r.line());
@@ -108,10 +111,10 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
             if interrupted.load(Ordering::SeqCst) {
                 break;
             }
-            round(&me, &shop, &mut rows, &open, turn, &s.scratch)?;
+            round(&me, &shop, &mut rows, &open, turn, &s.scratch, &interrupted);
             turn += 1;
             done += 1;
-            if done == 1 && add > 1 {
+            if done == 1 && add > 1 && !interrupted.load(Ordering::SeqCst) {
                 let took = pass_started.elapsed();
                 eprintln!(
                     "  a round took {:.0} s: about {:.0} s for this pass",
@@ -186,8 +189,8 @@ fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
 
 /// One round of the `open` rows: for each placement of envbench (as the
 /// scheduler places it, or on the first CPU), one envbench run of their
-/// benches and each row's tool once; envbench first in even turns, the
-/// tools first in odd ones.
+/// cases and each row's tool once; envbench first in even turns, the
+/// tools first in odd ones. A placement interrupted is not recorded.
 fn round(
     me: &Path,
     shop: &Workshop,
@@ -195,19 +198,20 @@ fn round(
     open: &[usize],
     turn: usize,
     scratch: &Path,
-) -> anyhow::Result<()> {
+    interrupted: &AtomicBool,
+) {
     for pinned in [false, true] {
         let group: Vec<usize> = open
             .iter()
             .copied()
             .filter(|&i| rows[i].reference.envbench_on_first_cpu == pinned && rows[i].live())
             .collect();
-        if group.is_empty() {
+        if group.is_empty() || interrupted.load(Ordering::SeqCst) {
             continue;
         }
         let cpu = pinned.then(|| shop.first_cpu());
-        let mut ids: Vec<&'static str> = group.iter().map(|&i| rows[i].bench.id()).collect();
-        ids.dedup();
+        let mut cases: Vec<String> = group.iter().map(|&i| rows[i].selector()).collect();
+        cases.dedup();
         let mut envbench = None;
         let mut tools: Vec<(usize, Result<f64, String>)> = Vec::new();
         for side in if turn.is_multiple_of(2) {
@@ -216,29 +220,35 @@ fn round(
             [1, 0]
         } {
             if side == 0 {
-                envbench = Some(envbench_run(me, &ids, cpu, scratch));
+                envbench = Some(envbench_run(me, &cases, cpu, scratch));
             } else {
                 tools = group.iter().map(|&i| (i, rows[i].measure_tool())).collect();
             }
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            return;
         }
         let file = envbench.expect("both sides ran");
         for (i, tool) in tools {
             rows[i].record(file.as_ref(), tool);
         }
     }
-    Ok(())
 }
 
-/// One `envbench run` of `ids` (quick suite, five repetitions a case),
-/// on `cpu` when given, read back from its result file.
+/// One `envbench run` of `cases` (quick suite, five repetitions a case),
+/// on `cpu` when given, read back from its result file. It runs in this
+/// process's group, so a Ctrl-C reaches it and it winds down as a run
+/// does; a run that exits 1 (a case failed) is read all the same, each
+/// row judging its own case's status.
 fn envbench_run(
     me: &Path,
-    ids: &[&str],
+    cases: &[String],
     cpu: Option<usize>,
     scratch: &Path,
 ) -> Result<crate::results::ResultFile, String> {
     let dir = crate::bench::ScratchDir::new(scratch, "fidelity-run").map_err(|e| e.to_string())?;
     let out = dir.path().join("envbench.json");
+    let only = cases.join(",");
     let mut cmd = Command::new(me);
     cmd.args([
         "run",
@@ -249,32 +259,51 @@ fn envbench_run(
         "--reps",
         "5..5",
         "--only",
-        &ids.join(","),
+        &only,
         "-o",
     ])
-    .arg(&out);
-    let _pinned = match cpu {
-        Some(c) => Some(
-            crate::bench::affinity::Pinned::to(c)
-                .map_err(|e| format!("cannot run on CPU {c}: {e}"))?,
-        ),
-        None => None,
-    };
-    Program::new(
-        cmd,
-        format!("envbench run --only {}", ids.join(",")),
-        Instant::now() + RUN_WITHIN,
-    )
-    .output()
-    .map_err(|e| e.to_string())?;
-    crate::store::load(&out).map_err(|e| e.to_string())
+    .arg(&out)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    crate::cleanup::die_with_envbench(&mut cmd);
+    if let Some(c) = cpu {
+        crate::bench::affinity::start_on(&mut cmd, c)
+            .map_err(|e| format!("cannot run on CPU {c}: {e}"))?;
+    }
+    let ended = cmd
+        .output()
+        .map_err(|e| format!("cannot start envbench run --only {only}: {e}"))?;
+    let file = crate::store::load(&out);
+    match (ended.status.code(), file) {
+        (Some(0 | 1), Ok(f)) => Ok(f),
+        (_, file) => {
+            let said = String::from_utf8_lossy(&ended.stderr);
+            let last = said
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            Err(format!(
+                "envbench run --only {only} ended with {}{}{}",
+                ended.status,
+                if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {last}")
+                },
+                file.err().map_or(String::new(), |e| format!(" ({e})"))
+            ))
+        }
+    }
 }
 
 impl Row {
     /// Whether this pass measures the row: every row whose tool runs in
-    /// the first, then those unclear that more rounds would settle.
+    /// the first, then those unclear that more rounds would settle, up to
+    /// [`MOST_ROUNDS`] rounds (the seeded tests' error rates hold so far).
     fn open(&self, pass: usize) -> bool {
-        if !self.live() {
+        if !self.live() || self.pairs.len() >= MOST_ROUNDS {
             return false;
         }
         pass == 1 || self.wanted().is_some()

@@ -45,27 +45,17 @@ impl Row {
                 Err(e) => why.push(format!("{}: {e}", t.name)),
             }
         }
-        let params: Vec<String> = reference
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let label = if params.is_empty() {
-            bench.id().to_string()
-        } else {
-            format!("{}[{}]", bench.id(), params.join(","))
-        };
         let mut row = Row {
             bench,
             tool: tool.ok_or_else(|| why.join("; ")),
             reference,
-            label,
+            label: String::new(),
             unit: None,
             pairs: Vec::new(),
             stopped: None,
             judged: None,
         };
-        row.label.push_str(row.placed());
+        row.label = row.selector() + row.placed();
         row
     }
 
@@ -79,6 +69,22 @@ impl Row {
         match &self.tool {
             Ok(t) => t.measure(),
             Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The `run --only` pattern of the row's case: its bench with the
+    /// parameters that pick it.
+    pub fn selector(&self) -> String {
+        let params: Vec<String> = self
+            .reference
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if params.is_empty() {
+            self.bench.id().to_string()
+        } else {
+            format!("{}[{}]", self.bench.id(), params.join(","))
         }
     }
 
@@ -168,7 +174,10 @@ impl Row {
                 Verdict::Outside => format!("OUTSIDE {band}"),
                 Verdict::NoBand => "no band (information)".into(),
                 Verdict::Unclear(More::Rounds(n)) => {
-                    format!("unclear against {band} (about {n} more rounds would settle it)")
+                    format!(
+                        "unclear against {band} (about {n} more round{} would settle it)",
+                        if n == 1 { "" } else { "s" }
+                    )
                 }
                 Verdict::Unclear(More::Spread(n)) => format!(
                     "unclear against {band} (rounds spread by the host; about {n} more at this spread)"
@@ -248,6 +257,7 @@ pub(super) struct Summary {
     at_edge: usize,
     no_band: usize,
     not_run: usize,
+    stopped: usize,
     secs: f64,
 }
 
@@ -262,16 +272,18 @@ impl Summary {
             at_edge: 0,
             no_band: 0,
             not_run: 0,
+            stopped: 0,
             secs: took.as_secs_f64(),
         };
         for r in rows {
-            match (&r.tool, r.judged.as_ref().map(|j| j.verdict)) {
-                (Err(_), _) => s.not_run += 1,
-                (_, Some(Verdict::Within)) => s.within += 1,
-                (_, Some(Verdict::Outside)) => s.outside += 1,
-                (_, Some(Verdict::NoBand)) => s.no_band += 1,
-                (_, Some(Verdict::Unclear(More::AtEdge))) => s.at_edge += 1,
-                (_, _) => s.unclear += 1,
+            match verdict_key(r) {
+                "not_run" => s.not_run += 1,
+                "stopped" | "not_measured" => s.stopped += 1,
+                "within" => s.within += 1,
+                "outside" => s.outside += 1,
+                "no_band" => s.no_band += 1,
+                "unclear_at_edge" => s.at_edge += 1,
+                _ => s.unclear += 1,
             }
         }
         s
@@ -281,7 +293,7 @@ impl Summary {
     pub fn line(&self) -> String {
         format!(
             "fidelity: {} rows in {:.0} s: {} within their band, {} outside, {} unclear at the budget, \
-             {} unclear at a band's edge, {} without a band, {} not run",
+             {} unclear at a band's edge, {} without a band, {} not run, {} stopped",
             self.rows,
             self.secs,
             self.within,
@@ -289,13 +301,18 @@ impl Summary {
             self.unclear,
             self.at_edge,
             self.no_band,
-            self.not_run
+            self.not_run,
+            self.stopped
         )
     }
 }
 
-/// The verdict's one word for scripts.
+/// The verdict's one word for scripts: a row a failure stopped, or that
+/// no round measured, is neither within nor unclear.
 fn verdict_key(r: &Row) -> &'static str {
+    if r.stopped.is_some() {
+        return "stopped";
+    }
     match (&r.tool, r.judged.as_ref().map(|j| j.verdict)) {
         (Err(_), _) => "not_run",
         (_, None) => "not_measured",
@@ -322,6 +339,7 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
                 "band": r.reference.band.map(|b| json!([b.low, if b.high.is_finite() { Some(b.high) } else { None }])),
                 "verdict": verdict_key(r),
                 "words": r.verdict_words(),
+                "stopped": r.stopped,
                 "ratio": j.map(|j| j.ratio),
                 "ratio_ci": j.and_then(|j| j.interval).map(|(lo, hi)| json!([lo, hi])),
                 "rounds": r.pairs.len(),
@@ -336,7 +354,7 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
         "counts": {
             "rows": summary.rows, "within": summary.within, "outside": summary.outside,
             "unclear": summary.unclear, "unclear_at_edge": summary.at_edge,
-            "no_band": summary.no_band, "not_run": summary.not_run,
+            "no_band": summary.no_band, "not_run": summary.not_run, "stopped": summary.stopped,
         },
         "rows": rows,
     });
@@ -507,6 +525,22 @@ mod tests {
             "{}",
             r.line()
         );
+        // counted as stopped, not as unclear, and said so in the JSON
+        let rows = [r];
+        let summary = Summary::of(&rows, Duration::from_secs(1));
+        assert!(
+            summary.line().contains("0 unclear at the budget"),
+            "{}",
+            summary.line()
+        );
+        assert!(
+            summary.line().ends_with("0 not run, 1 stopped"),
+            "{}",
+            summary.line()
+        );
+        let doc: Value = serde_json::from_str(&json(&rows, &summary)).unwrap();
+        assert_eq!(doc["rows"][0]["verdict"], "stopped");
+        assert_eq!(doc["rows"][0]["stopped"], "envbench: the run failed");
         // the case's median read from a result file, its key and unit taken
         let mut r = row(&mut shop, "echo", "170");
         let mut file: crate::results::ResultFile =
