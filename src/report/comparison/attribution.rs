@@ -201,6 +201,7 @@ mod tests {
                 base_ms: 2.0,
                 other_ms: 2.0 * p,
                 other_ms_ci: ci.map(|(lo, hi)| (2.0 * lo, 2.0 * hi)),
+                terms: Vec::new(),
             }],
             rest_base_ms: 0.0,
             same_elsewhere: None,
