@@ -62,6 +62,11 @@ use std::collections::BTreeMap;
 /// in MiB per second, byte prices per byte.
 const MIB_BYTES: f64 = 1_048_576.0;
 
+/// The least share of the prediction its interval's low end keeps where
+/// metrics pulling opposite ways would take it to nothing or below: a
+/// finite, very wide interval, not none.
+const LEAST_LOW: f64 = 1e-3;
+
 /// The least share of its time a [`Cost::LessTransfers`] case must leave
 /// to its own operation once its transfers are priced: below it the two
 /// cannot be told apart.
@@ -134,15 +139,20 @@ impl Term {
 /// metric at the same end at once.
 fn shifts(terms: &[Term]) -> Option<(f64, f64)> {
     // each metric's netted share and the ends of its interval
-    let mut net: BTreeMap<&str, (f64, Ends)> = BTreeMap::new();
+    let mut net: BTreeMap<&str, (f64, Ends, f64)> = BTreeMap::new();
     for t in terms {
-        let e = net.entry(t.id.as_str()).or_insert((0.0, t.ends));
+        let e = net.entry(t.id.as_str()).or_insert((0.0, t.ends, 0.0));
         e.0 += t.other;
+        e.2 += t.other.abs();
     }
     // (down, up) of the metrics that add, then of those that subtract
     let mut groups = [(0.0, 0.0); 2];
-    // a metric that nets to nothing moves nothing, ends or none
-    for (other, ends) in net.values().filter(|(other, _)| *other != 0.0) {
+    // a metric that nets to nothing (within rounding of its shares) moves
+    // nothing, ends or none
+    for (other, ends, _) in net
+        .values()
+        .filter(|(other, _, shares)| other.abs() > 1e-12 * shares)
+    {
         let (lo, hi) = (*ends)?;
         let (a, b) = (other * (lo - 1.0), other * (hi - 1.0));
         let g = &mut groups[usize::from(*other < 0.0)];
@@ -573,7 +583,8 @@ fn one(
                     priced_by: p.by(),
                     base_ms: effective * p.base * 1e3,
                     other_ms,
-                    other_ms_ci: shifts(&terms).map(|(d, u)| (other_ms + d, other_ms + u)),
+                    other_ms_ci: shifts(&terms)
+                        .map(|(d, u)| ((other_ms + d).max(0.0), other_ms + u)),
                     terms,
                 });
             }
@@ -654,8 +665,10 @@ fn predict(
         .chain(rest_terms.iter().cloned())
         .collect();
     // no priced operation costs less than nothing: the low end keeps the
-    // rest, where metrics pulling opposite ways would take it below
-    let floor = rest_base_ms * scale;
+    // rest at its own low end, and a thousandth of the prediction at
+    // least, where metrics pulling opposite ways would take it below
+    let floor =
+        (rest_base_ms * scale + shifts(rest_terms).map_or(0.0, |(d, _)| d)).max(other * LEAST_LOW);
     let ci = shifts(&terms).and_then(|(down, up)| {
         let ci = ((other + down).max(floor) / base, (other + up) / base);
         (comparable(ci.0) && comparable(ci.1)).then_some(ci)
@@ -1387,8 +1400,8 @@ mod tests {
         // (per - 1) / 2 plus the near stat times (3 - per) / 2, so at 0.5
         // names a stat (-0.25 and 1.25) and at 4.75, as make walked here
         // (1.875 and -0.875), the two pull the prediction opposite ways;
-        // names as dear (A/A), 1.5x and 3x dearer (true slowdowns 1.67x at
-        // 0.5 and 3.3x at 4.75 for 3x): the truth left out, A/A leaving out
+        // names as dear (A/A), 1.5x and 3x dearer (true slowdowns 1.13x and
+        // 1.5x at 0.5, 1.38x and 2.52x at 4.75, the 5 ms rest included): the truth left out, A/A leaving out
         // 1, 3x dearer still holding 1, and the A/A half-width. Measured
         // when written, at 3 runs a side (4 x 3 and 8 x 5): with both
         // metrics at the same end (as built before), A/A left out 1 in
@@ -1413,6 +1426,8 @@ mod tests {
                         ];
                         let a = compared(&envs, seed, false).1.remove(0);
                         let (lo, hi) = a.predicted_ci.unwrap();
+                        let p = a.predicted.unwrap();
+                        assert!(lo > 0.0 && lo <= p && p <= hi, "{lo} {p} {hi}");
                         off_truth += usize::from(!(lo..=hi).contains(&named_truth(k, 0, per)));
                         if k == 1.0 {
                             widths.push((hi / lo).sqrt() - 1.0);
@@ -1431,13 +1446,14 @@ mod tests {
                     width * 100.0
                 );
                 // one run a side carries the assumed spread between runs:
-                // 1.67x (0.5 a stat) and 3.3x (4.75) are inside it there
+                // 1.5x (0.5 a stat) and 2.52x (4.75) are inside it there
                 let most_missed = match (runs, per < 1.0) {
                     (1, _) => 200,
                     (_, true) => 30,
                     (_, false) => 0,
                 };
-                if false_calls > 15 || off_truth > 45 || missed > most_missed {
+                let widest = if runs == 1 { 0.6 } else { 0.25 };
+                if false_calls > 15 || off_truth > 45 || missed > most_missed || width > widest {
                     failed.push(format!(
                         "{runs}x{rounds}, {per} a stat: {false_calls} {off_truth} {missed}"
                     ));

@@ -75,6 +75,38 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
     }
     let me = std::env::current_exe().context("cannot find envbench's own executable")?;
     eprintln!("{}", rows::machine_line(shop.first_cpu()));
+    passes(s, &shop, &me, &mut rows, &interrupted, started);
+    drop(shop);
+    let summary = rows::Summary::of(&rows, started.elapsed());
+    for r in &rows {
+        println!("{}", r.line());
+    }
+    println!("{}", summary.line());
+    if let Some(path) = &s.json {
+        crate::store::write_document(path, rows::json(&rows, &summary).as_bytes())?;
+    }
+    if let Some(path) = &s.markdown {
+        crate::store::write_document(path, rows::markdown(&rows).as_bytes())?;
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!("envbench: interrupted: the rows above hold the rounds measured");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The passes: the first `s.rounds` rounds of every row whose tool runs,
+/// then, while the budget lasts, as many more as the fewest any unclear
+/// row asks for (at most [`MOST_A_PASS`]) of the rows still unclear; the
+/// rows are judged after each pass.
+fn passes(
+    s: &FidelitySettings,
+    shop: &Workshop,
+    me: &Path,
+    rows: &mut [Row],
+    interrupted: &AtomicBool,
+    started: Instant,
+) {
     let mut add = s.rounds;
     let mut turn = 0usize;
     let mut per_round: Option<Duration> = None;
@@ -111,7 +143,7 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
             if interrupted.load(Ordering::SeqCst) {
                 break;
             }
-            round(&me, &shop, &mut rows, &open, turn, &s.scratch, &interrupted);
+            round(me, shop, rows, &open, turn, &s.scratch, interrupted);
             turn += 1;
             done += 1;
             if done == 1 && add > 1 && !interrupted.load(Ordering::SeqCst) {
@@ -140,23 +172,6 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
             .unwrap_or(0)
             .clamp(1, MOST_A_PASS);
     }
-    drop(shop);
-    let summary = rows::Summary::of(&rows, started.elapsed());
-    for r in &rows {
-        println!("{}", r.line());
-    }
-    println!("{}", summary.line());
-    if let Some(path) = &s.json {
-        crate::store::write_document(path, rows::json(&rows, &summary).as_bytes())?;
-    }
-    if let Some(path) = &s.markdown {
-        crate::store::write_document(path, rows::markdown(&rows).as_bytes())?;
-    }
-    if interrupted.load(Ordering::SeqCst) {
-        eprintln!("envbench: interrupted: the rows above hold the rounds measured");
-        return Ok(ExitCode::from(130));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn plural(n: usize) -> &'static str {
