@@ -166,12 +166,8 @@ fn against(point: f64, (lo, hi): (f64, f64), band: Band, n: usize) -> Verdict {
         .unwrap_or(if point < blo { blo } else { bhi });
     let gap = (point - edge).abs();
     let facing = if edge < point { point - lo } else { hi - point };
-    if gap <= 0.0 || n < 2 {
-        return Verdict::Unclear(if gap > 0.0 {
-            More::Rounds(1)
-        } else {
-            More::AtEdge
-        });
+    if gap <= 0.0 {
+        return Verdict::Unclear(More::AtEdge);
     }
     let sd = facing * (n as f64).sqrt() / t_quantile(0.975, n as f64 - 1.0);
     let fits = |m: usize| t_quantile(0.975, m as f64 - 1.0) * sd / (m as f64).sqrt() <= gap;

@@ -39,6 +39,19 @@ fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: us
     }
 }
 
+/// `perf bench` with `args` (after `bench`), run on `on`, its usecs/op
+/// times `scale`: what perf times where the kernel lets it run.
+fn perf_reference(name: &'static str, args: &'static [Arg], on: Cpus, scale: f64) -> Tool {
+    Tool {
+        name,
+        program: Prog::Path("perf"),
+        args,
+        on,
+        read: Read::PerfPerOp { scale },
+        processes: 1,
+    }
+}
+
 /// The family's name, the first part of its ids.
 pub const NAME: &str = crate::results::ids::OS;
 

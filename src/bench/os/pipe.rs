@@ -88,27 +88,25 @@ pub struct Pipe;
 
 impl Bench for Pipe {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Prog, Read, Reference, Tool};
+        use super::super::reference::{Arg, Cpus, Reference};
         vec![
             // both processes on the first CPU, as envbench pins them
             Reference {
                 params: &[(key::CPUS, "same"), ("mode", "pingpong")],
                 metric: "round_trip",
                 band: Some(super::REFERENCE_BAND),
-                tools: vec![Tool {
-                    name: "perf bench sched pipe",
-                    program: Prog::Path("perf"),
-                    args: &[
+                tools: vec![super::perf_reference(
+                    "perf bench sched pipe",
+                    &[
                         Arg::Text("bench"),
                         Arg::Text("sched"),
                         Arg::Text("pipe"),
                         Arg::Text("-l"),
                         Arg::Text("200000"),
                     ],
-                    on: Cpus::First,
-                    read: Read::PerfPerOp { scale: 1.0 },
-                    processes: 1,
-                }],
+                    Cpus::First,
+                    1.0,
+                )],
                 envbench_on_first_cpu: false,
             },
             // each process on its own CPU, as envbench places them (perf

@@ -63,27 +63,25 @@ fn metrics() -> Vec<MetricSpec> {
 
 impl Bench for Syscall {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Prog, Read, Reference, Tool};
+        use super::super::reference::{Arg, Cpus, Reference};
         vec![
             Reference {
                 params: &[("call", "getppid")],
                 metric: "latency",
                 band: Some(super::REFERENCE_BAND),
                 tools: vec![
-                    Tool {
-                        name: "perf bench syscall basic",
-                        program: Prog::Path("perf"),
-                        args: &[
+                    super::perf_reference(
+                        "perf bench syscall basic",
+                        &[
                             Arg::Text("bench"),
                             Arg::Text("syscall"),
                             Arg::Text("basic"),
                             Arg::Text("-l"),
                             Arg::Text("2000000"),
                         ],
-                        on: Cpus::Any,
-                        read: Read::PerfPerOp { scale: 1000.0 },
-                        processes: 1,
-                    },
+                        Cpus::Any,
+                        1000.0,
+                    ),
                     super::c_reference(
                         "a C getppid loop",
                         &[Arg::Text("getppid"), Arg::Text("2000000")],

@@ -74,10 +74,11 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
         anyhow::bail!("no reference tool runs here: nothing to compare envbench with");
     }
     let me = std::env::current_exe().context("cannot find envbench's own executable")?;
-    eprintln!("{}", rows::machine_line(shop.first_cpu()));
+    let machine = rows::machine_line(shop.first_cpu());
+    eprintln!("{machine}");
     passes(s, &shop, &me, &mut rows, &interrupted, started);
     drop(shop);
-    let summary = rows::Summary::of(&rows, started.elapsed());
+    let summary = rows::Summary::of(&rows, started.elapsed(), machine);
     for r in &rows {
         println!("{}", r.line());
     }

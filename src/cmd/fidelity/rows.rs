@@ -115,7 +115,10 @@ impl Row {
         let case = file
             .cases
             .iter()
-            .find(|c| c.bench == self.bench.id() && picks(self.reference.params, &c.params))
+            .find(|c| {
+                c.bench == self.bench.id()
+                    && self.reference.params.iter().all(|(k, v)| c.param_is(k, v))
+            })
             .ok_or_else(|| format!("the result holds no case {}", self.label))?;
         self.label = case.key.clone() + self.placed();
         if case.status != crate::results::CaseStatus::Ok {
@@ -180,7 +183,7 @@ impl Row {
                     )
                 }
                 Verdict::Unclear(More::Spread(n)) => format!(
-                    "unclear against {band} (rounds spread by the host; about {n} more at this spread)"
+                    "unclear against {band} (its rounds are spread: about {n} more at this spread)"
                 ),
                 Verdict::Unclear(More::AtEdge) => {
                     format!("unclear: at the edge of {band} (more rounds would not settle it)")
@@ -212,8 +215,11 @@ impl Row {
     fn ratio_text(&self) -> String {
         match &self.judged {
             Some(j) => match j.interval {
-                Some((lo, hi)) => format!("{:.3} [{lo:.3}..{hi:.3}] {} rounds", j.ratio, j.rounds),
-                None => format!("{:.3} (one round)", j.ratio),
+                Some((lo, hi)) => format!(
+                    "ratio {:.3} [{lo:.3}..{hi:.3}] over {} rounds",
+                    j.ratio, j.rounds
+                ),
+                None => format!("ratio {:.3} (one round)", j.ratio),
             },
             None => "-".into(),
         }
@@ -224,7 +230,11 @@ impl Row {
     pub fn line(&self) -> String {
         let unit = self.unit.map_or("", Unit::symbol);
         let figures = match self.medians() {
-            Some((e, r)) => format!("{} {unit} vs {} {unit}", format_value(e), format_value(r)),
+            Some((e, r)) => format!(
+                "medians {} {unit} vs {} {unit}",
+                format_value(e),
+                format_value(r)
+            ),
             None => "-".into(),
         };
         format!(
@@ -238,16 +248,6 @@ impl Row {
     }
 }
 
-/// Whether a case's `params` hold every one of `want` (a text parameter
-/// as its text, a number as JSON writes it).
-fn picks(want: &[(&str, &str)], params: &std::collections::BTreeMap<String, Value>) -> bool {
-    want.iter().all(|(k, v)| {
-        params
-            .get(*k)
-            .is_some_and(|x| x.as_str() == Some(*v) || *x.to_string() == **v)
-    })
-}
-
 /// How the rows were judged.
 pub(super) struct Summary {
     rows: usize,
@@ -259,11 +259,13 @@ pub(super) struct Summary {
     not_run: usize,
     stopped: usize,
     secs: f64,
+    /// [`machine_line`], as printed before the rounds.
+    pub machine: String,
 }
 
 impl Summary {
-    /// Counts `rows`, measured in `took`.
-    pub fn of(rows: &[Row], took: Duration) -> Summary {
+    /// Counts `rows`, measured in `took` on `machine`.
+    pub fn of(rows: &[Row], took: Duration, machine: String) -> Summary {
         let mut s = Summary {
             rows: rows.len(),
             within: 0,
@@ -274,6 +276,7 @@ impl Summary {
             not_run: 0,
             stopped: 0,
             secs: took.as_secs_f64(),
+            machine,
         };
         for r in rows {
             match verdict_key(r) {
@@ -349,7 +352,7 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
         })
         .collect();
     let doc = json!({
-        "machine": machine_line(crate::bench::affinity::allowed_cpus().ok().and_then(|c| c.first().copied()).unwrap_or(0)),
+        "machine": summary.machine,
         "seconds": summary.secs,
         "counts": {
             "rows": summary.rows, "within": summary.within, "outside": summary.outside,
@@ -398,12 +401,13 @@ pub(super) fn markdown(rows: &[Row]) -> String {
 
 /// The machine the rows were measured on: CPU model, usable CPUs, kernel.
 pub(super) fn machine_line(first_cpu: usize) -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
+    let roots = crate::probe::Roots::live();
+    let model = roots
+        .read("/proc/cpuinfo")
         .and_then(|t| crate::probe::cpu::parse_cpuinfo(&t).model)
         .unwrap_or_else(|| "an unknown CPU".into());
     let cpus = crate::bench::affinity::allowed_cpus().map_or(0, |c| c.len());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let kernel = roots.read("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
         "fidelity on {model}, {cpus} usable CPU{} (the first: {first_cpu}), Linux {}; \
          ratio = envbench / reference with its 95 % interval over rounds taken in turns",
@@ -487,7 +491,7 @@ mod tests {
             .line()
             .contains("not run: echo: envbench-no-such-tool is not on"));
         assert!(!rows[2].live() && rows[0].live());
-        let summary = Summary::of(&rows, Duration::from_secs(3));
+        let summary = Summary::of(&rows, Duration::from_secs(3), String::new());
         assert!(
             summary.line().starts_with(
                 "fidelity: 3 rows in 3 s: 1 within their band, 1 outside, 0 unclear at the budget"
@@ -527,7 +531,7 @@ mod tests {
         );
         // counted as stopped, not as unclear, and said so in the JSON
         let rows = [r];
-        let summary = Summary::of(&rows, Duration::from_secs(1));
+        let summary = Summary::of(&rows, Duration::from_secs(1), String::new());
         assert!(
             summary.line().contains("0 unclear at the budget"),
             "{}",
@@ -595,19 +599,5 @@ mod tests {
                 "{row}"
             );
         }
-    }
-
-    #[test]
-    fn parameters_pick_a_case_by_text_or_number() {
-        let params: std::collections::BTreeMap<String, Value> = [
-            ("call".to_string(), json!("mix")),
-            ("n".to_string(), json!(100)),
-        ]
-        .into();
-        assert!(picks(&[("call", "mix")], &params));
-        assert!(picks(&[("n", "100")], &params));
-        assert!(picks(&[], &params));
-        assert!(!picks(&[("call", "getppid")], &params));
-        assert!(!picks(&[("cpus", "same")], &params));
     }
 }
