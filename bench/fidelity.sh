@@ -10,7 +10,7 @@
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 #                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
-# (default 5; mem at least 12, io at least 8). Then, while a banded row is
+# (default 5; io at least 8). Then, while a banded row is
 # unclear and its interval says how many more rounds would settle it, the
 # section whose row the fewest rounds would settle (times what a round of
 # it costs) runs again for that many more, measuring only the rows (or the
@@ -20,17 +20,17 @@
 # section) is spent; each pass says what it adds and what has been spent.
 # The last line counts the rows within, outside, unclear at the budget,
 # and without a band.
-# The os family (os.syscall, os.fork, os.pipe, os.spawn) is `envbench
-# fidelity --sections os`, a tested command; this script keeps the rest.
-# Sections: cpu, mem, hpcc, io, net, app (the app family's
+# The os family (os.syscall, os.fork, os.pipe, os.spawn), cpu.primes
+# against sysbench and mem.stream against C STREAM are `envbench fidelity
+# --sections os,cpu,mem`, a tested command; this script keeps the rest.
+# Sections: hpcc, io, net, app (the app family's
 # real tools, through bench/apptools.sh: information). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 1, the length of envbench's standard io.random
 # repetition: both then end with the same fsync of every file in the same time).
 # --information adds the dear rows kept for information only, without a band
-# (cpu.lu against numpy's OpenBLAS, mem.stream against hpcc's SingleSTREAM,
-# net.tcp_stream against one iperf3 with two streams: about 6 minutes of
-# the first passes on a 2-vCPU Xeon VM): left out, their time goes to the
+# (mem.stream against hpcc's SingleSTREAM, net.tcp_stream against one
+# iperf3 with two streams): left out, their time goes to the
 # rows a band judges. Cheaper rows without a band run in every first
 # pass: io.dd's O_DIRECT write against fio (its scramble rewrites about
 # twice the lines envbench's stamp does) and dd (it refills its whole
@@ -40,7 +40,7 @@ set -euo pipefail
 
 rounds=5
 budget=600
-sections="cpu,mem,hpcc,io,net,app"
+sections="hpcc,io,net,app"
 install=1
 io_dir=""
 io_size=256M
@@ -153,8 +153,7 @@ with open(kept, "w") as f:
     f.writelines(f"{a!r} {b!r}\n" for a, b in zip(e, r))
 # the band each row is held to (docs/fidelity.md): a ratio range, by case
 BANDS = [
-    ("os.syscall", (0.85, 1.15)), ("cpu.primes", (0.95, 1.05)),
-    ("mem.stream", (0.97, 1.03)), ("os.", (0.85, 1.15)), ("io.", (0.90, 1.10)),
+    ("io.", (0.90, 1.10)),
     ("net.http server", (0.80, math.inf)), ("net.", (0.85, 1.15)),
 ]
 band = None
@@ -180,27 +179,13 @@ else:
 why = os.environ.get("FIDELITY_INFORMATION", "")
 if why:
     band = None
-# FIDELITY_SET_ASIDE=F: a round whose ratio lies beyond F either way ran
-# its two sides in different states of the host (mem.stream at two
-# threads: section_mem) and is set aside, said on the row; where more
-# than half are, no round controls the mix and the row is information
-aside, note = float(os.environ.get("FIDELITY_SET_ASIDE") or 0), ""
-if aside > 1:
-    same = [(a, b) for a, b in zip(e, r) if 1 / aside <= a / b <= aside]
-    if 2 * len(same) < len(e):
-        band = None
-        why = why or (f"{len(e) - len(same)} of {len(e)} rounds beyond {aside:g}x either way: the host's state "
-                      f"differed between the sides, or envbench differs by more than that")
-    elif len(same) < len(e):
-        note = f"; {len(e) - len(same)} of {len(e)} rounds set aside (ratio beyond {aside:g}x either way: the host's state differed between the sides)"
-        e, r = [a for a, _ in same], [b for _, b in same]
 ratios = [a / b for a, b in zip(e, r)]
 n = len(ratios)
 verdict = os.path.join(work, "verdicts", section, row)
 def emit(ratio, interval, word, judged, wanted, lo=0.0, hi=math.inf):
     """Prints the row and keeps its verdict for the passes and the last line."""
     print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
-          f"ratio {ratio:.3f}{interval} over {n} round{'s' if n > 1 else ''}: {word}{note}")
+          f"ratio {ratio:.3f}{interval} over {n} round{'s' if n > 1 else ''}: {word}")
     with open(verdict, "w") as f:
         f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t{wanted}\n")
 if n < 2:
@@ -323,215 +308,6 @@ alternate() {
     es+=("$e"); rs+=("$r")
   done
   summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
-}
-
-# ---------------------------------------------------------------- cpu
-# cpu.lu GFLOPS against numpy.linalg.solve on Debian's OpenBLAS (its default
-# Haswell kernels on CPUs 0.3.21 does not know, and SkylakeX/AVX-512), at
-# n = 2000 and 4000 with 1 and 2 threads; cpu.primes events/s against
-# sysbench cpu at max-prime 10000 and 20000 with 1 and 2 threads.
-section_cpu() {
-  if [ "$information" = 1 ]; then need_pkgs python3-numpy libopenblas-dev >/dev/null 2>&1 || true; fi
-  need_pkgs sysbench >/dev/null 2>&1 || true
-  cat > "$work/solve.py" <<'PY'
-import sys, time
-import numpy as np
-n, reps = int(sys.argv[1]), int(sys.argv[2])
-rng = np.random.default_rng(1)
-a = rng.random((n, n)) - 0.5
-b = rng.random(n) - 0.5
-np.linalg.solve(a, b)  # warm-up
-times = []
-for _ in range(reps):
-    t0 = time.perf_counter()
-    np.linalg.solve(a, b)
-    times.append(time.perf_counter() - t0)
-times.sort()
-print((2 / 3 * n**3 + 2 * n**2) / times[len(times) // 2] / 1e9)
-PY
-  local py=/usr/bin/python3
-  # information only (cpu.lu's band is hpcc's HPL, in the hpcc section)
-  [ "$information" = 1 ] || [ "${pass:-1}" -gt 1 ] || echo "cpu.lu against numpy: information only, left out (--information runs it)" >&2
-  for t in 1 2; do
-    [ "$information" = 1 ] || break
-    local e2=() e4=() h2=() h4=() s2=() s4=()
-    still_open "cpu.lu[n=2000,threads=$t]" "cpu.lu[n=4000,threads=$t]" || continue
-    for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
-      e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
-      e4+=("$(envbench_median "cpu.lu[n=4000,threads=$t]" gflops)")
-      h2+=("$(OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 2000 3)")
-      h4+=("$(OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 4000 3)")
-      s2+=("$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 2000 3)")
-      s4+=("$(OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=$t $py "$work/solve.py" 4000 3)")
-    done
-    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS default" "${e2[*]}" "${h2[*]}"
-    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS SkylakeX" "${e2[*]}" "${s2[*]}"
-    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS default" "${e4[*]}" "${h4[*]}"
-    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "numpy/OpenBLAS SkylakeX" "${e4[*]}" "${s4[*]}"
-  done
-  for t in 1 2; do
-    local e1=() e2=() r1=() r2=()
-    still_open "cpu.primes[max_prime=10000,threads=$t]" "cpu.primes[max_prime=20000,threads=$t]" || continue
-    for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --no-history --suite standard --quiet --force --only cpu.primes --threads "$t" --reps 3..3 --warmup 0 -o "$work/e.json" >/dev/null
-      e1+=("$(envbench_median "cpu.primes[max_prime=10000,threads=$t,time_secs=1.0]" events_per_sec)")
-      e2+=("$(envbench_median "cpu.primes[max_prime=20000,threads=$t,time_secs=1.0]" events_per_sec)")
-      r1+=("$(sysbench cpu --cpu-max-prime=10000 --threads="$t" --time=3 run | awk '/events per second/ { print $4 }')")
-      r2+=("$(sysbench cpu --cpu-max-prime=20000 --threads="$t" --time=3 run | awk '/events per second/ { print $4 }')")
-    done
-    summarize "cpu.primes[max_prime=10000,threads=$t] ev/s" ops/s "sysbench cpu" "${e1[*]}" "${r1[*]}"
-    summarize "cpu.primes[max_prime=20000,threads=$t] ev/s" ops/s "sysbench cpu" "${e2[*]}" "${r2[*]}"
-  done
-}
-
-# ---------------------------------------------------------------- mem
-# mem.stream Triad against a plain C STREAM-style program compiled here with
-# gcc -fopenmp in three builds (-O3 -march=native -funroll-loops, -O3, -O3 -funroll-loops)
-# and, where clang and libomp-dev are there (installed with the rest), a
-# fourth with clang -O3 -march=native; the order alternates round by round;
-# the reference is the build with the best median over the rounds at 1
-# thread, and the same build at 2 (a later pass runs only that one); static
-# schedule, first touch by the owning thread, as many iterations as
-# envbench's case (5 in quick, STREAM's 10 otherwise), best of all but the
-# first, 24 bytes per element), at the same array size, with 1 and 2
-# threads, at least 12 rounds; three STREAM runs per round on each side,
-# median of their best Triad rates.
-# envbench's arrays ask for small pages (MADV_NOHUGEPAGE); the C program's
-# malloc'd arrays get small pages under THP "madvise" but huge ones under
-# "always": read /sys/kernel/mm/transparent_hugepage/enabled with this row.
-section_mem() {
-  # gb MB/s...: the figures in GB/s, rounded
-  gb() { printf '%s\n' "$@" | awk '{ printf "%.0f ", $1 / 1000 }'; }
-  cat > "$work/stream.c" <<'C'
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-int main(int argc, char **argv) {
-  long n = atol(argv[1]);
-  int ntimes = argc > 2 ? atoi(argv[2]) : 10;
-  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
-  double q = 3.0, best[3];
-  for (int run = 0; run < 3; run++) {
-#pragma omp parallel for schedule(static)
-    for (long j = 0; j < n; j++) { a[j] = 1.0; b[j] = 2.0; c[j] = 0.0; }
-    best[run] = 1e30;
-    for (int k = 0; k < ntimes; k++) {
-      double t;
-#pragma omp parallel for schedule(static)
-      for (long j = 0; j < n; j++) c[j] = a[j];
-#pragma omp parallel for schedule(static)
-      for (long j = 0; j < n; j++) b[j] = q * c[j];
-#pragma omp parallel for schedule(static)
-      for (long j = 0; j < n; j++) c[j] = a[j] + b[j];
-      t = omp_get_wtime();
-#pragma omp parallel for schedule(static)
-      for (long j = 0; j < n; j++) a[j] = b[j] + q * c[j];
-      t = omp_get_wtime() - t;
-      if (k > 0 && t < best[run]) best[run] = t;
-    }
-  }
-  /* median of three */
-  double x = best[0], y = best[1], z = best[2], m = x > y ? (y > z ? y : (x > z ? z : x)) : (x > z ? x : (y > z ? z : y));
-  if (a[n / 2] <= 0.0) return 1; /* keep the work observable */
-  printf("%.1f\n", 24.0 * n / 1e6 / m);
-  return 0;
-}
-C
-  # three builds: -march=native was 10 % slower than the generic build on a
-  # Zen 4 guest (AVX-512 stores); unrolled, because the loop's code, not
-  # only the memory, sets the rate here. The native build is unrolled too:
-  # on the Xeon VM (2026-11-29, 1 thread) -O3 -march=native read 12.5-13.1
-  # GB/s, unrolled 13.2-13.5, as envbench's AVX2 kernels (LLVM unrolls
-  # them) 13.1-13.4
-  gcc -O3 -march=native -funroll-loops -fopenmp -o "$work/stream" "$work/stream.c"
-  gcc -O3 -fopenmp -o "$work/stream-generic" "$work/stream.c"
-  gcc -O3 -funroll-loops -fopenmp -o "$work/stream-unrolled" "$work/stream.c"
-  # and clang, whose LLVM also compiles envbench's kernels: by hand on the
-  # Zen 5 VM (2026-11-30, 1 thread, 16 rotated rounds) envbench read 1.013
-  # [0.989..1.037] of the gcc build and 1.001 [0.979..1.024] of clang 14's
-  # -O3 -march=native; where clang or its OpenMP is missing, three builds
-  local clang_ok=0
-  need_pkgs clang libomp-dev >/dev/null 2>&1 &&
-    clang -O3 -march=native -fopenmp -o "$work/stream-clang" "$work/stream.c" 2>/dev/null && clang_ok=1
-  "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 2..2 -o "$work/e.json" >/dev/null
-  local elems ntimes
-  elems=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params']['array_elems'])" "$work/e.json")
-  # the quick key names its iterations (ntimes=5); STREAM's ten are unnamed
-  ntimes=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['params'].get('ntimes', 10))" "$work/e.json")
-  local named=""
-  [ "$ntimes" = 10 ] || named="ntimes=$ntimes,"
-  # The reference is one build, the one with the best median over the
-  # rounds. Taking the best build in each round instead compares envbench's
-  # median with the largest of three noisy figures: at 2 threads on the
-  # Xeon VM (builds 4 % apart round to round) that alone put the ratio 3-4 %
-  # low. ±3 % needs more rounds than the other sections: at least 12.
-  local srounds=$((rounds < 12 && pass == 1 ? 12 : rounds))
-  for t in 1 2; do
-    local es=() ns=() gs=() us=() cs=()
-    still_open "mem.stream[threads=$t]" || continue
-    e_stream() {
-      "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
-      es+=("$(envbench_median "mem.stream[array_elems=$elems,${named}threads=$t]" triad_rate)")
-    }
-    # A later pass runs only the build the first pass chose: its rounds
-    # are shorter, and the reference runs next to envbench's run.
-    # At two threads every pass runs the build chosen at one thread: there
-    # the builds' code sets the rate (gcc -O3 read up to 17 % under the
-    # others in a whole run on the Zen 5 VM),
-    # at two the shared memory does, and the best median of four builds
-    # equal within a percent or two was a choice among noise. By hand on
-    # the Zen 5 VM (2026-11-30, 21 rounds in the host's slower state)
-    # envbench read 0.996 [0.986..1.006] of clang's build, 0.998
-    # [0.979..1.017] of gcc's -march=native one
-    local chosen="" via="best median of $((3 + clang_ok)) builds"
-    if [ "$t" != 1 ] && [ -s "$work/mem-best-1" ]; then
-      chosen=$(cat "$work/mem-best-1") via="the build best at 1 thread"
-    elif [ "$pass" -gt 1 ] && [ -s "$work/mem-best-$t" ]; then
-      chosen=$(cat "$work/mem-best-$t")
-    fi
-    c_build() { [ -z "$chosen" ] || [ "$chosen" = "$1" ]; }
-    c_stream() {
-      ! c_build "gcc -O3 -march=native -funroll-loops" || ns+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream" "$elems" "$ntimes")")
-      ! c_build "gcc -O3" || gs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-generic" "$elems" "$ntimes")")
-      ! c_build "gcc -O3 -funroll-loops" || us+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-unrolled" "$elems" "$ntimes")")
-      [ $clang_ok = 0 ] || ! c_build "clang -O3 -march=native" || cs+=("$(OMP_NUM_THREADS=$t OMP_PROC_BIND=false "$work/stream-clang" "$elems" "$ntimes")")
-    }
-    # envbench first in even rounds, the C builds first in odd ones (until
-    # 2026-11-30 envbench always ran first)
-    for ((i = 0; i < srounds; i++)); do ordered e_stream c_stream; done
-    # the build is chosen on the first pass and kept: a later pass's few
-    # rounds could pick another and start the row anew under another name
-    local best
-    [ -n "$chosen" ] && best=$chosen || best=$(python3 -c "
-import statistics as st, sys
-builds = {'gcc -O3 -march=native -funroll-loops': sys.argv[1], 'gcc -O3': sys.argv[2], 'gcc -O3 -funroll-loops': sys.argv[3]}
-if sys.argv[4]:
-    builds['clang -O3 -march=native'] = sys.argv[4]
-med = {k: st.median(map(float, v.split())) for k, v in builds.items()}
-print(max(med, key=med.get))" "${ns[*]}" "${gs[*]}" "${us[*]}" "${cs[*]}")
-    echo "$best" > "$work/mem-best-$t"
-    local rs=("${ns[@]}")
-    [ "$best" = "gcc -O3" ] && rs=("${gs[@]}")
-    [ "$best" = "gcc -O3 -funroll-loops" ] && rs=("${us[@]}")
-    [ "$best" = "clang -O3 -march=native" ] && rs=("${cs[@]}")
-    # At two threads the Zen 5 VM's host runs the pair at about 47 or
-    # 80-88 GB/s and switches every few seconds, within one process too
-    # (by hand, 2026-11-30: 12 repetitions of one envbench run read 85 86
-    # 47 47 ...): a round whose sides fell in different states reads about
-    # 0.6 or 1.7 (4 of 50 by hand), and a run of 12 rounds read 1.254
-    # [1.057..1.492], "outside", from such rounds. Those rounds are set
-    # aside: by hand, the rounds with both sides in one state read
-    # 0.96-1.02 in either state. A difference of envbench's own beyond
-    # 1.3x would make the row information, not outside; the row at one
-    # thread has no such rule. bench/fidelity_judge.py has the rule's
-    # error rates
-    local aside=""
-    [ "$t" = 1 ] || aside=1.3
-    FIDELITY_SET_ASIDE=$aside summarize "mem.stream[threads=$t] triad_rate" MB/s "C STREAM $best (omp; $via)" "${es[*]}" "${rs[*]}"
-    echo "    this pass, GB/s a round (envbench first in even rounds): envbench $(gb "${es[@]}")/ C $(gb "${rs[@]}")"
-    [ -n "$chosen" ] || echo "    C builds per round, MB/s: gcc -O3 -march=native -funroll-loops ${ns[*]}; gcc -O3 ${gs[*]}; gcc -O3 -funroll-loops ${us[*]}$([ $clang_ok = 0 ] || echo "; clang -O3 -march=native ${cs[*]}")"
-  done
 }
 
 # ---------------------------------------------------------------- hpcc

@@ -82,8 +82,8 @@ fn bad_fidelity_input_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     for (args, says) in [
         (
-            vec!["--sections", "cpu"],
-            "no reference tool is declared for the family \"cpu\"",
+            vec!["--sections", "net"],
+            "no reference tool is declared for the family \"net\"",
         ),
         (vec!["--sections", "gpu"], "no family is named \"gpu\""),
         (

@@ -14,6 +14,7 @@ use super::os::tiny::Tiny;
 use super::program::Program;
 use super::{BenchError, ScratchDir};
 use crate::stats::band::Band;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,11 +31,26 @@ pub struct Reference {
     /// The band the ratio envbench/reference must lie within; None: the
     /// row is information.
     pub band: Option<Band>,
-    /// The tools that measure it, the first that runs here taken.
+    /// The tools that measure it, in order of preference.
     pub tools: Vec<Tool>,
+    /// Which of them the row holds envbench to.
+    pub pick: Pick,
     /// Whether envbench runs on the first usable CPU too (the tool's
     /// [`Tool::on`] says where the tool runs).
     pub envbench_on_first_cpu: bool,
+}
+
+/// Which of a reference's tools a row holds envbench to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The first that runs here.
+    First,
+    /// Every one that runs here is measured in every round, and the row
+    /// holds envbench to the one whose median figure is the highest so
+    /// far: builds of one C source with different flags, none of which
+    /// is best on every CPU (STREAM's -march=native was 10 % slower than
+    /// the generic build on a Zen 4 guest, and as fast on a Xeon).
+    Highest,
 }
 
 /// A program that measures what a case measures.
@@ -46,6 +62,8 @@ pub struct Tool {
     pub program: Prog,
     /// Its arguments.
     pub args: &'static [Arg],
+    /// What its environment adds (`OMP_NUM_THREADS`, from the case).
+    pub env: &'static [(&'static str, Arg)],
     /// Where it runs.
     pub on: Cpus,
     /// How its figure is read from its stdout.
@@ -61,12 +79,16 @@ pub enum Prog {
     /// A program found on the PATH (whether it runs here, as perf needs
     /// the kernel's permission, is seen by running it once).
     Path(&'static str),
-    /// A C source compiled here with `cc -O2`, named for its messages.
+    /// A C source compiled here with the environment's `cc`, named for
+    /// its messages.
     C {
         /// The source's name ("os/reference.c").
         name: &'static str,
         /// The source.
         source: &'static str,
+        /// The compiler's flags (`-O2`; `-O3 -fopenmp` for STREAM); each
+        /// set of flags is its own build.
+        flags: &'static [&'static str],
     },
 }
 
@@ -83,6 +105,15 @@ pub enum Arg {
     /// The path of envbench's tiny helper, copied to a file (os.spawn
     /// starts it).
     Tiny,
+    /// A parameter of the case as envbench plans it in the quick suite
+    /// (its array's size, its threads), after `prefix`
+    /// (`--cpu-max-prime=`).
+    Param {
+        /// What comes before the value.
+        prefix: &'static str,
+        /// The parameter's name.
+        key: &'static str,
+    },
 }
 
 /// Where a tool runs.
@@ -104,6 +135,9 @@ pub enum Read {
         /// What the microseconds are multiplied by.
         scale: f64,
     },
+    /// The number after the first `label` in its output (sysbench's
+    /// "events per second:").
+    After(&'static str),
 }
 
 impl Read {
@@ -114,6 +148,10 @@ impl Read {
             Read::PerfPerOp { scale } => {
                 let line = stdout.lines().find(|l| l.contains("usecs/op"))?;
                 line.split_whitespace().next()?.parse::<f64>().ok()? * scale
+            }
+            Read::After(label) => {
+                let (_, rest) = stdout.split_once(label)?;
+                rest.split_whitespace().next()?.parse::<f64>().ok()?
             }
         };
         (v.is_finite() && v > 0.0).then_some(v)
@@ -134,7 +172,8 @@ pub struct Workshop {
     /// Where the tiny helper's copy goes when shared memory takes none.
     base: PathBuf,
     cpus: Vec<usize>,
-    built: BTreeMap<&'static str, Result<PathBuf, String>>,
+    /// Each source's builds, by its name and flags.
+    built: BTreeMap<(&'static str, &'static [&'static str]), Result<PathBuf, String>>,
     tiny: Option<Result<Tiny, String>>,
 }
 
@@ -154,34 +193,39 @@ impl Workshop {
         })
     }
 
+    /// How many CPUs may be used.
+    pub fn cpus(&self) -> usize {
+        self.cpus.len().max(1)
+    }
+
     /// The first usable CPU.
     pub fn first_cpu(&self) -> usize {
         self.cpus.first().copied().unwrap_or(0)
     }
 
-    /// `tool` made ready to run here: compiled, its arguments filled in,
-    /// and run once to see that it gives a figure.
+    /// `tool` made ready to run here for the case whose planned
+    /// parameters are `case`: compiled, its arguments filled in, and run
+    /// once to see that it gives a figure.
     ///
     /// # Errors
     /// Why it cannot run here, in words for the row.
-    pub fn ready(&mut self, tool: &Tool) -> Result<Ready, String> {
+    pub fn ready(&mut self, tool: &Tool, case: &BTreeMap<String, Value>) -> Result<Ready, String> {
         let program = match tool.program {
             Prog::Path(p) => crate::cleanup::resolve(p)
                 .map_err(|e| format!("{p} is not on this environment's PATH ({e})"))?,
-            Prog::C { name, source } => self.compiled(name, source)?,
+            Prog::C {
+                name,
+                source,
+                flags,
+            } => self.compiled(name, source, flags)?,
         };
         let mut args = Vec::with_capacity(tool.args.len());
         for a in tool.args {
-            args.push(match a {
-                Arg::Text(t) => (*t).to_string(),
-                Arg::FirstCpu => self.first_cpu().to_string(),
-                Arg::SecondCpu => self
-                    .cpus
-                    .get(1)
-                    .ok_or("only one CPU may be used here: no second CPU to place it on")?
-                    .to_string(),
-                Arg::Tiny => self.tiny_path()?,
-            });
+            args.push(self.fill(*a, case)?);
+        }
+        let mut env = Vec::with_capacity(tool.env.len());
+        for (k, a) in tool.env {
+            env.push(((*k).to_string(), self.fill(*a, case)?));
         }
         let ready = Ready {
             name: match tool.on {
@@ -190,6 +234,7 @@ impl Workshop {
             },
             program,
             args,
+            env,
             on: (tool.on == Cpus::First).then(|| self.first_cpu()),
             read: tool.read,
             processes: tool.processes.max(1),
@@ -198,13 +243,39 @@ impl Workshop {
         Ok(ready)
     }
 
-    /// The program `source` compiles to, compiled once.
-    fn compiled(&mut self, name: &'static str, source: &str) -> Result<PathBuf, String> {
-        if let Some(done) = self.built.get(name) {
+    /// `arg` as the tool is given it, for the case planned as `case`.
+    fn fill(&mut self, arg: Arg, case: &BTreeMap<String, Value>) -> Result<String, String> {
+        Ok(match arg {
+            Arg::Text(t) => t.to_string(),
+            Arg::FirstCpu => self.first_cpu().to_string(),
+            Arg::SecondCpu => self
+                .cpus
+                .get(1)
+                .ok_or("only one CPU may be used here: no second CPU to place it on")?
+                .to_string(),
+            Arg::Tiny => self.tiny_path()?,
+            Arg::Param { prefix, key } => {
+                let v = case
+                    .get(key)
+                    .ok_or_else(|| format!("the case has no parameter {key}"))?;
+                format!("{prefix}{}", crate::results::param_text(v))
+            }
+        })
+    }
+
+    /// The program `source` compiles to with `flags`, compiled once.
+    fn compiled(
+        &mut self,
+        name: &'static str,
+        source: &str,
+        flags: &'static [&'static str],
+    ) -> Result<PathBuf, String> {
+        if let Some(done) = self.built.get(&(name, flags)) {
             return done.clone();
         }
-        let done = compile(self.dir.path(), name, source);
-        self.built.insert(name, done.clone());
+        let stem = format!("{}-{}", name.replace(['/', '.'], "-"), self.built.len());
+        let done = compile(self.dir.path(), &stem, name, source, flags);
+        self.built.insert((name, flags), done.clone());
         done
     }
 
@@ -222,11 +293,17 @@ impl Workshop {
     }
 }
 
-/// Compiles `source` with the environment's `cc -O2` into `dir`.
-fn compile(dir: &Path, name: &str, source: &str) -> Result<PathBuf, String> {
+/// Compiles `source` with the environment's `cc` and `flags` into `dir`,
+/// as `stem` (its C file beside it).
+fn compile(
+    dir: &Path,
+    stem: &str,
+    name: &str,
+    source: &str,
+    flags: &[&str],
+) -> Result<PathBuf, String> {
     let cc = crate::cleanup::resolve("cc")
         .map_err(|e| format!("no C compiler: `cc` is not on this environment's PATH ({e})"))?;
-    let stem = name.replace(['/', '.'], "-");
     let src = dir.join(format!("{stem}.c"));
     let out = dir.join(stem);
     std::fs::OpenOptions::new()
@@ -236,10 +313,10 @@ fn compile(dir: &Path, name: &str, source: &str) -> Result<PathBuf, String> {
         .and_then(|mut f| std::io::Write::write_all(&mut f, source.as_bytes()))
         .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
     let mut cmd = Command::new(cc);
-    cmd.arg("-O2").arg("-o").arg(&out).arg(&src);
+    cmd.args(flags).arg("-o").arg(&out).arg(&src);
     Program::new(
         cmd,
-        format!("compiling {name}"),
+        format!("compiling {name} with cc {}", flags.join(" ")),
         Instant::now() + COMPILE_WITHIN,
     )
     .output()
@@ -253,6 +330,7 @@ pub struct Ready {
     name: String,
     program: PathBuf,
     args: Vec<String>,
+    env: Vec<(String, String)>,
     on: Option<usize>,
     read: Read,
     processes: usize,
@@ -280,7 +358,8 @@ impl Ready {
     /// One run's figure.
     fn once(&self) -> Result<f64, String> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args);
+        cmd.args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         if let Some(cpu) = self.on {
             super::affinity::start_on(&mut cmd, cpu)
                 .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
@@ -327,20 +406,23 @@ mod tests {
     fn a_c_tool_is_compiled_run_and_read_or_says_why_not() {
         let base = tempfile::tempdir().unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();
+        let none = BTreeMap::new();
         let tool = Tool {
             name: "a C getppid loop",
             program: Prog::C {
                 name: "os/reference.c",
                 source: include_str!("os/reference.c"),
+                flags: &["-O2"],
             },
             args: &[Arg::Text("getppid"), Arg::Text("1000")],
+            env: &[],
             on: Cpus::First,
             read: Read::Number,
             processes: 3,
         };
         match crate::cleanup::resolve("cc") {
             Ok(_) => {
-                let ready = shop.ready(&tool).unwrap();
+                let ready = shop.ready(&tool, &none).unwrap();
                 assert_eq!(
                     ready.name(),
                     format!("a C getppid loop on CPU {}", shop.first_cpu())
@@ -348,7 +430,10 @@ mod tests {
                 let ns = ready.measure().unwrap();
                 assert!(ns > 0.0 && ns < 1e7, "{ns}");
             }
-            Err(_) => assert!(shop.ready(&tool).unwrap_err().contains("no C compiler")),
+            Err(_) => assert!(shop
+                .ready(&tool, &none)
+                .unwrap_err()
+                .contains("no C compiler")),
         }
         // a program that is not there, and one whose output holds no figure
         let missing = Tool {
@@ -356,7 +441,7 @@ mod tests {
             ..tool.clone()
         };
         assert!(shop
-            .ready(&missing)
+            .ready(&missing, &none)
             .unwrap_err()
             .contains("not on this environment's PATH"));
         let silent = Tool {
@@ -367,7 +452,7 @@ mod tests {
             ..tool
         };
         assert!(shop
-            .ready(&silent)
+            .ready(&silent, &none)
             .unwrap_err()
             .contains("printed no figure"));
         drop(shop);
@@ -375,6 +460,53 @@ mod tests {
             std::fs::read_dir(base.path()).unwrap().count(),
             0,
             "scratch left behind"
+        );
+    }
+
+    #[test]
+    fn a_tools_arguments_and_environment_take_the_planned_cases_parameters() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let case: BTreeMap<String, Value> = [
+            ("threads".to_string(), serde_json::json!(2)),
+            ("mode".to_string(), serde_json::json!("x")),
+        ]
+        .into();
+        // sh prints its environment's figure times its argument's: 2 * 21
+        let tool = Tool {
+            name: "sh",
+            program: Prog::Path("sh"),
+            args: &[
+                Arg::Text("-c"),
+                Arg::Text("echo \"events per second: $((ENVBENCH_T * ${0#--n=}))\""),
+                Arg::Param {
+                    prefix: "--n=",
+                    key: "threads",
+                },
+            ],
+            env: &[(
+                "ENVBENCH_T",
+                Arg::Param {
+                    prefix: "",
+                    key: "threads",
+                },
+            )],
+            on: Cpus::Any,
+            read: Read::After("events per second:"),
+            processes: 1,
+        };
+        let ready = shop.ready(&tool, &case).unwrap();
+        assert_eq!(ready.measure().unwrap(), 4.0);
+        let lacking = Tool {
+            args: &[Arg::Param {
+                prefix: "",
+                key: "array_elems",
+            }],
+            ..tool
+        };
+        assert_eq!(
+            shop.ready(&lacking, &case).unwrap_err(),
+            "the case has no parameter array_elems"
         );
     }
 }

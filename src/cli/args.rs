@@ -125,8 +125,8 @@ pub enum Cmd {
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
     /// Is envbench faithful on this machine? Runs each case that has a
-    /// reference tool installed here (perf bench, C loops built with the
-    /// environment's cc) and that tool in turns, round by round, and
+    /// reference tool installed here (perf bench, sysbench, C loops and C
+    /// STREAM built with the environment's cc) and that tool in turns, round by round, and
     /// judges the ratio envbench/reference by its 95 % interval against
     /// the case's band: within, outside, or unclear with the rounds that
     /// would settle it. Rounds are added to the unclear rows until every
@@ -571,11 +571,11 @@ pub struct InfoArgs {
 /// `envbench fidelity` options.
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
-    /// Families whose references run, comma-separated (os).
+    /// Families whose references run, comma-separated (os,cpu,mem).
     /// [default: every family with a reference tool]
     #[arg(long, value_name = "FAMILY,...", value_delimiter = ',')]
     pub sections: Vec<String>,
-    /// Only these benches, comma-separated (os.syscall,os.pipe).
+    /// Only these benches, comma-separated (os.syscall,mem.stream).
     #[arg(long, value_name = "BENCH,...", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Rounds of the first pass: each round runs envbench once (twice

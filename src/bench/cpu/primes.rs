@@ -11,10 +11,12 @@
 //! latency min/avg/max/p95 (ms), and thread fairness (events and execution
 //! time per thread, avg/stddev; population stddev, 0 with one thread).
 
+use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Tool};
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
-use crate::results::ids;
+use crate::results::{ids, params::key};
+use crate::stats::band::Band;
 use crate::stats::percentile_of_sorted;
 use crate::units::{Direction, Unit};
 use crate::view::{Percentiles, View, ViewKind};
@@ -182,6 +184,44 @@ impl Bench for Primes {
         }]
     }
 
+    /// sysbench's own cpu test at the same max_prime and threads, held to
+    /// ±5 %: the same trial division, compiled by GCC (sysbench runs 1 s,
+    /// the quick case's repetitions 0.25 s; both rates).
+    fn references(&self) -> Vec<Reference> {
+        const SYSBENCH: Tool = Tool {
+            name: "sysbench cpu",
+            program: Prog::Path("sysbench"),
+            args: &[
+                Arg::Text("cpu"),
+                Arg::Param {
+                    prefix: "--cpu-max-prime=",
+                    key: "max_prime",
+                },
+                Arg::Param {
+                    prefix: "--threads=",
+                    key: key::THREADS,
+                },
+                Arg::Text("--time=1"),
+                Arg::Text("run"),
+            ],
+            env: &[],
+            on: Cpus::Any,
+            read: Read::After("events per second:"),
+            processes: 1,
+        };
+        [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
+            .into_iter()
+            .map(|params| Reference {
+                params,
+                metric: "events_per_sec",
+                band: Some(Band::new(0.95, 1.05)),
+                tools: vec![SYSBENCH],
+                pick: Pick::First,
+                envbench_on_first_cpu: false,
+            })
+            .collect()
+    }
+
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let max_prime = case.count("max_prime")?;
         let threads = case.count_usize("threads")?;
@@ -313,6 +353,23 @@ impl Trial for PrimesTrial {
 mod tests {
     use super::*;
     use crate::bench::TestEnv;
+
+    /// sysbench, where installed, reads the planned case's max_prime and
+    /// threads; elsewhere the row says it is not there.
+    #[test]
+    fn sysbench_runs_the_planned_case_or_is_said_missing() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = crate::bench::reference::Workshop::new(base.path()).unwrap();
+        let mut case = Primes.cases(&TestEnv::plan(Suite::Quick, 1))[0]
+            .params
+            .clone();
+        case.insert("max_prime".into(), Value::from(1000));
+        let tool = &Primes.references()[0].tools[0];
+        match shop.ready(tool, &case) {
+            Ok(ready) => assert!(ready.measure().unwrap() > 100.0),
+            Err(e) => assert!(e.contains("sysbench is not on"), "{e}"),
+        }
+    }
 
     #[test]
     fn counts_known_prime_counts() {

@@ -16,6 +16,7 @@
 //! with STREAM's relative error limit; a failed check makes the case invalid.
 //! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
 
+use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Tool};
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -23,6 +24,7 @@ use crate::measure::pages::{thp_mode, PageBuf, PagePolicy};
 use crate::results::ids;
 use crate::results::params::key;
 use crate::results::{CaseResult, Derived};
+use crate::stats::band::Band;
 use crate::units::{Direction, Unit};
 use crate::view::{Lines, Scale, View, ViewKind, YValue};
 use serde_json::Value;
@@ -342,7 +344,75 @@ fn time_name(k: Kernel, i: usize) -> &'static str {
     NAMES[k as usize][i]
 }
 
+/// C STREAM's builds, each with OpenMP. None is best everywhere:
+/// `-march=native` was 10 % slower than the generic build on a Zen 4 guest
+/// (AVX-512 stores); on a Xeon at one thread it read 12.5-13.1 GB/s,
+/// unrolled 13.2-13.5, as envbench's AVX2 kernels 13.1-13.4
+/// (docs/log/fidelity.md).
+const C_BUILDS: [&[&str]; 3] = [
+    &["-O3", "-march=native", "-funroll-loops", "-fopenmp"],
+    &["-O3", "-fopenmp"],
+    &["-O3", "-funroll-loops", "-fopenmp"],
+];
+
 impl Bench for Stream {
+    /// Triad against a C STREAM compiled here, at the same array size,
+    /// iterations and threads, held to ±3 %: every build that compiles is
+    /// measured each round and the row holds envbench to the one with the
+    /// highest median ([`Pick::Highest`]).
+    fn references(&self) -> Vec<Reference> {
+        let tools: Vec<Tool> = C_BUILDS
+            .iter()
+            .zip([
+                "C STREAM, -O3 -march=native -funroll-loops",
+                "C STREAM, -O3",
+                "C STREAM, -O3 -funroll-loops",
+            ])
+            .map(|(&flags, name)| Tool {
+                name,
+                program: Prog::C {
+                    name: "mem/reference.c",
+                    source: include_str!("reference.c"),
+                    flags,
+                },
+                args: &[
+                    Arg::Param {
+                        prefix: "",
+                        key: "array_elems",
+                    },
+                    Arg::Param {
+                        prefix: "",
+                        key: "ntimes",
+                    },
+                ],
+                env: &[
+                    (
+                        "OMP_NUM_THREADS",
+                        Arg::Param {
+                            prefix: "",
+                            key: key::THREADS,
+                        },
+                    ),
+                    ("OMP_PROC_BIND", Arg::Text("false")),
+                ],
+                on: Cpus::Any,
+                read: Read::Number,
+                processes: 1,
+            })
+            .collect();
+        [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
+            .into_iter()
+            .map(|params| Reference {
+                params,
+                metric: "triad_rate",
+                band: Some(Band::new(0.97, 1.03)),
+                tools: tools.clone(),
+                pick: Pick::Highest,
+                envbench_on_first_cpu: false,
+            })
+            .collect()
+    }
+
     /// Its three arrays of f64.
     fn memory_bytes(&self, case: &CaseSpec) -> u64 {
         3 * 8 * case.count("array_elems").unwrap_or(0)
@@ -691,6 +761,30 @@ fn derive_scalability(cases: &[&CaseResult]) -> Vec<Derived> {
 mod tests {
     use super::*;
     use crate::bench::TestEnv;
+
+    /// Each declared build of the C reference compiles and reads a small
+    /// run, given its case's size, iterations and threads (or says that no
+    /// compiler is here).
+    #[test]
+    fn the_c_references_builds_read_a_small_run_of_the_planned_case() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = crate::bench::reference::Workshop::new(base.path()).unwrap();
+        let mut case = Stream.cases(&TestEnv::plan(Suite::Quick, 1))[0]
+            .params
+            .clone();
+        case.insert("array_elems".into(), Value::from(100_000));
+        let references = Stream.references();
+        assert_eq!(references.len(), 2);
+        for tool in &references[0].tools {
+            match shop.ready(tool, &case) {
+                Ok(ready) => {
+                    let mb_s = ready.measure().unwrap();
+                    assert!(mb_s > 10.0 && mb_s < 1e7, "{}: {mb_s}", ready.name());
+                }
+                Err(e) => assert!(e.contains("no C compiler"), "{}: {e}", tool.name),
+            }
+        }
+    }
 
     #[test]
     fn a_clean_run_passes_validation_for_one_and_several_threads_in_every_instruction_set() {

@@ -31,8 +31,10 @@ fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: us
         program: Prog::C {
             name: "os/reference.c",
             source: include_str!("reference.c"),
+            flags: &["-O2"],
         },
         args,
+        env: &[],
         on,
         read: Read::Number,
         processes,
@@ -46,6 +48,7 @@ fn perf_reference(name: &'static str, args: &'static [Arg], on: Cpus, scale: f64
         name,
         program: Prog::Path("perf"),
         args,
+        env: &[],
         on,
         read: Read::PerfPerOp { scale },
         processes: 1,

@@ -88,7 +88,7 @@ pub struct Pipe;
 
 impl Bench for Pipe {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference};
         vec![
             // both processes on the first CPU, as envbench pins them
             Reference {
@@ -107,6 +107,7 @@ impl Bench for Pipe {
                     Cpus::First,
                     1.0,
                 )],
+                pick: Pick::First,
                 envbench_on_first_cpu: false,
             },
             // each process on its own CPU, as envbench places them (perf
@@ -121,6 +122,7 @@ impl Bench for Pipe {
                     Cpus::Any,
                     1,
                 )],
+                pick: Pick::First,
                 envbench_on_first_cpu: false,
             },
         ]

@@ -99,7 +99,7 @@ pub struct Thread;
 
 impl Bench for Fork {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference};
         // seed 003's method: 100 children that pause, one run per fresh
         // process, the median of five
         vec![Reference {
@@ -112,6 +112,7 @@ impl Bench for Fork {
                 Cpus::Any,
                 5,
             )],
+            pick: Pick::First,
             envbench_on_first_cpu: false,
         }]
     }

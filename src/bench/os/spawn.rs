@@ -79,7 +79,7 @@ pub struct Spawn;
 
 impl Bench for Spawn {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference};
         use crate::results::params::key;
         // the same program started (the tiny helper's `exit`); where the
         // scheduler places the children, and with both spawners and their
@@ -96,6 +96,7 @@ impl Bench for Spawn {
                     if pinned { Cpus::First } else { Cpus::Any },
                     1,
                 )],
+                pick: Pick::First,
                 envbench_on_first_cpu: pinned,
             })
             .collect()

@@ -63,7 +63,7 @@ fn metrics() -> Vec<MetricSpec> {
 
 impl Bench for Syscall {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference};
         vec![
             Reference {
                 params: &[("call", "getppid")],
@@ -89,6 +89,7 @@ impl Bench for Syscall {
                         1,
                     ),
                 ],
+                pick: Pick::First,
                 envbench_on_first_cpu: false,
             },
             Reference {
@@ -101,6 +102,7 @@ impl Bench for Syscall {
                     Cpus::Any,
                     1,
                 )],
+                pick: Pick::First,
                 envbench_on_first_cpu: false,
             },
         ]

@@ -67,7 +67,7 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
-    if rows.iter().all(|r| r.tool.is_err()) {
+    if rows.iter().all(|r| r.tools.is_err()) {
         for r in &rows {
             eprintln!("{}", r.line());
         }
@@ -141,7 +141,10 @@ fn passes(
         let pass_started = Instant::now();
         let mut done = 0;
         for _ in 0..add {
-            if interrupted.load(Ordering::SeqCst) {
+            let measured = open
+                .iter()
+                .any(|&i| rows[i].live() && rows[i].pairs.len() < MOST_ROUNDS);
+            if !measured || interrupted.load(Ordering::SeqCst) {
                 break;
             }
             round(me, shop, rows, &open, turn, &s.scratch, interrupted);
@@ -183,9 +186,17 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The rows of the families and benches asked for, each with its tool
-/// made ready (or why it cannot run here).
+/// The rows of the families and benches asked for, each with its tools
+/// made ready for its case as the quick suite plans it here (or why they
+/// cannot run here).
 fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
+    let plan = crate::bench::Plan {
+        suite: crate::config::Suite::Quick,
+        cpus: shop.cpus(),
+        threads: None,
+        dirs: Vec::new(),
+        options: crate::config::FamilyOptions::default(),
+    };
     let mut rows = Vec::new();
     for family in FAMILIES {
         if !s.families.is_empty() && !s.families.iter().any(|f| f == family.name()) {
@@ -195,17 +206,19 @@ fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
             if !s.only.is_empty() && !s.only.iter().any(|o| o == bench.id()) {
                 continue;
             }
+            let planned = bench.cases(&plan);
             for reference in bench.references() {
-                rows.push(Row::new(*bench, reference, shop));
+                rows.push(Row::new(*bench, reference, shop, &planned));
             }
         }
     }
     rows
 }
 
-/// One round of the `open` rows: for each placement of envbench (as the
-/// scheduler places it, or on the first CPU), one envbench run of their
-/// cases and each row's tool once; envbench first in even turns, the
+/// One round of the `open` rows that have fewer than [`MOST_ROUNDS`]
+/// rounds (a pass can reach it midway): for each placement of envbench (as
+/// the scheduler places it, or on the first CPU), one envbench run of their
+/// cases and each row's tools once; envbench first in even turns, the
 /// tools first in odd ones. A placement interrupted is not recorded.
 fn round(
     me: &Path,
@@ -220,7 +233,11 @@ fn round(
         let group: Vec<usize> = open
             .iter()
             .copied()
-            .filter(|&i| rows[i].reference.envbench_on_first_cpu == pinned && rows[i].live())
+            .filter(|&i| {
+                rows[i].reference.envbench_on_first_cpu == pinned
+                    && rows[i].live()
+                    && rows[i].pairs.len() < MOST_ROUNDS
+            })
             .collect();
         if group.is_empty() || interrupted.load(Ordering::SeqCst) {
             continue;
@@ -229,7 +246,7 @@ fn round(
         let mut cases: Vec<String> = group.iter().map(|&i| rows[i].selector()).collect();
         cases.dedup();
         let mut envbench = None;
-        let mut tools: Vec<(usize, Result<f64, String>)> = Vec::new();
+        let mut tools: Vec<(usize, Result<Vec<f64>, String>)> = Vec::new();
         for side in if turn.is_multiple_of(2) {
             [0, 1]
         } else {
@@ -238,7 +255,10 @@ fn round(
             if side == 0 {
                 envbench = Some(envbench_run(me, &cases, cpu, scratch));
             } else {
-                tools = group.iter().map(|&i| (i, rows[i].measure_tool())).collect();
+                tools = group
+                    .iter()
+                    .map(|&i| (i, rows[i].measure_tools()))
+                    .collect();
             }
         }
         if interrupted.load(Ordering::SeqCst) {

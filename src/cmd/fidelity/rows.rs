@@ -2,8 +2,8 @@
 //! the rounds' figures of both, the judgement, and the row as a line, as
 //! JSON and as Markdown.
 
-use crate::bench::reference::{Ready, Reference, Workshop};
-use crate::bench::Bench;
+use crate::bench::reference::{Pick, Ready, Reference, Workshop};
+use crate::bench::{Bench, CaseSpec};
 use crate::results::ResultFile;
 use crate::stats::band::{judge, Judged, More, Verdict};
 use crate::units::{format_value, Unit};
@@ -16,14 +16,19 @@ pub(super) struct Row {
     pub bench: &'static dyn Bench,
     /// What the bench declared.
     pub reference: Reference,
-    /// The tool ready to run, or why none runs here.
-    pub tool: Result<Ready, String>,
+    /// The tools measured in every round (the first that runs here; with
+    /// [`Pick::Highest`], every one that does), or why none runs here.
+    pub tools: Result<Vec<Ready>, String>,
     /// The case's key as envbench's result gives it (until then, the
     /// bench's id and the parameters that pick the case).
     label: String,
     /// The metric's unit, from envbench's result.
     unit: Option<Unit>,
-    /// Each round's (envbench's figure, the tool's).
+    /// Each round's envbench figure and each tool's.
+    rounds: Vec<(f64, Vec<f64>)>,
+    /// The tool the row holds envbench to, among [`Row::tools`].
+    chosen: usize,
+    /// Each round's (envbench's figure, the chosen tool's).
     pub pairs: Vec<(f64, f64)>,
     /// Why the row stopped being measured.
     stopped: Option<String>,
@@ -32,42 +37,52 @@ pub(super) struct Row {
 }
 
 impl Row {
-    /// The row of `reference`, with the first of its tools that runs here.
-    pub fn new(bench: &'static dyn Bench, reference: Reference, shop: &mut Workshop) -> Row {
-        let mut why = Vec::new();
-        let mut tool = None;
-        for t in &reference.tools {
-            match shop.ready(t) {
-                Ok(ready) => {
-                    tool = Some(ready);
-                    break;
-                }
-                Err(e) => why.push(format!("{}: {e}", t.name)),
-            }
-        }
+    /// The row of `reference`, its tools made ready for the case the
+    /// quick suite plans here (among `planned`).
+    pub fn new(
+        bench: &'static dyn Bench,
+        reference: Reference,
+        shop: &mut Workshop,
+        planned: &[CaseSpec],
+    ) -> Row {
         let mut row = Row {
             bench,
-            tool: tool.ok_or_else(|| why.join("; ")),
+            tools: Err(String::new()),
             reference,
             label: String::new(),
             unit: None,
+            rounds: Vec::new(),
+            chosen: 0,
             pairs: Vec::new(),
             stopped: None,
             judged: None,
         };
         row.label = row.selector() + row.placed();
+        let case = planned.iter().find(|c| {
+            c.bench == bench.id()
+                && row.reference.params.iter().all(|(k, v)| {
+                    c.params.get(*k).map(crate::results::param_text).as_deref() == Some(*v)
+                })
+        });
+        row.tools = match case {
+            Some(case) => ready(&row.reference, shop, &case.params),
+            None => Err(format!(
+                "the quick suite plans no case {} here",
+                row.selector()
+            )),
+        };
         row
     }
 
     /// Whether the row is still measured: its tool runs and no round failed.
     pub fn live(&self) -> bool {
-        self.tool.is_ok() && self.stopped.is_none()
+        self.tools.is_ok() && self.stopped.is_none()
     }
 
-    /// The tool's figure for this round.
-    pub fn measure_tool(&self) -> Result<f64, String> {
-        match &self.tool {
-            Ok(t) => t.measure(),
+    /// Each tool's figure for this round.
+    pub fn measure_tools(&self) -> Result<Vec<f64>, String> {
+        match &self.tools {
+            Ok(tools) => tools.iter().map(Ready::measure).collect(),
             Err(e) => Err(e.clone()),
         }
     }
@@ -98,15 +113,41 @@ impl Row {
     }
 
     /// Takes a round: envbench's `file` (or why its run failed) and the
-    /// tool's figure (or why it failed). A failure stops the row; the
-    /// rounds it has are kept.
-    pub fn record(&mut self, file: Result<&ResultFile, &String>, tool: Result<f64, String>) {
+    /// tools' figures (or why one failed). A failure stops the row; the
+    /// rounds it has are kept. The row holds envbench to the tool its
+    /// reference picks, the one with the highest median so far where it
+    /// picks the highest.
+    pub fn record(&mut self, file: Result<&ResultFile, &String>, tools: Result<Vec<f64>, String>) {
         let envbench = file.map_err(Clone::clone).and_then(|f| self.figure(f));
-        match (envbench, tool) {
-            (Ok(e), Ok(r)) => self.pairs.push((e, r)),
-            (Err(e), _) => self.stopped = Some(format!("envbench: {e}")),
-            (_, Err(e)) => self.stopped = Some(e),
+        let failed = match (envbench, tools) {
+            (Ok(e), Ok(r)) if !r.is_empty() => {
+                self.rounds.push((e, r));
+                None
+            }
+            (Ok(_), Ok(_)) => Some("no tool gave a figure".to_string()),
+            (Err(e), _) => Some(format!("envbench: {e}")),
+            (_, Err(e)) => Some(e),
+        };
+        if failed.is_some() {
+            self.stopped = failed;
+            return;
         }
+        if self.reference.pick == Pick::Highest {
+            let tools = self.rounds.first().map_or(0, |r| r.1.len());
+            let median = |k: usize| {
+                let mut f: Vec<f64> = self.rounds.iter().map(|r| r.1[k]).collect();
+                f.sort_by(f64::total_cmp);
+                crate::stats::median_of_sorted(&f)
+            };
+            self.chosen = (0..tools)
+                .max_by(|&a, &b| median(a).total_cmp(&median(b)))
+                .unwrap_or(0);
+        }
+        self.pairs = self
+            .rounds
+            .iter()
+            .map(|(e, r)| (*e, r[self.chosen]))
+            .collect();
     }
 
     /// The row's figure in envbench's result: its case's median of its
@@ -149,10 +190,16 @@ impl Row {
         self.judged = judge(&self.pairs, self.reference.band, seed);
     }
 
-    /// The tool's name, or the first declared where none runs.
+    /// The chosen tool's name (and among how many, where several run), or
+    /// the first declared where none runs.
     fn tool_name(&self) -> String {
-        match &self.tool {
-            Ok(t) => t.name().to_string(),
+        match &self.tools {
+            Ok(t) if t.len() > 1 => format!(
+                "{} (the highest median of {})",
+                t[self.chosen].name(),
+                t.len()
+            ),
+            Ok(t) => t[self.chosen].name().to_string(),
             Err(_) => self
                 .reference
                 .tools
@@ -169,7 +216,7 @@ impl Row {
     /// What the judgement says, in words.
     pub fn verdict_words(&self) -> String {
         let band = self.band_text();
-        let said = match (&self.tool, &self.judged) {
+        let said = match (&self.tools, &self.judged) {
             (Err(why), _) => return format!("not run: {why}"),
             (Ok(_), None) => "no round measured".to_string(),
             (Ok(_), Some(j)) => match j.verdict {
@@ -248,6 +295,34 @@ impl Row {
     }
 }
 
+/// The tools of `reference` ready for `case`: the first that runs, or
+/// every one that does where the reference picks the highest; else why
+/// none runs here.
+fn ready(
+    reference: &Reference,
+    shop: &mut Workshop,
+    case: &std::collections::BTreeMap<String, Value>,
+) -> Result<Vec<Ready>, String> {
+    let mut why = Vec::new();
+    let mut tools = Vec::new();
+    for t in &reference.tools {
+        match shop.ready(t, case) {
+            Ok(ready) => {
+                tools.push(ready);
+                if reference.pick == Pick::First {
+                    break;
+                }
+            }
+            Err(e) => why.push(format!("{}: {e}", t.name)),
+        }
+    }
+    if tools.is_empty() {
+        Err(why.join("; "))
+    } else {
+        Ok(tools)
+    }
+}
+
 /// How the rows were judged.
 pub(super) struct Summary {
     rows: usize,
@@ -316,7 +391,7 @@ fn verdict_key(r: &Row) -> &'static str {
     if r.stopped.is_some() {
         return "stopped";
     }
-    match (&r.tool, r.judged.as_ref().map(|j| j.verdict)) {
+    match (&r.tools, r.judged.as_ref().map(|j| j.verdict)) {
         (Err(_), _) => "not_run",
         (_, None) => "not_measured",
         (_, Some(Verdict::Within)) => "within",
@@ -419,7 +494,7 @@ pub(super) fn machine_line(first_cpu: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::reference::{Cpus, Prog, Read, Tool};
+    use crate::bench::reference::{Arg, Cpus, Prog, Read, Tool};
     use crate::stats::band::Band;
     use crate::stats::levels::normal;
     use crate::stats::rng::Rng;
@@ -432,8 +507,7 @@ mod tests {
             .flat_map(|f| f.benches().iter().copied())
             .find(|b| b.id() == crate::results::ids::OS_SYSCALL)
             .unwrap();
-        let args: &'static [crate::bench::reference::Arg] =
-            Box::leak(Box::new([crate::bench::reference::Arg::Text(figure)]));
+        let args: &'static [Arg] = Box::leak(Box::new([Arg::Text(figure)]));
         let reference = Reference {
             params: &[("call", "getppid")],
             metric: "latency",
@@ -442,13 +516,20 @@ mod tests {
                 name: "echo",
                 program: Prog::Path(tool),
                 args,
+                env: &[],
                 on: Cpus::Any,
                 read: Read::Number,
                 processes: 1,
             }],
+            pick: Pick::First,
             envbench_on_first_cpu: false,
         };
-        Row::new(bench, reference, shop)
+        Row::new(bench, reference, shop, &planned(bench))
+    }
+
+    /// `bench`'s cases in the quick suite on two CPUs.
+    fn planned(bench: &dyn Bench) -> Vec<CaseSpec> {
+        bench.cases(&crate::bench::TestEnv::plan(crate::config::Suite::Quick, 2))
     }
 
     /// Seeded synthetic rounds through the rows: a faithful row (ratio 1,
@@ -464,7 +545,7 @@ mod tests {
             row(&mut shop, "echo", "170"),
             row(&mut shop, "envbench-no-such-tool", "1"),
         ];
-        assert_eq!(rows[0].measure_tool(), Ok(170.0));
+        assert_eq!(rows[0].measure_tools(), Ok(vec![170.0]));
         for (i, truth) in [(0, 1.0), (1, 1.3)] {
             for _ in 0..8 {
                 let r = 170.0 * (0.03 * normal(&mut rng)).exp();
@@ -520,7 +601,7 @@ mod tests {
         let mut shop = Workshop::new(base.path()).unwrap();
         let mut r = row(&mut shop, "echo", "170");
         r.pairs.push((170.0, 171.0));
-        r.record(Err(&"the run failed".to_string()), Ok(170.0));
+        r.record(Err(&"the run failed".to_string()), Ok(vec![170.0]));
         assert!(!r.live());
         assert_eq!(r.pairs.len(), 1);
         r.judge();
@@ -550,13 +631,13 @@ mod tests {
         let mut file: crate::results::ResultFile =
             serde_json::from_str(include_str!("../../../tests/fixtures/results/valid.json"))
                 .unwrap();
-        r.record(Ok(&file), Ok(170.0));
+        r.record(Ok(&file), Ok(vec![170.0]));
         assert_eq!(r.pairs, vec![(156_250.0, 170.0)]);
         assert_eq!(r.unit, Some(Unit::Nanoseconds));
         // a case the result does not hold stops the row
         file.cases
             .retain(|c| c.bench != crate::results::ids::OS_SYSCALL);
-        r.record(Ok(&file), Ok(170.0));
+        r.record(Ok(&file), Ok(vec![170.0]));
         assert_eq!(r.pairs.len(), 1);
         assert_eq!(
             r.stopped.as_deref(),
@@ -564,9 +645,49 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_row_that_picks_the_highest_holds_envbench_to_the_highest_median_so_far() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let mut r = row(&mut shop, "echo", "100");
+        let other = Tool {
+            name: "echo again",
+            args: &[Arg::Text("120")],
+            ..r.reference.tools[0].clone()
+        };
+        r.reference.tools.push(other);
+        r.reference.pick = Pick::Highest;
+        r.tools = ready(&r.reference, &mut shop, &planned(r.bench)[0].params);
+        assert_eq!(r.measure_tools(), Ok(vec![100.0, 120.0]));
+        let file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/results/valid.json"))
+                .unwrap();
+        r.record(Ok(&file), Ok(vec![100.0, 120.0]));
+        assert!(
+            r.line().contains("(echo again (the highest median of 2))"),
+            "{}",
+            r.line()
+        );
+        r.record(Ok(&file), Ok(vec![130.0, 110.0]));
+        r.record(Ok(&file), Ok(vec![125.0, 115.0]));
+        // medians 125 and 115: every round's pair is taken anew from the first
+        let e = 156_250.0;
+        assert_eq!(r.pairs, vec![(e, 100.0), (e, 130.0), (e, 125.0)]);
+        assert!(
+            r.line().contains("(echo (the highest median of 2))"),
+            "{}",
+            r.line()
+        );
+        // a row whose reference takes the first that runs measures one
+        let mut first = row(&mut shop, "echo", "100");
+        first.reference.tools.push(r.reference.tools[1].clone());
+        first.tools = ready(&first.reference, &mut shop, &planned(r.bench)[0].params);
+        assert_eq!(first.measure_tools(), Ok(vec![100.0]));
+    }
+
     /// docs/fidelity.md's table under "`envbench fidelity`" is the
-    /// command's Markdown: its header, and a row for each reference the os
-    /// family declares, in order, with its bench, metric and a verdict.
+    /// command's Markdown: its header, and a row for each reference the
+    /// families declare, in order, with its bench, metric and a verdict.
     #[test]
     fn the_docs_table_is_the_commands_markdown() {
         let doc = include_str!("../../../docs/fidelity.md");
@@ -582,7 +703,6 @@ mod tests {
             .collect();
         let declared: Vec<(&str, &str)> = crate::bench::FAMILIES
             .iter()
-            .filter(|f| f.name() == crate::bench::os::NAME)
             .flat_map(|f| f.benches().iter().copied())
             .flat_map(|b| b.references().into_iter().map(move |r| (b.id(), r.metric)))
             .collect();
