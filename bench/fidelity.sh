@@ -6,7 +6,7 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections cpu,...]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections hpcc,...]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 #                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
@@ -375,7 +375,7 @@ print(l.openblas_get_corename().decode())" "$blas" 2>/dev/null || true)
     summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "$hpcc_ref" "${e2[*]}" "${h2[*]}"
     summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "$hpcc_ref" "${e4[*]}" "${h4[*]}"
   done
-  # information only (its band is the C STREAM row's, in the mem section;
+  # information only (its band is the C STREAM row's, in `envbench fidelity`;
   # hpcc runs STREAM's 10 iterations, envbench's quick case 5):
   # Debian builds hpcc -O2 without OpenMP, and the same C kernel built so
   # reads 0.93-0.96 of its -O3 build here, as hpcc reads of C STREAM's.

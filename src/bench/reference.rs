@@ -49,7 +49,12 @@ pub enum Pick {
     /// holds envbench to the one whose median figure is the highest so
     /// far: builds of one C source with different flags, none of which
     /// is best on every CPU (STREAM's -march=native was 10 % slower than
-    /// the generic build on a Zen 4 guest, and as fast on a Xeon).
+    /// the generic build on a Zen 4 guest, and as fast on a Xeon). For
+    /// rates only (on a time it would take the slowest). The highest of
+    /// several noisy medians leans high, so the ratio leans low by up to
+    /// about the builds' round-to-round spread over the root of the rounds,
+    /// which the interval does not count; and a build runs up to two
+    /// builds' time away from envbench's run in its round.
     Highest,
 }
 
@@ -472,7 +477,7 @@ mod tests {
             ("mode".to_string(), serde_json::json!("x")),
         ]
         .into();
-        // sh prints its environment's figure times its argument's: 2 * 21
+        // sh prints its environment's figure times its argument's: 2 * 2
         let tool = Tool {
             name: "sh",
             program: Prog::Path("sh"),

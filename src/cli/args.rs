@@ -125,11 +125,11 @@ pub enum Cmd {
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
     /// Is envbench faithful on this machine? Runs each case that has a
-    /// reference tool installed here (perf bench, sysbench, C loops and C
-    /// STREAM built with the environment's cc) and that tool in turns, round by round, and
-    /// judges the ratio envbench/reference by its 95 % interval against
-    /// the case's band: within, outside, or unclear with the rounds that
-    /// would settle it. Rounds are added to the unclear rows until every
+    /// reference tool installed here (perf bench, sysbench, C loops and
+    /// C STREAM built with the environment's cc) and those tools in
+    /// turns, round by round, and judges the ratio envbench/reference by
+    /// its 95 % interval against the case's band: within, outside, or
+    /// unclear with the rounds that would settle it. Rounds are added to the unclear rows until every
     /// row settles or the budget is spent. One line per row on stdout,
     /// then the counts; progress on stderr.
     ///

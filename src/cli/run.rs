@@ -127,39 +127,7 @@ fn commands(a: &RunArgs) -> Result<Vec<CmdSpec>, UsageError> {
 /// [`UsageError`] saying what is wrong and what to give instead.
 fn environments(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
     if a.ins.is_empty() {
-        if let Some(o) = a
-            .output
-            .as_ref()
-            .filter(|o| o.to_string_lossy().contains(IN_PLACEHOLDER))
-        {
-            return Err(UsageError(format!(
-                "-o {}: {IN_PLACEHOLDER} stands for each --in environment's name, and no --in \
-                 is given; name the file itself",
-                o.display()
-            )));
-        }
-        if let Some((name, _)) = a.in_binary.first() {
-            return Err(UsageError(format!(
-                "--in-binary {name}=...: goes with --in {name}=PREFIX (an environment to start \
-                 envbench in)"
-            )));
-        }
-        if a.alternate.is_some() {
-            return Err(UsageError(
-                "--alternate says how environments measured interleaved take turns: it needs \
-                 two or more --in (--in A --in B=PREFIX)"
-                    .into(),
-            ));
-        }
-        if a.precision.is_some() {
-            return Err(UsageError(
-                "--precision narrows the comparison of environments measured interleaved: it \
-                 needs two or more --in (--in A --in B=PREFIX); one environment alone takes \
-                 more --rounds or a larger --budget"
-                    .into(),
-            ));
-        }
-        return Ok(Vec::new());
+        return without_in(a).map(|()| Vec::new());
     }
     if let [only] = a.ins.as_slice() {
         return Err(UsageError(format!(
@@ -192,6 +160,49 @@ fn environments(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
             )));
         }
     }
+    places(a)
+}
+
+/// Refuses what needs `--in` where none is given.
+fn without_in(a: &RunArgs) -> Result<(), UsageError> {
+    if let Some(o) = a
+        .output
+        .as_ref()
+        .filter(|o| o.to_string_lossy().contains(IN_PLACEHOLDER))
+    {
+        return Err(UsageError(format!(
+            "-o {}: {IN_PLACEHOLDER} stands for each --in environment's name, and no --in \
+             is given; name the file itself",
+            o.display()
+        )));
+    }
+    if let Some((name, _)) = a.in_binary.first() {
+        return Err(UsageError(format!(
+            "--in-binary {name}=...: goes with --in {name}=PREFIX (an environment to start \
+             envbench in)"
+        )));
+    }
+    if a.alternate.is_some() {
+        return Err(UsageError(
+            "--alternate says how environments measured interleaved take turns: it needs \
+             two or more --in (--in A --in B=PREFIX)"
+                .into(),
+        ));
+    }
+    if a.precision.is_some() {
+        return Err(UsageError(
+            "--precision narrows the comparison of environments measured interleaved: it \
+             needs two or more --in (--in A --in B=PREFIX); one environment alone takes \
+             more --rounds or a larger --budget"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Each `--in` environment with its `--in-binary`, refusing a name given
+/// twice or not given.
+fn places(a: &RunArgs) -> Result<Vec<Place>, UsageError> {
     let mut out: Vec<Place> = Vec::new();
     for i in &a.ins {
         if out.iter().any(|e| e.name == i.name) {

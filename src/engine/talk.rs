@@ -460,6 +460,34 @@ enum Silence {
 
 /// Why a worker that said nothing in time was stopped: it gave no sign of
 /// starting, or no outcome once `ready`.
+/// The line `heard` brought, or None where the run was interrupted after
+/// the worker was `ready` and it may wind down; else why the conversation
+/// ends (`watching`: the run's interruption is still watched, none came).
+fn line_of(
+    heard: Heard,
+    ready: bool,
+    deadlines: &Deadlines,
+    watching: bool,
+) -> Result<Option<String>, Silence> {
+    match heard {
+        Heard::Line(line) => Ok(Some(line)),
+        Heard::Closed => Err(Silence::Ended),
+        Heard::TooLong => Err(Silence::Why(format!(
+            "printed a line longer than {} MiB, which is not envbench's",
+            super::peer::LINE_CAP_BYTES >> 20
+        ))),
+        Heard::Interrupted if !ready => Err(Silence::Why(
+            "had not started its round when the run was interrupted, and was stopped".into(),
+        )),
+        Heard::Interrupted => Ok(None),
+        Heard::Late if !watching => Err(Silence::Why(format!(
+            "did not end its round within {} s of the interruption and was stopped",
+            INTERRUPT_GRACE.as_secs()
+        ))),
+        Heard::Late => Err(Silence::Why(late(ready, deadlines))),
+    }
+}
+
 fn late(ready: bool, deadlines: &Deadlines) -> String {
     let awaited = if ready {
         format!(
@@ -496,35 +524,14 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
     let mut watched = Some(interrupted);
     let mut until = started + deadlines.start;
     loop {
-        let line = match channel.next(until, watched) {
-            Heard::Line(line) => line,
-            Heard::Closed => return Err(Silence::Ended),
-            Heard::TooLong => {
-                return Err(Silence::Why(format!(
-                    "printed a line longer than {} MiB, which is not envbench's",
-                    super::peer::LINE_CAP_BYTES >> 20
-                )))
-            }
-            Heard::Interrupted if ready_at.is_none() => {
-                return Err(Silence::Why(
-                    "had not started its round when the run was interrupted, and was stopped"
-                        .into(),
-                ))
-            }
-            Heard::Interrupted => {
-                // close its stdin: it winds down even if no signal reaches it
-                channel.wind_down();
-                watched = None;
-                until = Instant::now() + INTERRUPT_GRACE;
-                continue;
-            }
-            Heard::Late if watched.is_none() => {
-                return Err(Silence::Why(format!(
-                    "did not end its round within {} s of the interruption and was stopped",
-                    INTERRUPT_GRACE.as_secs()
-                )))
-            }
-            Heard::Late => return Err(Silence::Why(late(ready_at.is_some(), &deadlines))),
+        let heard = channel.next(until, watched);
+        let Some(line) = line_of(heard, ready_at.is_some(), &deadlines, watched.is_some())? else {
+            // interrupted: close its stdin, so that it winds down even if
+            // no signal reaches it, and give it a grace to end its round
+            channel.wind_down();
+            watched = None;
+            until = Instant::now() + INTERRUPT_GRACE;
+            continue;
         };
         let parsed = serde_json::from_str::<Line>(&line).map_err(|_| {
             Silence::Why(format!(

@@ -293,6 +293,26 @@ pub(crate) fn read_boost(roots: &Roots) -> Option<Boost> {
     })
 }
 
+/// Simultaneous multithreading as the kernel's switch says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Smt {
+    /// `smt/control`: `on`, `off`, `forceoff`, `notsupported`,
+    /// `notimplemented`.
+    pub(crate) control: String,
+    /// `smt/active` is 1: a core runs two threads.
+    pub(crate) active: bool,
+}
+
+/// SMT's switch and state below `roots`; None where the kernel does not
+/// expose its control.
+pub(crate) fn read_smt(roots: &Roots) -> Option<Smt> {
+    let word = |p: &str| roots.read(p).map(|s| s.trim().to_string());
+    Some(Smt {
+        control: word("/sys/devices/system/cpu/smt/control")?,
+        active: word("/sys/devices/system/cpu/smt/active").as_deref() == Some("1"),
+    })
+}
+
 /// The numbers of a list in the kernel's format (`0-2,5`: CPUs of a
 /// cpuset or an affinity mask, NUMA nodes online), in order; None when
 /// the text is not such a list. An empty text is an empty list.

@@ -154,6 +154,13 @@ pub(crate) fn read_thp(roots: &Roots) -> Option<String> {
     bracketed(&roots.read(THP_ENABLED)?).map(str::to_string)
 }
 
+/// `vm.swappiness` below `roots`, as the kernel writes it (`60`).
+pub(crate) fn read_swappiness(roots: &Roots) -> Option<String> {
+    roots
+        .read("/proc/sys/vm/swappiness")
+        .map(|s| s.trim().to_string())
+}
+
 /// The THP mode and the NUMA nodes below `roots`, into `memory`.
 pub(crate) fn read_policy(roots: &Roots, memory: &mut MemoryInfo) {
     memory.thp = read_thp(roots);

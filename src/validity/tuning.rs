@@ -83,15 +83,14 @@ fn boost(roots: &Roots) -> Advice {
 }
 
 fn smt(roots: &Roots) -> Advice {
-    let control = read(roots, "/sys/devices/system/cpu/smt/control");
-    let active = read(roots, "/sys/devices/system/cpu/smt/active");
-    let on = active.as_deref() == Some("1");
+    let smt = crate::probe::cpu::read_smt(roots);
+    let on = smt.as_ref().is_some_and(|s| s.active);
     Advice {
         setting: "SMT (hyper-threading)",
-        now: match (&control, on) {
-            (Some(c), true) => format!("active ({c})"),
-            (Some(c), false) => format!("inactive ({c})"),
-            (None, _) => "unknown".into(),
+        now: match &smt {
+            Some(s) if s.active => format!("active ({})", s.control),
+            Some(s) => format!("inactive ({})", s.control),
+            None => "unknown".into(),
         },
         fine: !on,
         how: if on {
@@ -128,7 +127,7 @@ fn background(roots: &Roots, cpus: usize) -> Advice {
 
 fn swap(roots: &Roots) -> Advice {
     let kib = read(roots, "/proc/meminfo").and_then(|t| parse_swap_kib(&t));
-    let swappiness = read(roots, "/proc/sys/vm/swappiness");
+    let swappiness = crate::probe::memory::read_swappiness(roots);
     let (now, fine) = match kib {
         None => ("unknown".to_string(), true),
         Some((0, _)) => ("none configured".into(), true),

@@ -346,9 +346,10 @@ fn time_name(k: Kernel, i: usize) -> &'static str {
 
 /// C STREAM's builds, each with OpenMP. None is best everywhere:
 /// `-march=native` was 10 % slower than the generic build on a Zen 4 guest
-/// (AVX-512 stores); on a Xeon at one thread it read 12.5-13.1 GB/s,
-/// unrolled 13.2-13.5, as envbench's AVX2 kernels 13.1-13.4
-/// (docs/log/fidelity.md).
+/// (AVX-512 stores); on a Xeon at one thread, in one alternation, it read
+/// 12.5-13.1 GB/s, unrolled 13.2-13.5, envbench's AVX2 kernels 13.1-13.4
+/// (docs/log/fidelity.md, 2026-11-29, midday). The quick case names its
+/// iterations (`ntimes`, 5 against STREAM's 10), which the tool is given.
 const C_BUILDS: [&[&str]; 3] = [
     &["-O3", "-march=native", "-funroll-loops", "-fopenmp"],
     &["-O3", "-fopenmp"],

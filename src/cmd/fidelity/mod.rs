@@ -10,7 +10,7 @@ mod rows;
 
 use crate::bench::reference::Workshop;
 use crate::bench::{Bench, Family, FAMILIES};
-use crate::stats::band::{More, Verdict, MOST_ROUNDS};
+use crate::stats::band::{More, Verdict};
 use anyhow::Context as _;
 use rows::Row;
 use std::path::{Path, PathBuf};
@@ -141,9 +141,7 @@ fn passes(
         let pass_started = Instant::now();
         let mut done = 0;
         for _ in 0..add {
-            let measured = open
-                .iter()
-                .any(|&i| rows[i].live() && rows[i].pairs.len() < MOST_ROUNDS);
+            let measured = open.iter().any(|&i| rows[i].measurable());
             if !measured || interrupted.load(Ordering::SeqCst) {
                 break;
             }
@@ -215,7 +213,7 @@ fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
     rows
 }
 
-/// One round of the `open` rows that have fewer than [`MOST_ROUNDS`]
+/// One round of the `open` rows that have fewer than [`MOST_ROUNDS`](crate::stats::band::MOST_ROUNDS)
 /// rounds (a pass can reach it midway): for each placement of envbench (as
 /// the scheduler places it, or on the first CPU), one envbench run of their
 /// cases and each row's tools once; envbench first in even turns, the
@@ -233,11 +231,7 @@ fn round(
         let group: Vec<usize> = open
             .iter()
             .copied()
-            .filter(|&i| {
-                rows[i].reference.envbench_on_first_cpu == pinned
-                    && rows[i].live()
-                    && rows[i].pairs.len() < MOST_ROUNDS
-            })
+            .filter(|&i| rows[i].reference.envbench_on_first_cpu == pinned && rows[i].measurable())
             .collect();
         if group.is_empty() || interrupted.load(Ordering::SeqCst) {
             continue;
@@ -337,9 +331,9 @@ fn envbench_run(
 impl Row {
     /// Whether this pass measures the row: every row whose tool runs in
     /// the first, then those unclear that more rounds would settle, up to
-    /// [`MOST_ROUNDS`] rounds (the seeded tests' error rates hold so far).
+    /// [`MOST_ROUNDS`](crate::stats::band::MOST_ROUNDS) rounds (the seeded tests' error rates hold so far).
     fn open(&self, pass: usize) -> bool {
-        if !self.live() || self.pairs.len() >= MOST_ROUNDS {
+        if !self.measurable() {
             return false;
         }
         pass == 1 || self.wanted().is_some()

@@ -1,16 +1,17 @@
-//! `envbench fidelity`'s rows: a case's metric against one reference tool,
-//! the rounds' figures of both, the judgement, and the row as a line, as
-//! JSON and as Markdown.
+//! `envbench fidelity`'s rows: a case's metric against its reference
+//! tools (the one the row holds envbench to, among those measured), the
+//! rounds' figures, the judgement, and the row as a line, as JSON and as
+//! Markdown.
 
 use crate::bench::reference::{Pick, Ready, Reference, Workshop};
 use crate::bench::{Bench, CaseSpec};
 use crate::results::ResultFile;
-use crate::stats::band::{judge, Judged, More, Verdict};
+use crate::stats::band::{judge, Judged, More, Verdict, MOST_ROUNDS};
 use crate::units::{format_value, Unit};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// One case's metric against one reference tool.
+/// One case's metric against its reference tools.
 pub(super) struct Row {
     /// The bench whose case it is.
     pub bench: &'static dyn Bench,
@@ -28,6 +29,9 @@ pub(super) struct Row {
     rounds: Vec<(f64, Vec<f64>)>,
     /// The tool the row holds envbench to, among [`Row::tools`].
     chosen: usize,
+    /// The declared tools that do not run here, each with why (a
+    /// [`Pick::Highest`] row measures the others).
+    not_run: Vec<String>,
     /// Each round's (envbench's figure, the chosen tool's).
     pub pairs: Vec<(f64, f64)>,
     /// Why the row stopped being measured.
@@ -53,6 +57,7 @@ impl Row {
             unit: None,
             rounds: Vec::new(),
             chosen: 0,
+            not_run: Vec::new(),
             pairs: Vec::new(),
             stopped: None,
             judged: None,
@@ -65,7 +70,11 @@ impl Row {
                 })
         });
         row.tools = match case {
-            Some(case) => ready(&row.reference, shop, &case.params),
+            Some(case) => {
+                let (tools, not_run) = ready(&row.reference, shop, &case.params);
+                row.not_run = not_run;
+                tools
+            }
             None => Err(format!(
                 "the quick suite plans no case {} here",
                 row.selector()
@@ -79,7 +88,14 @@ impl Row {
         self.tools.is_ok() && self.stopped.is_none()
     }
 
-    /// Each tool's figure for this round.
+    /// Whether a round may measure the row: live, and short of
+    /// [`MOST_ROUNDS`] (the seeded tests' error rates hold so far).
+    pub fn measurable(&self) -> bool {
+        self.live() && self.pairs.len() < MOST_ROUNDS
+    }
+
+    /// Each tool's figure for this round; one tool's failure fails the
+    /// round, and stops the row.
     pub fn measure_tools(&self) -> Result<Vec<f64>, String> {
         match &self.tools {
             Ok(tools) => tools.iter().map(Ready::measure).collect(),
@@ -194,10 +210,16 @@ impl Row {
     /// the first declared where none runs.
     fn tool_name(&self) -> String {
         match &self.tools {
+            Ok(t) if t.len() > 1 && self.rounds.is_empty() => format!(
+                "{} builds, the highest median taken{}",
+                t.len(),
+                self.not_running()
+            ),
             Ok(t) if t.len() > 1 => format!(
-                "{} (the highest median of {})",
+                "{} (the highest median of {}{})",
                 t[self.chosen].name(),
-                t.len()
+                t.len(),
+                self.not_running()
             ),
             Ok(t) => t[self.chosen].name().to_string(),
             Err(_) => self
@@ -205,6 +227,15 @@ impl Row {
                 .tools
                 .first()
                 .map_or("no tool".into(), |t| t.name.to_string()),
+        }
+    }
+
+    /// What the tool's name adds where declared tools of a row that
+    /// measures several do not run here.
+    fn not_running(&self) -> String {
+        match self.not_run.len() {
+            0 => String::new(),
+            n => format!("; {n} more not run here"),
         }
     }
 
@@ -295,14 +326,14 @@ impl Row {
     }
 }
 
-/// The tools of `reference` ready for `case`: the first that runs, or
+/// The tools of `reference` ready for `case` (the first that runs, or
 /// every one that does where the reference picks the highest; else why
-/// none runs here.
+/// none runs here), and why each declared tool tried and not run does not.
 fn ready(
     reference: &Reference,
     shop: &mut Workshop,
     case: &std::collections::BTreeMap<String, Value>,
-) -> Result<Vec<Ready>, String> {
+) -> (Result<Vec<Ready>, String>, Vec<String>) {
     let mut why = Vec::new();
     let mut tools = Vec::new();
     for t in &reference.tools {
@@ -317,9 +348,9 @@ fn ready(
         }
     }
     if tools.is_empty() {
-        Err(why.join("; "))
+        (Err(why.join("; ")), Vec::new())
     } else {
-        Ok(tools)
+        (Ok(tools), why)
     }
 }
 
@@ -414,6 +445,7 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
                 "metric": r.reference.metric,
                 "unit": r.unit.map(Unit::symbol),
                 "reference": r.tool_name(),
+                "references_not_run": r.not_run,
                 "band": r.reference.band.map(|b| json!([b.low, if b.high.is_finite() { Some(b.high) } else { None }])),
                 "verdict": verdict_key(r),
                 "words": r.verdict_words(),
@@ -657,8 +689,13 @@ mod tests {
         };
         r.reference.tools.push(other);
         r.reference.pick = Pick::Highest;
-        r.tools = ready(&r.reference, &mut shop, &planned(r.bench)[0].params);
+        r.tools = ready(&r.reference, &mut shop, &planned(r.bench)[0].params).0;
         assert_eq!(r.measure_tools(), Ok(vec![100.0, 120.0]));
+        assert!(
+            r.line().contains("(2 builds, the highest median taken)"),
+            "{}",
+            r.line()
+        );
         let file: crate::results::ResultFile =
             serde_json::from_str(include_str!("../../../tests/fixtures/results/valid.json"))
                 .unwrap();
@@ -681,8 +718,35 @@ mod tests {
         // a row whose reference takes the first that runs measures one
         let mut first = row(&mut shop, "echo", "100");
         first.reference.tools.push(r.reference.tools[1].clone());
-        first.tools = ready(&first.reference, &mut shop, &planned(r.bench)[0].params);
+        first.tools = ready(&first.reference, &mut shop, &planned(r.bench)[0].params).0;
         assert_eq!(first.measure_tools(), Ok(vec![100.0]));
+        // a tool that does not run is left out of a row that measures
+        // several, and counted; the row stops at the cap
+        let missing = Tool {
+            program: Prog::Path("envbench-no-such-tool"),
+            ..r.reference.tools[0].clone()
+        };
+        r.reference.tools.insert(0, missing);
+        let (tools, not_run) = ready(&r.reference, &mut shop, &planned(r.bench)[0].params);
+        assert_eq!(tools.map(|t| t.len()), Ok(2));
+        assert_eq!(not_run.len(), 1);
+        assert!(
+            not_run[0].contains("envbench-no-such-tool is not on"),
+            "{not_run:?}"
+        );
+        r.not_run = not_run;
+        assert!(
+            r.line()
+                .contains("(the highest median of 2; 1 more not run here)"),
+            "{}",
+            r.line()
+        );
+        assert!(r.measurable());
+        for _ in 3..MOST_ROUNDS {
+            r.record(Ok(&file), Ok(vec![125.0, 115.0]));
+        }
+        assert_eq!(r.pairs.len(), MOST_ROUNDS);
+        assert!(r.live() && !r.measurable());
     }
 
     /// docs/fidelity.md's table under "`envbench fidelity`" is the

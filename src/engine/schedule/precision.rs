@@ -174,50 +174,14 @@ impl Loop<'_> {
         self.extra = true;
         while !self.interrupted.load(Ordering::SeqCst) {
             let spent = self.clock.now().saturating_sub(began).as_secs_f64();
-            let mut short: Vec<(usize, f64)> = (0..n)
-                .filter(|&i| self.passes_of[i].is_some())
-                .filter(|&i| self.stand(i).short_of(p.half_width))
-                .map(|i| (i, self.round_cost(i)))
-                .collect();
-            if short.is_empty() {
+            let Some(chosen) = self.short_that_fit(p.half_width, allowed - spent) else {
                 break;
-            }
-            short.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let mut left = allowed - spent;
-            let chosen: Vec<usize> = short
-                .iter()
-                .filter(|&&(_, cost)| {
-                    let fits = cost <= left;
-                    if fits {
-                        left -= cost;
-                    }
-                    fits
-                })
-                .map(|&(i, _)| i)
-                .collect();
+            };
             if chosen.is_empty() {
                 out_of_time = true;
                 break;
             }
-            let pass = self.passes;
-            self.passes += 1;
-            for (i, passes) in self.passes_of.iter_mut().enumerate() {
-                if let Some(p) = passes.as_mut() {
-                    p.push(chosen.contains(&i));
-                }
-            }
-            let order: Vec<usize> = order::round_order(n, self.s.config.seed, pass)
-                .into_iter()
-                .filter(|&i| self.in_pass(i, pass))
-                .collect();
-            start_round(self.s, files, &order);
-            for pos in 0..order.len() {
-                if self.interrupted.load(Ordering::SeqCst) {
-                    break;
-                }
-                self.case_slot(pass, &order, pos, files, watch)?;
-            }
-            self.save(files)?;
+            self.added_pass(&chosen, files, watch)?;
             added += 1;
         }
         self.extra = false;
@@ -236,6 +200,61 @@ impl Loop<'_> {
         let note = precision_words(&p, &stands, added, (took, allowed), why);
         watch.precision(&note);
         Ok(Some(note))
+    }
+
+    /// The cases still wider than `half_width`, cheapest round first, as
+    /// many as fit in `left` seconds (none may); None when no case is.
+    fn short_that_fit(&self, half_width: f64, mut left: f64) -> Option<Vec<usize>> {
+        let mut short: Vec<(usize, f64)> = (0..self.s.cases.len())
+            .filter(|&i| self.passes_of[i].is_some())
+            .filter(|&i| self.stand(i).short_of(half_width))
+            .map(|i| (i, self.round_cost(i)))
+            .collect();
+        if short.is_empty() {
+            return None;
+        }
+        short.sort_by(|a, b| a.1.total_cmp(&b.1));
+        Some(
+            short
+                .iter()
+                .filter(|&&(_, cost)| {
+                    let fits = cost <= left;
+                    if fits {
+                        left -= cost;
+                    }
+                    fits
+                })
+                .map(|&(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// One added pass of the `chosen` cases, in the seeded order, saved.
+    fn added_pass(
+        &mut self,
+        chosen: &[usize],
+        files: &mut [ResultFile],
+        watch: &mut dyn Watch,
+    ) -> anyhow::Result<()> {
+        let pass = self.passes;
+        self.passes += 1;
+        for (i, passes) in self.passes_of.iter_mut().enumerate() {
+            if let Some(p) = passes.as_mut() {
+                p.push(chosen.contains(&i));
+            }
+        }
+        let order: Vec<usize> = order::round_order(self.s.cases.len(), self.s.config.seed, pass)
+            .into_iter()
+            .filter(|&i| self.in_pass(i, pass))
+            .collect();
+        start_round(self.s, files, &order);
+        for pos in 0..order.len() {
+            if self.interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            self.case_slot(pass, &order, pos, files, watch)?;
+        }
+        self.save(files)
     }
 
     /// The policy of an added round of the pair `slot`: a round's share of
