@@ -140,6 +140,16 @@ pub struct RanOn {
     pub fs_type: String,
 }
 
+/// Whether a parameter's value `v` is the one written `value` (a number
+/// as its digits): a case's, or a planned case's.
+pub(crate) fn value_is(v: Option<&Value>, value: &str) -> bool {
+    match v {
+        Some(Value::String(s)) => s == value,
+        Some(Value::Number(n)) => n.to_string() == value,
+        _ => false,
+    }
+}
+
 impl CaseResult {
     fn param_text(&self, key: &str) -> Option<&str> {
         self.params.get(key).and_then(Value::as_str)
@@ -152,11 +162,7 @@ impl CaseResult {
     /// Whether parameter `key` has the value written `value` (a number
     /// as its digits).
     pub(crate) fn param_is(&self, key: &str, value: &str) -> bool {
-        match self.params.get(key) {
-            Some(Value::String(s)) => s == value,
-            Some(Value::Number(n)) => n.to_string() == value,
-            _ => false,
-        }
+        value_is(self.params.get(key), value)
     }
 
     /// The `--dir` parameter, by name, where the case has one (a

@@ -25,15 +25,12 @@ pub(super) struct Row {
     label: String,
     /// The metric's unit, from envbench's result.
     unit: Option<Unit>,
-    /// Each round's envbench figure and each tool's.
+    /// Each round's envbench figure and each tool's, as many as
+    /// [`Row::tools`].
     rounds: Vec<(f64, Vec<f64>)>,
-    /// The tool the row holds envbench to, among [`Row::tools`].
-    chosen: usize,
     /// The declared tools that do not run here, each with why (a
     /// [`Pick::Highest`] row measures the others).
     not_run: Vec<String>,
-    /// Each round's (envbench's figure, the chosen tool's).
-    pub pairs: Vec<(f64, f64)>,
     /// Why the row stopped being measured.
     stopped: Option<String>,
     /// The latest judgement.
@@ -56,18 +53,18 @@ impl Row {
             label: String::new(),
             unit: None,
             rounds: Vec::new(),
-            chosen: 0,
             not_run: Vec::new(),
-            pairs: Vec::new(),
             stopped: None,
             judged: None,
         };
         row.label = row.selector() + row.placed();
         let case = planned.iter().find(|c| {
             c.bench == bench.id()
-                && row.reference.params.iter().all(|(k, v)| {
-                    c.params.get(*k).map(crate::results::param_text).as_deref() == Some(*v)
-                })
+                && row
+                    .reference
+                    .params
+                    .iter()
+                    .all(|(k, v)| crate::results::params::value_is(c.params.get(*k), v))
         });
         row.tools = match case {
             Some(case) => {
@@ -91,7 +88,7 @@ impl Row {
     /// Whether a round may measure the row: live, and short of
     /// [`MOST_ROUNDS`] (the seeded tests' error rates hold so far).
     pub fn measurable(&self) -> bool {
-        self.live() && self.pairs.len() < MOST_ROUNDS
+        self.live() && self.rounds.len() < MOST_ROUNDS
     }
 
     /// Each tool's figure for this round; one tool's failure fails the
@@ -130,40 +127,33 @@ impl Row {
 
     /// Takes a round: envbench's `file` (or why its run failed) and the
     /// tools' figures (or why one failed). A failure stops the row; the
-    /// rounds it has are kept. The row holds envbench to the tool its
-    /// reference picks, the one with the highest median so far where it
-    /// picks the highest.
+    /// rounds it has are kept.
     pub fn record(&mut self, file: Result<&ResultFile, &String>, tools: Result<Vec<f64>, String>) {
         let envbench = file.map_err(Clone::clone).and_then(|f| self.figure(f));
-        let failed = match (envbench, tools) {
-            (Ok(e), Ok(r)) if !r.is_empty() => {
-                self.rounds.push((e, r));
-                None
+        let expected = self.tools.as_ref().map_or(0, Vec::len);
+        match (envbench, tools) {
+            (Ok(e), Ok(r)) if r.len() == expected => self.rounds.push((e, r)),
+            (Ok(_), Ok(r)) => {
+                self.stopped = Some(format!("{} figures from {expected} tools", r.len()));
             }
-            (Ok(_), Ok(_)) => Some("no tool gave a figure".to_string()),
-            (Err(e), _) => Some(format!("envbench: {e}")),
-            (_, Err(e)) => Some(e),
-        };
-        if failed.is_some() {
-            self.stopped = failed;
-            return;
+            (Err(e), _) => self.stopped = Some(format!("envbench: {e}")),
+            (_, Err(e)) => self.stopped = Some(e),
         }
-        if self.reference.pick == Pick::Highest {
-            let tools = self.rounds.first().map_or(0, |r| r.1.len());
-            let median = |k: usize| {
-                let mut f: Vec<f64> = self.rounds.iter().map(|r| r.1[k]).collect();
-                f.sort_by(f64::total_cmp);
-                crate::stats::median_of_sorted(&f)
-            };
-            self.chosen = (0..tools)
-                .max_by(|&a, &b| median(a).total_cmp(&median(b)))
-                .unwrap_or(0);
+    }
+
+    /// The tool the row holds envbench to, among [`Row::tools`]: the one
+    /// its reference picks.
+    fn chosen(&self) -> usize {
+        match self.reference.pick {
+            Pick::First => 0,
+            Pick::Highest => highest_median(&self.rounds),
         }
-        self.pairs = self
-            .rounds
-            .iter()
-            .map(|(e, r)| (*e, r[self.chosen]))
-            .collect();
+    }
+
+    /// Each round's (envbench's figure, the chosen tool's).
+    pub fn pairs(&self) -> Vec<(f64, f64)> {
+        let k = self.chosen();
+        self.rounds.iter().map(|(e, r)| (*e, r[k])).collect()
     }
 
     /// The row's figure in envbench's result: its case's median of its
@@ -203,7 +193,7 @@ impl Row {
     /// Judges the rounds so far.
     pub fn judge(&mut self) {
         let seed = crate::stats::rng::seed_for(1, &[&self.label, self.reference.metric]);
-        self.judged = judge(&self.pairs, self.reference.band, seed);
+        self.judged = judge(&self.pairs(), self.reference.band, seed);
     }
 
     /// The chosen tool's name (and among how many, where several run), or
@@ -217,11 +207,11 @@ impl Row {
             ),
             Ok(t) if t.len() > 1 => format!(
                 "{} (the highest median of {}{})",
-                t[self.chosen].name(),
+                t[self.chosen()].name(),
                 t.len(),
                 self.not_running()
             ),
-            Ok(t) => t[self.chosen].name().to_string(),
+            Ok(t) => t[self.chosen()].name().to_string(),
             Err(_) => self
                 .reference
                 .tools
@@ -276,11 +266,12 @@ impl Row {
 
     /// The medians of both sides' figures.
     fn medians(&self) -> Option<(f64, f64)> {
-        if self.pairs.is_empty() {
+        let pairs = self.pairs();
+        if pairs.is_empty() {
             return None;
         }
-        let mut e: Vec<f64> = self.pairs.iter().map(|p| p.0).collect();
-        let mut r: Vec<f64> = self.pairs.iter().map(|p| p.1).collect();
+        let mut e: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+        let mut r: Vec<f64> = pairs.iter().map(|p| p.1).collect();
         e.sort_by(f64::total_cmp);
         r.sort_by(f64::total_cmp);
         Some((
@@ -324,6 +315,20 @@ impl Row {
             self.verdict_words()
         )
     }
+}
+
+/// Among rounds of several tools' figures, the tool whose median is the
+/// highest (the first where none is measured).
+fn highest_median(rounds: &[(f64, Vec<f64>)]) -> usize {
+    let tools = rounds.first().map_or(0, |r| r.1.len());
+    let median = |k: usize| {
+        let mut f: Vec<f64> = rounds.iter().map(|r| r.1[k]).collect();
+        f.sort_by(f64::total_cmp);
+        crate::stats::median_of_sorted(&f)
+    };
+    (0..tools)
+        .max_by(|&a, &b| median(a).total_cmp(&median(b)))
+        .unwrap_or(0)
 }
 
 /// The tools of `reference` ready for `case` (the first that runs, or
@@ -439,6 +444,7 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
         .iter()
         .map(|r| {
             let j = r.judged.as_ref();
+            let pairs = r.pairs();
             json!({
                 "case": r.label,
                 "bench": r.bench.id(),
@@ -452,9 +458,9 @@ pub(super) fn json(rows: &[Row], summary: &Summary) -> String {
                 "stopped": r.stopped,
                 "ratio": j.map(|j| j.ratio),
                 "ratio_ci": j.and_then(|j| j.interval).map(|(lo, hi)| json!([lo, hi])),
-                "rounds": r.pairs.len(),
-                "envbench": r.pairs.iter().map(|p| p.0).collect::<Vec<_>>(),
-                "reference_figures": r.pairs.iter().map(|p| p.1).collect::<Vec<_>>(),
+                "rounds": pairs.len(),
+                "envbench": pairs.iter().map(|p| p.0).collect::<Vec<_>>(),
+                "reference_figures": pairs.iter().map(|p| p.1).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -499,7 +505,7 @@ pub(super) fn markdown(rows: &[Row]) -> String {
             r.label,
             r.reference.metric,
             r.tool_name(),
-            r.pairs.len(),
+            r.rounds.len(),
             r.verdict_words().replace('|', "\\|")
         ));
     }
@@ -582,8 +588,8 @@ mod tests {
             for _ in 0..8 {
                 let r = 170.0 * (0.03 * normal(&mut rng)).exp();
                 rows[i]
-                    .pairs
-                    .push((r * truth * (0.03 * normal(&mut rng)).exp(), r));
+                    .rounds
+                    .push((r * truth * (0.03 * normal(&mut rng)).exp(), vec![r]));
             }
         }
         for r in &mut rows {
@@ -632,10 +638,10 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();
         let mut r = row(&mut shop, "echo", "170");
-        r.pairs.push((170.0, 171.0));
+        r.rounds.push((170.0, vec![171.0]));
         r.record(Err(&"the run failed".to_string()), Ok(vec![170.0]));
         assert!(!r.live());
-        assert_eq!(r.pairs.len(), 1);
+        assert_eq!(r.pairs().len(), 1);
         r.judge();
         assert!(
             r.line().contains("stopped: envbench: the run failed"),
@@ -664,13 +670,13 @@ mod tests {
             serde_json::from_str(include_str!("../../../tests/fixtures/results/valid.json"))
                 .unwrap();
         r.record(Ok(&file), Ok(vec![170.0]));
-        assert_eq!(r.pairs, vec![(156_250.0, 170.0)]);
+        assert_eq!(r.pairs(), vec![(156_250.0, 170.0)]);
         assert_eq!(r.unit, Some(Unit::Nanoseconds));
         // a case the result does not hold stops the row
         file.cases
             .retain(|c| c.bench != crate::results::ids::OS_SYSCALL);
         r.record(Ok(&file), Ok(vec![170.0]));
-        assert_eq!(r.pairs.len(), 1);
+        assert_eq!(r.pairs().len(), 1);
         assert_eq!(
             r.stopped.as_deref(),
             Some("envbench: the result holds no case os.syscall[call=getppid]")
@@ -709,7 +715,7 @@ mod tests {
         r.record(Ok(&file), Ok(vec![125.0, 115.0]));
         // medians 125 and 115: every round's pair is taken anew from the first
         let e = 156_250.0;
-        assert_eq!(r.pairs, vec![(e, 100.0), (e, 130.0), (e, 125.0)]);
+        assert_eq!(r.pairs(), vec![(e, 100.0), (e, 130.0), (e, 125.0)]);
         assert!(
             r.line().contains("(echo (the highest median of 2))"),
             "{}",
@@ -745,8 +751,74 @@ mod tests {
         for _ in 3..MOST_ROUNDS {
             r.record(Ok(&file), Ok(vec![125.0, 115.0]));
         }
-        assert_eq!(r.pairs.len(), MOST_ROUNDS);
+        assert_eq!(r.pairs().len(), MOST_ROUNDS);
+        // figures from fewer tools than the row measures stop it
+        let mut short = row(&mut shop, "echo", "100");
+        short.record(Ok(&file), Ok(vec![]));
+        assert_eq!(short.stopped.as_deref(), Some("0 figures from 1 tools"));
         assert!(r.live() && !r.measurable());
+    }
+
+    /// The highest median of three builds as the reference, on seeded
+    /// rounds: each round's host state moves envbench and the builds
+    /// alike (5 %), each side has its own noise (2 %), and the builds are
+    /// truly equal. Judged against STREAM's ±3 % band at 3, 5 and 12
+    /// rounds, as the first build alone would be: A/A (envbench equal to
+    /// the builds) within / outside, a true 0.94 found outside, and the
+    /// A/A interval's median half-width.
+    #[test]
+    fn the_highest_of_three_equal_builds_leans_the_ratio_low_by_little_at_fidelitys_rounds() {
+        use crate::stats::band::{judge, Band};
+        let band = Some(Band::new(0.97, 1.03));
+        let run = |rounds: usize, truth: f64, highest: bool| {
+            let (mut within, mut outside, mut halves) = (0, 0, Vec::new());
+            for seed in 0..200u64 {
+                let mut rng = Rng::new(seed);
+                let kept: Vec<(f64, Vec<f64>)> = (0..rounds)
+                    .map(|_| {
+                        let host = 20_000.0 * (0.05 * normal(&mut rng)).exp();
+                        let e = host * truth * (0.02 * normal(&mut rng)).exp();
+                        let builds = (0..3)
+                            .map(|_| host * (0.02 * normal(&mut rng)).exp())
+                            .collect();
+                        (e, builds)
+                    })
+                    .collect();
+                let k = if highest { highest_median(&kept) } else { 0 };
+                let pairs: Vec<(f64, f64)> = kept.iter().map(|(e, r)| (*e, r[k])).collect();
+                let j = judge(&pairs, band, seed).unwrap();
+                match j.verdict {
+                    Verdict::Within => within += 1,
+                    Verdict::Outside => outside += 1,
+                    _ => {}
+                }
+                if let Some((lo, hi)) = j.interval {
+                    halves.push((hi / lo).ln() / 2.0);
+                }
+            }
+            halves.sort_by(f64::total_cmp);
+            (within, outside, halves[halves.len() / 2].exp_m1() * 100.0)
+        };
+        for rounds in [3, 5, 12] {
+            let (aa_in, aa_out, half) = run(rounds, 1.0, true);
+            let (first_in, first_out, first_half) = run(rounds, 1.0, false);
+            let (_, found, _) = run(rounds, 0.94, true);
+            eprintln!(
+                "{rounds} rounds: A/A within {aa_in}/200, outside {aa_out}/200, half-width \
+                 ±{half:.1} % (the first build: {first_in}, {first_out}, ±{first_half:.1} %); \
+                 a true 0.94 found outside {found}/200"
+            );
+            // the choice may cost a few A/A rows, never call many outside
+            assert!(aa_out <= 10, "{rounds}: {aa_out}");
+            assert!(
+                aa_in + 20 >= first_in,
+                "{rounds}: {aa_in} against {first_in}"
+            );
+            assert!(
+                found >= if rounds >= 5 { 100 } else { 40 },
+                "{rounds}: {found}"
+            );
+        }
     }
 
     /// docs/fidelity.md's table under "`envbench fidelity`" is the
