@@ -1964,9 +1964,11 @@ fn compare_dirs_makes_each_directory_an_environment() {
             "--quiet",
             "--no-history",
             "--only",
-            "io.meta,os.syscall",
+            "io.meta,os.syscall,cpu.int",
             "--reps",
             "3",
+            "--rounds",
+            "6",
             "--dir",
             "ext4=a",
             "--dir",
@@ -1976,6 +1978,36 @@ fn compare_dirs_makes_each_directory_an_environment() {
         ])
         .assert()
         .success();
+    // the two directories' io.meta run one right after the other in every
+    // pass, each first in some
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("r.json")).unwrap()).unwrap();
+    let orders = r["rounds"]["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), 6, "{}", r["rounds"]);
+    let mut firsts = Vec::new();
+    for o in orders {
+        let o: Vec<&str> = o
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let at = |k: &str| {
+            o.iter()
+                .position(|x| x.starts_with("io.meta") && x.contains(k))
+        };
+        // a pass without io.meta has it in neither directory
+        let (Some(a), Some(b)) = (at("dir=ext4"), at("dir=share")) else {
+            assert_eq!(at("dir=ext4"), at("dir=share"), "{o:?}");
+            continue;
+        };
+        assert_eq!(a.abs_diff(b), 1, "{o:?}");
+        firsts.push(a < b);
+    }
+    assert!(
+        firsts.contains(&true) && firsts.contains(&false),
+        "{firsts:?}"
+    );
     let out = envbench()
         .current_dir(tmp.path())
         .args(["compare", "--by-dir", "r.json", "--json", "c.json"])
@@ -2000,9 +2032,14 @@ fn compare_dirs_makes_each_directory_an_environment() {
     // os.syscall has no directory and is left out
     assert_eq!(keys, ["io.meta[files=500]"], "{c}");
     assert!(c["unmatched"].as_array().unwrap().is_empty());
-    // the one run is in both environments by design, not given twice
+    // the one run is in both environments by design, not given twice;
+    // io.meta's 3 rounds in each directory, fewer than six, are compared
+    // apart, not pass by pass (src/compare/tests/interleaved.rs pairs 12)
     let warnings = c["warnings"].to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(!warnings.contains("appears twice"), "{warnings}");
+    let meta = &c["metrics"][0];
+    assert_eq!(meta["basis"]["rounds_per_run"][0], 3.0, "{c}");
+    assert_eq!(meta["basis"]["run_spread"][0]["source"], "workers", "{c}");
     // a run with one directory has nothing to compare
     envbench()
         .current_dir(tmp.path())

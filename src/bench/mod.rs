@@ -428,7 +428,9 @@ pub trait Bench: Sync {
     /// attribute caches) only after some runs, and the 2 to 4 runs a quick
     /// round would give it between other cases read `git status` 20 % to
     /// 30 % slower than hyperfine's runs back to back (docs/method.md,
-    /// "A person's command against hyperfine").
+    /// "A person's command against hyperfine"). Such a bench also keeps
+    /// its warm-up in every round, however long its runs
+    /// ([`crate::engine::schedule`]'s round policy).
     fn steady_reps(&self) -> u32 {
         0
     }

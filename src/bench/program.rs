@@ -227,12 +227,12 @@ enum Watch {
 }
 
 /// Reads the output of child `pid` until it ends, its deadline passes or
-/// the run is interrupted. Its end wakes the wait at once where the kernel
-/// gives a descriptor of the process (a pidfd, Linux 5.3); elsewhere it is
-/// looked for every millisecond.
+/// the run is interrupted. Its end wakes the wait at once through
+/// [`end_of`]'s descriptor; where there is none, it is looked for every
+/// millisecond.
 fn watch(pid: u32, out: &mut Outputs, deadline: Instant) -> Watch {
     let started = Instant::now();
-    out.pidfd = pidfd(pid);
+    out.pidfd = end_of(pid);
     let tick = if out.pidfd.is_some() {
         TICK
     } else {
@@ -251,6 +251,62 @@ fn watch(pid: u32, out: &mut Outputs, deadline: Instant) -> Watch {
         }
         out.read_for((deadline - now).min(tick));
     }
+}
+
+/// A descriptor that poll finds readable once child `pid` has ended: its
+/// pidfd where the kernel has one, else the read end of a pipe whose
+/// write end a thread closes when its blocking wait for `pid` returns
+/// ([`waiter`]); None where neither can be had.
+///
+/// Where there is no pidfd (gVisor of 2022, WSL 1, kernels before 5.3)
+/// the wait was a poll every millisecond, three system calls each: in
+/// gVisor, where a system call costs tens of microseconds of another CPU,
+/// that slowed the very command timed.
+fn end_of(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    pidfd(pid).or_else(|| waiter(pid))
+}
+
+/// The read end of a pipe whose write end a thread of this process holds
+/// while it waits, blocked, for child `pid` to end (`waitid` with
+/// WNOWAIT, so the child is left for [`stop_tree`] to reap). The thread
+/// starts before [`stop_tree`] can reap the child; should it call
+/// `waitid` only after, it gets ECHILD and ends (a PID is not reused
+/// within microseconds).
+fn waiter(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let mut ends = [0 as RawFd; 2];
+    // SAFETY: pipe2 writes two descriptors into `ends`.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    // SAFETY: both are new descriptors this process now owns.
+    let (read, write) = unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(ends[0]),
+            std::os::fd::OwnedFd::from_raw_fd(ends[1]),
+        )
+    };
+    std::thread::Builder::new()
+        .name("envbench-wait".into())
+        .stack_size(64 << 10)
+        .spawn(move || {
+            let _held = write;
+            loop {
+                // SAFETY: an all-zero siginfo_t is valid; waitid writes
+                // only `info`.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                let flags = libc::WEXITED | libc::WNOWAIT;
+                // SAFETY: as above.
+                let r = unsafe { libc::waitid(libc::P_PID, pid, &mut info, flags) };
+                if r == 0
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    break;
+                }
+            }
+        })
+        .ok()
+        .map(|_| read)
 }
 
 /// A descriptor of process `pid` that poll finds readable once it has
@@ -613,6 +669,41 @@ mod tests {
         assert!(ended.elapsed < Duration::from_secs(10), "{ended:?}");
         assert!(ended.cpu > Duration::ZERO, "{ended:?}");
         assert!(ended.cpu < ended.elapsed, "{ended:?}");
+    }
+
+    #[test]
+    fn without_a_pidfd_a_waiting_thread_wakes_the_poll_when_the_child_ends() {
+        let mut child = Command::new("sleep").arg("0.3").spawn().unwrap();
+        let began = Instant::now();
+        let fd = waiter(child.id()).expect("a pipe and a thread");
+        let polled = |ms| {
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, alive for the call.
+            unsafe { libc::poll(&mut p, 1, ms) }
+        };
+        assert_eq!(polled(0), 0, "readable before the child ended");
+        assert_eq!(polled(20_000), 1, "not readable after it ended");
+        assert!(began.elapsed() >= Duration::from_millis(250));
+        // WNOWAIT: the child is still there to be reaped, with its status
+        assert!(exited(child.id()));
+        assert!(child.wait().unwrap().success());
+        // a child reaped before the thread waits: readable at once, and
+        // watch's own look (`exited`) says it ended, so no poll spins
+        let mut gone = Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let fd = waiter(gone.id()).expect("a pipe and a thread");
+        let mut p = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, alive for the call.
+        assert_eq!(unsafe { libc::poll(&mut p, 1, 5_000) }, 1);
+        assert!(exited(gone.id()));
     }
 
     #[test]

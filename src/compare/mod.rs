@@ -463,8 +463,10 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
 /// [`compare`] of the environments `compare --by-dir` makes, one per
 /// directory: a run whose cases ran in several directories is in each of
 /// them, with another directory's cases each time, which is the design
-/// and no run compared with itself. A run twice in one environment is
-/// still warned about.
+/// and not a run given twice; where its directories ran each case in
+/// turns, its rounds are paired with themselves
+/// ([`pairing::same_runs`]). A run twice in one environment is still
+/// warned about.
 ///
 /// # Errors
 /// As [`compare`].
@@ -514,9 +516,10 @@ fn compare_with(
                 .difference(&base_keys)
                 .map(|k| (other.label.clone(), k.clone())),
         );
-        // compare --by-dir holds the same runs on both sides: nothing to pair
+        // compare --by-dir holds the same runs on both sides: each run
+        // measured in turns is paired with itself, round by round
         let pairing = if by_dir {
-            pairing::Pairing::default()
+            pairing::same_runs(base, other)
         } else {
             pairing::pair(base, other)
         };

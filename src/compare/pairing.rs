@@ -30,6 +30,11 @@ pub enum Unpaired {
     OtherRun,
     /// The two files ran other rounds: seed, rounds or case orders differ.
     RoundsDiffer,
+    /// `compare --by-dir`: its two directories did not run each case one
+    /// right after the other (a file from before 2026-12-04).
+    NotInTurns,
+    /// `compare --by-dir`: it measured only one of the two directories.
+    OneDirectory,
     /// Case `key` holds samples of a round that, by the orders, did not run
     /// it in this environment.
     SamplesOutsideRounds {
@@ -108,6 +113,74 @@ pub(crate) fn pair(base: &Environment, other: &Environment) -> Pairing {
         }
     }
     out
+}
+
+/// The pairing of `compare --by-dir`'s two directories: each run with
+/// itself (the same run id) where its cases ran in turns, each case in
+/// the two directories one right after the other in every pass that ran
+/// it in both ([`in_turns`], envbench's order since 2026-12-04); a case's
+/// round `r` in one directory is then paired with its round `r` in the
+/// other (where every round pairs, [`super::per_metric`]). Runs from
+/// before, whose two directories ran a case at places drawn apart, are
+/// compared as separate runs, as all were before, and so is everything
+/// when no run pairs.
+pub(crate) fn same_runs(base: &Environment, other: &Environment) -> Pairing {
+    let mut out = Pairing::default();
+    let mut taken = vec![false; base.runs.len()];
+    for (oi, o) in other.runs.iter().enumerate() {
+        let found = (0..base.runs.len()).find(|&bi| !taken[bi] && base.runs[bi].run_id == o.run_id);
+        match found {
+            Some(bi) if in_turns(o, &base.label, &other.label) => {
+                taken[bi] = true;
+                out.pairs.push((bi, oi));
+            }
+            Some(bi) => {
+                taken[bi] = true;
+                out.left_out.push(left(o, other, Unpaired::NotInTurns));
+            }
+            None => out.left_out.push(left(o, other, Unpaired::OneDirectory)),
+        }
+    }
+    if out.pairs.is_empty() {
+        return Pairing::default();
+    }
+    for (bi, b) in base.runs.iter().enumerate() {
+        if !taken[bi] {
+            out.left_out.push(left(b, base, Unpaired::OneDirectory));
+        }
+    }
+    out
+}
+
+/// Whether, in every pass of `run` (its `rounds.orders`), each case that
+/// ran in both directory `a` and directory `b` ran there one right after
+/// the other. Directory names hold only letters, digits, '_' and '-', so
+/// `dir=NAME` is a whole item of a case key.
+pub(crate) fn in_turns(run: &ResultFile, a: &str, b: &str) -> bool {
+    let Some(rounds) = run.rounds.as_ref() else {
+        return false;
+    };
+    let without = |key: &str, dir: &str| -> Option<String> {
+        let (bench, rest) = key.split_once('[')?;
+        let items: Vec<&str> = rest.strip_suffix(']')?.split(',').collect();
+        let item = format!("dir={dir}");
+        items.contains(&item.as_str()).then(|| {
+            let kept: Vec<&str> = items.into_iter().filter(|i| *i != item).collect();
+            format!("{bench}[{}]", kept.join(","))
+        })
+    };
+    !rounds.orders.is_empty()
+        && rounds.orders.iter().all(|order| {
+            order.iter().enumerate().all(|(p, key)| {
+                let Some(case) = without(key, a) else {
+                    return true;
+                };
+                let partner = order
+                    .iter()
+                    .position(|k| without(k, b).as_deref() == Some(&case));
+                partner.is_none_or(|q| q.abs_diff(p) == 1)
+            })
+        })
 }
 
 fn left(r: &ResultFile, env: &Environment, why: Unpaired) -> LeftOut {

@@ -350,8 +350,11 @@ fn repeat(
         // the round's repetition: a repetition that long warms itself, and
         // the later rounds measure such a case without a warm-up
         // (`round_policy`), so every round of it measures the same cold
-        // first repetition, not a warm one in the first round alone.
-        if run.warmup_done == 0 && rep.took > policy.budget() {
+        // first repetition, not a warm one in the first round alone. A
+        // person's command keeps its warm-up in every round (its first
+        // run meets caches the cases between its rounds left cold), so
+        // its warm-up is never its measurement.
+        if run.warmup_done == 0 && rep.took > policy.budget() && bench.steady_reps() == 0 {
             if let Err(e) = tally.keep(case, run, rep, clock, start, on_progress) {
                 return set_error(run, e);
             }

@@ -207,7 +207,7 @@ pub fn run(
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let order: Vec<usize> = order::round_order(s.cases.len(), config.seed, round)
+        let order: Vec<usize> = order::pass_order(&state.groups, config.seed, round)
             .into_iter()
             .filter(|&i| state.in_pass(i, round))
             .collect();
@@ -328,6 +328,10 @@ struct Loop<'a> {
     /// Per case, once its first round is done: what the dearest first
     /// round cost (seconds) and the rounds its budget paid for.
     decided: Vec<Option<(f64, u32)>>,
+    /// Per case, the first case that differs from it only in its `--dir`
+    /// ([`order::dir_groups`]): such cases run one right after another in
+    /// the passes that hold them both.
+    groups: Vec<usize>,
     /// Each case-environment pair's rounds (by slot, [`Schedule::slots`]).
     rounds: Vec<CaseRounds>,
     /// Case rounds done.
@@ -378,6 +382,7 @@ impl<'a> Loop<'a> {
             extra: false,
             passes_of: vec![None; s.cases.len()],
             decided: vec![None; s.cases.len()],
+            groups: order::dir_groups(&s.cases.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>()),
             rounds: vec![CaseRounds::default(); s.slots()],
             done: 0,
             mem_available_bytes: files.iter().map(memory_for_cases).collect(),

@@ -267,8 +267,67 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
         c.interleaved(),
         "the files are still of one interleaved run"
     );
-    // compare --by-dir holds the same runs on both sides: never paired
+    // compare --by-dir holds the same runs on both sides: each paired
+    // with itself, round by round, whether or not it was interleaved
     let [a2, _] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
     let c = compare_dirs(&[a2.clone(), env("B", a2.runs.clone())], &OPTS).unwrap();
-    assert!(!c.interleaved());
+    assert!(c.interleaved());
+    // a run in one directory only has no partner
+    let mut lone = a2.runs[0].clone();
+    lone.run_id = "lone".into();
+    let mut b = a2.runs.clone();
+    b.push(lone);
+    let c = compare_dirs(&[a2.clone(), env("B", b)], &OPTS).unwrap();
+    assert!(c.interleaved());
+    assert!(
+        c.notices
+            .iter()
+            .any(|n| matches!(n, Notice::Unpaired { left, .. } if left.run_id == "lone")),
+        "{:?}",
+        c.notices
+    );
+}
+
+#[test]
+fn a_run_is_in_turns_where_each_case_ran_in_both_directories_one_after_the_other() {
+    let mut rng = Rng::new(5);
+    let [a, _] = pair(&mut rng, 1, 2, 1, 1.0, &|_| 1.0);
+    let mut run = a.runs[0].clone();
+    let keys = |o: &[&str]| o.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+    let with = |orders: Vec<Vec<String>>| {
+        let mut r = run.clone();
+        r.rounds.as_mut().unwrap().orders = orders;
+        crate::compare::pairing::in_turns(&r, "local", "share")
+    };
+    let turns = keys(&[
+        "cpu.int",
+        "io.meta[dir=share,files=500]",
+        "io.meta[dir=local,files=500]",
+        "io.seq[dir=local,threads=1]",
+        "io.seq[dir=share,threads=1]",
+    ]);
+    // a pass without one directory's case is in turns too
+    let one = keys(&[
+        "io.meta[dir=local,files=500]",
+        "cpu.int",
+        "io.seq[dir=local,threads=1]",
+    ]);
+    assert!(with(vec![turns.clone(), one]));
+    // apart by another case: not in turns
+    let apart = keys(&[
+        "io.meta[dir=local,files=500]",
+        "cpu.int",
+        "io.meta[dir=share,files=500]",
+    ]);
+    assert!(!with(vec![turns, apart]));
+    // a directory named as a prefix of another is not mistaken for it
+    let prefix = keys(&[
+        "io.meta[dir=local2,files=500]",
+        "cpu.int",
+        "io.meta[dir=share,files=500]",
+    ]);
+    assert!(with(vec![prefix]));
+    // no orders recorded: not in turns
+    run.rounds = None;
+    assert!(!crate::compare::pairing::in_turns(&run, "local", "share"));
 }

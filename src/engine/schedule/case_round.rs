@@ -478,9 +478,9 @@ impl Loop<'_> {
         if r.done > 0 {
             share.budget_secs = (base.budget_secs - r.spent).max(0.0) / f64::from(left);
         }
-        let mut policy = budget::round_policy(&share, self.results[slot].as_ref());
-        budget::steady(
-            &mut policy,
+        let mut policy = budget::round_policy(
+            &share,
+            self.results[slot].as_ref(),
             self.s.cases[slot % self.s.cases.len()].0.steady_reps(),
         );
         let Some(deadline) = self.s.deadline else {

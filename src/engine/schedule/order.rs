@@ -40,6 +40,54 @@ pub(super) fn env_order(envs: usize, seed: u64, round: u32, pos: usize) -> Vec<u
     )
 }
 
+/// Salt of the orders of the cases that differ only in their `--dir`.
+const SIBLING_SALT: u64 = 0x5B1B_0EED_0000_0000;
+
+/// For each case, the index of the first case that differs from it only
+/// in its `--dir` (itself where none comes before it): the cases a
+/// `compare --by-dir` matches.
+pub(super) fn dir_groups(cases: &[crate::bench::CaseSpec]) -> Vec<usize> {
+    let without_dir = |c: &crate::bench::CaseSpec| {
+        let mut params = c.params.clone();
+        params.remove(crate::results::params::key::DIR);
+        (c.bench.clone(), params)
+    };
+    let keys: Vec<_> = cases.iter().map(without_dir).collect();
+    (0..keys.len())
+        .map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i))
+        .collect()
+}
+
+/// The case indices of pass `round`: [`round_order`]'s, with the cases
+/// that differ only in their `--dir` (the same `groups` number,
+/// [`dir_groups`]) one after another at the place of the first of them,
+/// in an order drawn for each pass and group. Two directories then
+/// measure each case in turn, a round apart, as `--in` environments take
+/// turns, and no directory always goes first.
+pub(super) fn pass_order(groups: &[usize], seed: u64, round: u32) -> Vec<usize> {
+    let mut out = Vec::with_capacity(groups.len());
+    let mut placed = vec![false; groups.len()];
+    for i in round_order(groups.len(), seed, round) {
+        if placed[i] {
+            continue;
+        }
+        let members: Vec<usize> = (0..groups.len())
+            .filter(|&j| groups[j] == groups[i])
+            .collect();
+        let drawn = shuffle(
+            members.len(),
+            seed ^ SIBLING_SALT
+                ^ u64::from(round).wrapping_mul(GOLDEN)
+                ^ (groups[i] as u64).wrapping_add(1).wrapping_mul(MIX),
+        );
+        for k in drawn {
+            placed[members[k]] = true;
+            out.push(members[k]);
+        }
+    }
+    out
+}
+
 /// 0..n in a Fisher–Yates shuffle seeded by `seed`.
 fn shuffle(n: usize, seed: u64) -> Vec<usize> {
     let mut rng = Rng::new(seed);
@@ -93,6 +141,54 @@ mod tests {
             .filter(|&e| e == 0)
             .count();
         assert!((800..1000).contains(&firsts), "{firsts} of 1800");
+    }
+
+    fn spec(bench: &str, params: &[(&str, &str)]) -> crate::bench::CaseSpec {
+        crate::bench::CaseSpec {
+            bench: bench.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+                .collect(),
+            metrics: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cases_that_differ_only_in_their_dir_run_one_after_another() {
+        let cases = [
+            spec("io.meta", &[("dir", "base"), ("files", "500")]),
+            spec("cpu.int", &[]),
+            spec("io.meta", &[("dir", "other"), ("files", "500")]),
+            spec("io.meta", &[("dir", "base"), ("files", "5000")]),
+            spec("os.syscall", &[("call", "getppid")]),
+            spec("io.meta", &[("dir", "other"), ("files", "5000")]),
+            spec("io.meta", &[("dir", "third"), ("files", "500")]),
+        ];
+        let groups = dir_groups(&cases);
+        assert_eq!(groups, vec![0, 1, 0, 3, 4, 3, 0]);
+        let mut firsts = Vec::new();
+        for round in 0..16 {
+            let o = pass_order(&groups, 9, round);
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (0..cases.len()).collect::<Vec<_>>(),
+                "each case once"
+            );
+            // a group's cases stand together
+            for g in [0, 3] {
+                let at: Vec<usize> = (0..o.len()).filter(|&p| groups[o[p]] == g).collect();
+                assert_eq!(at.last().unwrap() - at[0] + 1, at.len(), "{o:?}");
+            }
+            firsts.push(o[o.iter().position(|&i| groups[i] == 3).unwrap()]);
+            assert_eq!(pass_order(&groups, 9, round), o, "seeded");
+        }
+        // neither directory always goes first
+        assert!(firsts.contains(&3) && firsts.contains(&5), "{firsts:?}");
+        // without --dir siblings, the order is round_order's
+        assert_eq!(pass_order(&[0, 1, 2, 3], 5, 2), round_order(4, 5, 2));
     }
 
     #[test]

@@ -243,7 +243,7 @@ impl Loop<'_> {
                 p.push(chosen.contains(&i));
             }
         }
-        let order: Vec<usize> = order::round_order(self.s.cases.len(), self.s.config.seed, pass)
+        let order: Vec<usize> = order::pass_order(&self.groups, self.s.config.seed, pass)
             .into_iter()
             .filter(|&i| self.in_pass(i, pass))
             .collect();
@@ -267,9 +267,11 @@ impl Loop<'_> {
             ..self.s.config.reps.clone()
         }
         .per_round(self.rounds[slot].done);
-        let mut policy = budget::round_policy(&share, self.results[slot].as_ref());
-        budget::steady(&mut policy, self.s.cases[i].0.steady_reps());
-        policy
+        budget::round_policy(
+            &share,
+            self.results[slot].as_ref(),
+            self.s.cases[i].0.steady_reps(),
+        )
     }
 }
 

@@ -144,6 +144,12 @@ fn unpaired(environment: &str, baseline: &str, left: &LeftOut, apart: bool) -> S
             "the two files list other environments or start times (not one run)".into()
         }
         Unpaired::RoundsDiffer => "the two files ran other rounds or case orders".into(),
+        Unpaired::NotInTurns => {
+            "its two directories did not run each case one right after the other (a run from \
+             before 2026-12-04)"
+                .into()
+        }
+        Unpaired::OneDirectory => format!("it measured {} only", left.environment),
         Unpaired::SamplesOutsideRounds { key } => {
             format!("{key} holds samples of rounds that did not run it there")
         }
