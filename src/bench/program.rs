@@ -259,9 +259,10 @@ fn watch(pid: u32, out: &mut Outputs, deadline: Instant) -> Watch {
 /// ([`waiter`]); None where neither can be had.
 ///
 /// Where there is no pidfd (gVisor of 2022, WSL 1, kernels before 5.3)
-/// the wait was a poll every millisecond, three system calls each: in
-/// gVisor, where a system call costs tens of microseconds of another CPU,
-/// that slowed the very command timed.
+/// the wait was a poll every millisecond, three system calls each, on a
+/// CPU the command timed may want (in gVisor a system call costs tens of
+/// microseconds). No change in a command's figure was measured from it
+/// (docs/log/attribution.md): the thread is less work, not a fix.
 fn end_of(pid: u32) -> Option<std::os::fd::OwnedFd> {
     pidfd(pid).or_else(|| waiter(pid))
 }

@@ -152,35 +152,33 @@ pub(crate) fn same_runs(base: &Environment, other: &Environment) -> Pairing {
     out
 }
 
-/// Whether, in every pass of `run` (its `rounds.orders`), each case that
-/// ran in both directory `a` and directory `b` ran there one right after
-/// the other. Directory names hold only letters, digits, '_' and '-', so
-/// `dir=NAME` is a whole item of a case key.
+/// Whether, in every pass of `run` (its `rounds.orders`), each of its
+/// cases that ran in both directory `a` and directory `b` ran there one
+/// right after the other. `run` is a file as `compare --by-dir` splits it
+/// ([`super::group::by_dir`]): its cases without their directory, its
+/// orders with the keys as measured.
 pub(crate) fn in_turns(run: &ResultFile, a: &str, b: &str) -> bool {
-    let Some(rounds) = run.rounds.as_ref() else {
+    let Some(rounds) = run.rounds.as_ref().filter(|r| !r.orders.is_empty()) else {
         return false;
     };
-    let without = |key: &str, dir: &str| -> Option<String> {
-        let (bench, rest) = key.split_once('[')?;
-        let items: Vec<&str> = rest.strip_suffix(']')?.split(',').collect();
-        let item = format!("dir={dir}");
-        items.contains(&item.as_str()).then(|| {
-            let kept: Vec<&str> = items.into_iter().filter(|i| *i != item).collect();
-            format!("{bench}[{}]", kept.join(","))
-        })
+    let key_in = |c: &crate::results::CaseResult, dir: &str| {
+        let mut params = c.params.clone();
+        params.insert(
+            crate::results::params::key::DIR.to_string(),
+            serde_json::Value::String(dir.to_string()),
+        );
+        crate::results::case_key(&c.bench, &params)
     };
-    !rounds.orders.is_empty()
-        && rounds.orders.iter().all(|order| {
-            order.iter().enumerate().all(|(p, key)| {
-                let Some(case) = without(key, a) else {
-                    return true;
-                };
-                let partner = order
-                    .iter()
-                    .position(|k| without(k, b).as_deref() == Some(&case));
-                partner.is_none_or(|q| q.abs_diff(p) == 1)
-            })
+    run.cases.iter().all(|c| {
+        let (ka, kb) = (key_in(c, a), key_in(c, b));
+        rounds.orders.iter().all(|order| {
+            let at = |k: &str| order.iter().position(|x| x == k);
+            match (at(&ka), at(&kb)) {
+                (Some(p), Some(q)) => p.abs_diff(q) == 1,
+                _ => true,
+            }
         })
+    })
 }
 
 fn left(r: &ResultFile, env: &Environment, why: Unpaired) -> LeftOut {

@@ -382,7 +382,7 @@ impl<'a> Loop<'a> {
             extra: false,
             passes_of: vec![None; s.cases.len()],
             decided: vec![None; s.cases.len()],
-            groups: order::dir_groups(&s.cases.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>()),
+            groups: order::dir_groups(s.cases.iter().map(|(_, c)| c)),
             rounds: vec![CaseRounds::default(); s.slots()],
             done: 0,
             mem_available_bytes: files.iter().map(memory_for_cases).collect(),

@@ -291,8 +291,18 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
 #[test]
 fn a_run_is_in_turns_where_each_case_ran_in_both_directories_one_after_the_other() {
     let mut rng = Rng::new(5);
-    let [a, _] = pair(&mut rng, 1, 2, 1, 1.0, &|_| 1.0);
+    let [a, _] = pair(&mut rng, 1, 2, 2, 1.0, &|_| 1.0);
+    // the run as compare --by-dir splits it: its cases without their dir
     let mut run = a.runs[0].clone();
+    for (c, (bench, param)) in run
+        .cases
+        .iter_mut()
+        .zip([("io.meta", ("files", 500)), ("io.seq", ("threads", 1))])
+    {
+        c.bench = bench.into();
+        c.params = [(param.0.to_string(), serde_json::json!(param.1))].into();
+        c.key = crate::results::case_key(&c.bench, &c.params);
+    }
     let keys = |o: &[&str]| o.iter().map(|k| k.to_string()).collect::<Vec<_>>();
     let with = |orders: Vec<Vec<String>>| {
         let mut r = run.clone();
@@ -328,6 +338,7 @@ fn a_run_is_in_turns_where_each_case_ran_in_both_directories_one_after_the_other
     ]);
     assert!(with(vec![prefix]));
     // no orders recorded: not in turns
+    assert!(!with(Vec::new()));
     run.rounds = None;
     assert!(!crate::compare::pairing::in_turns(&run, "local", "share"));
 }

@@ -45,14 +45,16 @@ const SIBLING_SALT: u64 = 0x5B1B_0EED_0000_0000;
 
 /// For each case, the index of the first case that differs from it only
 /// in its `--dir` (itself where none comes before it): the cases a
-/// `compare --by-dir` matches.
-pub(super) fn dir_groups(cases: &[crate::bench::CaseSpec]) -> Vec<usize> {
+/// `compare --by-dir` matches, by their keys without the directory.
+pub(super) fn dir_groups<'a>(
+    cases: impl IntoIterator<Item = &'a crate::bench::CaseSpec>,
+) -> Vec<usize> {
     let without_dir = |c: &crate::bench::CaseSpec| {
         let mut params = c.params.clone();
         params.remove(crate::results::params::key::DIR);
-        (c.bench.clone(), params)
+        crate::results::case_key(&c.bench, &params)
     };
-    let keys: Vec<_> = cases.iter().map(without_dir).collect();
+    let keys: Vec<String> = cases.into_iter().map(without_dir).collect();
     (0..keys.len())
         .map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i))
         .collect()

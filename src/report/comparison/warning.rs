@@ -145,8 +145,8 @@ fn unpaired(environment: &str, baseline: &str, left: &LeftOut, apart: bool) -> S
         }
         Unpaired::RoundsDiffer => "the two files ran other rounds or case orders".into(),
         Unpaired::NotInTurns => {
-            "its two directories did not run each case one right after the other (a run from \
-             before 2026-12-04)"
+            "its two directories did not run each case one right after the other (a run made \
+             before directories took turns)"
                 .into()
         }
         Unpaired::OneDirectory => format!("it measured {} only", left.environment),
