@@ -2033,8 +2033,8 @@ fn compare_dirs_makes_each_directory_an_environment() {
     assert_eq!(keys, ["io.meta[files=500]"], "{c}");
     assert!(c["unmatched"].as_array().unwrap().is_empty());
     // the one run is in both environments by design, not given twice;
-    // io.meta's 3 rounds in each directory, fewer than six, are compared
-    // apart, not pass by pass (src/compare/tests/interleaved.rs pairs 12)
+    // io.meta's 3 rounds in each directory, fewer than four, are compared
+    // apart, not pass by pass (src/compare/tests/by_dir.rs pairs 4 and more)
     let warnings = c["warnings"].to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(!warnings.contains("appears twice"), "{warnings}");
     let meta = &c["metrics"][0];

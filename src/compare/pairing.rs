@@ -120,7 +120,7 @@ pub(crate) fn pair(base: &Environment, other: &Environment) -> Pairing {
 /// the two directories one right after the other in every pass that ran
 /// it in both ([`in_turns`], envbench's order since 2026-12-04); a case's
 /// round `r` in one directory is then paired with its round `r` in the
-/// other (where every round pairs, [`super::per_metric`]). Runs from
+/// other (where four or more pair, [`super::per_metric`]). Runs from
 /// before, whose two directories ran a case at places drawn apart, are
 /// compared as separate runs, as all were before, and so is everything
 /// when no run pairs.

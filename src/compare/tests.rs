@@ -6,6 +6,7 @@ use crate::stats::{summarize, Sample};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+mod by_dir;
 mod history;
 pub(crate) mod interleaved;
 pub(crate) mod notices;
