@@ -26,7 +26,10 @@ priced apart. So the host's drift over the minutes falls on both tools
 alike. Prints one row a command.
 The commands (--only): status, grep, untar, make and imports by default;
 status1 is git status without its preload threads (core.preloadIndex=false),
-its lstats one at a time as the prediction adds them.
+its lstats one at a time as the prediction adds them; db and dbwal are
+Debian's sqlite3 on app.db's work, with a rollback journal and a WAL. Each
+row ends with the app case that stands for the command, its slowdown and
+the ratio of it to hyperfine's: the app family against the tools.
 
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
   bench/commands.py [--pair fuse|gvisor|dirs|guest] [--dirs A,B] [--guest CACHE]
@@ -38,9 +41,14 @@ import argparse, json, math, os, shlex, shutil, subprocess, sys, tempfile
 RUNSC = ["runsc", "--network=none", "do", "-force-overlay=false", "--"]
 PY = ("import sys; sys.path[:0]=['p%02d' % i for i in range(30)]; "
       "import " + ",".join("m%d" % i for i in range(12)))
-# the app case that stands for each command
-APP = {"status": "app.status", "grep": "app.search", "untar": "app.unpack",
-       "make": "app.build", "imports": "app.imports", "status1": "app.status"}
+# the app case that stands for each command: its bench, and a parameter
+# its key must hold where the bench has several cases
+APP = {"status": ("app.status", None), "grep": ("app.search", None),
+       "untar": ("app.unpack", None), "make": ("app.build", None),
+       "imports": ("app.imports", None), "status1": ("app.status", None),
+       "db": ("app.db", "journal=delete"), "dbwal": ("app.db", "journal=wal")}
+# sqlite3's leftovers, removed before each run
+DB = ["rm", "-f", "t.db", "t.db-journal", "t.db-wal", "t.db-shm"]
 # name: (command words, prepare words or None)
 COMMANDS = {
     "status": (["git", "status", "--porcelain"], None),
@@ -51,6 +59,11 @@ COMMANDS = {
     # git status without its preload threads (core.preloadIndex): its
     # lstats one at a time, as envbench's prediction adds them up
     "status1": (["git", "-c", "core.preloadIndex=false", "status", "--porcelain"], None),
+    # Debian's sqlite3 on app.db's quick work (20 transactions of 8 rows,
+    # synchronous=FULL) into a fresh database, with a rollback journal or
+    # a write-ahead log
+    "db": (["sqlite3", "t.db", ".read db-delete.sql"], DB),
+    "dbwal": (["sqlite3", "t.db", ".read db-wal.sql"], DB),
 }
 
 
@@ -86,6 +99,17 @@ def fixture(root):
     with open(os.path.join(root, "Makefile"), "w") as fh:
         fh.write("OBJS = %s main.o\nprog: $(OBJS)\n\tcc -o prog $(OBJS)\n%%.o: %%.c\n\tcc -O1 -c $< -o $@\n"
                  "clean:\n\trm -f prog $(OBJS)\n" % " ".join(srcs))
+    for mode in ("delete", "wal"):
+        lines = ["PRAGMA journal_mode=%s;" % mode, "PRAGMA synchronous=FULL;",
+                 "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v TEXT NOT NULL);",
+                 "CREATE INDEX t_k ON t(k);"]
+        for i in range(20):
+            lines.append("BEGIN;")
+            lines += ["INSERT INTO t(k, v) VALUES (%d, '%0100d');" % (n * 7919 % 100003, n)
+                      for n in range(i * 8, i * 8 + 8)]
+            lines.append("COMMIT;")
+        with open(os.path.join(root, "db-%s.sql" % mode), "w") as fh:
+            fh.write("\n".join(lines) + "\n")
     for i in range(30):
         os.makedirs(os.path.join(root, "p%02d" % i))
     for m in range(12):
@@ -154,7 +178,7 @@ def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     """envbench's run `r` of the command on both sides, with the app case
     that stands for it; its files, kept as NAME-*-R.json in `tmp`."""
     args = [exe, "run", "--quiet", "--no-history", "--force", "--cmd", "%s=%s" % (name, shlex.join(cmd)),
-            "--only", APP[name]]
+            "--only", APP[name][0]]
     if prepare:
         args += ["--cmd-prepare", shlex.join(prepare)]
     if pair != "gvisor":
@@ -182,7 +206,9 @@ def envbench_ratio(exe, pair, name, files, tmp):
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
     old = [names_unpriced(f, f.replace(".json", ".names-unpriced.json")) for f in files]
     before = predicted(exe, flags + old, tmp, m["key"])
-    app = next((x for x in doc["metrics"] if x["key"].startswith(APP[name] + "[") and x["primary"]), None)
+    bench, param = APP[name]
+    app = next((x for x in doc["metrics"] if x["key"].startswith(bench + "[") and x["primary"]
+                and (param is None or param in x["key"])), None)
     app_ratio = (app["ratio"], app["ratio_ci"]) if app else (float("nan"), [float("nan")] * 2)
     pred = a.get("predicted")
     if pred and a.get("predicted_ci"):
@@ -241,6 +267,9 @@ def main():
               "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
+            if not shutil.which(cmd[0]):
+                print("%s: no %s here; its row is left out" % (name, cmd[0]), file=sys.stderr)
+                continue
             ratios, files = [], []
             # the tools in turns, so that the host's drift falls on both
             # (each first in every other turn, so that neither always
@@ -257,7 +286,7 @@ def main():
                   "\t%.3f" % (
                       name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
                       pred or why or "-", "%.2f" % before if before else "-",
-                      eb / hf, APP[name], ar, aci[0], aci[1], ar / hf), flush=True)
+                      eb / hf, APP[name][0], ar, aci[0], aci[1], ar / hf), flush=True)
     finally:
         if mounted:
             subprocess.run(["fusermount", "-u", root["other"]])

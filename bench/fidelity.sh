@@ -6,7 +6,7 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections hpcc,...]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections hpcc,io,net]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 #                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
@@ -23,8 +23,8 @@
 # The os family (os.syscall, os.fork, os.pipe, os.spawn), cpu.primes
 # against sysbench and mem.stream against C STREAM are `envbench fidelity
 # --sections os,cpu,mem`, a tested command; this script keeps the rest.
-# Sections: hpcc, io, net, app (the app family's
-# real tools, through bench/apptools.sh: information). io works in a fresh directory under --io-dir (default: the
+# Sections: hpcc, io, net (the app family against the real tools it
+# stands for is bench/commands.py's last columns). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 1, the length of envbench's standard io.random
 # repetition: both then end with the same fsync of every file in the same time).
@@ -40,7 +40,7 @@ set -euo pipefail
 
 rounds=5
 budget=600
-sections="hpcc,io,net,app"
+sections="hpcc,io,net"
 install=1
 io_dir=""
 io_size=256M
@@ -1053,52 +1053,6 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
     summarize "net.http server under wrk -c16, ${page}k, split" req/s "nginx (1 worker)" "${o16[*]}" "${n16[*]}"
   done
   stop_started
-}
-
-# ---------------------------------------------------------------- app
-# The app family against the real tools it stands for (git status, grep
-# -r, tar, sqlite3): bench/apptools.sh on its default pair, a local
-# directory against a bindfs FUSE mount of another, both on this machine.
-# A row is a tool's slowdown (FUSE against local, a geometric mean over
-# the rounds) over its app case's (one `compare --by-dir`), with an interval
-# from both (their half-widths on the log scale added in quadrature). The
-# rows are information, without a band: the tools do fixed work of their
-# own that the cases leave out (a start, an index, git's threads), and
-# where they differ docs/log/fidelity.md says why. One pass: apptools' rounds
-# and its one envbench run are not added to.
-section_app() {
-  [ "${pass:-1}" = 1 ] || return 0
-  need_pkgs bindfs git sqlite3 >/dev/null 2>&1 || true
-  if ! command -v bindfs >/dev/null || ! command -v git >/dev/null || [ ! -e /dev/fuse ]; then
-    echo "app: no bindfs, git or /dev/fuse; the app section is skipped" >&2
-    return 0
-  fi
-  local arounds=$((rounds < 5 ? 5 : rounds))
-  if ! ENVBENCH_BIN="$envbench" bash "$repo/bench/apptools.sh" --rounds "$arounds" --tsv "$work/apptools.tsv" \
-    >"$work/apptools.out" 2>"$work/apptools.err"; then
-    echo "app: bench/apptools.sh failed: $(tail -n 3 "$work/apptools.err")" >&2
-    return 0
-  fi
-  grep 'its row is left out' "$work/apptools.err" >&2 || true
-  python3 - "$work/apptools.tsv" "$work/verdicts/app" "$arounds" <<'PY'
-import math, os, sys
-rows, verdicts, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-os.makedirs(verdicts, exist_ok=True)
-for i, line in enumerate(open(rows)):
-    tool, g, glo, ghi, case, a, alo, ahi = line.rstrip("\n").split("\t")
-    g, glo, ghi, a, alo, ahi = (float(x) for x in (g, glo, ghi, a, alo, ahi))
-    if min(g, glo, ghi, a, alo, ahi) <= 0:
-        continue
-    ratio = g / a
-    half = math.hypot(math.log(ghi / glo) / 2, math.log(ahi / alo) / 2)
-    lo, hi = ratio * math.exp(-half), ratio * math.exp(half)
-    label = f"{case} slowdown, local -> bindfs FUSE"
-    rname = f"{tool} slowdown"
-    print(f"{label:<46} envbench {a:>11.3g} x      {rname:<26} {g:>11.3g} x      "
-          f"ratio {ratio:.3f} [{lo:.3f}..{hi:.3f}] over {n} rounds: no band (information)")
-    with open(os.path.join(verdicts, f"tool{i}"), "w") as f:
-        f.write(f"no band\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t0\n")
-PY
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2

@@ -26,8 +26,8 @@
 # `envbench run` (RUN-ARGS are then not used): it finds the binary at
 # /mnt/share/envbench and its two directories as above, and what it writes
 # to /mnt/share/guest-out.txt is copied to OUT/guest-out.txt, and a
-# directory /mnt/share/kept to OUT/kept (how bench/apptools.sh and
-# bench/commands.py run the real tools over the guest's 9p share).
+# directory /mnt/share/kept to OUT/kept (how bench/commands.py runs the
+# real tools over the guest's 9p share).
 #
 # Exit codes: 0 envbench ran (its own exit code is in OUT/exit-code),
 # 1 failure, 3 a tool is missing (the last stderr line names it).
