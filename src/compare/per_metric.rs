@@ -81,10 +81,11 @@ fn nested(runs: &[ResultFile], key: &str, metric: &str) -> Option<Levels> {
 /// with itself) pair on the rounds that ran the case in both, where there
 /// are [`DIR_PAIRED_ROUNDS`] or more; a round that ran it in one
 /// directory only is left out. A dear case runs in fewer passes, not
-/// always the same ones in both directories; paired on three rounds (t
-/// with 2 degrees of freedom) its interval was wider than apart on a quiet
-/// host, and on four or more it was narrower on every seeded host
-/// (`compare::tests::by_dir`).
+/// always the same ones in both directories. On seeded hosts
+/// (`compare::tests::by_dir`, 1 to 3 runs) four or more common rounds gave
+/// narrower intervals than apart and found as much; in a draft without a
+/// move between runs, three at one run (t with 2 degrees of freedom)
+/// found a 1.25x effect less often than apart on a quiet host.
 fn nested_paired(
     (base, other): (&Environment, &Environment),
     pairs: &[(usize, usize)],

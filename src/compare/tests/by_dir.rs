@@ -128,7 +128,7 @@ fn directories_in_turns_pair_from_four_common_rounds_and_hold_both_error_rates()
     // some passes only (quick's 12 passes: every 4th and every 6th)
     let plans = [(3, 1), (4, 1), (6, 1), (12, 1), (12, 4), (12, 6)];
     for host in [0.0, 0.10] {
-        for runs in [1, 3] {
+        for runs in [1, 2, 3] {
             for (rounds, every) in plans {
                 let shape = Shape {
                     host,
@@ -160,10 +160,10 @@ fn directories_in_turns_pair_from_four_common_rounds_and_hold_both_error_rates()
                 assert!(!aa_apart.paired, "{tag}");
                 assert!(aa.called <= 0.05, "{tag}: {}", aa.called);
                 if aa.paired {
-                    // pairing finds what apart finds, and where the host
-                    // moves, says "the same" more narrowly
+                    // pairing finds what apart finds, and says "the
+                    // same" more narrowly
                     assert!(fx.found >= fx_apart.found - 0.02, "{tag}");
-                    assert!(host == 0.0 || aa.width <= aa_apart.width, "{tag}");
+                    assert!(aa.width <= aa_apart.width, "{tag}");
                 }
             }
         }
