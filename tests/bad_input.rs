@@ -196,7 +196,8 @@ const RUN_ARGS: &[Bad] = &[
     bad("--in a --in b --in-binary c=/x", 2, "no --in c"),
     bad("--in a --in b --in-binary b=", 2, "names no binary"),
     // issue 83: --precision narrows an interleaved comparison
-    bad("--precision 3%", 2, "needs two or more --in"),
+    bad("--precision 3%", 2, "or two or more --dir"),
+    bad("--precision 3% --dir a=.", 2, "or two or more --dir"),
     bad("--in a --in b --precision 0", 2, "percentage"),
     bad("--in a --in b --precision 100%", 2, "percentage"),
     bad("--in a --in b --precision x", 2, "percentage"),

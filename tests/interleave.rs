@@ -247,6 +247,91 @@ fn precision_adds_paired_rounds_within_its_time_and_says_what_it_reached() {
     let text = compare(d, &paths);
     assert!(text.contains("interleaved: rounds paired"), "{text}");
 }
+/// `--precision` without `--in`, on two `--dir`s (issue 83): rounds are
+/// added to the case the directories compare, in both directories in
+/// every added pass, one right after the other, and `compare --by-dir`
+/// pairs them all.
+#[test]
+fn precision_adds_rounds_to_both_directories_in_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for sub in ["a", "b"] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+    }
+    let out = envbench()
+        .current_dir(d)
+        .args([
+            "run",
+            "--suite",
+            "quick",
+            "--rounds",
+            "2",
+            "--budget",
+            "0.2",
+            "--only",
+            "io.meta,cpu.int",
+            "--dir",
+            "a=a",
+            "--dir",
+            "b=b",
+            "--precision",
+            "0.1%",
+            "--precision-time",
+            "8",
+            "--no-history",
+            "--quiet",
+            "-o",
+            "r.json",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = store::load(&d.join("r.json")).unwrap();
+    let rounds = |key: &str| -> Vec<u32> {
+        let c = r.cases.iter().find(|c| c.key == key).unwrap();
+        c.rounds.iter().map(|x| x.round).collect()
+    };
+    let (a, b) = (
+        rounds("io.meta[dir=a,files=500]"),
+        rounds("io.meta[dir=b,files=500]"),
+    );
+    // the case without a directory has nothing to compare: no round added
+    assert_eq!(rounds("cpu.int"), [0, 1]);
+    // 8 s pays for two or more added passes however loaded the machine
+    // (under the tests a pass of io.meta in both directories took up to
+    // about 1.5 s); compare --by-dir pairs from four rounds both ran
+    assert!(a.len() >= 4, "fewer than 2 rounds added: {a:?}");
+    assert_eq!(a, b);
+    for order in &r.rounds.as_ref().unwrap().orders {
+        let at = |k: &str| order.iter().position(|x| x == k);
+        if let (Some(p), Some(q)) = (
+            at("io.meta[dir=a,files=500]"),
+            at("io.meta[dir=b,files=500]"),
+        ) {
+            assert_eq!(p.abs_diff(q), 1, "{order:?}");
+        }
+    }
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("--precision ±0.1 %: 0 of 1 cases compared reached it")),
+        "{:?}",
+        r.notes
+    );
+    let c = envbench()
+        .current_dir(d)
+        .args(["compare", "--by-dir", "r.json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&c.stdout);
+    assert!(text.contains("interleaved: rounds paired"), "{a:?}\n{text}");
+}
+
 /// For each round of each case in both files: the environments whose
 /// repetitions ended in turn, in time order ("abab..."), and whether the
 /// round recorded a wait for its turns.

@@ -479,8 +479,11 @@ pub struct RunArgs {
     /// With --in: after the planned rounds, more interleaved rounds of
     /// each case whose headline comparison (every environment against the
     /// first) has a 95 % interval wider than ± PERCENT, until each reaches
-    /// it or --precision-time is spent; the cheapest rounds first. The run
-    /// says which cases did not reach it, and why. On a noisy host one
+    /// it or --precision-time is spent; the cheapest rounds first. Without
+    /// --in, with two or more --dir: more rounds, in turns, of each case
+    /// whose directories compare (as `compare --by-dir`, the first --dir
+    /// against each other) wider than that. The run says which cases did
+    /// not reach it, and why. On a noisy host one
     /// round pair of a case may differ by 10 %: ±3 % then needs about 45
     /// rounds, where quick plans 12.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]

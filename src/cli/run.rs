@@ -189,11 +189,12 @@ fn without_in(a: &RunArgs) -> Result<(), UsageError> {
                 .into(),
         ));
     }
-    if a.precision.is_some() {
+    if a.precision.is_some() && a.dirs.len() < 2 {
         return Err(UsageError(
-            "--precision narrows the comparison of environments measured interleaved: it \
-             needs two or more --in (--in A --in B=PREFIX); one environment alone takes \
-             more --rounds or a larger --budget"
+            "--precision narrows the comparison of environments measured interleaved or of \
+             directories measured in turns: it needs two or more --in (--in A --in B=PREFIX) \
+             or two or more --dir; one environment alone takes more --rounds or a larger \
+             --budget"
                 .into(),
         ));
     }

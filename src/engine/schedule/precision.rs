@@ -1,11 +1,14 @@
-//! `run --precision`: after the planned passes of an interleaved run, more
+//! `run --precision`: after the planned passes of an interleaved run, or
+//! of a run of one environment with cases in two or more `--dir`s, more
 //! passes over the cases whose headline comparison is still wider than
 //! asked. After each pass, each case's interval is computed as `compare`
-//! computes it for one interleaved run (the differences of the rounds both
-//! sides measured, [`paired_half_width`]); the cases still too wide get one
-//! more round in every environment, the cheapest first, as many as the
-//! time left pays for. Each added round is a round like the planned ones
-//! (its share of the case's repetitions and budget), paired by its pass.
+//! computes it for one interleaved run, or `compare --by-dir` for the
+//! directories of one run (the differences of the rounds both sides
+//! measured, [`paired_half_width`]); the cases still too wide get one more
+//! round in every environment, and in every directory, the cheapest first,
+//! as many as the time left pays for. Each added round is a round like the
+//! planned ones (its share of the case's repetitions and budget), paired by
+//! its pass.
 //!
 //! Stopping on the interval's width, not on its place, leaves the estimate
 //! where it was: a difference is neither made nor hidden by when the run
@@ -78,39 +81,74 @@ impl Stand {
 }
 
 impl Loop<'_> {
-    /// Case `i`'s headline comparison of every environment against the
-    /// first: the widest half-width.
+    /// Whether the run compares directories rather than environments:
+    /// one environment, and some case in two or more `--dir`s.
+    fn by_dir(&self) -> bool {
+        self.s.sides.len() == 1 && self.groups.iter().enumerate().any(|(i, &g)| g != i)
+    }
+
+    /// The cases that differ from case `i` only in their `--dir`, `i`
+    /// among them, the first of them first ([`order::dir_groups`]).
+    fn dir_members(&self, i: usize) -> Vec<usize> {
+        (0..self.groups.len())
+            .filter(|&j| self.groups[j] == self.groups[i])
+            .collect()
+    }
+
+    /// Case `i`'s headline comparisons, each a pair of (environment,
+    /// case): every environment's against the first's; in a run of one
+    /// environment by directory ([`Loop::by_dir`]), the first directory's
+    /// against each other's, carried by the first of them alone.
+    fn comparisons(&self, i: usize) -> Vec<((usize, usize), (usize, usize))> {
+        if !self.by_dir() {
+            return (1..self.s.sides.len()).map(|e| ((0, i), (e, i))).collect();
+        }
+        match self.dir_members(i).split_first() {
+            Some((&first, rest)) if first == i => rest.iter().map(|&j| ((0, i), (0, j))).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Case `i`'s headline comparisons ([`Loop::comparisons`]): the widest
+    /// half-width.
     fn stand(&self, i: usize) -> Stand {
         let n = self.s.cases.len();
-        let ok = |e: usize| {
-            self.results[e * n + i]
+        let ok = |(e, c): (usize, usize)| {
+            self.results[e * n + c]
                 .as_ref()
                 .filter(|r| r.status == CaseStatus::Ok)
         };
-        let Some(base) = ok(0) else {
-            return Stand::Unpaired;
-        };
-        let Some(metric) = base.metrics.first().map(|m| m.name.as_str()) else {
+        let Some(metric) = ok((0, i))
+            .and_then(|b| b.metrics.first())
+            .map(|m| m.name.as_str())
+        else {
             return Stand::Unpaired;
         };
         // the rounds of a side whose headline `compare` would compare
-        let rounds = |r: &CaseResult| {
-            r.failed_assumption(metric)
-                .is_none()
-                .then(|| r.samples_by_round_number(metric))
-                .flatten()
+        let rounds = |at: (usize, usize)| {
+            ok(at).and_then(|r| {
+                r.failed_assumption(metric)
+                    .is_none()
+                    .then(|| r.samples_by_round_number(metric))
+                    .flatten()
+            })
         };
-        let Some(b) = rounds(base) else {
+        let comparisons = self.comparisons(i);
+        if comparisons.is_empty() {
             return Stand::Unpaired;
-        };
+        }
         let (mut widest, mut fewest) = (0.0_f64, usize::MAX);
-        for e in 1..self.s.sides.len() {
-            let Some(o) = ok(e).and_then(rounds) else {
+        for (base, other) in comparisons {
+            let (Some(b), Some(o)) = (rounds(base), rounds(other)) else {
                 return Stand::Unpaired;
             };
             let seed = crate::stats::rng::seed_for(
                 self.s.config.seed,
-                &[self.s.sides[e].name, &base.key, metric],
+                &[
+                    self.s.sides[other.0].name,
+                    &self.s.cases[other.1].1.key(),
+                    metric,
+                ],
             );
             let (w, n) = paired_half_width(&b, &o, seed).unwrap_or((f64::INFINITY, 0));
             widest = widest.max(w);
@@ -119,15 +157,31 @@ impl Loop<'_> {
         Stand::Width(widest, fewest)
     }
 
-    /// What one more round of case `i` costs the run in all environments,
-    /// at what its rounds cost so far.
+    /// What one more round of case `i` costs the run in all environments
+    /// (in a run by directory, of it in each of its directories), at what
+    /// its rounds cost so far.
     fn round_cost(&self, i: usize) -> f64 {
-        (0..self.s.sides.len())
-            .map(|e| {
-                let r = &self.rounds[self.slot(e, i)];
+        self.pass_unit(i)
+            .into_iter()
+            .flat_map(|c| (0..self.s.sides.len()).map(move |e| (e, c)))
+            .map(|(e, c)| {
+                let r = &self.rounds[self.slot(e, c)];
                 r.spent / f64::from(r.done.max(1))
             })
             .sum()
+    }
+
+    /// The cases an added round of case `i` runs: it, and in a run by
+    /// directory the same case in its other directories, in turns.
+    fn pass_unit(&self, i: usize) -> Vec<usize> {
+        if self.by_dir() {
+            self.dir_members(i)
+                .into_iter()
+                .filter(|&j| self.passes_of[j].is_some())
+                .collect()
+        } else {
+            vec![i]
+        }
     }
 
     /// `--precision`'s passes after the planned ones, `planned_secs` being
@@ -145,7 +199,7 @@ impl Loop<'_> {
         let Some(p) = self.s.config.precision else {
             return Ok(None);
         };
-        if self.s.sides.len() < 2 || self.interrupted.load(Ordering::SeqCst) {
+        if (self.s.sides.len() < 2 && !self.by_dir()) || self.interrupted.load(Ordering::SeqCst) {
             return Ok(None);
         }
         let allowed = p.extra_secs.unwrap_or(2.0 * planned_secs);
@@ -203,7 +257,8 @@ impl Loop<'_> {
     }
 
     /// The cases still wider than `half_width`, cheapest round first, as
-    /// many as fit in `left` seconds (none may); None when no case is.
+    /// many as fit in `left` seconds (none may), each with the cases its
+    /// round runs beside ([`Loop::pass_unit`]); None when no case is.
     fn short_that_fit(&self, half_width: f64, mut left: f64) -> Option<Vec<usize>> {
         let mut short: Vec<(usize, f64)> = (0..self.s.cases.len())
             .filter(|&i| self.passes_of[i].is_some())
@@ -224,7 +279,7 @@ impl Loop<'_> {
                     }
                     fits
                 })
-                .map(|&(i, _)| i)
+                .flat_map(|&(i, _)| self.pass_unit(i))
                 .collect(),
         )
     }
