@@ -165,7 +165,8 @@ impl Environment {
 pub struct Basis {
     /// Runs of (base, other).
     pub runs: (usize, usize),
-    /// Rounds per run, mean, of (base, other).
+    /// Rounds per run, mean, of (base, other); where rounds were paired,
+    /// the rounds both sides ran, on both.
     pub rounds_per_run: (f64, f64),
     /// Repetitions per round, mean, of (base, other).
     pub reps_per_round: (f64, f64),

@@ -319,11 +319,14 @@ fn compare_case(
             metric: m,
             primary: i == 0,
         };
-        let (lr, components) =
+        // paired: the rounds both sides ran, which the basis and the
+        // advice count (a dear directory's case runs in fewer passes)
+        let (lr, components, paired_rounds) =
             match pairs.and_then(|p| nested_paired((base, other), p, key, &m.name)) {
                 Some(d) => (
                     levels::paired_log_ratio(&d, seed, RESAMPLES),
                     d.components(),
+                    Some(d.rounds_per_run()),
                 ),
                 None => {
                     let spread = (
@@ -331,10 +334,13 @@ fn compare_case(
                         run_spread(other, key, &m.name),
                     );
                     let lr = levels::log_ratio((&b, spread.0), (&o, spread.1), seed, RESAMPLES);
-                    (lr, Components::pool(&b.components(), &o.components()))
+                    (lr, Components::pool(&b.components(), &o.components()), None)
                 }
             };
         let mut mc = measure(&lr, (&b, &o), components, &subject, threshold);
+        if let Some(r) = paired_rounds {
+            mc.basis.rounds_per_run = (r, r);
+        }
         let (lo, hi) = mc.ratio_ci;
         if ![mc.ratio, lo, hi].into_iter().all(comparable) {
             // 1e-300 against 1e300: no double holds the ratio; 1e-320

@@ -77,6 +77,20 @@ pub const UNMEASURED_RUN_SD: f64 = 0.10;
 /// the next) outlast a run. Earlier runs on the machine replace it.
 pub const WORKER_RESIDUAL_SD: f64 = 0.045;
 
+/// The level of [`POOL_TEST_LEVEL`]'s test for the differences of paired
+/// rounds (`run --in`, `compare --by-dir`), 5 %: what runs do to both
+/// sides alike cancels in the differences, so runs that differ beyond
+/// their rounds are rarer there, and a one-run comparison already assumes
+/// they do not. At 25 %, one pair in four of two runs that did not differ
+/// got the runs' single degree of freedom (t = 12.7): on seeded quick
+/// runs (12 rounds of 2, drifting or quiet, 400 seeds) two interleaved
+/// runs found a 1.15x effect 0.75 and 0.74 of the time where one run found
+/// it 0.95 and 1.00; at 5 %, 0.94 and 0.94, with A/A still called 0.5 and
+/// 0.3 %; where each run adds ±4 % of its own to one side only, two runs
+/// called A/A 6.2 and 7.7 % of the time against one run's 11.3 and 16.8 %
+/// (`two_interleaved_runs_find_what_one_finds`).
+pub const PAIRED_POOL_TEST_LEVEL: f64 = 0.05;
+
 /// The level of the preliminary test that decides whether a side's runs
 /// differ by more than their rounds explain: below the upper 25 % point
 /// of F they are pooled with the rounds (Bancroft's "sometimes pool"; a
@@ -253,6 +267,12 @@ impl Levels {
     /// within them pooled, with both levels' degrees of freedom. (0, ∞)
     /// for a single value.
     pub(crate) fn estimate_variance(&self) -> (f64, f64) {
+        self.estimate_variance_at(POOL_TEST_LEVEL)
+    }
+
+    /// [`Levels::estimate_variance`] with the runs pooled by a test at
+    /// `level`.
+    pub(crate) fn estimate_variance_at(&self, level: f64) -> (f64, f64) {
         let units = self.top_units();
         let n = units.len() as f64;
         let top = variance(&units).map_or((0.0, f64::INFINITY), |v| (v / n, n - 1.0));
@@ -274,7 +294,7 @@ impl Levels {
         // the variance of the estimate if the runs differed only as their rounds do
         let inv: f64 = rounds.iter().map(|r| 1.0 / r.len() as f64).sum();
         let by_rounds = within * inv / (n * n);
-        if by_rounds <= 0.0 || top.0 > by_rounds * f_quantile(1.0 - POOL_TEST_LEVEL, top.1, dof) {
+        if by_rounds <= 0.0 || top.0 > by_rounds * f_quantile(1.0 - level, top.1, dof) {
             return top;
         }
         let df = top.1 + dof;

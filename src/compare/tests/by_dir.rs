@@ -22,6 +22,9 @@ struct Shape {
     /// `share` runs a case in every `every`-th pass and the last, as a
     /// dear case does.
     every: usize,
+    /// `local` skips the last pass (a round that failed there), so that
+    /// the rounds both ran are fewer than either ran.
+    local_skips_last: bool,
 }
 
 /// `shape.runs` runs of `metrics` cases, each in directories `local` and
@@ -33,6 +36,7 @@ struct Shape {
 /// round and ±2 % per repetition (3 a round).
 fn dir_runs(rng: &mut Rng, shape: Shape, metrics: usize, effect: f64) -> Vec<ResultFile> {
     let share_ran = |r: usize| r.is_multiple_of(shape.every) || r + 1 == shape.rounds;
+    let local_ran = |r: usize| !(shape.local_skips_last && r + 1 == shape.rounds);
     (0..shape.runs)
         .map(|run| {
             let run_drift = 0.05 * normal(rng);
@@ -45,9 +49,15 @@ fn dir_runs(rng: &mut Rng, shape: Shape, metrics: usize, effect: f64) -> Vec<Res
                     .collect();
                 let keys = ["local", "share"].map(|d| format!("os.case{i}[dir={d}]"));
                 for (r, order) in orders.iter_mut().enumerate() {
-                    let mut pair = vec![keys[0].clone()];
+                    let mut pair = Vec::new();
+                    if local_ran(r) {
+                        pair.push(keys[0].clone());
+                    }
                     if share_ran(r) {
-                        pair.insert(usize::from(rng.unit_f64() < 0.5), keys[1].clone());
+                        pair.insert(
+                            usize::from(rng.unit_f64() < 0.5) * pair.len(),
+                            keys[1].clone(),
+                        );
                     }
                     order.extend(pair);
                 }
@@ -58,7 +68,7 @@ fn dir_runs(rng: &mut Rng, shape: Shape, metrics: usize, effect: f64) -> Vec<Res
                         .iter()
                         .zip(&host)
                         .enumerate()
-                        .filter(|(r, _)| d == 0 || share_ran(*r))
+                        .filter(|(r, _)| if d == 0 { local_ran(*r) } else { share_ran(*r) })
                         .map(|(r, (reps, h))| (r as u32, reps.iter().map(|v| v * h).collect()))
                         .unzip();
                     rounds_of.push(numbers);
@@ -135,6 +145,7 @@ fn directories_in_turns_pair_from_four_common_rounds_and_hold_both_error_rates()
                     runs,
                     rounds,
                     every,
+                    local_skips_last: false,
                 };
                 let common = (0..rounds)
                     .filter(|r| r.is_multiple_of(every) || r + 1 == rounds)
@@ -167,5 +178,28 @@ fn directories_in_turns_pair_from_four_common_rounds_and_hold_both_error_rates()
                 }
             }
         }
+    }
+}
+
+#[test]
+fn the_basis_counts_the_rounds_both_directories_ran() {
+    // share runs passes 0, 3, 6, 9 and 11 of 12, local every pass but the
+    // last: four rounds in both, which the basis and the advice count
+    // (not local's 11 or share's 5)
+    let shape = Shape {
+        host: 0.1,
+        runs: 1,
+        rounds: 12,
+        every: 3,
+        local_skips_last: true,
+    };
+    let mut rng = Rng::new(83_100);
+    let envs = super::super::group::by_dir(dir_runs(&mut rng, shape, 4, 1.0));
+    let c = compare_dirs(&envs, &OPTS).unwrap();
+    for m in c.metrics.iter().filter(|m| m.primary) {
+        assert!(m.basis.run_spread.0.is_paired(), "{}", m.key);
+        assert_eq!(m.basis.rounds_per_run, (4.0, 4.0), "{}", m.key);
+        let text = crate::report::words::basis_text(&m.basis);
+        assert_eq!(text, "1 interleaved run, 4 rounds paired", "{}", m.key);
     }
 }

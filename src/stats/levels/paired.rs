@@ -3,7 +3,7 @@
 //! interleaved runs; and runs of one label that are two environments.
 
 use super::{mean_of, median, variance, Components, Levels, LogRatio, RunSpread};
-use super::{percentile_of_sorted, t_quantile, Rng};
+use super::{percentile_of_sorted, t_quantile, Rng, PAIRED_POOL_TEST_LEVEL};
 
 /// How far apart two runs of one label must lie, in their own 95 %
 /// half-widths summed, to be two environments rather than drift (3), and
@@ -81,8 +81,9 @@ impl Levels {
 /// The log-ratio other/base of sides measured interleaved, from the
 /// differences of their paired rounds ([`Levels::paired`]): the mean
 /// difference, its variance from the level that shows the most of it
-/// ([`Levels::estimate_variance`]: the rounds of one run, or the runs,
-/// pooled with their rounds where those explain them), the bootstrap's
+/// ([`Levels::estimate_variance_at`]: the rounds of one run, or the runs,
+/// pooled with their rounds where those explain them, by a test at
+/// [`PAIRED_POOL_TEST_LEVEL`]), the bootstrap's
 /// shape scaled to it, and its degrees of freedom. Nothing is added for
 /// the spread between runs: what runs do to both sides alike cancels in
 /// the differences, and with several runs their spread is measured. (On
@@ -90,8 +91,19 @@ impl Levels {
 /// interleaved quick runs held 1 in 93.6 % of cases, about as 95 %
 /// intervals should: what runs add beyond their paired rounds hardly showed.)
 pub fn paired_log_ratio(diffs: &Levels, seed: u64, resamples: usize) -> LogRatio {
+    paired_log_ratio_at(diffs, seed, resamples, PAIRED_POOL_TEST_LEVEL)
+}
+
+/// [`paired_log_ratio`] with the runs pooled with their rounds by a test
+/// at `level`.
+pub(crate) fn paired_log_ratio_at(
+    diffs: &Levels,
+    seed: u64,
+    resamples: usize,
+    level: f64,
+) -> LogRatio {
     let mut rng = Rng::new(seed);
-    let (var, df) = diffs.estimate_variance();
+    let (var, df) = diffs.estimate_variance_at(level);
     let mut devs = diffs.deviations(var, &mut rng, resamples.max(2));
     devs.sort_by(f64::total_cmp);
     LogRatio {
