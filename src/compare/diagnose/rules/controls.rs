@@ -5,7 +5,7 @@
 //! its control on OTHER's side and not, or less, on the base's; the clue
 //! that says so is its first required sign, its evidence.
 
-use super::{first, rule, usable, Facts};
+use super::{first, rule, usable, Facts, FINGERPRINTED_LEVEL};
 use crate::compare::advice::{tasks_per_cpu, NOISY_TASKS_PER_CPU};
 use crate::compare::diagnose::clues::{Clue, Finding, Group, Mechanism, Sign, Weight};
 use crate::compare::diagnose::WORTH_EXPLAINING;
@@ -257,7 +257,14 @@ impl Facts<'_> {
             Mechanism::Competitors,
             vec![
                 Some(self.competitors(Weight::Required)),
-                self.slower(Group::ComputeParallel, WORTH_EXPLAINING, Weight::Required),
+                // the tasks beside OTHER's run name this one group
+                // beforehand, as a seccomp filter names the system calls
+                self.slower_at(
+                    Group::ComputeParallel,
+                    WORTH_EXPLAINING,
+                    Weight::Required,
+                    FINGERPRINTED_LEVEL,
+                ),
             ],
             vec![
                 self.parallel_first(),
