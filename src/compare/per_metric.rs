@@ -319,14 +319,14 @@ fn compare_case(
             metric: m,
             primary: i == 0,
         };
-        // paired: the rounds both sides ran, which the basis and the
-        // advice count (a dear directory's case runs in fewer passes)
-        let (lr, components, paired_rounds) =
+        // paired: the runs and rounds both sides ran, which the basis and
+        // the advice count (a dear directory's case runs in fewer passes)
+        let (lr, components, paired) =
             match pairs.and_then(|p| nested_paired((base, other), p, key, &m.name)) {
                 Some(d) => (
                     levels::paired_log_ratio(&d, seed, RESAMPLES),
                     d.components(),
-                    Some(d.rounds_per_run()),
+                    Some((d.runs(), d.rounds_per_run())),
                 ),
                 None => {
                     let spread = (
@@ -338,7 +338,8 @@ fn compare_case(
                 }
             };
         let mut mc = measure(&lr, (&b, &o), components, &subject, threshold);
-        if let Some(r) = paired_rounds {
+        if let Some((n, r)) = paired {
+            mc.basis.runs = (n, n);
             mc.basis.rounds_per_run = (r, r);
         }
         let (lo, hi) = mc.ratio_ci;
@@ -374,7 +375,9 @@ fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64
         let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
         let c = &m.variance.components;
         m.runs_needed = if lr.spread.0.is_paired() {
-            c.interleaved_runs_needed(rounds, margin, MAX_ADVISED_RUNS)
+            // planned as the interval was made: on the runs alone where
+            // they differ beyond their rounds, else pooled with them
+            c.interleaved_runs_needed(rounds, margin, MAX_ADVISED_RUNS, lr.runs_differ)
         } else if b.runs.0.min(b.runs.1) >= 2 {
             let reps = b.reps_per_round.0.min(b.reps_per_round.1);
             c.runs_needed(rounds, reps, margin, MAX_ADVISED_RUNS)

@@ -276,11 +276,25 @@ impl Levels {
     /// [`Levels::estimate_variance`] with the runs pooled by a test at
     /// `level`.
     pub(crate) fn estimate_variance_at(&self, level: f64) -> (f64, f64) {
+        self.variance_pooling_runs(level).0
+    }
+
+    /// Whether the estimate's variance rests on two or more runs alone,
+    /// their rounds not pooled with them ([`Levels::estimate_variance_at`]
+    /// at `level`): the runs differ beyond what their rounds explain, or
+    /// no run has two rounds.
+    pub(crate) fn runs_differ(&self, level: f64) -> bool {
+        self.top() == Level::Runs && !self.variance_pooling_runs(level).1
+    }
+
+    /// [`Levels::estimate_variance_at`], and whether it pooled the runs
+    /// with their rounds.
+    fn variance_pooling_runs(&self, level: f64) -> ((f64, f64), bool) {
         let units = self.top_units();
         let n = units.len() as f64;
         let top = variance(&units).map_or((0.0, f64::INFINITY), |v| (v / n, n - 1.0));
         if self.top() != Level::Runs {
-            return top;
+            return (top, false);
         }
         let rounds: Vec<Vec<f64>> = self
             .runs
@@ -292,16 +306,16 @@ impl Levels {
             .map(|r| r.len().saturating_sub(1))
             .sum::<usize>() as f64;
         let Some(within) = pooled(rounds.iter().map(Vec::as_slice)) else {
-            return top;
+            return (top, false);
         };
         // the variance of the estimate if the runs differed only as their rounds do
         let inv: f64 = rounds.iter().map(|r| 1.0 / r.len() as f64).sum();
         let by_rounds = within * inv / (n * n);
         if by_rounds <= 0.0 || top.0 > by_rounds * f_quantile(1.0 - level, top.1, dof) {
-            return top;
+            return (top, false);
         }
         let df = top.1 + dof;
-        ((top.1 * top.0 + dof * by_rounds) / df, df)
+        (((top.1 * top.0 + dof * by_rounds) / df, df), true)
     }
 
     /// Every round ranked for resampling its median.
@@ -381,6 +395,11 @@ pub struct LogRatio {
     pub top: (Level, Level),
     /// Where each side's between-run spread came from, (base, other).
     pub spread: (RunSpread, RunSpread),
+    /// Paired rounds of two or more runs that differ beyond their rounds
+    /// ([`Levels::runs_differ`]): the interval rests on the runs alone, with
+    /// their n − 1 degrees of freedom. False where the runs were pooled
+    /// with their rounds, and for sides compared apart.
+    pub runs_differ: bool,
 }
 
 impl LogRatio {
@@ -478,6 +497,7 @@ pub(crate) fn log_ratio_pooling(
         df: pooled_df.unwrap_or_else(|| satterthwaite(&[vb, vo, ab, ao])),
         top: (base.top(), other.top()),
         spread: (sb, so),
+        runs_differ: false,
     }
 }
 

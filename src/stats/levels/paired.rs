@@ -113,6 +113,7 @@ pub(crate) fn paired_log_ratio_at(
         df: df.max(1.0),
         top: (diffs.top(), diffs.top()),
         spread: (RunSpread::Paired, RunSpread::Paired),
+        runs_differ: diffs.runs_differ(level),
     }
 }
 
@@ -120,27 +121,54 @@ impl Components {
     /// [`Components::runs_needed`] for sides measured interleaved, these
     /// being the components of the paired rounds' differences
     /// ([`Levels::paired`]): the fewest interleaved runs of `rounds` rounds
-    /// for which the half-width t · √(V/n) falls within `margin`, with
-    /// V = σ²runs + σ²rounds/r; the degrees of freedom are the runs' (n − 1)
-    /// where runs were seen to differ, else the rounds' (n r − 1). None when
-    /// nothing varies or more than `max_runs` are needed.
+    /// whose interval's half-width ([`Components::interleaved_half_width`])
+    /// falls within `margin`. `runs_differ` says whether the interval now
+    /// shown took the runs' degrees of freedom ([`Levels::runs_differ`]):
+    /// the plan decides as the interval did. None when nothing varies or
+    /// more than `max_runs` are needed.
     pub(crate) fn interleaved_runs_needed(
         &self,
         rounds: f64,
         margin: f64,
         max_runs: usize,
+        runs_differ: bool,
     ) -> Option<usize> {
-        let r = rounds.max(1.0);
         if self.runs.is_none() && self.rounds.is_none() {
             return None;
         }
-        let per_run = self.runs.unwrap_or(0.0) + self.rounds.unwrap_or(0.0) / r;
         (1..=max_runs).find(|&n| {
-            let df = match self.runs {
-                Some(v) if v > 0.0 => n as f64 - 1.0,
-                _ => n as f64 * r - 1.0,
-            };
-            df >= 1.0 && t_quantile(0.975, df) * (per_run / n as f64).sqrt() <= margin
+            self.interleaved_half_width(n, rounds, runs_differ)
+                .is_some_and(|h| h <= margin)
         })
+    }
+
+    /// The half-width on the log scale of the 95 % interval that `n`
+    /// interleaved runs of `rounds` rounds would give, as
+    /// [`paired_log_ratio`] computes it, with these components for the
+    /// true ones. With one run's mean difference varying by
+    /// V₁ = σ²runs + σ²rounds/r: where the runs differ (`runs_differ`),
+    /// t(n − 1) · √(V₁/n), so that one run, which cannot see them
+    /// differ, plans nothing; else the runs pooled with their rounds, their
+    /// variances weighted by their degrees of freedom,
+    /// V = ((n − 1) V₁/n + n (r − 1) σ²rounds/(n r)) / (n r − 1), with
+    /// t(n r − 1) (one run: its rounds, t(r − 1) · √(σ²rounds/r)). None
+    /// where no degree of freedom is left.
+    pub(crate) fn interleaved_half_width(
+        &self,
+        n: usize,
+        rounds: f64,
+        runs_differ: bool,
+    ) -> Option<f64> {
+        let (n, r) = (n as f64, rounds.max(1.0));
+        let rounds_var = self.rounds.unwrap_or(0.0);
+        let per_run = self.runs.unwrap_or(0.0) + rounds_var / r;
+        let (var, df) = if runs_differ || r <= 1.0 {
+            (per_run / n, n - 1.0)
+        } else {
+            let df = n * r - 1.0;
+            let within = n * (r - 1.0) * rounds_var / (n * r);
+            (((n - 1.0) * per_run / n + within) / df, df)
+        };
+        (df >= 1.0).then(|| t_quantile(0.975, df) * var.sqrt())
     }
 }

@@ -398,16 +398,58 @@ fn the_cookbook_for_interleaved_runs_counts_the_rounds() {
         rounds: Some(0.01),
         repetitions: None,
     };
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.07, 10), Some(1));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.05, 10), Some(2));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.02, 10), Some(9));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.01, 10), None);
-    // runs that differ beyond their rounds count with n - 1 degrees of freedom
+    assert_eq!(c.interleaved_runs_needed(12.0, 0.07, 10, false), Some(1));
+    assert_eq!(c.interleaved_runs_needed(12.0, 0.05, 10, false), Some(2));
+    assert_eq!(c.interleaved_runs_needed(12.0, 0.02, 10, false), Some(9));
+    assert_eq!(c.interleaved_runs_needed(12.0, 0.01, 10, false), None);
+    // runs that differ beyond their rounds count with n - 1 degrees of
+    // freedom: t(1) · √(V₁/2) = ±31.5 % at two, ±4.4 % at five; pooled
+    // with their rounds, t(23) gives ±4.3 % at two
     let runs = Components {
         runs: Some(0.0004),
         ..c
     };
-    assert!(runs.interleaved_runs_needed(12.0, 0.05, 10).unwrap() > 2);
+    assert_eq!(runs.interleaved_runs_needed(12.0, 0.05, 10, true), Some(5));
+    assert_eq!(runs.interleaved_runs_needed(12.0, 0.05, 10, false), Some(2));
+    // runs that differ are never planned as one run, however wide the margin
+    assert_eq!(runs.interleaved_runs_needed(12.0, 0.5, 10, true), Some(2));
+}
+
+/// The advice plans as the interval is made: at the runs measured, the
+/// half-width it plans with ([`Components::interleaved_half_width`], the
+/// runs' degrees of freedom where the interval's [`LogRatio::runs_differ`])
+/// is the interval's within 25 % in 99 % of
+/// null two-run pairs or more. Planned by the moment estimate instead
+/// (the runs' n − 1 whenever σ²runs > 0), it was t(1) = 12.7 against the
+/// interval's t(23) in about a quarter of them.
+#[test]
+fn the_advice_plans_with_the_intervals_degrees_of_freedom() {
+    for (name, h) in [("drifting", DRIFTING_HOUR), ("quiet", QUIET_HOUR)] {
+        let (mut off, mut off_before, seeds) = (0, 0, 400);
+        for seed in 0..seeds {
+            let mut rng = Rng::new(83_000 + seed);
+            let d = interleaved(&mut rng, 1.0, 2, QUICK, h);
+            let lr = paired_log_ratio(&d, seed, 2000);
+            let (lo, hi) = lr.interval(0.95);
+            let shown = (hi - lo) / 2.0;
+            let c = d.components();
+            let r = d.rounds_per_run();
+            let planned = c.interleaved_half_width(2, r, lr.runs_differ);
+            let before = c.interleaved_half_width(2, r, c.runs.is_some_and(|v| v > 0.0));
+            let apart = |p: Option<f64>| (p.unwrap() / shown).ln().abs() > 1.25f64.ln();
+            off += usize::from(apart(planned));
+            off_before += usize::from(apart(before));
+        }
+        let (off, before) = (off as f64 / seeds as f64, off_before as f64 / seeds as f64);
+        eprintln!(
+            "{name}: planned beyond 25 % of the interval {off:.3}, by the moments {before:.3}"
+        );
+        assert!(off <= 0.01, "{name}: {off}");
+        assert!(
+            before >= 0.1,
+            "{name}: the moments' rule agreed already ({before})"
+        );
+    }
 }
 
 /// `runs` interleaved runs as [`interleaved`] makes them, each run adding
