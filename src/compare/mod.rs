@@ -163,7 +163,8 @@ impl Environment {
 /// How the samples of one comparison are nested.
 #[derive(Debug, Clone, Serialize)]
 pub struct Basis {
-    /// Runs of (base, other).
+    /// Runs of (base, other); where rounds were paired, the runs that
+    /// paired any, on both.
     pub runs: (usize, usize),
     /// Rounds per run, mean, of (base, other); where rounds were paired,
     /// the rounds both sides ran, on both.

@@ -281,8 +281,8 @@ impl Levels {
 
     /// Whether the estimate's variance rests on two or more runs alone,
     /// their rounds not pooled with them ([`Levels::estimate_variance_at`]
-    /// at `level`): the runs differ beyond what their rounds explain, or
-    /// no run has two rounds.
+    /// at `level`): the runs differ beyond what their rounds explain, no
+    /// run has two rounds, or the rounds within runs do not vary.
     pub(crate) fn runs_differ(&self, level: f64) -> bool {
         self.top() == Level::Runs && !self.variance_pooling_runs(level).1
     }

@@ -252,7 +252,8 @@ pub(crate) fn unclear_table(c: &Comparison) -> Table {
 fn runs_needed(m: &MetricComparison) -> String {
     match (m.runs_needed, m.basis.runs.0.min(m.basis.runs.1)) {
         (Some(n), _) => n.to_string(),
-        (None, 1) => ">= 3".into(),
+        // one run a side apart: its spread between runs is unmeasured
+        (None, 1) if !m.basis.run_spread.0.is_paired() => ">= 3".into(),
         (None, _) => format!("> {}", crate::compare::MAX_ADVISED_RUNS),
     }
 }

@@ -425,7 +425,7 @@ fn the_cookbook_for_interleaved_runs_counts_the_rounds() {
 #[test]
 fn the_advice_plans_with_the_intervals_degrees_of_freedom() {
     for (name, h) in [("drifting", DRIFTING_HOUR), ("quiet", QUIET_HOUR)] {
-        let (mut off, mut off_before, seeds) = (0, 0, 400);
+        let (mut off, mut off_before, mut differ, seeds) = (0, 0, 0, 400);
         for seed in 0..seeds {
             let mut rng = Rng::new(83_000 + seed);
             let d = interleaved(&mut rng, 1.0, 2, QUICK, h);
@@ -437,14 +437,21 @@ fn the_advice_plans_with_the_intervals_degrees_of_freedom() {
             let planned = c.interleaved_half_width(2, r, lr.runs_differ);
             let before = c.interleaved_half_width(2, r, c.runs.is_some_and(|v| v > 0.0));
             let apart = |p: Option<f64>| (p.unwrap() / shown).ln().abs() > 1.25f64.ln();
+            differ += usize::from(lr.runs_differ);
             off += usize::from(apart(planned));
             off_before += usize::from(apart(before));
         }
         let (off, before) = (off as f64 / seeds as f64, off_before as f64 / seeds as f64);
         eprintln!(
-            "{name}: planned beyond 25 % of the interval {off:.3}, by the moments {before:.3}"
+            "{name}: planned beyond 25 % of the interval {off:.3}, by the moments {before:.3}; \
+             runs told apart in {differ} of {seeds}"
         );
         assert!(off <= 0.01, "{name}: {off}");
+        // both plans were met: runs told apart by the test, and pooled
+        assert!(
+            (1..seeds as usize / 2).contains(&differ),
+            "{name}: {differ}"
+        );
         assert!(
             before >= 0.1,
             "{name}: the moments' rule agreed already ({before})"
