@@ -270,25 +270,14 @@ impl Levels {
     /// within them pooled, with both levels' degrees of freedom. (0, ∞)
     /// for a single value.
     pub(crate) fn estimate_variance(&self) -> (f64, f64) {
-        self.estimate_variance_at(POOL_TEST_LEVEL)
+        self.variance_pooling_runs(POOL_TEST_LEVEL).0
     }
 
     /// [`Levels::estimate_variance`] with the runs pooled by a test at
-    /// `level`.
-    pub(crate) fn estimate_variance_at(&self, level: f64) -> (f64, f64) {
-        self.variance_pooling_runs(level).0
-    }
-
-    /// Whether the estimate's variance rests on two or more runs alone,
-    /// their rounds not pooled with them ([`Levels::estimate_variance_at`]
-    /// at `level`): the runs differ beyond what their rounds explain, no
-    /// run has two rounds, or the rounds within runs do not vary.
-    pub(crate) fn runs_differ(&self, level: f64) -> bool {
-        self.top() == Level::Runs && !self.variance_pooling_runs(level).1
-    }
-
-    /// [`Levels::estimate_variance_at`], and whether it pooled the runs
-    /// with their rounds.
+    /// `level`, and whether it pooled them with their rounds: false where the variance rests on two or more
+    /// runs alone (they differ beyond what their rounds explain, no run
+    /// has two rounds, or the rounds within runs do not vary) and where
+    /// there are fewer than two runs.
     fn variance_pooling_runs(&self, level: f64) -> ((f64, f64), bool) {
         let units = self.top_units();
         let n = units.len() as f64;
@@ -395,8 +384,9 @@ pub struct LogRatio {
     pub top: (Level, Level),
     /// Where each side's between-run spread came from, (base, other).
     pub spread: (RunSpread, RunSpread),
-    /// Paired rounds of two or more runs that differ beyond their rounds
-    /// ([`Levels::runs_differ`]): the interval rests on the runs alone, with
+    /// Paired rounds of two or more runs whose variance was not pooled with
+    /// their rounds' (they differ beyond them, by the test of
+    /// [`paired_log_ratio`]): the interval rests on the runs alone, with
     /// their n − 1 degrees of freedom. False where the runs were pooled
     /// with their rounds, and for sides compared apart.
     pub runs_differ: bool,

@@ -81,7 +81,7 @@ impl Levels {
 /// The log-ratio other/base of sides measured interleaved, from the
 /// differences of their paired rounds ([`Levels::paired`]): the mean
 /// difference, its variance from the level that shows the most of it
-/// ([`Levels::estimate_variance_at`]: the rounds of one run, or the runs,
+/// ([`Levels::variance_pooling_runs`]: the rounds of one run, or the runs,
 /// pooled with their rounds where those explain them, by a test at
 /// [`PAIRED_POOL_TEST_LEVEL`]), the bootstrap's
 /// shape scaled to it, and its degrees of freedom. Nothing is added for
@@ -103,7 +103,7 @@ pub(crate) fn paired_log_ratio_at(
     level: f64,
 ) -> LogRatio {
     let mut rng = Rng::new(seed);
-    let (var, df) = diffs.estimate_variance_at(level);
+    let ((var, df), pooled) = diffs.variance_pooling_runs(level);
     let mut devs = diffs.deviations(var, &mut rng, resamples.max(2));
     devs.sort_by(f64::total_cmp);
     LogRatio {
@@ -113,7 +113,7 @@ pub(crate) fn paired_log_ratio_at(
         df: df.max(1.0),
         top: (diffs.top(), diffs.top()),
         spread: (RunSpread::Paired, RunSpread::Paired),
-        runs_differ: diffs.runs_differ(level),
+        runs_differ: diffs.top() == super::Level::Runs && !pooled,
     }
 }
 
@@ -123,7 +123,7 @@ impl Components {
     /// ([`Levels::paired`]): the fewest interleaved runs of `rounds` rounds
     /// whose interval's half-width ([`Components::interleaved_half_width`])
     /// falls within `margin`. `runs_differ` says whether the interval now
-    /// shown took the runs' degrees of freedom ([`Levels::runs_differ`]):
+    /// shown took the runs' degrees of freedom ([`LogRatio::runs_differ`]):
     /// the plan decides as the interval did. None when nothing varies or
     /// more than `max_runs` are needed.
     pub(crate) fn interleaved_runs_needed(
