@@ -558,11 +558,30 @@ impl SpinBarrier {
     }
 }
 
+/// Elements between one array's end and the next one's start in a
+/// [`StreamTrial`]'s mapping: 8 KiB.
+///
+/// The arrays lie in one mapping, highest first, `a` above `b` above `c`,
+/// each 8 KiB further from the next than its length, where three
+/// `malloc`s of a large array land with glibc (each mapping one page of
+/// bookkeeping and one of alignment beyond the array, placed below the
+/// last): C STREAM built with malloc'd arrays, as the fidelity reference
+/// is. Where the arrays lie to one another moves the Triad on some CPUs.
+/// On the Zen 3 VM (2026-12-05, one thread, C alone, 6 alternated rounds),
+/// arrays 2 MiB-aligned in mappings of their own (envbench's layout
+/// before) read a Triad 0.92 of glibc's layout, adjacent arrays 0.83,
+/// gaps of 64 KiB or 1 MiB 0.94-0.97, and this layout 1.02 (Scale moved
+/// the same way, less; Copy and Add not); on the Zen 4 VM the separate
+/// mappings had read 0.999 of it (docs/log/fidelity.md).
+pub const ARRAY_GAP_ELEMS: usize = 1024;
+
 /// Three arrays and a thread count.
 pub struct StreamTrial {
-    a: PageBuf<f64>,
-    b: PageBuf<f64>,
-    c: PageBuf<f64>,
+    /// The three arrays, `c` first, then `b`, then `a`, each
+    /// [`ARRAY_GAP_ELEMS`] past the one below it.
+    arrays: PageBuf<f64>,
+    /// Elements per array.
+    elems: usize,
     threads: usize,
     /// Iterations per repetition, the first discarded.
     ntimes: usize,
@@ -575,17 +594,16 @@ pub struct StreamTrial {
 }
 
 impl StreamTrial {
-    /// A trial over arrays of `elems` elements on `threads` threads, each
-    /// its own mapping with [`STREAM_PAGES`]: no page is touched until a
-    /// thread first writes its own block.
+    /// A trial over arrays of `elems` elements on `threads` threads, in
+    /// one mapping with [`STREAM_PAGES`] laid out as [`ARRAY_GAP_ELEMS`]
+    /// says: no page is touched until a thread first writes its own block.
     ///
     /// # Errors
     /// The error of mmap or madvise.
     pub fn new(elems: usize, threads: usize) -> std::io::Result<StreamTrial> {
         Ok(StreamTrial {
-            a: PageBuf::new(elems, STREAM_PAGES)?,
-            b: PageBuf::new(elems, STREAM_PAGES)?,
-            c: PageBuf::new(elems, STREAM_PAGES)?,
+            arrays: PageBuf::new(3 * elems + 2 * ARRAY_GAP_ELEMS, STREAM_PAGES)?,
+            elems,
             threads,
             ntimes: NTIMES,
             isa: Isa::here(),
@@ -594,19 +612,24 @@ impl StreamTrial {
         })
     }
 
+    /// The arrays `a`, `b` and `c`, from the top of the mapping down.
+    fn abc(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
+        let n = self.elems;
+        let (c, rest) = self.arrays.split_at_mut(n + ARRAY_GAP_ELEMS);
+        let (b, a) = rest.split_at_mut(n + ARRAY_GAP_ELEMS);
+        (&mut a[..n], &mut b[..n], &mut c[..n])
+    }
+
     /// One STREAM run: times[iteration][kernel] in seconds and the error
     /// sums of the validation. `corrupt` damages one element before the
     /// check (for tests of the check itself).
     fn run(&mut self, clock: &Clock, corrupt: bool) -> (Vec<[f64; 4]>, [f64; 3]) {
-        let ranges = blocks(self.a.len(), self.threads);
-        let (pa, pb, pc) = (
-            split(&mut self.a, &ranges),
-            split(&mut self.b, &ranges),
-            split(&mut self.c, &ranges),
-        );
+        let ranges = blocks(self.elems, self.threads);
         let barrier = SpinBarrier::new(self.threads);
         let isa = self.isa;
         let ntimes = self.ntimes;
+        let (a, b, c) = self.abc();
+        let (pa, pb, pc) = (split(a, &ranges), split(b, &ranges), split(c, &ranges));
         let times = Mutex::new(Vec::with_capacity(ntimes));
         let errors = Mutex::new([0.0f64; 3]);
         let exp = expected_values(ntimes);
@@ -614,9 +637,11 @@ impl StreamTrial {
             for (id, ((a, b), c)) in pa.into_iter().zip(pb).zip(pc).enumerate() {
                 let (barrier, times, errors) = (&barrier, &times, &errors);
                 s.spawn(move || {
-                    a.fill(1.0);
-                    b.fill(2.0);
-                    c.fill(0.0);
+                    // one pass over the three, as STREAM's own loop: the
+                    // first run's page faults take pages for them in turn
+                    for ((a, b), c) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()) {
+                        (*a, *b, *c) = (1.0, 2.0, 0.0);
+                    }
                     for _ in 0..ntimes {
                         let mut row = [0.0; 4];
                         for (slot, k) in row.iter_mut().zip(Kernel::ALL) {
@@ -690,24 +715,19 @@ pub(crate) fn figures(times: &[[f64; 4]], elems: usize) -> Vec<f64> {
 impl Trial for StreamTrial {
     fn once(&mut self, clock: &Clock) -> Result<Vec<f64>, BenchError> {
         let (times, errors) = self.run(clock, false);
-        check(errors, self.a.len(), expected_values(self.ntimes)).map_err(BenchError::Invalid)?;
-        Ok(figures(&times, self.a.len()))
+        check(errors, self.elems, expected_values(self.ntimes)).map_err(BenchError::Invalid)?;
+        Ok(figures(&times, self.elems))
     }
 
     fn details(&mut self) -> Option<Value> {
-        for buf in [&self.a, &self.b, &self.c] {
-            if let Some(n) = buf.shortfall_note() {
-                self.notes.push(n);
-                break;
-            }
+        if let Some(n) = self.arrays.shortfall_note() {
+            self.notes.push(n);
         }
-        let huge: Option<u64> = [&self.a, &self.b, &self.c]
-            .iter()
-            .map(|b| b.anon_huge_bytes())
-            .sum();
+        let huge: Option<u64> = self.arrays.anon_huge_bytes();
         Some(serde_json::json!({
-            "array_elems": self.a.len(),
-            "bytes_per_array": self.a.len() * 8,
+            "array_elems": self.elems,
+            "bytes_per_array": self.elems * 8,
+            "array_gap_bytes": ARRAY_GAP_ELEMS * 8,
             "ntimes": self.ntimes,
             "kernels": self.isa.name(),
             "llc_bytes": self.llc_bytes,
@@ -804,10 +824,11 @@ mod tests {
             assert_eq!(times.len(), NTIMES);
             check(errors, 10_001, expected_values(NTIMES)).unwrap();
             let (ea, eb, ec) = expected_values(NTIMES);
+            let (a, b, c) = t.abc();
             assert!(
-                t.a.iter().all(|&x| x == ea)
-                    && t.b.iter().all(|&x| x == eb)
-                    && t.c.iter().all(|&x| x == ec)
+                a.iter().all(|&x| x == ea)
+                    && b.iter().all(|&x| x == eb)
+                    && c.iter().all(|&x| x == ec)
             );
         }
     }
@@ -838,7 +859,7 @@ mod tests {
         let (times, errors) = trial.run(&Clock::real(), false);
         assert_eq!(times.len(), 5);
         check(errors, 1000, expected_values(5)).unwrap();
-        assert!(trial.a.iter().all(|&x| x == expected_values(5).0));
+        assert!(trial.abc().0.iter().all(|&x| x == expected_values(5).0));
         // a key that asks for fewer than two iterations is refused
         let mut one = case.clone();
         one.params.insert(NTIMES_KEY.into(), Value::from(1));
@@ -869,6 +890,22 @@ mod tests {
             }
         });
         assert_eq!(arrivals.into_inner(), THREADS * ROUNDS);
+    }
+
+    #[test]
+    fn the_arrays_lie_as_glibcs_mallocs_put_them_a_highest_8_kib_apart() {
+        let n = 10_001;
+        let mut t = StreamTrial::new(n, 2).unwrap();
+        let (a, b, c) = t.abc();
+        assert_eq!((a.len(), b.len(), c.len()), (n, n, n));
+        let at = |x: &[f64]| x.as_ptr() as usize;
+        let step = n * 8 + 8192;
+        assert_eq!((at(a) - at(b), at(b) - at(c)), (step, step));
+        // the gap is untouched by the kernels: the arrays never overlap
+        let (_, errors) = t.run(&Clock::real(), false);
+        check(errors, n, expected_values(NTIMES)).unwrap();
+        let gap = &t.arrays[n..n + ARRAY_GAP_ELEMS];
+        assert!(gap.iter().all(|&x| x == 0.0));
     }
 
     #[test]
