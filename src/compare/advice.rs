@@ -89,19 +89,15 @@ pub(super) fn advise(
             unclear: unclear.len(),
         });
     }
-    let settled: Vec<usize> = unclear
+    let settled: Vec<(usize, usize)> = unclear
         .iter()
-        .filter_map(|m| m.runs_needed)
-        .filter(|&n| n <= MOST_RUNS_ADVISED)
+        .filter_map(|m| {
+            let had = m.basis.runs.0.min(m.basis.runs.1);
+            m.runs_needed.map(|n| (n, had))
+        })
+        .filter(|&(n, _)| n <= MOST_RUNS_ADVISED)
         .collect();
-    let settle = settled.iter().max().map(|&most| {
-        let total = most.max(fewest + 1);
-        MoreRuns {
-            more: total - fewest,
-            total,
-            cases: settled.len(),
-        }
-    });
+    let settle = more_runs(&settled, fewest);
     let rest = unclear.len() - settled.len();
     let unsettled = (rest > 0).then(|| {
         let runs: Vec<&ResultFile> = envs.iter().flat_map(|e| &e.runs).collect();
@@ -117,6 +113,25 @@ pub(super) fn advise(
         interleaved,
         settle,
         unsettled,
+    })
+}
+
+/// The runs to add that would settle every metric of `settled`, each
+/// as (the runs its plan needs, the runs its interval rested on), to
+/// environments whose fewest runs are `fewest`. A metric's plan counts
+/// the runs it had (those that paired, for interleaved ones; a case
+/// missing from a file is missing from its count), which can be fewer
+/// than the files: what is added is what the most wanting metric lacks,
+/// at least one run.
+fn more_runs(settled: &[(usize, usize)], fewest: usize) -> Option<MoreRuns> {
+    let more = settled
+        .iter()
+        .map(|&(needed, had)| needed.saturating_sub(had).max(1))
+        .max()?;
+    Some(MoreRuns {
+        more,
+        total: fewest + more,
+        cases: settled.len(),
     })
 }
 
@@ -180,6 +195,18 @@ fn noise(runs: &[&ResultFile]) -> (f64, f64) {
 mod tests {
     use super::*;
     use crate::results::Telemetry;
+
+    #[test]
+    fn the_runs_advised_are_what_the_most_wanting_metric_lacks() {
+        // three files a side; one metric paired in all three needs 4 runs,
+        // one whose case two of the files lack (1 run) needs 3: it lacks 2
+        let m = more_runs(&[(4, 3), (3, 1)], 3).unwrap();
+        assert_eq!((m.more, m.total, m.cases), (2, 5, 2));
+        // a plan at or below the runs had still asks for one more
+        let m = more_runs(&[(2, 3)], 3).unwrap();
+        assert_eq!((m.more, m.total), (1, 4));
+        assert_eq!(more_runs(&[], 3), None);
+    }
 
     #[test]
     fn a_case_s_steal_weighs_its_repetitions_by_their_ticks() {
