@@ -558,27 +558,36 @@ impl SpinBarrier {
     }
 }
 
-/// Elements between one array's end and the next one's start in a
-/// [`StreamTrial`]'s mapping: 8 KiB.
+/// Elements between one array's page-rounded end and the next one's
+/// start in a [`StreamTrial`]'s mapping: 8 KiB.
 ///
 /// The arrays lie in one mapping, highest first, `a` above `b` above `c`,
-/// each 8 KiB further from the next than its length, where three
-/// `malloc`s of a large array land with glibc (each mapping one page of
+/// each starting on a page, 8 KiB further from the next than its length
+/// rounded up to a page: where three page-aligned allocations of a large
+/// array land with glibc's `posix_memalign` (each mapping one page of
 /// bookkeeping and one of alignment beyond the array, placed below the
-/// last): C STREAM built with malloc'd arrays, as the fidelity reference
-/// is. Where the arrays lie to one another moves the Triad on some CPUs.
-/// On the Zen 3 VM (2026-12-05, one thread, C alone, 6 alternated rounds),
-/// arrays 2 MiB-aligned in mappings of their own (envbench's layout
-/// before) read a Triad 0.92 of glibc's layout, adjacent arrays 0.83,
-/// gaps of 64 KiB or 1 MiB 0.94-0.97, and this layout 1.02 (Scale moved
-/// the same way, less; Copy and Add not); on the Zen 4 VM the separate
-/// mappings had read 0.999 of it (docs/log/fidelity.md).
+/// last), as the fidelity reference's C STREAM gets them. Where the
+/// arrays lie to one another moves the Triad on some CPUs. On the Zen 3 VM
+/// (2026-12-05, one thread, C alone, 6 alternated rounds), arrays each
+/// 2 MiB-aligned in a mapping of its own (envbench's layout before) read
+/// a Triad 0.92 of glibc's layout, adjacent arrays 0.83, gaps of 64 KiB
+/// or 1 MiB 0.94-0.97, and this layout 1.02 (Scale moved the same way,
+/// less; Copy and Add not); on the Zen 4 VM the separate mappings had read
+/// 0.999 of it (docs/log/fidelity.md).
 pub const ARRAY_GAP_ELEMS: usize = 1024;
+
+/// Elements from one array's start to the next one's in a
+/// [`StreamTrial`]: its length rounded up to a page, and
+/// [`ARRAY_GAP_ELEMS`]. Every array starts on a page.
+fn stride(elems: usize) -> usize {
+    const PAGE_ELEMS: usize = 4096 / std::mem::size_of::<f64>();
+    elems.next_multiple_of(PAGE_ELEMS) + ARRAY_GAP_ELEMS
+}
 
 /// Three arrays and a thread count.
 pub struct StreamTrial {
     /// The three arrays, `c` first, then `b`, then `a`, each
-    /// [`ARRAY_GAP_ELEMS`] past the one below it.
+    /// [`stride`] elements past the one below it.
     arrays: PageBuf<f64>,
     /// Elements per array.
     elems: usize,
@@ -602,7 +611,7 @@ impl StreamTrial {
     /// The error of mmap or madvise.
     pub fn new(elems: usize, threads: usize) -> std::io::Result<StreamTrial> {
         Ok(StreamTrial {
-            arrays: PageBuf::new(3 * elems + 2 * ARRAY_GAP_ELEMS, STREAM_PAGES)?,
+            arrays: PageBuf::new(2 * stride(elems) + elems, STREAM_PAGES)?,
             elems,
             threads,
             ntimes: NTIMES,
@@ -614,9 +623,9 @@ impl StreamTrial {
 
     /// The arrays `a`, `b` and `c`, from the top of the mapping down.
     fn abc(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
-        let n = self.elems;
-        let (c, rest) = self.arrays.split_at_mut(n + ARRAY_GAP_ELEMS);
-        let (b, a) = rest.split_at_mut(n + ARRAY_GAP_ELEMS);
+        let (n, step) = (self.elems, stride(self.elems));
+        let (c, rest) = self.arrays.split_at_mut(step);
+        let (b, a) = rest.split_at_mut(step);
         (&mut a[..n], &mut b[..n], &mut c[..n])
     }
 
@@ -893,19 +902,20 @@ mod tests {
     }
 
     #[test]
-    fn the_arrays_lie_as_glibcs_mallocs_put_them_a_highest_8_kib_apart() {
+    fn the_arrays_lie_as_glibc_lays_page_aligned_ones_a_highest_8_kib_apart() {
+        // a length that is no whole number of pages: each array still
+        // starts on a page, its length rounded up to one plus 8 KiB past
+        // the one below it
         let n = 10_001;
         let mut t = StreamTrial::new(n, 2).unwrap();
         let (a, b, c) = t.abc();
         assert_eq!((a.len(), b.len(), c.len()), (n, n, n));
         let at = |x: &[f64]| x.as_ptr() as usize;
-        let step = n * 8 + 8192;
+        let step = (n * 8).next_multiple_of(4096) + 8192;
         assert_eq!((at(a) - at(b), at(b) - at(c)), (step, step));
-        // the gap is untouched by the kernels: the arrays never overlap
+        assert!([at(a), at(b), at(c)].iter().all(|p| p % 4096 == 0));
         let (_, errors) = t.run(&Clock::real(), false);
         check(errors, n, expected_values(NTIMES)).unwrap();
-        let gap = &t.arrays[n..n + ARRAY_GAP_ELEMS];
-        assert!(gap.iter().all(|&x| x == 0.0));
     }
 
     #[test]
