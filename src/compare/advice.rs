@@ -51,7 +51,8 @@ pub enum Advice {
 pub struct MoreRuns {
     /// Runs per side to make in addition.
     pub more: usize,
-    /// Runs per side in all.
+    /// Runs per side in all: the most any of their plans needs, at least
+    /// the fewest side's runs and `more`.
     pub total: usize,
     /// Unclear cases they would settle.
     pub cases: usize,
@@ -122,15 +123,18 @@ pub(super) fn advise(
 /// the runs it had (those that paired, for interleaved ones; a case
 /// missing from a file is missing from its count), which can be fewer
 /// than the files: what is added is what the most wanting metric lacks,
-/// at least one run.
+/// at least one run. In all: the most any plan needs, and at least what
+/// the fewest side then has (a side with more runs than the fewest can
+/// be the one whose plan needs the most).
 fn more_runs(settled: &[(usize, usize)], fewest: usize) -> Option<MoreRuns> {
     let more = settled
         .iter()
         .map(|&(needed, had)| needed.saturating_sub(had).max(1))
         .max()?;
+    let most = settled.iter().map(|&(needed, _)| needed).max()?;
     Some(MoreRuns {
         more,
-        total: fewest + more,
+        total: most.max(fewest + more),
         cases: settled.len(),
     })
 }
@@ -205,6 +209,10 @@ mod tests {
         // a plan at or below the runs had still asks for one more
         let m = more_runs(&[(2, 3)], 3).unwrap();
         assert_eq!((m.more, m.total), (1, 4));
+        // a side of 5 runs beside one of 3, a case of it needing 8: 3 more,
+        // 8 in all (not the fewest side's 6)
+        let m = more_runs(&[(8, 5)], 3).unwrap();
+        assert_eq!((m.more, m.total), (3, 8));
         assert_eq!(more_runs(&[], 3), None);
     }
 
