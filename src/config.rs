@@ -356,8 +356,25 @@ impl FamilyOptions {
     }
 }
 
-/// The seed used when the user gives none; fixed, so reports reproduce.
+/// The seed a comparison or an import uses when the user gives none;
+/// fixed, so reports reproduce.
 pub const DEFAULT_SEED: u64 = 0x5EED_0000_E7B0;
+
+/// The seed of a run given none: drawn anew for every run (from the clock
+/// and the process id) and stored in its result, so that the orders a run
+/// draws differ from run to run and what a place in an order costs spreads
+/// over runs, not into each alike; `--seed` repeats a run's orders and
+/// inputs.
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    // SplitMix64's finaliser over the two
+    let mut z = nanos ^ (u64::from(std::process::id()) << 32) ^ DEFAULT_SEED;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 #[cfg(test)]
 mod tests {

@@ -416,8 +416,10 @@ pub struct RunArgs {
     /// the io and app cases would measure.)
     ///
     /// Each case round runs once in every environment, in an order drawn
-    /// afresh (seeded, recorded) for each case round, so the environments
-    /// share the same minutes and the machine's drift falls on all of them.
+    /// for each case (seeded, recorded) and turned round by round, so that
+    /// each environment goes first as often as the others, the
+    /// environments share the same minutes and the machine's drift falls
+    /// on all of them.
     /// Each environment is fingerprinted through its prefix first; one
     /// whose prefix cannot start envbench stops the run before anything is
     /// measured (exit 2), showing the command tried. PREFIX is split into
@@ -506,7 +508,9 @@ pub struct RunArgs {
     /// [default: 1, 2, 4 ... up to the usable CPUs]
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]
     pub threads: Option<Vec<usize>>,
-    /// Seed of the bootstrap and of benchmark inputs (stored in the result).
+    /// Seed of the case and environment orders, the bootstrap and the
+    /// benchmark inputs (stored in the result). [default: drawn anew for
+    /// each run, so runs do not repeat one another's orders]
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Print the plan (every case, its rounds, repetitions and budget, and

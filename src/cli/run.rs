@@ -9,9 +9,7 @@ use super::check;
 use super::values::{split_words, DirArg};
 use crate::bench::cmd::CommandSpec as CmdSpec;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
-use crate::config::{
-    Alternate, FamilyOptions, NamedDir, Precision, RepPolicy, RunConfig, Suite, DEFAULT_SEED,
-};
+use crate::config::{Alternate, FamilyOptions, NamedDir, Precision, RepPolicy, RunConfig, Suite};
 use crate::engine;
 use crate::engine::launch::{Launcher, Place};
 use crate::error::UsageError;
@@ -282,7 +280,7 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
         dirs,
         label: a.label.clone().unwrap_or_default(),
         output: a.output.clone().unwrap_or_default(),
-        seed: a.seed.unwrap_or(DEFAULT_SEED),
+        seed: a.seed.unwrap_or_else(crate::config::fresh_seed),
         threads: a.threads.clone(),
         fake_clock: a.fake_clock,
         options: FamilyOptions(a.family_options.clone()),

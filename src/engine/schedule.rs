@@ -21,7 +21,7 @@
 //!
 //! Several environments (`run --in`, [`Side`]s) are measured in one loop:
 //! each case round runs in every environment, one after the other, in an
-//! order drawn afresh for that case round ([`order::env_order`]), so the
+//! order drawn for the case and turned each round ([`order::env_order`]), so the
 //! environments' rounds of a case share the same minutes and the machine's
 //! drift falls on all of them. A case's rounds fall on the same passes in
 //! every environment (decided from the dearest first round), so round `r`

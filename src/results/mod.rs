@@ -201,7 +201,7 @@ pub struct Rounds {
 
 /// How the files of one interleaved run (`run --in A --in B ...`) belong
 /// together. Each case round ran once in every environment, one after the
-/// other, in an order drawn afresh for that case round; so round `r` of a
+/// other, in an order drawn for the case and turned each round; so round `r` of a
 /// case in one file and round `r` of that case in another were measured
 /// side by side, and their `sample_times_secs` count from the same start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -19,7 +19,13 @@ impl Loop<'_> {
         watch: &mut dyn Watch,
     ) -> anyhow::Result<()> {
         let i = order[pos];
-        let envs = order::env_order(self.s.sides.len(), self.s.config.seed, pass, pos);
+        let sides = self.s.sides.len();
+        // the case's rounds so far, in the environment furthest along
+        let k = (0..sides)
+            .map(|e| self.rounds[self.slot(e, i)].done)
+            .max()
+            .unwrap_or(0);
+        let envs = order::env_order(sides, self.s.config.seed, i, k);
         for file in files.iter_mut() {
             let interleave = file.rounds.as_mut().and_then(|r| r.interleave.as_mut());
             if let Some(round) = interleave.and_then(|il| il.env_orders.last_mut()) {
