@@ -369,11 +369,8 @@ pub fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
-    // SplitMix64's finaliser over the two
-    let mut z = nanos ^ (u64::from(std::process::id()) << 32) ^ DEFAULT_SEED;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    // one SplitMix64 step spreads the two over every bit
+    crate::stats::rng::Rng::new(nanos ^ (u64::from(std::process::id()) << 32)).next_u64()
 }
 
 #[cfg(test)]

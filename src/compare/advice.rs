@@ -1,5 +1,5 @@
 //! What a person can do about the unclear cases, as facts: how many are
-//! unclear, how many more runs would settle which of them, and what noise
+//! unclear, how many more runs would narrow which of them to their margin, and what noise
 //! limits the rest. `report::comparison::conclude` words it.
 
 use super::{Environment, MetricComparison, Verdict};
@@ -54,7 +54,8 @@ pub struct MoreRuns {
     /// Runs per side in all: the most any of their plans needs, at least
     /// the fewest side's runs and `more`.
     pub total: usize,
-    /// Unclear cases they would settle.
+    /// Unclear cases they would narrow to their margin (about half of
+    /// which then settle).
     pub cases: usize,
 }
 
@@ -117,7 +118,7 @@ pub(super) fn advise(
     })
 }
 
-/// The runs to add that would settle every metric of `settled`, each
+/// The runs to add that would narrow every metric of `settled` to its margin, each
 /// as (the runs its plan needs, the runs its interval rested on), to
 /// environments whose fewest runs are `fewest`. A metric's plan counts
 /// the runs it had (those that paired, for interleaved ones; a case
