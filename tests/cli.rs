@@ -1975,6 +1975,11 @@ fn compare_dirs_makes_each_directory_an_environment() {
             "share=b",
             "-o",
             "r.json",
+            // a run draws its own seed; this one's orders put each
+            // directory first in some pass (with three passes of io.meta,
+            // one draw in four puts the same one first in all)
+            "--seed",
+            "104372000319408",
         ])
         .assert()
         .success();
