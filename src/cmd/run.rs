@@ -179,7 +179,7 @@ fn plan_text(s: &RunSettings, p: &prepare::Prepared) -> String {
     report::run::plan::render(
         &p.sides[0].config,
         &p.cases,
-        &crate::engine::select::dir_needs(&p.cases, &s.config.dirs),
+        &crate::engine::select::dir_needs(&p.cases, &s.config.dirs, p.sides.len()),
         note.as_deref(),
         p.limit,
     )

@@ -279,7 +279,9 @@ impl Target {
     /// The directory holding the case's fixture `name` (a tree of files, a
     /// file set: what it makes before timing, untimed). `make` fills a new directory at the path it is
     /// given. Where the run keeps fixtures in this `--dir`
-    /// ([`Context::kept`]) and the case holds at most [`KEEP_MOST_BYTES`],
+    /// ([`Context::kept`]: a run that measures each case once a round,
+    /// not one that compares, `engine::select::keeps_fixtures`) and the
+    /// case holds at most [`KEEP_MOST_BYTES`],
     /// the first round makes it in its scratch directory and moves it
     /// there whole (a rename), and later rounds, each a fresh process, use
     /// it as they find it: a tree of 1000 files took 0.7-1.3 s of each

@@ -33,10 +33,11 @@ impl Kept {
             .filter_map(|(_, c)| c.params.get(crate::results::params::key::DIR))
             .filter_map(serde_json::Value::as_str)
             .collect();
-        let keeping: Vec<_> = crate::engine::select::dir_needs(s.cases, &s.config.dirs)
-            .into_iter()
-            .filter(|need| need.kept_bytes > 0 && !in_place.contains(&need.name.as_str()))
-            .collect();
+        let keeping: Vec<_> =
+            crate::engine::select::dir_needs(s.cases, &s.config.dirs, s.sides.len())
+                .into_iter()
+                .filter(|need| need.kept_bytes > 0 && !in_place.contains(&need.name.as_str()))
+                .collect();
         let mut dirs = Vec::new();
         for (e, side) in s.sides.iter().enumerate() {
             if !side.launcher.is_host() {

@@ -54,29 +54,16 @@ pub(super) fn env_order(envs: usize, seed: u64, case: usize, k: u32) -> Vec<usiz
 /// Salt of the orders of the cases that differ only in their `--dir`.
 const SIBLING_SALT: u64 = 0x5B1B_0EED_0000_0000;
 
-/// For each case, the index of the first case that differs from it only
-/// in its `--dir` (itself where none comes before it): the cases a
-/// `compare --by-dir` matches, by their keys without the directory.
-pub(super) fn dir_groups<'a>(
-    cases: impl IntoIterator<Item = &'a crate::bench::CaseSpec>,
-) -> Vec<usize> {
-    let without_dir = |c: &crate::bench::CaseSpec| {
-        let mut params = c.params.clone();
-        params.remove(crate::results::params::key::DIR);
-        crate::results::case_key(&c.bench, &params)
-    };
-    let keys: Vec<String> = cases.into_iter().map(without_dir).collect();
-    (0..keys.len())
-        .map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i))
-        .collect()
-}
+pub(super) use crate::engine::select::dir_groups;
 
 /// The case indices of pass `round`: [`round_order`]'s, with the cases
 /// that differ only in their `--dir` (the same `groups` number,
 /// [`dir_groups`]) one after another at the place of the first of them,
-/// in an order drawn for each pass and group. Two directories then
-/// measure each case in turn, a round apart, as `--in` environments take
-/// turns, and no directory always goes first.
+/// in an order drawn for each group and turned each pass, as
+/// [`env_order`] turns the environments'. Two directories then measure
+/// each case in turn, a round apart, as `--in` environments take turns,
+/// and each goes first in every other pass (drawn afresh each pass, one of
+/// two directories went first in all three passes one time in four).
 pub(super) fn pass_order(groups: &[usize], seed: u64, round: u32) -> Vec<usize> {
     let mut out = Vec::with_capacity(groups.len());
     let mut placed = vec![false; groups.len()];
@@ -87,12 +74,11 @@ pub(super) fn pass_order(groups: &[usize], seed: u64, round: u32) -> Vec<usize> 
         let members: Vec<usize> = (0..groups.len())
             .filter(|&j| groups[j] == groups[i])
             .collect();
-        let drawn = shuffle(
+        let mut drawn = shuffle(
             members.len(),
-            seed ^ SIBLING_SALT
-                ^ u64::from(round).wrapping_mul(GOLDEN)
-                ^ (groups[i] as u64).wrapping_add(1).wrapping_mul(MIX),
+            seed ^ SIBLING_SALT ^ (groups[i] as u64).wrapping_add(1).wrapping_mul(MIX),
         );
+        drawn.rotate_left(round as usize % members.len());
         for k in drawn {
             placed[members[k]] = true;
             out.push(members[k]);
@@ -204,8 +190,24 @@ mod tests {
             firsts.push(o[o.iter().position(|&i| groups[i] == 3).unwrap()]);
             assert_eq!(pass_order(&groups, 9, round), o, "seeded");
         }
-        // neither directory always goes first
+        // the two directories take turns going first, pass by pass
         assert!(firsts.contains(&3) && firsts.contains(&5), "{firsts:?}");
+        assert!(firsts.windows(2).all(|w| w[0] != w[1]), "{firsts:?}");
+        // three take each place once in every three passes
+        for start in [0, 3, 7] {
+            let mut three: Vec<usize> = (start..start + 3)
+                .map(|round| pass_order(&groups, 9, round))
+                .map(|o| o[o.iter().position(|&i| groups[i] == 0).unwrap()])
+                .collect();
+            three.sort_unstable();
+            assert_eq!(three, vec![0, 2, 6]);
+        }
+        // another seed draws another group order
+        let other: Vec<usize> = (0..8)
+            .map(|seed| pass_order(&groups, seed, 0))
+            .map(|o| o[o.iter().position(|&i| groups[i] == 3).unwrap()])
+            .collect();
+        assert!(other.contains(&3) && other.contains(&5), "{other:?}");
         // without --dir siblings, the order is round_order's
         assert_eq!(pass_order(&[0, 1, 2, 3], 5, 2), round_order(4, 5, 2));
     }
