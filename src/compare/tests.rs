@@ -496,6 +496,49 @@ fn unclear_cases_come_with_advice() {
     assert!(unclear[0].variance.shares.is_some());
 }
 
+#[test]
+fn the_advice_counts_the_runs_a_case_missing_from_some_files_had() {
+    // three runs a side; one case is missing from the last run of each
+    let mut rng = Rng::new(1);
+    let mut envs = synthetic(&mut rng, 3, 3, 4, &|_| 1.0);
+    for e in &mut envs {
+        e.runs[2].cases.retain(|c| c.key != "os.case2");
+    }
+    let c = compare(&envs, &OPTS).unwrap();
+    let short = c
+        .metrics
+        .iter()
+        .find(|m| m.primary && m.key == "os.case2")
+        .unwrap();
+    assert_eq!(
+        (short.verdict, short.basis.runs),
+        (Verdict::Unclear, (2, 2))
+    );
+    let needed = short.runs_needed.unwrap();
+    // the others unclear need fewer runs than it lacks
+    let others = c
+        .metrics
+        .iter()
+        .filter(|m| m.primary && m.key != "os.case2" && m.verdict == Verdict::Unclear)
+        .filter_map(|m| m.runs_needed)
+        .filter(|&n| n <= MOST_RUNS_ADVISED)
+        .max()
+        .unwrap_or(0);
+    assert!(others < needed, "{others} {needed}");
+    // it had 2 runs, not the files' 3: it lacks needed - 2 (counting from
+    // the files' 3, one run fewer would have been advised)
+    let Some(Advice::Runs {
+        settle: Some(more), ..
+    }) = c.advice
+    else {
+        panic!("{:?}", c.advice)
+    };
+    assert_eq!(
+        (more.more, more.total),
+        (needed - 2, needed.max(3 + needed - 2))
+    );
+}
+
 /// Three steady runs a side of one rate, A and B alike.
 pub(crate) fn steady() -> [Environment; 2] {
     use crate::stats::levels::tests::synth;
