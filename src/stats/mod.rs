@@ -112,6 +112,13 @@ pub(crate) fn summary_of(samples: &[f64], seed: u64) -> Option<Summary> {
 /// Summarises a sample; `seed` fixes the bootstrap so the result reproduces.
 /// Cost: dominated by the bootstrap, O(2000 · n log n).
 pub(crate) fn summarize(sample: &Sample, seed: u64) -> Summary {
+    summarize_resampled(sample, seed, bootstrap::DEFAULT_RESAMPLES)
+}
+
+/// [`summarize`] with the median's interval from `resamples` bootstrap
+/// resamples: fewer for synthetic files whose summaries only the
+/// coefficient of variation is read from (`compare` reads the samples).
+pub(crate) fn summarize_resampled(sample: &Sample, seed: u64, resamples: usize) -> Summary {
     let xs = sample.values();
     let n = xs.len();
     let mut sorted = xs.to_vec();
@@ -134,8 +141,7 @@ pub(crate) fn summarize(sample: &Sample, seed: u64) -> Summary {
     let mut deviations: Vec<f64> = xs.iter().map(|x| (x - median).abs()).collect();
     deviations.sort_by(f64::total_cmp);
     let mad = median_of_sorted(&deviations);
-    let (median_ci_low, median_ci_high) =
-        bootstrap::median_ci(xs, seed, bootstrap::DEFAULT_RESAMPLES);
+    let (median_ci_low, median_ci_high) = bootstrap::median_ci(xs, seed, resamples);
     Summary {
         n,
         min: sorted[0],
