@@ -207,10 +207,7 @@ pub fn run(
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let order: Vec<usize> = order::pass_order(&state.groups, config.seed, round)
-            .into_iter()
-            .filter(|&i| state.in_pass(i, round))
-            .collect();
+        let order = state.pass_cases(round);
         start_round(s, files, &order);
         for pos in 0..order.len() {
             if interrupted.load(Ordering::SeqCst) {
@@ -426,5 +423,30 @@ impl Loop<'_> {
     /// The slot of case `i` in side `e`.
     fn slot(&self, e: usize, i: usize) -> usize {
         e * self.s.cases.len() + i
+    }
+
+    /// The cases of pass `pass`, in its order ([`order::pass_order`]): a
+    /// group of `--dir` siblings turned by its rounds so far, the fewest
+    /// of those in this pass (each case's in the environment furthest
+    /// along).
+    fn pass_cases(&self, pass: u32) -> Vec<usize> {
+        let done = |i: usize| {
+            (0..self.s.sides.len())
+                .map(|e| self.rounds[self.slot(e, i)].done as usize)
+                .max()
+                .unwrap_or(0)
+        };
+        let turns = |members: &[usize]| {
+            members
+                .iter()
+                .filter(|&&i| self.in_pass(i, pass))
+                .map(|&i| done(i))
+                .min()
+                .unwrap_or(0)
+        };
+        order::pass_order(&self.groups, self.s.config.seed, pass, &turns)
+            .into_iter()
+            .filter(|&i| self.in_pass(i, pass))
+            .collect()
     }
 }

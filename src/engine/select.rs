@@ -380,7 +380,7 @@ pub(crate) fn dir_groups<'a>(
 /// Kept, a fixture is written in the case's first round, one environment's
 /// before the other's, and in interleaved A/A runs on the Zen 3 VM
 /// (2026-12-05) the environment whose io.random set was written first read
-/// 0.75-0.99x or 1.16-1.25x the other's for the whole run, as it went
+/// 0.80-0.99x or 1.16-1.25x the other's for the whole run, as it went
 /// first or second: a difference between the runs (B/A 17 % apart, SD of
 /// log) that no run's interval held. Made afresh every round, 3.4 % apart
 /// over 8 runs (docs/log/precision.md).
@@ -616,8 +616,8 @@ mod tests {
         let both = [status, dd];
         assert_eq!(held_at_once(both.iter()), (tree + file, tree));
         assert_eq!(held_at_once(both[1..].iter()), (file, 0));
-        // in turns, each environment holds its own kept tree and its own
-        // file of the case at once
+        // in turns, each environment holds its own file of the case at
+        // once (and its own kept tree, where a run keeps them)
         let dir = both[0]
             .1
             .params

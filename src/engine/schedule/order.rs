@@ -59,12 +59,20 @@ pub(super) use crate::engine::select::dir_groups;
 /// The case indices of pass `round`: [`round_order`]'s, with the cases
 /// that differ only in their `--dir` (the same `groups` number,
 /// [`dir_groups`]) one after another at the place of the first of them,
-/// in an order drawn for each group and turned each pass, as
-/// [`env_order`] turns the environments'. Two directories then measure
-/// each case in turn, a round apart, as `--in` environments take turns,
-/// and each goes first in every other pass (drawn afresh each pass, one of
-/// two directories went first in all three passes one time in four).
-pub(super) fn pass_order(groups: &[usize], seed: u64, round: u32) -> Vec<usize> {
+/// in an order drawn for each group and turned by `turns(members)`: the
+/// group's rounds so far (the fewest its cases in this pass have had), as
+/// [`env_order`] turns the environments' by a case's rounds. Two
+/// directories then measure each case in turn, a round apart, as `--in`
+/// environments take turns, and each goes first in every other round the
+/// two share (drawn afresh each pass, one of two directories went first in
+/// all three passes one time in four; turned by the pass number, a case
+/// run in passes 0, 4, 8 and 11 of quick's twelve went first in three).
+pub(super) fn pass_order(
+    groups: &[usize],
+    seed: u64,
+    round: u32,
+    turns: &dyn Fn(&[usize]) -> usize,
+) -> Vec<usize> {
     let mut out = Vec::with_capacity(groups.len());
     let mut placed = vec![false; groups.len()];
     for i in round_order(groups.len(), seed, round) {
@@ -78,7 +86,7 @@ pub(super) fn pass_order(groups: &[usize], seed: u64, round: u32) -> Vec<usize> 
             members.len(),
             seed ^ SIBLING_SALT ^ (groups[i] as u64).wrapping_add(1).wrapping_mul(MIX),
         );
-        drawn.rotate_left(round as usize % members.len());
+        drawn.rotate_left(turns(&members) % members.len());
         for k in drawn {
             placed[members[k]] = true;
             out.push(members[k]);
@@ -174,7 +182,7 @@ mod tests {
         assert_eq!(groups, vec![0, 1, 0, 3, 4, 3, 0]);
         let mut firsts = Vec::new();
         for round in 0..16 {
-            let o = pass_order(&groups, 9, round);
+            let o = pass_order(&groups, 9, round, &every(round));
             let mut sorted = o.clone();
             sorted.sort_unstable();
             assert_eq!(
@@ -188,7 +196,7 @@ mod tests {
                 assert_eq!(at.last().unwrap() - at[0] + 1, at.len(), "{o:?}");
             }
             firsts.push(o[o.iter().position(|&i| groups[i] == 3).unwrap()]);
-            assert_eq!(pass_order(&groups, 9, round), o, "seeded");
+            assert_eq!(pass_order(&groups, 9, round, &every(round)), o, "seeded");
         }
         // the two directories take turns going first, pass by pass
         assert!(firsts.contains(&3) && firsts.contains(&5), "{firsts:?}");
@@ -196,7 +204,7 @@ mod tests {
         // three take each place once in every three passes
         for start in [0, 3, 7] {
             let mut three: Vec<usize> = (start..start + 3)
-                .map(|round| pass_order(&groups, 9, round))
+                .map(|round| pass_order(&groups, 9, round, &every(round)))
                 .map(|o| o[o.iter().position(|&i| groups[i] == 0).unwrap()])
                 .collect();
             three.sort_unstable();
@@ -204,12 +212,53 @@ mod tests {
         }
         // another seed draws another group order
         let other: Vec<usize> = (0..8)
-            .map(|seed| pass_order(&groups, seed, 0))
+            .map(|seed| pass_order(&groups, seed, 0, &every(0)))
             .map(|o| o[o.iter().position(|&i| groups[i] == 3).unwrap()])
             .collect();
         assert!(other.contains(&3) && other.contains(&5), "{other:?}");
         // without --dir siblings, the order is round_order's
-        assert_eq!(pass_order(&[0, 1, 2, 3], 5, 2), round_order(4, 5, 2));
+        assert_eq!(
+            pass_order(&[0, 1, 2, 3], 5, 2, &every(2)),
+            round_order(4, 5, 2)
+        );
+    }
+
+    /// Every case in every pass: a group's rounds so far are the pass's
+    /// number.
+    fn every(round: u32) -> impl Fn(&[usize]) -> usize {
+        move |_| round as usize
+    }
+
+    #[test]
+    fn two_directories_take_turns_over_the_passes_they_share() {
+        // a pair run in passes 0, 4, 8 and 11 of twelve, another in six
+        // of them: each goes first in every other round it has, counted
+        // by its rounds, not by the pass number
+        let groups = [0, 0, 2, 3, 3];
+        for held in [vec![0u32, 4, 8, 11], vec![0, 3, 5, 7, 9, 11]] {
+            let mut done = [0usize; 5];
+            let mut firsts = Vec::new();
+            for round in 0..12u32 {
+                let runs = |i: usize| i == 2 || held.contains(&round);
+                let o: Vec<usize> = pass_order(&groups, 4, round, &|m: &[usize]| {
+                    m.iter().map(|&i| done[i]).min().unwrap_or(0)
+                })
+                .into_iter()
+                .filter(|&i| runs(i))
+                .collect();
+                if let Some(&f) = o.iter().find(|&&i| groups[i] == 0) {
+                    firsts.push(f);
+                }
+                for i in o {
+                    done[i] += 1;
+                }
+            }
+            assert_eq!(firsts.len(), held.len());
+            assert!(
+                firsts.windows(2).all(|w| w[0] != w[1]),
+                "{held:?}: {firsts:?}"
+            );
+        }
     }
 
     #[test]

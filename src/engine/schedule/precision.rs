@@ -298,10 +298,7 @@ impl Loop<'_> {
                 p.push(chosen.contains(&i));
             }
         }
-        let order: Vec<usize> = order::pass_order(&self.groups, self.s.config.seed, pass)
-            .into_iter()
-            .filter(|&i| self.in_pass(i, pass))
-            .collect();
+        let order = self.pass_cases(pass);
         start_round(self.s, files, &order);
         for pos in 0..order.len() {
             if self.interrupted.load(Ordering::SeqCst) {
