@@ -425,22 +425,23 @@ impl Loop<'_> {
         e * self.s.cases.len() + i
     }
 
+    /// Case `i`'s rounds so far, in the environment furthest along.
+    fn rounds_done(&self, i: usize) -> u32 {
+        (0..self.s.sides.len())
+            .map(|e| self.rounds[self.slot(e, i)].done)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The cases of pass `pass`, in its order ([`order::pass_order`]): a
     /// group of `--dir` siblings turned by its rounds so far, the fewest
-    /// of those in this pass (each case's in the environment furthest
-    /// along).
+    /// of those in this pass ([`Loop::rounds_done`]).
     fn pass_cases(&self, pass: u32) -> Vec<usize> {
-        let done = |i: usize| {
-            (0..self.s.sides.len())
-                .map(|e| self.rounds[self.slot(e, i)].done as usize)
-                .max()
-                .unwrap_or(0)
-        };
         let turns = |members: &[usize]| {
             members
                 .iter()
                 .filter(|&&i| self.in_pass(i, pass))
-                .map(|&i| done(i))
+                .map(|&i| self.rounds_done(i) as usize)
                 .min()
                 .unwrap_or(0)
         };

@@ -330,29 +330,16 @@ pub(crate) fn held_at_once<'a>(
     (kept + rest, kept)
 }
 
-/// What the environments' rounds of case `i` hold at once in the `--dir`
-/// `dir` when they take turns (bytes): each environment's files of the
-/// case, and what every case on it keeps for its later rounds where the
-/// run keeps fixtures ([`keeps_fixtures`]; one that compares keeps none).
+/// What the environments' rounds of case `i` hold at once in its `--dir`
+/// when they take turns (bytes): each environment's files of the case. A
+/// run of several environments keeps no fixtures ([`keeps_fixtures`]).
 pub(crate) fn held_in_turns(
     cases: &[(&'static dyn Bench, CaseSpec)],
     i: usize,
-    dir: &str,
     environments: usize,
 ) -> u64 {
-    let on_it = |c: &CaseSpec| c.params.get(key::DIR).and_then(|v| v.as_str()) == Some(dir);
     let (b, c) = &cases[i];
-    let mine = b.disk_bytes(c);
-    if !keeps_fixtures(cases, environments) {
-        return mine.saturating_mul(environments as u64);
-    }
-    let kept: u64 = cases
-        .iter()
-        .filter(|(_, c)| on_it(c))
-        .map(|(b, c)| b.kept_bytes(c))
-        .sum();
-    kept.saturating_add(mine.saturating_sub(b.kept_bytes(c)))
-        .saturating_mul(environments as u64)
+    b.disk_bytes(c).saturating_mul(environments as u64)
 }
 
 /// For each case, the index of the first case that differs from it only
@@ -372,6 +359,12 @@ pub(crate) fn dir_groups<'a>(
         .collect()
 }
 
+/// Whether some case differs from another only in its `--dir` (`groups`
+/// from [`dir_groups`]): a run that compares directories.
+pub(crate) fn has_dir_siblings(groups: &[usize]) -> bool {
+    groups.iter().enumerate().any(|(i, &g)| g != i)
+}
+
 /// Whether a run keeps fixtures for a case's later rounds
 /// ([`crate::bench::Context::kept`]): only where it measures each case
 /// once a round. Where it compares (more than one of `environments`, or
@@ -388,9 +381,7 @@ pub(crate) fn keeps_fixtures<'a>(
     cases: impl IntoIterator<Item = &'a (&'static dyn Bench, CaseSpec)>,
     environments: usize,
 ) -> bool {
-    let groups = dir_groups(cases.into_iter().map(|(_, c)| c));
-    let siblings = groups.iter().enumerate().any(|(i, &g)| g != i);
-    environments <= 1 && !siblings
+    environments <= 1 && !has_dir_siblings(&dir_groups(cases.into_iter().map(|(_, c)| c)))
 }
 
 /// The needs of every directory of `dirs` that a case of `cases` writes
@@ -616,8 +607,6 @@ mod tests {
         let both = [status, dd];
         assert_eq!(held_at_once(both.iter()), (tree + file, tree));
         assert_eq!(held_at_once(both[1..].iter()), (file, 0));
-        // in turns, each environment holds its own file of the case at
-        // once (and its own kept tree, where a run keeps them)
         let dir = both[0]
             .1
             .params
@@ -625,10 +614,10 @@ mod tests {
             .and_then(|v| v.as_str())
             .unwrap()
             .to_string();
-        // where environments compare, none is kept
-        assert_eq!(held_in_turns(&both, 1, &dir, 2), 2 * file);
-        assert_eq!(held_in_turns(&both, 0, &dir, 3), 3 * tree);
-        assert_eq!(held_in_turns(&both, 1, &dir, 1), tree + file);
+        // in turns, each environment holds its own files of the case at
+        // once, and none is kept where environments compare
+        assert_eq!(held_in_turns(&both, 1, 2), 2 * file);
+        assert_eq!(held_in_turns(&both, 0, 3), 3 * tree);
         assert!(keeps_fixtures(&both, 1) && !keeps_fixtures(&both, 2));
         // nor where cases differ only in their --dir
         let mut other = both[0].clone();

@@ -20,11 +20,7 @@ impl Loop<'_> {
     ) -> anyhow::Result<()> {
         let i = order[pos];
         let sides = self.s.sides.len();
-        // the case's rounds so far, in the environment furthest along
-        let k = (0..sides)
-            .map(|e| self.rounds[self.slot(e, i)].done)
-            .max()
-            .unwrap_or(0);
+        let k = self.rounds_done(i);
         let envs = order::env_order(sides, self.s.config.seed, i, k);
         for file in files.iter_mut() {
             let interleave = file.rounds.as_mut().and_then(|r| r.interleave.as_mut());
@@ -114,8 +110,7 @@ impl Loop<'_> {
         let dir = crate::engine::dirs::used_by(case, &self.s.config.dirs);
         let room = |e: usize| {
             dir.is_none_or(|d| {
-                let need =
-                    crate::engine::select::held_in_turns(self.s.cases, i, &d.name, live.len());
+                let need = crate::engine::select::held_in_turns(self.s.cases, i, live.len());
                 let free = self.seen[e]
                     .iter()
                     .find(|s| s.name == d.name)

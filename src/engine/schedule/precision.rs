@@ -84,7 +84,7 @@ impl Loop<'_> {
     /// Whether the run compares directories rather than environments:
     /// one environment, and some case in two or more `--dir`s.
     fn by_dir(&self) -> bool {
-        self.s.sides.len() == 1 && self.groups.iter().enumerate().any(|(i, &g)| g != i)
+        self.s.sides.len() == 1 && crate::engine::select::has_dir_siblings(&self.groups)
     }
 
     /// The cases that differ from case `i` only in their `--dir`, `i`
