@@ -161,16 +161,8 @@ pub(crate) fn in_turns(run: &ResultFile, a: &str, b: &str) -> bool {
     let Some(rounds) = run.rounds.as_ref().filter(|r| !r.orders.is_empty()) else {
         return false;
     };
-    let key_in = |c: &crate::results::CaseResult, dir: &str| {
-        let mut params = c.params.clone();
-        params.insert(
-            crate::results::params::key::DIR.to_string(),
-            serde_json::Value::String(dir.to_string()),
-        );
-        crate::results::case_key(&c.bench, &params)
-    };
     run.cases.iter().all(|c| {
-        let (ka, kb) = (key_in(c, a), key_in(c, b));
+        let (ka, kb) = (key_in_dir(c, a), key_in_dir(c, b));
         rounds.orders.iter().all(|order| {
             let at = |k: &str| order.iter().position(|x| x == k);
             match (at(&ka), at(&kb)) {
@@ -179,6 +171,42 @@ pub(crate) fn in_turns(run: &ResultFile, a: &str, b: &str) -> bool {
             }
         })
     })
+}
+
+/// The key case `c` (of a file split by directory) was measured under in
+/// directory `dir`.
+fn key_in_dir(c: &crate::results::CaseResult, dir: &str) -> String {
+    let mut params = c.params.clone();
+    params.insert(
+        crate::results::params::key::DIR.to_string(),
+        serde_json::Value::String(dir.to_string()),
+    );
+    crate::results::case_key(&c.bench, &params)
+}
+
+/// Per round number, whether `base` measured case `key` before `other` in
+/// that round, for a pair of [`pair`] (two environments of one interleaved
+/// run: their places in the round's environment order) or of [`same_runs`]
+/// (`dirs`, the two directories of one run: their cases' places in the
+/// round's case order). Rounds where either did not run it are absent.
+pub(crate) fn base_first(
+    (base, other): (&ResultFile, &ResultFile),
+    key: &str,
+    dirs: Option<(&str, &str)>,
+) -> std::collections::BTreeMap<u32, bool> {
+    let Some(rounds) = base.rounds.as_ref() else {
+        return Default::default();
+    };
+    match dirs {
+        Some((a, b)) => match base.cases.iter().find(|c| c.key == key) {
+            Some(c) => rounds.case_went_first((&key_in_dir(c, a), &key_in_dir(c, b))),
+            None => Default::default(),
+        },
+        None => match (interleave(base), interleave(other)) {
+            (Some(ib), Some(io)) => rounds.env_went_first(key, (ib.index, io.index)),
+            _ => Default::default(),
+        },
+    }
 }
 
 fn left(r: &ResultFile, env: &Environment, why: Unpaired) -> LeftOut {

@@ -95,22 +95,32 @@ fn nested_paired(
     let by_dir = pairs
         .iter()
         .all(|&(bi, oi)| base.runs[bi].run_id == other.runs[oi].run_id);
-    let runs: Vec<Vec<(Vec<f64>, Vec<f64>)>> = pairs
+    let dirs = by_dir.then_some((base.label.as_str(), other.label.as_str()));
+    let (runs, firsts): (Vec<_>, Vec<_>) = pairs
         .iter()
         .filter_map(|&(bi, oi)| {
-            let b = ok_case(&base.runs[bi], key)?.samples_by_round_number(metric)?;
-            let mut o = ok_case(&other.runs[oi], key)?.samples_by_round_number(metric)?;
-            Some(
-                b.into_iter()
-                    .filter_map(|(round, b)| Some((b, o.remove(&round)?)))
-                    .collect(),
-            )
+            let (bf, of) = (&base.runs[bi], &other.runs[oi]);
+            let b = ok_case(bf, key)?.samples_by_round_number(metric)?;
+            let mut o = ok_case(of, key)?.samples_by_round_number(metric)?;
+            let places = super::pairing::base_first((bf, of), key, dirs);
+            let (rounds, told): (Vec<_>, Vec<_>) = b
+                .into_iter()
+                .filter_map(|(round, b)| Some(((b, o.remove(&round)?), places.get(&round))))
+                .unzip();
+            // a run with a round whose places are not told keeps its place
+            let told: Vec<bool> = told
+                .into_iter()
+                .map(|t| t.copied())
+                .collect::<Option<_>>()
+                .unwrap_or_default();
+            Some((rounds, told))
         })
-        .collect();
+        .unzip();
     if by_dir && runs.iter().map(Vec::len).sum::<usize>() < DIR_PAIRED_ROUNDS {
         return None;
     }
-    Levels::paired(&runs).filter(|d| matches!(d.top(), Level::Runs | Level::Rounds))
+    Levels::paired_in_turns(&runs, &firsts)
+        .filter(|d| matches!(d.top(), Level::Runs | Level::Rounds))
 }
 
 /// The least rounds two directories of one run must both have run a case

@@ -14,6 +14,7 @@ pub mod counts;
 pub mod ids;
 pub mod params;
 pub mod price;
+mod turns;
 pub mod validate;
 
 /// Version of this schema; written first, and newer files are refused.

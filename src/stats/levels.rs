@@ -59,6 +59,7 @@ mod components;
 mod paired;
 pub use components::Components;
 pub use paired::paired_log_ratio;
+pub(crate) use paired::PairedRound;
 
 /// Standard deviation of ln(value) between runs assumed for a side measured
 /// in a single run (10 %): A/A runs of the quick suite on shared 2-vCPU VMs
@@ -180,6 +181,9 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Levels {
     runs: Vec<Vec<Vec<f64>>>,
+    /// Whether the rounds gave a degree of freedom to the place in the
+    /// round, taken out of paired differences ([`Levels::paired_in_turns`]).
+    placed: bool,
 }
 
 impl Levels {
@@ -200,7 +204,10 @@ impl Levels {
                 out.push(rounds);
             }
         }
-        (!out.is_empty()).then_some(Levels { runs: out })
+        (!out.is_empty()).then_some(Levels {
+            runs: out,
+            placed: false,
+        })
     }
 
     /// Number of runs.
@@ -283,7 +290,10 @@ impl Levels {
         let n = units.len() as f64;
         let top = variance(&units).map_or((0.0, f64::INFINITY), |v| (v / n, n - 1.0));
         if self.top() != Level::Runs {
-            return (top, false);
+            // one run's rounds: one degree of freedom less where the place
+            // in the round was taken out of them
+            let spent = f64::from(u8::from(self.top() == Level::Rounds && self.placed));
+            return ((top.0, top.1 - spent), false);
         }
         let rounds: Vec<Vec<f64>> = self
             .runs
@@ -293,7 +303,8 @@ impl Levels {
         let dof = rounds
             .iter()
             .map(|r| r.len().saturating_sub(1))
-            .sum::<usize>() as f64;
+            .sum::<usize>()
+            .saturating_sub(usize::from(self.placed)) as f64;
         let Some(within) = pooled(rounds.iter().map(Vec::as_slice)) else {
             return (top, false);
         };

@@ -208,3 +208,34 @@ fn the_basis_counts_the_rounds_both_directories_ran() {
         assert_eq!(text, "1 interleaved run, 4 rounds paired", "{}", m.key);
     }
 }
+
+#[test]
+fn the_directories_places_in_each_round_are_read_from_its_order() {
+    let shape = Shape {
+        host: 0.0,
+        runs: 1,
+        rounds: 8,
+        every: 1,
+        local_skips_last: false,
+    };
+    let files = dir_runs(&mut Rng::new(5), shape, 2, 1.0);
+    let orders = files[0].rounds.as_ref().unwrap().orders.clone();
+    let envs = super::super::group::by_dir(files);
+    let (local, share) = (&envs[0].runs[0], &envs[1].runs[0]);
+    let key = &local.cases[1].key;
+    let firsts = super::super::pairing::base_first((local, share), key, Some(("local", "share")));
+    assert_eq!(firsts.len(), 8);
+    let mut both = [false, false];
+    for (r, order) in orders.iter().enumerate() {
+        let at = |d: &str| {
+            order
+                .iter()
+                .position(|k| *k == format!("os.case1[dir={d}]"))
+        };
+        let first = at("local").unwrap() < at("share").unwrap();
+        assert_eq!(firsts[&(r as u32)], first, "round {r}");
+        both[usize::from(first)] = true;
+    }
+    // the draw put each first somewhere: the test tells the two apart
+    assert_eq!(both, [true, true]);
+}

@@ -16,6 +16,7 @@
 
 use super::*;
 use crate::config::Precision;
+use crate::results::Rounds;
 use crate::stats::levels::{self, Level, Levels};
 use std::collections::BTreeMap;
 
@@ -43,19 +44,27 @@ pub(crate) const MIN_PAIRS: usize = 10;
 /// The half-width, a fraction (0.03: ±3 %), of the 95 % interval of the
 /// ratio other/base from the rounds two sides measured side by side
 /// (round number → that round's values), as `compare` computes it for one
-/// interleaved run, with the number of rounds that pair; None when fewer
-/// than two rounds pair.
+/// interleaved run, the place in the round taken out where `base_first`
+/// tells it for every round (round number → whether base went first), with
+/// the number of rounds that pair; None when fewer than two rounds pair.
 pub(crate) fn paired_half_width(
     base: &BTreeMap<u32, Vec<f64>>,
     other: &BTreeMap<u32, Vec<f64>>,
+    base_first: &BTreeMap<u32, bool>,
     seed: u64,
 ) -> Option<(f64, usize)> {
-    let pairs: Vec<(Vec<f64>, Vec<f64>)> = base
+    let (pairs, told): (Vec<levels::PairedRound>, Vec<Option<bool>>) = base
         .iter()
-        .filter_map(|(r, b)| Some((b.clone(), other.get(r)?.clone())))
-        .collect();
+        .filter_map(|(r, b)| {
+            Some((
+                (b.clone(), other.get(r)?.clone()),
+                base_first.get(r).copied(),
+            ))
+        })
+        .unzip();
     let n = pairs.len();
-    let diffs = Levels::paired(&[pairs]).filter(|d| d.top() == Level::Rounds)?;
+    let told: Vec<bool> = told.into_iter().collect::<Option<_>>().unwrap_or_default();
+    let diffs = Levels::paired_in_turns(&[pairs], &[told]).filter(|d| d.top() == Level::Rounds)?;
     let (lo, hi) = levels::paired_log_ratio(&diffs, seed, RESAMPLES).interval(CONFIDENCE);
     Some((((hi - lo) / 2.0).exp_m1(), n))
 }
@@ -110,8 +119,8 @@ impl Loop<'_> {
     }
 
     /// Case `i`'s headline comparisons ([`Loop::comparisons`]): the widest
-    /// half-width.
-    fn stand(&self, i: usize) -> Stand {
+    /// half-width; `orders`, the run's rounds, tell who went first in each.
+    fn stand(&self, i: usize, orders: Option<&Rounds>) -> Stand {
         let n = self.s.cases.len();
         let ok = |(e, c): (usize, usize)| {
             self.results[e * n + c]
@@ -150,7 +159,19 @@ impl Loop<'_> {
                     metric,
                 ],
             );
-            let (w, n) = paired_half_width(&b, &o, seed).unwrap_or((f64::INFINITY, 0));
+            // who went first in each round: the environments' places, or
+            // in a run by directory the directories' cases'
+            let firsts = orders.map_or_else(BTreeMap::new, |r| {
+                if base.1 == other.1 {
+                    r.env_went_first(&self.s.cases[i].1.key(), (base.0 as u32, other.0 as u32))
+                } else {
+                    r.case_went_first((
+                        &self.s.cases[base.1].1.key(),
+                        &self.s.cases[other.1].1.key(),
+                    ))
+                }
+            });
+            let (w, n) = paired_half_width(&b, &o, &firsts, seed).unwrap_or((f64::INFINITY, 0));
             widest = widest.max(w);
             fewest = fewest.min(n);
         }
@@ -208,7 +229,7 @@ impl Loop<'_> {
         // each case's interval once, over the cases the passes go on with
         let stands: Vec<Stand> = (0..n)
             .filter(|&i| self.passes_of[i].is_some())
-            .map(|i| self.stand(i))
+            .map(|i| self.stand(i, files[0].rounds.as_ref()))
             .filter(|s| *s != Stand::Unpaired)
             .collect();
         let compared = stands.len();
@@ -228,7 +249,8 @@ impl Loop<'_> {
         self.extra = true;
         while !self.interrupted.load(Ordering::SeqCst) {
             let spent = self.clock.now().saturating_sub(began).as_secs_f64();
-            let Some(chosen) = self.short_that_fit(p.half_width, allowed - spent) else {
+            let rounds = files[0].rounds.as_ref();
+            let Some(chosen) = self.short_that_fit(p.half_width, allowed - spent, rounds) else {
                 break;
             };
             if chosen.is_empty() {
@@ -242,7 +264,12 @@ impl Loop<'_> {
         let took = self.clock.now().saturating_sub(began).as_secs_f64();
         let stands: Vec<(String, Stand)> = (0..n)
             .filter(|&i| self.passes_of[i].is_some())
-            .map(|i| (self.s.cases[i].1.key(), self.stand(i)))
+            .map(|i| {
+                (
+                    self.s.cases[i].1.key(),
+                    self.stand(i, files[0].rounds.as_ref()),
+                )
+            })
             .collect();
         let why = if self.interrupted.load(Ordering::SeqCst) {
             "the run was interrupted"
@@ -259,10 +286,15 @@ impl Loop<'_> {
     /// The cases still wider than `half_width`, cheapest round first, as
     /// many as fit in `left` seconds (none may), each with the cases its
     /// round runs beside ([`Loop::pass_unit`]); None when no case is.
-    fn short_that_fit(&self, half_width: f64, mut left: f64) -> Option<Vec<usize>> {
+    fn short_that_fit(
+        &self,
+        half_width: f64,
+        mut left: f64,
+        rounds: Option<&Rounds>,
+    ) -> Option<Vec<usize>> {
         let mut short: Vec<(usize, f64)> = (0..self.s.cases.len())
             .filter(|&i| self.passes_of[i].is_some())
-            .filter(|&i| self.stand(i).short_of(half_width))
+            .filter(|&i| self.stand(i, rounds).short_of(half_width))
             .map(|i| (i, self.round_cost(i)))
             .collect();
         if short.is_empty() {
@@ -416,16 +448,22 @@ mod tests {
                 })
                 .collect::<Vec<_>>(),
         );
-        let (w, n) = paired_half_width(&b, &o, 7).unwrap();
+        let (w, n) = paired_half_width(&b, &o, &BTreeMap::new(), 7).unwrap();
         assert_eq!(n, 10);
         let want = (2.262 * 0.10541 / 10f64.sqrt()).exp_m1();
         assert!((w - want).abs() < 0.15 * want, "{w} against {want}");
         // rounds pair by number: one side's extra round is left out
         let mut o2 = o.clone();
         o2.insert(99, vec![5.0]);
-        assert_eq!(paired_half_width(&b, &o2, 7), Some((w, 10)));
+        assert_eq!(
+            paired_half_width(&b, &o2, &BTreeMap::new(), 7),
+            Some((w, 10))
+        );
         // one round pairs: no interval
-        assert_eq!(paired_half_width(&rounds(&[1.0]), &rounds(&[2.0]), 7), None);
+        assert_eq!(
+            paired_half_width(&rounds(&[1.0]), &rounds(&[2.0]), &BTreeMap::new(), 7),
+            None
+        );
     }
 
     #[test]
@@ -481,7 +519,8 @@ mod tests {
             if b.len() < first {
                 continue;
             }
-            let (w, n) = paired_half_width(&b, &o, 11).expect("two rounds or more pair");
+            let (w, n) =
+                paired_half_width(&b, &o, &BTreeMap::new(), 11).expect("two rounds or more pair");
             if asked == 0.0 || !Stand::Width(w, n).short_of(asked) || n >= most {
                 let pairs: Vec<(Vec<f64>, Vec<f64>)> =
                     b.keys().map(|k| (b[k].clone(), o[k].clone())).collect();

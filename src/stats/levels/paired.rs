@@ -2,8 +2,8 @@
 //! paired rounds, the log-ratio from them, and the cookbook counted in
 //! interleaved runs; and runs of one label that are two environments.
 
+use super::{f_quantile, percentile_of_sorted, t_quantile, Rng, PAIRED_POOL_TEST_LEVEL};
 use super::{mean_of, median, variance, Components, Levels, LogRatio, RunSpread};
-use super::{percentile_of_sorted, t_quantile, Rng, PAIRED_POOL_TEST_LEVEL};
 
 /// How far apart two runs of one label must lie, in their own 95 %
 /// half-widths summed, to be two environments rather than drift (3), and
@@ -16,6 +16,77 @@ pub const SPLIT_GAP: f64 = 3.0;
 /// two environments (2x): drift between runs stays well below it.
 pub const SPLIT_FACTOR: f64 = 2.0;
 
+/// The fewest rounds the runs must have in each place (measured first,
+/// and measured second) for the place in the round to be taken out (3):
+/// with fewer, the degree of freedom it costs weighs more than the spread
+/// it can remove.
+pub const PLACE_MIN_ROUNDS: usize = 3;
+
+/// The level of the F test that decides whether the place in the round
+/// is taken out (25 %, as [`super::POOL_TEST_LEVEL`]'s): where the place
+/// does not matter, taking it out costs a degree of freedom, and left in,
+/// it widens the interval (never narrows it, the places alternating).
+pub const PLACE_TEST_LEVEL: f64 = 0.25;
+
+/// The runs' paired differences (`runs[run][round]`) with the place in
+/// the round taken out (`base_first`, the same shape: whether base went
+/// first), as [`Levels::paired_in_turns`] says; None where it is not.
+///
+/// One place effect for all runs, as a crossover trial's period effect:
+/// each run's differences about their mean regressed on the place (±½),
+/// the slope g the gap between going first and second. It is taken out
+/// where its F test (1 and N − runs − 1 degrees of freedom, N rounds in
+/// all) passes [`PLACE_TEST_LEVEL`]: each difference less g times its
+/// place, and each run's deviations from its mean scaled by
+/// √((N − runs)/(N − runs − 1)), so that the rounds' pooled variance is
+/// the residual variance over its degrees of freedom.
+fn without_place(runs: &[Vec<f64>], base_first: &[Vec<bool>]) -> Option<Vec<Vec<f64>>> {
+    let told = |f: bool| base_first.iter().flatten().filter(|&&b| b == f).count();
+    if told(true) < PLACE_MIN_ROUNDS || told(false) < PLACE_MIN_ROUNDS {
+        return None;
+    }
+    let place = |f: bool| if f { 0.5 } else { -0.5 };
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (d, f) in runs.iter().zip(base_first) {
+        let (md, mx) = (
+            mean_of(d.iter().copied()),
+            mean_of(f.iter().map(|&f| place(f))),
+        );
+        for (y, &f) in d.iter().zip(f) {
+            let (x, y) = (place(f) - mx, y - md);
+            sxy += x * y;
+            sxx += x * x;
+            syy += y * y;
+        }
+    }
+    let n: usize = runs.iter().map(Vec::len).sum();
+    let df = n.checked_sub(runs.len() + 1).filter(|&df| df >= 1)? as f64;
+    if sxx <= 0.0 {
+        return None;
+    }
+    let explained = sxy * sxy / sxx;
+    let residual = (syy - explained) / df;
+    if residual <= 0.0 || explained / residual <= f_quantile(1.0 - PLACE_TEST_LEVEL, 1.0, df) {
+        return None;
+    }
+    let g = sxy / sxx;
+    let k = ((df + 1.0) / df).sqrt();
+    Some(
+        runs.iter()
+            .zip(base_first)
+            .map(|(d, f)| {
+                let out: Vec<f64> = d.iter().zip(f).map(|(y, &f)| y - g * place(f)).collect();
+                let m = mean_of(out.iter().copied());
+                out.iter().map(|y| m + (y - m) * k).collect()
+            })
+            .collect(),
+    )
+}
+
+/// One round two sides measured side by side: (base's repetitions,
+/// other's repetitions).
+pub(crate) type PairedRound = (Vec<f64>, Vec<f64>);
+
 impl Levels {
     /// The differences of rounds measured side by side (an interleaved
     /// run, `run --in`): `runs[run][round]` holds (base's repetitions,
@@ -23,23 +94,55 @@ impl Levels {
     /// becomes one value, ln(median of other's) − ln(median of base's).
     /// Rounds with a side empty and runs with no round are dropped. None
     /// when nothing is left or a value cannot be logged.
-    pub(crate) fn paired(runs: &[Vec<(Vec<f64>, Vec<f64>)>]) -> Option<Levels> {
+    pub(crate) fn paired(runs: &[Vec<PairedRound>]) -> Option<Levels> {
+        Levels::paired_in_turns(runs, &[])
+    }
+
+    /// [`Levels::paired`] with the place in the round taken out where it
+    /// shows: `base_first[run][round]` says whether base measured that
+    /// round before other (the environments take turns going first).
+    /// Where every round is told, with [`PLACE_MIN_ROUNDS`] or more in
+    /// each place, and going first differs from going second by an F test
+    /// at [`PLACE_TEST_LEVEL`], the difference is taken out of every round
+    /// as a crossover trial takes out its periods ([`without_place`]), and
+    /// the rounds give one degree of freedom less.
+    pub(crate) fn paired_in_turns(
+        runs: &[Vec<PairedRound>],
+        base_first: &[Vec<bool>],
+    ) -> Option<Levels> {
         let log_median = |xs: &[f64]| {
             xs.iter()
                 .all(|v| v.is_finite() && *v > 0.0)
                 .then(|| median(xs).ln())
         };
-        let mut out = Vec::new();
-        for run in runs {
-            let mut rounds = Vec::new();
-            for (base, other) in run.iter().filter(|(b, o)| !b.is_empty() && !o.is_empty()) {
-                rounds.push(vec![log_median(other)? - log_median(base)?]);
+        let (mut out, mut places) = (Vec::new(), Vec::new());
+        for (i, run) in runs.iter().enumerate() {
+            let firsts = base_first.get(i).filter(|f| f.len() == run.len());
+            let (mut rounds, mut told) = (Vec::new(), Vec::new());
+            for (j, (base, other)) in run.iter().enumerate() {
+                if base.is_empty() || other.is_empty() {
+                    continue;
+                }
+                rounds.push(log_median(other)? - log_median(base)?);
+                told.push(firsts.map(|f| f[j]));
             }
             if !rounds.is_empty() {
                 out.push(rounds);
+                places.push(told);
             }
         }
-        (!out.is_empty()).then_some(Levels { runs: out })
+        let told: Option<Vec<Vec<bool>>> = places
+            .into_iter()
+            .map(|run| run.into_iter().collect())
+            .collect();
+        let adjusted = told.and_then(|t| without_place(&out, &t));
+        let placed = adjusted.is_some();
+        let runs = adjusted.unwrap_or(out);
+        let runs: Vec<Vec<Vec<f64>>> = runs
+            .into_iter()
+            .map(|run| run.into_iter().map(|d| vec![d]).collect())
+            .collect();
+        (!runs.is_empty()).then_some(Levels { runs, placed })
     }
 
     /// Each run's estimate with the half-width of its 95 % interval from

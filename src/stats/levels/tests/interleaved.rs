@@ -552,3 +552,5 @@ fn two_interleaved_runs_find_nearly_what_one_finds() {
         }
     }
 }
+
+mod place;
