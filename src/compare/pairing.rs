@@ -188,7 +188,9 @@ fn key_in_dir(c: &crate::results::CaseResult, dir: &str) -> String {
 /// that round, for a pair of [`pair`] (two environments of one interleaved
 /// run: their places in the round's environment order) or of [`same_runs`]
 /// (`dirs`, the two directories of one run: their cases' places in the
-/// round's case order). Rounds where either did not run it are absent.
+/// round's case order; three or more are not in turns, [`in_turns`]).
+/// Rounds where either did not run it are absent, and all of them where
+/// the run has three or more environments.
 pub(crate) fn base_first(
     (base, other): (&ResultFile, &ResultFile),
     key: &str,
@@ -202,8 +204,13 @@ pub(crate) fn base_first(
             Some(c) => rounds.case_went_first((&key_in_dir(c, a), &key_in_dir(c, b))),
             None => Default::default(),
         },
+        // with three or more environments the places do not alternate
+        // (a rotated order puts one before another in two rounds of three),
+        // and one slope for first against second is the wrong model
         None => match (interleave(base), interleave(other)) {
-            (Some(ib), Some(io)) => rounds.env_went_first(key, (ib.index, io.index)),
+            (Some(ib), Some(io)) if ib.environments.len() == 2 => {
+                rounds.env_went_first(key, (ib.index, io.index))
+            }
             _ => Default::default(),
         },
     }

@@ -107,7 +107,7 @@ fn nested_paired(
                 .into_iter()
                 .filter_map(|(round, b)| Some(((b, o.remove(&round)?), places.get(&round))))
                 .unzip();
-            // a run with a round whose places are not told keeps its place
+            // a round whose places are not told leaves the place in, in every run
             let told: Vec<bool> = told
                 .into_iter()
                 .map(|t| t.copied())

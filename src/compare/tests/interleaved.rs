@@ -411,3 +411,26 @@ fn the_place_in_the_round_told_by_the_files_is_taken_out() {
         assert!(told < 0.5 * untold, "{runs}: {told} {untold}");
     }
 }
+
+#[test]
+fn the_places_are_read_for_two_environments_only() {
+    let mut rng = Rng::new(4);
+    let [a, b] = in_turns(&pair(&mut rng, 1, 12, 1, 1.0, &|_| 1.0), 1.0, true);
+    let (fa, fb) = (&a.runs[0], &b.runs[0]);
+    let firsts = crate::compare::pairing::base_first((fa, fb), "os.case0", None);
+    let want: std::collections::BTreeMap<u32, bool> = (0..12).map(|r| (r, r % 2 == 0)).collect();
+    assert_eq!(firsts, want);
+    // B against A: the other way round
+    let back = crate::compare::pairing::base_first((fb, fa), "os.case0", None);
+    assert!(back.iter().all(|(r, &f)| f != want[r]) && back.len() == 12);
+    // a third environment: a rotated order puts one before another in two
+    // rounds of three, and first against second is not the place
+    let third = |f: &ResultFile| {
+        let mut f = f.clone();
+        let il = f.rounds.as_mut().unwrap().interleave.as_mut().unwrap();
+        il.environments.push(il.environments[0].clone());
+        f
+    };
+    let firsts = crate::compare::pairing::base_first((&third(fa), &third(fb)), "os.case0", None);
+    assert!(firsts.is_empty());
+}
