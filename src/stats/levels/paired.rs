@@ -105,7 +105,10 @@ impl Levels {
     /// each place, and going first differs from going second by an F test
     /// at [`PLACE_TEST_LEVEL`], the difference is taken out of every round
     /// as a crossover trial takes out its periods ([`without_place`]), and
-    /// the rounds give one degree of freedom less.
+    /// the rounds give one degree of freedom less; unless runs that their
+    /// rounds explained with the place in (the test at
+    /// [`PAIRED_POOL_TEST_LEVEL`]) would no longer be explained with it
+    /// out: there the place does not fit the runs, and stays in.
     pub(crate) fn paired_in_turns(
         runs: &[Vec<PairedRound>],
         base_first: &[Vec<bool>],
@@ -135,14 +138,27 @@ impl Levels {
             .into_iter()
             .map(|run| run.into_iter().collect())
             .collect();
+        let levels = |runs: Vec<Vec<f64>>, placed| {
+            let runs: Vec<Vec<Vec<f64>>> = runs
+                .into_iter()
+                .map(|run| run.into_iter().map(|d| vec![d]).collect())
+                .collect();
+            Levels { runs, placed }
+        };
+        if out.is_empty() {
+            return None;
+        }
         let adjusted = told.and_then(|t| without_place(&out, &t));
-        let placed = adjusted.is_some();
-        let runs = adjusted.unwrap_or(out);
-        let runs: Vec<Vec<Vec<f64>>> = runs
-            .into_iter()
-            .map(|run| run.into_iter().map(|d| vec![d]).collect())
-            .collect();
-        (!runs.is_empty()).then_some(Levels { runs, placed })
+        let left = levels(out, false);
+        // taken out, the rounds spread less, and runs they explained may
+        // no longer be explained: where the place does not fit the runs
+        // (a run's rounds uneven between the places, each run's mean moved
+        // the other way), left in it is
+        let pooled = |l: &Levels| l.variance_pooling_runs(PAIRED_POOL_TEST_LEVEL).1;
+        Some(match adjusted.map(|a| levels(a, true)) {
+            Some(a) if !pooled(&left) || pooled(&a) => a,
+            _ => left,
+        })
     }
 
     /// Each run's estimate with the half-width of its 95 % interval from
