@@ -6,7 +6,7 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections hpcc,io,net]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections io,net]
 #                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
 #                     [--information]
 # Sequential rounds: each section first runs --rounds alternated rounds
@@ -21,16 +21,16 @@
 # The last line counts the rows within, outside, unclear at the budget,
 # and without a band.
 # The os family (os.syscall, os.fork, os.pipe, os.spawn), cpu.primes
-# against sysbench and mem.stream against C STREAM are `envbench fidelity
-# --sections os,cpu,mem`, a tested command; this script keeps the rest.
-# Sections: hpcc, io, net (the app family against the real tools it
+# against sysbench, cpu.lu against hpcc's HPL and mem.stream against C
+# STREAM are `envbench fidelity --sections os,cpu,mem`, a tested command;
+# this script keeps the rest.
+# Sections: io, net (the app family against the real tools it
 # stands for is bench/commands.py's last columns). io works in a fresh directory under --io-dir (default: the
 # temporary directory) with files of --io-size (default 256M) and random I/O
 # runs of --io-secs (default 1, the length of envbench's standard io.random
 # repetition: both then end with the same fsync of every file in the same time).
 # --information adds the dear rows kept for information only, without a band
-# (mem.stream against hpcc's SingleSTREAM, net.tcp_stream against one
-# iperf3 with two streams): left out, their time goes to the
+# (net.tcp_stream against one iperf3 with two streams): left out, their time goes to the
 # rows a band judges. Cheaper rows without a band run in every first
 # pass: io.dd's O_DIRECT write against fio (its scramble rewrites about
 # twice the lines envbench's stamp does) and dd (it refills its whole
@@ -40,7 +40,7 @@ set -euo pipefail
 
 rounds=5
 budget=600
-sections="hpcc,io,net"
+sections="io,net"
 install=1
 io_dir=""
 io_size=256M
@@ -157,10 +157,7 @@ BANDS = [
     ("net.http server", (0.80, math.inf)), ("net.", (0.85, 1.15)),
 ]
 band = None
-if label.startswith("cpu.lu"):
-    # numpy's OpenBLAS, or hpcc on a BLAS that is not OpenBLAS: information
-    band = (0.85, 1.15) if "hpcc" in rname and "information" not in rname else None
-elif "both allowed both CPUs" in rname:
+if "both allowed both CPUs" in rname:
     band = None  # the scheduler may put both on one CPU: a bound, information; the pinned C row is the reference
 elif rname == "iperf3 -P 2":
     band = None  # one iperf3 thread for both streams: information; two clients is the reference
@@ -170,8 +167,6 @@ elif rname.startswith("fio bs=1M direct=1 psync"):
     band = None  # fio's scramble_buffers rewrites about twice the lines envbench stamps: information; the C writer is the reference
 elif "(BBR: two rates, information)" in rname:
     band = None  # the host's state flips within a run: no round controls the mix (net section)
-elif rname == "hpcc SingleSTREAM":
-    band = None  # Debian's hpcc: STREAM's kernel built -O2 without OpenMP; the C STREAM row is the reference
 else:
     band = next((b for p, b in BANDS if label.startswith(p)), None)
 # the section found the reference unable to measure what envbench does
@@ -308,91 +303,6 @@ alternate() {
     es+=("$e"); rs+=("$r")
   done
   summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
-}
-
-# ---------------------------------------------------------------- hpcc
-# cpu.lu GFLOPS against hpcc's HPL (Debian hpcc, one MPI process, OpenBLAS
-# with OPENBLAS_NUM_THREADS threads) at n = 2000 and 4000; mem.stream Triad
-# at one thread against hpcc's SingleSTREAM Triad. hpcc sizes its STREAM
-# vectors as N^2/3 from the HPL matrix, so the STREAM run uses N = 7500:
-# 18.75 M elements per array, envbench's size on a 36 MB last-level cache.
-section_hpcc() {
-  need_pkgs hpcc libopenblas0-pthread >/dev/null 2>&1 || true
-  command -v hpcc >/dev/null && command -v mpirun >/dev/null || { echo "hpcc or mpirun missing; hpcc section skipped" >&2; return 0; }
-  mkdir -p "$work/hpcc"
-  # The BLAS hpcc runs on is whatever libblas.so.3 resolves to: Debian's
-  # hpcc alone pulls in the reference BLAS (libblas3), about 7 GFLOPS on a
-  # Zen 5 core, which no row may be judged against; the rows are then
-  # information. OpenBLAS picks its kernels by the CPU it knows: 0.3.21
-  # (Debian 12) took its Haswell (AVX2) kernels on a Zen 5 with AVX-512,
-  # 56 GFLOPS against 85 with its SkylakeX (AVX-512) ones at n = 4000 on one
-  # thread. envbench's cpu.lu read about 86 there, above the 65.6 GFLOPS a
-  # core's AVX2 FMAs reach at most (131 with AVX-512; a C loop of 12
-  # independent FMA chains): faer's matrix products take AVX-512 kernels at
-  # run time. The reference is given OpenBLAS's AVX-512 kernels where the
-  # CPU has AVX-512, and the row says so.
-  local blas core="" hpcc_ref hpcc_env=()
-  # libblas.so.3 (Debian's alternatives), or OpenBLAS linked directly
-  blas=$(ldd "$(command -v hpcc)" 2>/dev/null | awk '$1 == "libblas.so.3" || $1 ~ /^libopenblas/ { print $3; exit }')
-  [ -z "$blas" ] || blas=$(readlink -f "$blas")
-  if [[ "$blas" == *openblas* ]]; then
-    core=$(python3 -c "
-import ctypes, sys
-l = ctypes.CDLL(sys.argv[1]); l.openblas_get_corename.restype = ctypes.c_char_p
-print(l.openblas_get_corename().decode())" "$blas" 2>/dev/null || true)
-    local avx512=1 f
-    for f in avx512f avx512dq avx512bw avx512vl avx512cd; do grep -qw "$f" /proc/cpuinfo || avx512=0; done
-    hpcc_ref="hpcc HPL (OpenBLAS, ${core:-unknown} kernels)"
-    case "$core" in
-      SkylakeX | Cooperlake | SapphireRapids) ;;
-      *) if [ "$avx512" = 1 ]; then
-          hpcc_env=(OPENBLAS_CORETYPE=SkylakeX)
-          hpcc_ref="hpcc HPL (OpenBLAS, SkylakeX kernels; it picked ${core:-none} on this CPU)"
-        fi ;;
-    esac
-  else
-    hpcc_ref="hpcc HPL (${blas:-a BLAS ldd did not name}: not OpenBLAS, information)"
-  fi
-  [ "${pass:-1}" -gt 1 ] || echo "cpu.lu against $hpcc_ref; BLAS ${blas:-not found by ldd}" >&2
-  # hpcc N THREADS KEY: runs hpcc in $work/hpcc and prints KEY's value from hpccoutf.txt
-  run_hpcc() {
-    sed -e '6s/.*/'"$1"'         Ns/' -e '8s/.*/192          NBs/' -e '11s/.*/1            Ps/' -e '12s/.*/1            Qs/' \
-      /usr/share/doc/hpcc/examples/_hpccinf.txt > "$work/hpcc/hpccinf.txt"
-    rm -f "$work/hpcc/hpccoutf.txt"
-    (cd "$work/hpcc" && env "${hpcc_env[@]}" OPENBLAS_NUM_THREADS="$2" mpirun --allow-run-as-root --bind-to none -np 1 hpcc >/dev/null 2>&1)
-    awk -F= -v k="$3" '$1 == k { print $2 }' "$work/hpcc/hpccoutf.txt"
-  }
-  for t in 1 2; do
-    local e2=() e4=() h2=() h4=()
-    still_open "cpu.lu[n=2000,threads=$t]" "cpu.lu[n=4000,threads=$t]" || continue
-    for ((i = 0; i < rounds; i++)); do
-      "$envbench" run --no-history --suite standard --quiet --force --only cpu.lu --threads "$t" --reps 3..3 -o "$work/e.json" >/dev/null
-      e2+=("$(envbench_median "cpu.lu[n=2000,threads=$t]" gflops)")
-      e4+=("$(envbench_median "cpu.lu[n=4000,threads=$t]" gflops)")
-      h2+=("$(run_hpcc 2000 "$t" HPL_Tflops | awk '{ print $1 * 1000 }')")
-      h4+=("$(run_hpcc 4000 "$t" HPL_Tflops | awk '{ print $1 * 1000 }')")
-    done
-    summarize "cpu.lu[n=2000,threads=$t] gflops" GFLOPS "$hpcc_ref" "${e2[*]}" "${h2[*]}"
-    summarize "cpu.lu[n=4000,threads=$t] gflops" GFLOPS "$hpcc_ref" "${e4[*]}" "${h4[*]}"
-  done
-  # information only (its band is the C STREAM row's, in `envbench fidelity`;
-  # hpcc runs STREAM's 10 iterations, envbench's quick case 5):
-  # Debian builds hpcc -O2 without OpenMP, and the same C kernel built so
-  # reads 0.93-0.96 of its -O3 build here, as hpcc reads of C STREAM's.
-  # An hpcc round costs a minute (RandomAccess, sized with STREAM from N,
-  # takes most of it), so two rounds, and none in a later pass.
-  local es=() hs=() srounds=$((rounds < 2 ? rounds : 2))
-  [ "${pass:-1}" -eq 1 ] || srounds=0
-  if [ "$information" = 0 ]; then
-    srounds=0
-    [ "${pass:-1}" -gt 1 ] || echo "mem.stream against hpcc SingleSTREAM: information only, left out (--information runs it)" >&2
-  fi
-  for ((i = 0; i < srounds; i++)); do
-    "$envbench" run --no-history --suite quick --quiet --force --only mem.stream --threads 1 --reps 3..3 -o "$work/e.json" >/dev/null
-    es+=("$(python3 -c "import json,sys; print([m for m in json.load(open(sys.argv[1]))['cases'][0]['metrics'] if m['name']=='triad_rate'][0]['summary']['median'])" "$work/e.json")")
-    hs+=("$(run_hpcc 7500 1 SingleSTREAM_Triad | awk '{ print $1 * 1000 }')")
-  done
-  [ ${#es[@]} = 0 ] || summarize "mem.stream[threads=1] triad_rate" MB/s "hpcc SingleSTREAM" "${es[*]}" "${hs[*]}"
 }
 
 # ---------------------------------------------------------------- io

@@ -77,6 +77,71 @@ fn two_rounds_of_os_syscall_give_a_judged_row_each_in_every_format() {
     assert_eq!(left, ["f.json", "f.md"]);
 }
 
+/// Whether hpcc is installed on OpenBLAS (`.ci/run` installs both).
+fn hpcc_on_openblas() -> bool {
+    let Ok(out) = std::process::Command::new("sh")
+        .args(["-c", "ldd \"$(command -v hpcc)\""])
+        .output()
+    else {
+        return false;
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("libblas.so") || l.contains("libopenblas"))
+        .filter_map(|l| l.split(" => ").nth(1)?.split_whitespace().next())
+        .any(|p| std::fs::canonicalize(p).is_ok_and(|p| p.to_string_lossy().contains("openblas")))
+}
+
+#[test]
+fn cpu_lu_is_held_to_hpccs_hpl_run_in_a_directory_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = envbench()
+        .current_dir(dir.path())
+        .args([
+            "fidelity", "--only", "cpu.lu", "--rounds", "2", "--budget", "1", "--json", "f.json",
+        ])
+        .env("TMPDIR", dir.path())
+        .assert();
+    if !hpcc_on_openblas() {
+        // no hpcc, or one on the reference BLAS: each row says why
+        let said = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+        run.code(1);
+        assert!(said.contains("no reference tool runs here"), "{said}");
+        assert!(
+            said.contains("hpcc is not on") || said.contains("not OpenBLAS"),
+            "{said}"
+        );
+        return;
+    }
+    run.success();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("f.json")).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{doc}");
+    for (r, threads) in rows.iter().zip(["threads=1", "threads=2"]) {
+        assert!(r["case"].as_str().unwrap().contains(threads), "{r}");
+        assert!(
+            r["reference"]
+                .as_str()
+                .unwrap()
+                .starts_with("hpcc HPL (OpenBLAS"),
+            "{r}"
+        );
+        assert_eq!(r["rounds"], 2, "{r}");
+        assert_eq!(r["unit"], "GFLOPS", "{r}");
+        for g in r["reference_figures"].as_array().unwrap() {
+            let g = g.as_f64().unwrap();
+            assert!(g > 0.0 && g.is_finite(), "{r}");
+        }
+    }
+    // hpcc's input and output went with the directories made for it
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["f.json"]);
+}
+
 #[test]
 fn bad_fidelity_input_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();

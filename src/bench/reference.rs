@@ -76,6 +76,27 @@ pub struct Tool {
     /// Fresh processes per round; the round's figure is their median
     /// (seed 003 ran its fork program once per measurement).
     pub processes: usize,
+    /// The input file each run is given; a tool with one (or that writes
+    /// its figure to a file) runs in a fresh directory of its own, its
+    /// working directory and `TMPDIR`, removed after the run.
+    pub input: Option<Input>,
+    /// What must hold here for the tool's figure to stand as a reference,
+    /// given the program's path (hpcc's BLAS is OpenBLAS); the error says
+    /// why not.
+    pub check: Option<Check>,
+}
+
+/// What must hold here for a tool's figure to stand, given its program's
+/// path; the error says why not.
+pub type Check = fn(&Path) -> Result<(), String>;
+
+/// A file a tool reads from its working directory (HPL's `hpccinf.txt`).
+#[derive(Debug, Clone, Copy)]
+pub struct Input {
+    /// Its name.
+    pub file: &'static str,
+    /// Its text, each `{name}` replaced by the case's parameter `name`.
+    pub text: &'static str,
 }
 
 /// The program a tool runs.
@@ -143,10 +164,26 @@ pub enum Read {
     /// The number after the first `label` in its output (sysbench's
     /// "events per second:").
     After(&'static str),
+    /// The `metric` of the first measurement of `bench` that envbench's
+    /// importer `importer` reads in its output, or in the file `file` it
+    /// wrote in its working directory (hpcc's GFLOPS in `hpccoutf.txt`,
+    /// with HPL's residual checked). A measurement the importer flags as
+    /// wrong gives no figure.
+    Imported {
+        /// The importer's name (`envbench import --from`).
+        importer: &'static str,
+        /// The file, in the tool's working directory; None: its stdout.
+        file: Option<&'static str>,
+        /// The bench id of the importer's record.
+        bench: &'static str,
+        /// The metric.
+        metric: &'static str,
+    },
 }
 
 impl Read {
-    /// The figure in `stdout`, if it is there, finite and positive.
+    /// The figure in `stdout` (for [`Read::Imported`] from a file, the
+    /// file's text), if it is there, finite and positive.
     pub fn figure(self, stdout: &str) -> Option<f64> {
         let v = match self {
             Read::Number => stdout.split_whitespace().next()?.parse::<f64>().ok()?,
@@ -158,8 +195,23 @@ impl Read {
                 let (_, rest) = stdout.split_once(label)?;
                 rest.split_whitespace().next()?.parse::<f64>().ok()?
             }
+            Read::Imported { .. } => self.imported(stdout).ok()?,
         };
         (v.is_finite() && v > 0.0).then_some(v)
+    }
+
+    /// A [`Read::Imported`] figure in `text`, or why there is none.
+    fn imported(self, text: &str) -> Result<f64, String> {
+        let Read::Imported {
+            importer,
+            bench,
+            metric,
+            ..
+        } = self
+        else {
+            return Err("not read by an importer".to_string());
+        };
+        crate::import::figure_in(importer, text, bench, metric)
     }
 }
 
@@ -224,6 +276,13 @@ impl Workshop {
                 flags,
             } => self.compiled(name, source, flags)?,
         };
+        if let Some(check) = tool.check {
+            check(&program)?;
+        }
+        let input = match tool.input {
+            Some(i) => Some((i.file, fill_text(i.text, case)?)),
+            None => None,
+        };
         let mut args = Vec::with_capacity(tool.args.len());
         for a in tool.args {
             args.push(self.fill(*a, case)?);
@@ -243,6 +302,8 @@ impl Workshop {
             on: (tool.on == Cpus::First).then(|| self.first_cpu()),
             read: tool.read,
             processes: tool.processes.max(1),
+            input,
+            scratch: self.dir.path().to_path_buf(),
         };
         ready.once()?;
         Ok(ready)
@@ -298,6 +359,30 @@ impl Workshop {
     }
 }
 
+/// `text` with each `{name}` replaced by the case's parameter `name`.
+///
+/// # Errors
+/// A `{name}` the case has no parameter for, or a `{` left open.
+pub(crate) fn fill_text(text: &str, case: &BTreeMap<String, Value>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let close = after
+            .find('}')
+            .ok_or_else(|| format!("an input's {{ is not closed: {:?}", &rest[open..]))?;
+        let key = &after[..close];
+        let v = case
+            .get(key)
+            .ok_or_else(|| format!("the case has no parameter {key}"))?;
+        out.push_str(&crate::results::param_text(v));
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 /// Compiles `source` with the environment's `cc` and `flags` into `dir`,
 /// as `stem` (its C file beside it).
 fn compile(
@@ -311,12 +396,7 @@ fn compile(
         .map_err(|e| format!("no C compiler: `cc` is not on this environment's PATH ({e})"))?;
     let src = dir.join(format!("{stem}.c"));
     let out = dir.join(stem);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&src)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, source.as_bytes()))
-        .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    write_new(&src, source)?;
     let mut cmd = Command::new(cc);
     cmd.args(flags).arg("-o").arg(&out).arg(&src);
     Program::new(
@@ -339,6 +419,10 @@ pub struct Ready {
     on: Option<usize>,
     read: Read,
     processes: usize,
+    /// The input file's name and text, filled in for the case.
+    input: Option<(&'static str, String)>,
+    /// Where a run's own directory is made.
+    scratch: PathBuf,
 }
 
 impl Ready {
@@ -362,9 +446,23 @@ impl Ready {
 
     /// One run's figure.
     fn once(&self) -> Result<f64, String> {
+        // a tool that reads or writes files runs in a directory of its own
+        let own = match (&self.input, self.read) {
+            (None, Read::Imported { file: None, .. })
+            | (None, Read::Number | Read::PerfPerOp { .. } | Read::After(_)) => None,
+            _ => Some(ScratchDir::new(&self.scratch, "tool").map_err(|e| e.to_string())?),
+        };
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &own {
+            // its temporary files too (Open MPI's session directory), so
+            // that they go with the directory
+            cmd.current_dir(dir.path()).env("TMPDIR", dir.path());
+            if let Some((file, text)) = &self.input {
+                write_new(&dir.path().join(file), text)?;
+            }
+        }
         if let Some(cpu) = self.on {
             super::affinity::start_on(&mut cmd, cpu)
                 .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
@@ -377,7 +475,25 @@ impl Ready {
         .keep_stdout(KEPT)
         .output()
         .map_err(|e| e.to_string())?;
-        let text = String::from_utf8_lossy(&ended.stdout);
+        let text = match (self.read, &own) {
+            (
+                Read::Imported {
+                    file: Some(file), ..
+                },
+                Some(dir),
+            ) => {
+                let path = dir.path().join(file);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{} wrote no {file} ({e})", self.name))?
+            }
+            _ => String::from_utf8_lossy(&ended.stdout).into_owned(),
+        };
+        if let Read::Imported { .. } = self.read {
+            return self
+                .read
+                .imported(&text)
+                .map_err(|e| format!("{}: {e}", self.name));
+        }
         self.read.figure(&text).ok_or_else(|| {
             format!(
                 "{} printed no figure: {:?}",
@@ -386,6 +502,16 @@ impl Ready {
             )
         })
     }
+}
+
+/// Writes `text` to `path`, a file that must not exist yet.
+fn write_new(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -424,6 +550,8 @@ mod tests {
             on: Cpus::First,
             read: Read::Number,
             processes: 3,
+            input: None,
+            check: None,
         };
         match crate::cleanup::resolve("cc") {
             Ok(_) => {
@@ -469,6 +597,72 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_with_an_input_runs_in_a_directory_of_its_own_removed_after() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let case: BTreeMap<String, Value> = [("n".to_string(), serde_json::json!(21))].into();
+        // sh reads the input from its working directory, its TMPDIR, and
+        // leaves a file there
+        let tool = Tool {
+            name: "sh",
+            program: Prog::Path("sh"),
+            args: &[
+                Arg::Text("-c"),
+                Arg::Text(
+                    "[ \"$TMPDIR\" = \"$PWD\" ] && touch left && \
+                     echo \"events per second: $(( $(cat in.txt) * 2 ))\"",
+                ),
+            ],
+            env: &[],
+            on: Cpus::Any,
+            read: Read::After("events per second:"),
+            processes: 2,
+            input: Some(Input {
+                file: "in.txt",
+                text: "{n}",
+            }),
+            check: None,
+        };
+        let ready = shop.ready(&tool, &case).unwrap();
+        assert_eq!(ready.measure().unwrap(), 42.0);
+        let inner = std::fs::read_dir(base.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let kept: Vec<_> = std::fs::read_dir(inner.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(kept.is_empty(), "a run's directory was left: {kept:?}");
+        // a check that fails keeps the tool from running, with its words
+        let refused = Tool {
+            check: Some(|_| Err("not here".to_string())),
+            ..tool
+        };
+        assert_eq!(shop.ready(&refused, &case).unwrap_err(), "not here");
+        drop(ready);
+        drop(shop);
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_inputs_names_are_the_cases_parameters() {
+        let case: BTreeMap<String, Value> = [
+            ("n".to_string(), serde_json::json!(1000)),
+            ("mode".to_string(), serde_json::json!("x")),
+        ]
+        .into();
+        assert_eq!(fill_text("{n} Ns\n{mode}!", &case).unwrap(), "1000 Ns\nx!");
+        assert_eq!(fill_text("no names", &case).unwrap(), "no names");
+        assert_eq!(
+            fill_text("{nb} NBs", &case).unwrap_err(),
+            "the case has no parameter nb"
+        );
+        assert!(fill_text("{n", &case).unwrap_err().contains("not closed"));
+    }
+
+    #[test]
     fn a_tools_arguments_and_environment_take_the_planned_cases_parameters() {
         let base = tempfile::tempdir().unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();
@@ -499,6 +693,8 @@ mod tests {
             on: Cpus::Any,
             read: Read::After("events per second:"),
             processes: 1,
+            input: None,
+            check: None,
         };
         let ready = shop.ready(&tool, &case).unwrap();
         assert_eq!(ready.measure().unwrap(), 4.0);

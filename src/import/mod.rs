@@ -90,6 +90,43 @@ pub(crate) fn importer(name: &str) -> Option<&'static dyn Importer> {
     IMPORTERS.iter().copied().find(|i| i.name() == name)
 }
 
+/// The `metric` of the first measurement of `bench` that the importer
+/// named `importer` reads in `text`: how `envbench fidelity` reads a
+/// reference tool's figure ([`crate::bench::reference::Read::Imported`]).
+///
+/// # Errors
+/// No such importer, the output does not parse, it has no such
+/// measurement, or a flag sets the measurement aside (its message).
+pub fn figure_in(
+    importer_name: &str,
+    text: &str,
+    bench: &str,
+    metric: &str,
+) -> Result<f64, String> {
+    let tool = importer(importer_name).ok_or_else(|| format!("no importer {importer_name:?}"))?;
+    let parsed = tool.parse(text).map_err(|e| {
+        format!(
+            "its output does not read as {importer_name}'s (line {}: {})",
+            e.line, e.msg
+        )
+    })?;
+    let record = parsed
+        .records
+        .iter()
+        .find(|r| r.bench == bench)
+        .ok_or_else(|| format!("its output has no {bench} measurement"))?;
+    if let Some(flag) = record.flags.iter().find(|f| f.excludes()) {
+        return Err(flag.message.clone());
+    }
+    record
+        .metrics
+        .iter()
+        .find(|m| m.name == metric)
+        .map(|m| m.value)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("its {bench} measurement has no {metric}"))
+}
+
 /// The tool whose output `text` is, tried in [`IMPORTERS`] order.
 pub fn detect(text: &str) -> Option<&'static dyn Importer> {
     IMPORTERS.iter().copied().find(|i| i.looks_like(text))

@@ -208,6 +208,8 @@ impl Bench for Primes {
             on: Cpus::Any,
             read: Read::After("events per second:"),
             processes: 1,
+            input: None,
+            check: None,
         };
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
             .into_iter()

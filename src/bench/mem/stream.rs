@@ -399,6 +399,8 @@ impl Bench for Stream {
                 on: Cpus::Any,
                 read: Read::Number,
                 processes: 1,
+                input: None,
+                check: None,
             })
             .collect();
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]

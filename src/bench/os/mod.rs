@@ -38,6 +38,8 @@ fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: us
         on,
         read: Read::Number,
         processes,
+        input: None,
+        check: None,
     }
 }
 
@@ -52,6 +54,8 @@ fn perf_reference(name: &'static str, args: &'static [Arg], on: Cpus, scale: f64
         on,
         read: Read::PerfPerOp { scale },
         processes: 1,
+        input: None,
+        check: None,
     }
 }
 

@@ -558,6 +558,8 @@ mod tests {
                 on: Cpus::Any,
                 read: Read::Number,
                 processes: 1,
+                input: None,
+                check: None,
             }],
             pick: Pick::First,
             envbench_on_first_cpu: false,

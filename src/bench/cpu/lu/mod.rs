@@ -25,6 +25,7 @@ use lookahead::Blocked;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+mod hpcc;
 pub mod lookahead;
 
 /// HPL's acceptance threshold for the scaled residual.
@@ -91,6 +92,11 @@ impl Bench for Lu {
     }
     fn reproduces(&self) -> &'static str {
         "seed 000 (SA-HPL n=2000/4000/8000, 1-16 threads), seed 002 (Linpack n=100)"
+    }
+    /// hpcc's HPL on OpenBLAS at the same n and threads, held to ±15 %
+    /// ([`hpcc`]).
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        hpcc::references()
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let mut cases = Vec::new();
