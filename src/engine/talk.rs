@@ -596,26 +596,51 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
                 (c.on_progress)(Progress { reps_done, elapsed });
             }
             Line::Done(run) => {
-                let mut run = *run;
-                check_outcome(&mut run, job, waited)
-                    .map_err(|why| Silence::Why(format!("gave an impossible outcome: {why}")))?;
-                // its repetitions' times count from its own start, which
-                // came after this conversation's (its process, the
-                // environment's settling, its checks): placed on the run's
-                // clock by its lines, else each environment's times would
-                // be early by its own start and two environments' turns
-                // misordered (a round with repetitions said a Rep line for each)
-                if let (false, Some(late)) = (job.fake_clock, origin) {
-                    for t in &mut run.rep_ends {
-                        *t += late;
-                    }
-                }
-                run.worker_pid = worker_pid;
-                run.settle_secs = settle_secs;
-                return Ok(run);
+                let known = Known {
+                    origin,
+                    worker_pid,
+                    settle_secs,
+                };
+                return finished(*run, job, waited, known);
             }
         }
     }
+}
+
+/// What a conversation learnt of its worker before the outcome.
+struct Known {
+    /// How long after the conversation began the worker's clock began.
+    origin: Option<Duration>,
+    /// Its PID, from its ready line.
+    worker_pid: Option<u32>,
+    /// The settling its environment waited for.
+    settle_secs: Option<f64>,
+}
+
+/// The worker's outcome, checked, placed on the run's clock, with what
+/// was heard of the worker.
+fn finished(
+    mut run: CaseRun,
+    job: &Job,
+    waited: Duration,
+    known: Known,
+) -> Result<CaseRun, Silence> {
+    check_outcome(&mut run, job, waited)
+        .map_err(|why| Silence::Why(format!("gave an impossible outcome: {why}")))?;
+    // its repetitions' times count from its own start, which came after
+    // this conversation's (its process, the environment's settling, its
+    // checks): placed on the run's clock by its lines, else each
+    // environment's times would be early by its own start and two
+    // environments' turns misordered (a round with repetitions said a Rep
+    // line for each)
+    if let (false, Some(late)) = (job.fake_clock, known.origin) {
+        for t in &mut run.rep_ends {
+            *t += late;
+        }
+    }
+    run.worker_pid = known.worker_pid;
+    run.settle_secs = known.settle_secs;
+    Ok(run)
 }
 
 /// What a worker killed by SIGABRT most likely met: Rust aborts when an
