@@ -116,157 +116,69 @@ sys.exit(f"{sys.argv[2]} {sys.argv[3]} not in the result file")
 PY
 }
 
+# band_of LABEL REFERENCE_NAME: the band a row is held to
+# (docs/fidelity.md), as envbench __judge takes it; nothing for a
+# reference kept for information:
+# - "both allowed both CPUs": the scheduler may put both on one CPU, a
+#   bound; the pinned C row is the reference;
+# - iperf3 -P 2: one iperf3 thread for both streams; two clients are;
+# - dd bs=1M oflag=direct refills its whole buffer from /dev/zero before
+#   each write, and fio's scramble_buffers rewrites about twice the lines
+#   envbench stamps: the C writer is the reference for both;
+# - BBR's two rates: the host's state flips within a run, and no round
+#   controls the mix.
+band_of() {
+  case "$2" in
+    *"both allowed both CPUs"* | "iperf3 -P 2" | "dd bs=1M oflag=direct"* | "fio bs=1M direct=1 psync"* | *"(BBR: two rates, information)"*) return 0 ;;
+  esac
+  case "$1" in
+    io.*) echo 0.90..1.10 ;;
+    "net.http server"*) echo 0.80.. ;;
+    net.*) echo 0.85..1.15 ;;
+  esac
+}
+
 # summarize LABEL UNIT REFERENCE_NAME "ENVBENCH VALUES" "REFERENCE VALUES"
-# Judges the row with envbench's own comparison: the rounds become one
-# interleaved run of two environments, each round's envbench and reference
-# figures measured side by side, `envbench compare` pairs them round by
-# round and gives the ratio envbench/reference with its 95 % interval, and
-# the row is within its band (the interval inside it), outside it (the
-# interval wholly beyond), or unclear (straddling: with the rounds
-# the interval's width says would settle it). Rows without a band (a
-# reference kept for information) print the interval only. A row keeps every
-# round's figures across the section's passes ($work/rows/SECTION/), and its
-# latest judgement is $work/verdicts/SECTION/ROW, for the passes and the
-# last line.
+# Judges the row as `envbench fidelity` judges its own (`envbench __judge`,
+# the rule in src/stats/band.rs): the rounds' paired figures give the ratio
+# envbench/reference with its 95 % interval, and the row is within its band
+# (the interval inside it), outside it (wholly beyond), or unclear
+# (straddling: with the rounds that would settle it, none at the band's
+# edge). Rows without a band (a reference kept for information, or one the
+# section found unable to measure what envbench does: FIDELITY_INFORMATION
+# says why) print the interval only. A row keeps every round's figures
+# across the section's passes ($work/rows/SECTION/), and its latest
+# judgement is $work/verdicts/SECTION/ROW, for the passes and the last line.
 summarize() {
   # a later pass that did not measure this row (still_open) keeps its verdict
   if [ -z "$4$5" ] && [ "${pass:-1}" -gt 1 ]; then return 0; fi
-  # a row that cannot be judged says why and the run goes on
-  python3 - "$envbench" "$repo/tests/fixtures/results/valid.json" "$work" "$@" <<'PY' || echo "$1 vs $3: not judged" >&2
-import hashlib, json, math, os, shutil, statistics as st, subprocess, sys, tempfile
-exe, template, work, label, unit, rname = sys.argv[1:7]
-e = [float(x) for x in sys.argv[7].split()]
-r = [float(x) for x in sys.argv[8].split()]
-if not e or len(e) != len(r):
-    sys.exit(f"{label}: no paired values")
-# the row's figures from the section's earlier passes, then this pass's
-section = os.environ.get("FIDELITY_SECTION", "none")
-row = hashlib.sha1(f"{label} vs {rname}".encode()).hexdigest()[:16]
-for d in ("rows", "verdicts"):
-    os.makedirs(os.path.join(work, d, section), exist_ok=True)
-kept = os.path.join(work, "rows", section, row)
-if os.path.exists(kept):
-    pairs = [line.split() for line in open(kept) if line.strip()]
-    e = [float(a) for a, _ in pairs] + e
-    r = [float(b) for _, b in pairs] + r
-with open(kept, "w") as f:
-    f.writelines(f"{a!r} {b!r}\n" for a, b in zip(e, r))
-# the band each row is held to (docs/fidelity.md): a ratio range, by case
-BANDS = [
-    ("io.", (0.90, 1.10)),
-    ("net.http server", (0.80, math.inf)), ("net.", (0.85, 1.15)),
-]
-band = None
-if "both allowed both CPUs" in rname:
-    band = None  # the scheduler may put both on one CPU: a bound, information; the pinned C row is the reference
-elif rname == "iperf3 -P 2":
-    band = None  # one iperf3 thread for both streams: information; two clients is the reference
-elif rname.startswith("dd bs=1M oflag=direct"):
-    band = None  # dd refills its whole buffer from /dev/zero before each write: information; the C writer is the reference
-elif rname.startswith("fio bs=1M direct=1 psync"):
-    band = None  # fio's scramble_buffers rewrites about twice the lines envbench stamps: information; the C writer is the reference
-elif "(BBR: two rates, information)" in rname:
-    band = None  # the host's state flips within a run: no round controls the mix (net section)
-else:
-    band = next((b for p, b in BANDS if label.startswith(p)), None)
-# the section found the reference unable to measure what envbench does
-# (wrk at its CPU's limit): information, with the reason
-why = os.environ.get("FIDELITY_INFORMATION", "")
-if why:
-    band = None
-ratios = [a / b for a, b in zip(e, r)]
-n = len(ratios)
-verdict = os.path.join(work, "verdicts", section, row)
-def emit(ratio, interval, word, judged, wanted, lo=0.0, hi=math.inf):
-    """Prints the row and keeps its verdict for the passes and the last line."""
-    print(f"{label:<46} envbench {st.median(e):>11.4g} {unit:<6} {rname:<26} {st.median(r):>11.4g} {unit:<6} "
-          f"ratio {ratio:.3f}{interval} over {n} round{'s' if n > 1 else ''}: {word}")
-    with open(verdict, "w") as f:
-        f.write(f"{judged}\t{label} vs {rname}\t{ratio:.3f}\t{lo:.3f}\t{hi:.3f}\t{n}\t{wanted}\n")
-if n < 2:
-    # one round has no spread: no interval (compare pairs two rounds at least)
-    if band is None:
-        emit(ratios[0], "", f"no band (information{': ' + why if why else ''})", "no band", 0)
-    else:
-        emit(ratios[0], "", "unclear (one round: no interval yet)", "unclear", 1)
-    sys.exit(0)
-doc = json.load(open(template))
-tmp = tempfile.mkdtemp(dir=work)
-try:
-    # one interleaved run of two environments, the round's envbench and
-    # reference figures measured side by side in each round: compare pairs
-    # them round by round, so what the host does to both alike in a round
-    # (STREAM at 2 threads on the Zen 5 VM: 40 or 70 GB/s, round to round)
-    # cancels in the ratio, and the interval is the rounds' ratios' (t)
-    envs = [{"name": s, "run_id": f"fidelity-{s}"} for s in ("reference", "envbench")]
-    # envbench (index 1) first in even rounds, as alternate and ordered run them
-    env_orders = [[[1, 0] if i % 2 == 0 else [0, 1]] for i in range(n)]
-    files = {}
-    for index, (side, values) in enumerate((("reference", r), ("envbench", e))):
-        rounds = {"planned": n, "started": n, "seed": 0, "orders": [["fidelity.row"]] * n,
-                  "interleave": {"id": "fidelity-row", "environments": envs, "index": index,
-                                 "env_orders": env_orders}}
-        d = dict(doc, label=side, run_id=f"fidelity-{side}", derived=[], rounds=rounds, cases=[{
-            "key": "fidelity.row", "bench": "fidelity.row", "params": {}, "status": "ok",
-            "reason": None, "warmup_reps": 0, "stop_reason": "max_reps",
-            "started_utc": doc["started_utc"], "duration_secs": float(n), "anomalies": [],
-            "rounds": [{"round": i, "started_utc": doc["started_utc"], "duration_secs": 1.0,
-                        "warmup_reps": 0, "reps": 1, "stop_reason": "max_reps", "status": "ok"}
-                       for i in range(n)],
-            # one figure per round
-            "sample_rounds": list(range(n)), "sample_times_secs": [float(i) for i in range(n)],
-            "metrics": [{"name": "value", "unit": "ops/s", "direction": "higher_is_better",
-                         "samples": list(values)}]}])
-        files[side] = os.path.join(tmp, f"{side}.json")
-        with open(files[side], "x") as f:
-            json.dump(d, f)
-    out = os.path.join(tmp, "c.json")
-    c = subprocess.run([exe, "compare", "--base", files["reference"], "--other", files["envbench"],
-                        "--json", out], capture_output=True, text=True)
-    if c.returncode != 0:
-        sys.exit(f"{label}: envbench compare failed: {c.stderr.strip()}")
-    cmp = json.load(open(out))
-    if not any(env.get("paired_cases") == 1 for env in cmp["environments"]):
-        sys.exit(f"{label}: envbench compare did not pair the rounds")
-    m = next(m for m in cmp["metrics"] if m["key"] == "fidelity.row")
-finally:
-    shutil.rmtree(tmp)
-ratio, (lo, hi) = m["ratio"], m["ratio_ci"]
-if band is None:
-    judged, word = "no band", f"no band (information{': ' + why if why else ''})"
-else:
-    blo, bhi = band
-    shown = f"{blo:g}..{bhi:g}" if bhi != math.inf else f"at least {blo:g}"
-    if blo <= lo and hi <= bhi:
-        judged, word = "within", f"within {shown}"
-    elif hi < blo or lo > bhi:
-        judged, word = "outside", f"OUTSIDE {shown}"
-    else:
-        # the interval's half-width shrinks as 1/sqrt(rounds); it settles when
-        # it fits between the ratio and the nearest edge of the band
-        half = (math.log(hi) - math.log(lo)) / 2
-        edges = [abs(math.log(ratio) - math.log(x)) for x in (blo, bhi) if x != math.inf]
-        gap = min(edges)
-        need = math.ceil(n * (half / gap) ** 2) if gap > 0 else math.inf
-        # a lopsided interval can straddle an edge by less than the estimate
-        # says; one more round at least
-        need = max(need, n + 1)
-        # more than 200 rounds: at the band's edge where the ratio lies
-        # within 1 % of it and the interval is already narrow (its half
-        # within 2 %); otherwise the rounds so far are spread (the host's
-        # drift in some of them), and up to 8 more are tried while the
-        # budget lasts, as the spread may not hold. (A wide interval whose
-        # ratio happened to lie near an edge, os.spawn's 1.158
-        # [0.940..1.417] after 4 rounds, was given up as at the edge.)
-        if need - n <= 200:
-            more, wanted = f"about {need - n} more rounds would settle it", need - n
-        elif gap >= math.log(1.01) or half > math.log(1.02):
-            more, wanted = f"spread: at this spread about {need - n} more rounds; 8 more tried while the budget lasts", 8
-        else:
-            more, wanted = "at the band's edge: more rounds would not settle it", 0
-        judged, word = "unclear", f"unclear against {shown} ({more})"
-emit(ratio, f" [{lo:.3f}..{hi:.3f}]", word, judged, wanted if judged == "unclear" else 0, lo, hi)
-PY
+  local label=$1 unit=$2 rname=$3 why=${FIDELITY_INFORMATION:-}
+  local -a e r
+  read -ra e <<<"$4"
+  read -ra r <<<"$5"
+  if [ ${#e[@]} = 0 ] || [ ${#e[@]} != ${#r[@]} ]; then
+    echo "$label vs $rname: not judged (no paired values)" >&2
+    return 0
+  fi
+  local rows=$work/rows/$FIDELITY_SECTION verdicts=$work/verdicts/$FIDELITY_SECTION row
+  row=$(printf '%s vs %s' "$label" "$rname" | sha1sum | cut -c1-16)
+  mkdir -p "$rows" "$verdicts"
+  { cat "$rows/$row" 2>/dev/null || true; paste -d' ' <(printf '%s\n' "${e[@]}") <(printf '%s\n' "${r[@]}"); } >"$rows/$row.new"
+  mv -f "$rows/$row.new" "$rows/$row"
+  local band judged ratio lo hi n wanted em rm words out
+  band=$(band_of "$label" "$rname")
+  [ -z "$why" ] || band=""
+  out=$("$envbench" __judge ${band:+--band "$band"} --label "$label vs $rname" <"$rows/$row") \
+    || { echo "$label vs $rname: not judged" >&2; return 0; }
+  IFS=$'\t' read -r judged ratio lo hi n wanted em rm words <<<"$out"
+  [ "$judged" != no_band ] || words="no band (information${why:+: $why})"
+  local interval="" s=s
+  [ "$lo" = NaN ] || interval=$(printf ' [%.3f..%.3f]' "$lo" "$hi")
+  [ "$n" != 1 ] || s=""
+  printf '%-46s envbench %11.4g %-6s %-26s %11.4g %-6s ratio %.3f%s over %d round%s: %s\n' \
+    "$label" "$em" "$unit" "$rname" "$rm" "$unit" "$ratio" "$interval" "$n" "$s" "$words"
+  printf '%s\t%s vs %s\t%s\t%s\t%s\t%s\t%s\n' "$judged" "$label" "$rname" "$ratio" "$lo" "$hi" "$n" "$wanted" >"$verdicts/$row.new"
+  mv -f "$verdicts/$row.new" "$verdicts/$row"
 }
 
 # still_open PREFIX...: true on a section's first pass; on a later one,
@@ -965,7 +877,7 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
   stop_started
 }
 
-echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] from envbench compare" >&2
+echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] as envbench fidelity judges it (envbench __judge)" >&2
 # still SECTION: "ROWS DONE LEAST": how many unclear rows of the section
 # more rounds would settle, the most rounds a row of it has, and the
 # fewest rounds such a row asks for
@@ -1054,5 +966,5 @@ if compgen -G "$work/verdicts/*/*" >/dev/null; then
   # that would settle it (at a band's edge)
   cat "$work"/verdicts/*/* | awk -F'\t' '{ n[$1]++; t++; if ($1 == "unclear" && $7 == 0) edge++ } END {
     printf "fidelity: %d rows: %d within their band, %d outside, %d unclear at the budget, %d unclear at a band'"'"'s edge, %d without a band\n",
-      t, n["within"], n["outside"], n["unclear"] - edge, edge + 0, n["no band"] }'
+      t, n["within"], n["outside"], n["unclear"] - edge, edge + 0, n["no_band"] }'
 fi

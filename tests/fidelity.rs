@@ -143,6 +143,52 @@ fn cpu_lu_is_held_to_hpccs_hpl_run_in_a_directory_of_its_own() {
 }
 
 #[test]
+fn the_scripts_rows_are_judged_by_fidelitys_rule() {
+    // bench/fidelity.sh's io and net rows: pairs on stdin, one line out
+    let out = envbench()
+        .args(["__judge", "--band", "0.9..1.1", "--label", "io.x vs y"])
+        .write_stdin("100 100\n101 100\n99 100\n100.5 100\n")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let line = String::from_utf8(out).unwrap();
+    let f: Vec<&str> = line.trim_end().split('\t').collect();
+    assert_eq!(f.len(), 9, "{line}");
+    assert_eq!((f[0], f[4], f[5]), ("within", "4", "0"), "{line}");
+    let (lo, hi) = (f[2].parse::<f64>().unwrap(), f[3].parse::<f64>().unwrap());
+    assert!(0.9 < lo && lo < 1.0 && 1.0 < hi && hi < 1.1, "{line}");
+    assert_eq!(f[6].parse::<f64>().unwrap(), 100.25, "{line}");
+    assert!(f[8].starts_with("within 0.9..1.1"), "{line}");
+    // no band: information; bad input: exit 2 (a band) or 1 (no round)
+    envbench()
+        .args(["__judge"])
+        .write_stdin("130 100\n131 100\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("no_band\t"));
+    envbench()
+        .args(["__judge", "--band", "1.1..0.9"])
+        .write_stdin("1 1\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 < LO < HI"));
+    envbench()
+        .args(["__judge"])
+        .write_stdin("1 x\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 1"));
+    envbench()
+        .args(["__judge"])
+        .write_stdin("0 1\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no round"));
+}
+
+#[test]
 fn bad_fidelity_input_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     for (args, says) in [

@@ -125,8 +125,8 @@ pub enum Cmd {
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
     /// Is envbench faithful on this machine? Runs each case that has a
-    /// reference tool installed here (perf bench, sysbench, C loops and
-    /// C STREAM built with the environment's cc) and those tools in
+    /// reference tool installed here (perf bench, sysbench, hpcc's HPL,
+    /// C loops and C STREAM built with the environment's cc) and those tools in
     /// turns, round by round, and judges the ratio envbench/reference by
     /// its 95 % interval against the case's band: within, outside, or
     /// unclear with the rounds that would settle it. Rounds are added to the unclear rows until every
@@ -135,6 +135,11 @@ pub enum Cmd {
     ///
     /// Example: envbench fidelity --sections os --json fidelity.json
     Fidelity(FidelityArgs),
+    /// Judges one row's rounds as `fidelity` judges its own: pairs of
+    /// figures (envbench's, the reference's) on stdin, a line of
+    /// tab-separated fields out. For bench/fidelity.sh's io and net rows.
+    #[command(name = "__judge", hide = true)]
+    Judge(JudgeArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -603,6 +608,18 @@ pub struct FidelityArgs {
     /// Overwrite --json and --markdown files that exist.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `envbench __judge` options.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The band the ratio envbench/reference must lie within: LO..HI, or
+    /// LO.. for at least LO. Without it the row is information.
+    #[arg(long, value_name = "LO..HI", value_parser = crate::cmd::fidelity::judge::parse_band)]
+    pub band: Option<crate::stats::band::Band>,
+    /// The row's name (it seeds the interval's bootstrap).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub label: String,
 }
 
 /// `envbench list` options.

@@ -152,6 +152,10 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         Cmd::Compare(a) => Command::Compare(Box::new(compare::settings(a)?)),
         Cmd::Import(a) => Command::Import(Box::new(import::settings(a)?)),
         Cmd::Fidelity(a) => Command::Fidelity(fidelity(a)?),
+        Cmd::Judge(a) => Command::Judge(crate::cmd::fidelity::judge::JudgeSettings {
+            band: a.band,
+            label: a.label,
+        }),
         Cmd::Store(StoreCmd::Push(a)) => Command::Push(PushSettings {
             files: a.files,
             db: check::db(a.db.db.as_ref())?,

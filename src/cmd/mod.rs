@@ -40,6 +40,8 @@ pub enum Command {
     Push(push::PushSettings),
     /// `envbench fidelity`.
     Fidelity(fidelity::FidelitySettings),
+    /// `envbench __judge` (hidden: bench/fidelity.sh's rows).
+    Judge(fidelity::judge::JudgeSettings),
 }
 
 /// Runs `command`.
@@ -58,6 +60,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Import(s) => import::run(*s),
         Command::Push(s) => push::run(&s),
         Command::Fidelity(s) => fidelity::run(&s),
+        Command::Judge(s) => fidelity::judge::run(&s),
     }
 }
 

@@ -6,6 +6,7 @@
 //! rows still unclear only, until every row settles or the budget is
 //! spent.
 
+pub mod judge;
 mod rows;
 
 use crate::bench::reference::Workshop;

@@ -240,23 +240,7 @@ impl Row {
         let said = match (&self.tools, &self.judged) {
             (Err(why), _) => return format!("not run: {why}"),
             (Ok(_), None) => "no round measured".to_string(),
-            (Ok(_), Some(j)) => match j.verdict {
-                Verdict::Within => format!("within {band}"),
-                Verdict::Outside => format!("OUTSIDE {band}"),
-                Verdict::NoBand => "no band (information)".into(),
-                Verdict::Unclear(More::Rounds(n)) => {
-                    format!(
-                        "unclear against {band} (about {n} more round{} would settle it)",
-                        if n == 1 { "" } else { "s" }
-                    )
-                }
-                Verdict::Unclear(More::Spread(n)) => format!(
-                    "unclear against {band} (its rounds are spread: about {n} more at this spread)"
-                ),
-                Verdict::Unclear(More::AtEdge) => {
-                    format!("unclear: at the edge of {band} (more rounds would not settle it)")
-                }
-            },
+            (Ok(_), Some(j)) => words(j.verdict, &band),
         };
         match &self.stopped {
             Some(why) => format!("{said}; stopped: {why}"),
@@ -314,6 +298,27 @@ impl Row {
             self.ratio_text(),
             self.verdict_words()
         )
+    }
+}
+
+/// A verdict in words, against `band` as shown.
+pub(super) fn words(verdict: Verdict, band: &str) -> String {
+    match verdict {
+        Verdict::Within => format!("within {band}"),
+        Verdict::Outside => format!("OUTSIDE {band}"),
+        Verdict::NoBand => "no band (information)".into(),
+        Verdict::Unclear(More::Rounds(n)) => {
+            format!(
+                "unclear against {band} (about {n} more round{} would settle it)",
+                if n == 1 { "" } else { "s" }
+            )
+        }
+        Verdict::Unclear(More::Spread(n)) => {
+            format!("unclear against {band} (its rounds are spread: about {n} more at this spread)")
+        }
+        Verdict::Unclear(More::AtEdge) => {
+            format!("unclear: at the edge of {band} (more rounds would not settle it)")
+        }
     }
 }
 
