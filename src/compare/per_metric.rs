@@ -387,7 +387,12 @@ fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64
         m.runs_needed = if lr.spread.0.is_paired() {
             // planned as the interval was made: on the runs alone where
             // they differ beyond their rounds, else pooled with them
-            c.interleaved_runs_needed(rounds, margin, MAX_ADVISED_RUNS, lr.runs_differ)
+            c.interleaved_runs_needed(
+                rounds,
+                margin,
+                MAX_ADVISED_RUNS,
+                (lr.runs_differ, lr.placed),
+            )
         } else if b.runs.0.min(b.runs.1) >= 2 {
             let reps = b.reps_per_round.0.min(b.reps_per_round.1);
             c.runs_needed(rounds, reps, margin, MAX_ADVISED_RUNS)

@@ -210,6 +210,11 @@ impl Levels {
         })
     }
 
+    /// Whether the place in the round was taken out of these rounds.
+    pub(crate) fn placed(&self) -> bool {
+        self.placed
+    }
+
     /// Number of runs.
     pub(crate) fn runs(&self) -> usize {
         self.runs.len()
@@ -401,6 +406,10 @@ pub struct LogRatio {
     /// their n − 1 degrees of freedom. False where the runs were pooled
     /// with their rounds, and for sides compared apart.
     pub runs_differ: bool,
+    /// Paired rounds whose place in the round was taken out
+    /// ([`Levels::paired_in_turns`]), at a degree of freedom of the
+    /// rounds: the plan spends it too. False for sides compared apart.
+    pub placed: bool,
 }
 
 impl LogRatio {
@@ -499,6 +508,7 @@ pub(crate) fn log_ratio_pooling(
         top: (base.top(), other.top()),
         spread: (sb, so),
         runs_differ: false,
+        placed: false,
     }
 }
 

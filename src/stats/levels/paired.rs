@@ -233,6 +233,7 @@ pub(crate) fn paired_log_ratio_at(
         top: (diffs.top(), diffs.top()),
         spread: (RunSpread::Paired, RunSpread::Paired),
         runs_differ: diffs.top() == super::Level::Runs && !pooled,
+        placed: diffs.placed(),
     }
 }
 
@@ -242,21 +243,22 @@ impl Components {
     /// ([`Levels::paired`]): the fewest interleaved runs of `rounds` rounds
     /// whose interval's half-width ([`Components::interleaved_half_width`])
     /// falls within `margin`. `runs_differ` says whether the interval now
-    /// shown took the runs' degrees of freedom ([`LogRatio::runs_differ`]):
-    /// the plan decides as the interval did. None when nothing varies or
-    /// more than `max_runs` are needed.
+    /// shown took the runs' degrees of freedom ([`LogRatio::runs_differ`]),
+    /// `placed` whether its rounds spent one on the place in the round
+    /// ([`LogRatio::placed`]): the plan decides as the interval did. None
+    /// when nothing varies or more than `max_runs` are needed.
     pub(crate) fn interleaved_runs_needed(
         &self,
         rounds: f64,
         margin: f64,
         max_runs: usize,
-        runs_differ: bool,
+        (runs_differ, placed): (bool, bool),
     ) -> Option<usize> {
         if self.runs.is_none() && self.rounds.is_none() {
             return None;
         }
         (1..=max_runs).find(|&n| {
-            self.interleaved_half_width(n, rounds, runs_differ)
+            self.interleaved_half_width(n, rounds, (runs_differ, placed))
                 .is_some_and(|h| h <= margin)
         })
     }
@@ -269,23 +271,26 @@ impl Components {
     /// t(n − 1) · √(V₁/n), so that one run, which cannot see them
     /// differ, plans nothing; else the runs pooled with their rounds, their
     /// variances weighted by their degrees of freedom,
-    /// V = ((n − 1) V₁/n + n (r − 1) σ²rounds/(n r)) / (n r − 1), with
-    /// t(n r − 1) (one run: its rounds, t(r − 1) · √(σ²rounds/r)). None
-    /// where no degree of freedom is left.
+    /// V = ((n − 1) V₁/n + (n (r − 1) − p) σ²rounds/(n r)) / (n r − 1 − p),
+    /// with t(n r − 1 − p), where p is 1 if the place in the round is taken
+    /// out (`placed`) and 0 if not (one run: its rounds,
+    /// t(r − 1 − p) · √(σ²rounds/r)). None where no degree of freedom is
+    /// left.
     pub(crate) fn interleaved_half_width(
         &self,
         n: usize,
         rounds: f64,
-        runs_differ: bool,
+        (runs_differ, placed): (bool, bool),
     ) -> Option<f64> {
         let (n, r) = (n as f64, rounds.max(1.0));
+        let p = f64::from(u8::from(placed));
         let rounds_var = self.rounds.unwrap_or(0.0);
         let per_run = self.runs.unwrap_or(0.0) + rounds_var / r;
         let (var, df) = if runs_differ || r <= 1.0 {
             (per_run / n, n - 1.0)
         } else {
-            let df = n * r - 1.0;
-            let within = n * (r - 1.0) * rounds_var / (n * r);
+            let df = n * r - 1.0 - p;
+            let within = (n * (r - 1.0) - p) * rounds_var / (n * r);
             (((n - 1.0) * per_run / n + within) / df, df)
         };
         (df >= 1.0).then(|| t_quantile(0.975, df) * var.sqrt())

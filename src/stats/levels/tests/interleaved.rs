@@ -398,10 +398,22 @@ fn the_cookbook_for_interleaved_runs_counts_the_rounds() {
         rounds: Some(0.01),
         repetitions: None,
     };
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.07, 10, false), Some(1));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.05, 10, false), Some(2));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.02, 10, false), Some(9));
-    assert_eq!(c.interleaved_runs_needed(12.0, 0.01, 10, false), None);
+    assert_eq!(
+        c.interleaved_runs_needed(12.0, 0.07, 10, (false, false)),
+        Some(1)
+    );
+    assert_eq!(
+        c.interleaved_runs_needed(12.0, 0.05, 10, (false, false)),
+        Some(2)
+    );
+    assert_eq!(
+        c.interleaved_runs_needed(12.0, 0.02, 10, (false, false)),
+        Some(9)
+    );
+    assert_eq!(
+        c.interleaved_runs_needed(12.0, 0.01, 10, (false, false)),
+        None
+    );
     // runs that differ beyond their rounds count with n - 1 degrees of
     // freedom: t(1) · √(V₁/2) = ±31.5 % at two, ±4.4 % at five; pooled
     // with their rounds, t(23) gives ±4.3 % at two
@@ -409,10 +421,19 @@ fn the_cookbook_for_interleaved_runs_counts_the_rounds() {
         runs: Some(0.0004),
         ..c
     };
-    assert_eq!(runs.interleaved_runs_needed(12.0, 0.05, 10, true), Some(5));
-    assert_eq!(runs.interleaved_runs_needed(12.0, 0.05, 10, false), Some(2));
+    assert_eq!(
+        runs.interleaved_runs_needed(12.0, 0.05, 10, (true, false)),
+        Some(5)
+    );
+    assert_eq!(
+        runs.interleaved_runs_needed(12.0, 0.05, 10, (false, false)),
+        Some(2)
+    );
     // runs that differ are never planned as one run, however wide the margin
-    assert_eq!(runs.interleaved_runs_needed(12.0, 0.5, 10, true), Some(2));
+    assert_eq!(
+        runs.interleaved_runs_needed(12.0, 0.5, 10, (true, false)),
+        Some(2)
+    );
 }
 
 /// The advice plans as the interval is made: at the runs measured, the
@@ -434,8 +455,8 @@ fn the_advice_plans_with_the_intervals_degrees_of_freedom() {
             let shown = (hi - lo) / 2.0;
             let c = d.components();
             let r = d.rounds_per_run();
-            let planned = c.interleaved_half_width(2, r, lr.runs_differ);
-            let before = c.interleaved_half_width(2, r, c.runs.is_some_and(|v| v > 0.0));
+            let planned = c.interleaved_half_width(2, r, (lr.runs_differ, lr.placed));
+            let before = c.interleaved_half_width(2, r, (c.runs.is_some_and(|v| v > 0.0), false));
             let apart = |p: Option<f64>| (p.unwrap() / shown).ln().abs() > 1.25f64.ln();
             differ += usize::from(lr.runs_differ);
             off += usize::from(apart(planned));
