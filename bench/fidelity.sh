@@ -37,6 +37,9 @@
 # buffer before each write; a C writer is the reference for both) and,
 # under BBR, the HTTP client at 100 KiB on nginx's CPU (two rates).
 set -euo pipefail
+# numbers are read and printed with a decimal point (bash's printf follows
+# LC_NUMERIC)
+export LC_ALL=C
 
 rounds=5
 budget=600

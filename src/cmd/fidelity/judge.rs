@@ -80,8 +80,11 @@ fn answer(pairs: &[(f64, f64)], band: Option<Band>, label: &str) -> Option<Strin
     };
     let (lo, hi) = j.interval.unwrap_or((f64::NAN, f64::NAN));
     let median = |k: usize| {
+        // the pairs the judgement takes: both figures positive and finite
+        let ok = |v: f64| v.is_finite() && v > 0.0;
         let mut v: Vec<f64> = pairs
             .iter()
+            .filter(|p| ok(p.0) && ok(p.1))
             .map(|p| if k == 0 { p.0 } else { p.1 })
             .collect();
         v.sort_by(f64::total_cmp);

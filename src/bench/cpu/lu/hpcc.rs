@@ -12,7 +12,11 @@
 //! against 85 with its SkylakeX kernels at n = 4000 on one thread), while
 //! envbench's faer takes AVX-512 kernels at run time; where the CPU has
 //! AVX-512, the reference is given OpenBLAS's SkylakeX kernels
-//! (`OPENBLAS_CORETYPE`), and its name says so.
+//! (`OPENBLAS_CORETYPE`, which Debian's build, made for every CPU, heeds),
+//! and its name says so; on Intel's AVX-512 CPUs OpenBLAS 0.3.21's own
+//! picks (Cooperlake, SapphireRapids) take the same double-precision
+//! kernels. Debian's serial OpenBLAS is refused (one thread whatever the
+//! case's); its OpenMP build is given `OMP_NUM_THREADS` too.
 
 use crate::bench::reference::{Arg, Check, Cpus, Input, Pick, Prog, Read, Reference, Tool};
 use crate::results::params::key;
@@ -100,13 +104,17 @@ pub(super) fn references() -> Vec<Reference> {
         "hpcc HPL (OpenBLAS, SkylakeX kernels)",
         &[
             ("OPENBLAS_NUM_THREADS", THREADS),
+            ("OMP_NUM_THREADS", THREADS),
             ("OPENBLAS_CORETYPE", Arg::Text("SkylakeX")),
         ],
         openblas_with_avx512,
     );
     let own = hpcc(
         "hpcc HPL (OpenBLAS)",
-        &[("OPENBLAS_NUM_THREADS", THREADS)],
+        &[
+            ("OPENBLAS_NUM_THREADS", THREADS),
+            ("OMP_NUM_THREADS", THREADS),
+        ],
         openblas,
     );
     [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
@@ -123,40 +131,53 @@ pub(super) fn references() -> Vec<Reference> {
 }
 
 /// The BLAS libraries `ldd` lists for a program: each `libblas.so.N` or
-/// `libopenblas...` line's name and the path it resolves to.
+/// `libopenblas...` line's name and the path it resolves to (a library
+/// `ldd` did not find has none: "not found").
 fn blas_in(ldd: &str) -> Vec<(&str, &str)> {
     ldd.lines()
         .filter_map(|l| {
             let (name, rest) = l.trim().split_once(" => ")?;
-            let path = rest.split_whitespace().next()?;
+            let path = rest
+                .split_whitespace()
+                .next()
+                .filter(|p| p.starts_with('/'))?;
             (name.starts_with("libblas.so") || name.starts_with("libopenblas"))
                 .then_some((name, path))
         })
         .collect()
 }
 
-/// Whether the BLAS `resolved` (each listed library's real path) is
-/// OpenBLAS; else why the row may not be judged against it.
+/// Whether the BLAS `resolved` (each listed library's real path) is a
+/// threaded OpenBLAS (Debian's pthread or OpenMP build: the case's
+/// threads are its own); else why the row may not be judged against it.
 fn judged_blas(resolved: &[PathBuf]) -> Result<(), String> {
-    if resolved.is_empty() {
-        return Err("ldd names no BLAS library for hpcc".to_string());
-    }
-    if resolved
-        .iter()
-        .any(|p| p.to_string_lossy().contains("openblas"))
-    {
+    let Some(first) = resolved.first() else {
+        return Err("ldd names no BLAS library that hpcc finds".to_string());
+    };
+    let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    if let Some(p) = resolved.iter().find(|p| text(p).contains("openblas")) {
+        if text(p).contains("serial") {
+            return Err(format!(
+                "hpcc runs on OpenBLAS's serial build ({}), one thread whatever the case's: \
+                 install libopenblas0-pthread",
+                p.display()
+            ));
+        }
         return Ok(());
     }
     Err(format!(
         "hpcc runs on {}, not OpenBLAS: no row is judged against the reference BLAS \
          (install libopenblas0-pthread)",
-        resolved[0].display()
+        first.display()
     ))
 }
 
 /// Whether `program` runs on OpenBLAS (its `ldd`).
 fn openblas(program: &Path) -> Result<(), String> {
-    let mut cmd = Command::new("ldd");
+    let ldd = crate::cleanup::resolve("ldd").map_err(|e| {
+        format!("ldd is not on this environment's PATH ({e}): hpcc's BLAS cannot be told")
+    })?;
+    let mut cmd = Command::new(ldd);
     cmd.arg(program);
     let ended = crate::bench::program::Program::new(
         cmd,
@@ -264,5 +285,16 @@ mod tests {
         assert!(reference.contains("not OpenBLAS"), "{reference}");
         assert!(reference.contains("libopenblas0-pthread"), "{reference}");
         assert!(judged_blas(&[]).unwrap_err().contains("no BLAS"));
+        let serial = judged_blas(&resolved(&[
+            "/usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3",
+        ]))
+        .unwrap_err();
+        assert!(serial.contains("serial build"), "{serial}");
+        assert!(judged_blas(&resolved(&[
+            "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"
+        ]))
+        .is_ok());
+        // a library ldd did not find has no path
+        assert!(blas_in("\tlibblas.so.3 => not found\n").is_empty());
     }
 }
