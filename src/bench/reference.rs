@@ -322,12 +322,7 @@ impl Workshop {
                 .ok_or("only one CPU may be used here: no second CPU to place it on")?
                 .to_string(),
             Arg::Tiny => self.tiny_path()?,
-            Arg::Param { prefix, key } => {
-                let v = case
-                    .get(key)
-                    .ok_or_else(|| format!("the case has no parameter {key}"))?;
-                format!("{prefix}{}", crate::results::param_text(v))
-            }
+            Arg::Param { prefix, key } => format!("{prefix}{}", param(case, key)?),
         })
     }
 
@@ -361,6 +356,13 @@ impl Workshop {
     }
 }
 
+/// The case's parameter `key` as a tool is given it.
+fn param(case: &BTreeMap<String, Value>, key: &str) -> Result<String, String> {
+    case.get(key)
+        .map(crate::results::param_text)
+        .ok_or_else(|| format!("the case has no parameter {key}"))
+}
+
 /// `text` with each `{name}` replaced by the case's parameter `name`.
 ///
 /// # Errors
@@ -374,11 +376,7 @@ pub(crate) fn fill_text(text: &str, case: &BTreeMap<String, Value>) -> Result<St
         let close = after
             .find('}')
             .ok_or_else(|| format!("an input's {{ is not closed: {:?}", &rest[open..]))?;
-        let key = &after[..close];
-        let v = case
-            .get(key)
-            .ok_or_else(|| format!("the case has no parameter {key}"))?;
-        out.push_str(&crate::results::param_text(v));
+        out.push_str(&param(case, &after[..close])?);
         rest = &after[close + 1..];
     }
     out.push_str(rest);

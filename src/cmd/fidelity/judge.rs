@@ -5,8 +5,8 @@
 //! round a line; one tab-separated line answers:
 //! `verdict ratio low high rounds wanted envbench_median reference_median words`.
 
-use super::rows::words;
-use crate::stats::band::{judge, Band, More, Verdict};
+use super::rows::{medians, words};
+use crate::stats::band::{judge, Band, Verdict};
 use anyhow::Context as _;
 use std::io::Read as _;
 use std::process::ExitCode;
@@ -76,27 +76,18 @@ fn answer(pairs: &[(f64, f64)], band: Option<Band>, label: &str) -> Option<Strin
         Verdict::Within => ("within", 0),
         Verdict::Outside => ("outside", 0),
         Verdict::NoBand => ("no_band", 0),
-        Verdict::Unclear(m) => ("unclear", if m == More::AtEdge { 0 } else { m.wanted() }),
+        // none at the band's edge
+        Verdict::Unclear(m) => ("unclear", m.wanted()),
     };
     let (lo, hi) = j.interval.unwrap_or((f64::NAN, f64::NAN));
-    let median = |k: usize| {
-        // the pairs the judgement takes: both figures positive and finite
-        let ok = |v: f64| v.is_finite() && v > 0.0;
-        let mut v: Vec<f64> = pairs
-            .iter()
-            .filter(|p| ok(p.0) && ok(p.1))
-            .map(|p| if k == 0 { p.0 } else { p.1 })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        crate::stats::median_of_sorted(&v)
-    };
+    let (e_median, r_median) = medians(pairs)?;
     let shown = band.map_or("none".into(), |b| b.shown());
     Some(format!(
         "{key}\t{:.6}\t{lo:.6}\t{hi:.6}\t{}\t{wanted}\t{}\t{}\t{}",
         j.ratio,
         j.rounds,
-        median(0),
-        median(1),
+        e_median,
+        r_median,
         words(j.verdict, &shown)
     ))
 }

@@ -250,18 +250,7 @@ impl Row {
 
     /// The medians of both sides' figures.
     fn medians(&self) -> Option<(f64, f64)> {
-        let pairs = self.pairs();
-        if pairs.is_empty() {
-            return None;
-        }
-        let mut e: Vec<f64> = pairs.iter().map(|p| p.0).collect();
-        let mut r: Vec<f64> = pairs.iter().map(|p| p.1).collect();
-        e.sort_by(f64::total_cmp);
-        r.sort_by(f64::total_cmp);
-        Some((
-            crate::stats::median_of_sorted(&e),
-            crate::stats::median_of_sorted(&r),
-        ))
+        medians(&self.pairs())
     }
 
     /// The ratio with its interval and rounds, as text.
@@ -299,6 +288,25 @@ impl Row {
             self.verdict_words()
         )
     }
+}
+
+/// The medians of both sides' figures over the rounds a judgement takes
+/// (both figures positive and finite, as [`judge`] takes them); None
+/// without one.
+pub(super) fn medians(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let ok = |v: f64| v.is_finite() && v > 0.0;
+    let kept: Vec<&(f64, f64)> = pairs.iter().filter(|p| ok(p.0) && ok(p.1)).collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        crate::stats::median_of_sorted(&v)
+    };
+    Some((
+        median(kept.iter().map(|p| p.0).collect()),
+        median(kept.iter().map(|p| p.1).collect()),
+    ))
 }
 
 /// A verdict in words, against `band` as shown.
