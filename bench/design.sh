@@ -66,45 +66,47 @@ for i in $(seq 1 "$runs"); do
   done
 done
 
-python3 - "$after" "$work" "$runs" "$repo" <<'PY'
-import itertools, json, math, os, statistics, subprocess, sys
-from datetime import datetime
-binary, work, runs, repo = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# secs FILE: a result file's wall seconds, from its first started_utc and
+# ended_utc (the run's own; its cases' come after them).
+secs() {
+  local t0 t1
+  t0=$(grep -o '"started_utc": *"[^"]*"' "$1" | head -1 | cut -d'"' -f4)
+  t1=$(grep -o '"ended_utc": *"[^"]*"' "$1" | head -1 | cut -d'"' -f4)
+  echo $(($(date -ud "$t1" +%s) - $(date -ud "$t0" +%s)))
+}
 
-def secs(d):
-    t = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ")
-    return (t(d["ended_utc"]) - t(d["started_utc"])).total_seconds()
+# median: the median of the sorted numbers on stdin.
+median() {
+  awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
-def split_score(a, b):
-    out = f"{work}/split.json"
-    subprocess.run([binary, "compare", "--base", *a, "--other", *b, "--json", out],
-                   check=True, stdout=subprocess.DEVNULL)
-    c = json.load(open(out))
-    os.remove(out)
-    hw, within = [], 0
-    for m in c["metrics"]:
-        if m["primary"]:
-            lo, hi = m["ratio_ci"]
-            hw.append(math.expm1((math.log(hi) - math.log(lo)) / 2) * 100)
-            within += 0.95 <= lo and hi <= 1.05
-    return statistics.median(hw), within, len(hw)
+# split A1 A2 A3 B1 B2 B3: the 3 + 3 split's A/A score, one line of
+# envbench __score --tsv (src/cmd/score.rs), by the after build's compare.
+split() {
+  rm -f "$work/split.json"
+  "$after" compare --base "$1" "$2" "$3" --other "$4" "$5" "$6" --json "$work/split.json" >/dev/null
+  "$after" __score --expect aa --tsv "$work/split.json"
+}
 
-for side in ("before", "after"):
-    files = [f"{work}/{side}-{i}.json" for i in range(1, runs + 1)]
-    times = [secs(json.load(open(f))) for f in files]
-    medians, withins, n = [], [], 0
-    # each split of the first six runs once: those holding the first run
-    for a in itertools.combinations(files[:6], 3):
-        if files[0] not in a:
-            continue
-        b = [f for f in files[:6] if f not in a]
-        m, w, n = split_score(list(a), b)
-        medians.append(m)
-        withins.append(w)
-    print(f"{side}: runs of {min(times):.0f}-{max(times):.0f} s; A/A 3 + 3 over {len(medians)} splits: "
-          f"median half-width ±{statistics.median(medians):.1f} % "
-          f"(splits {min(medians):.1f}..{max(medians):.1f}), "
-          f"within ±5 % {statistics.median(withins):.0f} of {n}")
-    sys.stdout.flush()
-    subprocess.run([sys.executable, f"{repo}/bench/components.py", *files], check=False)
-PY
+for side in before after; do
+  files=() times=()
+  for i in $(seq 1 "$runs"); do files+=("$work/$side-$i.json"); times+=("$(secs "$work/$side-$i.json")"); done
+  # each split of the first six runs once: those holding the first run
+  : >"$work/splits.tsv"
+  for j in 1 2 3 4; do
+    for k in $(seq $((j + 1)) 5); do
+      rest=()
+      for r in 1 2 3 4 5; do
+        if [ "$r" != "$j" ] && [ "$r" != "$k" ]; then rest+=("${files[$r]}"); fi
+      done
+      split "${files[0]}" "${files[$j]}" "${files[$k]}" "${rest[@]}" >>"$work/splits.tsv"
+    done
+  done
+  # splits.tsv's fields: name, effects found, effects, false, same-truth,
+  # median half-width %, within ±5 %
+  col() { cut -f "$1" "$work/splits.tsv" | sort -g; }
+  printf '%s: runs of %s-%s s; A/A 3 + 3 over %s splits: median half-width ±%.1f %% (splits %.1f..%.1f), within ±5 %% %.0f of %s\n' \
+    "$side" "$(printf '%s\n' "${times[@]}" | sort -n | head -1)" "$(printf '%s\n' "${times[@]}" | sort -n | tail -1)" \
+    "$(col 6 | wc -l)" "$(col 6 | median)" "$(col 6 | head -1)" "$(col 6 | tail -1)" "$(col 7 | median)" "$(col 5 | head -1)"
+  python3 "$repo/bench/components.py" "${files[@]}" || true
+done

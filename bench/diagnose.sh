@@ -175,18 +175,10 @@ one() {
   esac
 }
 
-# score NAME EXPECT JSON: the mechanisms named, first one judged.
+# score NAME EXPECT JSON: the mechanisms named, the first one judged
+# (envbench __score, src/cmd/score.rs).
 score() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-name, expect, path = sys.argv[1:]
-c = json.load(open(path))
-named = [f["mechanism"] for d in c.get("diagnoses", []) for f in d["findings"]]
-first = named[0] if named else "none"
-ok = first == expect
-print(f"  {name:24} named {', '.join(named) or 'nothing':60} expected {expect:20} {'ok' if ok else 'WRONG'}")
-print(f"SCORE {name}: {'ok' if ok else 'wrong'}")
-PY
+  "$envbench" __score --first "$2" --name "$1" "$3"
 }
 
 compare_and_score() {

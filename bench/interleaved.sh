@@ -8,14 +8,14 @@
 #   separate    the host alone, then L alone (gvisor.sh / container.sh), timed
 #   interleaved the host and L in one run, timed
 #   A/A         L against L in one run (two sandboxes or containers)
-# and prints:
+# and prints, scored by envbench __score (src/cmd/score.rs):
 #   - interleaved L against the host: the verdicts on the compute cases
 #     (cpu.*, mem.*), each run alone and the runs together; a compute case
 #     called faster or slower is a false verdict (the layers run the same
 #     code on the same CPU);
 #   - A/A inside L: false verdicts (any headline case called faster or
-#     slower) and the median 95 % half-width of the headline cases, of
-#     all and of the compute cases and the rest apart;
+#     slower) and the median half-width of the headline cases' 95 %
+#     intervals, of all and of the compute cases and the rest apart;
 #   - time: each interleaved run against the sum of the two separate runs
 #     of the same round.
 # This is a benchmark, not a test; CI does not run it. Nothing else may
@@ -76,6 +76,41 @@ host() {
   rm -rf "$dir"
 }
 
+# scored NAME EXPECT --base A... --other B...: compares, then prints the
+# false verdicts and the score of envbench __score (src/cmd/score.rs).
+scored() {
+  local name=$1 expect=$2; shift 2
+  rm -f "$work/c.json"
+  "$envbench" compare "$@" --json "$work/c.json" >/dev/null
+  "$envbench" __score --expect "$expect" --name "$name" "$work/c.json" | grep -E 'FALSE$|^SCORE'
+}
+
+# summary LAYER: LAYER's interleaved runs against the host (compute cases
+# the same), its A/A runs (every case the same; the score splits the
+# half-widths into cpu and mem and the rest, which a layer intercepting
+# system calls widens most), and the time of each interleaved run against
+# its two separate runs.
+summary() {
+  local L=$1 i d hosts=() layer=()
+  echo "$L interleaved with the host, compute cases (cpu, mem) expected the same:"
+  for i in $(seq 1 "$runs"); do
+    d=$work/$L-il-$i
+    hosts+=("$d/result-host.json"); layer+=("$d/result-$L.json")
+    scored "$L run $i" compute --base "$d/result-host.json" --other "$d/result-$L.json"
+  done
+  if [ "$runs" -gt 1 ]; then
+    scored "$L $runs runs" compute --base "${hosts[@]}" --other "${layer[@]}"
+  fi
+  echo "A/A inside $L (one run, two $L environments):"
+  for i in $(seq 1 "$runs"); do
+    d=$work/$L-aa-$i
+    scored "$L A/A run $i" aa --base "$d/result-$L-a.json" --other "$d/result-$L-b.json"
+  done
+  paste "$work/$L-host.secs" "$work/$L-alone.secs" "$work/$L-il.secs" |
+    awk -v L="$L" '{ r = r sprintf(" %.3f", $3 / ($1 + $2)); s = s sprintf(" %s (%s + %s)", $3, $1, $2) }
+      END { print "time: interleaved against separate host + " L ", s:" s "; ratios:" r }'
+}
+
 IFS=, read -r -a wanted <<<"$layers"
 for L in "${wanted[@]}"; do
   for i in $(seq 1 "$runs"); do
@@ -85,60 +120,5 @@ for L in "${wanted[@]}"; do
     timed "$work/$L-il.secs" in_layer "$(script "$L" interleaved)" "$work/$L-il-$i"
     in_layer "$(script "$L" interleaved)" "$work/$L-aa-$i" IL_SIDES=aa
   done
-  python3 - "$envbench" "$work" "$L" "$runs" <<'PY'
-import json, os, statistics, subprocess, sys
-envbench, work, L, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-
-def compare(base, other):
-    out = os.path.join(work, "c.json")
-    if os.path.exists(out):
-        os.remove(out)
-    subprocess.run([envbench, "compare", "--base", *base, "--other", *other, "--json", out],
-                   check=True, stdout=subprocess.DEVNULL)
-    c = json.load(open(out))
-    return [m for m in c["metrics"] if m["primary"]]
-
-def verdicts(ms, families):
-    picked = [m for m in ms if m["family"] in families]
-    count = {}
-    for m in picked:
-        count[m["verdict"]] = count.get(m["verdict"], 0) + 1
-    false = [(m["key"], m["verdict"], round(m["ratio"], 3)) for m in picked
-             if m["verdict"] in ("faster", "slower")]
-    return len(picked), count, false
-
-def half_width(ms):
-    return statistics.median(m["equivalence_bound"] for m in ms) * 100 if ms else float("nan")
-
-def widths(ms):
-    """The median half-width of all headline cases, then of the compute
-    cases (cpu, mem) and of the rest apart: a layer that intercepts system
-    calls widens the second group most (gVisor on the Xeon VM, 2026-11-29:
-    cpu and mem ±9.5 %, the rest ±70 %)."""
-    compute = [m for m in ms if m["family"] in ("cpu", "mem")]
-    rest = [m for m in ms if m["family"] not in ("cpu", "mem")]
-    return (f"median half-width ±{half_width(ms):.1f} % "
-            f"(cpu and mem ±{half_width(compute):.1f} %, the rest ±{half_width(rest):.1f} %)")
-
-il = [(os.path.join(work, f"{L}-il-{i}", "result-host.json"),
-       os.path.join(work, f"{L}-il-{i}", f"result-{L}.json")) for i in range(1, runs + 1)]
-print(f"{L} interleaved with the host, compute cases (cpu, mem):")
-for i, (h, l) in enumerate(il, 1):
-    n, count, false = verdicts(compare([h], [l]), ("cpu", "mem"))
-    print(f"  run {i}: {n} cases {count}; false verdicts {len(false)} {false}")
-if runs > 1:
-    n, count, false = verdicts(compare([h for h, _ in il], [l for _, l in il]), ("cpu", "mem"))
-    print(f"  {runs} runs together: {n} cases {count}; false verdicts {len(false)} {false}")
-print(f"A/A inside {L} (one run, two {L} environments):")
-for i in range(1, runs + 1):
-    d = os.path.join(work, f"{L}-aa-{i}")
-    ms = compare([os.path.join(d, f"result-{L}-a.json")], [os.path.join(d, f"result-{L}-b.json")])
-    n, count, false = verdicts(ms, {m["family"] for m in ms})
-    print(f"  run {i}: {n} cases {count}; false verdicts {len(false)} {false}; {widths(ms)}")
-secs = lambda name: [float(x) for x in open(os.path.join(work, f"{L}-{name}.secs"))]
-host, alone, inter = secs("host"), secs("alone"), secs("il")
-ratios = [c / (a + b) for a, b, c in zip(host, alone, inter)]
-print(f"time: interleaved {inter} s against separate host {host} + {L} {alone} s: "
-      f"ratios {[round(r, 3) for r in ratios]}")
-PY
+  summary "$L"
 done

@@ -145,7 +145,8 @@ separate() {
   done
 }
 
-# score NAME EXPECT A.json... -- B.json...: compares and prints the verdicts.
+# score NAME EXPECT A.json... -- B.json...: compares and prints the verdicts,
+# scored by envbench __score against EXPECT (src/cmd/score.rs).
 score() {
   local name=$1 expect=$2; shift 2
   local a=() b=()
@@ -154,60 +155,7 @@ score() {
   b=("$@")
   rm -f "$work/c.json"
   "$envbench" compare --base "${a[@]}" --other "${b[@]}" --json "$work/c.json" >/dev/null
-  python3 - "$work/c.json" "$name" "$expect" <<'PY'
-import json, math, re, statistics, sys
-c = json.load(open(sys.argv[1])); name, expect = sys.argv[2], sys.argv[3]
-def expected(key):
-    if expect == "aa":
-        return "same"
-    if expect == "strace":
-        # os.multiprog's processes compute for 0.1 s (quick) on a handful of system
-        # calls, and fork_cow with touched memory is dominated by copying
-        # pages: no known effect of tracing on either
-        if key.startswith("os.multiprog") or "parent_memory=touched" in key:
-            return None
-        if key.startswith("os."):
-            return "slower"
-        user = key in ("cpu.int", "cpu.float") or key.startswith("cpu.primes") \
-            or key.startswith("mem.latency")
-        return "same" if user else None
-    parallel = re.match(r"(cpu\.lu|cpu\.primes)\[.*threads=2", key) or key.startswith("os.multiprog") \
-        or key == "os.shell[copies=8]"
-    single = re.match(r"(cpu\.lu|cpu\.primes)\[.*threads=1", key) or key in ("cpu.int", "cpu.float") \
-        or key.startswith("mem.latency") or key.startswith("os.syscall")
-    return "slower" if parallel else "same" if single else None
-hits = misses = false_calls = same_total = 0
-half_widths = []
-within5 = 0
-for m in c["metrics"]:
-    if not m["primary"]:
-        continue
-    want = expected(m["key"])
-    v = m["verdict"]
-    if want is None:
-        mark = "."
-    elif want == "same":
-        same_total += 1
-        lo_, hi_ = m["ratio_ci"]
-        half_widths.append(math.expm1((math.log(hi_) - math.log(lo_)) / 2) * 100)
-        within5 += 0.95 <= lo_ and hi_ <= 1.05
-        bad = v in ("faster", "slower")
-        false_calls += bad
-        mark = "FALSE" if bad else "ok"
-    else:
-        good = v == want
-        hits += good; misses += not good
-        mark = "ok" if good else "MISSED"
-    lo, hi = m["ratio_ci"]
-    print(f"  {name:14} {m['key']:48} ratio {m['ratio']:9.4g} [{lo:.4g}, {hi:.4g}] {v:8} expected {want or '-':6} {mark}")
-effects = hits + misses
-precision = ""
-if half_widths:
-    precision = (f"; same-truth intervals: median half-width ±{statistics.median(half_widths):.1f} %,"
-                 f" within ±5 % {within5}/{same_total}")
-print(f"SCORE {name}: effects found {hits}/{effects}; false verdicts {false_calls}/{same_total}"
-      + (f" ({100.0 * false_calls / same_total:.1f} %)" if same_total else "") + precision)
-PY
+  "$envbench" __score --expect "$expect" --name "$name" "$work/c.json"
 }
 
 for t in $(seq 1 "$trials"); do

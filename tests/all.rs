@@ -22,4 +22,5 @@ mod layers;
 mod portable_glibc;
 mod probe_fixtures;
 mod report_direction;
+mod score;
 mod store_postgres;

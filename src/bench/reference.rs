@@ -396,7 +396,7 @@ fn compile(
         .map_err(|e| format!("no C compiler: `cc` is not on this environment's PATH ({e})"))?;
     let src = dir.join(format!("{stem}.c"));
     let out = dir.join(stem);
-    write_new(&src, source)?;
+    write_text(&src, source)?;
     let mut cmd = Command::new(cc);
     cmd.args(flags).arg("-o").arg(&out).arg(&src);
     Program::new(
@@ -460,7 +460,7 @@ impl Ready {
             // that they go with the directory
             cmd.current_dir(dir.path()).env("TMPDIR", dir.path());
             if let Some((file, text)) = &self.input {
-                write_new(&dir.path().join(file), text)?;
+                write_text(&dir.path().join(file), text)?;
             }
         }
         if let Some(cpu) = self.on {
@@ -505,7 +505,7 @@ impl Ready {
 }
 
 /// Writes `text` to `path`, a file that must not exist yet.
-fn write_new(path: &Path, text: &str) -> Result<(), String> {
+fn write_text(path: &Path, text: &str) -> Result<(), String> {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -140,6 +140,11 @@ pub enum Cmd {
     /// tab-separated fields out. For bench/fidelity.sh's io and net rows.
     #[command(name = "__judge", hide = true)]
     Judge(JudgeArgs),
+    /// Scores what `compare --json` wrote for a controlled pair against
+    /// what is known to be there: the headline verdicts (--expect) or the
+    /// mechanism named first (--first). For bench/'s scripts.
+    #[command(name = "__score", hide = true)]
+    Score(ScoreArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -620,6 +625,32 @@ pub struct JudgeArgs {
     /// The row's name (it seeds the interval's bootstrap).
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub label: String,
+}
+
+/// `envbench __score` options.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("scoring").required(true).args(["expect", "first"])))]
+pub struct ScoreArgs {
+    /// Score the headline verdicts against the pair's known effect: aa
+    /// (the same environment), 1cpu (one CPU of two), strace (every
+    /// system call traced), compute (a layer running the same code: cpu
+    /// and mem the same).
+    #[arg(long, value_name = "EFFECT", value_parser = crate::cmd::score::Known::parse)]
+    pub expect: Option<crate::cmd::score::Known>,
+    /// Score the diagnosis: the mechanism it should name first
+    /// (`seccomp_filter`, ...; `none`: nothing).
+    #[arg(long, value_name = "MECHANISM")]
+    pub first: Option<String>,
+    /// The comparison's name in the lines printed.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub name: String,
+    /// With --expect: one tab-separated line, `name effects_found effects
+    /// false_verdicts same_truth median_half_width_pct within_5pct`.
+    #[arg(long, conflicts_with = "first")]
+    pub tsv: bool,
+    /// The file `envbench compare --json` wrote.
+    #[arg(value_name = "COMPARE.json")]
+    pub file: PathBuf,
 }
 
 /// `envbench list` options.

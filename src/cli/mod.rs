@@ -156,6 +156,15 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
             band: a.band,
             label: a.label,
         }),
+        Cmd::Score(a) => Command::Score(crate::cmd::score::ScoreSettings {
+            scoring: match (a.expect, a.first) {
+                (Some(k), _) => crate::cmd::score::Scoring::Verdicts(k),
+                (None, m) => crate::cmd::score::Scoring::First(m.unwrap_or_default()),
+            },
+            name: a.name,
+            file: a.file,
+            tsv: a.tsv,
+        }),
         Cmd::Store(StoreCmd::Push(a)) => Command::Push(PushSettings {
             files: a.files,
             db: check::db(a.db.db.as_ref())?,

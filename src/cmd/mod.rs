@@ -11,6 +11,7 @@ pub mod list;
 mod progress;
 pub mod push;
 pub mod run;
+pub mod score;
 pub mod show;
 
 use crate::error::UsageError;
@@ -42,6 +43,8 @@ pub enum Command {
     Fidelity(fidelity::FidelitySettings),
     /// `envbench __judge` (hidden: bench/fidelity.sh's rows).
     Judge(fidelity::judge::JudgeSettings),
+    /// `envbench __score` (hidden: bench/'s controlled pairs scored).
+    Score(score::ScoreSettings),
 }
 
 /// Runs `command`.
@@ -61,6 +64,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Push(s) => push::run(&s),
         Command::Fidelity(s) => fidelity::run(&s),
         Command::Judge(s) => fidelity::judge::run(&s),
+        Command::Score(s) => score::run(&s),
     }
 }
 

@@ -286,7 +286,7 @@ fn json_type(v: &serde_json::Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::write::{replace_regular, write_atomic, write_new};
+    use super::write::{place_new, replace_regular, write_atomic};
     use super::*;
     use std::os::unix::fs::FileTypeExt as _;
 
@@ -379,17 +379,17 @@ mod tests {
     fn a_new_file_is_written_whole_and_never_over_one_that_appeared() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("r.json");
-        write_new(&p, b"first").unwrap();
+        place_new(&p, b"first").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
         // another run took the name: refused, kept, no temporary file left
-        let err = write_new(&p, b"second").unwrap_err();
+        let err = place_new(&p, b"second").unwrap_err();
         assert!(matches!(err, StoreError::Taken { .. }), "{err}");
         assert!(err.is_bad_path());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
         // nor over a device
         let dev = mknod_null(tmp.path());
-        assert!(write_new(&dev, b"x").is_err());
+        assert!(place_new(&dev, b"x").is_err());
         assert!(std::fs::symlink_metadata(&dev)
             .unwrap()
             .file_type()

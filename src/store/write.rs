@@ -183,13 +183,13 @@ pub fn save(path: &Path, file: &ResultFile) -> Result<(), StoreError> {
 /// [`StoreError::Io`] naming `path`.
 pub fn save_new(path: &Path, file: &ResultFile) -> Result<(), StoreError> {
     let json = serde_json::to_vec_pretty(file).expect("invariant: result types always serialise");
-    write_new(path, &json)
+    place_new(path, &json)
 }
 
 /// Writes a temporary file beside `path`, fsyncs it, and moves it to
 /// `path` only if nothing is there (RENAME_NOREPLACE, or a hard link where
 /// the filesystem lacks renameat2).
-pub(super) fn write_new(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(super) fn place_new(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     through_temp(path, bytes, |tmp| {
         match renameat2(tmp, path, libc::RENAME_NOREPLACE) {
             // no renameat2 here: a hard link is as exclusive
