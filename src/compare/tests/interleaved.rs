@@ -434,3 +434,42 @@ fn the_places_are_read_for_two_environments_only() {
     let firsts = crate::compare::pairing::base_first((&third(fa), &third(fb)), "os.case0", None);
     assert!(firsts.is_empty());
 }
+
+#[test]
+fn the_advice_on_an_unclear_interleaved_case_plans_with_the_place_its_interval_took_out() {
+    // one interleaved run of a dear case's six rounds, going first 1.18x:
+    // told, the interval takes the place out (one degree of freedom
+    // spent), and so must the runs it advises; not told, it does not
+    let (mut unclear, mut apart) = (0, 0);
+    for seed in 0..30 {
+        let mut rng = Rng::new(seed);
+        let envs = pair(&mut rng, 1, 6, 4, 1.0, &|_| 1.05);
+        for told in [true, false] {
+            let c = compare(&in_turns(&envs, 1.18, told), &Options { seed, ..OPTS }).unwrap();
+            for m in c.metrics.iter().filter(|m| m.primary) {
+                if m.verdict != Verdict::Unclear {
+                    continue;
+                }
+                unclear += 1;
+                let margin = (m.ratio.ln().abs() - (1.0 + OPTS.threshold).ln()).abs();
+                let rounds = m.basis.rounds_per_run.0.min(m.basis.rounds_per_run.1);
+                assert_eq!(rounds, 6.0);
+                let plan = |placed| {
+                    m.variance.components.interleaved_runs_needed(
+                        rounds,
+                        margin,
+                        MAX_ADVISED_RUNS,
+                        (false, placed),
+                    )
+                };
+                assert_eq!(m.runs_needed, plan(told), "seed {seed}, told {told}");
+                apart += usize::from(plan(true) != plan(false));
+            }
+        }
+    }
+    eprintln!("{unclear} unclear, {apart} of them advised differently by the place");
+    assert!(
+        unclear >= 20 && apart >= 3,
+        "{unclear} unclear, {apart} apart"
+    );
+}
