@@ -80,8 +80,10 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     if let Some(why) = group::repeated_run(&envs, s.by_dir) {
         return Err(UsageError(why).into());
     }
-    refuse_inputs_as_outputs(&s, &envs)?;
-    attach_earlier(&mut envs, s.db.as_ref());
+    // opened once: a server's history answers both
+    let history = existing_history(s.db.as_ref());
+    refuse_inputs_as_outputs(&s, &envs, history.as_ref())?;
+    attach_earlier(&mut envs, history.as_ref());
     let cmp = if s.by_dir {
         compare_dirs(&envs, &s.options)?
     } else {
@@ -143,14 +145,18 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// [`UsageError`] naming the output and the run.
-fn refuse_inputs_as_outputs(s: &CompareSettings, envs: &[Environment]) -> anyhow::Result<()> {
+fn refuse_inputs_as_outputs(
+    s: &CompareSettings,
+    envs: &[Environment],
+    history: Option<&crate::history::History>,
+) -> anyhow::Result<()> {
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     let ids: Vec<&str> = envs
         .iter()
         .flat_map(|e| &e.runs)
         .map(|r| r.run_id.as_str())
         .collect();
-    if let Some(history) = existing_history(s.db.as_ref()) {
+    if let Some(history) = history {
         for e in history.list().unwrap_or_default() {
             if ids.contains(&e.run_id.as_str()) {
                 files.push((
@@ -189,14 +195,14 @@ fn existing_history(db: Option<&crate::history::Db>) -> Option<crate::history::H
 const EARLIER_RUNS: usize = 20;
 
 /// For each environment of a single run, the earlier runs on the same
-/// machine from the history (evidence of how much its runs differ). A
-/// history that cannot be opened gives none: the comparison then says
+/// machine from the `history` (evidence of how much its runs differ). A
+/// history that could not be opened gives none: the comparison then says
 /// where else the spread came from.
-fn attach_earlier(envs: &mut [Environment], db: Option<&crate::history::Db>) {
+fn attach_earlier(envs: &mut [Environment], history: Option<&crate::history::History>) {
     if envs.iter().all(|e| e.runs.len() != 1) {
         return;
     }
-    let Some(history) = existing_history(db) else {
+    let Some(history) = history else {
         return;
     };
     for e in envs.iter_mut().filter(|e| e.runs.len() == 1) {
