@@ -39,8 +39,8 @@ mod verdict;
 
 pub use advice::{Advice, MoreRuns, Unsettled, MOST_RUNS_ADVISED};
 pub use notice::{
-    IdleStates, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
-    SuspectTally,
+    IdleStates, MetricRef, Mismatch, NoJournal, Notice, Recorded, Setting, SingleRunSpread,
+    SuspectFlag, SuspectTally,
 };
 pub use per_family::{Carrier, FamilySummary, Groups};
 pub use verdict::Verdict;

@@ -103,6 +103,17 @@ pub struct MetricRef {
     pub metric: String,
 }
 
+/// A directory on an ext3 or ext4 without a journal ([`Notice::NoJournal`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoJournal {
+    /// The environment whose cases ran there.
+    pub environment: String,
+    /// The `--dir`'s name.
+    pub dir: String,
+    /// Its file system (`ext4`).
+    pub fs_type: String,
+}
+
 /// One thing a reader must know before trusting the comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
@@ -201,6 +212,11 @@ pub enum Notice {
         /// Each value with the labels of the environments whose runs have it.
         values: Vec<(String, Vec<String>)>,
     },
+    /// Directories the cases ran in that are an ext3 or ext4 keeping no
+    /// journal: a new file there skips every inode deleted in the minute
+    /// before (ext4's `recently_deleted`), so files created after others
+    /// were deleted take longer, by how many were and when.
+    NoJournal(Vec<NoJournal>),
     /// A run of an environment, or of the baseline, that was not paired
     /// round by round with a run of the other ([`super::pairing`]), though
     /// some run of the two was measured interleaved.
@@ -312,10 +328,37 @@ pub(super) fn setup(envs: &[Environment], between_run: bool, by_dir: bool) -> Ve
     out.extend(settings(envs));
     out.extend(runs(envs, by_dir));
     out.extend(measured_differently(envs));
+    out.extend(no_journal(envs));
     if !between_run {
         out.push(Notice::SingleRun(single_run(envs)));
     }
     out
+}
+
+/// The directories of each environment whose cases ran on an ext3 or ext4
+/// without a journal, as the cases' details describe them, each once;
+/// none: no notice.
+fn no_journal(envs: &[Environment]) -> Option<Notice> {
+    let mut dirs: Vec<NoJournal> = Vec::new();
+    for e in envs {
+        for c in e.runs.iter().flat_map(|r| &r.cases) {
+            let Some(info) = c.dir_info().filter(|d| d.journal == Some(false)) else {
+                continue;
+            };
+            let dir = c.dir_name();
+            if !dirs
+                .iter()
+                .any(|d| d.environment == e.label && d.dir == dir)
+            {
+                dirs.push(NoJournal {
+                    environment: e.label.clone(),
+                    dir,
+                    fs_type: info.fs_type.unwrap_or_else(|| "ext4".into()),
+                });
+            }
+        }
+    }
+    (!dirs.is_empty()).then_some(Notice::NoJournal(dirs))
 }
 
 /// Runs given twice, incomplete, or with anomalies.

@@ -616,3 +616,65 @@ fn runs_of_other_suites_or_versions_are_noticed_and_shown_by_default() {
     );
     assert!(lines.contains("other versions of envbench"), "{lines}");
 }
+
+/// io.meta on `dir1` in A and B, B's an ext4 `journal` says of (None:
+/// not said, as older files).
+pub(crate) fn journals(journal: Option<bool>) -> [Environment; 2] {
+    let mk = |label: &str, id: &str, journal: Option<bool>| {
+        let mut r = run(
+            label,
+            id,
+            &[
+                (
+                    "io.meta[dir=dir1,files=500]",
+                    "creates_per_sec",
+                    Direction::HigherIsBetter,
+                    vec![3000.0, 3100.0, 2900.0],
+                ),
+                (
+                    "io.meta[dir=dir1,files=5000]",
+                    "creates_per_sec",
+                    Direction::HigherIsBetter,
+                    vec![3000.0, 3100.0, 2900.0],
+                ),
+            ],
+        );
+        for c in &mut r.cases {
+            let mut fs = serde_json::json!({"path": "/srv/x", "fs_type": "ext4"});
+            if let Some(j) = journal {
+                fs["journal"] = j.into();
+            }
+            c.details = Some(serde_json::json!({"dir": {"name": "dir1", "filesystem": fs}}));
+        }
+        r
+    };
+    [
+        env("A", vec![mk("A", "a1", Some(true))]),
+        env("B", vec![mk("B", "b1", journal), mk("B", "b2", journal)]),
+    ]
+}
+
+#[test]
+fn a_directory_on_an_ext4_without_a_journal_is_noticed_once() {
+    let no_journal = |c: &Comparison| -> Vec<Notice> {
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::NoJournal(_)))
+            .cloned()
+            .collect()
+    };
+    let c = compare(&journals(Some(false)), &OPTS).unwrap();
+    // once for B's dir1, over its two cases and two runs; A keeps one
+    assert_eq!(
+        no_journal(&c),
+        vec![Notice::NoJournal(vec![crate::compare::NoJournal {
+            environment: "B".into(),
+            dir: "dir1".into(),
+            fs_type: "ext4".into(),
+        }])]
+    );
+    for quiet in [Some(true), None] {
+        let c = compare(&journals(quiet), &OPTS).unwrap();
+        assert!(no_journal(&c).is_empty(), "{quiet:?}: {:?}", c.notices);
+    }
+}
