@@ -1,11 +1,15 @@
-//! `run`'s arguments settled: patterns, label, directories and history
-//! database checked, the suite's defaults under the user's overrides. What
-//! depends on the machine (the environment probed, thread counts checked
+//! `run`'s arguments ([`RunArgs`]) and how they settle: patterns, label,
+//! directories and history database checked, the suite's defaults under
+//! the user's overrides. What depends on the machine (the environment probed, thread counts checked
 //! against it, the cases planned, the run named) is settled by
 //! [`crate::cmd::run`].
 
-use super::args::{AlternateArg, RunArgs, Switch};
+use super::args::{AllMetricsArg, DbArg, SuiteArg};
 use super::check;
+use super::values::{
+    parse_cmd, parse_dir, parse_in, parse_in_binary, parse_percent, parse_positive_secs,
+    parse_reps, parse_threads, parse_wait_secs, parse_warmup, CmdArg, InArg,
+};
 use super::values::{split_words, DirArg};
 use crate::bench::cmd::CommandSpec as CmdSpec;
 use crate::cmd::run::{RunSettings, IN_PLACEHOLDER};
@@ -14,6 +18,10 @@ use crate::engine;
 use crate::engine::launch::{Launcher, Place};
 use crate::error::UsageError;
 use crate::results::ids;
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// The settings of `run` for `a`.
 ///
@@ -298,6 +306,245 @@ fn config(a: &RunArgs, dirs: Vec<DirArg>) -> Result<RunConfig, UsageError> {
             Some(AlternateArg::Round) => Alternate::Round,
         },
     })
+}
+
+/// `run --alternate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlternateArg {
+    /// One repetition each in turn.
+    Rep,
+    /// One whole round each in turn.
+    Round,
+}
+
+/// On or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
+/// `envbench run` options.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Battery size.
+    #[arg(long, value_enum, default_value = "quick")]
+    pub suite: SuiteArg,
+    /// Run only these benchmarks: ids (os.syscall), families (os) or globs
+    /// (cpu.*), comma-separated; parameters in brackets pick cases, written
+    /// as in a case key (io.dd[op=write_direct], net.http[clients=1,page=1KiB]).
+    /// `envbench list` shows the benchmarks, `run --plan` the cases.
+    #[arg(long, value_name = "PATTERN,...")]
+    pub only: Vec<String>,
+    /// Directory for file benchmarks, with the name it has in case keys;
+    /// repeat to compare filesystems in one run (`--dir ext4=. --dir
+    /// shm=/dev/shm`). The name (letters, digits, `_`, `-`) is what
+    /// matches across environments, never the path, so `--dir
+    /// work=/home/me/w` in one and `--dir work=/mnt/c/w` in another compare
+    /// as the same cases. A plain PATH is named dir1, dir2 ... by position
+    /// (write ./a=b for a path holding `=`). envbench works in a fresh
+    /// subdirectory and removes it. [default: the current directory, as dir1]
+    #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
+    pub dirs: Vec<DirArg>,
+    /// Time a command of yours, as hyperfine would, and count what it does
+    /// (repeatable): `--cmd status='git status'`. It runs in each --dir
+    /// (its working directory, where it may write: envbench does not stop
+    /// it), in every --in environment, interleaved, warmed up and repeated
+    /// like any case; its key is cmd.run[command=HASH,dir=DIR,name=NAME].
+    /// Its words are split as a shell splits them, but no shell runs it
+    /// unless --cmd-shell asks for one; its output is discarded and a
+    /// non-zero exit fails the case, with the last lines of its stderr.
+    /// Once per environment it runs again under a system-call counter
+    /// (ptrace), and `compare` says which of its operations make it slower,
+    /// priced by the micro cases the run adds on the same --dir. Without
+    /// --only, a run with --cmd runs only the commands and those cases. A
+    /// plain COMMAND is named cmd1, cmd2 ... by position.
+    #[arg(long = "cmd", value_name = "[NAME=]COMMAND", value_parser = parse_cmd)]
+    pub cmds: Vec<CmdArg>,
+    /// Run each --cmd (and its prepare, setup and cleanup commands)
+    /// through this shell, as `SHELL -c COMMAND`, where pipes, redirections
+    /// and $VARIABLES work (hyperfine's default; envbench's is no shell, as
+    /// hyperfine -N).
+    #[arg(long = "cmd-shell", value_name = "SHELL")]
+    pub cmd_shell: Option<String>,
+    /// A command run before each repetition of every --cmd, untimed
+    /// (hyperfine --prepare): `--cmd-prepare 'sync'`.
+    #[arg(long = "cmd-prepare", value_name = "COMMAND")]
+    pub cmd_prepare: Option<String>,
+    /// A command run once before each case round of every --cmd, untimed
+    /// (hyperfine --setup).
+    #[arg(long = "cmd-setup", value_name = "COMMAND")]
+    pub cmd_setup: Option<String>,
+    /// A command run once after each case round of every --cmd (hyperfine
+    /// --cleanup).
+    #[arg(long = "cmd-cleanup", value_name = "COMMAND")]
+    pub cmd_cleanup: Option<String>,
+    /// Take a --cmd's non-zero exit as a result, not a failure (hyperfine
+    /// -i); its exits are noted in the result file.
+    #[arg(long = "cmd-ignore-failure")]
+    pub cmd_ignore_failure: bool,
+    /// Name of this environment, e.g. native, wsl2, vm. [default: the
+    /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Measure several environments in one run, interleaved, a result
+    /// file each (give two or more).
+    ///
+    /// NAME alone is this machine as it is; NAME=PREFIX starts each of the
+    /// environment's worker processes as PREFIX, then envbench's path,
+    /// then a hidden argument. For example:
+    ///
+    ///   --in host --in gvisor='runsc --network=none do -force-overlay=false --'
+    ///   --in host --in vm='ssh -T guest' --in-binary vm=/usr/local/bin/envbench
+    ///   --in two-cpus --in one-cpu='taskset -c 0'
+    ///
+    /// (gVisor's -force-overlay=false makes the sandbox write through to the
+    /// host's files; by default it lays an overlay in memory over them, which
+    /// the io and app cases would measure.)
+    ///
+    /// Each case round runs once in every environment, in an order drawn
+    /// for each case (seeded, recorded) and turned round by round, so that
+    /// each environment goes first as often as the others, the
+    /// environments share the same minutes and the machine's drift falls
+    /// on all of them.
+    /// Each environment is fingerprinted through its prefix first; one
+    /// whose prefix cannot start envbench stops the run before anything is
+    /// measured (exit 2), showing the command tried. PREFIX is split into
+    /// words as a shell would split them (quotes, backslashes), but no
+    /// shell runs it: pipes, redirections, $VARIABLES and ~ are refused.
+    /// NAME is letters, digits, '_' and '-'; it labels that environment's
+    /// result file (so --label is not taken). Each environment gets its own
+    /// file, run id and history entry; the files share an id
+    /// (rounds.interleave), and compare pairs their rounds. -o takes
+    /// a pattern holding {in}, replaced by each NAME (-o 'runs/{in}.json').
+    /// --budget, the suite's time and --rounds apply to each environment:
+    /// two environments take about twice one run's time.
+    #[arg(long = "in", value_name = "NAME[=PREFIX]", value_parser = parse_in, verbatim_doc_comment)]
+    pub ins: Vec<InArg>,
+    /// envbench's path inside the --in environment NAME, where it differs
+    /// from this binary's (a VM or a container with a file system of its
+    /// own; ssh runs it through the guest's shell). A prefix that shares
+    /// this machine's file system (runsc do, unshare, bwrap, taskset, env)
+    /// needs none. [default: this binary's path]
+    #[arg(long = "in-binary", value_name = "NAME=PATH", value_parser = parse_in_binary)]
+    pub in_binary: Vec<(String, PathBuf)>,
+    /// Result file. With --in, a pattern holding {in}, replaced by each
+    /// environment's name. [default: envbench-LABEL-HOST-UTCTIME-RANDOM.json
+    /// in the current directory, created exclusively; with --in,
+    /// envbench-NAME-HOST-UTCTIME-RANDOM.json, RANDOM shared by the run]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the result file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Repetitions per case over all rounds: MIN..MAX, or N for exactly N.
+    /// MIN is at least 2. Each round runs its share (at least one, so a
+    /// case gets no more rounds than MAX). [default: 3..40 in quick, 5..60
+    /// in standard, 10..50 in full]
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_reps, allow_negative_numbers = true)]
+    pub reps: Option<(u32, u32)>,
+    /// Rounds: passes over the case list, each in a new seeded shuffle with
+    /// every case prepared afresh (in a fresh worker process, new buffers),
+    /// so that drift and allocation luck spread over many short rounds
+    /// instead of hiding inside a few. A case whose round is cheap runs in
+    /// every pass; a dear one gets the rounds its budget pays for (at least
+    /// 3, at most its --reps maximum). Rounds share each case's repetitions
+    /// and budget; they do not multiply the time. `compare` uses them as a
+    /// level of its statistics. [default: 12 in quick, 16 in standard, 5 in
+    /// full]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: Option<u32>,
+    /// Warm-up repetitions per case and round, discarded (at most 100).
+    #[arg(long, value_name = "N", value_parser = parse_warmup, allow_negative_numbers = true)]
+    pub warmup: Option<u32>,
+    /// Time budget per case in seconds (in each environment, with --in):
+    /// no repetition beyond the minimum starts after it.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_positive_secs, allow_negative_numbers = true)]
+    pub budget: Option<f64>,
+    /// Stop repeating once the 95 % CI of the median is within ± this many
+    /// percent of it.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
+    pub ci_target: Option<f64>,
+    /// With --in: after the planned rounds, more interleaved rounds of
+    /// each case whose headline comparison (every environment against the
+    /// first) has a 95 % interval wider than ± PERCENT, until each reaches
+    /// it or --precision-time is spent; the cheapest rounds first. Without
+    /// --in, with two or more --dir: more rounds, in turns, of each case
+    /// whose directories compare (as `compare --by-dir`, the first --dir
+    /// against each other) wider than that. The run says which cases did
+    /// not reach it, and why. On a noisy host one
+    /// round pair of a case may differ by 10 %: ±3 % then needs about 45
+    /// rounds, where quick plans 12.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, allow_negative_numbers = true)]
+    pub precision: Option<f64>,
+    /// With --in: how the environments take turns within a case round.
+    /// rep: their workers prepare the case together, then measure one
+    /// repetition each in turn, so that the repetitions compared lie
+    /// milliseconds apart and a host that changes within seconds moves
+    /// both alike; a case too large for two workers' memory at once goes
+    /// by round. round: each measures its whole round in turn.
+    /// [default: rep]
+    #[arg(long, value_enum, value_name = "rep|round")]
+    pub alternate: Option<AlternateArg>,
+    /// The seconds --precision's added rounds may take, in all
+    /// environments together. [default: twice what the planned rounds
+    /// took]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_positive_secs, allow_negative_numbers = true, requires = "precision")]
+    pub precision_time: Option<f64>,
+    /// Thread counts for multithreaded benchmarks, comma-separated.
+    /// [default: 1, 2, 4 ... up to the usable CPUs]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_threads, allow_negative_numbers = true)]
+    pub threads: Option<Vec<usize>>,
+    /// Seed of the case and environment orders, the bootstrap and the
+    /// benchmark inputs (stored in the result). [default: drawn anew for
+    /// each run, so runs do not repeat one another's orders]
+    #[arg(long, allow_negative_numbers = true)]
+    pub seed: Option<u64>,
+    /// Print the plan (every case, its rounds, repetitions and budget, and
+    /// the suite's total) and exit without measuring or writing anything.
+    #[arg(long)]
+    pub plan: bool,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Every metric ([`AllMetricsArg`]).
+    #[command(flatten)]
+    pub all_metrics: AllMetricsArg,
+    /// The history database ([`DbArg`]).
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Do not record the run in the history database. A run that cannot
+    /// be recorded in a database named with --db fails (exit 1) and keeps
+    /// its result file.
+    #[arg(long)]
+    pub no_history: bool,
+    /// Before measuring, wait up to SECONDS for other processes to use
+    /// less than a quarter of a CPU (sampled each second from /proc/stat).
+    /// Without it, a busy machine only gets a warning in the result file.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_wait_secs, allow_negative_numbers = true)]
+    pub wait_idle: Option<f64>,
+    /// Refuse to measure (exit code 3) when other processes still use more
+    /// than a quarter of a CPU after the idle check (and --wait-idle).
+    #[arg(long)]
+    pub require_idle: bool,
+    /// Measure each case round in a fresh process of envbench (a worker),
+    /// so that one run samples what differs from process to process
+    /// (where memory and code landed, the CPU it started on) instead of
+    /// keeping one process's luck in every round.
+    #[arg(long, value_enum, value_name = "on|off", default_value = "on")]
+    pub workers: Switch,
+    /// Testing only: a fake clock that advances 10 ms per read, so counts
+    /// and budgets are exact and instant. Timings are synthetic, except
+    /// those taken inside child processes (os.fork's helper, os.multiprog).
+    #[arg(long, hide = true)]
+    pub fake_clock: bool,
+    /// The options the benchmark families declare (`--stream-elems`,
+    /// `--file-size` ...), by key, as their parsers returned them; filled
+    /// from the matches after parsing ([`super::parse`]).
+    #[arg(skip)]
+    pub family_options: BTreeMap<String, Value>,
 }
 
 #[cfg(test)]
