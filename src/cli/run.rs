@@ -1,8 +1,8 @@
 //! `run`'s arguments ([`RunArgs`]) and how they settle: patterns, label,
 //! directories and history database checked, the suite's defaults under
-//! the user's overrides. What depends on the machine (the environment probed, thread counts checked
-//! against it, the cases planned, the run named) is settled by
-//! [`crate::cmd::run`].
+//! the user's overrides. What depends on the machine (the environment
+//! probed, thread counts checked against it, the cases planned, the run
+//! named) is settled by [`crate::cmd::run`].
 
 use super::args::{AllMetricsArg, DbArg, SuiteArg};
 use super::check;

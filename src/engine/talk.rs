@@ -13,6 +13,7 @@
 //! than a tenth of that window ([`super::resident::settle`]); the round
 //! records how long that took.
 
+mod channel;
 mod check;
 pub mod turns;
 
@@ -25,6 +26,7 @@ use super::worker::{Job, Line, ALLOC_HINT, WORKER_ARG};
 use crate::bench::NamedDir;
 use crate::measure::clock::Clock;
 use crate::results::CaseStatus;
+use channel::{Channel, Direct, Relayed};
 use check::{check_outcome, within, FAKE_CLOCK_MOST};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -314,128 +316,6 @@ fn through(job: &Job, resident: &mut Resident, c: &mut Conversation) -> Result<C
             ),
         })),
         Err(Silence::Why(why)) => Err(Failure::Other(format!("the worker process{tried} {why}"))),
-    }
-}
-
-/// The end of a round's conversation the run speaks to.
-trait Channel {
-    /// Hands the worker its job; false when it is gone already.
-    fn send_job(&mut self, job: &Job) -> bool;
-    /// The worker's next line, as [`Peer::next`] hears it.
-    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard;
-    /// The worker is ready: lets it measure once its environment is quiet;
-    /// the seconds that took (None: it does not wait for that).
-    fn go(&mut self) -> Option<f64>;
-    /// Its turn has come ([`Job::turns`]): it measures on.
-    fn next_turn(&mut self);
-    /// Winds the round down: the worker's stdin closes.
-    fn wind_down(&mut self);
-}
-
-/// A worker process of its own.
-struct Direct<'p> {
-    peer: &'p mut Peer,
-}
-
-impl Channel for Direct<'_> {
-    fn send_job(&mut self, job: &Job) -> bool {
-        let text = serde_json::to_string(job).expect("invariant: jobs serialise");
-        self.peer.send(&text).is_ok()
-    }
-
-    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
-        self.peer.next(until, interrupted)
-    }
-
-    fn go(&mut self) -> Option<f64> {
-        None
-    }
-
-    fn next_turn(&mut self) {
-        let _ = self.peer.send(super::worker::NEXT_LINE);
-    }
-
-    fn wind_down(&mut self) {
-        self.peer.close_stdin();
-    }
-}
-
-/// A worker a resident launcher started and relays.
-struct Relayed<'p> {
-    peer: &'p mut Peer,
-    /// How the worker ended, once the launcher said so.
-    ended: Option<String>,
-    /// Whether the out-of-memory killer killed it, as the launcher saw.
-    oom: Option<OomEvidence>,
-    /// Whether the launcher itself ended, or said it could not start the
-    /// worker.
-    lost: bool,
-}
-
-impl Relayed<'_> {
-    fn ask(&mut self, request: &Request) -> bool {
-        let text = serde_json::to_string(request).expect("invariant: requests serialise");
-        self.peer.send(&text).is_ok()
-    }
-
-    /// Reads the launcher's lines until it says the worker ended, for at
-    /// most `within`; whether it did.
-    fn wait_ended(&mut self, within: Duration) -> bool {
-        let until = Instant::now() + within;
-        while self.ended.is_none() && !self.lost {
-            if !matches!(self.next(until, None), Heard::Line(_)) && self.ended.is_none() {
-                return false;
-            }
-        }
-        self.ended.is_some()
-    }
-}
-
-impl Channel for Relayed<'_> {
-    fn send_job(&mut self, job: &Job) -> bool {
-        self.ask(&Request::Job(Box::new(job.clone())))
-    }
-
-    /// The worker's lines; the launcher's own ([`Says`]) are taken here:
-    /// `ended` is the worker's stdout closing, `failed` too, and the
-    /// launcher's stdout closing is the launcher lost.
-    fn next(&mut self, until: Instant, interrupted: Option<&AtomicBool>) -> Heard {
-        loop {
-            if self.ended.is_some() {
-                return Heard::Closed;
-            }
-            match self.peer.next(until, interrupted) {
-                Heard::Line(line) => match serde_json::from_str::<Says>(&line) {
-                    Ok(Says::Ended { code, signal, oom }) => {
-                        self.ended = Some(Says::ended_words(code, signal));
-                        self.oom = oom;
-                    }
-                    Ok(Says::Failed(why)) => {
-                        self.ended = Some(crate::terminal::escape(&why));
-                    }
-                    _ => return Heard::Line(line),
-                },
-                Heard::Closed => {
-                    self.lost = true;
-                    return Heard::Closed;
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn go(&mut self) -> Option<f64> {
-        let settled = super::resident::settle(self.peer.pid());
-        self.ask(&Request::Go);
-        Some(settled)
-    }
-
-    fn next_turn(&mut self) {
-        self.ask(&Request::Next);
-    }
-
-    fn wind_down(&mut self) {
-        self.ask(&Request::End);
     }
 }
 
