@@ -77,11 +77,10 @@ fn warning(c: &Comparison, n: &Notice) -> String {
                 .collect();
             format!(
                 "{} {} without a journal: a new file there skips every inode deleted in the \
-                 minute before, so files created after others were deleted take longer (tar + \
-                 rm of 1 000 files ran 55 ms a time on a journaled ext4, 53 to 703 ms without \
-                 one, by the deletes before it); the figures of cases that create files there \
-                 depend on what ran before them, and sides measured in turns (--in, two --dir) \
-                 carry the same deletes",
+                 minute before, so files created after others were deleted take several times \
+                 longer; the figures of cases that create files there depend on what ran before \
+                 them, and sides measured in turns (--in, two --dir) carry the same deletes \
+                 (docs/diagnosis.md)",
                 each.join(", "),
                 if each.len() == 1 { "is" } else { "are" }
             )
