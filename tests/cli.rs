@@ -1293,6 +1293,32 @@ fn runs_are_recorded_in_the_history_and_compared_by_id_and_label() {
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join("cmp.json")).unwrap())
             .unwrap();
     assert_eq!(cmp["environments"][1]["runs"].as_array().unwrap().len(), 2);
+    // the file the history recorded for a run given by id is refused as an
+    // output, even with --force, and kept
+    let a_before = std::fs::read(tmp.path().join("a.json")).unwrap();
+    envbench()
+        .args(["compare", "1", "vm", "--force", "--json", "a.json", "--db"])
+        .arg(&db)
+        .current_dir(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a.json: is the file of run"));
+    assert_eq!(std::fs::read(tmp.path().join("a.json")).unwrap(), a_before);
+    // a side of one run takes the earlier runs like it from the history as
+    // the spread between its runs: vm's two, not native's one
+    envbench()
+        .args(["compare", "a.json", "b.json", "--json", "one.json", "--db"])
+        .arg(&db)
+        .current_dir(tmp.path())
+        .assert()
+        .success();
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("one.json")).unwrap())
+            .unwrap();
+    let spread = &one["metrics"][0]["basis"]["run_spread"];
+    assert_ne!(spread[0]["source"], "history", "{spread}");
+    assert_eq!(spread[1]["source"], "history", "{spread}");
+    assert_eq!(spread[1]["runs"], 2, "{spread}");
     envbench()
         .args(["compare", "1", "nosuchlabel", "--db"])
         .arg(&db)

@@ -5,7 +5,7 @@
 //! ones under the signal lock, figures into a hidden directory beside DIR.
 
 use super::resolve;
-use crate::compare::{compare, compare_dirs, group, Environment, Options};
+use crate::compare::{compare_as, group, Environment, Options};
 use crate::error::{print_stdout, UsageError};
 use crate::report::comparison::export::{Export, Format};
 use crate::report::comparison::Report;
@@ -80,15 +80,28 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
     if let Some(why) = group::repeated_run(&envs, s.by_dir) {
         return Err(UsageError(why).into());
     }
-    // opened once: a server's history answers both
-    let history = existing_history(s.db.as_ref());
-    refuse_inputs_as_outputs(&s, &envs, history.as_ref())?;
-    attach_earlier(&mut envs, history.as_ref());
-    let cmp = if s.by_dir {
-        compare_dirs(&envs, &s.options)?
-    } else {
-        compare(&envs, &s.options)?
+    // the history asked once: a server's answers both
+    let recorded = {
+        let compared: Vec<&crate::results::ResultFile> =
+            envs.iter().flat_map(|e| &e.runs).collect();
+        // an environment of one run takes the earlier runs like it as
+        // evidence of how much its runs differ
+        let alone: Vec<&crate::results::ResultFile> = envs
+            .iter()
+            .filter(|e| e.runs.len() == 1)
+            .map(|e| &e.runs[0])
+            .collect();
+        crate::history::recorded(s.db.as_ref(), &compared, &alone, EARLIER_RUNS)
     };
+    refuse_inputs_as_outputs(&s.exports, &recorded.files)?;
+    for (e, earlier) in envs
+        .iter_mut()
+        .filter(|e| e.runs.len() == 1)
+        .zip(recorded.earlier)
+    {
+        e.earlier = earlier;
+    }
+    let cmp = compare_as(&envs, &s.options, s.by_dir)?;
     let (views, topics) = (crate::bench::views(), crate::bench::topics());
     let report = Report {
         comparison: &cmp,
@@ -140,34 +153,21 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
 }
 
 /// Refuses an output that is the file the history recorded for a run
-/// given by id or label, which `--force` would otherwise replace (files
-/// given by path, and their hard links, the settings refused already).
+/// given by id or label (`recorded`: each such file and how it is named),
+/// which `--force` would otherwise replace (files given by path, and their
+/// hard links, the settings refused already).
 ///
 /// # Errors
 /// [`UsageError`] naming the output and the run.
 fn refuse_inputs_as_outputs(
-    s: &CompareSettings,
-    envs: &[Environment],
-    history: Option<&crate::history::History>,
+    exports: &[(Format, PathBuf)],
+    recorded: &[(PathBuf, String)],
 ) -> anyhow::Result<()> {
-    let mut files: Vec<(PathBuf, String)> = Vec::new();
-    let ids: Vec<&str> = envs
-        .iter()
-        .flat_map(|e| &e.runs)
-        .map(|r| r.run_id.as_str())
-        .collect();
-    if let Some(history) = history {
-        for e in history.list().unwrap_or_default() {
-            if ids.contains(&e.run_id.as_str()) {
-                files.push((
-                    PathBuf::from(&e.path),
-                    format!("run {} ({})", e.run_id, e.path),
-                ));
-            }
-        }
-    }
-    for (_, out) in &s.exports {
-        if let Some((_, what)) = files.iter().find(|(f, _)| crate::store::same_file(f, out)) {
+    for (_, out) in exports {
+        if let Some((_, what)) = recorded
+            .iter()
+            .find(|(f, _)| crate::store::same_file(f, out))
+        {
             return Err(UsageError(format!(
                 "{}: is the file of {what}, being compared; choose another name",
                 out.display()
@@ -178,39 +178,8 @@ fn refuse_inputs_as_outputs(
     Ok(())
 }
 
-/// The history at `db`, when it exists and opens: an SQLite file that is
-/// there, or a server that answers.
-fn existing_history(db: Option<&crate::history::Db>) -> Option<crate::history::History> {
-    use crate::history::Db;
-    crate::history::db_path(db)
-        .ok()
-        .filter(|d| match d {
-            Db::File(p) => p.is_file(),
-            Db::Server(_) => true,
-        })
-        .and_then(|d| crate::history::History::open_read_only(&d).ok())
-}
-
 /// Most earlier runs taken as evidence of the spread between runs.
 const EARLIER_RUNS: usize = 20;
-
-/// For each environment of a single run, the earlier runs on the same
-/// machine from the `history` (evidence of how much its runs differ). A
-/// history that could not be opened gives none: the comparison then says
-/// where else the spread came from.
-fn attach_earlier(envs: &mut [Environment], history: Option<&crate::history::History>) {
-    if envs.iter().all(|e| e.runs.len() != 1) {
-        return;
-    }
-    let Some(history) = history else {
-        return;
-    };
-    for e in envs.iter_mut().filter(|e| e.runs.len() == 1) {
-        e.earlier = history
-            .similar(&e.runs[0], EARLIER_RUNS)
-            .unwrap_or_default();
-    }
-}
 
 /// The environments the settings describe, baseline first.
 fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {

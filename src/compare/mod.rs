@@ -183,27 +183,29 @@ pub struct Options {
 /// # Errors
 /// [`CompareError`] with fewer than two environments or no common case.
 pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, CompareError> {
-    compare_with(envs, opts, false)
+    compare_as(envs, opts, false)
 }
 
-/// [`compare`] of the environments `compare --by-dir` makes, one per
-/// directory: a run whose cases ran in several directories is in each of
-/// them, with another directory's cases each time, which is the design
-/// and not a run given twice; where its directories ran each case in
-/// turns, its rounds are paired with themselves
+/// [`compare_as`] of directories, for the tests.
+#[cfg(test)]
+pub(crate) fn compare_dirs(
+    envs: &[Environment],
+    opts: &Options,
+) -> Result<Comparison, CompareError> {
+    compare_as(envs, opts, true)
+}
+
+/// [`compare`], or with `by_dir` of the environments `compare --by-dir`
+/// makes, one per directory: a run whose cases ran in several directories
+/// is in each of them, with another directory's cases each time, which is
+/// the design and not a run given twice; where its directories ran each
+/// case in turns, its rounds are paired with themselves
 /// ([`pairing::same_runs`]). A run twice in one environment is still
 /// warned about.
 ///
 /// # Errors
 /// As [`compare`].
-pub(crate) fn compare_dirs(
-    envs: &[Environment],
-    opts: &Options,
-) -> Result<Comparison, CompareError> {
-    compare_with(envs, opts, true)
-}
-
-fn compare_with(
+pub(crate) fn compare_as(
     envs: &[Environment],
     opts: &Options,
     by_dir: bool,
@@ -273,15 +275,18 @@ fn compare_with(
     let between_run = envs.iter().all(|e| e.runs.len() >= 2);
     let environments: Vec<EnvSummary> = envs.iter().map(|e| EnvSummary::of(e, &metrics)).collect();
     let all_interleaved = environments[1..].iter().all(|e| e.interleaved);
+    // what the metrics left out say, in the order the notices keep
+    let not_comparable = std::mem::take(&mut skipped.assumption);
+    let left_out = skipped.notices();
     let mut notices = notice::setup(envs, between_run || all_interleaved, by_dir);
     notices.extend(unpaired);
     notices.extend(notice::suspects(envs, &metrics));
     notice::drop_unjudged_differences(&mut notices, &base.label, &metrics);
-    let not_comparable = std::mem::take(&mut skipped.assumption);
     if !not_comparable.is_empty() {
         notices.push(Notice::NotComparable);
     }
-    notices.extend(skipped.notices());
+    notices.extend(left_out);
+    let suspect_kinds = notice::tallies(envs);
     Ok(Comparison {
         baseline: base.label.clone(),
         environments,
@@ -292,7 +297,7 @@ fn compare_with(
         seed: opts.seed,
         families: per_family::summarize(&metrics, opts.exclude_suspect),
         advice: advice::advise(&metrics, envs, all_interleaved),
-        suspect_kinds: notice::tallies(envs),
+        suspect_kinds,
         notices,
         unmatched,
         not_comparable,

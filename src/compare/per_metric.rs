@@ -7,7 +7,7 @@
 use super::notice::{self, MetricRef, Mismatch, Notice};
 use super::{
     comparable, verdict, Basis, Environment, MetricComparison, NotComparable, Variance, Verdict,
-    CONFIDENCE, FDR, MAX_ADVISED_RUNS,
+    CONFIDENCE,
 };
 use crate::results::{CaseResult, CaseStatus, ResultFile};
 use crate::stats::levels::{self, Components, Level, Levels, RunSpread, UNMEASURED_RUN_SD};
@@ -214,7 +214,7 @@ pub(super) struct Skipped {
 
 impl Skipped {
     /// Appends `more`'s metrics after these.
-    fn extend(&mut self, more: Skipped) {
+    fn add(&mut self, more: Skipped) {
         self.assumption.extend(more.assumption);
         self.mismatched.extend(more.mismatched);
         self.beyond.extend(more.beyond);
@@ -256,10 +256,9 @@ pub(super) fn compare_env(
     let mut mine = Vec::new();
     for (case, case_skipped) in compare_cases((base, other), common, pairs, seed, threshold) {
         mine.extend(case);
-        skipped.extend(case_skipped);
+        skipped.add(case_skipped);
     }
-    verdict::judge_all(&mut mine, threshold, FDR);
-    advise_runs(&mut mine, threshold);
+    verdict::settle(&mut mine, threshold);
     mine.into_iter().map(|(m, _)| m).collect()
 }
 
@@ -372,33 +371,13 @@ fn metric_ref(key: &str, metric: &str) -> MetricRef {
     }
 }
 
-/// For each unclear headline metric with two or more runs a side, or
-/// measured interleaved: the runs per side (interleaved runs) that would
-/// resolve an effect of the threshold's size.
-fn advise_runs(mine: &mut [(MetricComparison, levels::LogRatio)], threshold: f64) {
-    for (m, lr) in mine.iter_mut() {
-        if !m.primary || m.verdict != Verdict::Unclear {
-            continue;
-        }
-        let b = &m.basis;
-        let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
-        let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
-        let c = &m.variance.components;
-        m.runs_needed = if lr.spread.0.is_paired() {
-            // planned as the interval was made: on the runs alone where
-            // they differ beyond their rounds, else pooled with them
-            c.interleaved_runs_needed(
-                rounds,
-                margin,
-                MAX_ADVISED_RUNS,
-                (lr.runs_differ, lr.placed),
-            )
-        } else if b.runs.0.min(b.runs.1) >= 2 {
-            let reps = b.reps_per_round.0.min(b.reps_per_round.1);
-            c.runs_needed(rounds, reps, margin, MAX_ADVISED_RUNS)
-        } else {
-            None
-        };
+/// The band on the log-ratio (other/base) inside which a metric of this
+/// direction is a tie: speed-ups within [1 − t, 1 + t].
+fn band(direction: Direction, threshold: f64) -> (f64, f64) {
+    let (slow, fast) = ((1.0 - threshold).ln(), (1.0 + threshold).ln());
+    match direction {
+        Direction::HigherIsBetter => (slow, fast),
+        Direction::LowerIsBetter => (-fast, -slow),
     }
 }
 
@@ -413,7 +392,7 @@ struct Subject<'a> {
 
 /// The estimates, interval and p-value of one metric, from its ratio `lr`
 /// and the sides' samples; its verdict is provisional until
-/// [`verdict::judge_all`] has seen the whole environment.
+/// [`verdict::settle`] has seen the whole environment.
 fn measure(
     lr: &levels::LogRatio,
     (b, o): (&Levels, &Levels),
@@ -422,7 +401,7 @@ fn measure(
     threshold: f64,
 ) -> MetricComparison {
     let (lo, hi) = lr.interval(CONFIDENCE);
-    let (down, up) = verdict::band(s.metric.direction, threshold);
+    let (down, up) = band(s.metric.direction, threshold);
     let p_value = lr.p_beyond(down, up);
     let ratio = lr.point.exp();
     MetricComparison {

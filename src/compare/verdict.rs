@@ -3,9 +3,8 @@
 //! environment (Benjamini–Hochberg selection, Benjamini–Yekutieli
 //! false-coverage-adjusted intervals for the selected).
 
-use super::{orient_interval, MetricComparison};
+use super::{orient_interval, MetricComparison, FDR, MAX_ADVISED_RUNS};
 use crate::stats::levels::LogRatio;
-use crate::units::Direction;
 use serde::Serialize;
 
 /// Outcome of one comparison, oriented by the metric's direction.
@@ -35,16 +34,6 @@ impl Verdict {
     }
 }
 
-/// The band on the log-ratio (other/base) inside which a metric of this
-/// direction is a tie: speed-ups within [1 − t, 1 + t].
-pub(super) fn band(direction: Direction, threshold: f64) -> (f64, f64) {
-    let (slow, fast) = ((1.0 - threshold).ln(), (1.0 + threshold).ln());
-    match direction {
-        Direction::HigherIsBetter => (slow, fast),
-        Direction::LowerIsBetter => (-fast, -slow),
-    }
-}
-
 /// The outcome of a speed-up interval against the band.
 pub(super) fn classify(speedup: (f64, f64), threshold: f64) -> Verdict {
     let (lo, hi) = speedup;
@@ -63,6 +52,14 @@ fn exp_interval((lo, hi): (f64, f64)) -> (f64, f64) {
     (lo.exp(), hi.exp())
 }
 
+/// Judges the metrics of one environment ([`judge_all`] at the false
+/// discovery rate [`FDR`]), then advises the runs that would resolve each
+/// unclear headline metric ([`advise_runs`]).
+pub(super) fn settle(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64) {
+    judge_all(metrics, threshold, FDR);
+    advise_runs(metrics, threshold);
+}
+
 /// Judges the metrics of one environment. Secondary metrics: the plain
 /// 95 % interval decides. Headline metrics: Benjamini–Hochberg at `fdr`
 /// over their p-values selects R of m as beyond the band; a selected one is
@@ -77,7 +74,7 @@ fn exp_interval((lo, hi): (f64, f64)) -> (f64, f64) {
 /// the same as the selected's: a metric not selected has p ≥ max(R, 1)·fdr/m
 /// (step-up), so its interval at that level reaches into the band, and
 /// "unclear" agrees with the interval printed.
-pub(super) fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64, fdr: f64) {
+fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64, fdr: f64) {
     let headline: Vec<usize> = (0..metrics.len())
         .filter(|&i| metrics[i].0.primary)
         .collect();
@@ -104,5 +101,35 @@ pub(super) fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold:
     }
     for (mc, _) in metrics.iter_mut().filter(|(mc, _)| !mc.primary) {
         mc.verdict = classify(orient_interval(mc.direction, mc.ratio_ci), threshold);
+    }
+}
+
+/// For each unclear headline metric with two or more runs a side, or
+/// measured interleaved: the runs per side (interleaved runs) that would
+/// resolve an effect of the threshold's size.
+fn advise_runs(mine: &mut [(MetricComparison, LogRatio)], threshold: f64) {
+    for (m, lr) in mine.iter_mut() {
+        if !m.primary || m.verdict != Verdict::Unclear {
+            continue;
+        }
+        let b = &m.basis;
+        let margin = (lr.point.abs() - (1.0 + threshold).ln()).abs();
+        let rounds = b.rounds_per_run.0.min(b.rounds_per_run.1);
+        let c = &m.variance.components;
+        m.runs_needed = if lr.spread.0.is_paired() {
+            // planned as the interval was made: on the runs alone where
+            // they differ beyond their rounds, else pooled with them
+            c.interleaved_runs_needed(
+                rounds,
+                margin,
+                MAX_ADVISED_RUNS,
+                (lr.runs_differ, lr.placed),
+            )
+        } else if b.runs.0.min(b.runs.1) >= 2 {
+            let reps = b.reps_per_round.0.min(b.reps_per_round.1);
+            c.runs_needed(rounds, reps, margin, MAX_ADVISED_RUNS)
+        } else {
+            None
+        };
     }
 }

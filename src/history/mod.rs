@@ -6,11 +6,13 @@
 //! server that went away, is a clear error or warning, never a lost result.
 
 mod backend;
+mod compared;
 mod error;
 mod filter;
 mod pgpass;
 mod schema;
 
+pub(crate) use compared::recorded;
 pub use error::HistoryError;
 pub use filter::Filter;
 
