@@ -77,9 +77,6 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(UsageError)?;
     let mut envs = environments(&s)?;
-    if let Some(why) = group::repeated_run(&envs, s.by_dir) {
-        return Err(UsageError(why).into());
-    }
     // the history asked once: a server's answers both
     let recorded = {
         let compared: Vec<&crate::results::ResultFile> =
@@ -183,35 +180,11 @@ const EARLIER_RUNS: usize = 20;
 
 /// The environments the settings describe, baseline first.
 fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
-    let mut envs = match &s.inputs {
-        Inputs::BaseOther { base, other } => {
-            let (base, other) = (
-                resolve(base, s.db.as_ref(), &s.filter)?,
-                resolve(other, s.db.as_ref(), &s.filter)?,
-            );
-            return Ok(group::base_and_other(base, other));
-        }
-        Inputs::Runs(files) if s.by_dir => {
-            let envs = group::by_dir(resolve(files, s.db.as_ref(), &s.filter)?);
-            if envs.len() < 2 {
-                return Err(UsageError(format!(
-                    "--by-dir needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
-                    if envs.is_empty() {
-                        "no directory".to_string()
-                    } else {
-                        format!("only {}", envs[0].label)
-                    }
-                ))
-                .into());
-            }
-            envs
-        }
-        Inputs::Runs(files) => {
-            group::by_label(resolve(files, s.db.as_ref(), &s.filter)?, s.per_host)
-        }
+    let runs = |given: &[PathBuf]| resolve(given, s.db.as_ref(), &s.filter);
+    let given = match &s.inputs {
+        Inputs::BaseOther { base, other } => group::Given::BaseOther(runs(base)?, runs(other)?),
+        Inputs::Runs(files) => group::Given::Runs(runs(files)?),
     };
-    if let Some(b) = &s.baseline {
-        group::baseline_first(&mut envs, b).map_err(UsageError)?;
-    }
-    Ok(envs)
+    group::environments(given, s.by_dir, s.per_host, s.baseline.as_deref())
+        .map_err(|why| UsageError(why).into())
 }

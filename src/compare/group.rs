@@ -44,16 +44,80 @@ pub(crate) fn by_label(mut runs: Vec<ResultFile>, per_host: bool) -> Vec<Environ
     envs
 }
 
+/// The runs `envbench compare` was given, as it was given them.
+pub(crate) enum Given {
+    /// Files, history ids or labels.
+    Runs(Vec<ResultFile>),
+    /// `--base` and `--other`.
+    BaseOther(Vec<ResultFile>, Vec<ResultFile>),
+}
+
+/// The environments `given` makes: two for `--base` and `--other`
+/// ([`base_and_other`], the base first), else one per label
+/// ([`by_label`], per host with `per_host`) or with `by_dir` one per
+/// directory ([`by_dir`]), `baseline` first; a run given twice is refused
+/// ([`repeated_run`]).
+///
+/// # Errors
+/// The sentence saying why the runs make no comparison.
+pub(crate) fn environments(
+    given: Given,
+    by_dir: bool,
+    per_host: bool,
+    baseline: Option<&str>,
+) -> Result<Vec<Environment>, String> {
+    let (mut envs, baseline) = match given {
+        Given::BaseOther(base, other) => (base_and_other(base, other), None),
+        Given::Runs(runs) if by_dir => {
+            let envs = dir_envs(runs);
+            if envs.len() < 2 {
+                return Err(format!(
+                    "--by-dir needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
+                    if envs.is_empty() {
+                        "no directory".to_string()
+                    } else {
+                        format!("only {}", envs[0].label)
+                    }
+                ));
+            }
+            (envs, baseline)
+        }
+        Given::Runs(runs) => (by_label(runs, per_host), baseline),
+    };
+    if let Some(b) = baseline {
+        baseline_first(&mut envs, b)?;
+    }
+    if let Some(why) = repeated_run(&envs, by_dir) {
+        return Err(why);
+    }
+    if by_dir {
+        leave_dirs_out(&mut envs);
+    }
+    Ok(envs)
+}
+
 /// `compare --by-dir`: one environment per directory name, holding every
 /// run's cases that ran in that directory, with the directory taken out
-/// of their keys so that the same case in two directories matches.
+/// of their keys so that the same case in two directories matches
+/// (as [`environments`] makes them, for the tests).
+#[cfg(test)]
 pub(crate) fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
-    let dir_of = |c: &crate::results::CaseResult| {
-        c.params
-            .get(key::DIR)
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
+    let mut envs = dir_envs(files);
+    leave_dirs_out(&mut envs);
+    envs
+}
+
+/// The directory parameter of a case, if it has one.
+fn dir_of(c: &crate::results::CaseResult) -> Option<String> {
+    c.params
+        .get(key::DIR)
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
+/// One environment per directory name, holding every run's cases that
+/// ran in that directory, their keys as they are.
+fn dir_envs(files: Vec<ResultFile>) -> Vec<Environment> {
     let mut envs: Vec<Environment> = Vec::new();
     for f in files {
         let mut names: Vec<String> = Vec::new();
@@ -66,10 +130,6 @@ pub(crate) fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
             let mut run = f.clone();
             run.label = name.clone();
             run.cases.retain(|c| dir_of(c).as_deref() == Some(&name));
-            for c in &mut run.cases {
-                c.params.remove(key::DIR);
-                c.key = case_key(&c.bench, &c.params);
-            }
             run.derived.clear();
             match envs.iter_mut().find(|e| e.label == name) {
                 Some(e) => e.runs.push(run),
@@ -78,6 +138,18 @@ pub(crate) fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
         }
     }
     envs
+}
+
+/// Takes the directory out of every case's parameters and key.
+fn leave_dirs_out(envs: &mut [Environment]) {
+    for c in envs
+        .iter_mut()
+        .flat_map(|e| &mut e.runs)
+        .flat_map(|r| &mut r.cases)
+    {
+        c.params.remove(key::DIR);
+        c.key = case_key(&c.bench, &c.params);
+    }
 }
 
 /// Puts the environment labelled `label` first.
