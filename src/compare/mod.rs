@@ -234,23 +234,16 @@ pub(crate) fn compare_as(
                 other.label.clone(),
             ));
         }
-        unmatched.extend(
-            base_keys
-                .difference(&other_keys)
-                .map(|k| (base.label.clone(), k.clone())),
-        );
-        unmatched.extend(
-            other_keys
-                .difference(&base_keys)
-                .map(|k| (other.label.clone(), k.clone())),
-        );
-        // compare --by-dir holds the same runs on both sides: each run
-        // measured in turns is paired with itself, round by round
-        let pairing = if by_dir {
-            pairing::same_runs(base, other)
-        } else {
-            pairing::pair(base, other)
-        };
+        for (side, keys, against) in [
+            (base, &base_keys, &other_keys),
+            (other, &other_keys, &base_keys),
+        ] {
+            unmatched.extend(
+                keys.difference(against)
+                    .map(|k| (side.label.clone(), k.clone())),
+            );
+        }
+        let pairing = pairing::pairing(base, other, by_dir);
         let pairs = (!pairing.pairs.is_empty()).then_some(pairing.pairs.as_slice());
         unpaired.extend(pairing.left_out.iter().map(|left| Notice::Unpaired {
             environment: other.label.clone(),

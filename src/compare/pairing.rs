@@ -65,6 +65,18 @@ pub struct Pairing {
     pub left_out: Vec<LeftOut>,
 }
 
+/// The pairing of `base`'s and `other`'s runs: [`pair`]'s, or with
+/// `by_dir` [`same_runs`]' (`compare --by-dir` holds the same runs on both
+/// sides: each run measured in turns is paired with itself, round by
+/// round).
+pub(crate) fn pairing(base: &Environment, other: &Environment, by_dir: bool) -> Pairing {
+    if by_dir {
+        same_runs(base, other)
+    } else {
+        pair(base, other)
+    }
+}
+
 /// The pairing of `base`'s and `other`'s runs: each run of other with the
 /// run of base from the same interleaved run that [`check`] finds a true
 /// partner. Runs without an interleave block on both sides say nothing.

@@ -6,8 +6,8 @@
 
 use crate::compare::pairing::{LeftOut, Unpaired};
 use crate::compare::{
-    Comparison, MetricRef, Mismatch, Notice, Recorded, Setting, SingleRunSpread, SuspectFlag,
-    SuspectTally,
+    Comparison, MetricRef, Mismatch, NoJournal, Notice, Recorded, Setting, SingleRunSpread,
+    SuspectFlag, SuspectTally,
 };
 use crate::report::words::{idle_text, pair_spread_text, percent_text};
 use crate::units::gib_text;
@@ -62,29 +62,7 @@ fn warning(c: &Comparison, n: &Notice) -> String {
             gib_text(*bytes),
             gib_text(*baseline_bytes)
         ),
-        Notice::NoJournal(dirs) => {
-            // by directory, each environment is its directory
-            let each: Vec<String> = dirs
-                .iter()
-                .map(|d| {
-                    let place = if d.dir == d.environment {
-                        d.dir.clone()
-                    } else {
-                        format!("{} of {}", d.dir, d.environment)
-                    };
-                    format!("{place} ({})", d.fs_type)
-                })
-                .collect();
-            format!(
-                "{} {} without a journal: a new file there skips every inode deleted in the \
-                 minute before, so files created after others were deleted take several times \
-                 longer; the figures of cases that create files there depend on what ran before \
-                 them, and sides measured in turns (--in, two --dir) carry the same deletes \
-                 (docs/diagnosis.md)",
-                each.join(", "),
-                if each.len() == 1 { "is" } else { "are" }
-            )
-        }
+        Notice::NoJournal(dirs) => no_journal(dirs),
         Notice::RunTwice { run_id } => {
             format!("run {run_id} appears twice: comparing a run with itself says nothing")
         }
@@ -142,6 +120,32 @@ fn warning(c: &Comparison, n: &Notice) -> String {
             )
         }
     }
+}
+
+/// The directories on a file system without a journal, and what that
+/// does to cases that create files there.
+fn no_journal(dirs: &[NoJournal]) -> String {
+    // by directory, each environment is its directory
+    let each: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            let place = if d.dir == d.environment {
+                d.dir.clone()
+            } else {
+                format!("{} of {}", d.dir, d.environment)
+            };
+            format!("{place} ({})", d.fs_type)
+        })
+        .collect();
+    format!(
+        "{} {} without a journal: a new file there skips every inode deleted in the \
+         minute before, so files created after others were deleted take several times \
+         longer; the figures of cases that create files there depend on what ran before \
+         them, and sides measured in turns (--in, two --dir) carry the same deletes \
+         (docs/diagnosis.md)",
+        each.join(", "),
+        if each.len() == 1 { "is" } else { "are" }
+    )
 }
 
 /// Why a run of an interleaved comparison was not paired, and what was
