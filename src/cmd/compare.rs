@@ -77,26 +77,23 @@ pub(crate) fn run(s: CompareSettings) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(UsageError)?;
     let mut envs = environments(&s)?;
-    // the history asked once: a server's answers both
-    let recorded = {
+    // the history asked once: a server's answers both. An environment of
+    // one run takes the earlier runs like it as evidence of how much its
+    // runs differ.
+    let alone: Vec<usize> = (0..envs.len())
+        .filter(|&i| envs[i].runs.len() == 1)
+        .collect();
+    let asked = {
         let compared: Vec<&crate::results::ResultFile> =
             envs.iter().flat_map(|e| &e.runs).collect();
-        // an environment of one run takes the earlier runs like it as
-        // evidence of how much its runs differ
-        let alone: Vec<&crate::results::ResultFile> = envs
-            .iter()
-            .filter(|e| e.runs.len() == 1)
-            .map(|e| &e.runs[0])
-            .collect();
-        crate::history::recorded(s.db.as_ref(), &compared, &alone, EARLIER_RUNS)
+        let lone: Vec<&crate::results::ResultFile> =
+            alone.iter().map(|&i| &envs[i].runs[0]).collect();
+        crate::history::for_comparison(s.db.as_ref(), &compared, &lone, EARLIER_RUNS)
     };
-    refuse_inputs_as_outputs(&s.exports, &recorded.files)?;
-    for (e, earlier) in envs
-        .iter_mut()
-        .filter(|e| e.runs.len() == 1)
-        .zip(recorded.earlier)
-    {
-        e.earlier = earlier;
+    refuse_inputs_as_outputs(&s.exports, &asked.files)?;
+    assert_eq!(asked.earlier.len(), alone.len(), "invariant: a list a run");
+    for (i, earlier) in alone.into_iter().zip(asked.earlier) {
+        envs[i].earlier = earlier;
     }
     let cmp = compare_as(&envs, &s.options, s.by_dir)?;
     let (views, topics) = (crate::bench::views(), crate::bench::topics());
@@ -178,7 +175,8 @@ fn refuse_inputs_as_outputs(
 /// Most earlier runs taken as evidence of the spread between runs.
 const EARLIER_RUNS: usize = 20;
 
-/// The environments the settings describe, baseline first.
+/// The environments the settings describe, baseline first; a run given
+/// twice is refused ([`group::environments`]).
 fn environments(s: &CompareSettings) -> anyhow::Result<Vec<Environment>> {
     let runs = |given: &[PathBuf]| resolve(given, s.db.as_ref(), &s.filter);
     let given = match &s.inputs {

@@ -53,10 +53,11 @@ pub(crate) enum Given {
 }
 
 /// The environments `given` makes: two for `--base` and `--other`
-/// ([`base_and_other`], the base first), else one per label
-/// ([`by_label`], per host with `per_host`) or with `by_dir` one per
-/// directory ([`by_dir`]), `baseline` first; a run given twice is refused
-/// ([`repeated_run`]).
+/// ([`base_and_other`], the base first; `by_dir` and `baseline` are not
+/// for them), else one per label ([`by_label`], per host with `per_host`)
+/// or with `by_dir` one per directory ([`dir_envs`], the directory then
+/// taken out of the keys, [`leave_dirs_out`]), `baseline` first; a run
+/// given twice is refused ([`repeated_run`]).
 ///
 /// # Errors
 /// The sentence saying why the runs make no comparison.
@@ -66,23 +67,31 @@ pub(crate) fn environments(
     per_host: bool,
     baseline: Option<&str>,
 ) -> Result<Vec<Environment>, String> {
-    let (mut envs, baseline) = match given {
-        Given::BaseOther(base, other) => (base_and_other(base, other), None),
-        Given::Runs(runs) if by_dir => {
-            let envs = dir_envs(runs);
-            if envs.len() < 2 {
-                return Err(format!(
-                    "--by-dir needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
-                    if envs.is_empty() {
-                        "no directory".to_string()
-                    } else {
-                        format!("only {}", envs[0].label)
-                    }
-                ));
-            }
-            (envs, baseline)
+    let runs = match given {
+        Given::BaseOther(base, other) => {
+            let envs = base_and_other(base, other);
+            return match repeated_run(&envs, false) {
+                Some(why) => Err(why),
+                None => Ok(envs),
+            };
         }
-        Given::Runs(runs) => (by_label(runs, per_host), baseline),
+        Given::Runs(runs) => runs,
+    };
+    let mut envs = if by_dir {
+        let envs = dir_envs(runs);
+        if envs.len() < 2 {
+            return Err(format!(
+                "--by-dir needs runs with cases in two or more directories (run with --dir A=PATH --dir B=PATH); found {}",
+                if envs.is_empty() {
+                    "no directory".to_string()
+                } else {
+                    format!("only {}", envs[0].label)
+                }
+            ));
+        }
+        envs
+    } else {
+        by_label(runs, per_host)
     };
     if let Some(b) = baseline {
         baseline_first(&mut envs, b)?;
@@ -99,7 +108,7 @@ pub(crate) fn environments(
 /// `compare --by-dir`: one environment per directory name, holding every
 /// run's cases that ran in that directory, with the directory taken out
 /// of their keys so that the same case in two directories matches
-/// (as [`environments`] makes them, for the tests).
+/// (as [`environments`] makes them, without its checks, for the tests).
 #[cfg(test)]
 pub(crate) fn by_dir(files: Vec<ResultFile>) -> Vec<Environment> {
     let mut envs = dir_envs(files);
@@ -232,6 +241,69 @@ mod tests {
         }
         assert_eq!(repeated_run(&envs, true), None);
         assert!(repeated_run(&envs, false).unwrap().contains("r1"));
+    }
+
+    #[test]
+    fn environments_check_what_compare_was_given() {
+        let dir_run = |id: &str, dirs: &[&str]| {
+            let keys: Vec<String> = dirs.iter().map(|d| format!("io.meta[dir={d}]")).collect();
+            let cases: Vec<(&str, &str, Direction, Vec<f64>)> = keys
+                .iter()
+                .map(|k| (k.as_str(), "t", Direction::LowerIsBetter, vec![1.0]))
+                .collect();
+            let mut r = run("host", id, &cases);
+            for (c, d) in r.cases.iter_mut().zip(dirs) {
+                c.params.insert("dir".into(), Value::from(*d));
+            }
+            r
+        };
+        // by directory: the directories' keys leave them, the baseline first
+        let envs = environments(
+            Given::Runs(vec![dir_run("r1", &["a", "b"])]),
+            true,
+            false,
+            Some("b"),
+        )
+        .unwrap();
+        let labels: Vec<&str> = envs.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(labels, ["b", "a"]);
+        assert_eq!(envs[0].runs[0].cases[0].key, "io.meta");
+        // one directory compares with nothing
+        let e =
+            environments(Given::Runs(vec![dir_run("r1", &["a"])]), true, false, None).unwrap_err();
+        assert!(
+            e.contains("--by-dir needs") && e.ends_with("found only a"),
+            "{e}"
+        );
+        let e = environments(Given::Runs(vec![run("x", "1", &[])]), true, false, None).unwrap_err();
+        assert!(e.ends_with("found no directory"), "{e}");
+        // a run given twice, by label or as base and other
+        let e = environments(
+            Given::Runs(vec![run("x", "1", &[]), run("x", "1", &[])]),
+            false,
+            false,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
+        let e = environments(
+            Given::BaseOther(vec![run("x", "1", &[])], vec![run("y", "1", &[])]),
+            false,
+            false,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
+        // --base and --other keep their order and their keys
+        let envs = environments(
+            Given::BaseOther(vec![dir_run("1", &["a"])], vec![dir_run("2", &["a"])]),
+            false,
+            false,
+            Some("host"),
+        )
+        .unwrap();
+        assert_eq!(envs[0].runs[0].run_id, "1");
+        assert_eq!(envs[1].runs[0].cases[0].key, "io.meta[dir=a]");
     }
 
     #[test]

@@ -167,7 +167,7 @@ pub(crate) fn same_runs(base: &Environment, other: &Environment) -> Pairing {
 /// Whether, in every pass of `run` (its `rounds.orders`), each of its
 /// cases that ran in both directory `a` and directory `b` ran there one
 /// right after the other. `run` is a file as `compare --by-dir` splits it
-/// ([`super::group::by_dir`]): its cases without their directory, its
+/// ([`super::group::environments`]): its cases without their directory, its
 /// orders with the keys as measured.
 pub(crate) fn in_turns(run: &ResultFile, a: &str, b: &str) -> bool {
     let Some(rounds) = run.rounds.as_ref().filter(|r| !r.orders.is_empty()) else {

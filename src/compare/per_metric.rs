@@ -221,12 +221,11 @@ impl Skipped {
         self.non_positive.extend(more.non_positive);
     }
 
-    /// One notice per kind of metric left out, none when none were.
+    /// One notice per kind of metric left out, none when none were;
+    /// those whose assumption failed are taken out before
+    /// (`assumption`), and their notice is the comparison's.
     pub(super) fn notices(mut self) -> Vec<Notice> {
         let mut out = Vec::new();
-        if !self.assumption.is_empty() {
-            out.push(Notice::NotComparable);
-        }
         self.mismatched.dedup();
         if !self.mismatched.is_empty() {
             out.push(Notice::Mismatched(self.mismatched));

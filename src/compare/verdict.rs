@@ -1,7 +1,10 @@
 //! Verdicts: the four outcomes from an interval and the threshold band, and
 //! multiple-comparison control over the headline metrics of one
 //! environment (Benjamini–Hochberg selection, Benjamini–Yekutieli
-//! false-coverage-adjusted intervals for the selected).
+//! false-coverage-adjusted intervals for the selected); then, for each
+//! headline metric left unclear, the runs that would resolve it
+//! ([`settle`]). The band itself is drawn where each metric is measured
+//! (`per_metric`).
 
 use super::{orient_interval, MetricComparison, FDR, MAX_ADVISED_RUNS};
 use crate::stats::levels::LogRatio;
@@ -56,12 +59,12 @@ fn exp_interval((lo, hi): (f64, f64)) -> (f64, f64) {
 /// discovery rate [`FDR`]), then advises the runs that would resolve each
 /// unclear headline metric ([`advise_runs`]).
 pub(super) fn settle(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64) {
-    judge_all(metrics, threshold, FDR);
+    judge_all(metrics, threshold);
     advise_runs(metrics, threshold);
 }
 
 /// Judges the metrics of one environment. Secondary metrics: the plain
-/// 95 % interval decides. Headline metrics: Benjamini–Hochberg at `fdr`
+/// 95 % interval decides. Headline metrics: Benjamini–Hochberg at `fdr` ([`FDR`])
 /// over their p-values selects R of m as beyond the band; a selected one is
 /// faster or slower by its interval at level 1 − R·fdr/m (which lies beyond
 /// the band exactly when it was selected); the others are tie when their
@@ -74,7 +77,8 @@ pub(super) fn settle(metrics: &mut [(MetricComparison, LogRatio)], threshold: f6
 /// the same as the selected's: a metric not selected has p ≥ max(R, 1)·fdr/m
 /// (step-up), so its interval at that level reaches into the band, and
 /// "unclear" agrees with the interval printed.
-fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64, fdr: f64) {
+fn judge_all(metrics: &mut [(MetricComparison, LogRatio)], threshold: f64) {
+    let fdr = FDR;
     let headline: Vec<usize> = (0..metrics.len())
         .filter(|&i| metrics[i].0.primary)
         .collect();

@@ -11,12 +11,13 @@ use std::path::PathBuf;
 
 /// The history's answer to a comparison.
 #[derive(Debug, Default)]
-pub(crate) struct Recorded {
+pub(crate) struct ForComparison {
     /// Each run compared that the history recorded: its file, and how it
     /// is named in an error ("run 12 (/path/run.json)").
     pub files: Vec<(PathBuf, String)>,
     /// For each run asked about, in order, the earlier runs like it
-    /// ([`History::similar`]), at most the limit given.
+    /// ([`History::similar`]), at most the limit given: one list a run
+    /// (empty where none is known or the history cannot tell).
     pub earlier: Vec<Vec<ResultFile>>,
 }
 
@@ -24,12 +25,12 @@ pub(crate) struct Recorded {
 /// `compared` and the earlier runs of each of `alone`, at most `limit` a
 /// run; nothing where no history exists or it does not open (an SQLite
 /// file that is not there is not made).
-pub(crate) fn recorded(
+pub(crate) fn for_comparison(
     db: Option<&Db>,
     compared: &[&ResultFile],
     alone: &[&ResultFile],
     limit: usize,
-) -> Recorded {
+) -> ForComparison {
     let history = db_path(db)
         .ok()
         .filter(|d| match d {
@@ -38,7 +39,7 @@ pub(crate) fn recorded(
         })
         .and_then(|d| History::open_read_only(&d).ok());
     let Some(history) = history else {
-        return Recorded {
+        return ForComparison {
             files: Vec::new(),
             earlier: vec![Vec::new(); alone.len()],
         };
@@ -57,5 +58,5 @@ pub(crate) fn recorded(
         .iter()
         .map(|r| history.similar(r, limit).unwrap_or_default())
         .collect();
-    Recorded { files, earlier }
+    ForComparison { files, earlier }
 }

@@ -12,7 +12,7 @@ mod filter;
 mod pgpass;
 mod schema;
 
-pub(crate) use compared::recorded;
+pub(crate) use compared::for_comparison;
 pub use error::HistoryError;
 pub use filter::Filter;
 
