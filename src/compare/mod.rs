@@ -186,15 +186,6 @@ pub fn compare(envs: &[Environment], opts: &Options) -> Result<Comparison, Compa
     compare_as(envs, opts, false)
 }
 
-/// [`compare_as`] of directories, for the tests.
-#[cfg(test)]
-pub(crate) fn compare_dirs(
-    envs: &[Environment],
-    opts: &Options,
-) -> Result<Comparison, CompareError> {
-    compare_as(envs, opts, true)
-}
-
 /// [`compare`], or with `by_dir` of the environments `compare --by-dir`
 /// makes, one per directory: a run whose cases ran in several directories
 /// is in each of them, with another directory's cases each time, which is

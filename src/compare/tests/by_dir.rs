@@ -114,7 +114,7 @@ fn score(shape: Shape, effect: f64, apart: bool) -> Score {
         }
         let envs = super::super::group::by_dir(files);
         assert_eq!(envs[0].label, "local");
-        let c = compare_dirs(&envs, &Options { seed, ..OPTS }).unwrap();
+        let c = compare_as(&envs, &Options { seed, ..OPTS }, true).unwrap();
         for m in c.metrics.iter().filter(|m| m.primary) {
             paired &= m.basis.run_spread.0.is_paired();
             called += usize::from(matches!(m.verdict, Verdict::Faster | Verdict::Slower));
@@ -199,7 +199,7 @@ fn the_basis_counts_the_rounds_both_directories_ran() {
     };
     let mut rng = Rng::new(83_100);
     let envs = super::super::group::by_dir(dir_runs(&mut rng, shape, 4, 1.0));
-    let c = compare_dirs(&envs, &OPTS).unwrap();
+    let c = compare_as(&envs, &OPTS, true).unwrap();
     assert_eq!(c.metrics.iter().filter(|m| m.primary).count(), 4);
     for m in c.metrics.iter().filter(|m| m.primary) {
         assert!(m.basis.run_spread.0.is_paired(), "{}", m.key);

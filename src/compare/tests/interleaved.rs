@@ -270,14 +270,14 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
     // compare --by-dir holds the same runs on both sides: each paired
     // with itself, round by round, whether or not it was interleaved
     let [a2, _] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
-    let c = compare_dirs(&[a2.clone(), env("B", a2.runs.clone())], &OPTS).unwrap();
+    let c = compare_as(&[a2.clone(), env("B", a2.runs.clone())], &OPTS, true).unwrap();
     assert!(c.interleaved());
     // a run in one directory only has no partner
     let mut lone = a2.runs[0].clone();
     lone.run_id = "lone".into();
     let mut b = a2.runs.clone();
     b.push(lone);
-    let c = compare_dirs(&[a2.clone(), env("B", b)], &OPTS).unwrap();
+    let c = compare_as(&[a2.clone(), env("B", b)], &OPTS, true).unwrap();
     assert!(c.interleaved());
     assert!(
         c.notices

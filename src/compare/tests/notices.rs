@@ -122,12 +122,13 @@ fn a_run_split_by_directory_is_in_each_environment_without_a_notice() {
         )]
     };
     let (a, b) = (run("a", "same", &case(1.0)), run("b", "same", &case(2.0)));
-    let c = compare_dirs(&[env("a", vec![a.clone()]), env("b", vec![b])], &OPTS).unwrap();
+    let c = compare_as(&[env("a", vec![a.clone()]), env("b", vec![b])], &OPTS, true).unwrap();
     assert!(!twice(&c), "{:?}", c.notices);
     // twice in one directory's environment is still one run counted twice
-    let c = compare_dirs(
+    let c = compare_as(
         &[env("a", vec![a.clone(), a.clone()]), env("b", vec![a])],
         &OPTS,
+        true,
     )
     .unwrap();
     assert!(twice(&c));

@@ -508,7 +508,7 @@ mod tests {
         seconds_on_one_side, steal_on_one_case, COLD_READ,
     };
     use crate::compare::tests::{clear_difference, OPTS};
-    use crate::compare::{compare, compare_dirs, Options};
+    use crate::compare::{compare, compare_as, Options};
 
     fn compared(envs: &[crate::compare::Environment]) -> Comparison {
         compare(envs, &OPTS).unwrap()
@@ -553,7 +553,7 @@ mod tests {
         assert!(twice(&warnings(&c)) && twice(&lines(&c)));
         let [a, mut b] = one_run_twice();
         b.label = "b".into();
-        let c = compare_dirs(&[a, b], &OPTS).unwrap();
+        let c = compare_as(&[a, b], &OPTS, true).unwrap();
         assert!(!twice(&warnings(&c)), "{:?}", warnings(&c));
         assert!(!twice(&lines(&c)));
     }
