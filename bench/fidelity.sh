@@ -6,36 +6,22 @@
 # alternated ratios hold within a few percent: read the ratio, not the figures.
 #
 # This is a benchmark, not a test; CI does not run it.
-#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--sections io,net]
-#                     [--no-install] [--io-dir DIR] [--io-size SIZE] [--io-secs N]
+#   bench/fidelity.sh [--rounds N] [--budget SECONDS] [--no-install]
 #                     [--information]
-# Sequential rounds: each section first runs --rounds alternated rounds
-# (default 5; io at least 8). Then, while a banded row is
-# unclear and its interval says how many more rounds would settle it, the
-# section whose row the fewest rounds would settle (times what a round of
-# it costs) runs again for that many more, measuring only the rows (or the
-# groups that measure them together) still unclear; the rows keep every
-# round's figures. It stops when every banded row is within or outside its
-# band, or when the run's budget (--budget, default 600 s, for each
-# section) is spent; each pass says what it adds and what has been spent.
-# The last line counts the rows within, outside, unclear at the budget,
-# and without a band.
-# The os family (os.syscall, os.fork, os.pipe, os.spawn), cpu.primes
-# against sysbench, cpu.lu against hpcc's HPL and mem.stream against C
-# STREAM are `envbench fidelity --sections os,cpu,mem`, a tested command;
-# this script keeps the rest.
-# Sections: io, net (the app family against the real tools it
-# stands for is bench/commands.py's last columns). io works in a fresh directory under --io-dir (default: the
-# temporary directory) with files of --io-size (default 256M) and random I/O
-# runs of --io-secs (default 1, the length of envbench's standard io.random
-# repetition: both then end with the same fsync of every file in the same time).
-# --information adds the dear rows kept for information only, without a band
-# (net.tcp_stream against one iperf3 with two streams): left out, their time goes to the
-# rows a band judges. Cheaper rows without a band run in every first
-# pass: io.dd's O_DIRECT write against fio (its scramble rewrites about
-# twice the lines envbench's stamp does) and dd (it refills its whole
-# buffer before each write; a C writer is the reference for both) and,
-# under BBR, the HTTP client at 100 KiB on nginx's CPU (two rates).
+# The net family against sockperf, iperf3, wrk and nginx, servers this
+# script starts on loopback: every other family's references are
+# `envbench fidelity` (`--dir DIR` for the io family's), a tested command,
+# which judges these rows too (`envbench __judge`). Sequential rounds:
+# --rounds alternated rounds (default 5), then, while a banded row is
+# unclear and its interval says how many more rounds would settle it, as
+# many more as the fewest such row asks for (at most 20), of the rows
+# still unclear, until every banded row settles or --budget (600 s) is
+# spent. The last line counts the rows within, outside, unclear at the
+# budget, and without a band.
+# --information adds the dear rows kept for information only, without a
+# band (net.tcp_stream against one iperf3 with two streams): left out,
+# their time goes to the rows a band judges. The HTTP client at 100 KiB
+# on nginx's CPU under BBR (two rates) runs in every first pass.
 set -euo pipefail
 # numbers are read and printed with a decimal point (bash's printf follows
 # LC_NUMERIC)
@@ -43,30 +29,21 @@ export LC_ALL=C
 
 rounds=5
 budget=600
-sections="io,net"
 install=1
-io_dir=""
-io_size=256M
-io_secs=1
 information=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
-    --sections) sections=$2; shift 2 ;;
     --no-install) install=0; shift ;;
-    --io-dir) io_dir=$2; shift 2 ;;
-    --io-size) io_size=$2; shift 2 ;;
-    --io-secs) io_secs=$2; shift 2 ;;
     --information) information=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/envbench-fidelity.XXXXXX")
-io_scratch=""  # the io section's directory, under --io-dir
 # servers a section started (nginx, sockperf, iperf3, envbench's HTTP
 # helper), stopped by PID on every way out
 started=()
@@ -76,7 +53,7 @@ stop_started() {
   for p in "${started[@]}"; do wait "$p" 2>/dev/null || true; done
   started=()
 }
-trap 'stop_started; rm -rf "$work" ${io_scratch:+"$io_scratch"}' EXIT
+trap 'stop_started; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # Installs Debian packages the sections need, when root and allowed.
@@ -132,10 +109,9 @@ PY
 #   controls the mix.
 band_of() {
   case "$2" in
-    *"both allowed both CPUs"* | "iperf3 -P 2" | "dd bs=1M oflag=direct"* | "fio bs=1M direct=1 psync"* | *"(BBR: two rates, information)"*) return 0 ;;
+    *"both allowed both CPUs"* | "iperf3 -P 2" | *"(BBR: two rates, information)"*) return 0 ;;
   esac
   case "$1" in
-    io.*) echo 0.90..1.10 ;;
     "net.http server"*) echo 0.80.. ;;
     net.*) echo 0.85..1.15 ;;
   esac
@@ -218,437 +194,6 @@ alternate() {
     es+=("$e"); rs+=("$r")
   done
   summarize "$label" "$unit" "$rname" "${es[*]}" "${rs[*]}"
-}
-
-# ---------------------------------------------------------------- io
-# All in one fresh directory under --io-dir, alternating on the same
-# filesystem. io.random against sysbench fileio rndrw with the same file set
-# (128 files, --io-size in all), 16 KiB blocks, 1.5 reads per write, fsync
-# every 100 requests; envbench repeats 1 s runs (suite standard), sysbench
-# runs --io-secs (1 s, as envbench, so that the final fsync of every file
-# weighs the same in both; in the first measurement, with sysbench run for
-# 5 s, envbench's 1 s runs read 0.88x as fast as sysbench). io.seq write and read against fio with one file of
-# --io-size per job, 1 MiB blocks, fsync at the end of the write
-# (end_fsync=1), no preallocation (fallocate=none, as IOzone's initial
-# write), and invalidate=0 so that the read, like IOzone's, reads the files
-# the write made (filename_format) from the page cache. io.dd against dd
-# itself: bs=64K conv=fdatasync, bs=1M oflag=direct, and a read with bs=1M
-# of a file just written.
-section_io() {
-  need_pkgs sysbench fio >/dev/null 2>&1 || true
-  command -v sysbench >/dev/null && command -v fio >/dev/null || { echo "sysbench or fio missing; io section skipped" >&2; return 0; }
-  io_scratch=$(mktemp -d "${io_dir:-$work}/envbench-fidelity-io.XXXXXX")
-  local d=$io_scratch
-  local bytes
-  bytes=$(python3 -c "
-import sys; s = sys.argv[1].upper(); m = {'K': 10, 'M': 20, 'G': 30}
-print(int(s[:-1]) << m[s[-1]] if s[-1] in m else int(s))" "$io_size")
-  local label
-  label=$(python3 -c "
-import sys; b = int(sys.argv[1])
-for sh, u in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB')):
-    if b >= 1 << sh and b % (1 << sh) == 0: print(f'{b >> sh}{u}'); break
-else: print(f'{b}B')" "$bytes")
-  # Each row runs only the case it compares (`--only 'io.dd[op=...]'`),
-  # and both sides measure alike: a warm-up, then the median of three
-  # (envbench's --reps 3..3 with the standard suite's warm-up; the
-  # reference run four times, the first dropped). The order alternates by
-  # round (envbench first in even rounds, the reference first in odd ones)
-  # so that what a write leaves behind (ext4 discards freed blocks, the
-  # page cache writes back) falls on both sides alike. At three rounds of
-  # one envbench run against one reference run, these rows moved 20-40 %
-  # from one run of the script to the next; the io section therefore runs
-  # at least 8 rounds.
-  local iorounds=$((rounds < 8 && pass == 1 ? 8 : rounds))
-  e_io() { "$envbench" run --no-history --suite standard --quiet --force --dir "io=$d" --file-size "$io_size" --io-total "$io_size" --reps 3..3 --rounds 1 "$@" -o "$work/e.json" >/dev/null; }
-  med() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
-  # warm3 CMD...: runs CMD (which prints one figure) four times and prints
-  # the median of the last three
-  warm3() {
-    local k v=()
-    for ((k = 0; k < 4; k++)); do v+=("$("$@")"); done
-    med "${v[@]:1}"
-  }
-  local i
-
-  # io.random against sysbench fileio rndrw: the files prepared once, then
-  # 1 s runs, as envbench's case does
-  local sb=(--file-num=128 --file-total-size="$bytes" --file-block-size=16384)
-  local er=() rr=() ew=() rw=()
-  local key_r="io.random[block=16KiB,dir=io,duration_ms=1000,total_size=$label]"
-  e_random() {
-    e_io --only io.random
-    er+=("$(envbench_median "$key_r" reads_per_sec)")
-    ew+=("$(envbench_median "$key_r" written_throughput)")
-  }
-  sb_run() { (cd "$d/sb" && sysbench fileio "${sb[@]}" --file-test-mode=rndrw --time="$io_secs" run); }
-  r_random() {
-    mkdir "$d/sb"
-    (cd "$d/sb" && sysbench fileio "${sb[@]}" prepare >/dev/null)
-    local k reads=() writes=() out
-    for ((k = 0; k < 4; k++)); do
-      out=$(sb_run)
-      reads+=("$(awk '/reads\/s:/ { print $2 }' <<<"$out")")
-      writes+=("$(awk '/written, MiB\/s:/ { print $3 }' <<<"$out")")
-    done
-    rm -rf "$d/sb"
-    rr+=("$(med "${reads[@]:1}")")
-    rw+=("$(med "${writes[@]:1}")")
-  }
-  if still_open "io.random"; then
-    for ((i = 0; i < iorounds; i++)); do ordered e_random r_random; done
-  fi
-  summarize "io.random reads_per_sec" ops/s "sysbench fileio rndrw" "${er[*]}" "${rr[*]}"
-  summarize "io.random written_throughput" MiB/s "sysbench fileio rndrw" "${ew[*]}" "${rw[*]}"
-
-  # io.seq against fio, 1 and 2 threads
-  fio_bw() { python3 -c "import json,sys; j = json.loads(sys.stdin.read())['jobs'][int(sys.argv[1])]; print(j[sys.argv[2]]['bw_bytes'] / 1e6)" "$@"; }
-  # two invocations: with the read job in the same one, fio lays the files
-  # out for it before the write job starts, and the "write" is then a
-  # rewrite of allocated blocks (2.4-2.8 GB/s here, against 1.4-1.6 GB/s
-  # for a write to a new file, as dd conv=fsync)
-  # With two or more jobs, each runs on a CPU of its own, the first usable
-  # ones, as envbench pins its io.seq threads (`thread_cpus` in its
-  # details): unpinned, fio's two jobs wrote and read 0.90-0.92 as fast as
-  # envbench's pinned threads on the Xeon VM (see docs/log/fidelity.md).
-  fio_pin=()
-  fio_pins() {
-    local cpus
-    cpus=$(python3 -c "
-import os, sys; c = sorted(os.sched_getaffinity(0)); t = int(sys.argv[1])
-print(','.join(map(str, c[:t])) if 1 < t <= len(c) else '')" "$1")
-    fio_pin=()
-    [ -z "$cpus" ] || fio_pin=(--cpus_allowed="$cpus" --cpus_allowed_policy=split)
-  }
-  # Every fio job's buffer is page-aligned (--iomem_align=4096), as
-  # envbench's and IOzone's are: fio's default buffer comes from malloc,
-  # 16 bytes past a page, and on a Zen 5 VM a cached read into a buffer so
-  # placed ran about 15 % slower (a C reader: 24.7-25.7 GB/s at offset 16,
-  # 27.7-30.5 at 0; fio by its own latencies 22.9-26.2 GB/s, aligned
-  # 27.4-29.0).
-  fio_write() {
-    mkdir "$d/fio"
-    fio "${fio_pin[@]}" --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
-      --iomem_align=4096 --end_fsync=1 --fallocate=none --group_reporting --output-format=json | fio_bw 0 write
-    rm -rf "$d/fio"
-  }
-  # the read: a write and a read job in one invocation, as IOzone reads
-  # right after writing (a read in an invocation of its own ran at 5.8-7.5
-  # GB/s from the page cache against dd's 15-17 GB/s: fio's start-up
-  # weighs on a 20 ms job). fio counts a job's time in whole milliseconds,
-  # rounded up (backend.c, update_runtime): a cached read of 256 MiB takes
-  # 9-10 ms on a Zen 5, so the read job reads its file --loops times, at
-  # least 2 GiB in all, where a millisecond weighs under 1.5 %.
-  local read_loops=$(((2147483648 + bytes - 1) / bytes))
-  fio_read() {
-    mkdir "$d/fio"
-    fio "${fio_pin[@]}" --directory="$d/fio" --filename_format='seq.$jobnum' --name=seq --rw=write --bs=1M --size="$bytes" --numjobs="$t" \
-      --iomem_align=4096 --end_fsync=1 --fallocate=none --group_reporting --output-format=json \
-      --name=rd --stonewall --rw=read --bs=1M --size="$bytes" --numjobs="$t" --invalidate=0 \
-      --iomem_align=4096 --loops="$read_loops" --group_reporting --unlink=1 | fio_bw 1 read
-    rm -rf "$d/fio"
-  }
-  local t esw=() rsw=() esr=() rsr=()
-  # one envbench run gives both rows; fio's write and read are run only
-  # while their row is open
-  local seq_w seq_r
-  e_seq() {
-    e_io --only io.seq --threads "$t"
-    local key="io.seq[dir=io,file_size=$label,record=1MiB,threads=$t]"
-    [ "$seq_w" = 0 ] || esw+=("$(envbench_median "$key" write)")
-    [ "$seq_r" = 0 ] || esr+=("$(envbench_median "$key" read)")
-  }
-  r_seq() {
-    [ "$seq_w" = 0 ] || rsw+=("$(warm3 fio_write)")
-    [ "$seq_r" = 0 ] || rsr+=("$(warm3 fio_read)")
-  }
-  for t in 1 2; do
-    esw=() rsw=() esr=() rsr=()
-    seq_w=0 seq_r=0
-    still_open "io.seq[threads=$t] write" && seq_w=1
-    still_open "io.seq[threads=$t] read" && seq_r=1
-    [ $((seq_w + seq_r)) -gt 0 ] || continue
-    fio_pins "$t"
-    local pinned=""
-    [ ${#fio_pin[@]} = 0 ] || pinned=", each job on its own CPU"
-    for ((i = 0; i < iorounds; i++)); do ordered e_seq r_seq; done
-    summarize "io.seq[threads=$t] write" MB/s "fio write end_fsync=1$pinned" "${esw[*]}" "${rsw[*]}"
-    summarize "io.seq[threads=$t] read" MB/s "fio read (cached, page-aligned buffer, $read_loops loops)$pinned" "${esr[*]}" "${rsr[*]}"
-  done
-
-  # io.dd against dd; dd prints bytes ... copied, SECONDS s, RATE. The
-  # O_DIRECT write is set against three writers, all judged at the same
-  # request size (below). What each does to its buffer between writes
-  # differs, and on this Xeon VM's virtual disk, which reads the buffer
-  # from another CPU, every cache line rewritten costs:
-  # - envbench stamps 8 bytes at the start of each 512-byte sector: one
-  #   line a sector;
-  # - fio's scramble_buffers (on by default; io_u.c,
-  #   small_content_scramble, fio 3.x) writes the offset into one of each
-  #   sector's eight lines (drawn once a write) and the time into the end
-  #   of its first: two lines a sector, in seven writes of eight. Over 24 alternated rounds fio without
-  #   it wrote 1.161 [1.133..1.224] times as fast as with it, and envbench
-  #   1.056 [1.008..1.105] times fio with it, about what the lines
-  #   rewritten predict (1.07). fio's row is information, without a band;
-  # - dd fills its whole buffer from /dev/zero before every block: a
-  #   writer that read /dev/zero into its 1 MiB buffer before each direct
-  #   write ran 1.07-1.37x slower (median of 8 about 1.18) than the same
-  #   writer without, although /dev/zero alone reads at 44 GB/s, so
-  #   envbench is expected above dd by what the refill costs the CPU at
-  #   hand (1.19-1.27 on the Xeon VM, 1.08-1.16 on a Zen 5 VM, where the
-  #   2-requests row sat at its band's edge): information, without a band;
-  # - the C writer below does what envbench does and nothing more: it is
-  #   the reference.
-  # The request size: a 1 MiB write from 256 base pages reaches the device
-  # as one request, probably only where enough of those pages happen to
-  # lie next to each other in memory (this VM's disk takes at most 254 segments a
-  # request; /sys/block/*/queue/max_segments); otherwise the kernel splits
-  # it in two, and the write runs 8-16 % slower (about 12 % in most batches). Which happens is
-  # drawn anew with each process's buffer (from 25 to 83 % split, by tool
-  # and by hour), so the figures of either side are two populations. Each
-  # process's requests a MiB are read from the device's counter of
-  # completed writes (/sys/dev/block/MAJ:MIN/stat) around it, and a row
-  # sets envbench's figure of a round against the median of the
-  # reference's runs of that round with the same requests a MiB (each
-  # reference runs five times a round, the first dropped); a round with no
-  # such run adds nothing to the row. Where the directory has no block
-  # device (tmpfs, an overlay), the rows are not split.
-  # Since 2026-11-30 envbench's buffer asks for a huge page (a mapping
-  # aligned to 2 MiB, madvise(MADV_HUGEPAGE)) where THP is not `never`:
-  # one run of memory is one segment, and each write one request. On the
-  # Zen 5 VM a C writer so made wrote one request a MiB in 30 runs of 30,
-  # at 3 600 MB/s (cv 4 %), against 3 060 (17 runs) and 2 490 MB/s (13)
-  # from base pages (cv 11 %). The rows are still split by request size,
-  # for hosts where the buffer is of base pages.
-  # The C writer: what envbench's write_direct does, and nothing more. A new
-  # file (O_CREAT|O_EXCL|O_DIRECT), a 1 MiB buffer of random bytes on a
-  # huge page as envbench's (4 KiB-aligned base pages where THP is `never`
-  # or absent), and before each write 8 bytes at the start of each
-  # 512-byte sector made new; timed from the open file's first write to
-  # its close.
-  cat > "$work/odirect.c" <<'C'
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-int main(int argc, char **argv) {
-  if (argc != 3) { fprintf(stderr, "usage: direct FILE BYTES\n"); return 2; }
-  long long size = atoll(argv[2]), block = 1 << 20, done = 0;
-  unsigned char *buf = NULL;
-  const char *huge_env = getenv("ODIRECT_HUGE");
-  if (huge_env && *huge_env) {
-    size_t huge = 2 << 20;
-    unsigned char *m = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) {
-      buf = (unsigned char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
-      if (madvise(buf, huge, MADV_HUGEPAGE)) buf = NULL;  /* base pages, as envbench then */
-    }
-  }
-  if (!buf) {
-    int rc = posix_memalign((void **)&buf, 4096, block);
-    if (rc) { fprintf(stderr, "posix_memalign: %s\n", strerror(rc)); return 1; }
-  }
-  uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid(), serial = 0;
-  for (long i = 0; i < block; i += 8) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; memcpy(buf + i, &x, 8); }
-  int fd = open(argv[1], O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0644);
-  if (fd < 0) { perror(argv[1]); return 1; }
-  double t0 = now();
-  while (done < size) {
-    uint64_t base = x ^ (++serial << 24);
-    for (long i = 0; i < block / 512; i++) { uint64_t v = base ^ (uint64_t)i; memcpy(buf + i * 512, &v, 8); }
-    long long n = size - done < block ? size - done : block;
-    ssize_t w = write(fd, buf, n);
-    if (w != n) {
-      if (w < 0) perror("write"); else fprintf(stderr, "write: %zd of %lld bytes\n", w, n);
-      unlink(argv[1]);
-      return 1;
-    }
-    done += n;
-  }
-  if (close(fd)) { perror("close"); unlink(argv[1]); return 1; }
-  double t1 = now();
-  unlink(argv[1]);
-  printf("%.1f\n", done / (t1 - t0) / 1e6);
-  return 0;
-}
-C
-  gcc -O2 -o "$work/odirect" "$work/odirect.c"
-  dd_rate() { awk '/copied/ { print $1 / $(NF-3) / 1e6 }'; }
-  local ef=() rf=() ew2=() rw2=()
-  local blocks64=$((bytes / 65536)) blocks1m=$((bytes / 1048576))
-  local key_dd="io.dd[block=%s,dir=io,file_size=$label,op=%s]"
-  # The counter of the disk that splits: a device-mapper volume (LVM,
-  # dm-crypt) counts its writes before the disk below splits them, so its
-  # one disk is read instead (a volume over several disks: none).
-  local devstat="" majmin under
-  majmin=$(stat -c '%Hd:%Ld' "$d" 2>/dev/null || true)
-  [ -z "$majmin" ] || [ ! -r "/sys/dev/block/$majmin/stat" ] || devstat=/sys/dev/block/$majmin/stat
-  if [ -n "$devstat" ] && [ -n "$(ls -A "/sys/dev/block/$majmin/slaves" 2>/dev/null)" ]; then
-    under=$(ls "/sys/dev/block/$majmin/slaves")
-    devstat=""
-    [ "$(wc -w <<<"$under")" != 1 ] || [ ! -r "/sys/class/block/$under/stat" ] || devstat=/sys/class/block/$under/stat
-  fi
-  [ -n "$devstat" ] || [ "$pass" -gt 1 ] ||
-    echo "io: no single block device under $d; the O_DIRECT rows are not split by request size" >&2
-  dev_writes() { if [ -n "$devstat" ]; then awk '{ print $5 }' "$devstat"; else echo 0; fi; }
-  # per_mib BEFORE AFTER MIBS: the device's writes a MiB, rounded ("any"
-  # without a device)
-  per_mib() {
-    if [ -z "$devstat" ] || [ "$3" -le 0 ]; then echo any; else
-      awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { k = int((b - a) / n + 0.5); print (k < 1 ? 1 : k) }'
-    fi
-  }
-  dd_sync() { dd if=/dev/zero of="$d/ddfile" bs=64K count="$blocks64" conv=fdatasync 2>&1 | dd_rate; rm -f "$d/ddfile"; }
-  dd_direct() { dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" oflag=direct 2>&1 | dd_rate; rm -f "$d/ddfile"; }
-  # huge pages as envbench asks for them: where THP is `always` or
-  # `madvise` (envbench: any mode but `never`; the kernel knows no other)
-  local c_huge=""
-  grep -q '\[\(always\|madvise\)\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null && c_huge=1
-  c_direct() { ODIRECT_HUGE=$c_huge "$work/odirect" "$d/cfile" "$bytes"; }
-  fio_direct() {
-    mkdir "$d/fio"
-    fio --directory="$d/fio" --name=direct --rw=write --bs=1M --size="$bytes" --direct=1 --ioengine=psync \
-      --fallocate=none --output-format=json | fio_bw 0 write
-    rm -rf "$d/fio"
-  }
-  # tagged CMD...: runs CMD (which prints one figure) five times and prints
-  # each figure but the first with its writes a MiB
-  tagged() {
-    local k w0 v
-    for ((k = 0; k < 5; k++)); do
-      w0=$(dev_writes)
-      v=$("$@")
-      [ "$k" = 0 ] || echo "$v $(per_mib "$w0" "$(dev_writes)" "$blocks1m")"
-    done
-  }
-  dd_warm() { dd if="$d/ddfile" of=/dev/null bs=1M 2>&1 | dd_rate; }
-  e_sync() {
-    e_io --only 'io.dd[op=write_fdatasync]'
-    # shellcheck disable=SC2059
-    ef+=("$(envbench_median "$(printf "$key_dd" 64KiB write_fdatasync)" throughput)")
-  }
-  r_sync() { rf+=("$(warm3 dd_sync)"); }
-  local e_direct_v="" e_direct_k="" r_direct_dd="" r_direct_fio="" r_direct_c=""
-  e_direct() {
-    local w0
-    w0=$(dev_writes)
-    e_io --only 'io.dd[op=write_direct]'
-    # shellcheck disable=SC2059
-    e_direct_v=$(envbench_median "$(printf "$key_dd" 1MiB write_direct)" throughput)
-    # the file was written once a warm-up and once a repetition
-    local writes
-    writes=$(python3 -c "
-import json, sys
-c = [c for c in json.load(open(sys.argv[1]))['cases'] if c['key'] == sys.argv[2]][0]
-print(c['warmup_reps'] + len(c['metrics'][0]['samples']))" "$work/e.json" "$(printf "$key_dd" 1MiB write_direct)")
-    e_direct_k=$(per_mib "$w0" "$(dev_writes)" $((writes * blocks1m)))
-  }
-  # the references' rows share envbench's figures: each reference runs
-  # while its row is open (fio's, information, on the first pass only)
-  local direct_dd=0 direct_fio=0 direct_c=0
-  still_open "io.dd[op=write_direct] throughput vs dd" && direct_dd=1
-  [ "$pass" -gt 1 ] || direct_fio=1
-  still_open "io.dd[op=write_direct] throughput vs C writer" && direct_c=1
-  r_direct() {
-    r_direct_dd="" r_direct_fio="" r_direct_c=""
-    [ $direct_dd = 0 ] || r_direct_dd=$(tagged dd_direct)
-    [ $direct_fio = 0 ] || r_direct_fio=$(tagged fio_direct)
-    [ $direct_c = 0 ] || r_direct_c=$(tagged c_direct)
-  }
-  # pair_direct: files this round's envbench figure, against the median of
-  # the reference's runs with the same writes a MiB, under that size
-  local pair_only=""  # while set, the sizes pair_direct files
-  pair_direct() {
-    local ref runs v
-    [ -z "$pair_only" ] || [[ " $pair_only " == *" $e_direct_k "* ]] || return 0
-    for ref in dd fio c; do
-      case $ref in dd) runs=$r_direct_dd ;; fio) runs=$r_direct_fio ;; c) runs=$r_direct_c ;; esac
-      [ -n "$runs" ] || continue
-      v=$(awk -v k="$e_direct_k" '$2 == k { print $1 }' <<<"$runs" | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
-      [ -z "$v" ] || echo "$e_direct_v $v" >>"$work/direct.$ref.$e_direct_k"
-    done
-  }
-  e_warm() {
-    e_io --only 'io.dd[op=read_warm]'
-    # shellcheck disable=SC2059
-    ew2+=("$(envbench_median "$(printf "$key_dd" 1MiB read_warm)" throughput)")
-  }
-  r_warm() {
-    dd if=/dev/zero of="$d/ddfile" bs=1M count="$blocks1m" conv=fdatasync 2>/dev/null
-    rw2+=("$(warm3 dd_warm)")
-    rm -f "$d/ddfile"
-  }
-  local do_sync=0 do_direct=0 do_warm=0
-  still_open "io.dd[op=write_fdatasync]" && do_sync=1
-  [ $((direct_dd + direct_fio + direct_c)) = 0 ] || do_direct=1
-  still_open "io.dd[op=read_warm]" && do_warm=1
-  local drawn=""  # the requests a MiB envbench's runs drew this pass
-  for ((i = 0; i < iorounds; i++)); do
-    [ $do_sync = 0 ] || ordered e_sync r_sync
-    if [ $do_direct = 1 ]; then ordered e_direct r_direct; pair_direct; drawn+=" $e_direct_k"; fi
-    [ $do_warm = 0 ] || ordered e_warm r_warm
-  done
-  # A round of a C writer's row forms only when envbench's run and one of
-  # the writer's drew the same requests a MiB: on the Zen 5 VM one request
-  # formed in 1 round of 8 on a first pass and in 7 of 20 on a later one,
-  # and a pass asked for one more round could form none. So the row's
-  # rounds are drawn further, the C writer alone, until each size wanted
-  # has this pass's rounds, at most max(rounds, 6) draws more. Wanted: on
-  # a first pass each size envbench drew twice or more; later, each size
-  # whose row is still open (in one run envbench's draws are of one
-  # population, so an open size can come again; the cap bounds the draws
-  # where it does not). Only those sizes' rounds are filed meanwhile, so
-  # that the draws add nothing to a settled row.
-  if [ $direct_c = 1 ] && [ -n "$devstat" ]; then
-    local want k draws=0 cap=$((iorounds > 6 ? iorounds : 6))
-    if [ "$pass" -gt 1 ]; then
-      want=$(cat "$work/verdicts/$FIDELITY_SECTION"/* 2>/dev/null | awk -F'\t' '
-        $1 == "unclear" && $7 > 0 && index($2, "io.dd[op=write_direct] throughput vs C writer") == 1 &&
-          match($2, /, [0-9]+ requests? a MiB both/) { split(substr($2, RSTART + 2), a, " "); print a[1] }' || true)
-      want=$(tr ' ' '\n' <<<"$want" | { grep -x '[0-9][0-9]*' || true; } | sort -un | xargs)
-    else
-      want=$(tr ' ' '\n' <<<"$drawn" | { grep -x '[0-9][0-9]*' || true; } | sort | uniq -d | sort -un | xargs)
-    fi
-    direct_dd=0 direct_fio=0
-    short() {
-      for k in $want; do
-        [ "$(cat "$work/direct.c.$k" 2>/dev/null | wc -l)" -ge "$iorounds" ] || return 0
-      done
-      return 1
-    }
-    pair_only=$want
-    while [ -n "$want" ] && [ "$draws" -lt "$cap" ] && short; do
-      ordered e_direct r_direct; pair_direct
-      draws=$((draws + 1)) i=$((i + 1))
-    done
-    pair_only=""
-    [ "$draws" = 0 ] || echo "io: $draws more draws of the O_DIRECT write for the C writer's rows (sizes wanted: ${want:-none})" >&2
-  fi
-  summarize "io.dd[op=write_fdatasync] throughput" MB/s "dd bs=64K conv=fdatasync" "${ef[*]}" "${rf[*]}"
-  local ref f k size rname
-  for ref in c dd fio; do
-    for f in "$work/direct.$ref".*; do
-      [ -e "$f" ] || continue
-      k=${f##*.} size=""
-      [ "$k" = any ] || size=", $k request$([ "$k" = 1 ] || echo s) a MiB both"
-      case $ref in
-        c) rname="C writer, $([ -z "$c_huge" ] || echo "huge page and ")stamps as envbench$size" ;;
-        dd) rname="dd bs=1M oflag=direct, refills its buffer (information)$size" ;;
-        fio) rname="fio bs=1M direct=1 psync$size" ;;
-      esac
-      summarize "io.dd[op=write_direct] throughput" MB/s "$rname" "$(cut -d' ' -f1 "$f" | xargs)" "$(cut -d' ' -f2 "$f" | xargs)"
-      rm -f "$f"
-    done
-  done
-  summarize "io.dd[op=read_warm] throughput" MB/s "dd bs=1M (cached)" "${ew2[*]}" "${rw2[*]}"
-  rm -rf "$d"
 }
 
 # ---------------------------------------------------------------- net
@@ -881,87 +426,36 @@ print(sum(json.load(open(f))['end']['sum_received']['bits_per_second'] for f in 
 }
 
 echo "fidelity: $rounds alternated rounds per case on $(nproc) CPU(s), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r); ratio = envbench / reference, [95 % interval] as envbench fidelity judges it (envbench __judge)" >&2
-# still SECTION: "ROWS DONE LEAST": how many unclear rows of the section
-# more rounds would settle, the most rounds a row of it has, and the
-# fewest rounds such a row asks for
+# still: "ROWS LEAST": how many unclear rows more rounds would settle,
+# and the fewest rounds such a row asks for
 still() {
-  cat "$work/verdicts/$1"/* 2>/dev/null | awk -F'\t' '
+  cat "$work/verdicts/net"/* 2>/dev/null | awk -F'\t' '
     $1 == "unclear" && $7 > 0 { rows++; if (least == 0 || $7 < least) least = $7 }
-    { if ($6 > done) done = $6 }
-    END { printf "%d %d %d\n", rows, done, least + 0 }'
+    END { printf "%d %d\n", rows, least + 0 }'
 }
-first_rounds=$rounds
-# the whole run's budget: --budget for each section
-nsections=0
-for s in ${sections//,/ }; do
-  declare -F "section_$s" >/dev/null || { echo "unknown section $s" >&2; exit 2; }
-  nsections=$((nsections + 1))
-done
-total=$((budget * nsections)) start_all=$SECONDS
-# each section's passes so far, and its last pass's seconds and rounds (a
-# later pass measures only the rows still open, so its rounds cost what
-# the last pass's did, not the first's)
-declare -A s_pass s_secs s_rounds s_stuck s_empty
-for s in ${sections//,/ }; do
-  export FIDELITY_SECTION=$s
-  pass=1 rounds=$first_rounds start=$SECONDS
-  echo "section $s: pass 1, $rounds rounds" >&2
-  "section_$s"
-  read -r _ done _ < <(still "$s")
-  s_pass[$s]=1 s_secs[$s]=$((SECONDS - start)) s_rounds[$s]=$((done > 0 ? done : 1))
-  echo "section $s: $((SECONDS - start)) s" >&2
-done
-# Then, pass by pass, the time left goes to the section whose unclear row
-# the fewest rounds would settle, at what its rounds cost times the passes
-# it has had: that many more rounds (at most 20) of the rows still open
-# there. The passes count so that a section whose row keeps asking for a
-# few more rounds does not take every pass: on the Zen 5 VM (2026-11-30)
-# STREAM at two threads, on a host switching between 45 and 75 GB/s
-# within rounds, took 9 passes of mem, and cpu.primes' row asking for
-# about 30 rounds never had one.
+export FIDELITY_SECTION=net
+first_rounds=$rounds pass=1 start=$SECONDS
+echo "pass 1: $rounds rounds" >&2
+section_net
+per=$(( (SECONDS - start + rounds - 1) / rounds ))
 while :; do
-  left=$((total - (SECONDS - start_all)))
-  best="" best_cost=0 best_add=0 best_per=0 unsettled=0
-  for s in ${sections//,/ }; do
-    [ -z "${s_stuck[$s]:-}" ] || continue
-    read -r rows _ least < <(still "$s")
-    [ "$rows" -gt 0 ] || continue
-    unsettled=$((unsettled + rows))
-    per=$(( (${s_secs[$s]} + ${s_rounds[$s]} - 1) / ${s_rounds[$s]} ))
-    per=$(( per > 0 ? per : 1 ))
-    [ "$per" -le "$left" ] || continue
-    add=$(( least < 20 ? least : 20 ))
-    add=$(( add * per <= left ? add : left / per ))
-    cost=$((least * per * ${s_pass[$s]}))
-    if [ -z "$best" ] || [ "$cost" -lt "$best_cost" ]; then
-      best=$s best_cost=$cost best_add=$add best_per=$per
-    fi
-  done
-  if [ -z "$best" ]; then
-    [ "$unsettled" -eq 0 ] || echo "budget: $((SECONDS - start_all)) of $total s spent; $unsettled row(s) that more rounds would settle are left unclear" >&2
+  read -r rows least < <(still)
+  left=$((budget - (SECONDS - start)))
+  [ "$rows" -gt 0 ] || break
+  add=$(( least < 20 ? least : 20 ))
+  add=$(( add * per <= left ? add : left / per ))
+  if [ "$add" -le 0 ]; then
+    echo "budget: $((SECONDS - start)) of $budget s spent; $rows row(s) that more rounds would settle are left unclear" >&2
     break
   fi
-  s=$best
-  export FIDELITY_SECTION=$s
-  pass=$((${s_pass[$s]} + 1)) rounds=$best_add start=$SECONDS
-  s_pass[$s]=$pass
-  echo "section $s: pass $pass, $best_add more rounds (about $best_per s each) for its unclear rows; $((SECONDS - start_all)) of $total s spent" >&2
-  before=$(cat "$work/verdicts/$s"/* | md5sum)
-  "section_$s"
-  s_secs[$s]=$((SECONDS - start)) s_rounds[$s]=$best_add
-  # a pass can measure nothing by chance (a row whose rounds form only
-  # sometimes); two such passes in a row leave the section as it is
-  if [ "$(cat "$work/verdicts/$s"/* | md5sum)" = "$before" ]; then
-    s_empty[$s]=$((${s_empty[$s]:-0} + 1))
-    if [ "${s_empty[$s]}" -ge 2 ]; then
-      echo "section $s: two passes measured no unclear row; its rows stay as they are" >&2
-      s_stuck[$s]=1
-    fi
-  else
-    s_empty[$s]=0
-  fi
+  pass=$((pass + 1)) rounds=$add
+  echo "pass $pass: $add more rounds (about $per s each) for the unclear rows; $((SECONDS - start)) of $budget s spent" >&2
+  before=$(cat "$work/verdicts/net"/* | md5sum)
+  section_net
+  # a pass that measured no unclear row leaves them as they are
+  [ "$(cat "$work/verdicts/net"/* | md5sum)" != "$before" ] || break
 done
-echo "fidelity: $((SECONDS - start_all)) s in all" >&2
+echo "fidelity: $((SECONDS - start)) s in all" >&2
 rounds=$first_rounds
 # the last line: how the rows were judged, each by its latest pass
 if compgen -G "$work/verdicts/*/*" >/dev/null; then

@@ -216,6 +216,10 @@ fn bad_fidelity_input_is_refused_before_anything_runs() {
         ),
         (vec!["--rounds", "0"], "0 is not in 1..=1000"),
         (
+            vec!["--sections", "io", "--dir", "no-such-dir"],
+            "--dir no-such-dir: not an existing directory",
+        ),
+        (
             vec!["--json", "same", "--markdown", "same"],
             "--json and --markdown name the same file",
         ),

@@ -84,6 +84,24 @@ pub struct Tool {
     /// given the program's path (hpcc's BLAS is OpenBLAS); the error says
     /// why not.
     pub check: Option<Check>,
+    /// Where the tool works on the case's directory (the io family's): in
+    /// a fresh directory made there for each run.
+    pub on_dir: Option<OnDir>,
+}
+
+/// How a tool works on the case's directory (`--dir`): each run in a
+/// fresh directory made there, its working directory, removed after.
+#[derive(Debug, Clone, Copy)]
+pub struct OnDir {
+    /// The arguments of an untimed run of the same program before each
+    /// measured one, in the same directory (`sysbench fileio prepare`, a
+    /// file written for dd to read); empty: none.
+    pub prepare: &'static [Arg],
+    /// Runs before the measured ones whose figures are dropped, as
+    /// envbench's warm-up repetitions are.
+    pub warm_up: usize,
+    /// Whether the figure is on its stderr (dd's summary).
+    pub stderr: bool,
 }
 
 /// What must hold here for a tool's figure to stand, given its program's
@@ -140,6 +158,15 @@ pub enum Arg {
         /// The parameter's name.
         key: &'static str,
     },
+    /// The first N CPUs this process may use, comma-separated after
+    /// `prefix`, N the case's parameter `key` (io.seq's threads, each on
+    /// a CPU of its own as envbench places them).
+    FirstCpus {
+        /// What comes before the list.
+        prefix: &'static str,
+        /// The parameter that gives N.
+        key: &'static str,
+    },
 }
 
 /// Where a tool runs.
@@ -178,6 +205,9 @@ pub enum Read {
         bench: &'static str,
         /// The metric.
         metric: &'static str,
+        /// What the importer's figure is multiplied by, into the unit of
+        /// envbench's metric (fio's MiB/s into MB/s: 1.048576).
+        scale: f64,
     },
 }
 
@@ -206,12 +236,13 @@ impl Read {
             importer,
             bench,
             metric,
+            scale,
             ..
         } = self
         else {
             return Err("not read by an importer".to_string());
         };
-        crate::import::figure_in(importer, text, bench, metric)
+        crate::import::figure_in(importer, text, bench, metric).map(|v| v * scale)
     }
 }
 
@@ -232,6 +263,8 @@ pub struct Workshop {
     /// Each source's builds, by its name and flags.
     built: BTreeMap<(&'static str, &'static [&'static str]), Result<PathBuf, String>>,
     tiny: Option<Result<Tiny, String>>,
+    /// The directories a case's `dir` names, for tools that work on one.
+    dirs: Vec<crate::config::NamedDir>,
 }
 
 impl Workshop {
@@ -247,7 +280,14 @@ impl Workshop {
             cpus,
             built: BTreeMap::new(),
             tiny: None,
+            dirs: Vec::new(),
         })
+    }
+
+    /// The directories the cases' `dir` parameters name (`--dir`).
+    pub fn with_dirs(mut self, dirs: Vec<crate::config::NamedDir>) -> Workshop {
+        self.dirs = dirs;
+        self
     }
 
     /// How many CPUs may be used.
@@ -291,6 +331,30 @@ impl Workshop {
         for (k, a) in tool.env {
             env.push(((*k).to_string(), self.fill(*a, case)?));
         }
+        let on_dir = match tool.on_dir {
+            Some(how) => {
+                let name = param(case, "dir")?;
+                let path = self
+                    .dirs
+                    .iter()
+                    .find(|d| d.name == name)
+                    .map(|d| d.path.clone())
+                    .ok_or_else(|| {
+                        format!("no directory {name} was given for the case to work in")
+                    })?;
+                let mut prepare = Vec::with_capacity(how.prepare.len());
+                for a in how.prepare {
+                    prepare.push(self.fill(*a, case)?);
+                }
+                Some(InDir {
+                    path,
+                    prepare,
+                    warm_up: how.warm_up,
+                    stderr: how.stderr,
+                })
+            }
+            None => None,
+        };
         let ready = Ready {
             name: match tool.on {
                 Cpus::Any => tool.name.to_string(),
@@ -303,6 +367,7 @@ impl Workshop {
             read: tool.read,
             processes: tool.processes.max(1),
             input,
+            on_dir,
             // beside the workshop, not in it: Open MPI's session directory
             // under it holds a socket, whose path may not pass 107 bytes
             scratch: self.base.clone(),
@@ -323,6 +388,19 @@ impl Workshop {
                 .to_string(),
             Arg::Tiny => self.tiny_path()?,
             Arg::Param { prefix, key } => format!("{prefix}{}", param(case, key)?),
+            Arg::FirstCpus { prefix, key } => {
+                let n: usize = param(case, key)?
+                    .parse()
+                    .map_err(|_| format!("the case's {key} is not a count"))?;
+                if n > self.cpus.len() {
+                    return Err(format!(
+                        "{n} CPUs asked for a thread each, {} usable here",
+                        self.cpus.len()
+                    ));
+                }
+                let list: Vec<String> = self.cpus[..n].iter().map(ToString::to_string).collect();
+                format!("{prefix}{}", list.join(","))
+            }
         })
     }
 
@@ -423,6 +501,21 @@ pub struct Ready {
     input: Option<(&'static str, String)>,
     /// Where a run's own directory is made.
     scratch: PathBuf,
+    /// Where a tool that works on the case's directory runs, and how.
+    on_dir: Option<InDir>,
+}
+
+/// A tool's place on the case's directory, filled in for the case.
+#[derive(Debug)]
+struct InDir {
+    /// The directory.
+    path: PathBuf,
+    /// The untimed run's arguments before each measured one.
+    prepare: Vec<String>,
+    /// Runs dropped before the measured ones.
+    warm_up: usize,
+    /// Whether the figure is on stderr.
+    stderr: bool,
 }
 
 impl Ready {
@@ -431,11 +524,15 @@ impl Ready {
         &self.name
     }
 
-    /// One round's figure: the median of its fresh processes' figures.
+    /// One round's figure: the median of its fresh processes' figures,
+    /// after its warm-up runs (dropped).
     ///
     /// # Errors
     /// How a run failed or gave no figure.
     pub fn measure(&self) -> Result<f64, String> {
+        for _ in 0..self.on_dir.as_ref().map_or(0, |d| d.warm_up) {
+            self.once()?;
+        }
         let mut figures = Vec::with_capacity(self.processes);
         for _ in 0..self.processes {
             figures.push(self.once()?);
@@ -446,46 +543,36 @@ impl Ready {
 
     /// One run's figure.
     fn once(&self) -> Result<f64, String> {
-        // a tool that reads or writes files runs in a directory of its own
-        let own = match (&self.input, self.read) {
-            (None, Read::Imported { file: None, .. })
-            | (None, Read::Number | Read::PerfPerOp { .. } | Read::After(_)) => None,
+        // a tool that reads or writes files runs in a directory of its own:
+        // on the case's directory where it works on one
+        let own = match (&self.on_dir, &self.input, self.read) {
+            (Some(d), _, _) => Some(ScratchDir::new(&d.path, "tool").map_err(|e| e.to_string())?),
+            (None, None, Read::Imported { file: None, .. })
+            | (None, None, Read::Number | Read::PerfPerOp { .. } | Read::After(_)) => None,
             _ => Some(ScratchDir::new(&self.scratch, "tool").map_err(|e| e.to_string())?),
         };
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &own {
-            // its temporary files too (Open MPI's session directory), so
-            // that they go with the directory
-            cmd.current_dir(dir.path()).env("TMPDIR", dir.path());
-            if let Some((file, text)) = &self.input {
-                write_text(&dir.path().join(file), text)?;
-            }
+        if let Some((file, text)) = &self.input {
+            let dir = own.as_ref().expect("a tool with an input has a directory");
+            write_text(&dir.path().join(file), text)?;
         }
-        if let Some(cpu) = self.on {
-            super::affinity::start_on(&mut cmd, cpu)
-                .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
+        let dir = own.as_ref().map(ScratchDir::path);
+        if let Some(d) = self.on_dir.as_ref().filter(|d| !d.prepare.is_empty()) {
+            self.run(&d.prepare, dir, "preparing")?;
         }
-        let ended = Program::new(
-            cmd,
-            format!("measuring ({})", self.name),
-            Instant::now() + TOOL_WITHIN,
-        )
-        .keep_stdout(KEPT)
-        .output()
-        .map_err(|e| e.to_string())?;
-        let text = match (self.read, &own) {
+        let ended = self.run(&self.args, dir, "measuring")?;
+        let stderr = self.on_dir.as_ref().is_some_and(|d| d.stderr);
+        let text = match (self.read, dir) {
             (
                 Read::Imported {
                     file: Some(file), ..
                 },
                 Some(dir),
             ) => {
-                let path = dir.path().join(file);
+                let path = dir.join(file);
                 std::fs::read_to_string(&path)
                     .map_err(|e| format!("{} wrote no {file} ({e})", self.name))?
             }
+            _ if stderr => String::from_utf8_lossy(&ended.stderr).into_owned(),
             _ => String::from_utf8_lossy(&ended.stdout).into_owned(),
         };
         if let Read::Imported { .. } = self.read {
@@ -501,6 +588,37 @@ impl Ready {
                 text.lines().next().unwrap_or("")
             )
         })
+    }
+
+    /// Runs the program with `args` in `dir` (its temporary files there
+    /// too), on its CPU, within [`TOOL_WITHIN`]; `doing` names the run in
+    /// a failure's words.
+    fn run(
+        &self,
+        args: &[String],
+        dir: Option<&Path>,
+        doing: &str,
+    ) -> Result<super::program::Ended, String> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = dir {
+            // its temporary files too (Open MPI's session directory), so
+            // that they go with the directory
+            cmd.current_dir(dir).env("TMPDIR", dir);
+        }
+        if let Some(cpu) = self.on {
+            super::affinity::start_on(&mut cmd, cpu)
+                .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
+        }
+        Program::new(
+            cmd,
+            format!("{doing} ({})", self.name),
+            Instant::now() + TOOL_WITHIN,
+        )
+        .keep_stdout(KEPT)
+        .keep_stderr(KEPT)
+        .output()
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -552,6 +670,7 @@ mod tests {
             processes: 3,
             input: None,
             check: None,
+            on_dir: None,
         };
         match crate::cleanup::resolve("cc") {
             Ok(_) => {
@@ -622,6 +741,7 @@ mod tests {
                 text: "{n}",
             }),
             check: None,
+            on_dir: None,
         };
         let ready = shop.ready(&tool, &case).unwrap();
         assert_eq!(ready.measure().unwrap(), 42.0);
@@ -634,6 +754,7 @@ mod tests {
         // a check that fails keeps the tool from running, with its words
         let refused = Tool {
             check: Some(|_| Err("not here".to_string())),
+            on_dir: None,
             ..tool
         };
         assert_eq!(shop.ready(&refused, &case).unwrap_err(), "not here");
@@ -691,6 +812,7 @@ mod tests {
             processes: 1,
             input: None,
             check: None,
+            on_dir: None,
         };
         let ready = shop.ready(&tool, &case).unwrap();
         assert_eq!(ready.measure().unwrap(), 4.0);

@@ -122,8 +122,9 @@ pub enum Cmd {
     /// virtualization=wsl2 stream-*.txt -o wsl2.json
     Import(ImportArgs),
     /// Is envbench faithful on this machine? Runs each case that has a
-    /// reference tool installed here (perf bench, sysbench, hpcc's HPL,
-    /// C loops and C STREAM built with the environment's cc) and those tools in
+    /// reference tool installed here (perf bench, sysbench, fio, dd, hpcc's
+    /// HPL, C loops and C STREAM built with the environment's cc; the io
+    /// family's on --dir) and those tools in
     /// turns, round by round, and judges the ratio envbench/reference by
     /// its 95 % interval against the case's band: within, outside, or
     /// unclear with the rounds that would settle it. Rounds are added to the unclear rows until every
@@ -131,6 +132,8 @@ pub enum Cmd {
     /// then the counts; progress on stderr.
     ///
     /// Example: envbench fidelity --sections os --json fidelity.json
+    ///
+    /// Example: envbench fidelity --sections io --dir /mnt/data
     Fidelity(FidelityArgs),
     /// Judges one row's rounds as `fidelity` judges its own: pairs of
     /// figures (envbench's, the reference's) on stdin, a line of
@@ -346,7 +349,7 @@ pub struct InfoArgs {
 /// `envbench fidelity` options.
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
-    /// Families whose references run, comma-separated (os,cpu,mem).
+    /// Families whose references run, comma-separated (os,cpu,mem,io).
     /// [default: every family with a reference tool]
     #[arg(long, value_name = "FAMILY,...", value_delimiter = ',')]
     pub sections: Vec<String>,
@@ -362,6 +365,12 @@ pub struct FidelityArgs {
     /// the rows still unclear; a round already started finishes).
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
+    /// The directory the io family's cases and their tools (sysbench,
+    /// fio, dd) write in, each in a fresh directory removed after: the
+    /// disk or share whose figures are to be trusted. It needs about
+    /// 600 MiB free. [default: the temporary directory]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// Write the rows as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -124,6 +124,10 @@ fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::Fidel
         json,
         markdown,
         scratch: std::env::temp_dir(),
+        dir: match a.dir {
+            Some(d) => check::existing_dirs(vec![d])?.pop(),
+            None => None,
+        },
     })
 }
 

@@ -90,8 +90,8 @@ pub(crate) fn importer(name: &str) -> Option<&'static dyn Importer> {
     IMPORTERS.iter().copied().find(|i| i.name() == name)
 }
 
-/// The `metric` of the first measurement of `bench` that the importer
-/// named `importer` reads in `text`: how `envbench fidelity` reads a
+/// The `metric` of the first measurement of `bench` that has it, as the importer
+/// named `importer` reads `text`: how `envbench fidelity` reads a
 /// reference tool's figure ([`crate::bench::reference::Read::Imported`]).
 ///
 /// # Errors
@@ -110,10 +110,13 @@ pub fn figure_in(
             e.line, e.msg
         )
     })?;
-    let record = parsed
-        .records
+    // the first record of the bench with the metric (fio's read job
+    // follows its write job in one output)
+    let of_bench: Vec<_> = parsed.records.iter().filter(|r| r.bench == bench).collect();
+    let record = of_bench
         .iter()
-        .find(|r| r.bench == bench)
+        .find(|r| r.metrics.iter().any(|m| m.name == metric))
+        .or(of_bench.first())
         .ok_or_else(|| format!("its output has no {bench} measurement"))?;
     if let Some(flag) = record.flags.iter().find(|f| f.excludes()) {
         return Err(flag.message.clone());

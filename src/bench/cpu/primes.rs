@@ -210,6 +210,7 @@ impl Bench for Primes {
             processes: 1,
             input: None,
             check: None,
+            on_dir: None,
         };
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
             .into_iter()

@@ -15,6 +15,7 @@ mod block;
 pub mod dd;
 pub mod meta;
 pub mod random;
+pub(crate) mod references;
 pub mod seq;
 
 use super::{

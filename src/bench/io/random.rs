@@ -84,6 +84,9 @@ const METRICS: [(&str, Unit, Direction); 9] = [
 pub struct Random;
 
 impl Bench for Random {
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::random()
+    }
     fn id(&self) -> &'static str {
         ids::IO_RANDOM
     }

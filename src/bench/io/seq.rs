@@ -72,6 +72,9 @@ pub(crate) fn suite_file_size(suite: Suite) -> u64 {
 pub struct Seq;
 
 impl Bench for Seq {
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::seq()
+    }
     fn id(&self) -> &'static str {
         ids::IO_SEQ
     }

@@ -40,6 +40,7 @@ fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: us
         processes,
         input: None,
         check: None,
+        on_dir: None,
     }
 }
 
@@ -56,6 +57,7 @@ fn perf_reference(name: &'static str, args: &'static [Arg], on: Cpus, scale: f64
         processes: 1,
         input: None,
         check: None,
+        on_dir: None,
     }
 }
 

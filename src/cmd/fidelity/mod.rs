@@ -40,6 +40,9 @@ pub struct FidelitySettings {
     pub markdown: Option<PathBuf>,
     /// The base of the scratch directory.
     pub scratch: PathBuf,
+    /// The directory the io family's cases and tools work in (`--dir`;
+    /// none: under the scratch base).
+    pub dir: Option<PathBuf>,
 }
 
 /// The families that declare references, by name.
@@ -60,7 +63,10 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
     let interrupted = Arc::new(AtomicBool::new(false));
     crate::cleanup::watch_signals(Arc::clone(&interrupted)).context("cannot watch for Ctrl-C")?;
     let started = Instant::now();
-    let mut shop = Workshop::new(&s.scratch)?;
+    let mut shop = Workshop::new(&s.scratch)?.with_dirs(vec![crate::config::NamedDir {
+        name: IO_DIR.to_string(),
+        path: io_dir(s),
+    }]);
     let mut rows = rows_for(s, &mut shop);
     if interrupted.load(Ordering::SeqCst) {
         eprintln!(
@@ -195,29 +201,82 @@ fn plural(n: usize) -> &'static str {
 /// made ready for its case as the quick suite plans it here (or why they
 /// cannot run here).
 fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
-    let plan = crate::bench::Plan {
-        suite: crate::config::Suite::Quick,
-        cpus: shop.cpus(),
-        threads: None,
-        dirs: Vec::new(),
-        options: crate::config::FamilyOptions::default(),
-    };
     let mut rows = Vec::new();
     for family in FAMILIES {
         if !s.families.is_empty() && !s.families.iter().any(|f| f == family.name()) {
             continue;
         }
+        let (plan, run) = family_plan(s, *family, shop.cpus());
         for bench in family.benches() {
             if !s.only.is_empty() && !s.only.iter().any(|o| o == bench.id()) {
                 continue;
             }
             let planned = bench.cases(&plan);
             for reference in bench.references() {
-                rows.push(Row::new(*bench, reference, shop, &planned));
+                rows.push(Row::new(*bench, reference, shop, &planned, run.clone()));
             }
         }
     }
     rows
+}
+
+/// How `family`'s cases are planned and run: the quick suite, five
+/// repetitions a case; the io family in the standard suite (its 1 s of
+/// random I/O, the length of sysbench's shortest run) on its directory,
+/// with files of [`FIDELITY_SIZE`], a warm-up and three repetitions as
+/// its tools run. The plan, and the arguments of `envbench run`.
+fn family_plan(
+    s: &FidelitySettings,
+    family: &dyn Family,
+    cpus: usize,
+) -> (crate::bench::Plan, Vec<String>) {
+    use crate::bench::io::references::FIDELITY_SIZE;
+    let mut plan = crate::bench::Plan {
+        suite: crate::config::Suite::Quick,
+        cpus,
+        threads: None,
+        dirs: Vec::new(),
+        options: crate::config::FamilyOptions::default(),
+    };
+    if family.name() != "io" {
+        return (
+            plan,
+            ["--suite", "quick", "--reps", "5..5"]
+                .map(String::from)
+                .to_vec(),
+        );
+    }
+    let dir = io_dir(s);
+    plan.suite = crate::config::Suite::Standard;
+    plan.dirs = vec![crate::config::NamedDir {
+        name: IO_DIR.to_string(),
+        path: dir.clone(),
+    }];
+    plan.options = crate::bench::io::references::fidelity_options();
+    let run = [
+        "--suite",
+        "standard",
+        "--reps",
+        "3..3",
+        "--file-size",
+        FIDELITY_SIZE,
+        "--io-total",
+        FIDELITY_SIZE,
+        "--dir",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([format!("{IO_DIR}={}", dir.display())])
+    .collect();
+    (plan, run)
+}
+
+/// The name of the io family's directory in its cases' keys.
+const IO_DIR: &str = "io";
+
+/// The io family's directory: `--dir`, or the scratch base.
+fn io_dir(s: &FidelitySettings) -> PathBuf {
+    s.dir.clone().unwrap_or_else(|| s.scratch.clone())
 }
 
 /// One round of the `open` rows that have fewer than [`MOST_ROUNDS`](crate::stats::band::MOST_ROUNDS)
@@ -234,11 +293,26 @@ fn round(
     scratch: &Path,
     interrupted: &AtomicBool,
 ) {
-    for pinned in [false, true] {
+    let mut kinds: Vec<(bool, &[String])> = Vec::new();
+    for &i in open {
+        let kind = (
+            rows[i].reference.envbench_on_first_cpu,
+            rows[i].run.as_slice(),
+        );
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    let kinds: Vec<(bool, Vec<String>)> = kinds.into_iter().map(|(p, r)| (p, r.to_vec())).collect();
+    for (pinned, run) in kinds {
         let group: Vec<usize> = open
             .iter()
             .copied()
-            .filter(|&i| rows[i].reference.envbench_on_first_cpu == pinned && rows[i].measurable())
+            .filter(|&i| {
+                rows[i].reference.envbench_on_first_cpu == pinned
+                    && rows[i].run == run
+                    && rows[i].measurable()
+            })
             .collect();
         if group.is_empty() || interrupted.load(Ordering::SeqCst) {
             continue;
@@ -254,7 +328,7 @@ fn round(
             [1, 0]
         } {
             if side == 0 {
-                envbench = Some(envbench_run(me, &cases, cpu, scratch));
+                envbench = Some(envbench_run(me, &cases, &run, cpu, scratch));
             } else {
                 tools = group
                     .iter()
@@ -272,7 +346,7 @@ fn round(
     }
 }
 
-/// One `envbench run` of `cases` (quick suite, five repetitions a case),
+/// One `envbench run` of `cases` with `run`'s arguments ([`family_plan`]),
 /// on `cpu` when given, read back from its result file. It runs in this
 /// process's group, so a Ctrl-C reaches it and it winds down as a run
 /// does; a run that exits 1 (a case failed) is read all the same, each
@@ -280,6 +354,7 @@ fn round(
 fn envbench_run(
     me: &Path,
     cases: &[String],
+    run: &[String],
     cpu: Option<usize>,
     scratch: &Path,
 ) -> Result<crate::results::ResultFile, String> {
@@ -287,22 +362,13 @@ fn envbench_run(
     let out = dir.path().join("envbench.json");
     let only = cases.join(",");
     let mut cmd = Command::new(me);
-    cmd.args([
-        "run",
-        "--no-history",
-        "--suite",
-        "quick",
-        "--quiet",
-        "--reps",
-        "5..5",
-        "--only",
-        &only,
-        "-o",
-    ])
-    .arg(&out)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    cmd.args(["run", "--no-history", "--quiet"])
+        .args(run)
+        .args(["--only", &only, "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     crate::cleanup::die_with_envbench(&mut cmd);
     if let Some(c) = cpu {
         crate::bench::affinity::start_on(&mut cmd, c)

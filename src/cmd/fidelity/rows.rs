@@ -35,6 +35,9 @@ pub(super) struct Row {
     stopped: Option<String>,
     /// The latest judgement.
     pub judged: Option<Judged>,
+    /// The arguments `envbench run` measures the case with (its suite,
+    /// repetitions, directory), beside `--only`.
+    pub run: Vec<String>,
 }
 
 impl Row {
@@ -45,6 +48,7 @@ impl Row {
         reference: Reference,
         shop: &mut Workshop,
         planned: &[CaseSpec],
+        run: Vec<String>,
     ) -> Row {
         let mut row = Row {
             bench,
@@ -56,6 +60,7 @@ impl Row {
             not_run: Vec::new(),
             stopped: None,
             judged: None,
+            run,
         };
         row.label = row.selector() + row.placed();
         let case = planned.iter().find(|c| {
@@ -73,7 +78,7 @@ impl Row {
                 tools
             }
             None => Err(format!(
-                "the quick suite plans no case {} here",
+                "envbench fidelity plans no case {} here",
                 row.selector()
             )),
         };
@@ -573,11 +578,12 @@ mod tests {
                 processes: 1,
                 input: None,
                 check: None,
+                on_dir: None,
             }],
             pick: Pick::First,
             envbench_on_first_cpu: false,
         };
-        Row::new(bench, reference, shop, &planned(bench))
+        Row::new(bench, reference, shop, &planned(bench), Vec::new())
     }
 
     /// `bench`'s cases in the quick suite on two CPUs.

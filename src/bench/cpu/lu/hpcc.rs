@@ -82,6 +82,7 @@ const fn hpcc(name: &'static str, env: &'static [(&'static str, Arg)], check: Ch
             file: Some("hpccoutf.txt"),
             bench: "cpu.hpcc_hpl",
             metric: "gflops",
+            scale: 1.0,
         },
         processes: 3,
         input: Some(Input {
@@ -89,6 +90,7 @@ const fn hpcc(name: &'static str, env: &'static [(&'static str, Arg)], check: Ch
             text: HPCCINF,
         }),
         check: Some(check),
+        on_dir: None,
     }
 }
 

@@ -62,6 +62,9 @@ pub(crate) fn suite_file_size(suite: Suite) -> u64 {
 pub struct Dd;
 
 impl Bench for Dd {
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::dd()
+    }
     fn id(&self) -> &'static str {
         ids::IO_DD
     }

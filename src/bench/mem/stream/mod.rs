@@ -404,6 +404,7 @@ impl Bench for Stream {
                 processes: 1,
                 input: None,
                 check: None,
+                on_dir: None,
             })
             .collect();
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
