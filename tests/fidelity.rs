@@ -220,6 +220,10 @@ fn bad_fidelity_input_is_refused_before_anything_runs() {
             "--dir no-such-dir: not an existing directory",
         ),
         (
+            vec!["--sections", "os", "--dir", "."],
+            "only the io family's cases work on a directory",
+        ),
+        (
             vec!["--json", "same", "--markdown", "same"],
             "--json and --markdown name the same file",
         ),

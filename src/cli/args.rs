@@ -368,7 +368,7 @@ pub struct FidelityArgs {
     /// The directory the io family's cases and their tools (sysbench,
     /// fio, dd) write in, each in a fresh directory removed after: the
     /// disk or share whose figures are to be trusted. It needs about
-    /// 600 MiB free. [default: the temporary directory]
+    /// 800 MiB free. [default: the temporary directory]
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Write the rows as JSON to FILE.

@@ -109,6 +109,15 @@ fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::Fidel
         p.map(|p| crate::store::output_path(&p, a.force, flag).map_err(|e| UsageError(e).into()))
             .transpose()
     };
+    let io_asked = (a.sections.is_empty() || a.sections.iter().any(|f| f == "io"))
+        && (a.only.is_empty() || a.only.iter().any(|b| b.starts_with("io.")));
+    if let (Some(d), false) = (&a.dir, io_asked) {
+        return Err(UsageError(format!(
+            "--dir {}: only the io family's cases work on a directory, and they are not asked for (--sections io)",
+            d.display()
+        ))
+        .into());
+    }
     let json = out(a.json, "--json")?;
     let markdown = out(a.markdown, "--markdown")?;
     if let (Some(j), Some(m)) = (&json, &markdown) {

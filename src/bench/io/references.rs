@@ -1,7 +1,7 @@
 //! The io family's reference tools (`envbench fidelity --dir DIR`): each
-//! works on the case's directory, in a fresh directory of its own for
-//! each run, and measures a warm-up run and then three, as envbench's
-//! case does (a warm-up repetition, then `--reps 3..3`). The command plans
+//! works on the case's directory, in a fresh directory of its own, and
+//! measures a warm-up run and then three, as envbench's case does in
+//! `envbench fidelity` (one round of a warm-up repetition and three). The command plans
 //! the family in the standard suite with files of [`FIDELITY_SIZE`]: what
 //! the arguments below assume (sysbench's 1 s, fio's read loops).
 
@@ -92,8 +92,9 @@ macro_rules! sysbench {
     };
 }
 
-/// io.random against sysbench fileio rndrw: its 128 files made before
-/// each run (untimed), then 1 s, as envbench's case does.
+/// io.random against sysbench fileio rndrw: its 128 files made once a
+/// round (untimed), then runs of 1 s on them, as envbench's case makes
+/// its file set once for its repetitions.
 pub(super) fn random() -> Vec<Reference> {
     let sysbench = |metric: &'static str| {
         tool(
@@ -266,7 +267,8 @@ const DD_ON_DIR: OnDir = OnDir {
     ..ON_DIR
 };
 
-/// The file's bytes: dd counts them (`iflag=count_bytes`), in any block.
+/// The file's bytes: GNU dd counts them (`iflag=count_bytes`), in any
+/// block; BusyBox's dd has no such flag, and its rows say so.
 const COUNT: Arg = Arg::Param {
     prefix: "count=",
     key: "file_size",

@@ -223,8 +223,8 @@ fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
 /// How `family`'s cases are planned and run: the quick suite, five
 /// repetitions a case; the io family in the standard suite (its 1 s of
 /// random I/O, the length of sysbench's shortest run) on its directory,
-/// with files of [`FIDELITY_SIZE`], a warm-up and three repetitions as
-/// its tools run. The plan, and the arguments of `envbench run`.
+/// with files of [`FIDELITY_SIZE`], one round of a warm-up and three
+/// repetitions, as its tools run. The plan, and the arguments of `envbench run`.
 fn family_plan(
     s: &FidelitySettings,
     family: &dyn Family,
@@ -256,6 +256,8 @@ fn family_plan(
     let run = [
         "--suite",
         "standard",
+        "--rounds",
+        "1",
         "--reps",
         "3..3",
         "--file-size",

@@ -10,10 +10,14 @@
 //! here by the environment's `cc`; each prints its figure, read by
 //! [`Read`].
 
+mod ready;
+
 use super::os::tiny::Tiny;
 use super::program::Program;
 use super::{BenchError, ScratchDir};
 use crate::stats::band::Band;
+use ready::InDir;
+pub use ready::Ready;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -231,7 +235,7 @@ impl Read {
     }
 
     /// A [`Read::Imported`] figure in `text`, or why there is none.
-    fn imported(self, text: &str) -> Result<f64, String> {
+    pub(super) fn imported(self, text: &str) -> Result<f64, String> {
         let Read::Imported {
             importer,
             bench,
@@ -247,11 +251,11 @@ impl Read {
 }
 
 /// How long one run of a tool may take.
-const TOOL_WITHIN: Duration = Duration::from_secs(120);
+pub(super) const TOOL_WITHIN: Duration = Duration::from_secs(120);
 /// How long a compile may take.
 const COMPILE_WITHIN: Duration = Duration::from_secs(120);
 /// What is kept of a tool's stdout.
-const KEPT: usize = 64 * 1024;
+pub(super) const KEPT: usize = 64 * 1024;
 
 /// Where tools are made ready: a scratch directory for compiled programs
 /// and the tiny helper's copy, the usable CPUs and the compiler.
@@ -372,7 +376,7 @@ impl Workshop {
             // under it holds a socket, whose path may not pass 107 bytes
             scratch: self.base.clone(),
         };
-        ready.once()?;
+        ready.check()?;
         Ok(ready)
     }
 
@@ -487,143 +491,8 @@ fn compile(
     Ok(out)
 }
 
-/// A tool ready to run.
-#[derive(Debug)]
-pub struct Ready {
-    name: String,
-    program: PathBuf,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    on: Option<usize>,
-    read: Read,
-    processes: usize,
-    /// The input file's name and text, filled in for the case.
-    input: Option<(&'static str, String)>,
-    /// Where a run's own directory is made.
-    scratch: PathBuf,
-    /// Where a tool that works on the case's directory runs, and how.
-    on_dir: Option<InDir>,
-}
-
-/// A tool's place on the case's directory, filled in for the case.
-#[derive(Debug)]
-struct InDir {
-    /// The directory.
-    path: PathBuf,
-    /// The untimed run's arguments before each measured one.
-    prepare: Vec<String>,
-    /// Runs dropped before the measured ones.
-    warm_up: usize,
-    /// Whether the figure is on stderr.
-    stderr: bool,
-}
-
-impl Ready {
-    /// Its name as the row gives it ("perf bench sched pipe on CPU 0").
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// One round's figure: the median of its fresh processes' figures,
-    /// after its warm-up runs (dropped).
-    ///
-    /// # Errors
-    /// How a run failed or gave no figure.
-    pub fn measure(&self) -> Result<f64, String> {
-        for _ in 0..self.on_dir.as_ref().map_or(0, |d| d.warm_up) {
-            self.once()?;
-        }
-        let mut figures = Vec::with_capacity(self.processes);
-        for _ in 0..self.processes {
-            figures.push(self.once()?);
-        }
-        figures.sort_by(f64::total_cmp);
-        Ok(crate::stats::median_of_sorted(&figures))
-    }
-
-    /// One run's figure.
-    fn once(&self) -> Result<f64, String> {
-        // a tool that reads or writes files runs in a directory of its own:
-        // on the case's directory where it works on one
-        let own = match (&self.on_dir, &self.input, self.read) {
-            (Some(d), _, _) => Some(ScratchDir::new(&d.path, "tool").map_err(|e| e.to_string())?),
-            (None, None, Read::Imported { file: None, .. })
-            | (None, None, Read::Number | Read::PerfPerOp { .. } | Read::After(_)) => None,
-            _ => Some(ScratchDir::new(&self.scratch, "tool").map_err(|e| e.to_string())?),
-        };
-        if let Some((file, text)) = &self.input {
-            let dir = own.as_ref().expect("a tool with an input has a directory");
-            write_text(&dir.path().join(file), text)?;
-        }
-        let dir = own.as_ref().map(ScratchDir::path);
-        if let Some(d) = self.on_dir.as_ref().filter(|d| !d.prepare.is_empty()) {
-            self.run(&d.prepare, dir, "preparing")?;
-        }
-        let ended = self.run(&self.args, dir, "measuring")?;
-        let stderr = self.on_dir.as_ref().is_some_and(|d| d.stderr);
-        let text = match (self.read, dir) {
-            (
-                Read::Imported {
-                    file: Some(file), ..
-                },
-                Some(dir),
-            ) => {
-                let path = dir.join(file);
-                std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{} wrote no {file} ({e})", self.name))?
-            }
-            _ if stderr => String::from_utf8_lossy(&ended.stderr).into_owned(),
-            _ => String::from_utf8_lossy(&ended.stdout).into_owned(),
-        };
-        if let Read::Imported { .. } = self.read {
-            return self
-                .read
-                .imported(&text)
-                .map_err(|e| format!("{}: {e}", self.name));
-        }
-        self.read.figure(&text).ok_or_else(|| {
-            format!(
-                "{} printed no figure: {:?}",
-                self.name,
-                text.lines().next().unwrap_or("")
-            )
-        })
-    }
-
-    /// Runs the program with `args` in `dir` (its temporary files there
-    /// too), on its CPU, within [`TOOL_WITHIN`]; `doing` names the run in
-    /// a failure's words.
-    fn run(
-        &self,
-        args: &[String],
-        dir: Option<&Path>,
-        doing: &str,
-    ) -> Result<super::program::Ended, String> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = dir {
-            // its temporary files too (Open MPI's session directory), so
-            // that they go with the directory
-            cmd.current_dir(dir).env("TMPDIR", dir);
-        }
-        if let Some(cpu) = self.on {
-            super::affinity::start_on(&mut cmd, cpu)
-                .map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
-        }
-        Program::new(
-            cmd,
-            format!("{doing} ({})", self.name),
-            Instant::now() + TOOL_WITHIN,
-        )
-        .keep_stdout(KEPT)
-        .keep_stderr(KEPT)
-        .output()
-        .map_err(|e| e.to_string())
-    }
-}
-
 /// Writes `text` to `path`, a file that must not exist yet.
-fn write_text(path: &Path, text: &str) -> Result<(), String> {
+pub(super) fn write_text(path: &Path, text: &str) -> Result<(), String> {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -638,8 +507,8 @@ mod tests {
 
     #[test]
     fn perf_bench_outputs_are_read_as_recorded() {
-        let syscall = include_str!("../../tests/fixtures/reference/perf-syscall-basic.txt");
-        let pipe = include_str!("../../tests/fixtures/reference/perf-sched-pipe.txt");
+        let syscall = include_str!("../../../tests/fixtures/reference/perf-syscall-basic.txt");
+        let pipe = include_str!("../../../tests/fixtures/reference/perf-sched-pipe.txt");
         let ns = Read::PerfPerOp { scale: 1000.0 }.figure(syscall).unwrap();
         assert!((ns - 176.2).abs() < 1e-9, "{ns}");
         let us = Read::PerfPerOp { scale: 1.0 }.figure(pipe).unwrap();
@@ -660,7 +529,7 @@ mod tests {
             name: "a C getppid loop",
             program: Prog::C {
                 name: "os/reference.c",
-                source: include_str!("os/reference.c"),
+                source: include_str!("../os/reference.c"),
                 flags: &["-O2"],
             },
             args: &[Arg::Text("getppid"), Arg::Text("1000")],
