@@ -349,7 +349,6 @@ impl FamilyOptions {
     }
 
     /// The options with `key` set to `value`.
-    #[cfg(test)]
     pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> FamilyOptions {
         self.0.insert(key.to_string(), value.into());
         self

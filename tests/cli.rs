@@ -1593,7 +1593,8 @@ fn net_options_refuse_bad_addresses_and_urls() {
 #[test]
 fn http_url_aims_the_client_at_another_server() {
     use std::io::BufRead;
-    // envbench's own server, alone (the helper fidelity.sh loads with wrk)
+    // envbench's own server, alone (the helper `envbench fidelity` loads
+    // with wrk)
     let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("envbench"))
         .args(["__http_serve", "30"])
         .stdout(std::process::Stdio::piped())

@@ -123,8 +123,9 @@ pub enum Cmd {
     Import(ImportArgs),
     /// Is envbench faithful on this machine? Runs each case that has a
     /// reference tool installed here (perf bench, sysbench, fio, dd, hpcc's
-    /// HPL, C loops and C STREAM built with the environment's cc; the io
-    /// family's on --dir) and those tools in
+    /// HPL, sockperf, iperf3, wrk on nginx, C loops and C STREAM built with
+    /// the environment's cc; the io family's on --dir; the net family's
+    /// servers started on loopback ports and stopped after) and those tools in
     /// turns, round by round, and judges the ratio envbench/reference by
     /// its 95 % interval against the case's band: within, outside, or
     /// unclear with the rounds that would settle it. Rounds are added to the unclear rows until every
@@ -134,12 +135,9 @@ pub enum Cmd {
     /// Example: envbench fidelity --sections os --json fidelity.json
     ///
     /// Example: envbench fidelity --sections io --dir /mnt/data
+    ///
+    /// Example: envbench fidelity --sections net --budget 900
     Fidelity(FidelityArgs),
-    /// Judges one row's rounds as `fidelity` judges its own: pairs of
-    /// figures (envbench's, the reference's) on stdin, a line of
-    /// tab-separated fields out. For bench/fidelity.sh's io and net rows.
-    #[command(name = "__judge", hide = true)]
-    Judge(JudgeArgs),
     /// Scores what `compare --json` wrote for a controlled pair against
     /// what is known to be there: the headline verdicts (--expect) or the
     /// mechanism named first (--first). For bench/'s scripts.
@@ -349,7 +347,7 @@ pub struct InfoArgs {
 /// `envbench fidelity` options.
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
-    /// Families whose references run, comma-separated (os,cpu,mem,io).
+    /// Families whose references run, comma-separated (os,cpu,mem,io,net).
     /// [default: every family with a reference tool]
     #[arg(long, value_name = "FAMILY,...", value_delimiter = ',')]
     pub sections: Vec<String>,
@@ -380,18 +378,6 @@ pub struct FidelityArgs {
     /// Overwrite --json and --markdown files that exist.
     #[arg(long)]
     pub force: bool,
-}
-
-/// `envbench __judge` options.
-#[derive(Debug, Args)]
-pub struct JudgeArgs {
-    /// The band the ratio envbench/reference must lie within: LO..HI, or
-    /// LO.. for at least LO. Without it the row is information.
-    #[arg(long, value_name = "LO..HI", value_parser = crate::cmd::fidelity::judge::parse_band)]
-    pub band: Option<crate::stats::band::Band>,
-    /// The row's name (it seeds the interval's bootstrap).
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    pub label: String,
 }
 
 /// `envbench __score` options.

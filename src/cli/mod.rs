@@ -165,10 +165,6 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         Cmd::Compare(a) => Command::Compare(Box::new(compare::settings(a)?)),
         Cmd::Import(a) => Command::Import(Box::new(import::settings(a)?)),
         Cmd::Fidelity(a) => Command::Fidelity(fidelity(a)?),
-        Cmd::Judge(a) => Command::Judge(crate::cmd::fidelity::judge::JudgeSettings {
-            band: a.band,
-            label: a.label,
-        }),
         Cmd::Score(a) => Command::Score(crate::cmd::score::ScoreSettings {
             scoring: match (a.expect, a.first) {
                 (Some(k), _) => crate::cmd::score::Scoring::Verdicts(k),

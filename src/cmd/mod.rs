@@ -41,8 +41,6 @@ pub enum Command {
     Push(push::PushSettings),
     /// `envbench fidelity`.
     Fidelity(fidelity::FidelitySettings),
-    /// `envbench __judge` (hidden: bench/fidelity.sh's rows).
-    Judge(fidelity::judge::JudgeSettings),
     /// `envbench __score` (hidden: bench/'s controlled pairs scored).
     Score(score::ScoreSettings),
 }
@@ -63,7 +61,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Import(s) => import::run(*s),
         Command::Push(s) => push::run(&s),
         Command::Fidelity(s) => fidelity::run(&s),
-        Command::Judge(s) => fidelity::judge::run(&s),
         Command::Score(s) => score::run(&s),
     }
 }

@@ -11,7 +11,7 @@
 //! latency min/avg/max/p95 (ms), and thread fairness (events and execution
 //! time per thread, avg/stddev; population stddev, 0 with one thread).
 
-use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Tool};
+use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Side, Tool};
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -211,6 +211,7 @@ impl Bench for Primes {
             input: None,
             check: None,
             on_dir: None,
+            beside: None,
         };
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
             .into_iter()
@@ -220,7 +221,8 @@ impl Bench for Primes {
                 band: Some(Band::new(0.95, 1.05)),
                 tools: vec![SYSBENCH],
                 pick: Pick::First,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             })
             .collect()
     }

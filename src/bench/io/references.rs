@@ -5,7 +5,7 @@
 //! the family in the standard suite with files of [`FIDELITY_SIZE`]: what
 //! the arguments below assume (sysbench's 1 s, fio's read loops).
 
-use crate::bench::reference::{Arg, Cpus, OnDir, Pick, Prog, Read, Reference, Tool};
+use crate::bench::reference::{Arg, Cpus, OnDir, Pick, Prog, Read, Reference, Side, Tool};
 use crate::stats::band::Band;
 
 /// The ratio envbench/reference every io row must lie within
@@ -52,6 +52,7 @@ fn tool(name: &'static str, program: Prog, args: &'static [Arg], read: Read, on:
         input: None,
         check: None,
         on_dir: Some(on),
+        beside: None,
     }
 }
 
@@ -69,7 +70,8 @@ fn row(
         band: band.then_some(BAND),
         tools: vec![tool],
         pick: Pick::First,
-        envbench_on_first_cpu: false,
+        envbench: Side::AS_PLANNED,
+        information_if: None,
     }
 }
 
@@ -480,6 +482,7 @@ mod tests {
             for t in &r.tools {
                 let usable = match t.program {
                     Prog::Path(p) => installed(p),
+                    Prog::Envbench => true,
                     Prog::C { .. } => installed("cc"),
                 };
                 let got = shop.ready(t, &tiny(op, threads));

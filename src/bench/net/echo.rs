@@ -69,6 +69,9 @@ impl Bench for TcpEcho {
     fn reproduces(&self) -> &'static str {
         "seed 002 (TCP echo client-server, 5 000-100 000 requests of 64 bytes); sockperf ping-pong"
     }
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::echo()
+    }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let (kept, new) = requests_for(plan.suite);
         // the kept connection is measured with server and client on one

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 mod client;
 mod load;
-mod server;
+pub(super) mod server;
 use load::LoadClient;
 pub use server::{page_body, page_path, HttpServer, PAGE_BYTES};
 
@@ -71,6 +71,9 @@ impl Bench for Http {
     }
     fn reproduces(&self) -> &'static str {
         "seed 002 (Apache vs IIS, 1-16 clients, 1/10/100 KB pages); wrk against nginx"
+    }
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::http()
     }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let quick = plan.suite == Suite::Quick;

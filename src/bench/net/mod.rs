@@ -12,6 +12,7 @@
 
 pub mod echo;
 pub mod http;
+pub mod references;
 pub mod stream;
 
 use super::{Bench, BenchError, CaseSpec, Context, Family, FamilyOption, MetricSpec, Plan};
@@ -22,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::time::Duration;
 
 /// The hidden argument that runs the built-in HTTP server alone, for
-/// bench/fidelity.sh to load it with wrk: `__http_serve SECONDS`.
+/// `envbench fidelity` to load it with wrk: `__http_serve SECONDS [PORT]`.
 pub const HTTP_SERVE_ARG: &str = "__http_serve";
 /// The longest the hidden server helper runs.
 const HTTP_SERVE_MAX_SECS: u64 = 3600;
@@ -33,7 +34,7 @@ pub const NAME: &str = crate::results::ids::NET;
 /// `--net-host`'s key in the plan's options.
 const NET_HOST: &str = "net_host";
 /// `--http-url`'s key.
-const HTTP_URL: &str = "http_url";
+pub(crate) const HTTP_URL: &str = "http_url";
 
 /// The network family: its benches, where they point (`--net-host`,
 /// `--http-url`) and the built-in HTTP server as a helper process.
@@ -74,8 +75,9 @@ impl Family for Net {
         ]
     }
 
-    /// `__http_serve SECONDS`: the built-in HTTP server on 127.0.0.1, its
-    /// base URL on stdout, for SECONDS (at most an hour) or until killed.
+    /// `__http_serve SECONDS [PORT]`: the built-in HTTP server on
+    /// 127.0.0.1 (on PORT, else one the OS chooses), its base URL on
+    /// stdout, for SECONDS (at most an hour) or until killed.
     fn helper(&self, args: &[String]) -> Option<std::process::ExitCode> {
         use std::io::Write;
         if args.first().map(String::as_str) != Some(HTTP_SERVE_ARG) {
@@ -84,14 +86,25 @@ impl Family for Net {
         let secs = match args.get(1).and_then(|s| s.parse::<u64>().ok()) {
             Some(s) if (1..=HTTP_SERVE_MAX_SECS).contains(&s) => s,
             _ => {
-                eprintln!("envbench: {HTTP_SERVE_ARG} SECONDS (1 to {HTTP_SERVE_MAX_SECS})");
+                eprintln!(
+                    "envbench: {HTTP_SERVE_ARG} SECONDS [PORT] (1 to {HTTP_SERVE_MAX_SECS} s)"
+                );
+                return Some(std::process::ExitCode::from(2));
+            }
+        };
+        let port = match args.get(2).map(|p| p.parse::<u16>()) {
+            None => 0,
+            Some(Ok(p)) => p,
+            Some(Err(_)) => {
+                eprintln!("envbench: {HTTP_SERVE_ARG} SECONDS [PORT]: PORT is a TCP port");
                 return Some(std::process::ExitCode::from(2));
             }
         };
         // a worker per CPU it may use (`taskset` places it), at most the bench's
         let workers = crate::bench::affinity::allowed_cpus()
             .map_or(http::MAX_WORKERS, |c| c.len().clamp(1, http::MAX_WORKERS));
-        let server = match http::HttpServer::start(DEFAULT_HOST, workers) {
+        let server = match http::HttpServer::start_at(SocketAddr::new(DEFAULT_HOST, port), workers)
+        {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("envbench: cannot start the HTTP server: {e}");

@@ -60,6 +60,9 @@ impl Bench for TcpStreamBench {
     fn reproduces(&self) -> &'static str {
         "iperf3 (TCP, default 128 KiB blocks, loopback)"
     }
+    fn references(&self) -> Vec<crate::bench::reference::Reference> {
+        super::references::stream()
+    }
     fn cases(&self, plan: &Plan) -> Vec<CaseSpec> {
         let conns: &[usize] = match plan.suite {
             crate::config::Suite::Quick => &[1],

@@ -41,6 +41,7 @@ fn c_reference(name: &'static str, args: &'static [Arg], on: Cpus, processes: us
         input: None,
         check: None,
         on_dir: None,
+        beside: None,
     }
 }
 
@@ -58,6 +59,7 @@ fn perf_reference(name: &'static str, args: &'static [Arg], on: Cpus, scale: f64
         input: None,
         check: None,
         on_dir: None,
+        beside: None,
     }
 }
 

@@ -88,7 +88,7 @@ pub struct Pipe;
 
 impl Bench for Pipe {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Pick, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference, Side};
         vec![
             // both processes on the first CPU, as envbench pins them
             Reference {
@@ -108,7 +108,8 @@ impl Bench for Pipe {
                     1.0,
                 )],
                 pick: Pick::First,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             },
             // each process on its own CPU, as envbench places them (perf
             // can only allow both CPUs to both)
@@ -123,7 +124,8 @@ impl Bench for Pipe {
                     1,
                 )],
                 pick: Pick::First,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             },
         ]
     }

@@ -99,7 +99,7 @@ pub struct Thread;
 
 impl Bench for Fork {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Pick, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference, Side};
         // seed 003's method: 100 children that pause, one run per fresh
         // process, the median of five
         vec![Reference {
@@ -113,7 +113,8 @@ impl Bench for Fork {
                 5,
             )],
             pick: Pick::First,
-            envbench_on_first_cpu: false,
+            envbench: Side::AS_PLANNED,
+            information_if: None,
         }]
     }
     fn id(&self) -> &'static str {

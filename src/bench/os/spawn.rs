@@ -79,7 +79,7 @@ pub struct Spawn;
 
 impl Bench for Spawn {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Pick, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference, Side};
         use crate::results::params::key;
         // the same program started (the tiny helper's `exit`); where the
         // scheduler places the children, and with both spawners and their
@@ -97,7 +97,12 @@ impl Bench for Spawn {
                     1,
                 )],
                 pick: Pick::First,
-                envbench_on_first_cpu: pinned,
+                envbench: if pinned {
+                    Side::ON_FIRST_CPU
+                } else {
+                    Side::AS_PLANNED
+                },
+                information_if: None,
             })
             .collect()
     }

@@ -63,7 +63,7 @@ fn metrics() -> Vec<MetricSpec> {
 
 impl Bench for Syscall {
     fn references(&self) -> Vec<super::super::reference::Reference> {
-        use super::super::reference::{Arg, Cpus, Pick, Reference};
+        use super::super::reference::{Arg, Cpus, Pick, Reference, Side};
         vec![
             Reference {
                 params: &[("call", "getppid")],
@@ -90,7 +90,8 @@ impl Bench for Syscall {
                     ),
                 ],
                 pick: Pick::First,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             },
             Reference {
                 params: &[("call", "mix")],
@@ -103,7 +104,8 @@ impl Bench for Syscall {
                     1,
                 )],
                 pick: Pick::First,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             },
         ]
     }

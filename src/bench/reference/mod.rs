@@ -11,6 +11,7 @@
 //! [`Read`].
 
 mod ready;
+mod server;
 
 use super::os::tiny::Tiny;
 use super::program::Program;
@@ -19,6 +20,8 @@ use crate::stats::band::Band;
 use ready::InDir;
 pub use ready::Ready;
 use serde_json::Value;
+use server::Running;
+pub use server::Server;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,9 +42,49 @@ pub struct Reference {
     pub tools: Vec<Tool>,
     /// Which of them the row holds envbench to.
     pub pick: Pick,
-    /// Whether envbench runs on the first usable CPU too (the tool's
-    /// [`Tool::on`] says where the tool runs).
-    pub envbench_on_first_cpu: bool,
+    /// How envbench's side runs (the tool's [`Tool::on`] says where the
+    /// tool runs).
+    pub envbench: Side,
+    /// A condition read here under which the row is information, not
+    /// judged against its band, and why (BBR's two rates): None, or a
+    /// reading that returns None, keeps the band.
+    pub information_if: Option<fn() -> Option<String>>,
+}
+
+/// How envbench's side of a row runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Side {
+    /// Where `envbench run` runs.
+    pub on: Cpus,
+    /// Its suite, where not the family's (net.tcp_stream's two
+    /// connections are in the standard suite only).
+    pub suite: Option<crate::config::Suite>,
+    /// Its repetitions, where not the family's five: net.http's last
+    /// 0.1 s, so 20 load the server as long as wrk's 2 s.
+    pub reps: Option<usize>,
+    /// A server the command starts that the case loads (`--http-url`),
+    /// and the path it asks for.
+    pub loads: Option<(&'static Server, &'static str)>,
+    /// A tool whose figure is envbench's, in place of a run: a load on a
+    /// server of envbench's own (`__http_serve`, net.http's server alone)
+    /// under the same client as the reference's.
+    pub tool: Option<Tool>,
+}
+
+impl Side {
+    /// As the family runs its cases, where the scheduler puts it.
+    pub const AS_PLANNED: Side = Side {
+        on: Cpus::Any,
+        suite: None,
+        reps: None,
+        loads: None,
+        tool: None,
+    };
+    /// As the family runs its cases, on the first usable CPU.
+    pub const ON_FIRST_CPU: Side = Side {
+        on: Cpus::First,
+        ..Side::AS_PLANNED
+    };
 }
 
 /// Which of a reference's tools a row holds envbench to.
@@ -63,7 +106,7 @@ pub enum Pick {
 }
 
 /// A program that measures what a case measures.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Tool {
     /// Its name in the row ("perf bench syscall basic").
     pub name: &'static str,
@@ -91,6 +134,11 @@ pub struct Tool {
     /// Where the tool works on the case's directory (the io family's): in
     /// a fresh directory made there for each run.
     pub on_dir: Option<OnDir>,
+    /// The arguments of a second process of the same program run beside
+    /// each run, started together, whose figure is added (two iperf3
+    /// clients at once, each against a server of its own, as envbench's
+    /// two connections each have a sender thread).
+    pub beside: Option<&'static [Arg]>,
 }
 
 /// How a tool works on the case's directory (`--dir`): each run in a
@@ -127,6 +175,9 @@ pub enum Prog {
     /// A program found on the PATH (whether it runs here, as perf needs
     /// the kernel's permission, is seen by running it once).
     Path(&'static str),
+    /// envbench's own executable, for its hidden helpers
+    /// (`__http_serve`, net.http's server alone).
+    Envbench,
     /// A C source compiled here with the environment's `cc`, named for
     /// its messages.
     C {
@@ -138,6 +189,23 @@ pub enum Prog {
         /// set of flags is its own build.
         flags: &'static [&'static str],
     },
+}
+
+impl Prog {
+    /// Where a program on the PATH, or envbench's own, is.
+    ///
+    /// # Errors
+    /// Not on the PATH; envbench's path unknown; a C source (compiled by
+    /// a workshop, not found).
+    pub(super) fn path(self) -> Result<PathBuf, String> {
+        match self {
+            Prog::Path(p) => crate::cleanup::resolve(p)
+                .map_err(|e| format!("{p} is not on this environment's PATH ({e})")),
+            Prog::Envbench => std::env::current_exe()
+                .map_err(|e| format!("cannot find envbench's own executable ({e})")),
+            Prog::C { name, .. } => Err(format!("{name} is compiled, not found")),
+        }
+    }
 }
 
 /// An argument, some filled in where the tool runs.
@@ -162,6 +230,11 @@ pub enum Arg {
         /// The parameter's name.
         key: &'static str,
     },
+    /// The loopback port of a server the workshop starts.
+    Port(&'static Server),
+    /// The URL of a path on a server the workshop starts
+    /// (`http://127.0.0.1:PORT/1k.html`).
+    Url(&'static Server, &'static str),
     /// The first N CPUs this process may use, comma-separated after
     /// `prefix`, N the case's parameter `key` (io.seq's threads, each on
     /// a CPU of its own as envbench places them).
@@ -180,6 +253,8 @@ pub enum Cpus {
     Any,
     /// On the first usable CPU, it and its children (`taskset -c A`).
     First,
+    /// On the second (a client whose server is on the first).
+    Second,
 }
 
 /// How a tool's figure is read.
@@ -195,6 +270,31 @@ pub enum Read {
     /// The number after the first `label` in its output (sysbench's
     /// "events per second:").
     After(&'static str),
+    /// The number after the first `label`, times `scale` (sockperf's
+    /// median half round trip, doubled).
+    AfterTimes {
+        /// What comes before the number.
+        label: &'static str,
+        /// What it is multiplied by.
+        scale: f64,
+    },
+    /// The number after the first `label`, where its output does not hold
+    /// `without` (wrk's "Non-2xx or 3xx responses": a rate of error pages
+    /// is no reference).
+    AfterWithout {
+        /// What comes before the number.
+        label: &'static str,
+        /// What must not be in the output.
+        without: &'static str,
+    },
+    /// The number at a JSON pointer in its output, times `scale`
+    /// (iperf3's bits/s received, in MB/s).
+    Json {
+        /// The pointer (`/end/sum_received/bits_per_second`).
+        pointer: &'static str,
+        /// What it is multiplied by.
+        scale: f64,
+    },
     /// The `metric` of the first measurement of `bench` that envbench's
     /// importer `importer` reads in its output, or in the file `file` it
     /// wrote in its working directory (hpcc's GFLOPS in `hpccoutf.txt`,
@@ -225,9 +325,20 @@ impl Read {
                 let line = stdout.lines().find(|l| l.contains("usecs/op"))?;
                 line.split_whitespace().next()?.parse::<f64>().ok()? * scale
             }
-            Read::After(label) => {
+            Read::After(label) => Read::AfterTimes { label, scale: 1.0 }.figure(stdout)?,
+            Read::AfterTimes { label, scale } => {
                 let (_, rest) = stdout.split_once(label)?;
-                rest.split_whitespace().next()?.parse::<f64>().ok()?
+                rest.split_whitespace().next()?.parse::<f64>().ok()? * scale
+            }
+            Read::AfterWithout { label, without } => {
+                if stdout.contains(without) {
+                    return None;
+                }
+                Read::After(label).figure(stdout)?
+            }
+            Read::Json { pointer, scale } => {
+                let doc: Value = serde_json::from_str(stdout).ok()?;
+                doc.pointer(pointer)?.as_f64()? * scale
             }
             Read::Imported { .. } => self.imported(stdout).ok()?,
         };
@@ -260,6 +371,10 @@ pub(super) const KEPT: usize = 64 * 1024;
 /// Where tools are made ready: a scratch directory for compiled programs
 /// and the tiny helper's copy, the usable CPUs and the compiler.
 pub struct Workshop {
+    /// The servers tools load, started the first time one names them
+    /// (or why they could not start); dropped first, so stopped before
+    /// their directories go.
+    servers: Vec<(&'static str, Result<Running, String>)>,
     dir: ScratchDir,
     /// Where the tiny helper's copy goes when shared memory takes none.
     base: PathBuf,
@@ -279,6 +394,7 @@ impl Workshop {
     pub fn new(base: &Path) -> Result<Workshop, BenchError> {
         let cpus = super::affinity::allowed_cpus()?;
         Ok(Workshop {
+            servers: Vec::new(),
             dir: ScratchDir::new(base, "fidelity")?,
             base: base.to_path_buf(),
             cpus,
@@ -304,6 +420,54 @@ impl Workshop {
         self.cpus.first().copied().unwrap_or(0)
     }
 
+    /// The CPU `on` names, if any; None where the scheduler places.
+    ///
+    /// # Errors
+    /// The second CPU where only one may be used.
+    pub fn cpu(&self, on: Cpus) -> Result<Option<usize>, String> {
+        match on {
+            Cpus::Any => Ok(None),
+            Cpus::First => Ok(Some(self.first_cpu())),
+            Cpus::Second => self.cpus.get(1).copied().map(Some).ok_or_else(|| {
+                "only one CPU may be used here: no second CPU to place it on".into()
+            }),
+        }
+    }
+
+    /// The loopback port of `server`, started the first time it is asked
+    /// for (on the first usable CPU where it asks for that).
+    ///
+    /// # Errors
+    /// Why it cannot run here.
+    pub fn port(&mut self, server: &'static Server) -> Result<u16, String> {
+        if let Some((_, started)) = self.servers.iter().find(|(n, _)| *n == server.name) {
+            return started.as_ref().map(|r| r.port).map_err(Clone::clone);
+        }
+        let cpu = server.on_first_cpu.then(|| self.first_cpu());
+        let started = Running::start(server, &self.base, cpu)
+            .map_err(|e| format!("its server, {}, cannot run here: {e}", server.name));
+        let port = started.as_ref().map(|r| r.port).map_err(Clone::clone);
+        self.servers.push((server.name, started));
+        port
+    }
+
+    /// The PIDs of the servers started.
+    #[cfg(test)]
+    pub(crate) fn server_pids(&self) -> Vec<u32> {
+        self.servers
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().map(Running::pid))
+            .collect()
+    }
+
+    /// The URL of `path` on `server` (started if need be).
+    ///
+    /// # Errors
+    /// Why the server cannot run here.
+    pub fn url(&mut self, server: &'static Server, path: &str) -> Result<String, String> {
+        Ok(format!("http://127.0.0.1:{}{path}", self.port(server)?))
+    }
+
     /// `tool` made ready to run here for the case whose planned
     /// parameters are `case`: compiled, its arguments filled in, and run
     /// once to see that it gives a figure.
@@ -312,8 +476,7 @@ impl Workshop {
     /// Why it cannot run here, in words for the row.
     pub fn ready(&mut self, tool: &Tool, case: &BTreeMap<String, Value>) -> Result<Ready, String> {
         let program = match tool.program {
-            Prog::Path(p) => crate::cleanup::resolve(p)
-                .map_err(|e| format!("{p} is not on this environment's PATH ({e})"))?,
+            Prog::Path(_) | Prog::Envbench => tool.program.path()?,
             Prog::C {
                 name,
                 source,
@@ -335,6 +498,16 @@ impl Workshop {
         for (k, a) in tool.env {
             env.push(((*k).to_string(), self.fill(*a, case)?));
         }
+        let beside = match tool.beside {
+            Some(list) => {
+                let mut filled = Vec::with_capacity(list.len());
+                for a in list {
+                    filled.push(self.fill(*a, case)?);
+                }
+                Some(filled)
+            }
+            None => None,
+        };
         let on_dir = match tool.on_dir {
             Some(how) => {
                 let name = param(case, "dir")?;
@@ -359,19 +532,21 @@ impl Workshop {
             }
             None => None,
         };
+        let on = self.cpu(tool.on)?;
         let ready = Ready {
-            name: match tool.on {
-                Cpus::Any => tool.name.to_string(),
-                Cpus::First => format!("{} on CPU {}", tool.name, self.first_cpu()),
+            name: match on {
+                None => tool.name.to_string(),
+                Some(cpu) => format!("{} on CPU {cpu}", tool.name),
             },
             program,
             args,
             env,
-            on: (tool.on == Cpus::First).then(|| self.first_cpu()),
+            on,
             read: tool.read,
             processes: tool.processes.max(1),
             input,
             on_dir,
+            beside,
             // beside the workshop, not in it: Open MPI's session directory
             // under it holds a socket, whose path may not pass 107 bytes
             scratch: self.base.clone(),
@@ -385,11 +560,9 @@ impl Workshop {
         Ok(match arg {
             Arg::Text(t) => t.to_string(),
             Arg::FirstCpu => self.first_cpu().to_string(),
-            Arg::SecondCpu => self
-                .cpus
-                .get(1)
-                .ok_or("only one CPU may be used here: no second CPU to place it on")?
-                .to_string(),
+            Arg::SecondCpu => self.cpu(Cpus::Second)?.unwrap_or_default().to_string(),
+            Arg::Port(server) => self.port(server)?.to_string(),
+            Arg::Url(server, path) => self.url(server, path)?,
             Arg::Tiny => self.tiny_path()?,
             Arg::Param { prefix, key } => format!("{prefix}{}", param(case, key)?),
             Arg::FirstCpus { prefix, key } => {
@@ -540,6 +713,7 @@ mod tests {
             input: None,
             check: None,
             on_dir: None,
+            beside: None,
         };
         match crate::cleanup::resolve("cc") {
             Ok(_) => {
@@ -559,7 +733,7 @@ mod tests {
         // a program that is not there, and one whose output holds no figure
         let missing = Tool {
             program: Prog::Path("envbench-no-such-tool"),
-            ..tool.clone()
+            ..tool
         };
         assert!(shop
             .ready(&missing, &none)
@@ -611,6 +785,7 @@ mod tests {
             }),
             check: None,
             on_dir: None,
+            beside: None,
         };
         let ready = shop.ready(&tool, &case).unwrap();
         assert_eq!(ready.measure().unwrap(), 42.0);
@@ -624,6 +799,7 @@ mod tests {
         let refused = Tool {
             check: Some(|_| Err("not here".to_string())),
             on_dir: None,
+            beside: None,
             ..tool
         };
         assert_eq!(shop.ready(&refused, &case).unwrap_err(), "not here");
@@ -682,6 +858,7 @@ mod tests {
             input: None,
             check: None,
             on_dir: None,
+            beside: None,
         };
         let ready = shop.ready(&tool, &case).unwrap();
         assert_eq!(ready.measure().unwrap(), 4.0);

@@ -25,6 +25,9 @@ pub struct Ready {
     pub(super) scratch: PathBuf,
     /// Where a tool that works on the case's directory runs, and how.
     pub(super) on_dir: Option<InDir>,
+    /// A second process's arguments, run beside each run, its figure
+    /// added.
+    pub(super) beside: Option<Vec<String>>,
 }
 
 /// A tool's place on the case's directory, filled in for the case.
@@ -98,7 +101,17 @@ impl Ready {
                 Some(ScratchDir::new_bounded(&d.path, "tool").map_err(|e| e.to_string())?)
             }
             (None, None, None, Read::Imported { file: None, .. })
-            | (None, None, None, Read::Number | Read::PerfPerOp { .. } | Read::After(_)) => None,
+            | (
+                None,
+                None,
+                None,
+                Read::Number
+                | Read::PerfPerOp { .. }
+                | Read::After(_)
+                | Read::AfterTimes { .. }
+                | Read::AfterWithout { .. }
+                | Read::Json { .. },
+            ) => None,
             _ => Some(ScratchDir::new(&self.scratch, "tool").map_err(|e| e.to_string())?),
         };
         let dir = shared.or(own.as_ref().map(ScratchDir::path));
@@ -106,7 +119,26 @@ impl Ready {
             let dir = dir.expect("a tool with an input has a directory");
             write_text(&dir.join(file), text)?;
         }
-        let ended = self.run(&self.args, dir, "measuring")?;
+        let Some(beside) = &self.beside else {
+            let ended = self.run(&self.args, dir, "measuring")?;
+            return self.read_figure(&ended, dir);
+        };
+        // both started together, each figure read from its own output
+        let (one, two) = std::thread::scope(|s| {
+            let two = s.spawn(|| self.run(beside, dir, "measuring beside"));
+            let one = self.run(&self.args, dir, "measuring");
+            (
+                one,
+                two.join()
+                    .unwrap_or_else(|_| Err("a run beside panicked".into())),
+            )
+        });
+        Ok(self.read_figure(&one?, dir)? + self.read_figure(&two?, dir)?)
+    }
+
+    /// The figure of a run that `ended`, read from its output (or the
+    /// file it wrote in `dir`).
+    fn read_figure(&self, ended: &Ended, dir: Option<&Path>) -> Result<f64, String> {
         let stderr = self.on_dir.as_ref().is_some_and(|d| d.stderr);
         let text = match (self.read, dir) {
             (
@@ -127,6 +159,11 @@ impl Ready {
                 .read
                 .imported(&text)
                 .map_err(|e| format!("{}: {e}", self.name));
+        }
+        if let Read::AfterWithout { without, .. } = self.read {
+            if let Some(line) = text.lines().find(|l| l.contains(without)) {
+                return Err(format!("{}: {}", self.name, line.trim()));
+            }
         }
         self.read.figure(&text).ok_or_else(|| {
             format!(

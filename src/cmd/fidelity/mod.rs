@@ -6,10 +6,9 @@
 //! rows still unclear only, until every row settles or the budget is
 //! spent.
 
-pub mod judge;
 mod rows;
 
-use crate::bench::reference::Workshop;
+use crate::bench::reference::{Cpus, Workshop};
 use crate::bench::{Bench, Family, FAMILIES};
 use crate::stats::band::{More, Verdict};
 use anyhow::Context as _;
@@ -198,7 +197,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// The rows of the families and benches asked for, each with its tools
-/// made ready for its case as the quick suite plans it here (or why they
+/// made ready for its case as its family plans it here (or why they
 /// cannot run here).
 fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -206,30 +205,84 @@ fn rows_for(s: &FidelitySettings, shop: &mut Workshop) -> Vec<Row> {
         if !s.families.is_empty() && !s.families.iter().any(|f| f == family.name()) {
             continue;
         }
-        let (plan, run) = family_plan(s, *family, shop.cpus());
         for bench in family.benches() {
             if !s.only.is_empty() && !s.only.iter().any(|o| o == bench.id()) {
                 continue;
             }
-            let planned = bench.cases(&plan);
             for reference in bench.references() {
-                rows.push(Row::new(*bench, reference, shop, &planned, run.clone()));
+                let row = match row_plan(s, *family, &reference, shop) {
+                    Ok((plan, run)) => Row::new(*bench, reference, shop, &bench.cases(&plan), run),
+                    Err(why) => {
+                        let mut row = Row::new(*bench, reference, shop, &[], Vec::new());
+                        row.tools = Err(why);
+                        row
+                    }
+                };
+                rows.push(row);
             }
         }
     }
     rows
 }
 
+/// How `envbench run` is told to measure a row's case, beside `--only`.
+struct RunArgs {
+    suite: crate::config::Suite,
+    /// Its repetitions, `N..N`.
+    reps: String,
+    extra: Vec<String>,
+}
+
+impl RunArgs {
+    fn args(&self) -> Vec<String> {
+        ["--suite", self.suite.name(), "--reps", &self.reps]
+            .map(String::from)
+            .into_iter()
+            .chain(self.extra.iter().cloned())
+            .collect()
+    }
+}
+
+/// How a row's case is planned and run: as its family's ([`family_plan`]),
+/// with the suite and repetitions its side asks for, loading the server
+/// it names (`--http-url`, the server started here).
+///
+/// # Errors
+/// The server the case loads cannot run here.
+fn row_plan(
+    s: &FidelitySettings,
+    family: &dyn Family,
+    reference: &crate::bench::reference::Reference,
+    shop: &mut Workshop,
+) -> Result<(crate::bench::Plan, Vec<String>), String> {
+    let (mut plan, mut how) = family_plan(s, family, shop.cpus());
+    let side = reference.envbench;
+    if let Some(suite) = side.suite {
+        plan.suite = suite;
+        how.suite = suite;
+    }
+    if let Some(n) = side.reps {
+        how.reps = format!("{n}..{n}");
+    }
+    if let Some((server, path)) = side.loads {
+        let url = shop.url(server, path)?;
+        plan.options =
+            std::mem::take(&mut plan.options).with(crate::bench::net::HTTP_URL, url.as_str());
+        how.extra.extend(["--http-url".to_string(), url]);
+    }
+    Ok((plan, how.args()))
+}
+
 /// How `family`'s cases are planned and run: the quick suite, five
 /// repetitions a case; the io family in the standard suite (its 1 s of
 /// random I/O, the length of sysbench's shortest run) on its directory,
 /// with files of [`FIDELITY_SIZE`], one round of a warm-up and three
-/// repetitions, as its tools run. The plan, and the arguments of `envbench run`.
+/// repetitions, as its tools run.
 fn family_plan(
     s: &FidelitySettings,
     family: &dyn Family,
     cpus: usize,
-) -> (crate::bench::Plan, Vec<String>) {
+) -> (crate::bench::Plan, RunArgs) {
     use crate::bench::io::references::FIDELITY_SIZE;
     let mut plan = crate::bench::Plan {
         suite: crate::config::Suite::Quick,
@@ -239,12 +292,12 @@ fn family_plan(
         options: crate::config::FamilyOptions::default(),
     };
     if family.name() != "io" {
-        return (
-            plan,
-            ["--suite", "quick", "--reps", "5..5"]
-                .map(String::from)
-                .to_vec(),
-        );
+        let how = RunArgs {
+            suite: plan.suite,
+            reps: "5..5".into(),
+            extra: Vec::new(),
+        };
+        return (plan, how);
     }
     let dir = io_dir(s);
     plan.suite = crate::config::Suite::Standard;
@@ -253,13 +306,9 @@ fn family_plan(
         path: dir.clone(),
     }];
     plan.options = crate::bench::io::references::fidelity_options();
-    let run = [
-        "--suite",
-        "standard",
+    let extra = [
         "--rounds",
         "1",
-        "--reps",
-        "3..3",
         "--file-size",
         FIDELITY_SIZE,
         "--io-total",
@@ -270,7 +319,12 @@ fn family_plan(
     .into_iter()
     .chain([format!("{IO_DIR}={}", dir.display())])
     .collect();
-    (plan, run)
+    let how = RunArgs {
+        suite: plan.suite,
+        reps: "3..3".into(),
+        extra,
+    };
+    (plan, how)
 }
 
 /// The name of the io family's directory in its cases' keys.
@@ -295,23 +349,30 @@ fn round(
     scratch: &Path,
     interrupted: &AtomicBool,
 ) {
-    let mut kinds: Vec<(bool, &[String])> = Vec::new();
+    // rows whose envbench figure is a tool's: no run, the two tools in turns
     for &i in open {
-        let kind = (
-            rows[i].reference.envbench_on_first_cpu,
-            rows[i].run.as_slice(),
-        );
+        if rows[i].measured_by_a_tool() && rows[i].measurable() {
+            if interrupted.load(Ordering::SeqCst) {
+                return;
+            }
+            rows[i].measure_both(turn);
+        }
+    }
+    let mut kinds: Vec<(Cpus, &[String])> = Vec::new();
+    for &i in open.iter().filter(|&&i| !rows[i].measured_by_a_tool()) {
+        let kind = (rows[i].reference.envbench.on, rows[i].run.as_slice());
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
     }
-    let kinds: Vec<(bool, Vec<String>)> = kinds.into_iter().map(|(p, r)| (p, r.to_vec())).collect();
-    for (pinned, run) in kinds {
+    let kinds: Vec<(Cpus, Vec<String>)> = kinds.into_iter().map(|(p, r)| (p, r.to_vec())).collect();
+    for (on, run) in kinds {
         let group: Vec<usize> = open
             .iter()
             .copied()
             .filter(|&i| {
-                rows[i].reference.envbench_on_first_cpu == pinned
+                !rows[i].measured_by_a_tool()
+                    && rows[i].reference.envbench.on == on
                     && rows[i].run == run
                     && rows[i].measurable()
             })
@@ -319,7 +380,8 @@ fn round(
         if group.is_empty() || interrupted.load(Ordering::SeqCst) {
             continue;
         }
-        let cpu = pinned.then(|| shop.first_cpu());
+        // a row's placement was checked when its tools were made ready
+        let cpu = shop.cpu(on).ok().flatten();
         let mut cases: Vec<String> = group.iter().map(|&i| rows[i].selector()).collect();
         cases.dedup();
         let mut envbench = None;

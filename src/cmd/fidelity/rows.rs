@@ -38,6 +38,12 @@ pub(super) struct Row {
     /// The arguments `envbench run` measures the case with (its suite,
     /// repetitions, directory), beside `--only`.
     pub run: Vec<String>,
+    /// Why a banded row is information here (its reference's
+    /// [`information_if`](Reference::information_if)).
+    information: Option<String>,
+    /// The tool whose figure is envbench's, where the row has one in
+    /// place of a run ([`Side::tool`](crate::bench::reference::Side::tool)).
+    own: Option<Ready>,
 }
 
 impl Row {
@@ -61,8 +67,14 @@ impl Row {
             stopped: None,
             judged: None,
             run,
+            information: None,
+            own: None,
         };
-        row.label = row.selector() + row.placed();
+        if let Some(why) = row.reference.information_if.and_then(|read| read()) {
+            row.reference.band = None;
+            row.information = Some(why);
+        }
+        row.label = row.selector() + &row.placed();
         let case = planned.iter().find(|c| {
             c.bench == bench.id()
                 && row
@@ -73,9 +85,20 @@ impl Row {
         });
         row.tools = match case {
             Some(case) => {
+                row.unit = case
+                    .metrics
+                    .iter()
+                    .find(|m| m.name == row.reference.metric)
+                    .map(|m| m.unit);
                 let (tools, not_run) = ready(&row.reference, shop, &case.params);
                 row.not_run = not_run;
-                tools
+                match row.reference.envbench.tool {
+                    Some(own) => tools.and_then(|t| {
+                        row.own = Some(shop.ready(&own, &case.params)?);
+                        Ok(t)
+                    }),
+                    None => tools,
+                }
             }
             None => Err(format!(
                 "envbench fidelity plans no case {} here",
@@ -105,6 +128,35 @@ impl Row {
         }
     }
 
+    /// Whether envbench's figure is a tool's, not a run's.
+    pub fn measured_by_a_tool(&self) -> bool {
+        self.own.is_some()
+    }
+
+    /// A round of a row whose envbench figure is a tool's: that tool and
+    /// the reference's in turns, envbench's first in even turns.
+    pub fn measure_both(&mut self, turn: usize) {
+        let Some(own) = &self.own else {
+            return;
+        };
+        let (e, r) = if turn.is_multiple_of(2) {
+            let e = own.measure();
+            (e, self.measure_tools())
+        } else {
+            let r = self.measure_tools();
+            (own.measure(), r)
+        };
+        // a round interrupted is not recorded
+        if crate::cleanup::interrupted() {
+            return;
+        }
+        match (e, r) {
+            (Ok(e), Ok(r)) => self.rounds.push((e, r)),
+            (Err(e), _) => self.stopped = Some(format!("envbench: {e}")),
+            (_, Err(e)) => self.stopped = Some(e),
+        }
+    }
+
     /// The `run --only` pattern of the row's case: its bench with the
     /// parameters that pick it.
     pub fn selector(&self) -> String {
@@ -121,13 +173,22 @@ impl Row {
         }
     }
 
-    /// What the label adds where envbench ran on the first CPU.
-    fn placed(&self) -> &'static str {
-        if self.reference.envbench_on_first_cpu {
-            " (on the first CPU)"
-        } else {
-            ""
-        }
+    /// What the label adds: the server's page the case loads, and where
+    /// envbench ran when placed.
+    fn placed(&self) -> String {
+        use crate::bench::reference::Cpus;
+        let side = self.reference.envbench;
+        let loads = match (side.loads, &side.tool) {
+            (Some((server, path)), _) => format!(" on {}'s {path}", server.name),
+            (None, Some(own)) => format!(" ({})", own.name),
+            (None, None) => String::new(),
+        };
+        let on = match side.on {
+            Cpus::Any => "",
+            Cpus::First => " (on the first CPU)",
+            Cpus::Second => " (on the second CPU)",
+        };
+        loads + on
     }
 
     /// Takes a round: envbench's `file` (or why its run failed) and the
@@ -172,7 +233,10 @@ impl Row {
                     && self.reference.params.iter().all(|(k, v)| c.param_is(k, v))
             })
             .ok_or_else(|| format!("the result holds no case {}", self.label))?;
-        self.label = case.key.clone() + self.placed();
+        // a loaded server's case names its URL, whose port is this run's
+        if self.reference.envbench.loads.is_none() {
+            self.label = case.key.clone() + &self.placed();
+        }
         if case.status != crate::results::CaseStatus::Ok {
             return Err(format!(
                 "{} {}: {}",
@@ -245,7 +309,10 @@ impl Row {
         let said = match (&self.tools, &self.judged) {
             (Err(why), _) => return format!("not run: {why}"),
             (Ok(_), None) => "no round measured".to_string(),
-            (Ok(_), Some(j)) => words(j.verdict, &band),
+            (Ok(_), Some(j)) => match (j.verdict, &self.information) {
+                (Verdict::NoBand, Some(why)) => format!("no band (information: {why})"),
+                (verdict, _) => words(verdict, &band),
+            },
         };
         match &self.stopped {
             Some(why) => format!("{said}; stopped: {why}"),
@@ -563,27 +630,105 @@ mod tests {
             .flat_map(|f| f.benches().iter().copied())
             .find(|b| b.id() == crate::results::ids::OS_SYSCALL)
             .unwrap();
-        let args: &'static [Arg] = Box::leak(Box::new([Arg::Text(figure)]));
         let reference = Reference {
             params: &[("call", "getppid")],
             metric: "latency",
             band: Some(Band::new(0.85, 1.15)),
-            tools: vec![Tool {
-                name: "echo",
-                program: Prog::Path(tool),
-                args,
-                env: &[],
-                on: Cpus::Any,
-                read: Read::Number,
-                processes: 1,
-                input: None,
-                check: None,
-                on_dir: None,
-            }],
+            tools: vec![echo("echo", tool, figure)],
             pick: Pick::First,
-            envbench_on_first_cpu: false,
+            envbench: crate::bench::reference::Side::AS_PLANNED,
+            information_if: None,
         };
         Row::new(bench, reference, shop, &planned(bench), Vec::new())
+    }
+
+    /// A tool that prints `figure`, or a program that is not there.
+    fn echo(name: &'static str, program: &'static str, figure: &'static str) -> Tool {
+        let args: &'static [Arg] = Box::leak(Box::new([Arg::Text(figure)]));
+        Tool {
+            name,
+            program: Prog::Path(program),
+            args,
+            env: &[],
+            on: Cpus::Any,
+            read: Read::Number,
+            processes: 1,
+            input: None,
+            check: None,
+            on_dir: None,
+            beside: None,
+        }
+    }
+
+    /// A row whose envbench figure is a tool's (a load on envbench's own
+    /// server) is measured without a run, both tools in turns; a condition
+    /// read here makes a banded row information, saying why; a failing
+    /// tool on envbench's side stops the row, naming the side.
+    #[test]
+    fn a_row_measured_by_two_tools_and_one_made_information_here() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let bench = crate::bench::FAMILIES
+            .iter()
+            .flat_map(|f| f.benches().iter().copied())
+            .find(|b| b.id() == crate::results::ids::OS_SYSCALL)
+            .unwrap();
+        let reference = |own: &'static str, information: bool| Reference {
+            params: &[("call", "getppid")],
+            metric: "latency",
+            band: Some(Band::new(0.8, f64::INFINITY)),
+            tools: vec![echo("the reference", "echo", "100")],
+            pick: Pick::First,
+            envbench: crate::bench::reference::Side {
+                tool: Some(echo("envbench's own", own, "200")),
+                ..crate::bench::reference::Side::AS_PLANNED
+            },
+            information_if: information
+                .then_some((|| Some("two rates here".to_string())) as fn() -> Option<String>),
+        };
+        let mut row = Row::new(
+            bench,
+            reference("echo", false),
+            &mut shop,
+            &planned(bench),
+            Vec::new(),
+        );
+        assert!(row.measured_by_a_tool());
+        assert!(row.label.ends_with(" (envbench's own)"), "{}", row.label);
+        row.measure_both(0);
+        row.measure_both(1);
+        assert_eq!(row.pairs(), [(200.0, 100.0), (200.0, 100.0)]);
+        row.judge();
+        assert_eq!(row.judged.as_ref().unwrap().verdict, Verdict::Within);
+        assert!(row.line().contains("within at least 0.8"), "{}", row.line());
+        let mut info = Row::new(
+            bench,
+            reference("echo", true),
+            &mut shop,
+            &planned(bench),
+            Vec::new(),
+        );
+        info.measure_both(0);
+        info.judge();
+        assert!(
+            info.line()
+                .ends_with("no band (information: two rates here)"),
+            "{}",
+            info.line()
+        );
+        let missing = Row::new(
+            bench,
+            reference("envbench-no-such-tool", false),
+            &mut shop,
+            &planned(bench),
+            Vec::new(),
+        );
+        assert!(!missing.live());
+        assert!(
+            missing.line().contains("envbench-no-such-tool is not on"),
+            "{}",
+            missing.line()
+        );
     }
 
     /// `bench`'s cases in the quick suite on two CPUs.
@@ -712,7 +857,7 @@ mod tests {
         let other = Tool {
             name: "echo again",
             args: &[Arg::Text("120")],
-            ..r.reference.tools[0].clone()
+            ..r.reference.tools[0]
         };
         r.reference.tools.push(other);
         r.reference.pick = Pick::Highest;
@@ -744,14 +889,14 @@ mod tests {
         );
         // a row whose reference takes the first that runs measures one
         let mut first = row(&mut shop, "echo", "100");
-        first.reference.tools.push(r.reference.tools[1].clone());
+        first.reference.tools.push(r.reference.tools[1]);
         first.tools = ready(&first.reference, &mut shop, &planned(r.bench)[0].params).0;
         assert_eq!(first.measure_tools(), Ok(vec![100.0]));
         // a tool that does not run is left out of a row that measures
         // several, and counted; the row stops at the cap
         let missing = Tool {
             program: Prog::Path("envbench-no-such-tool"),
-            ..r.reference.tools[0].clone()
+            ..r.reference.tools[0]
         };
         r.reference.tools.insert(0, missing);
         let (tools, not_run) = ready(&r.reference, &mut shop, &planned(r.bench)[0].params);

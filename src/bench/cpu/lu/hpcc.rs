@@ -18,7 +18,7 @@
 //! kernels. Debian's serial OpenBLAS is refused (one thread whatever the
 //! case's); its OpenMP build is given `OMP_NUM_THREADS` too.
 
-use crate::bench::reference::{Arg, Check, Cpus, Input, Pick, Prog, Read, Reference, Tool};
+use crate::bench::reference::{Arg, Check, Cpus, Input, Pick, Prog, Read, Reference, Side, Tool};
 use crate::results::params::key;
 use crate::stats::band::Band;
 use std::path::{Path, PathBuf};
@@ -91,6 +91,7 @@ const fn hpcc(name: &'static str, env: &'static [(&'static str, Arg)], check: Ch
         }),
         check: Some(check),
         on_dir: None,
+        beside: None,
     }
 }
 
@@ -125,9 +126,10 @@ pub(super) fn references() -> Vec<Reference> {
             params,
             metric: "gflops",
             band: Some(Band::new(0.85, 1.15)),
-            tools: vec![skylakex.clone(), own.clone()],
+            tools: vec![skylakex, own],
             pick: Pick::First,
-            envbench_on_first_cpu: false,
+            envbench: Side::AS_PLANNED,
+            information_if: None,
         })
         .collect()
 }

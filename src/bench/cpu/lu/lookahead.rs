@@ -24,7 +24,7 @@ use faer::linalg::triangular_solve::{
 use faer::prelude::*;
 use faer::{Accum, MatMut, MatRef, Par};
 
-/// The panel width: hpcc's HPL runs in bench/fidelity.sh use NB = 192.
+/// The panel width: hpcc's HPL runs in `envbench fidelity` use NB = 192.
 pub const BLOCK: usize = 192;
 
 /// Column pieces per thread in a trailing update, so that a thread done

@@ -16,7 +16,7 @@
 //! with STREAM's relative error limit; a failed check makes the case invalid.
 //! See: J. McCalpin, `stream.c` (checkSTREAMresults), www.cs.virginia.edu/stream.
 
-use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Tool};
+use super::super::reference::{Arg, Cpus, Pick, Prog, Read, Reference, Side, Tool};
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use crate::config::Suite;
 use crate::measure::clock::Clock;
@@ -405,6 +405,7 @@ impl Bench for Stream {
                 input: None,
                 check: None,
                 on_dir: None,
+                beside: None,
             })
             .collect();
         [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
@@ -415,7 +416,8 @@ impl Bench for Stream {
                 band: Some(Band::new(0.97, 1.03)),
                 tools: tools.clone(),
                 pick: Pick::Highest,
-                envbench_on_first_cpu: false,
+                envbench: Side::AS_PLANNED,
+                information_if: None,
             })
             .collect()
     }

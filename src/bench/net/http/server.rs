@@ -60,7 +60,16 @@ impl HttpServer {
     /// # Errors
     /// Binding or building the runtime.
     pub(crate) fn start(host: IpAddr, workers: usize) -> io::Result<HttpServer> {
-        HttpServer::launch(host, workers, None)
+        HttpServer::launch(SocketAddr::new(host, 0), workers, None)
+    }
+
+    /// [`HttpServer::start`] on `addr`'s port (`__http_serve`'s, chosen
+    /// by `envbench fidelity`).
+    ///
+    /// # Errors
+    /// Binding or building the runtime.
+    pub(crate) fn start_at(addr: SocketAddr, workers: usize) -> io::Result<HttpServer> {
+        HttpServer::launch(addr, workers, None)
     }
 
     /// [`HttpServer::start`] with a worker per CPU of `cpus`, every thread
@@ -69,11 +78,11 @@ impl HttpServer {
     /// # Errors
     /// Pinning (a CPU outside this process's mask), binding or building the runtime.
     pub(crate) fn start_on(host: IpAddr, cpus: &[usize]) -> io::Result<HttpServer> {
-        HttpServer::launch(host, cpus.len().max(1), Some(cpus))
+        HttpServer::launch(SocketAddr::new(host, 0), cpus.len().max(1), Some(cpus))
     }
 
-    fn launch(host: IpAddr, workers: usize, cpus: Option<&[usize]>) -> io::Result<HttpServer> {
-        let std_listener = std::net::TcpListener::bind(SocketAddr::new(host, 0))?;
+    fn launch(addr: SocketAddr, workers: usize, cpus: Option<&[usize]>) -> io::Result<HttpServer> {
+        let std_listener = std::net::TcpListener::bind(addr)?;
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let rt = {
