@@ -35,6 +35,7 @@ pub const SOCKPERF: Server = Server {
     config: None,
     lay_out: None,
     on_first_cpu: true,
+    probe: None,
 };
 
 /// iperf3's server.
@@ -45,6 +46,7 @@ pub const IPERF3: Server = Server {
     config: None,
     lay_out: None,
     on_first_cpu: false,
+    probe: None,
 };
 
 /// A second iperf3 server, for the second of two clients at once (one
@@ -56,6 +58,7 @@ pub const IPERF3_B: Server = Server {
     config: None,
     lay_out: None,
     on_first_cpu: false,
+    probe: None,
 };
 
 /// nginx with one worker on the first CPU, serving net.http's pages from
@@ -77,11 +80,17 @@ pub const NGINX: Server = Server {
     }),
     lay_out: Some(lay_out_pages),
     on_first_cpu: true,
+    probe: Some("/1k.html"),
 };
 
 /// nginx's configuration: in the foreground, everything in its directory,
-/// its access log off, no limit to a kept connection's requests.
-const NGINX_CONF: &str = "worker_processes 1;
+/// its access log off, no limit to a kept connection's requests. Its
+/// worker runs as root where its master does (as envbench's own server
+/// runs as envbench's user), so it reads the pages wherever the scratch
+/// directory is, a directory above open to root alone included; started
+/// by another user, nginx ignores the line.
+const NGINX_CONF: &str = "user root root;
+worker_processes 1;
 daemon off;
 pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
@@ -288,6 +297,7 @@ pub const ENVBENCH_HTTP: Server = Server {
     config: None,
     lay_out: None,
     on_first_cpu: true,
+    probe: Some("/1k.html"),
 };
 
 /// wrk's arguments: one thread, C connections, 2 s, on a page of a server.
@@ -508,8 +518,11 @@ mod tests {
     #[test]
     fn each_installed_server_starts_on_a_free_port_serves_its_tool_and_is_stopped_with_the_workshop(
     ) {
+        use std::os::unix::fs::PermissionsExt as _;
         let installed = |p: &str| crate::cleanup::resolve(p).is_ok();
         let base = tempfile::tempdir().unwrap();
+        // open to its owner alone, as a private TMPDIR is
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();
         let two = shop.cpus() >= 2;
         let mut ran = Vec::new();
@@ -538,11 +551,24 @@ mod tests {
             let ready = got.unwrap_or_else(|e| panic!("{}: {e}", t.name));
             ran.push(ready.name().to_string());
         }
+        // where all are installed (as .ci/run installs them), all ran:
+        // nginx served its page from under a directory open to root alone
+        if ["sockperf", "iperf3", "wrk", "nginx"]
+            .iter()
+            .all(|p| installed(p))
+            && two
+        {
+            assert_eq!(ran.len(), 3, "{ran:?}");
+        }
         let pids = shop.server_pids();
         assert!(pids.iter().all(|&p| alive(p)), "{pids:?}");
         drop(shop);
         for p in &pids {
             assert!(!alive(*p), "server {p} still runs: {ran:?}");
+            // nor any of its group (nginx's worker)
+            // SAFETY: signal 0 only asks whether the group has a member.
+            let group = unsafe { libc::kill(-(*p as libc::pid_t), 0) };
+            assert_eq!(group, -1, "server {p}'s group still runs: {ran:?}");
         }
         // nothing of the servers' directories is left
         assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
@@ -557,6 +583,7 @@ mod tests {
             config: None,
             lay_out: None,
             on_first_cpu: false,
+            probe: None,
         };
         const ENDS: Server = Server {
             name: "a server that ends",
@@ -565,6 +592,7 @@ mod tests {
             config: None,
             lay_out: None,
             on_first_cpu: false,
+            probe: None,
         };
         let base = tempfile::tempdir().unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();

@@ -475,6 +475,9 @@ impl Workshop {
     /// # Errors
     /// Why it cannot run here, in words for the row.
     pub fn ready(&mut self, tool: &Tool, case: &BTreeMap<String, Value>) -> Result<Ready, String> {
+        // where it runs first: a tool placed on a CPU that is not here
+        // starts no server
+        let on = self.cpu(tool.on)?;
         let program = match tool.program {
             Prog::Path(_) | Prog::Envbench => tool.program.path()?,
             Prog::C {
@@ -532,7 +535,6 @@ impl Workshop {
             }
             None => None,
         };
-        let on = self.cpu(tool.on)?;
         let ready = Ready {
             name: match on {
                 None => tool.name.to_string(),
@@ -677,6 +679,33 @@ pub(super) fn write_text(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_run_beside_the_tool_adds_its_figure_and_its_failure_fails_the_run() {
+        let base = tempfile::tempdir().unwrap();
+        let mut shop = Workshop::new(base.path()).unwrap();
+        let tool = Tool {
+            name: "two echoes",
+            program: Prog::Path("sh"),
+            args: &[Arg::Text("-c"), Arg::Text("echo 3")],
+            env: &[],
+            on: Cpus::Any,
+            read: Read::Number,
+            processes: 1,
+            input: None,
+            check: None,
+            on_dir: None,
+            beside: Some(&[Arg::Text("-c"), Arg::Text("echo 2")]),
+        };
+        let ready = shop.ready(&tool, &BTreeMap::new()).unwrap();
+        assert_eq!(ready.measure(), Ok(5.0));
+        let failing = Tool {
+            beside: Some(&[Arg::Text("-c"), Arg::Text("exit 3")]),
+            ..tool
+        };
+        let err = shop.ready(&failing, &BTreeMap::new()).unwrap_err();
+        assert!(err.contains("measuring beside"), "{err}");
+    }
 
     #[test]
     fn perf_bench_outputs_are_read_as_recorded() {

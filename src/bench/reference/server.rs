@@ -32,6 +32,9 @@ pub struct Server {
     /// Whether it runs on the first usable CPU (else where the scheduler
     /// puts it).
     pub on_first_cpu: bool,
+    /// A path it must answer with 200 once it listens (an HTTP server's
+    /// page), so a server that cannot read what it serves says so at once.
+    pub probe: Option<&'static str>,
 }
 
 impl PartialEq for Server {
@@ -114,6 +117,9 @@ impl Running {
             _dir: dir,
         };
         running.listening(&shown)?;
+        if let Some(path) = server.probe {
+            running.serves(path, &shown)?;
+        }
         Ok(running)
     }
 
@@ -133,8 +139,8 @@ impl Running {
                     None => String::new(),
                 }
             };
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("{program} ended ({status}){}", said()));
+            if let Some(code) = self.ended() {
+                return Err(format!("{program} ended ({code}){}", said()));
             }
             if Instant::now() >= until {
                 return Err(format!(
@@ -148,6 +154,31 @@ impl Running {
         }
     }
 
+    /// Whether it answers a GET of `path` with 200.
+    fn serves(&self, path: &str, program: &str) -> Result<(), String> {
+        use std::io::{Read as _, Write as _};
+        let asked = || -> std::io::Result<String> {
+            let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
+            let mut head = [0u8; 128];
+            let n = s.read(&mut head)?;
+            Ok(String::from_utf8_lossy(&head[..n])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string())
+        };
+        let status = asked().map_err(|e| format!("{program} did not answer GET {path}: {e}"))?;
+        if status.split_whitespace().nth(1) == Some("200") {
+            return Ok(());
+        }
+        Err(format!(
+            "{program} answers GET {path} with {status:?}: it cannot serve the pages in {}",
+            self._dir.path().display()
+        ))
+    }
+
     /// Its process's PID (its group's).
     #[cfg(test)]
     pub fn pid(&self) -> u32 {
@@ -155,28 +186,45 @@ impl Running {
     }
 }
 
+impl Running {
+    /// How its leader ended, if it has, without reaping it: while it is a
+    /// zombie its PID, and its group's, cannot be another's.
+    fn ended(&self) -> Option<String> {
+        // SAFETY: an all-zero siginfo_t is valid; waitid writes only it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on this process's own child, not reaping it.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.child.id(),
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid and si_status are set when waitid reports a child.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        (r == 0 && pid != 0).then(|| match info.si_code {
+            libc::CLD_EXITED => format!("exit status: {status}"),
+            _ => format!("signal {status}"),
+        })
+    }
+}
+
 impl Drop for Running {
     /// Stops its process group (the server and the workers it started):
-    /// SIGTERM, then SIGKILL if the server has not ended in time (while it
-    /// is not reaped, the group's id cannot be another's).
+    /// SIGTERM, then, after its leader has ended or at most
+    /// [`ENDS_WITHIN`], SIGKILL to whatever of the group is left (workers
+    /// whose master died). The leader is reaped last, so its group's id
+    /// is its own throughout.
     fn drop(&mut self) {
-        // ended, or reaped by another wait: its group is gone
-        if !matches!(self.child.try_wait(), Ok(None)) {
-            return;
-        }
         let group = -(self.child.id() as libc::pid_t);
-        // SAFETY: kill takes any pid; the group is this server's own,
-        // started by this process and not yet reaped.
+        // SAFETY: kill takes any pid; the group is this server's own, its
+        // leader started by this process and not yet reaped.
         unsafe { libc::kill(group, libc::SIGTERM) };
         let until = Instant::now() + ENDS_WITHIN;
-        while Instant::now() < until {
-            // ended, or reaped by another wait: its group is gone
-            if !matches!(self.child.try_wait(), Ok(None)) {
-                return;
-            }
+        while self.ended().is_none() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
-        // not ended in time, and not reaped: its group is still its own
         // SAFETY: as above.
         unsafe { libc::kill(group, libc::SIGKILL) };
         let _ = self.child.wait();

@@ -257,6 +257,9 @@ fn row_plan(
 ) -> Result<(crate::bench::Plan, Vec<String>), String> {
     let (mut plan, mut how) = family_plan(s, family, shop.cpus());
     let side = reference.envbench;
+    // where it runs first: a run placed on a CPU that is not here starts
+    // no server
+    shop.cpu(side.on)?;
     if let Some(suite) = side.suite {
         plan.suite = suite;
         how.suite = suite;
