@@ -53,12 +53,7 @@ pub const IPERF3: Server = Server {
 /// iperf3 server takes one test at a time).
 pub const IPERF3_B: Server = Server {
     name: "a second iperf3 -s",
-    program: Prog::Path("iperf3"),
-    args: &["-s", "-B", "127.0.0.1", "-p", "{port}"],
-    config: None,
-    lay_out: None,
-    on_first_cpu: false,
-    probe: None,
+    ..IPERF3
 };
 
 /// nginx with one worker on the first CPU, serving net.http's pages from
