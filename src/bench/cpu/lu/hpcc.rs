@@ -8,15 +8,19 @@
 //! hpcc alone pulls in the reference BLAS (about 7 GFLOPS on a Zen 5 core),
 //! which no row may be judged against: the tool then does not run, and
 //! says to install `libopenblas0-pthread`. OpenBLAS 0.3.21 (Debian 12)
-//! takes its Haswell (AVX2) kernels on a Zen 4 or 5 with AVX-512 (56 GFLOPS
-//! against 85 with its SkylakeX kernels at n = 4000 on one thread), while
-//! envbench's faer takes AVX-512 kernels at run time; where the CPU has
-//! AVX-512, the reference is given OpenBLAS's SkylakeX kernels
-//! (`OPENBLAS_CORETYPE`, which Debian's build, made for every CPU, heeds),
-//! and its name says so; on Intel's AVX-512 CPUs OpenBLAS 0.3.21's own
-//! picks (Cooperlake, SapphireRapids) take the same double-precision
-//! kernels. Debian's serial OpenBLAS is refused (one thread whatever the
-//! case's); its OpenMP build is given `OMP_NUM_THREADS` too.
+//! picks its kernels by the CPU's model and features (Cooperlake's AVX-512
+//! ones on a Zen 4 with AVX-512 BF16, Haswell's AVX2 ones on a Zen 5),
+//! while envbench's faer takes AVX-512 kernels at run time wherever the CPU
+//! has them. Neither set is the faster on every CPU with AVX-512: on a
+//! Zen 5 the SkylakeX ones (85 GFLOPS against 56 at n = 4000 on one
+//! thread), on a Zen 4, which splits each AVX-512 operation in two, the
+//! Haswell ones (36-41 against 34-36 at n = 1000). So each set the CPU can
+//! run is given to hpcc by `OPENBLAS_CORETYPE` (which Debian's build, made
+//! for every CPU, heeds), both run in every round, and the row is held to
+//! the faster ([`Pick::Highest`]), whose kernels it names; on a CPU without
+//! AVX2, OpenBLAS's own pick. Debian's serial OpenBLAS is
+//! refused (one thread whatever the case's); its OpenMP build is given
+//! `OMP_NUM_THREADS` too.
 
 use crate::bench::reference::{Arg, Check, Cpus, Input, Pick, Prog, Read, Reference, Side, Tool};
 use crate::results::params::key;
@@ -101,7 +105,9 @@ const THREADS: Arg = Arg::Param {
 };
 
 /// cpu.lu at one and two threads against hpcc's HPL, held to ±15 %: the
-/// SkylakeX kernels where the CPU has AVX-512, else OpenBLAS's own pick.
+/// faster of OpenBLAS's SkylakeX kernels (where the CPU has AVX-512) and
+/// its Haswell ones (where it has AVX2); OpenBLAS's own pick on a CPU with
+/// neither.
 pub(super) fn references() -> Vec<Reference> {
     let skylakex = hpcc(
         "hpcc HPL (OpenBLAS, SkylakeX kernels)",
@@ -112,13 +118,22 @@ pub(super) fn references() -> Vec<Reference> {
         ],
         openblas_with_avx512,
     );
+    let haswell = hpcc(
+        "hpcc HPL (OpenBLAS, Haswell kernels)",
+        &[
+            ("OPENBLAS_NUM_THREADS", THREADS),
+            ("OMP_NUM_THREADS", THREADS),
+            ("OPENBLAS_CORETYPE", Arg::Text("Haswell")),
+        ],
+        openblas_with_avx2,
+    );
     let own = hpcc(
         "hpcc HPL (OpenBLAS)",
         &[
             ("OPENBLAS_NUM_THREADS", THREADS),
             ("OMP_NUM_THREADS", THREADS),
         ],
-        openblas,
+        openblas_without_avx2,
     );
     [&[(key::THREADS, "1")], &[(key::THREADS, "2")]]
         .into_iter()
@@ -126,8 +141,8 @@ pub(super) fn references() -> Vec<Reference> {
             params,
             metric: "gflops",
             band: Some(Band::new(0.85, 1.15)),
-            tools: vec![skylakex, own],
-            pick: Pick::First,
+            tools: vec![skylakex, haswell, own],
+            pick: Pick::Highest,
             envbench: Side::AS_PLANNED,
             information_if: None,
         })
@@ -214,10 +229,37 @@ fn has_avx512() -> bool {
     false
 }
 
+/// Whether the CPU has AVX2 and FMA, which OpenBLAS's Haswell kernels use.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_avx2() -> bool {
+    false
+}
+
 /// [`openblas`], on a CPU with AVX-512.
 fn openblas_with_avx512(program: &Path) -> Result<(), String> {
     if !has_avx512() {
         return Err("this CPU has no AVX-512 for OpenBLAS's SkylakeX kernels".to_string());
+    }
+    openblas(program)
+}
+
+/// [`openblas`], on a CPU with AVX2.
+fn openblas_with_avx2(program: &Path) -> Result<(), String> {
+    if !has_avx2() {
+        return Err("this CPU has no AVX2 for OpenBLAS's Haswell kernels".to_string());
+    }
+    openblas(program)
+}
+
+/// [`openblas`], on a CPU without AVX2, where OpenBLAS picks its kernels.
+fn openblas_without_avx2(program: &Path) -> Result<(), String> {
+    if has_avx2() {
+        return Err("this CPU has AVX2: OpenBLAS's Haswell kernels run instead".to_string());
     }
     openblas(program)
 }
@@ -264,6 +306,28 @@ mod tests {
         assert!(lines[10].starts_with("1 ") && lines[11].starts_with("1 "));
         assert!(lines[31].starts_with("#####"), "{}", lines[31]);
         assert_eq!(lines.len(), 36);
+    }
+
+    #[test]
+    fn either_haswells_kernels_or_openblass_own_pick_runs_never_both() {
+        // on any CPU exactly one of the two refuses it for the CPU's sake
+        // (the other goes on to ldd, which finds no such program)
+        let nowhere = Path::new("/nonexistent/hpcc");
+        let cpu_said = [openblas_with_avx2(nowhere), openblas_without_avx2(nowhere)]
+            .iter()
+            .filter(|r| matches!(r, Err(e) if e.starts_with("this CPU has")))
+            .count();
+        assert_eq!(cpu_said, 1);
+        let names: Vec<&str> = references()[0].tools.iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "hpcc HPL (OpenBLAS, SkylakeX kernels)",
+                "hpcc HPL (OpenBLAS, Haswell kernels)",
+                "hpcc HPL (OpenBLAS)"
+            ]
+        );
+        assert_eq!(references()[0].pick, Pick::Highest);
     }
 
     #[test]
