@@ -23,7 +23,11 @@ range; envbench's is `compare` over all its runs, with its 95 % interval,
 its prediction with its interval and in brackets the prediction without
 io.meta's near stat, as compare made it before the names a path walks were
 priced apart. So the host's drift over the minutes falls on both tools
-alike. Prints one row a command.
+alike. Prints one row a command. Their agreement is judged round by
+round: each round's envbench run is compared alone, and the rounds' ratios
+of the two tools' slowdowns give a geometric mean with a 95 % t interval,
+within 0.9..1.1 (the interval inside), outside (wholly beyond) or unclear,
+as `envbench fidelity` judges a row against its band.
 The commands (--only): status, grep, untar, make and imports by default;
 status1 is git status without its preload threads (core.preloadIndex=false),
 its lstats one at a time as the prediction adds them; db and dbwal are
@@ -193,6 +197,42 @@ def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     return files
 
 
+# t(0.975, df) for df = 1..9, and 1.96 beyond
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262]
+
+
+def cmd_ratio(exe, pair, files, tmp):
+    """envbench's ratio for the command over `files` alone (one round's)."""
+    out = os.path.join(tmp, "cmp-round.json")
+    flags = ["--by-dir", "--baseline", "base"] if pair != "gvisor" else []
+    run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
+    with open(out) as fh:
+        return next(m["ratio"] for m in json.load(fh)["metrics"]
+                    if m["key"].startswith("cmd.run") and m["primary"])
+
+
+def joint(pairs, band=0.10):
+    """envbench/hyperfine over rounds: the geometric mean of the rounds'
+    ratios of the two tools' slowdowns, its 95 % t interval (the rounds'
+    log ratios, as each round measured both tools in turn), and where the
+    interval lies against 1 +- band: within, outside or unclear."""
+    d = [math.log(e / h) for e, h in pairs]
+    n = len(d)
+    mean = sum(d) / n
+    if n < 2:
+        return math.exp(mean), (float("nan"),) * 2, "unclear"
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / math.sqrt(n)
+    lo, hi = math.exp(mean - half), math.exp(mean + half)
+    if 1 - band <= lo and hi <= 1 + band:
+        verdict = "within"
+    elif hi < 1 - band or lo > 1 + band:
+        verdict = "outside"
+    else:
+        verdict = "unclear"
+    return math.exp(mean), (lo, hi), verdict
+
+
 def envbench_ratio(exe, pair, name, files, tmp):
     """envbench's ratio, interval and prediction for the command over the
     runs `files`, the prediction without names priced apart, and the
@@ -264,29 +304,32 @@ def main():
         else:
             sides = [(root["base"], []), (root["base"], RUNSC)]
         print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]\t(names unpriced)"
-              "\tenvbench/hyperfine\tapp case\t[95 %]\tapp/hyperfine")
+              "\tenvbench/hyperfine [95 %] vs 0.9..1.1\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
             if not shutil.which(cmd[0]):
                 print("%s: no %s here; its row is left out" % (name, cmd[0]), file=sys.stderr)
                 continue
-            ratios, files = [], []
+            ratios, files, pairs = [], [], []
             # the tools in turns, so that the host's drift falls on both
             # (each first in every other turn, so that neither always
             # meets the caches the other just warmed)
             for r in range(a.rounds):
                 if r % 2 == 1:
-                    files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
+                    mine = envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
                 ratios.append(reference(sides, cmd, prepare, r, a.runs, tmp))
                 if r % 2 == 0:
-                    files += envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
+                    mine = envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
+                files += mine
+                pairs.append((cmd_ratio(exe, a.pair, mine, tmp), ratios[-1]))
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
             eb, ci, pred, before, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
-            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f\t%s %.2f\t[%.2f, %.2f]"
-                  "\t%.3f" % (
+            j, (jlo, jhi), verdict = joint(pairs)
+            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f [%.3f, %.3f] %s"
+                  "\t%s %.2f\t[%.2f, %.2f]\t%.3f" % (
                       name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
                       pred or why or "-", "%.2f" % before if before else "-",
-                      eb / hf, APP[name][0], ar, aci[0], aci[1], ar / hf), flush=True)
+                      j, jlo, jhi, verdict, APP[name][0], ar, aci[0], aci[1], ar / hf), flush=True)
     finally:
         if mounted:
             subprocess.run(["fusermount", "-u", root["other"]])
