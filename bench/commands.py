@@ -197,8 +197,10 @@ def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     return files
 
 
-# t(0.975, df) for df = 1..9, and 1.96 beyond
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262]
+# t(0.975, df) for df = 1..30
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
 def cmd_ratio(exe, pair, files, tmp):
@@ -222,7 +224,9 @@ def joint(pairs, band=0.10):
     if n < 2:
         return math.exp(mean), (float("nan"),) * 2, "unclear"
     sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-    half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / math.sqrt(n)
+    # past 30 degrees of freedom, t's first-order expansion
+    t = T975[n - 2] if n - 1 <= len(T975) else 1.96 + 2.4 / (n - 1)
+    half = t * sd / math.sqrt(n)
     lo, hi = math.exp(mean - half), math.exp(mean + half)
     if 1 - band <= lo and hi <= 1 + band:
         verdict = "within"

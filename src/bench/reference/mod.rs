@@ -94,8 +94,8 @@ pub enum Pick {
     First,
     /// Every one that runs here is measured in every round, and the row
     /// holds envbench to the one whose median figure is the highest so
-    /// far: builds of one C source with different flags, none of which
-    /// is best on every CPU (STREAM's -march=native was 10 % slower than
+    /// far: variants none of which is best on every CPU (builds of one C
+    /// source with different flags, or one program on different kernels) (STREAM's -march=native was 10 % slower than
     /// the generic build on a Zen 4 guest, and as fast on a Xeon). For
     /// rates only (on a time it would take the slowest). The highest of
     /// several noisy medians leans high, so the ratio leans low by up to

@@ -270,7 +270,7 @@ impl Row {
     fn tool_name(&self) -> String {
         match &self.tools {
             Ok(t) if t.len() > 1 && self.rounds.is_empty() => format!(
-                "{} builds, the highest median taken{}",
+                "{} variants, the highest median taken{}",
                 t.len(),
                 self.not_running()
             ),
@@ -864,7 +864,7 @@ mod tests {
         r.tools = ready(&r.reference, &mut shop, &planned(r.bench)[0].params).0;
         assert_eq!(r.measure_tools(), Ok(vec![100.0, 120.0]));
         assert!(
-            r.line().contains("(2 builds, the highest median taken)"),
+            r.line().contains("(2 variants, the highest median taken)"),
             "{}",
             r.line()
         );

@@ -14,7 +14,7 @@
 //! has them. Neither set is the faster on every CPU with AVX-512: on a
 //! Zen 5 the SkylakeX ones (85 GFLOPS against 56 at n = 4000 on one
 //! thread), on a Zen 4, which splits each AVX-512 operation in two, the
-//! Haswell ones (36-41 against 34-36 at n = 1000). So each set the CPU can
+//! Haswell ones (32-41 against 34-36 at n = 1000). So each set the CPU can
 //! run is given to hpcc by `OPENBLAS_CORETYPE` (which Debian's build, made
 //! for every CPU, heeds), both run in every round, and the row is held to
 //! the faster ([`Pick::Highest`]), whose kernels it names; on a CPU without
@@ -259,7 +259,10 @@ fn openblas_with_avx2(program: &Path) -> Result<(), String> {
 /// [`openblas`], on a CPU without AVX2, where OpenBLAS picks its kernels.
 fn openblas_without_avx2(program: &Path) -> Result<(), String> {
     if has_avx2() {
-        return Err("this CPU has AVX2: OpenBLAS's Haswell kernels run instead".to_string());
+        return Err(
+            "this CPU has AVX2: the Haswell kernels' row takes OpenBLAS's own pick's place"
+                .to_string(),
+        );
     }
     openblas(program)
 }
