@@ -11,7 +11,7 @@
 #   bench/design.sh --after BIN --from DIR   (scores the runs a --keep DIR kept)
 # Prints per build: the run times, the median over splits of the median
 # 95 % half-width of the headline ratios and of the share within ±5 %, and
-# bench/components.py's variance components. A benchmark, not a test;
+# envbench __spread's variance components. A benchmark, not a test;
 # nothing else may measure on the machine meanwhile.
 set -euo pipefail
 
@@ -108,5 +108,5 @@ for side in before after; do
   printf '%s: runs of %s-%s s; A/A 3 + 3 over %s splits: median half-width ±%.1f %% (splits %.1f..%.1f), within ±5 %% %.0f of %s\n' \
     "$side" "$(printf '%s\n' "${times[@]}" | sort -n | head -1)" "$(printf '%s\n' "${times[@]}" | sort -n | tail -1)" \
     "$(col 6 | wc -l)" "$(col 6 | median)" "$(col 6 | head -1)" "$(col 6 | tail -1)" "$(col 7 | median)" "$(col 5 | head -1)"
-  python3 "$repo/bench/components.py" "${files[@]}" || true
+  "$after" __spread "${files[@]}" || true
 done

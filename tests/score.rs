@@ -1,7 +1,8 @@
-//! `envbench __score`, which bench/'s scripts call on what `compare
-//! --json` wrote for a controlled pair, on the recorded real pairs of
-//! tests/fixtures/compare: its score agrees with its own lines, and the
-//! known effects are scored as the scripts scored them.
+//! `envbench __score` and `__spread`, which bench/'s scripts call: the
+//! score of what `compare --json` wrote for a controlled pair, on the
+//! recorded real pairs of tests/fixtures/compare (it agrees with its own
+//! lines, and the known effects are scored as the scripts scored them),
+//! and the spread of recorded A/A runs read by level and by round.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -152,4 +153,113 @@ fn bad_input_is_refused_with_the_reason() {
     let missing = run(&["--expect", "aa", "/nonexistent/c.json"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+}
+
+/// `__spread ARGS` on recorded files: its exit status and lines.
+fn spread(args: &[&str], files: &[&str]) -> (i32, Vec<String>) {
+    let out = Command::cargo_bin("envbench")
+        .unwrap()
+        .arg("__spread")
+        .args(args)
+        .args(files.iter().map(|f| fixture(&format!("{f}.json"))))
+        .output()
+        .unwrap();
+    let lines = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    (out.status.code().unwrap(), lines)
+}
+
+/// The keys of ok cases with a metric in every one of `files`.
+fn ok_keys_in_all(files: &[&str]) -> Vec<String> {
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fixture(&format!("{f}.json"))).unwrap())
+            .unwrap()
+    };
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "ok" && !c["metrics"].as_array().unwrap().is_empty())
+            .map(|c| c["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all: Vec<Vec<String>> = files.iter().map(|f| keys(&read(f))).collect();
+    all[0]
+        .iter()
+        .filter(|k| all.iter().all(|ks| ks.contains(k)))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn spread_splits_separate_runs_per_family_and_per_case() {
+    let files = ["aa-a", "aa-b", "strace-a"];
+    let (code, lines) = spread(&["-v"], &files);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(lines[0].starts_with("family  cases runs sd %"), "{lines:?}");
+    let keys = ok_keys_in_all(&files);
+    let per_case: Vec<&String> = lines.iter().filter(|l| l.starts_with("  ")).collect();
+    // a line per case the three runs hold, and the families' counts add up to them
+    assert_eq!(per_case.len(), keys.len(), "{lines:?}");
+    for k in &keys {
+        assert!(
+            per_case
+                .iter()
+                .any(|l| l.trim_start().starts_with(k.as_str())),
+            "{k}"
+        );
+    }
+    let counted: usize = lines[1..]
+        .iter()
+        .take_while(|l| !l.starts_with("  ") && !l.starts_with("all"))
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(counted, keys.len());
+    assert!(lines
+        .last()
+        .unwrap()
+        .starts_with("all     median 3+3 half-width"));
+}
+
+#[test]
+fn spread_reads_interleaved_runs_by_round() {
+    let (code, lines) = spread(&["--paired"], &["iaa-a", "iaa-b"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "case\twithin %\tbetween %\tbetween share\tpaired %\tcorr"
+    );
+    let rows: Vec<Vec<&str>> = lines[1..]
+        .iter()
+        .take_while(|l| !l.starts_with("median share"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert!(rows.len() >= 10, "{lines:?}");
+    for r in &rows {
+        assert_eq!(r.len(), 6, "{r:?}");
+        let share: f64 = r[3].parse().unwrap();
+        assert!((0.0..=1.0).contains(&share), "{r:?}");
+    }
+    for reading in ["runnable_others\t", "canary\t", "time\t"] {
+        assert!(
+            lines.iter().any(|l| l.starts_with(reading)),
+            "{reading} in {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn spread_refuses_too_few_files_or_an_unpaired_one() {
+    assert_eq!(spread(&[], &["aa-a", "aa-b"]).0, 2);
+    assert_eq!(spread(&["--paired"], &["iaa-a", "iaa-b", "aa-a"]).0, 2);
 }

@@ -143,6 +143,12 @@ pub enum Cmd {
     /// mechanism named first (--first). For bench/'s scripts.
     #[command(name = "__score", hide = true)]
     Score(ScoreArgs),
+    /// Where each case's spread comes from, read from A/A result files:
+    /// separate runs of one environment split into runs, rounds and
+    /// repetitions, or (--paired) interleaved runs' rounds and what the
+    /// guest read around them. For bench/'s study of a host's noise.
+    #[command(name = "__spread", hide = true)]
+    Spread(SpreadArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -404,6 +410,20 @@ pub struct ScoreArgs {
     /// The file `envbench compare --json` wrote.
     #[arg(value_name = "COMPARE.json")]
     pub file: PathBuf,
+}
+
+/// `envbench __spread` options.
+#[derive(Debug, Args)]
+pub struct SpreadArgs {
+    /// The files are the two of each interleaved run, in turn: A1 B1 A2 B2 ...
+    #[arg(long)]
+    pub paired: bool,
+    /// Separate runs: a line per case as well as per family.
+    #[arg(short, long, conflicts_with = "paired")]
+    pub verbose: bool,
+    /// Result files of one environment against itself.
+    #[arg(value_name = "RUN.json", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 /// `envbench list` options.

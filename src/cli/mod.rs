@@ -174,6 +174,11 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
             file: a.file,
             tsv: a.tsv,
         }),
+        Cmd::Spread(a) => Command::Spread(crate::cmd::spread::SpreadSettings {
+            files: a.files,
+            paired: a.paired,
+            verbose: a.verbose,
+        }),
         Cmd::Store(StoreCmd::Push(a)) => Command::Push(PushSettings {
             files: a.files,
             db: check::db(a.db.db.as_ref())?,

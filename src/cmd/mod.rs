@@ -13,6 +13,7 @@ pub mod push;
 pub mod run;
 pub mod score;
 pub mod show;
+pub mod spread;
 
 use crate::error::UsageError;
 use crate::history::{Db, Filter, History};
@@ -43,6 +44,8 @@ pub enum Command {
     Fidelity(fidelity::FidelitySettings),
     /// `envbench __score` (hidden: bench/'s controlled pairs scored).
     Score(score::ScoreSettings),
+    /// `envbench __spread` (hidden: bench/'s reading of A/A runs' spread).
+    Spread(spread::SpreadSettings),
 }
 
 /// Runs `command`.
@@ -62,6 +65,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Push(s) => push::run(&s),
         Command::Fidelity(s) => fidelity::run(&s),
         Command::Score(s) => score::run(&s),
+        Command::Spread(s) => spread::run(&s),
     }
 }
 

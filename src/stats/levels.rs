@@ -249,10 +249,16 @@ impl Levels {
     /// The top level's units as values (each unit's nested estimate).
     pub(crate) fn top_units(&self) -> Vec<f64> {
         match self.top() {
-            Level::Runs => self.runs.iter().map(|r| run_estimate(r)).collect(),
+            Level::Runs => self.run_estimates(),
             Level::Rounds => self.runs[0].iter().map(|r| median(r)).collect(),
             Level::Repetitions | Level::Single => self.runs[0][0].clone(),
         }
+    }
+
+    /// Each run's estimate of ln(value): the mean over its rounds of their
+    /// medians.
+    pub(crate) fn run_estimates(&self) -> Vec<f64> {
+        self.runs.iter().map(|r| run_estimate(r)).collect()
     }
 
     /// The side's estimate of ln(value).

@@ -13,6 +13,7 @@ pub mod outliers;
 pub mod par;
 pub mod pool;
 pub mod rng;
+pub mod spread;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

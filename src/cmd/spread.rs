@@ -1,0 +1,454 @@
+//! `envbench __spread`: where a case's spread comes from, read from A/A
+//! result files (nothing changed between them); it runs nothing. For
+//! bench/'s study of a host's noise (issue 83), as `__score` is for its
+//! controlled pairs.
+//!
+//! Separate runs of one environment (three or more files): each case's
+//! headline metric split into its levels as `compare` splits them
+//! (between runs, rounds, repetitions), the spread of the runs'
+//! estimates, the 95 % half-width three runs a side would get from it,
+//! and the floor that the between-run level alone leaves (what no number
+//! of rounds inside a run averages away), per family and, with
+//! `--verbose`, per case.
+//!
+//! Interleaved runs (`--paired A1.json B1.json A2.json B2.json ...`, the
+//! two files of each `run --in A --in B`): per case, the spread inside a
+//! round, between rounds, and what pairing the rounds leaves, with the
+//! correlation of the two sides' rounds; then, pooled over cases, how
+//! each reading taken around a repetition (other runnable tasks, steal,
+//! involuntary switches, the CPU's ticks, the canary nearest in time, the
+//! time into the run) ranks with a round's deviation from its case's
+//! median.
+
+use crate::error::UsageError;
+use crate::results::{CaseResult, CaseStatus, ResultFile};
+use crate::stats::levels::Levels;
+use crate::stats::spread::{half_width_3x3, median, sd_pct, spearman, Paired, Separate, Side};
+use crate::store;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `envbench __spread` settings.
+#[derive(Debug, Clone)]
+pub struct SpreadSettings {
+    /// The result files.
+    pub files: Vec<PathBuf>,
+    /// Files in pairs of one interleaved run's two environments.
+    pub paired: bool,
+    /// Separate runs: a line per case as well.
+    pub verbose: bool,
+}
+
+/// Runs `envbench __spread`.
+///
+/// # Errors
+/// Unreadable files; too few files, or an odd number with `--paired`.
+pub fn run(s: &SpreadSettings) -> anyhow::Result<ExitCode> {
+    let runs: Vec<ResultFile> = s
+        .files
+        .iter()
+        .map(|f| store::load(f))
+        .collect::<Result<_, _>>()?;
+    let lines = if s.paired {
+        if runs.len() < 2 || runs.len() % 2 == 1 {
+            return Err(UsageError(
+                "--paired takes the two files of each interleaved run: A1 B1 [A2 B2 ...]".into(),
+            )
+            .into());
+        }
+        paired_lines(&runs)
+    } else {
+        if runs.len() < 3 {
+            return Err(
+                UsageError("give three or more result files of one environment".into()).into(),
+            );
+        }
+        separate_lines(&runs, s.verbose)
+    };
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ok_case<'a>(run: &'a ResultFile, key: &str) -> Option<&'a CaseResult> {
+    run.cases
+        .iter()
+        .find(|c| c.key == key && c.status == CaseStatus::Ok && !c.metrics.is_empty())
+}
+
+/// Every key with an ok case, in the order the files first hold them.
+fn keys(runs: &[&ResultFile]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in runs.iter().flat_map(|r| &r.cases) {
+        if c.status == CaseStatus::Ok && !c.metrics.is_empty() && !out.contains(&c.key) {
+            out.push(c.key.clone());
+        }
+    }
+    out
+}
+
+/// The case's headline metric's samples, nested runs → rounds → reps,
+/// over the runs that hold it ok.
+fn nested(runs: &[ResultFile], key: &str) -> Option<Levels> {
+    let metric = &runs.iter().find_map(|r| ok_case(r, key))?.metrics[0].name;
+    let runs: Vec<Vec<Vec<f64>>> = runs
+        .iter()
+        .filter_map(|r| ok_case(r, key)?.samples_by_round(metric))
+        .collect();
+    Levels::from_raw(&runs)
+}
+
+fn family(key: &str) -> &str {
+    key.split('.').next().unwrap_or(key)
+}
+
+fn pct_of_var(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.1}", sd_pct(v.sqrt())))
+}
+
+/// The median of the values present; None when none is.
+fn median_of(xs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = xs.flatten().collect();
+    (!v.is_empty()).then(|| median(&v))
+}
+
+fn separate_lines(runs: &[ResultFile], verbose: bool) -> Vec<String> {
+    let refs: Vec<&ResultFile> = runs.iter().collect();
+    let mut families: Vec<(String, Vec<(String, Separate)>)> = Vec::new();
+    for key in keys(&refs) {
+        let Some(levels) = nested(runs, &key).filter(|l| l.runs() >= 3) else {
+            continue;
+        };
+        let fam = family(&key).to_string();
+        let row = (key, Separate::of(&levels));
+        match families.iter_mut().find(|(f, _)| *f == fam) {
+            Some((_, rows)) => rows.push(row),
+            None => families.push((fam, vec![row])),
+        }
+    }
+    let mut out = vec![format!(
+        "{:<7} {:>5} {:>9} {:>11} {:>9} {:>13} {:>16} {:>6} {:>10} {:>7}",
+        "family",
+        "cases",
+        "runs sd %",
+        "rounds sd %",
+        "reps sd %",
+        "estimate sd %",
+        "3+3 half-width %",
+        "rounds",
+        "reps/round",
+        "floor %"
+    )];
+    let (mut widths, mut floors) = (Vec::new(), Vec::new());
+    for (fam, rows) in &families {
+        let med = |f: fn(&Separate) -> Option<f64>| median_of(rows.iter().map(|(_, s)| f(s)));
+        let w: Vec<f64> = rows
+            .iter()
+            .filter_map(|(_, s)| s.estimates.map(half_width_3x3))
+            .collect();
+        let fl: Vec<f64> = rows
+            .iter()
+            .filter_map(|(_, s)| s.components.runs.map(half_width_3x3))
+            .collect();
+        out.push(format!(
+            "{:<7} {:>5} {:>9} {:>11} {:>9} {:>13} {:>16} {:>6.1} {:>10.1} {:>7}",
+            fam,
+            rows.len(),
+            pct_of_var(med(|s| s.components.runs)),
+            pct_of_var(med(|s| s.components.rounds)),
+            pct_of_var(med(|s| s.components.repetitions)),
+            pct_of_var(med(|s| s.estimates)),
+            one_place(&w),
+            med(|s| Some(s.rounds)).unwrap_or(0.0),
+            med(|s| Some(s.reps)).unwrap_or(0.0),
+            one_place(&fl),
+        ));
+        widths.extend(w);
+        floors.extend(fl);
+    }
+    if verbose {
+        for (key, s) in families.iter().flat_map(|(_, rows)| rows) {
+            out.push(format!(
+                "  {key:60} runs {:>5} rounds {:>5} reps {:>5} est {:>5}",
+                pct_of_var(s.components.runs),
+                pct_of_var(s.components.rounds),
+                pct_of_var(s.components.repetitions),
+                pct_of_var(s.estimates),
+            ));
+        }
+    }
+    out.push(format!(
+        "all     median 3+3 half-width from the estimates' spread: ±{} %; floor (between runs alone): ±{} %",
+        one_place(&widths),
+        one_place(&floors)
+    ));
+    out
+}
+
+fn one_place(v: &[f64]) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        format!("{:.1}", median(v))
+    }
+}
+
+/// A round of one side: its number, median, repetitions (ln) and what
+/// was read around it.
+struct SideRound {
+    number: u32,
+    median: f64,
+    reps: Vec<f64>,
+    readings: Vec<(&'static str, f64)>,
+}
+
+/// What was read around each repetition, in the order printed, with how a
+/// round's repetitions are summed up (the mean, or the largest for
+/// steal, which spikes).
+const READINGS: [&str; 6] = [
+    "runnable_others",
+    "steal_share",
+    "nivcsw",
+    "cpu_ticks",
+    "canary",
+    "time",
+];
+
+/// Readings that are mostly 0, split into rounds with and without.
+const ON_OFF: [&str; 3] = ["runnable_others", "steal_share", "nivcsw"];
+
+/// The rounds of `case`'s headline metric in `run`; None when a value
+/// cannot be logged.
+fn side_rounds(run: &ResultFile, case: &CaseResult) -> Option<Vec<SideRound>> {
+    let values = &case.metrics[0].samples;
+    if values.iter().any(|v| !v.is_finite() || *v <= 0.0) || values.is_empty() {
+        return None;
+    }
+    let n = values.len();
+    let rounds: Vec<u32> = if case.sample_rounds.len() == n {
+        case.sample_rounds.clone()
+    } else {
+        vec![0; n]
+    };
+    let times = (case.sample_times_secs.len() == n).then_some(&case.sample_times_secs);
+    let mut by: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, r) in rounds.iter().enumerate() {
+        by.entry(*r).or_default().push(i);
+    }
+    let tel = case.telemetry.as_ref();
+    let series = |name: &str| -> Option<Vec<Option<f64>>> {
+        let t = tel?;
+        let v: Vec<Option<f64>> = match name {
+            "runnable_others" => t.runnable_others.iter().map(|x| x.map(f64::from)).collect(),
+            "steal_share" => t.steal_share.clone(),
+            "nivcsw" => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
+            "cpu_ticks" => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
+            _ => return None,
+        };
+        (v.len() == n).then_some(v)
+    };
+    let kept: Vec<(&'static str, Vec<Option<f64>>)> = READINGS[..4]
+        .iter()
+        .filter_map(|&name| Some((name, series(name)?)))
+        .collect();
+    Some(
+        by.into_iter()
+            .map(|(number, idx)| {
+                let reps: Vec<f64> = idx.iter().map(|&i| values[i].ln()).collect();
+                let mut readings = Vec::new();
+                for (name, v) in &kept {
+                    let got: Vec<f64> = idx.iter().filter_map(|&i| v[i]).collect();
+                    if got.is_empty() {
+                        continue;
+                    }
+                    let x = if *name == "steal_share" {
+                        got.iter().copied().fold(f64::MIN, f64::max)
+                    } else {
+                        got.iter().sum::<f64>() / got.len() as f64
+                    };
+                    readings.push((*name, x));
+                }
+                if let Some(t) = times {
+                    let at = idx.iter().map(|&i| t[i]).sum::<f64>() / idx.len() as f64;
+                    if let Some(c) = canary_at(run, at) {
+                        readings.push(("canary", c));
+                    }
+                    readings.push(("time", at));
+                }
+                SideRound {
+                    number,
+                    median: median(&reps),
+                    reps,
+                    readings,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A side's rounds as [`Paired::of`] takes them.
+fn view(s: &[SideRound]) -> Side<'_> {
+    s.iter()
+        .map(|r| (r.number, (r.median, r.reps.as_slice())))
+        .collect()
+}
+
+/// ln of the canary's CPU rate read nearest to `t` seconds into the run.
+fn canary_at(run: &ResultFile, t: f64) -> Option<f64> {
+    let c = run.canary.as_ref()?;
+    let j = (0..c.times_secs.len().min(c.cpu_mops.len())).min_by(|&a, &b| {
+        (c.times_secs[a] - t)
+            .abs()
+            .total_cmp(&(c.times_secs[b] - t).abs())
+    })?;
+    (c.cpu_mops[j] > 0.0).then(|| c.cpu_mops[j].ln())
+}
+
+fn paired_lines(files: &[ResultFile]) -> Vec<String> {
+    let pairs: Vec<(&ResultFile, &ResultFile)> = files.chunks(2).map(|p| (&p[0], &p[1])).collect();
+    let mut out = vec!["case\twithin %\tbetween %\tbetween share\tpaired %\tcorr".to_string()];
+    let mut shares = Vec::new();
+    // reading → (value, the round's deviation from its side-run's median)
+    let mut pooled: BTreeMap<&'static str, Vec<(f64, f64)>> = BTreeMap::new();
+    for key in keys(&[pairs[0].0]) {
+        let mut sides = Vec::new();
+        for (ra, rb) in &pairs {
+            let (Some(ca), Some(cb)) = (ok_case(ra, &key), ok_case(rb, &key)) else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (side_rounds(ra, ca), side_rounds(rb, cb)) else {
+                continue;
+            };
+            for side in [&a, &b] {
+                let med = median(&side.iter().map(|r| r.median).collect::<Vec<_>>());
+                for r in side {
+                    for (name, x) in &r.readings {
+                        pooled.entry(name).or_default().push((*x, r.median - med));
+                    }
+                }
+            }
+            sides.push((a, b));
+        }
+        let runs: Vec<_> = sides.iter().map(|(a, b)| (view(a), view(b))).collect();
+        let Some(p) = Paired::of(&runs) else {
+            continue;
+        };
+        shares.push(p.share);
+        out.push(format!(
+            "{}\t{:.1}\t{:.1}\t{:.2}\t{:.1}\t{}",
+            key.chars().take(60).collect::<String>(),
+            sd_pct(p.within),
+            sd_pct(p.between),
+            p.share,
+            sd_pct(p.paired),
+            p.corr.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+        ));
+    }
+    if !shares.is_empty() {
+        out.push(format!(
+            "median share of variance between rounds: {:.2} over {} metrics",
+            median(&shares),
+            shares.len()
+        ));
+    }
+    out.push(String::new());
+    out.push(
+        "covariate\trounds\tspearman with the round's deviation (pooled; |dev| where it is on/off)"
+            .into(),
+    );
+    for name in READINGS {
+        let Some(xs) = pooled.get(name) else { continue };
+        out.push(covariate_line(name, xs));
+    }
+    out
+}
+
+/// One reading's line: its rank correlation with the rounds' deviations
+/// and with their size, and for a reading that is mostly 0 the median
+/// size of the deviation where it was above 0 and where it was 0.
+fn covariate_line(name: &str, xs: &[(f64, f64)]) -> String {
+    let fmt = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.2}"));
+    let (x, dev): (Vec<f64>, Vec<f64>) = xs.iter().copied().unzip();
+    let size: Vec<f64> = dev.iter().map(|d| d.abs()).collect();
+    let mut line = format!(
+        "{name}\t{}\trho {}\trho(|dev|) {}",
+        xs.len(),
+        fmt(spearman(&x, &dev)),
+        fmt(spearman(&x, &size))
+    );
+    if ON_OFF.contains(&name) {
+        let on: Vec<f64> = xs.iter().filter(|p| p.0 > 0.0).map(|p| p.1.abs()).collect();
+        let off: Vec<f64> = xs
+            .iter()
+            .filter(|p| p.0 == 0.0)
+            .map(|p| p.1.abs())
+            .collect();
+        if !on.is_empty() && !off.is_empty() {
+            line += &format!(
+                "\ton {}: median |dev| {:.1} %\toff {}: {:.1} %",
+                on.len(),
+                sd_pct(median(&on)),
+                off.len(),
+                sd_pct(median(&off))
+            );
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reading_mostly_zero_is_split_on_and_off() {
+        // rounds with others runnable read 10 % slower, the rest 1 % faster:
+        // wholly apart, so both ranks agree fully (ties at their mean rank)
+        let xs: Vec<(f64, f64)> = (0..20)
+            .map(|i| {
+                if i % 4 == 0 {
+                    (1.0, -(0.1f64.ln_1p()))
+                } else {
+                    (0.0, 0.01f64.ln_1p())
+                }
+            })
+            .collect();
+        let line = covariate_line("runnable_others", &xs);
+        assert_eq!(
+            line,
+            "runnable_others\t20\trho -1.00\trho(|dev|) 1.00\ton 5: median |dev| 10.0 %\toff 15: 1.0 %"
+        );
+        // a reading that is not mostly 0 is not split
+        assert_eq!(
+            covariate_line("time", &xs[..3]),
+            "time\t3\trho -\trho(|dev|) -"
+        );
+    }
+
+    #[test]
+    fn keys_keep_the_order_the_files_first_hold_them() {
+        let file = |keys: &[&str]| -> ResultFile {
+            let mut f: ResultFile =
+                serde_json::from_str(include_str!("../../tests/fixtures/docs/fuse-1.json"))
+                    .unwrap();
+            let all = std::mem::take(&mut f.cases);
+            f.cases = keys
+                .iter()
+                .map(|k| {
+                    let mut c = all
+                        .iter()
+                        .find(|c| c.status == CaseStatus::Ok)
+                        .unwrap()
+                        .clone();
+                    c.key = (*k).into();
+                    c
+                })
+                .collect();
+            f
+        };
+        let (a, b) = (file(&["x.b", "x.a"]), file(&["x.c", "x.a"]));
+        assert_eq!(keys(&[&a, &b]), ["x.b", "x.a", "x.c"]);
+    }
+}
