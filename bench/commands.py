@@ -20,14 +20,12 @@ an envbench run (`run --cmd` on both sides in one run), each tool first in
 every other turn. hyperfine's
 figure is the geometric mean of its rounds' ratios of medians, with their
 range; envbench's is `compare` over all its runs, with its 95 % interval,
-its prediction with its interval and in brackets the prediction without
-io.meta's near stat, as compare made it before the names a path walks were
-priced apart. So the host's drift over the minutes falls on both tools
+and its prediction with its interval. So the host's drift over the minutes falls on both tools
 alike. Prints one row a command. Their agreement is judged round by
-round: each round's envbench run is compared alone, and the rounds' ratios
-of the two tools' slowdowns give a geometric mean with a 95 % t interval,
-within 0.9..1.1 (the interval inside), outside (wholly beyond) or unclear,
-as `envbench fidelity` judges a row against its band.
+round: each round's envbench run is compared alone, and the rounds' pairs
+of slowdowns (envbench's, hyperfine's) are judged by `envbench __band`
+against 0.9..1.1 exactly as `envbench fidelity` judges a row against its
+band: within (the interval inside), outside (wholly beyond) or unclear.
 The commands (--only): status, grep, untar, make and imports by default;
 status1 is git status without its preload threads (core.preloadIndex=false),
 its lstats one at a time as the prediction adds them; db and dbwal are
@@ -153,31 +151,6 @@ def reference(sides, cmd, prepare, r, runs, tmp):
     return got[1] / got[0]
 
 
-NAMES_APART = ("near_restats_per_sec",)
-
-
-def names_unpriced(path, out):
-    """`path`'s result file without io.meta's near stat: each operation
-    priced with the three names io.meta's paths walk, as compare priced
-    them before a name was priced apart."""
-    with open(path) as fh:
-        doc = json.load(fh)
-    for c in doc["cases"]:
-        c["metrics"] = [m for m in c["metrics"] if m["name"] not in NAMES_APART]
-    with open(out, "w") as fh:
-        json.dump(doc, fh)
-    return out
-
-
-def predicted(exe, files, tmp, key):
-    """compare's prediction for case `key` from result `files`."""
-    out = os.path.join(tmp, "cmp-old.json")
-    run([exe, "compare"] + files + ["--json", out, "--force"], tmp)
-    with open(out) as fh:
-        doc = json.load(fh)
-    return next((a.get("predicted") for a in doc.get("attributions", []) if a["key"] == key), None)
-
-
 def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     """envbench's run `r` of the command on both sides, with the app case
     that stands for it; its files, kept as NAME-*-R.json in `tmp`."""
@@ -197,12 +170,6 @@ def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     return files
 
 
-# t(0.975, df) for df = 1..30
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
 def cmd_ratio(exe, pair, files, tmp):
     """envbench's ratio for the command over `files` alone (one round's)."""
     out = os.path.join(tmp, "cmp-round.json")
@@ -213,34 +180,20 @@ def cmd_ratio(exe, pair, files, tmp):
                     if m["key"].startswith("cmd.run") and m["primary"])
 
 
-def joint(pairs, band=0.10):
-    """envbench/hyperfine over rounds: the geometric mean of the rounds'
-    ratios of the two tools' slowdowns, its 95 % t interval (the rounds'
-    log ratios, as each round measured both tools in turn), and where the
-    interval lies against 1 +- band: within, outside or unclear."""
-    d = [math.log(e / h) for e, h in pairs]
-    n = len(d)
-    mean = sum(d) / n
-    if n < 2:
-        return math.exp(mean), (float("nan"),) * 2, "unclear"
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-    # past 30 degrees of freedom, t's first-order expansion
-    t = T975[n - 2] if n - 1 <= len(T975) else 1.96 + 2.4 / (n - 1)
-    half = t * sd / math.sqrt(n)
-    lo, hi = math.exp(mean - half), math.exp(mean + half)
-    if 1 - band <= lo and hi <= 1 + band:
-        verdict = "within"
-    elif hi < 1 - band or lo > 1 + band:
-        verdict = "outside"
-    else:
-        verdict = "unclear"
-    return math.exp(mean), (lo, hi), verdict
+def joint(exe, pairs):
+    """envbench/hyperfine over rounds, judged by `envbench __band` against
+    0.9..1.1 as `envbench fidelity` judges a row: the ratio, its 95 %
+    interval (None with one round) and the verdict in words."""
+    out = run([exe, "__band", "--band", "0.9..1.1"] + ["%r,%r" % p for p in pairs], ".",
+              capture=True).stdout.strip().split("\t")
+    interval = None if out[1] == "-" else (float(out[1]), float(out[2]))
+    return float(out[0]), interval, out[3]
 
 
 def envbench_ratio(exe, pair, name, files, tmp):
     """envbench's ratio, interval and prediction for the command over the
-    runs `files`, the prediction without names priced apart, and the
-    ratio and interval of the app case that stands for it."""
+    runs `files`, and the ratio and interval of the app case that stands
+    for it."""
     out = os.path.join(tmp, "cmp.json")
     flags = ["--by-dir", "--baseline", "base"] if pair != "gvisor" else []
     run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
@@ -248,8 +201,6 @@ def envbench_ratio(exe, pair, name, files, tmp):
         doc = json.load(fh)
     m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
-    old = [names_unpriced(f, f.replace(".json", ".names-unpriced.json")) for f in files]
-    before = predicted(exe, flags + old, tmp, m["key"])
     bench, param = APP[name]
     app = next((x for x in doc["metrics"] if x["key"].startswith(bench + "[") and x["primary"]
                 and (param is None or param in x["key"])), None)
@@ -259,7 +210,7 @@ def envbench_ratio(exe, pair, name, files, tmp):
         pred = "%.2f [%.2f, %.2f]" % (pred, *a["predicted_ci"])
     elif pred:
         pred = "%.2f" % pred
-    return m["ratio"], m["ratio_ci"], pred, before, a.get("missing"), app_ratio
+    return m["ratio"], m["ratio_ci"], pred, a.get("missing"), app_ratio
 
 
 def main():
@@ -307,8 +258,8 @@ def main():
             sides = [(root["base"], []), (root["other"], [])]
         else:
             sides = [(root["base"], []), (root["base"], RUNSC)]
-        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]\t(names unpriced)"
-              "\tenvbench/hyperfine [95 %] vs 0.9..1.1\tapp case\t[95 %]\tapp/hyperfine")
+        print("command\thyperfine\t(range)\tenvbench\t[95 %]\tpredicted [95 %]"
+              "\tenvbench/hyperfine [95 %]\tverdict\tapp case\t[95 %]\tapp/hyperfine")
         for name in a.only.split(","):
             cmd, prepare = COMMANDS[name]
             if not shutil.which(cmd[0]):
@@ -327,13 +278,14 @@ def main():
                 files += mine
                 pairs.append((cmd_ratio(exe, a.pair, mine, tmp), ratios[-1]))
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            eb, ci, pred, before, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
-            j, (jlo, jhi), verdict = joint(pairs)
-            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t(%s)\t%.3f [%.3f, %.3f] %s"
+            eb, ci, pred, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
+            j, interval, verdict = joint(exe, pairs)
+            shown = "[%.3f, %.3f]" % interval if interval else "[-]"
+            print("%s\t%.2f\t(%.2f..%.2f)\t%.2f\t[%.2f, %.2f]\t%s\t%.3f %s\t%s"
                   "\t%s %.2f\t[%.2f, %.2f]\t%.3f" % (
                       name, hf, min(ratios), max(ratios), eb, ci[0], ci[1],
-                      pred or why or "-", "%.2f" % before if before else "-",
-                      j, jlo, jhi, verdict, APP[name][0], ar, aci[0], aci[1], ar / hf), flush=True)
+                      pred or why or "-", j, shown, verdict, APP[name][0], ar, aci[0], aci[1],
+                      ar / hf), flush=True)
     finally:
         if mounted:
             subprocess.run(["fusermount", "-u", root["other"]])

@@ -1,8 +1,9 @@
-//! `envbench __score` and `__spread`, which bench/'s scripts call: the
-//! score of what `compare --json` wrote for a controlled pair, on the
-//! recorded real pairs of tests/fixtures/compare (it agrees with its own
-//! lines, and the known effects are scored as the scripts scored them),
-//! and the spread of recorded A/A runs read by level and by round.
+//! `envbench __score`, `__spread` and `__band`, which bench/'s scripts
+//! call: the score of what `compare --json` wrote for a controlled pair,
+//! on the recorded real pairs of tests/fixtures/compare (it agrees with
+//! its own lines, and the known effects are scored as the scripts scored
+//! them), the spread of recorded A/A runs read by level and by round, and
+//! rounds of two figures judged against a band.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -262,4 +263,32 @@ fn spread_reads_interleaved_runs_by_round() {
 fn spread_refuses_too_few_files_or_an_unpaired_one() {
     assert_eq!(spread(&[], &["aa-a", "aa-b"]).0, 2);
     assert_eq!(spread(&["--paired"], &["iaa-a", "iaa-b", "aa-a"]).0, 2);
+}
+
+#[test]
+fn band_judges_rounds_and_refuses_bad_ones() {
+    let band = |args: &[&str]| {
+        Command::cargo_bin("envbench")
+            .unwrap()
+            .arg("__band")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = band(&[
+        "--band", "0.9..1.1", "2.0,2.0", "3.03,3.0", "1.98,2.0", "5.0,5.0",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let line = String::from_utf8(out.stdout).unwrap();
+    let fields: Vec<&str> = line.trim_end().split('\t').collect();
+    assert_eq!(fields.len(), 5, "{line}");
+    assert_eq!(fields[4], "4");
+    for bad in [
+        &["--band", "0.9..1.1"][..],
+        &["--band", "1.1..0.9", "1,1"],
+        &["--band", "0.9..1.1", "1;1"],
+        &["--band", "0.9..1.1", "0,1"],
+    ] {
+        assert_eq!(band(bad).status.code(), Some(2), "{bad:?}");
+    }
 }

@@ -149,6 +149,11 @@ pub enum Cmd {
     /// guest read around them. For bench/'s study of a host's noise.
     #[command(name = "__spread", hide = true)]
     Spread(SpreadArgs),
+    /// Judges rounds of two figures (envbench's, a reference's) against a
+    /// band as `envbench fidelity` judges a row: ratio, 95 % interval,
+    /// verdict, rounds, tab-separated. For bench/commands.py.
+    #[command(name = "__band", hide = true)]
+    Band(BandArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -424,6 +429,17 @@ pub struct SpreadArgs {
     /// Result files of one environment against itself.
     #[arg(value_name = "RUN.json", required = true)]
     pub files: Vec<PathBuf>,
+}
+
+/// `envbench __band` options.
+#[derive(Debug, Args)]
+pub struct BandArgs {
+    /// The band the ratio envbench/reference must lie within.
+    #[arg(long, value_name = "LOW..HIGH", value_parser = crate::cmd::band::parse_band)]
+    pub band: crate::stats::band::Band,
+    /// Each round's two figures, envbench's first.
+    #[arg(value_name = "ENVBENCH,REFERENCE", required = true, value_parser = crate::cmd::band::parse_round)]
+    pub rounds: Vec<(f64, f64)>,
 }
 
 /// `envbench list` options.

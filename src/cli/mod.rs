@@ -174,6 +174,10 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
             file: a.file,
             tsv: a.tsv,
         }),
+        Cmd::Band(a) => Command::Band(crate::cmd::band::BandSettings {
+            band: a.band,
+            rounds: a.rounds,
+        }),
         Cmd::Spread(a) => Command::Spread(crate::cmd::spread::SpreadSettings {
             files: a.files,
             paired: a.paired,

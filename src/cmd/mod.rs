@@ -2,6 +2,7 @@
 //! its plain settings ([`Command`]); [`dispatch`] runs it. Nothing here
 //! sees a command-line type.
 
+pub mod band;
 pub mod compare;
 pub mod fidelity;
 pub mod history;
@@ -44,6 +45,8 @@ pub enum Command {
     Fidelity(fidelity::FidelitySettings),
     /// `envbench __score` (hidden: bench/'s controlled pairs scored).
     Score(score::ScoreSettings),
+    /// `envbench __band` (hidden: bench/commands.py's rounds judged).
+    Band(band::BandSettings),
     /// `envbench __spread` (hidden: bench/'s reading of A/A runs' spread).
     Spread(spread::SpreadSettings),
 }
@@ -66,6 +69,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fidelity(s) => fidelity::run(&s),
         Command::Score(s) => score::run(&s),
         Command::Spread(s) => spread::run(&s),
+        Command::Band(s) => band::run(&s),
     }
 }
 

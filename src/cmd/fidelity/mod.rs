@@ -12,6 +12,7 @@ use crate::bench::reference::{Cpus, Workshop};
 use crate::bench::{Bench, Family, FAMILIES};
 use crate::stats::band::{More, Verdict};
 use anyhow::Context as _;
+pub(crate) use rows::words as verdict_words;
 use rows::Row;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

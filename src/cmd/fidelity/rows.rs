@@ -382,7 +382,7 @@ pub(super) fn medians(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
 }
 
 /// A verdict in words, against `band` as shown.
-pub(super) fn words(verdict: Verdict, band: &str) -> String {
+pub(crate) fn words(verdict: Verdict, band: &str) -> String {
     match verdict {
         Verdict::Within => format!("within {band}"),
         Verdict::Outside => format!("OUTSIDE {band}"),
