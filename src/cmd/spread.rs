@@ -89,13 +89,43 @@ fn keys(runs: &[&ResultFile]) -> Vec<String> {
     out
 }
 
+/// The indices of `case`'s headline samples that can be logged (finite,
+/// above 0), by round: the others are left out, as the scripts left them.
+/// A file of version 1 (no rounds recorded) is one round; None where the
+/// rounds recorded are not one a sample (a malformed file: the run is
+/// left out) or no sample is left.
+fn by_round(case: &CaseResult) -> Option<BTreeMap<u32, Vec<usize>>> {
+    let values = &case.metrics[0].samples;
+    let rounds = &case.sample_rounds;
+    if !rounds.is_empty() && rounds.len() != values.len() {
+        return None;
+    }
+    let mut by: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, v) in values.iter().enumerate() {
+        if v.is_finite() && *v > 0.0 {
+            by.entry(rounds.get(i).copied().unwrap_or(0))
+                .or_default()
+                .push(i);
+        }
+    }
+    (!by.is_empty()).then_some(by)
+}
+
 /// The case's headline metric's samples, nested runs → rounds → reps,
-/// over the runs that hold it ok.
+/// over the runs that hold it ok ([`by_round`]).
 fn nested(runs: &[ResultFile], key: &str) -> Option<Levels> {
-    let metric = &runs.iter().find_map(|r| ok_case(r, key))?.metrics[0].name;
     let runs: Vec<Vec<Vec<f64>>> = runs
         .iter()
-        .filter_map(|r| ok_case(r, key)?.samples_by_round(metric))
+        .filter_map(|r| {
+            let c = ok_case(r, key)?;
+            let v = &c.metrics[0].samples;
+            Some(
+                by_round(c)?
+                    .into_values()
+                    .map(|idx| idx.iter().map(|&i| v[i]).collect())
+                    .collect(),
+            )
+        })
         .collect();
     Levels::from_raw(&runs)
 }
@@ -219,24 +249,14 @@ const READINGS: [&str; 6] = [
 /// Readings that are mostly 0, split into rounds with and without.
 const ON_OFF: [&str; 3] = ["runnable_others", "steal_share", "nivcsw"];
 
-/// The rounds of `case`'s headline metric in `run`; None when a value
-/// cannot be logged.
+/// The rounds of `case`'s headline metric in `run` ([`by_round`]); None
+/// where [`by_round`] gives none.
 fn side_rounds(run: &ResultFile, case: &CaseResult) -> Option<Vec<SideRound>> {
     let values = &case.metrics[0].samples;
-    if values.iter().any(|v| !v.is_finite() || *v <= 0.0) || values.is_empty() {
-        return None;
-    }
     let n = values.len();
-    let rounds: Vec<u32> = if case.sample_rounds.len() == n {
-        case.sample_rounds.clone()
-    } else {
-        vec![0; n]
-    };
+    let by = by_round(case)?;
+    // without the repetitions' times, no canary and no time is read
     let times = (case.sample_times_secs.len() == n).then_some(&case.sample_times_secs);
-    let mut by: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, r) in rounds.iter().enumerate() {
-        by.entry(*r).or_default().push(i);
-    }
     let tel = case.telemetry.as_ref();
     let series = |name: &str| -> Option<Vec<Option<f64>>> {
         let t = tel?;
@@ -427,28 +447,83 @@ mod tests {
         );
     }
 
+    /// A result file holding `cases` (key, headline samples, their rounds),
+    /// each made from a recorded case.
+    fn file(cases: &[(&str, &[f64], &[u32])]) -> ResultFile {
+        let mut f: ResultFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/docs/fuse-1.json")).unwrap();
+        let model = f
+            .cases
+            .iter()
+            .find(|c| c.status == CaseStatus::Ok)
+            .unwrap()
+            .clone();
+        f.cases = cases
+            .iter()
+            .map(|(key, values, rounds)| {
+                let mut c = model.clone();
+                c.key = (*key).into();
+                c.metrics.truncate(1);
+                c.metrics[0].samples = values.to_vec();
+                c.sample_rounds = rounds.to_vec();
+                c.sample_times_secs.clear();
+                c.telemetry = None;
+                c
+            })
+            .collect();
+        f
+    }
+
     #[test]
     fn keys_keep_the_order_the_files_first_hold_them() {
-        let file = |keys: &[&str]| -> ResultFile {
-            let mut f: ResultFile =
-                serde_json::from_str(include_str!("../../tests/fixtures/docs/fuse-1.json"))
-                    .unwrap();
-            let all = std::mem::take(&mut f.cases);
-            f.cases = keys
-                .iter()
-                .map(|k| {
-                    let mut c = all
-                        .iter()
-                        .find(|c| c.status == CaseStatus::Ok)
-                        .unwrap()
-                        .clone();
-                    c.key = (*k).into();
-                    c
-                })
-                .collect();
-            f
-        };
-        let (a, b) = (file(&["x.b", "x.a"]), file(&["x.c", "x.a"]));
+        let (a, b) = (
+            file(&[("x.b", &[1.0], &[]), ("x.a", &[1.0], &[])]),
+            file(&[("x.c", &[1.0], &[]), ("x.a", &[1.0], &[])]),
+        );
         assert_eq!(keys(&[&a, &b]), ["x.b", "x.a", "x.c"]);
+    }
+
+    /// Three runs 10 % apart on the log scale (ln 0, 0.1, 0.2), each of
+    /// two rounds of two equal repetitions: the runs' SD is 0.1, shown as
+    /// 100 (e^0.1 − 1) = 10.5 %, the rounds and repetitions 0; three runs
+    /// a side would get t(0.975, 4) · √(2 · 0.01 / 3) = 0.2267, shown as
+    /// 25.4 %, the floor the same. A sample of 0 is left out, and a run
+    /// whose rounds are not one a sample leaves its case with two runs,
+    /// which is not shown.
+    #[test]
+    fn separate_runs_give_the_levels_worked_by_hand() {
+        let rounds: &[u32] = &[0, 0, 1, 1];
+        let runs: Vec<ResultFile> = [0.0f64, 0.1, 0.2]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let v = [l.exp(); 4];
+                let with_zero = [l.exp(), l.exp(), l.exp(), l.exp(), 0.0];
+                let (values, rs): (&[f64], &[u32]) = if i == 2 {
+                    (&with_zero, &[0, 0, 1, 1, 1])
+                } else {
+                    (&v, rounds)
+                };
+                file(&[
+                    ("y.case", values, rs),
+                    ("y.broken", &v, if i == 0 { &[0] } else { rounds }),
+                ])
+            })
+            .collect();
+        let lines = separate_lines(&runs, true);
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        let fam: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            fam,
+            ["y", "1", "10.5", "0.0", "0.0", "10.5", "25.4", "2.0", "2.0", "25.4"],
+            "{lines:#?}"
+        );
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            ["y.case", "runs", "10.5", "rounds", "0.0", "reps", "0.0", "est", "10.5"]
+        );
+        assert!(
+            lines[3].ends_with("estimates' spread: ±25.4 %; floor (between runs alone): ±25.4 %")
+        );
     }
 }
