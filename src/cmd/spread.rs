@@ -21,9 +21,10 @@
 //! median.
 
 use crate::error::UsageError;
+use crate::results::Telemetry;
 use crate::results::{CaseResult, CaseStatus, ResultFile};
 use crate::stats::levels::Levels;
-use crate::stats::spread::{half_width_3x3, median, sd_pct, spearman, Paired, Separate, Side};
+use crate::stats::spread::{half_width_3x3, median, sd_pct, Covariate, Paired, Separate, Side};
 use crate::store;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -231,23 +232,77 @@ struct SideRound {
     number: u32,
     median: f64,
     reps: Vec<f64>,
-    readings: Vec<(&'static str, f64)>,
+    readings: Vec<(Reading, f64)>,
 }
 
-/// What was read around each repetition, in the order printed, with how a
-/// round's repetitions are summed up (the mean, or the largest for
-/// steal, which spikes).
-const READINGS: [&str; 6] = [
-    "runnable_others",
-    "steal_share",
-    "nivcsw",
-    "cpu_ticks",
-    "canary",
-    "time",
-];
+/// What is read around each repetition, in the order printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reading {
+    /// Other runnable tasks (telemetry).
+    RunnableOthers,
+    /// The share of CPU time stolen (telemetry).
+    Steal,
+    /// Involuntary context switches (telemetry).
+    Nivcsw,
+    /// The CPU's ticks (telemetry).
+    CpuTicks,
+    /// ln of the canary's CPU rate read nearest in time.
+    Canary,
+    /// Seconds into the run.
+    Time,
+}
 
-/// Readings that are mostly 0, split into rounds with and without.
-const ON_OFF: [&str; 3] = ["runnable_others", "steal_share", "nivcsw"];
+impl Reading {
+    const ALL: [Reading; 6] = [
+        Reading::RunnableOthers,
+        Reading::Steal,
+        Reading::Nivcsw,
+        Reading::CpuTicks,
+        Reading::Canary,
+        Reading::Time,
+    ];
+
+    /// As the result file names it.
+    fn name(self) -> &'static str {
+        match self {
+            Reading::RunnableOthers => "runnable_others",
+            Reading::Steal => "steal_share",
+            Reading::Nivcsw => "nivcsw",
+            Reading::CpuTicks => "cpu_ticks",
+            Reading::Canary => "canary",
+            Reading::Time => "time",
+        }
+    }
+
+    /// Mostly 0: its rounds are split into those above 0 and the rest.
+    fn on_off(self) -> bool {
+        matches!(
+            self,
+            Reading::RunnableOthers | Reading::Steal | Reading::Nivcsw
+        )
+    }
+
+    /// A telemetry reading's values, one a repetition.
+    fn series(self, t: &Telemetry) -> Option<Vec<Option<f64>>> {
+        Some(match self {
+            Reading::RunnableOthers => t.runnable_others.iter().map(|x| x.map(f64::from)).collect(),
+            Reading::Steal => t.steal_share.clone(),
+            Reading::Nivcsw => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
+            Reading::CpuTicks => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
+            Reading::Canary | Reading::Time => return None,
+        })
+    }
+
+    /// A round's value from its repetitions': the largest for steal,
+    /// which spikes, the mean otherwise.
+    fn of_round(self, got: &[f64]) -> f64 {
+        if self == Reading::Steal {
+            got.iter().copied().fold(f64::MIN, f64::max)
+        } else {
+            got.iter().sum::<f64>() / got.len() as f64
+        }
+    }
+}
 
 /// The rounds of `case`'s headline metric in `run` ([`by_round`]); None
 /// where [`by_round`] gives none.
@@ -257,45 +312,28 @@ fn side_rounds(run: &ResultFile, case: &CaseResult) -> Option<Vec<SideRound>> {
     let by = by_round(case)?;
     // without the repetitions' times, no canary and no time is read
     let times = (case.sample_times_secs.len() == n).then_some(&case.sample_times_secs);
-    let tel = case.telemetry.as_ref();
-    let series = |name: &str| -> Option<Vec<Option<f64>>> {
-        let t = tel?;
-        let v: Vec<Option<f64>> = match name {
-            "runnable_others" => t.runnable_others.iter().map(|x| x.map(f64::from)).collect(),
-            "steal_share" => t.steal_share.clone(),
-            "nivcsw" => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
-            "cpu_ticks" => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
-            _ => return None,
-        };
-        (v.len() == n).then_some(v)
-    };
-    let kept: Vec<(&'static str, Vec<Option<f64>>)> = READINGS[..4]
-        .iter()
-        .filter_map(|&name| Some((name, series(name)?)))
+    let kept: Vec<(Reading, Vec<Option<f64>>)> = Reading::ALL
+        .into_iter()
+        .filter_map(|r| Some((r, r.series(case.telemetry.as_ref()?)?)))
+        .filter(|(_, v)| v.len() == n)
         .collect();
     Some(
         by.into_iter()
             .map(|(number, idx)| {
                 let reps: Vec<f64> = idx.iter().map(|&i| values[i].ln()).collect();
-                let mut readings = Vec::new();
-                for (name, v) in &kept {
-                    let got: Vec<f64> = idx.iter().filter_map(|&i| v[i]).collect();
-                    if got.is_empty() {
-                        continue;
-                    }
-                    let x = if *name == "steal_share" {
-                        got.iter().copied().fold(f64::MIN, f64::max)
-                    } else {
-                        got.iter().sum::<f64>() / got.len() as f64
-                    };
-                    readings.push((*name, x));
-                }
+                let mut readings: Vec<(Reading, f64)> = kept
+                    .iter()
+                    .filter_map(|(r, v)| {
+                        let got: Vec<f64> = idx.iter().filter_map(|&i| v[i]).collect();
+                        (!got.is_empty()).then(|| (*r, r.of_round(&got)))
+                    })
+                    .collect();
                 if let Some(t) = times {
                     let at = idx.iter().map(|&i| t[i]).sum::<f64>() / idx.len() as f64;
                     if let Some(c) = canary_at(run, at) {
-                        readings.push(("canary", c));
+                        readings.push((Reading::Canary, c));
                     }
-                    readings.push(("time", at));
+                    readings.push((Reading::Time, at));
                 }
                 SideRound {
                     number,
@@ -331,7 +369,7 @@ fn paired_lines(files: &[ResultFile]) -> Vec<String> {
     let mut out = vec!["case\twithin %\tbetween %\tbetween share\tpaired %\tcorr".to_string()];
     let mut shares = Vec::new();
     // reading → (value, the round's deviation from its side-run's median)
-    let mut pooled: BTreeMap<&'static str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut pooled: BTreeMap<Reading, Vec<(f64, f64)>> = BTreeMap::new();
     for key in keys(&[pairs[0].0]) {
         let mut sides = Vec::new();
         for (ra, rb) in &pairs {
@@ -344,8 +382,11 @@ fn paired_lines(files: &[ResultFile]) -> Vec<String> {
             for side in [&a, &b] {
                 let med = median(&side.iter().map(|r| r.median).collect::<Vec<_>>());
                 for r in side {
-                    for (name, x) in &r.readings {
-                        pooled.entry(name).or_default().push((*x, r.median - med));
+                    for (reading, x) in &r.readings {
+                        pooled
+                            .entry(*reading)
+                            .or_default()
+                            .push((*x, r.median - med));
                     }
                 }
             }
@@ -378,9 +419,11 @@ fn paired_lines(files: &[ResultFile]) -> Vec<String> {
         "covariate\trounds\tspearman with the round's deviation (pooled; |dev| where it is on/off)"
             .into(),
     );
-    for name in READINGS {
-        let Some(xs) = pooled.get(name) else { continue };
-        out.push(covariate_line(name, xs));
+    for (reading, xs) in &pooled {
+        out.push(covariate_line(
+            reading.name(),
+            &Covariate::of(xs, reading.on_off()),
+        ));
     }
     out
 }
@@ -388,32 +431,20 @@ fn paired_lines(files: &[ResultFile]) -> Vec<String> {
 /// One reading's line: its rank correlation with the rounds' deviations
 /// and with their size, and for a reading that is mostly 0 the median
 /// size of the deviation where it was above 0 and where it was 0.
-fn covariate_line(name: &str, xs: &[(f64, f64)]) -> String {
+fn covariate_line(name: &str, c: &Covariate) -> String {
     let fmt = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.2}"));
-    let (x, dev): (Vec<f64>, Vec<f64>) = xs.iter().copied().unzip();
-    let size: Vec<f64> = dev.iter().map(|d| d.abs()).collect();
     let mut line = format!(
         "{name}\t{}\trho {}\trho(|dev|) {}",
-        xs.len(),
-        fmt(spearman(&x, &dev)),
-        fmt(spearman(&x, &size))
+        c.rounds,
+        fmt(c.rho),
+        fmt(c.rho_size)
     );
-    if ON_OFF.contains(&name) {
-        let on: Vec<f64> = xs.iter().filter(|p| p.0 > 0.0).map(|p| p.1.abs()).collect();
-        let off: Vec<f64> = xs
-            .iter()
-            .filter(|p| p.0 == 0.0)
-            .map(|p| p.1.abs())
-            .collect();
-        if !on.is_empty() && !off.is_empty() {
-            line += &format!(
-                "\ton {}: median |dev| {:.1} %\toff {}: {:.1} %",
-                on.len(),
-                sd_pct(median(&on)),
-                off.len(),
-                sd_pct(median(&off))
-            );
-        }
+    if let Some((on, on_dev, off, off_dev)) = c.on_off {
+        line += &format!(
+            "\ton {on}: median |dev| {:.1} %\toff {off}: {:.1} %",
+            sd_pct(on_dev),
+            sd_pct(off_dev)
+        );
     }
     line
 }
@@ -435,14 +466,14 @@ mod tests {
                 }
             })
             .collect();
-        let line = covariate_line("runnable_others", &xs);
+        let line = covariate_line("runnable_others", &Covariate::of(&xs, true));
         assert_eq!(
             line,
             "runnable_others\t20\trho -1.00\trho(|dev|) 1.00\ton 5: median |dev| 10.0 %\toff 15: 1.0 %"
         );
         // a reading that is not mostly 0 is not split
         assert_eq!(
-            covariate_line("time", &xs[..3]),
+            covariate_line("time", &Covariate::of(&xs[..3], false)),
             "time\t3\trho -\trho(|dev|) -"
         );
     }

@@ -414,19 +414,19 @@ fn run_estimate(rounds: &[Vec<f64>]) -> f64 {
     mean_of(rounds.iter().map(|r| median(r)))
 }
 
-fn median(xs: &[f64]) -> f64 {
+pub(crate) fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     super::median_of_sorted(&v)
 }
 
-fn mean_of(xs: impl Iterator<Item = f64>) -> f64 {
+pub(super) fn mean_of(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     sum / n as f64
 }
 
 /// Sample variance (n − 1); None below two values.
-fn variance(xs: &[f64]) -> Option<f64> {
+pub(super) fn variance(xs: &[f64]) -> Option<f64> {
     (xs.len() >= 2).then(|| {
         let m = mean_of(xs.iter().copied());
         xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64

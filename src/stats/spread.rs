@@ -6,7 +6,8 @@
 //! the percentage `100 (eˢ − 1)`.
 
 use super::dist::t_quantile;
-use super::levels::{Components, Levels};
+pub(crate) use super::levels::median;
+use super::levels::{mean_of, variance, Components, Levels};
 
 /// One case's levels over separate runs of one environment.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,15 +155,7 @@ fn ranks(v: &[f64]) -> Vec<f64> {
 }
 
 fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
-
-/// Sample variance (n − 1); None below two values.
-fn variance(xs: &[f64]) -> Option<f64> {
-    (xs.len() >= 2).then(|| {
-        let m = mean(xs);
-        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
-    })
+    mean_of(xs.iter().copied())
 }
 
 fn population_variance(xs: &[f64]) -> f64 {
@@ -170,11 +163,42 @@ fn population_variance(xs: &[f64]) -> f64 {
     xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64
 }
 
-/// The median of `xs` (not empty).
-pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    super::median_of_sorted(&v)
+/// How a reading taken around each round ranks with the rounds'
+/// deviations from their median (ln), pooled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Covariate {
+    /// Rounds read.
+    pub rounds: usize,
+    /// Spearman's rho with the deviation.
+    pub rho: Option<f64>,
+    /// Spearman's rho with the deviation's size.
+    pub rho_size: Option<f64>,
+    /// For a reading mostly 0: (rounds above 0, their median |deviation|,
+    /// rounds at 0, theirs); None where either set is empty.
+    pub on_off: Option<(usize, f64, usize, f64)>,
+}
+
+impl Covariate {
+    /// From each round's (reading, deviation); `on_off`: split the
+    /// rounds where the reading was above 0 from those where it was 0.
+    pub fn of(xs: &[(f64, f64)], on_off: bool) -> Covariate {
+        let (x, dev): (Vec<f64>, Vec<f64>) = xs.iter().copied().unzip();
+        let size: Vec<f64> = dev.iter().map(|d| d.abs()).collect();
+        let split = |on: bool| -> Vec<f64> {
+            xs.iter()
+                .filter(|p| (p.0 > 0.0) == on)
+                .map(|p| p.1.abs())
+                .collect()
+        };
+        let (on, off) = (split(true), split(false));
+        Covariate {
+            rounds: xs.len(),
+            rho: spearman(&x, &dev),
+            rho_size: spearman(&x, &size),
+            on_off: (on_off && !on.is_empty() && !off.is_empty())
+                .then(|| (on.len(), median(&on), off.len(), median(&off))),
+        }
+    }
 }
 
 #[cfg(test)]
