@@ -1,5 +1,5 @@
 //! The diagnosis on recorded real comparisons: one run per side of each
-//! pair that `bench/diagnose.sh` built on this project's 2-vCPU AMD EPYC
+//! pair that `bench/diagnose.sh` (now `bench/pairs.sh`) built on this project's 2-vCPU AMD EPYC
 //! VM (2026-11-26), or one interleaved run of the `i` pairs, kept in
 //! tests/fixtures/compare with the headline metric of each case alone
 //! (what the diagnosis reads). `compare --json` must

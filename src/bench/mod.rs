@@ -794,7 +794,7 @@ mod tests {
     #[test]
     fn with_the_same_thread_list_fewer_cpus_give_the_same_case_keys() {
         // a guest limited to one CPU, run with --threads 1,2 as its host is
-        // (what bench/verdicts.sh does with taskset): every case matches
+        // (what bench/pairs.sh does with taskset): every case matches
         for suite in Suite::ALL {
             let keys = |cpus: usize| -> Vec<String> {
                 let mut p = plan(suite);

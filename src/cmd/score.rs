@@ -1,7 +1,7 @@
 //! `envbench __score`: a comparison built from a controlled pair, scored
 //! against what is known to be there, for the scripts of bench/ that build
-//! such pairs from the real CLI (verdicts.sh, diagnose.sh, interleaved.sh,
-//! design.sh), so that no scoring lives in shell.
+//! such pairs from the real CLI (pairs.sh, design.sh), so that no scoring
+//! lives in shell.
 //!
 //! It reads what `envbench compare --json` wrote. With `--expect` it
 //! scores the headline verdicts: each metric's verdict against the one the

@@ -151,7 +151,7 @@ fn interleaved_rounds_cancel_the_drift_and_keep_both_error_rates() {
                     "{hour} {suite} {runs}: {found:?}"
                 );
                 // the third (precision): narrower than separate runs (how
-                // narrow on a real host: bench/verdicts.sh --interleaved)
+                // narrow on a real host: bench/pairs.sh --pairs iaa)
                 assert!(width_in < width_apart, "{hour} {suite} {runs}");
             }
         }
