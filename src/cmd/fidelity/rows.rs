@@ -381,6 +381,9 @@ pub(super) fn medians(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
     ))
 }
 
+/// The most rounds a spread row's words count; past it they say "over".
+const SPREAD_SHOWN: usize = 1000;
+
 /// A verdict in words, against `band` as shown.
 pub(crate) fn words(verdict: Verdict, band: &str) -> String {
     match verdict {
@@ -393,6 +396,12 @@ pub(crate) fn words(verdict: Verdict, band: &str) -> String {
                 if n == 1 { "" } else { "s" }
             )
         }
+        // a count past any session's patience says only that (the ratio
+        // lies near an edge, where the count grows without bound)
+        Verdict::Unclear(More::Spread(n)) if n > SPREAD_SHOWN => format!(
+            "unclear against {band} (its rounds are spread and its ratio lies near an edge: \
+             over {SPREAD_SHOWN} more at this spread)"
+        ),
         Verdict::Unclear(More::Spread(n)) => {
             format!("unclear against {band} (its rounds are spread: about {n} more at this spread)")
         }
@@ -985,6 +994,21 @@ mod tests {
                 "{rounds}: {found}"
             );
         }
+    }
+
+    #[test]
+    fn a_spread_rows_count_is_said_up_to_a_thousand_and_past_it_as_over() {
+        let w = |n| words(Verdict::Unclear(More::Spread(n)), "0.9..1.1");
+        assert_eq!(
+            w(311),
+            "unclear against 0.9..1.1 (its rounds are spread: about 311 more at this spread)"
+        );
+        assert!(w(1000).contains("about 1000 more"), "{}", w(1000));
+        assert_eq!(
+            w(1_758_626),
+            "unclear against 0.9..1.1 (its rounds are spread and its ratio lies near an edge: \
+             over 1000 more at this spread)"
+        );
     }
 
     /// docs/fidelity.md's table under "`envbench fidelity`" is the
