@@ -397,13 +397,14 @@ pub(crate) fn words(verdict: Verdict, band: &str) -> String {
             )
         }
         // a count past any session's patience says only that (the ratio
-        // lies near an edge, where the count grows without bound)
+        // lies near an edge for so wide a spread: the count grows as the
+        // spread over the gap, squared)
         Verdict::Unclear(More::Spread(n)) if n > SPREAD_SHOWN => format!(
-            "unclear against {band} (its rounds are spread and its ratio lies near an edge: \
-             over {SPREAD_SHOWN} more at this spread)"
+            "unclear against {band} (its rounds are spread, its ratio near an edge for that \
+             spread: over {SPREAD_SHOWN} more rounds at this spread)"
         ),
         Verdict::Unclear(More::Spread(n)) => {
-            format!("unclear against {band} (its rounds are spread: about {n} more at this spread)")
+            format!("unclear against {band} (its rounds are spread: about {n} more rounds at this spread)")
         }
         Verdict::Unclear(More::AtEdge) => {
             format!("unclear: at the edge of {band} (more rounds would not settle it)")
@@ -1001,13 +1002,13 @@ mod tests {
         let w = |n| words(Verdict::Unclear(More::Spread(n)), "0.9..1.1");
         assert_eq!(
             w(311),
-            "unclear against 0.9..1.1 (its rounds are spread: about 311 more at this spread)"
+            "unclear against 0.9..1.1 (its rounds are spread: about 311 more rounds at this spread)"
         );
-        assert!(w(1000).contains("about 1000 more"), "{}", w(1000));
+        assert!(w(1000).contains("about 1000 more rounds"), "{}", w(1000));
         assert_eq!(
             w(1_758_626),
-            "unclear against 0.9..1.1 (its rounds are spread and its ratio lies near an edge: \
-             over 1000 more at this spread)"
+            "unclear against 0.9..1.1 (its rounds are spread, its ratio near an edge for that \
+             spread: over 1000 more rounds at this spread)"
         );
     }
 
