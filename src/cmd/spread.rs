@@ -24,7 +24,9 @@ use crate::error::UsageError;
 use crate::results::Telemetry;
 use crate::results::{CaseResult, CaseStatus, ResultFile};
 use crate::stats::levels::Levels;
-use crate::stats::spread::{half_width_3x3, median, sd_pct, Covariate, Paired, Separate, Side};
+use crate::stats::spread::{
+    deviations, half_width_3x3, median, sd_pct, Covariate, Paired, Separate, Side,
+};
 use crate::store;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -91,24 +93,23 @@ fn keys(runs: &[&ResultFile]) -> Vec<String> {
 }
 
 /// The indices of `case`'s headline samples that can be logged (finite,
-/// above 0), by round: the others are left out, as the scripts left them.
-/// A file of version 1 (no rounds recorded) is one round; None where the
-/// rounds recorded are not one a sample (a malformed file: the run is
-/// left out) or no sample is left.
+/// above 0), by round as `compare` splits them
+/// ([`CaseResult::sample_indices_by_round`]: rounds not recorded one a
+/// sample make one round); the others are left out, as the scripts left
+/// them. None where no sample is left.
 fn by_round(case: &CaseResult) -> Option<BTreeMap<u32, Vec<usize>>> {
     let values = &case.metrics[0].samples;
-    let rounds = &case.sample_rounds;
-    if !rounds.is_empty() && rounds.len() != values.len() {
-        return None;
-    }
-    let mut by: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, v) in values.iter().enumerate() {
-        if v.is_finite() && *v > 0.0 {
-            by.entry(rounds.get(i).copied().unwrap_or(0))
-                .or_default()
-                .push(i);
-        }
-    }
+    let by: BTreeMap<u32, Vec<usize>> = case
+        .sample_indices_by_round(&case.metrics[0].name)?
+        .into_iter()
+        .map(|(r, idx)| {
+            let kept = idx
+                .into_iter()
+                .filter(|&i| values[i].is_finite() && values[i] > 0.0);
+            (r, kept.collect::<Vec<_>>())
+        })
+        .filter(|(_, idx)| !idx.is_empty())
+        .collect();
     (!by.is_empty()).then_some(by)
 }
 
@@ -238,37 +239,35 @@ struct SideRound {
 /// What is read around each repetition, in the order printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Reading {
-    /// Other runnable tasks (telemetry).
-    RunnableOthers,
-    /// The share of CPU time stolen (telemetry).
-    Steal,
-    /// Involuntary context switches (telemetry).
-    Nivcsw,
-    /// The CPU's ticks (telemetry).
-    CpuTicks,
+    /// A reading of the run's telemetry, one a repetition.
+    Telemetry(Gauge),
     /// ln of the canary's CPU rate read nearest in time.
     Canary,
     /// Seconds into the run.
     Time,
 }
 
-impl Reading {
-    const ALL: [Reading; 6] = [
-        Reading::RunnableOthers,
-        Reading::Steal,
-        Reading::Nivcsw,
-        Reading::CpuTicks,
-        Reading::Canary,
-        Reading::Time,
-    ];
+/// The telemetry read around each repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Gauge {
+    /// Other runnable tasks.
+    RunnableOthers,
+    /// The share of CPU time stolen.
+    Steal,
+    /// Involuntary context switches.
+    Nivcsw,
+    /// The CPU's ticks.
+    CpuTicks,
+}
 
+impl Reading {
     /// As the result file names it.
     fn name(self) -> &'static str {
         match self {
-            Reading::RunnableOthers => "runnable_others",
-            Reading::Steal => "steal_share",
-            Reading::Nivcsw => "nivcsw",
-            Reading::CpuTicks => "cpu_ticks",
+            Reading::Telemetry(Gauge::RunnableOthers) => "runnable_others",
+            Reading::Telemetry(Gauge::Steal) => "steal_share",
+            Reading::Telemetry(Gauge::Nivcsw) => "nivcsw",
+            Reading::Telemetry(Gauge::CpuTicks) => "cpu_ticks",
             Reading::Canary => "canary",
             Reading::Time => "time",
         }
@@ -278,25 +277,33 @@ impl Reading {
     fn on_off(self) -> bool {
         matches!(
             self,
-            Reading::RunnableOthers | Reading::Steal | Reading::Nivcsw
+            Reading::Telemetry(Gauge::RunnableOthers | Gauge::Steal | Gauge::Nivcsw)
         )
     }
+}
 
-    /// A telemetry reading's values, one a repetition.
-    fn series(self, t: &Telemetry) -> Option<Vec<Option<f64>>> {
-        Some(match self {
-            Reading::RunnableOthers => t.runnable_others.iter().map(|x| x.map(f64::from)).collect(),
-            Reading::Steal => t.steal_share.clone(),
-            Reading::Nivcsw => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
-            Reading::CpuTicks => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
-            Reading::Canary | Reading::Time => return None,
-        })
+impl Gauge {
+    const ALL: [Gauge; 4] = [
+        Gauge::RunnableOthers,
+        Gauge::Steal,
+        Gauge::Nivcsw,
+        Gauge::CpuTicks,
+    ];
+
+    /// Its values, one a repetition.
+    fn series(self, t: &Telemetry) -> Vec<Option<f64>> {
+        match self {
+            Gauge::RunnableOthers => t.runnable_others.iter().map(|x| x.map(f64::from)).collect(),
+            Gauge::Steal => t.steal_share.clone(),
+            Gauge::Nivcsw => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
+            Gauge::CpuTicks => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
+        }
     }
 
     /// A round's value from its repetitions': the largest for steal,
     /// which spikes, the mean otherwise.
     fn of_round(self, got: &[f64]) -> f64 {
-        if self == Reading::Steal {
+        if self == Gauge::Steal {
             got.iter().copied().fold(f64::MIN, f64::max)
         } else {
             got.iter().sum::<f64>() / got.len() as f64
@@ -312,20 +319,23 @@ fn side_rounds(run: &ResultFile, case: &CaseResult) -> Option<Vec<SideRound>> {
     let by = by_round(case)?;
     // without the repetitions' times, no canary and no time is read
     let times = (case.sample_times_secs.len() == n).then_some(&case.sample_times_secs);
-    let kept: Vec<(Reading, Vec<Option<f64>>)> = Reading::ALL
-        .into_iter()
-        .filter_map(|r| Some((r, r.series(case.telemetry.as_ref()?)?)))
-        .filter(|(_, v)| v.len() == n)
-        .collect();
+    let kept: Vec<(Gauge, Vec<Option<f64>>)> = match &case.telemetry {
+        Some(t) => Gauge::ALL
+            .into_iter()
+            .map(|g| (g, g.series(t)))
+            .filter(|(_, v)| v.len() == n)
+            .collect(),
+        None => Vec::new(),
+    };
     Some(
         by.into_iter()
             .map(|(number, idx)| {
                 let reps: Vec<f64> = idx.iter().map(|&i| values[i].ln()).collect();
                 let mut readings: Vec<(Reading, f64)> = kept
                     .iter()
-                    .filter_map(|(r, v)| {
+                    .filter_map(|(g, v)| {
                         let got: Vec<f64> = idx.iter().filter_map(|&i| v[i]).collect();
-                        (!got.is_empty()).then(|| (*r, r.of_round(&got)))
+                        (!got.is_empty()).then(|| (Reading::Telemetry(*g), g.of_round(&got)))
                     })
                     .collect();
                 if let Some(t) = times {
@@ -380,13 +390,10 @@ fn paired_lines(files: &[ResultFile]) -> Vec<String> {
                 continue;
             };
             for side in [&a, &b] {
-                let med = median(&side.iter().map(|r| r.median).collect::<Vec<_>>());
-                for r in side {
+                let devs = deviations(&side.iter().map(|r| r.median).collect::<Vec<_>>());
+                for (r, dev) in side.iter().zip(devs) {
                     for (reading, x) in &r.readings {
-                        pooled
-                            .entry(*reading)
-                            .or_default()
-                            .push((*x, r.median - med));
+                        pooled.entry(*reading).or_default().push((*x, dev));
                     }
                 }
             }
@@ -439,11 +446,13 @@ fn covariate_line(name: &str, c: &Covariate) -> String {
         fmt(c.rho),
         fmt(c.rho_size)
     );
-    if let Some((on, on_dev, off, off_dev)) = c.on_off {
+    if let Some(o) = c.on_off {
         line += &format!(
-            "\ton {on}: median |dev| {:.1} %\toff {off}: {:.1} %",
-            sd_pct(on_dev),
-            sd_pct(off_dev)
+            "\ton {}: median |dev| {:.1} %\toff {}: {:.1} %",
+            o.on,
+            sd_pct(o.on_deviation),
+            o.off,
+            sd_pct(o.off_deviation)
         );
     }
     line
@@ -514,13 +523,47 @@ mod tests {
         assert_eq!(keys(&[&a, &b]), ["x.b", "x.a", "x.c"]);
     }
 
+    /// Two interleaved runs of one case, each side's rounds of two equal
+    /// repetitions, the two sides' round medians equal (ln): A1 and B1
+    /// 0, 0.1, 0.2; A2 0.3, 0, 0.1 against B2, whose rounds are not
+    /// recorded one a sample (one number for two), one round (0) of 0.3,
+    /// as `compare` reads it (by the number recorded, 2, it would pair
+    /// with A2's 0.1). A1's round 2 holds a sample of 0 as well, left out (its log
+    /// would make every figure NaN). So four rounds pair, at no
+    /// difference (paired 0.0, corr 1.00); no repetition varies (within
+    /// 0.0); the first side's six medians have an SD of 0.1169, shown as
+    /// 12.4 %, all of the variance (share 1.00). Were B2 left out, three
+    /// rounds would pair and no correlation would be shown.
+    #[test]
+    fn paired_runs_leave_out_a_zero_and_read_unrecorded_rounds_as_one() {
+        let e = |l: f64| l.exp();
+        let two = |ls: &[f64]| -> Vec<f64> { ls.iter().flat_map(|&l| [e(l), e(l)]).collect() };
+        let rounds: &[u32] = &[0, 0, 1, 1, 2, 2];
+        let mut a1 = two(&[0.0, 0.1, 0.2]);
+        a1.push(0.0);
+        let files = [
+            file(&[("z.c", &a1, &[0, 0, 1, 1, 2, 2, 2])]),
+            file(&[("z.c", &two(&[0.0, 0.1, 0.2]), rounds)]),
+            file(&[("z.c", &two(&[0.3, 0.0, 0.1]), rounds)]),
+            file(&[("z.c", &two(&[0.3]), &[2])]),
+        ];
+        let lines = paired_lines(&files);
+        assert_eq!(lines[1], "z.c\t0.0\t12.4\t1.00\t0.0\t1.00", "{lines:#?}");
+        assert_eq!(
+            lines[2],
+            "median share of variance between rounds: 1.00 over 1 metrics"
+        );
+        // no telemetry and no times: no covariate is read
+        assert_eq!(lines.len(), 5, "{lines:#?}");
+    }
+
     /// Three runs 10 % apart on the log scale (ln 0, 0.1, 0.2), each of
     /// two rounds of two equal repetitions: the runs' SD is 0.1, shown as
     /// 100 (e^0.1 − 1) = 10.5 %, the rounds and repetitions 0; three runs
     /// a side would get t(0.975, 4) · √(2 · 0.01 / 3) = 0.2267, shown as
     /// 25.4 %, the floor the same. A sample of 0 is left out, and a run
-    /// whose rounds are not one a sample leaves its case with two runs,
-    /// which is not shown.
+    /// whose samples are all 0 leaves its case with two runs, which is
+    /// not shown.
     #[test]
     fn separate_runs_give_the_levels_worked_by_hand() {
         let rounds: &[u32] = &[0, 0, 1, 1];
@@ -537,7 +580,7 @@ mod tests {
                 };
                 file(&[
                     ("y.case", values, rs),
-                    ("y.broken", &v, if i == 0 { &[0] } else { rounds }),
+                    ("y.zeros", if i == 0 { &[0.0; 4] } else { &v }, rounds),
                 ])
             })
             .collect();

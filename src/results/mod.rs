@@ -462,15 +462,30 @@ impl CaseResult {
     /// version 1 files): how an interleaved run's files pair their rounds.
     pub(crate) fn samples_by_round_number(&self, metric: &str) -> Option<BTreeMap<u32, Vec<f64>>> {
         let m = self.metrics.iter().find(|m| m.name == metric)?;
+        Some(
+            self.sample_indices_by_round(metric)?
+                .into_iter()
+                .map(|(r, idx)| (r, idx.into_iter().map(|i| m.samples[i]).collect()))
+                .collect(),
+        )
+    }
+
+    /// The indices of `metric`'s samples by round number, as
+    /// [`CaseResult::samples_by_round_number`] splits them: rounds not
+    /// recorded one a sample (a version 1 file) make one round, 0.
+    pub(crate) fn sample_indices_by_round(
+        &self,
+        metric: &str,
+    ) -> Option<BTreeMap<u32, Vec<usize>>> {
+        let m = self.metrics.iter().find(|m| m.name == metric)?;
         if m.samples.is_empty() {
             return None; // unknown here (a failed assumption says why)
         }
-        if self.sample_rounds.len() != m.samples.len() {
-            return Some(BTreeMap::from([(0, m.samples.clone())]));
-        }
-        let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-        for (r, v) in self.sample_rounds.iter().zip(&m.samples) {
-            rounds.entry(*r).or_default().push(*v);
+        let one = self.sample_rounds.len() != m.samples.len();
+        let mut rounds: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for i in 0..m.samples.len() {
+            let r = if one { 0 } else { self.sample_rounds[i] };
+            rounds.entry(r).or_default().push(i);
         }
         Some(rounds)
     }

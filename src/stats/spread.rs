@@ -163,6 +163,16 @@ fn population_variance(xs: &[f64]) -> f64 {
     xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64
 }
 
+/// Each round's deviation from the median of its side's rounds (ln):
+/// what [`Covariate::of`] ranks a reading against.
+pub fn deviations(medians: &[f64]) -> Vec<f64> {
+    if medians.is_empty() {
+        return Vec::new();
+    }
+    let m = median(medians);
+    medians.iter().map(|x| x - m).collect()
+}
+
 /// How a reading taken around each round ranks with the rounds'
 /// deviations from their median (ln), pooled.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,9 +183,23 @@ pub struct Covariate {
     pub rho: Option<f64>,
     /// Spearman's rho with the deviation's size.
     pub rho_size: Option<f64>,
-    /// For a reading mostly 0: (rounds above 0, their median |deviation|,
-    /// rounds at 0, theirs); None where either set is empty.
-    pub on_off: Option<(usize, f64, usize, f64)>,
+    /// For a reading mostly 0, the rounds where it was above 0 against
+    /// those where it was 0; None where either set is empty.
+    pub on_off: Option<OnOff>,
+}
+
+/// A reading that is mostly 0: how far the rounds where it was above 0
+/// deviate, against the rounds where it was 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnOff {
+    /// Rounds where the reading was above 0.
+    pub on: usize,
+    /// Their median |deviation| (ln).
+    pub on_deviation: f64,
+    /// Rounds where it was 0.
+    pub off: usize,
+    /// Their median |deviation| (ln).
+    pub off_deviation: f64,
 }
 
 impl Covariate {
@@ -195,8 +219,12 @@ impl Covariate {
             rounds: xs.len(),
             rho: spearman(&x, &dev),
             rho_size: spearman(&x, &size),
-            on_off: (on_off && !on.is_empty() && !off.is_empty())
-                .then(|| (on.len(), median(&on), off.len(), median(&off))),
+            on_off: (on_off && !on.is_empty() && !off.is_empty()).then(|| OnOff {
+                on: on.len(),
+                on_deviation: median(&on),
+                off: off.len(),
+                off_deviation: median(&off),
+            }),
         }
     }
 }
@@ -206,6 +234,12 @@ mod tests {
     use super::*;
     use crate::stats::levels::normal;
     use crate::stats::rng::Rng;
+
+    #[test]
+    fn deviations_from_the_median_round() {
+        assert_eq!(deviations(&[0.0, 0.5, 0.25]), [-0.25, 0.25, 0.0]);
+        assert_eq!(deviations(&[]), Vec::<f64>::new());
+    }
 
     #[test]
     fn spearman_of_known_orders() {
