@@ -66,7 +66,8 @@ static long sys(long n, long a, long b, long c, long d) {
 }
 enum { AT = -100, MKDIRAT = 258, OPENAT = 257, WRITE = 1, FSYNC = 74, CLOSE = 3,
        FSTATAT = 262, READ = 0, GETDENTS64 = 217, RENAMEAT = 264, UNLINKAT = 263,
-       GETPID = 39, FORK = 57, WAIT4 = 61, EXIT_GROUP = 231, CHDIR = 80 };
+       GETPID = 39, FORK = 57, WAIT4 = 61, EXIT_GROUP = 231, CHDIR = 80, FCHMOD = 91,
+       FCHMODAT = 268 };
 void _start(void) {
     char buf[8192];
     char st[256];
@@ -75,7 +76,9 @@ void _start(void) {
     long fd = sys(OPENAT, AT, (long)"d/f", 0101 /* O_CREAT|O_WRONLY */, 0644);
     sys(WRITE, fd, (long)buf, 5000, 0);
     sys(FSYNC, fd, 0, 0, 0);
+    sys(FCHMOD, fd, 0600, 0, 0);
     sys(CLOSE, fd, 0, 0, 0);
+    sys(FCHMODAT, AT, (long)"d/f", 0644, 0);
     sys(FSTATAT, AT, (long)"d/f", (long)st, 0);
     sys(FSTATAT, AT, (long)"d/none", (long)st, 0);
     fd = sys(OPENAT, AT, (long)"d/f", 0, 0);
@@ -153,6 +156,7 @@ fn a_fixture_command_is_counted_exactly() {
         "syncs",
         "readdirs",
         "spawns",
+        "setattrs",
         "calls",
         "names",
     ]
@@ -163,9 +167,10 @@ fn a_fixture_command_is_counted_exactly() {
     // the other calls: a write, four closes, three reads, getpid, fork,
     // wait4 and chdir, less each open's first read and its close (6): 6;
     // the names walked below the directory held (its working directory,
-    // then d open): two for each of d/f's create, stat, miss, open and
-    // unlink, four for the rename to d/g, one for d's open and (after
-    // chdir) proc, two for /dev/null, none for .., / and ../
+    // then d open): two for each of d/f's create, change of mode by its
+    // path, stat, miss, open and unlink, four for the rename to d/g, one
+    // for d's open and (after chdir) proc, two for /dev/null, none for
+    // .., / and ../, nor for the change of mode at the descriptor
     assert_eq!(
         got,
         vec![
@@ -182,8 +187,9 @@ fn a_fixture_command_is_counted_exactly() {
             ("syncs", 1),
             ("readdirs", 1),
             ("spawns", 1),
+            ("setattrs", 2),
             ("calls", 6),
-            ("names", 18),
+            ("names", 20),
         ]
     );
     // outside the directory: the stats of /, of ../ and (after chdir) of
@@ -216,7 +222,7 @@ fn a_fixture_command_is_counted_exactly() {
         "{v}"
     );
     // every call but the two exit_groups, which never return
-    assert_eq!(v["syscalls"], 28, "{v}");
+    assert_eq!(v["syscalls"], 30, "{v}");
     assert_eq!(v["exit"], 0, "{v}");
     assert!(!d.join("d").exists());
 }

@@ -94,7 +94,7 @@ pub struct OpCounts {
     #[serde(default)]
     pub renames: u64,
     /// Names walked by the paths of the stats, misses, reads, creates,
-    /// unlinks and renames: each path's names below the nearest directory
+    /// unlinks, renames and attribute changes: each path's names below the nearest directory
     /// the command held (its working directory, a directory or file it
     /// had open), `a/b/f` 3, `f` at its directory's descriptor 1 (a
     /// person's command, counted). 0 where not counted (app cases, and
@@ -103,6 +103,12 @@ pub struct OpCounts {
     /// as are those of a command that walked none.
     #[serde(default)]
     pub names: u64,
+    /// Attributes changed: a file's mode, owner or times (a person's
+    /// command, counted: tar and `cp -a` restoring them). Absent in
+    /// results written before these were counted (2026-12-07): none, the
+    /// calls among `calls`.
+    #[serde(default)]
+    pub setattrs: u64,
 }
 
 /// One priced quantity of a workload's counts ([`OpCounts::priced`]).
@@ -148,6 +154,7 @@ impl OpCounts {
             spawns: f(self.spawns, o.spawns),
             renames: f(self.renames, o.renames),
             names: f(self.names, o.names),
+            setattrs: f(self.setattrs, o.setattrs),
         }
     }
 
@@ -170,13 +177,14 @@ impl OpCounts {
             self.rmdirs,
             self.renames,
             self.syncs,
+            self.setattrs,
         ]
         .iter()
         .fold(0, |a, &b| a.saturating_add(b))
     }
 
     /// Every count, named as the result file names it, for reports.
-    pub fn named(&self) -> [(&'static str, u64); 20] {
+    pub fn named(&self) -> [(&'static str, u64); 21] {
         [
             ("stats", self.stats),
             ("misses", self.misses),
@@ -198,6 +206,7 @@ impl OpCounts {
             ("spawns", self.spawns),
             ("renames", self.renames),
             ("names", self.names),
+            ("setattrs", self.setattrs),
         ]
     }
 
@@ -210,7 +219,7 @@ impl OpCounts {
     /// bytes apart. A rename changes a directory's entries as an unlink
     /// does, and takes its price. The names their paths walked, where
     /// counted, come last.
-    pub fn priced(&self) -> [Counted; 16] {
+    pub fn priced(&self) -> [Counted; 17] {
         let extra_read = self
             .read_bytes
             .saturating_sub(self.reads.saturating_mul(SMALL_FILE_BYTES));
@@ -227,6 +236,7 @@ impl OpCounts {
             c("creates", Op::SmallCreate, self.creates),
             c("unlinks", Op::Unlink, self.unlinks),
             c("renames", Op::Unlink, self.renames),
+            c("attribute changes", Op::SetAttr, self.setattrs),
             c("listings", Op::List, self.readdirs),
             c("bytes read", Op::ByteRead, extra_read),
             c("bytes written", Op::ByteWritten, extra_write),
@@ -319,6 +329,7 @@ mod tests {
         }});
         let c = OpCounts::of(Some(&old)).unwrap();
         assert_eq!((c.rmdirs, c.opens, c.syncs, c.pwrite_bytes), (10, 0, 0, 0));
+        assert_eq!((c.setattrs, c.names), (0, 0));
     }
 
     #[test]

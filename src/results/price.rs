@@ -23,6 +23,10 @@ pub enum Op {
     SmallCreate,
     /// A file removed.
     Unlink,
+    /// A file's attributes changed: its mode, owner or times (`chmod`,
+    /// `chown`, `utimensat`, by path or descriptor), as tar and `cp -a`
+    /// restore them. A FUSE or 9p share answers each with a round trip.
+    SetAttr,
     /// A directory listed (a batch of its entries read).
     List,
     /// A byte read beyond what a small-file read includes.
@@ -117,11 +121,14 @@ impl Op {
     /// Whether a workload without this price keeps these operations in
     /// its unpriced rest instead of going without a prediction: a system
     /// call's and a program's price come from cases that a comparison of
-    /// directories does not have, a listing's from runs made since
-    /// io.meta lists, and without a name's price each operation's keeps
-    /// the names its pricing case walked.
+    /// directories does not have, a listing's and an attribute change's
+    /// from runs made since io.meta measured them, and without a name's
+    /// price each operation's keeps the names its pricing case walked.
     pub fn may_stay_in_rest(self) -> bool {
-        matches!(self, Op::Syscall | Op::Spawn | Op::List | Op::Name)
+        matches!(
+            self,
+            Op::Syscall | Op::Spawn | Op::List | Op::Name | Op::SetAttr
+        )
     }
 }
 

@@ -4,7 +4,8 @@
 //! system call it made by what it did into [`OpCounts`]: names looked up
 //! (found or not), files opened and created, bytes read and written,
 //! directories listed, made and removed, files removed and renamed, syncs,
-//! processes started, and every other call. It prints them as one line of
+//! changes of a file's mode, owner or times, processes started, and every
+//! other call. It prints them as one line of
 //! JSON; the case runs it once per environment, outside its timed
 //! repetitions ([`super::Trial`]).
 //!
@@ -451,11 +452,11 @@ fn missing(ret: i64) -> bool {
 
 /// Whether call `kind`, which returned `ret`, is counted as an operation
 /// whose path's names are priced (a stat or miss, a read, a create, an
-/// unlink, a rename).
+/// unlink, a rename, an attribute change by path).
 fn walks(kind: Kind, ret: i64) -> bool {
     match kind {
         Kind::Lookup | Kind::Open { .. } => ret >= 0 || missing(ret),
-        Kind::Unlink | Kind::Rename => ret >= 0,
+        Kind::Unlink | Kind::Rename | Kind::SetAttr => ret >= 0,
         _ => false,
     }
 }
@@ -487,6 +488,7 @@ fn sort(c: &mut OpCounts, kind: Kind, ret: i64) -> bool {
         Kind::Unlink if ok => bump(&mut c.unlinks),
         Kind::Rename if ok => bump(&mut c.renames),
         Kind::Sync if ok => bump(&mut c.syncs),
+        Kind::SetAttr if ok => bump(&mut c.setattrs),
         _ => false,
     }
 }
@@ -510,6 +512,7 @@ enum Kind {
     Unlink,
     Rename,
     Sync,
+    SetAttr,
 }
 
 /// The kind of call `nr` with `args`; None for every other call.
@@ -535,6 +538,12 @@ fn kind(nr: libc::c_long, args: &[u64; 6]) -> Option<Kind> {
         libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs | libc::SYS_sync_file_range => {
             Kind::Sync
         }
+        libc::SYS_fchmod
+        | libc::SYS_fchmodat
+        | libc::SYS_fchmodat2
+        | libc::SYS_fchown
+        | libc::SYS_fchownat
+        | libc::SYS_utimensat => Kind::SetAttr,
         _ => return legacy(nr, args),
     })
 }
@@ -553,6 +562,12 @@ fn legacy(nr: libc::c_long, args: &[u64; 6]) -> Option<Kind> {
         libc::SYS_rmdir => Kind::Rmdir,
         libc::SYS_unlink => Kind::Unlink,
         libc::SYS_rename => Kind::Rename,
+        libc::SYS_chmod
+        | libc::SYS_chown
+        | libc::SYS_lchown
+        | libc::SYS_utime
+        | libc::SYS_utimes
+        | libc::SYS_futimesat => Kind::SetAttr,
         _ => return None,
     })
 }
@@ -609,6 +624,16 @@ mod tests {
         call(&mut t, libc::SYS_unlinkat, [at, 0, 0, 0, 0, 0], 0);
         call(&mut t, libc::SYS_renameat2, [at, 0, at, 0, 0, 0], 0);
         call(&mut t, libc::SYS_fsync, [4, 0, 0, 0, 0, 0], 0);
+        // the created file's mode and owner restored, as tar does; a
+        // change of times refused
+        call(&mut t, libc::SYS_fchmod, [4, 0o644, 0, 0, 0, 0], 0);
+        call(&mut t, libc::SYS_fchownat, [at, 0, 0, 0, 0, 0], 0);
+        call(
+            &mut t,
+            libc::SYS_utimensat,
+            [at, 0, 0, 0, 0, 0],
+            -(libc::EPERM as i64),
+        );
         call(&mut t, libc::SYS_getpid, [0; 6], 42);
         let c = t.counts();
         assert_eq!((c.stats, c.misses), (2, 2));
@@ -616,15 +641,19 @@ mod tests {
         assert_eq!((c.creates, c.write_bytes), (1, 10));
         assert_eq!((c.readdirs, c.mkdirs, c.rmdirs), (1, 1, 1));
         assert_eq!((c.unlinks, c.renames, c.syncs), (1, 1, 1));
-        // 20 calls: 13 sorted (the listing's end with it); of the other 7
+        assert_eq!(c.setattrs, 2);
+        // 23 calls: 15 sorted (the listing's end with it); of the other 8
         // (the fstat, two reads, the close, the write, the refused open,
-        // getpid) the open's first read and its close are in its price: 5
-        assert_eq!((t.total, t.sorted), (20, 13));
-        assert_eq!(c.calls, 5);
-        // one name each: the two stats and the miss, the two opens and the
-        // missing one, the unlink and the rename; not the refused open,
-        // the directories made and removed
-        assert_eq!(c.names, 8);
+        // the refused change of times, getpid) the open's first read and
+        // its close are in its price: 6
+        assert_eq!((t.total, t.sorted), (23, 15));
+        assert_eq!(c.calls, 6);
+        // one name each as given here (the places give a call on a
+        // descriptor none): the two stats and the miss, the two
+        // opens and the missing one, the unlink, the rename and the two
+        // attribute changes; not the refused open, the directories made
+        // and removed
+        assert_eq!(c.names, 10);
         assert_eq!(t.elsewhere, OpCounts::default());
     }
 

@@ -279,7 +279,13 @@ fn target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
         addr: args[i + 1],
     };
     let fd = Target::Fd(args[0] as i32);
+    let empty = |flags: u64| flags & libc::AT_EMPTY_PATH as u64 != 0;
     Some(match nr {
+        // futimens is utimensat without a path; with an empty path (and
+        // AT_EMPTY_PATH) these change the descriptor's file
+        libc::SYS_utimensat if args[1] == 0 || empty(args[3]) => fd,
+        libc::SYS_fchmodat2 if empty(args[3]) => fd,
+        libc::SYS_fchownat if empty(args[4]) => fd,
         libc::SYS_newfstatat
         | libc::SYS_statx
         | libc::SYS_faccessat
@@ -290,7 +296,11 @@ fn target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
         | libc::SYS_mkdirat
         | libc::SYS_unlinkat
         | libc::SYS_renameat
-        | libc::SYS_renameat2 => at(0),
+        | libc::SYS_renameat2
+        | libc::SYS_fchmodat
+        | libc::SYS_fchmodat2
+        | libc::SYS_fchownat
+        | libc::SYS_utimensat => at(0),
         libc::SYS_read
         | libc::SYS_pread64
         | libc::SYS_readv
@@ -303,7 +313,9 @@ fn target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
         | libc::SYS_fsync
         | libc::SYS_fdatasync
         | libc::SYS_syncfs
-        | libc::SYS_sync_file_range => fd,
+        | libc::SYS_sync_file_range
+        | libc::SYS_fchmod
+        | libc::SYS_fchown => fd,
         _ => return legacy_target(nr, args),
     })
 }
@@ -332,11 +344,22 @@ fn legacy_target(nr: libc::c_long, args: &[u64; 6]) -> Option<Target> {
         | libc::SYS_mkdir
         | libc::SYS_rmdir
         | libc::SYS_unlink
-        | libc::SYS_rename => Target::Path {
+        | libc::SYS_rename
+        | libc::SYS_chmod
+        | libc::SYS_chown
+        | libc::SYS_lchown
+        | libc::SYS_utime
+        | libc::SYS_utimes => Target::Path {
             dirfd: libc::AT_FDCWD,
             addr: args[0],
         },
         libc::SYS_getdents => Target::Fd(args[0] as i32),
+        // without a path, the descriptor's file
+        libc::SYS_futimesat if args[1] == 0 => Target::Fd(args[0] as i32),
+        libc::SYS_futimesat => Target::Path {
+            dirfd: args[0] as i32,
+            addr: args[1],
+        },
         _ => return None,
     })
 }
@@ -473,6 +496,27 @@ mod tests {
             Some(Target::Fd(7))
         );
         assert_eq!(named(libc::SYS_getpid), None);
+        // an attribute change names its file by a path or a descriptor
+        assert_eq!(named(libc::SYS_fchmodat), path);
+        assert_eq!(named(libc::SYS_utimensat), path);
+        assert_eq!(
+            target(libc::SYS_utimensat, &[7, 0, 0, 0, 0, 0]),
+            Some(Target::Fd(7))
+        );
+        let empty = libc::AT_EMPTY_PATH as u64;
+        assert_eq!(
+            target(libc::SYS_fchownat, &[7, 0x1000, 0, 0, empty, 0]),
+            Some(Target::Fd(7))
+        );
+        assert_eq!(
+            target(libc::SYS_fchmodat2, &[7, 0x1000, 0, empty, 0, 0]),
+            Some(Target::Fd(7))
+        );
+        assert_eq!(named(libc::SYS_fchmodat2), path);
+        assert_eq!(
+            target(libc::SYS_fchown, &[7, 0, 0, 0, 0, 0]),
+            Some(Target::Fd(7))
+        );
     }
 
     #[test]

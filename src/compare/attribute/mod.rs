@@ -79,7 +79,7 @@ const LEAST_LEFT: f64 = 0.1;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
     /// `stats`, `misses`, `reads`, `creates`, `unlinks`, `renames`,
-    /// `listings`, `bytes read`, `bytes written`, `opens`, `page bytes
+    /// `attribute changes`, `listings`, `bytes read`, `bytes written`, `opens`, `page bytes
     /// read`, `page bytes written`, `syncs`, `file system calls`,
     /// `programs started`, `names walked` ([`OpCounts::priced`]).
     pub operation: &'static str,
@@ -309,7 +309,7 @@ fn one(
     let name = (priced.names > 0).then(|| market.price(Op::Name)).flatten();
     let together = parallel
         .as_ref()
-        .map_or([0; 16], |p| p.counts.priced().map(|c| c.count));
+        .map_or([0; 17], |p| p.counts.priced().map(|c| c.count));
     for (counted, together) in priced.priced().into_iter().zip(together) {
         if counted.count == 0 {
             continue;
