@@ -1,9 +1,11 @@
-//! `envbench __score`, `__spread` and `__band`, which bench/'s scripts
-//! call: the score of what `compare --json` wrote for a controlled pair,
-//! on the recorded real pairs of tests/fixtures/compare (it agrees with
-//! its own lines, and the known effects are scored as the scripts scored
-//! them), the spread of recorded A/A runs read by level and by round, and
-//! rounds of two figures judged against a band.
+//! `envbench __score`, `__spread`, `__band` and `__noisy`, which bench/'s
+//! scripts call: the score of what `compare --json` wrote for a controlled
+//! pair, on the recorded real pairs of tests/fixtures/compare (it agrees
+//! with its own lines, and the known effects are scored as the scripts
+//! scored them), the spread of recorded A/A runs read by level and by
+//! round, rounds of two figures judged against a band, and a command run
+//! beside a busy loop switched on and off, which it leaves behind on no
+//! path.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -294,4 +296,82 @@ fn band_judges_rounds_and_refuses_bad_ones() {
     ] {
         assert_eq!(band(bad).status.code(), Some(2), "{bad:?}");
     }
+}
+
+/// The first CPU this test may run on (a cpuset may leave out CPU 0).
+fn first_cpu() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    list.trim().split([',', '-']).next().unwrap().to_string()
+}
+
+/// `envbench __noisy ARGS`: its exit status and stderr.
+fn noisy(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::cargo_bin("envbench")
+        .unwrap()
+        .arg("__noisy")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn noisy_runs_the_command_beside_its_loop_and_leaves_no_loop() {
+    let cpu = first_cpu();
+    let (code, err) = noisy(&[
+        "--cpu",
+        &cpu,
+        "--ms",
+        "1-3",
+        "--seed",
+        "5",
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.2; exit 3",
+    ]);
+    assert_eq!(code, Some(3), "{err}");
+    // "the loop on CPU C (PID N) was on for A of B ms"
+    let pid: u32 = err
+        .split("(PID ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no PID in {err:?}"));
+    let ms: Vec<u64> = err
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (on, all) = (ms[ms.len() - 2], ms[ms.len() - 1]);
+    assert!(on <= all && all >= 150, "{err}");
+    // killed and reaped: gone, not a zombie
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{err}");
+}
+
+#[test]
+fn noisy_refuses_what_it_cannot_do_in_words() {
+    for bad in [
+        &["--"][..],
+        &["--ms", "0-5", "--", "true"],
+        &["--ms", "9-5", "--", "true"],
+        &["--on-share", "1.5", "--", "true"],
+        &["--cpu", "100000", "--", "true"],
+    ] {
+        let (code, err) = noisy(bad);
+        assert_eq!(code, Some(2), "{bad:?}: {err}");
+        assert!(!err.trim().is_empty(), "{bad:?}");
+    }
+    // a command that cannot start: 127, as a shell says, the loop
+    // stopped all the same
+    let cpu = first_cpu();
+    let (code, err) = noisy(&["--cpu", &cpu, "--ms", "1-2", "--", "/nonexistent/command"]);
+    assert_eq!(code, Some(127), "{err}");
+    assert!(err.contains("cannot run /nonexistent/command"), "{err}");
 }

@@ -267,7 +267,7 @@ pub(crate) fn exit_on_signal() -> std::io::Result<()> {
 }
 
 /// Whether `signal` is ignored in this process (as `nohup` leaves SIGHUP).
-fn ignored(signal: libc::c_int) -> bool {
+pub(crate) fn ignored(signal: libc::c_int) -> bool {
     // SAFETY: a null new action only reads the current one into `old`.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     let read = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };

@@ -154,6 +154,12 @@ pub enum Cmd {
     /// verdict, rounds, tab-separated. For bench/commands.py.
     #[command(name = "__band", hide = true)]
     Band(BandArgs),
+    /// Runs COMMAND beside one busy loop pinned to a CPU and switched on
+    /// and off at random (a seeded sequence of states, each MIN to MAX
+    /// ms): a reproducible noisy host to test on. Exits with COMMAND's
+    /// status.
+    #[command(name = "__noisy", hide = true)]
+    Noisy(NoisyArgs),
     /// Work with the history as a store: `push` adds result files written
     /// elsewhere (other hosts, a fleet's controller, imports, runs made
     /// with --no-history or while a shared store was down).
@@ -440,6 +446,27 @@ pub struct BandArgs {
     /// Each round's two figures, envbench's first.
     #[arg(value_name = "ENVBENCH,REFERENCE", required = true, value_parser = crate::cmd::band::parse_round)]
     pub rounds: Vec<(f64, f64)>,
+}
+
+/// `envbench __noisy` options.
+#[derive(Debug, Args)]
+pub struct NoisyArgs {
+    /// The CPU the loop is pinned to.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cpu: usize,
+    /// The seed of the states' sequence: the same seed, the same host.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// The chance that a state is "on".
+    #[arg(long, default_value_t = 0.5, value_name = "F", value_parser = crate::cmd::noisy::parse_share)]
+    pub on_share: f64,
+    /// How long a state lasts, in milliseconds (20-200: a host that changes
+    /// faster than a case round).
+    #[arg(long, default_value = "500-3000", value_name = "MIN-MAX", value_parser = crate::cmd::noisy::parse_ms)]
+    pub ms: (u64, u64),
+    /// The command and its arguments, after --.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `envbench list` options.

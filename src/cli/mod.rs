@@ -178,6 +178,13 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
             band: a.band,
             rounds: a.rounds,
         }),
+        Cmd::Noisy(a) => Command::Noisy(crate::cmd::noisy::NoisySettings {
+            cpu: a.cpu,
+            seed: a.seed,
+            on_share: a.on_share,
+            ms: a.ms,
+            command: a.command,
+        }),
         Cmd::Spread(a) => Command::Spread(crate::cmd::spread::SpreadSettings {
             files: a.files,
             paired: a.paired,

@@ -9,6 +9,7 @@ pub mod history;
 pub mod import;
 pub mod info;
 pub mod list;
+pub mod noisy;
 mod progress;
 pub mod push;
 pub mod run;
@@ -49,6 +50,8 @@ pub enum Command {
     Band(band::BandSettings),
     /// `envbench __spread` (hidden: bench/'s reading of A/A runs' spread).
     Spread(spread::SpreadSettings),
+    /// `envbench __noisy` (hidden: a reproducible noisy host to test on).
+    Noisy(noisy::NoisySettings),
 }
 
 /// Runs `command`.
@@ -70,6 +73,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Score(s) => score::run(&s),
         Command::Spread(s) => spread::run(&s),
         Command::Band(s) => band::run(&s),
+        Command::Noisy(s) => noisy::run(&s),
     }
 }
 

@@ -161,7 +161,7 @@ fn interleaved_rounds_cancel_the_drift_and_keep_both_error_rates() {
 /// A host whose speed jumps rather than drifts. Another tenant switches
 /// on and off: it costs `cost` (ln) while on and flips with probability
 /// `flip` between one round and the next, so A's round and B's in one
-/// pass may see different states (bench/noisy.sh's stand-in: a load on
+/// pass may see different states (envbench __noisy's stand-in: a load on
 /// one CPU switching every 0.5-3 s, against rounds of about a second).
 /// Or a round now and then is hit: `spike_share` of them slowed by
 /// `spike` (ln).

@@ -230,7 +230,7 @@ fn a_place_that_makes_the_runs_differ_is_left_in() {
     };
     let (t, f) = (true, false);
     // io.random's reads in three interleaved A/A runs of three rounds
-    // under bench/noisy.sh: each run's middle round apart, on whichever
+    // under bench/noisy.sh (now envbench __noisy): each run's middle round apart, on whichever
     // went first. One slope fits the middle rounds, moves each run's mean
     // by a sixth of it the other way, and the runs, which their rounds
     // explained, would differ (a t with 2 degrees of freedom, ±38 %)
