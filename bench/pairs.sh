@@ -17,7 +17,9 @@
 #   containeropen  the same, `--security-opt seccomp=unconfined` [compute]: none
 #   overlay     seccomp off, scratch on the container's overlay [compute]: overlay_filesystem
 #   qemuuser    `qemu-x86_64 envbench` (user-mode emulation): cpu_emulation
-#   gvisor      `runsc do` (ptrace platform) [compute]: syscall_interception
+#   gvisor      `runsc do` (ptrace platform) [compute, though its mem.latency
+#               at 64 and 256 MiB is slower in fact, docs/log/precision.md,
+#               2026-12-06 midnight]: syscall_interception
 #   strace      `strace -f` [strace]: syscall_interception
 #   1cpu        `taskset -c 0` [1cpu]: fewer_cpus
 #   quota       a cgroup (v1 cpu, or v2) given one CPU's time a period [1cpu]: cpu_quota
