@@ -17,8 +17,8 @@
 use crate::error::UsageError;
 use crate::stats::rng::Rng;
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// `envbench __noisy` settings.
@@ -82,10 +82,29 @@ pub fn states(
     })
 }
 
+/// Sends `sig` to `pid`, a child of ours not yet reaped (so never another
+/// process that took its number): the loop before [`Loop::end`] reaps it,
+/// the command while its [`Target`] says it runs.
 fn signal(pid: libc::pid_t, sig: libc::c_int) {
-    // SAFETY: kill takes plain integers; the PID is our own child's,
-    // unreaped until the loop is stopped, so never another process's.
+    // SAFETY: kill takes plain integers.
     unsafe { libc::kill(pid, sig) };
+}
+
+/// Where the command is, for the signals passed on to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    /// Not started yet: the last signal that came, to pass on at its start.
+    Starting(Option<libc::c_int>),
+    /// Running (or ended and not yet reaped) as this PID.
+    Running(libc::pid_t),
+    /// Ended: nothing is passed on.
+    Ended,
+}
+
+type Shared = Arc<Mutex<Target>>;
+
+fn lock(t: &Shared) -> std::sync::MutexGuard<'_, Target> {
+    t.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The busy loop and the thread that switches it; stopped, the loop
@@ -173,11 +192,11 @@ fn switch(
 /// Catches SIGINT, SIGTERM and SIGHUP (those not ignored, as a
 /// background job's SIGINT or `nohup`'s SIGHUP stay ignored) so that
 /// `__noisy` outlives them and ends its command and loop itself: SIGTERM
-/// and SIGHUP are passed on to the command, whose PID `command` holds once
-/// it started (0 before: the signal waits there, as `-signal`, for
-/// [`run`] to pass on); SIGINT is not, as a terminal's Ctrl-C reached the
-/// command already and a second one would cut its wind-down short.
-fn pass_signals(command: Arc<AtomicI32>) -> std::io::Result<()> {
+/// and SIGHUP are passed on to the command ([`Target`]; under its lock,
+/// so never after [`run`] has marked it ended, before reaping it); SIGINT
+/// is not, as a terminal's Ctrl-C reached the command already and a
+/// second one would cut its wind-down short.
+fn pass_signals(command: Shared) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let kinds: Vec<libc::c_int> = [SIGINT, SIGTERM, SIGHUP]
         .into_iter()
@@ -191,13 +210,39 @@ fn pass_signals(command: Arc<AtomicI32>) -> std::io::Result<()> {
                 if k == SIGINT {
                     continue;
                 }
-                match command.load(Ordering::SeqCst) {
-                    pid if pid > 0 => signal(pid, k),
-                    _ => command.store(-k, Ordering::SeqCst),
+                let mut t = lock(&command);
+                match *t {
+                    Target::Running(pid) => signal(pid, k),
+                    Target::Starting(_) => *t = Target::Starting(Some(k)),
+                    Target::Ended => {}
                 }
             }
         })?;
     Ok(())
+}
+
+/// Waits until `pid`, a child, has ended, leaving it to be reaped.
+fn wait_unreaped(pid: libc::pid_t) -> std::io::Result<()> {
+    loop {
+        // SAFETY: an all-zero siginfo_t is valid for waitid to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes only into `info`.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
 
 /// Runs `envbench __noisy`.
@@ -211,7 +256,7 @@ pub fn run(s: &NoisySettings) -> anyhow::Result<ExitCode> {
         )
         .into());
     };
-    let command = Arc::new(AtomicI32::new(0));
+    let command: Shared = Arc::new(Mutex::new(Target::Starting(None)));
     pass_signals(Arc::clone(&command))?;
     let mut noisy = Loop::start(s)?;
     let mut cmd = Command::new(program);
@@ -219,12 +264,19 @@ pub fn run(s: &NoisySettings) -> anyhow::Result<ExitCode> {
     crate::cleanup::die_with_envbench(&mut cmd);
     let status = cmd.spawn().and_then(|mut child| {
         let pid = child.id() as libc::pid_t;
-        // a signal that came before the PID was there
-        let before = command.swap(pid, Ordering::SeqCst);
-        if before < 0 {
-            signal(pid, -before);
+        {
+            let mut t = lock(&command);
+            // a signal that came before the PID was there
+            if let Target::Starting(Some(k)) = *t {
+                signal(pid, k);
+            }
+            *t = Target::Running(pid);
         }
-        child.wait()
+        // waited for without reaping, marked ended, then reaped: no
+        // signal passed on can reach a process that took its number
+        let waited = wait_unreaped(pid);
+        *lock(&command) = Target::Ended;
+        waited.and_then(|()| child.wait())
     });
     let pid = noisy.child.id();
     let (on, all) = noisy.end();
