@@ -31,11 +31,13 @@
 //! Why a change of mode: tar run as root restores each file's owner and
 //! mode after writing it (one fchown and one fchmod a file), `cp -a` and
 //! rsync do the same, and a FUSE or 9p share answers each change with a
-//! round trip where a local disk changes an inode in memory. Priced as
-//! null system calls, they were the likely part of tar + rm's slowdown on
-//! bindfs that its prediction left out (a third; docs/log/attribution.md,
-//! 2026-12-06). The changes come after the listing, so that the listing
-//! is measured as before them; the deletes follow them.
+//! round trip where a local disk changes an inode in memory: unpriced,
+//! they were the part of tar + rm's slowdown on bindfs that its
+//! prediction left out (docs/log/attribution.md). The changes come after
+//! the listing, so that the listing is measured as before them; the
+//! deletes follow them. A file system that refuses a change of mode (FAT,
+//! a share mounted without permissions) still answers each call: the
+//! refused calls are timed as they are, and a note says so.
 
 use super::super::{Bench, BenchError, CaseSpec, Context, MetricSpec, Plan, Trial};
 use super::{create_new, failed, Block, Target};
@@ -334,6 +336,16 @@ fn size_at(dirfd: libc::c_int, name: &std::ffi::CStr) -> std::io::Result<u64> {
     }
 }
 
+/// Whether `e`, from a change of mode, says the file system does not keep
+/// modes (EPERM from FAT or a share's fixed permissions, EOPNOTSUPP,
+/// ENOSYS) rather than that something went wrong.
+fn refuses_modes(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS)
+    )
+}
+
 /// Looks up each of `names`, none of which may be there.
 fn miss_each(names: &[PathBuf]) -> Result<(), BenchError> {
     for p in names {
@@ -449,13 +461,24 @@ impl Trial for MetaTrial {
 
         // owner read and write only (each stays removable); a file made
         // under umask 077 already had it, and the call is made all the same
-        let t = clock.now();
+        let (t, mut refused) = (clock.now(), None);
         for p in &files {
             use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| failed("changing the mode of", p, e))?;
+            match std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)) {
+                Ok(()) => {}
+                Err(e) if refuses_modes(&e) => refused = Some(e),
+                Err(e) => return Err(failed("changing the mode of", p, e)),
+            }
         }
         times[CHMODS] = clock.now().saturating_sub(t);
+        if let Some(e) = refused {
+            let note = format!(
+                "the directory refused a change of mode ({e}): chmods_per_sec times the refused calls"
+            );
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
 
         let t = clock.now();
         for p in &files {
@@ -673,6 +696,15 @@ mod tests {
         assert_eq!(statx_error(raw, c"f"), Some(libc::EFAULT));
         assert_eq!(size_at(raw, c"f").unwrap(), 4096);
         drop(fd);
+    }
+
+    #[test]
+    fn a_file_system_without_modes_is_told_from_a_failure() {
+        let os = std::io::Error::from_raw_os_error;
+        assert!(refuses_modes(&os(libc::EPERM)));
+        assert!(refuses_modes(&os(libc::EOPNOTSUPP)));
+        assert!(!refuses_modes(&os(libc::ENOENT)));
+        assert!(!refuses_modes(&os(libc::EIO)));
     }
 
     #[test]
