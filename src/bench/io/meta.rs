@@ -380,6 +380,32 @@ impl CountEntries for std::fs::ReadDir {
 }
 
 impl MetaTrial {
+    /// Owner read and write only for each of `files` (each stays
+    /// removable), timed: a file made under umask 077 already had it, and
+    /// the call is made all the same. A directory that refuses modes is
+    /// timed refusing, and a note says so.
+    fn chmod_each(&mut self, files: &[PathBuf], clock: &Clock) -> Result<Duration, BenchError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (t, mut refused) = (clock.now(), None);
+        for p in files {
+            match std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)) {
+                Ok(()) => {}
+                Err(e) if refuses_modes(&e) => refused = Some(e),
+                Err(e) => return Err(failed("changing the mode of", p, e)),
+            }
+        }
+        let took = clock.now().saturating_sub(t);
+        if let Some(e) = refused {
+            let note = format!(
+                "the directory refused a change of mode ({e}): chmods_per_sec times the refused calls"
+            );
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+        Ok(took)
+    }
+
     /// The tree's directories and files for this repetition.
     fn layout(&self) -> (PathBuf, Vec<PathBuf>, Vec<PathBuf>) {
         let root = self.target.file(&format!("tree-{}", self.rep));
@@ -459,26 +485,7 @@ impl Trial for MetaTrial {
         }
         times[LISTS] = clock.now().saturating_sub(t);
 
-        // owner read and write only (each stays removable); a file made
-        // under umask 077 already had it, and the call is made all the same
-        let (t, mut refused) = (clock.now(), None);
-        for p in &files {
-            use std::os::unix::fs::PermissionsExt as _;
-            match std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)) {
-                Ok(()) => {}
-                Err(e) if refuses_modes(&e) => refused = Some(e),
-                Err(e) => return Err(failed("changing the mode of", p, e)),
-            }
-        }
-        times[CHMODS] = clock.now().saturating_sub(t);
-        if let Some(e) = refused {
-            let note = format!(
-                "the directory refused a change of mode ({e}): chmods_per_sec times the refused calls"
-            );
-            if !self.notes.contains(&note) {
-                self.notes.push(note);
-            }
-        }
+        times[CHMODS] = self.chmod_each(&files, clock)?;
 
         let t = clock.now();
         for p in &files {

@@ -241,8 +241,13 @@ fn only_files_of_the_same_interleaved_runs_are_paired() {
         .notices
         .iter()
         .any(|n| matches!(n, Notice::Unpaired { apart: true, .. })));
-    // a case whose rounds do not pair (one round in one file) is compared
-    // as separate runs; the others round by round
+}
+
+#[test]
+fn a_case_whose_rounds_do_not_pair_is_compared_as_separate_runs() {
+    let mut rng = Rng::new(3);
+    // one round in one file: that case as separate runs, the others round
+    // by round
     let [a1, mut b1] = pair(&mut rng, 1, 12, 2, 1.0, &|_| 1.0);
     let case = &mut b1.runs[0].cases[1];
     let keep = case.sample_rounds.iter().filter(|&&r| r == 5).count();
