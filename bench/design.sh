@@ -10,8 +10,8 @@
 #   bench/design.sh --before BIN --after BIN [--runs N] [--suite quick|standard] [--keep DIR]
 #   bench/design.sh --after BIN --from DIR   (scores the runs a --keep DIR kept)
 # Prints per build: the run times, the median over splits of the median
-# 95 % half-width of the headline ratios and of the share within ±5 %, and
-# envbench __spread's variance components. A benchmark, not a test;
+# 95 % half-width of the headline ratios and of the share within ±5 %
+# (envbench __score --splits), and envbench __spread's variance components. A benchmark, not a test;
 # nothing else may measure on the machine meanwhile.
 set -euo pipefail
 
@@ -66,47 +66,11 @@ for i in $(seq 1 "$runs"); do
   done
 done
 
-# secs FILE: a result file's wall seconds, from its first started_utc and
-# ended_utc (the run's own; its cases' come after them).
-secs() {
-  local t0 t1
-  t0=$(grep -o '"started_utc": *"[^"]*"' "$1" | head -1 | cut -d'"' -f4)
-  t1=$(grep -o '"ended_utc": *"[^"]*"' "$1" | head -1 | cut -d'"' -f4)
-  echo $(($(date -ud "$t1" +%s) - $(date -ud "$t0" +%s)))
-}
-
-# median: the median of the sorted numbers on stdin.
-median() {
-  awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# split A1 A2 A3 B1 B2 B3: the 3 + 3 split's A/A score, one line of
-# envbench __score --tsv (src/cmd/score.rs), by the after build's compare.
-split() {
-  rm -f "$work/split.json"
-  "$after" compare --base "$1" "$2" "$3" --other "$4" "$5" "$6" --json "$work/split.json" >/dev/null
-  "$after" __score --expect aa --tsv "$work/split.json"
-}
-
+# per build: its runs' split scores (envbench __score --splits,
+# src/cmd/score.rs, by the after build's compare), and the components
 for side in before after; do
-  files=() times=()
-  for i in $(seq 1 "$runs"); do files+=("$work/$side-$i.json"); times+=("$(secs "$work/$side-$i.json")"); done
-  # each split of the first six runs once: those holding the first run
-  : >"$work/splits.tsv"
-  for j in 1 2 3 4; do
-    for k in $(seq $((j + 1)) 5); do
-      rest=()
-      for r in 1 2 3 4 5; do
-        if [ "$r" != "$j" ] && [ "$r" != "$k" ]; then rest+=("${files[$r]}"); fi
-      done
-      split "${files[0]}" "${files[$j]}" "${files[$k]}" "${rest[@]}" >>"$work/splits.tsv"
-    done
-  done
-  # splits.tsv's fields: name, effects found, effects, false, same-truth,
-  # median half-width %, within ±5 %
-  col() { cut -f "$1" "$work/splits.tsv" | sort -g; }
-  printf '%s: runs of %s-%s s; A/A 3 + 3 over %s splits: median half-width ±%.1f %% (splits %.1f..%.1f), within ±5 %% %.0f of %s\n' \
-    "$side" "$(printf '%s\n' "${times[@]}" | sort -n | head -1)" "$(printf '%s\n' "${times[@]}" | sort -n | tail -1)" \
-    "$(col 6 | wc -l)" "$(col 6 | median)" "$(col 6 | head -1)" "$(col 6 | tail -1)" "$(col 7 | median)" "$(col 5 | head -1)"
+  files=()
+  for i in $(seq 1 "$runs"); do files+=("$work/$side-$i.json"); done
+  "$after" __score --expect aa --splits --name "$side" "${files[@]}"
   "$after" __spread "${files[@]}" || true
 done

@@ -1,51 +1,46 @@
 #!/usr/bin/env bash
 # envbench pairs: controlled pairs of environments built on this machine
-# from the real CLI, compared, and scored by envbench __score
-# (src/cmd/score.rs) against what is known to be there: the headline
-# verdicts (each case's verdict against the one the pair's effect gives
-# it, with the precision of the cases whose truth is "the same") and the
-# mechanism the diagnosis names first. Side A is this machine as it is
-# (but in qemu, igvisoraa and ipodmanaa, below).
-# Separate pairs: RUNS runs a side alternated (A B A B ...), compared as
-# RUNS + RUNS and as each 1 + 1. Side B, [the verdicts known] and the
-# mechanism to name first:
-#   aa          plain again [aa]: none
-#   namespaces  `unshare --pid --net --mount ...` (tests/layers/namespaces.sh) [compute]: none
-#   bwrap       bubblewrap --unshare-all [compute]: none
+# from the real CLI, compared, and scored by `envbench __score --pair`
+# against what is known to be there (src/cmd/score.rs declares it; `envbench
+# __score --pairs` lists each pair's known effect and the mechanism the
+# diagnosis should name first). Side A is this machine as it is (but in
+# qemu, igvisoraa and ipodmanaa). Separate pairs: RUNS runs a side
+# alternated (A B A B ...), compared as RUNS + RUNS and as each 1 + 1.
+# Side B:
+#   aa          plain again
+#   namespaces  `unshare --pid --net --mount ...` (tests/layers/namespaces.sh)
+#   bwrap       bubblewrap --unshare-all
 #   container   podman + runc, Debian minbase, podman's default seccomp
-#               profile, scratch on a bind mount [compute]: seccomp_filter
-#   containeropen  the same, `--security-opt seccomp=unconfined` [compute]: none
-#   overlay     seccomp off, scratch on the container's overlay [compute]: overlay_filesystem
-#   qemuuser    `qemu-x86_64 envbench` (user-mode emulation): cpu_emulation
-#   gvisor      `runsc do` (ptrace platform) [compute, though its mem.latency
-#               at 64 and 256 MiB is slower in fact, docs/log/precision.md,
-#               2026-12-06 midnight]: syscall_interception
-#   strace      `strace -f` [strace]: syscall_interception
-#   1cpu        `taskset -c 0` [1cpu]: fewer_cpus
-#   quota       a cgroup (v1 cpu, or v2) given one CPU's time a period [1cpu]: cpu_quota
-#   bindfs      a directory against a bindfs FUSE mount of it [compute]: remote_filesystem
+#               profile, scratch on a bind mount
+#   containeropen  the same, `--security-opt seccomp=unconfined`
+#   overlay     seccomp off, scratch on the container's overlay
+#   qemuuser    `qemu-x86_64 envbench` (user-mode emulation)
+#   gvisor      `runsc do` (ptrace platform)
+#   strace      `strace -f`
+#   1cpu        `taskset -c 0`
+#   quota       a cgroup (v1 cpu, or v2) given one CPU's time a period
+#   bindfs      a directory against a bindfs FUSE mount of it
 #   qemu        in a QEMU guest, its ext4 disk against its 9p share (compare
 #               --by-dir; io.dd, io.meta, os.syscall, cpu.int at --budget 0.3
-#               unless one is given): remote_filesystem
+#               unless one is given)
 #   and the resource controls and a competitor (issue 79), each in a cgroup
-#   v1 made for the pair that only B's runs join (busy: none):
-#   throttle    blkio.throttle 50 MiB/s and 400 IOPS each way on the scratch disk: io_throttle
-#   memlimit    memory.limit_in_bytes 64 MiB: memory_limit
-#   weight      cpu.shares 102 (a tenth), one busy loop on CPU 1 through both sides: cpu_weight
-#   cpuset      cpuset.cpus 0 [1cpu]: fewer_cpus
-#   busy        one busy loop on CPU 1 during B's runs only: competitors
+#   v1 made for the pair that only B's runs join:
+#   throttle    blkio.throttle 50 MiB/s and 400 IOPS each way on the scratch disk
+#   memlimit    memory.limit_in_bytes 64 MiB
+#   weight      cpu.shares 102 (a tenth), one busy loop on CPU 1 through both sides
+#   cpuset      cpuset.cpus 0
+#   busy        one busy loop on CPU 1 during B's runs only
 # Interleaved pairs, i and a separate pair's name (iaa, inamespaces,
 # ibwrap, igvisor, ipodman, istrace, i1cpu, iquota, ithrottle, imemlimit,
 # iweight, icpuset): RUNS runs of `run --in A --in B=PREFIX` (one run
 # measures both sides round by round; igvisor and ipodman are
-# tests/layers/interleaved*.sh), compared together and each alone,
-# expected as the separate pair (ipodman as container). igvisoraa and
-# ipodmanaa: two sandboxes (containers) in one run, A/A inside the layer
-# [aa]: none. The default --pairs: every pair named here. --timed: beside
-# each interleaved run, one separate run of each side (not the layers'
-# A/A); prints the interleaved run's time against their sum.
-# This is a benchmark, not a test; CI does not run it. Nothing else may
-# measure on the machine meanwhile.
+# tests/layers/interleaved*.sh), compared together and each alone.
+# igvisoraa and ipodmanaa: two sandboxes (containers) in one run, A/A
+# inside the layer. The default --pairs: every pair, in __score --pairs'
+# order. --timed: beside each interleaved run, one separate run of each
+# side (not the layers' A/A); prints the interleaved run's time against
+# their sum. This is a benchmark, not a test; CI does not run it.
+# Nothing else may measure on the machine meanwhile.
 #   bench/pairs.sh [--pairs a,b,...] [--runs N] [--suite quick|standard]
 #                  [--only PATTERN] [--budget SECONDS] [--file-size SIZE]
 #                  [--timed] [--keep DIR] [--cache DIR]
@@ -57,10 +52,7 @@
 # ENVBENCH_BIN=PATH measures that build instead of the working tree's.
 set -euo pipefail
 
-runs=3 suite=quick budget="" keep="" cache="" rescore="" file_size="" timed=""
-pairs="aa,namespaces,bwrap,container,containeropen,overlay,gvisor,strace,1cpu,quota,bindfs,\
-qemu,qemuuser,iaa,inamespaces,ibwrap,igvisor,ipodman,igvisoraa,ipodmanaa,istrace,i1cpu,iquota,\
-throttle,memlimit,weight,cpuset,busy,ithrottle,imemlimit,iweight,icpuset"
+runs=3 suite=quick budget="" keep="" cache="" rescore="" file_size="" timed="" pairs=""
 only=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -89,38 +81,15 @@ args=(--suite "$suite" --threads 1,2 --no-history --quiet --force)
 . "$(dirname "$0")/common.sh"
 export LAYER_TIMEOUT_S=${LAYER_TIMEOUT_S:-900}
 
-# expect PAIR: the verdicts known for PAIR (an --expect of __score, or -)
-# and the mechanism to name first.
-expect() {
-  case $1 in
-    aa|iaa|igvisoraa|ipodmanaa) echo "aa none" ;;
-    namespaces|inamespaces|bwrap|ibwrap|containeropen) echo "compute none" ;;
-    container|ipodman) echo "compute seccomp_filter" ;;
-    overlay) echo "compute overlay_filesystem" ;;
-    qemuuser) echo "- cpu_emulation" ;;
-    gvisor|igvisor) echo "compute syscall_interception" ;;
-    strace|istrace) echo "strace syscall_interception" ;;
-    1cpu|i1cpu|cpuset|icpuset) echo "1cpu fewer_cpus" ;;
-    quota|iquota) echo "1cpu cpu_quota" ;;
-    bindfs) echo "compute remote_filesystem" ;;
-    qemu) echo "- remote_filesystem" ;;
-    throttle|ithrottle) echo "- io_throttle" ;;
-    memlimit|imemlimit) echo "- memory_limit" ;;
-    weight|iweight) echo "- cpu_weight" ;;
-    busy) echo "- competitors" ;;
-  esac
-}
-
 # score NAME PAIR COMPARE-ARGS...: compares, then scores the verdicts and
-# the mechanism named first.
+# the mechanism named first by what is known of PAIR (envbench __score
+# --pairs lists it).
 score() {
-  local name=$1 verdicts mechanism
-  read -r verdicts mechanism <<<"$(expect "$2")"
+  local name=$1 pair=$2
   shift 2
   rm -f "$work/c.json"
   "$envbench" compare "$@" --json "$work/c.json" >/dev/null
-  [ "$verdicts" = - ] || "$envbench" __score --expect "$verdicts" --name "$name" "$work/c.json"
-  "$envbench" __score --first "$mechanism" --name "$name" "$work/c.json"
+  "$envbench" __score --pair "$pair" --name "$name" "$work/c.json"
 }
 
 # score_pair PAIR DIR: DIR's runs of PAIR, all together and each alone.
@@ -145,13 +114,14 @@ score_pair() {
 }
 
 workdir pairs
-IFS=, read -r -a wanted <<<"$pairs"
+build_envbench
+echo "BUILD $built_from"
+known=$("$envbench" __score --pairs | cut -d' ' -f1 | paste -sd,)
+IFS=, read -r -a wanted <<<"${pairs:-$known}"
 for pair in "${wanted[@]}"; do
-  [ -n "$(expect "$pair")" ] || { echo "pairs.sh: unknown pair $pair" >&2; exit 2; }
+  [[ ,$known, == *,$pair,* ]] || { echo "pairs.sh: unknown pair $pair (envbench __score --pairs)" >&2; exit 2; }
 done
 if [ -n "$rescore" ]; then
-  build_envbench
-  echo "BUILD $built_from"
   for pair in "${wanted[@]}"; do
     case $pair in
       qemu) kept=$rescore/qemu-1.json ;;
@@ -167,8 +137,6 @@ fi
 cache=${cache:-$repo/target/tmp/layers-cache}
 export XDG_DATA_HOME=$work/xdg
 mkdir -p "$cache"
-build_envbench
-echo "BUILD $built_from"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 
 # what the pairs set up, undone on every way out: a bindfs mount, a

@@ -37,6 +37,35 @@ fn civil(unix_secs: f64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
+/// Seconds since the Unix epoch for a time written as [`utc_iso`] writes
+/// it (`2026-11-22T10:57:31Z`); None for anything else.
+/// See: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms" (days_from_civil).
+pub(crate) fn unix_secs(iso: &str) -> Option<f64> {
+    let b = iso.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<i64> {
+        let s = iso.get(from..to)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (h, mi, sec) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let y = y - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + sec) as f64)
+}
+
 /// Seconds since the Unix epoch from the system (wall) clock.
 pub(crate) fn wall_now_secs() -> f64 {
     std::time::SystemTime::now()
@@ -55,5 +84,22 @@ mod tests {
         assert_eq!(utc_iso(951_782_400.0), "2000-02-29T00:00:00Z");
         assert_eq!(utc_iso(1_795_345_051.0), "2026-11-22T10:57:31Z");
         assert_eq!(utc_compact(1_795_345_051.9), "20261122T105731Z");
+    }
+
+    #[test]
+    fn reads_back_what_it_writes_and_nothing_else() {
+        for t in [0.0, 951_782_400.0, 1_795_345_051.0, 4_102_444_799.0] {
+            assert_eq!(unix_secs(&utc_iso(t)), Some(t), "{}", utc_iso(t));
+        }
+        for bad in [
+            "",
+            "2026-11-22 10:57:31Z",
+            "2026-13-22T10:57:31Z",
+            "2026-11-22T10:57:31",
+            "2026-11-2xT10:57:31Z",
+            "2026-11-22T10:57:3+1Z",
+        ] {
+            assert_eq!(unix_secs(bad), None, "{bad}");
+        }
     }
 }

@@ -86,20 +86,112 @@ fn a_pairs_verdicts_are_scored_by_its_known_effect_and_the_score_counts_its_line
         )),
         "{total}"
     );
-    // one tab-separated line of the same counts
-    let tsv = score(&["--expect", "1cpu", "--name", "1cpu", "--tsv"], &c);
-    let f: Vec<&str> = tsv[0].split('\t').collect();
-    assert_eq!(
-        f[..5],
-        [
-            "1cpu",
-            &hits.to_string(),
-            &(hits + misses).to_string(),
-            &falses.to_string(),
-            &same.to_string()
-        ]
+    // --pair 1cpu: the same lines, then its diagnosis scored by fewer_cpus
+    let pair = score(&["--pair", "1cpu", "--name", "1cpu"], &c);
+    assert_eq!(pair[..lines.len()], lines[..]);
+    assert_eq!(pair[lines.len()..].last().unwrap(), "SCORE 1cpu: ok");
+}
+
+#[test]
+fn a_pair_without_a_known_effect_is_scored_by_its_diagnosis_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = compared(tmp.path(), "quota");
+    let lines = score(&["--pair", "throttle", "--name", "q"], &c);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].contains("expected io_throttle"), "{lines:?}");
+    assert_eq!(lines[1], "SCORE q: wrong");
+    // the table names every pair once, with its effect and mechanism
+    let out = Command::cargo_bin("envbench")
+        .unwrap()
+        .args(["__score", "--pairs"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table
+        .lines()
+        .any(|l| l.split_whitespace().eq(["quota", "1cpu", "cpu_quota"])));
+    assert!(table
+        .lines()
+        .any(|l| l.split_whitespace().eq(["qemu", "-", "remote_filesystem"])));
+    assert_eq!(table.lines().count(), 32);
+}
+
+#[test]
+fn six_a_to_a_runs_are_scored_over_their_ten_splits() {
+    // six runs: the recorded A/A pair, three copies of each under ids of
+    // their own, alternated
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for i in 0..6 {
+        let side = if i % 2 == 0 { "aa-a.json" } else { "aa-b.json" };
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture(side)).unwrap()).unwrap();
+        v["run_id"] = format!("{}-copy{i}", v["run_id"].as_str().unwrap()).into();
+        let f = tmp.path().join(format!("r{i}.json"));
+        std::fs::write(&f, v.to_string()).unwrap();
+        files.push(f);
+    }
+    // the files in their order (score adds the last)
+    let (last, before) = files.split_last().unwrap();
+    let mut args = vec!["--expect", "aa", "--splits", "--name", "b"];
+    args.extend(before.iter().map(|f| f.to_str().unwrap()));
+    let line = score(&args, last);
+    assert_eq!(line.len(), 1, "{line:?}");
+    assert!(
+        line[0].starts_with("b: runs of ")
+            && line[0].contains("A/A 3 + 3 over 10 splits: median half-width ±"),
+        "{line:?}"
     );
-    assert!(f[5].parse::<f64>().unwrap() > 0.0, "{tsv:?}");
+    // the median over the ten splits, each compared by the CLI and
+    // scored alone, is the median printed (as design.sh once took it)
+    let mut widths = Vec::new();
+    for j in 1..6 {
+        for k in j + 1..6 {
+            let other: Vec<&PathBuf> = (1..6)
+                .filter(|&r| r != j && r != k)
+                .map(|r| &files[r])
+                .collect();
+            let out = tmp.path().join(format!("split-{j}{k}.json"));
+            Command::cargo_bin("envbench")
+                .unwrap()
+                .env("XDG_DATA_HOME", tmp.path().join("xdg"))
+                .args(["compare", "--base"])
+                .args([&files[0], &files[j], &files[k]])
+                .arg("--other")
+                .args(other)
+                .arg("--json")
+                .arg(&out)
+                .assert()
+                .success();
+            let total = score(&["--expect", "aa"], &out).pop().unwrap();
+            let w = total.split("median half-width ±").nth(1).unwrap();
+            widths.push(w.split(' ').next().unwrap().parse::<f64>().unwrap());
+        }
+    }
+    widths.sort_by(f64::total_cmp);
+    let median = (widths[4] + widths[5]) / 2.0;
+    let printed: f64 = line[0]
+        .split("median half-width ±")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (printed - median).abs() <= 0.051,
+        "{printed} against {median} of {widths:?}"
+    );
+    // fewer than six runs is refused
+    let out = Command::cargo_bin("envbench")
+        .unwrap()
+        .args(["__score", "--expect", "aa", "--splits"])
+        .args(&files[..5])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("six or more runs"));
 }
 
 #[test]
@@ -149,7 +241,9 @@ fn bad_input_is_refused_with_the_reason() {
     for args in [
         &["--expect", "2cpu", "x.json"][..],
         &["x.json"],
-        &["--first", "none", "--tsv", "x.json"],
+        &["--first", "none", "--splits", "x.json"],
+        &["--pair", "nosuch", "x.json"],
+        &["--pair", "aa", "x.json", "y.json"],
     ] {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }

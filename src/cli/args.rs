@@ -399,7 +399,8 @@ pub struct FidelityArgs {
 
 /// `envbench __score` options.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("scoring").required(true).args(["expect", "first"])))]
+#[command(group(clap::ArgGroup::new("scoring").required(true)
+    .args(["expect", "first", "pair", "pairs"])))]
 pub struct ScoreArgs {
     /// Score the headline verdicts against the pair's known effect: aa
     /// (the same environment), 1cpu (one CPU of two), strace (every
@@ -411,16 +412,25 @@ pub struct ScoreArgs {
     /// (`seccomp_filter`, ...; `none`: nothing).
     #[arg(long, value_name = "MECHANISM")]
     pub first: Option<String>,
+    /// Score one of bench/pairs.sh's pairs: its verdicts against its known
+    /// effect, where one is known, then the mechanism named first.
+    #[arg(long, value_name = "PAIR", value_parser = crate::cmd::score::Pair::parse)]
+    pub pair: Option<&'static crate::cmd::score::Pair>,
+    /// List the pairs: name, known effect (- none), mechanism to name first.
+    #[arg(long)]
+    pub pairs: bool,
+    /// With --expect: the files are six or more runs of one environment;
+    /// the first six are split every way into 3 + 3 (ten splits), each
+    /// compared and scored; prints one line of the median precision.
+    #[arg(long, conflicts_with_all = ["first", "pair", "pairs"])]
+    pub splits: bool,
     /// The comparison's name in the lines printed.
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub name: String,
-    /// With --expect: one tab-separated line, `name effects_found effects
-    /// false_verdicts same_truth median_half_width_pct within_5pct`.
-    #[arg(long, conflicts_with = "first")]
-    pub tsv: bool,
-    /// The file `envbench compare --json` wrote.
-    #[arg(value_name = "COMPARE.json")]
-    pub file: PathBuf,
+    /// The file `envbench compare --json` wrote (with --splits, the runs'
+    /// result files).
+    #[arg(value_name = "FILE", required_unless_present = "pairs")]
+    pub files: Vec<PathBuf>,
 }
 
 /// `envbench __spread` options.

@@ -165,15 +165,20 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
         Cmd::Compare(a) => Command::Compare(Box::new(compare::settings(a)?)),
         Cmd::Import(a) => Command::Import(Box::new(import::settings(a)?)),
         Cmd::Fidelity(a) => Command::Fidelity(fidelity(a)?),
-        Cmd::Score(a) => Command::Score(crate::cmd::score::ScoreSettings {
-            scoring: match (a.expect, a.first) {
-                (Some(k), _) => crate::cmd::score::Scoring::Verdicts(k),
-                (None, m) => crate::cmd::score::Scoring::First(m.unwrap_or_default()),
-            },
-            name: a.name,
-            file: a.file,
-            tsv: a.tsv,
-        }),
+        Cmd::Score(a) => {
+            use crate::cmd::score::Scoring;
+            Command::Score(crate::cmd::score::ScoreSettings {
+                scoring: match (a.expect, a.first, a.pair) {
+                    _ if a.pairs => Scoring::Pairs,
+                    (Some(k), _, _) if a.splits => Scoring::Splits(k),
+                    (Some(k), _, _) => Scoring::Verdicts(k),
+                    (None, _, Some(p)) => Scoring::Pair(p),
+                    (None, m, None) => Scoring::First(m.unwrap_or_default()),
+                },
+                name: a.name,
+                files: a.files,
+            })
+        }
         Cmd::Band(a) => Command::Band(crate::cmd::band::BandSettings {
             band: a.band,
             rounds: a.rounds,

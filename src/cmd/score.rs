@@ -9,9 +9,15 @@
 //! found, the false verdicts, and the precision of the metrics whose truth
 //! is "the same" (the median half-width of their 95 % intervals, and how
 //! many lie within ±5 %). With `--first` it scores the diagnosis: the
-//! mechanism named first against the one known to be there.
+//! mechanism named first against the one known to be there. `--pair`
+//! scores both for one of bench/pairs.sh's pairs, whose known effects
+//! are declared here ([`PAIRS`], listed by `--pairs`), not in shell.
+//! `--splits` scores design.sh's A/A runs: six runs of one build split
+//! every way into 3 + 3, each split compared here and scored.
 
+use crate::compare::diagnose::Mechanism;
 use crate::error::UsageError;
+use crate::results::ResultFile;
 use anyhow::Context as _;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -107,6 +113,90 @@ impl Known {
     }
 }
 
+/// One of bench/pairs.sh's controlled pairs and what is known of it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// Its name in bench/pairs.sh (`i` first: its sides interleaved).
+    pub name: &'static str,
+    /// The effect known to be there, which gives each case its verdict
+    /// (None: the verdicts are not scored).
+    pub known: Option<Known>,
+    /// The mechanism the diagnosis should name first (None: nothing).
+    pub first: Option<Mechanism>,
+}
+
+impl Pair {
+    /// The pair named `s`.
+    ///
+    /// # Errors
+    /// A name not in [`PAIRS`].
+    pub fn parse(s: &str) -> Result<&'static Pair, String> {
+        PAIRS
+            .iter()
+            .find(|p| p.name == s)
+            .ok_or_else(|| format!("{s:?} is no pair of bench/pairs.sh (envbench __score --pairs)"))
+    }
+
+    /// The mechanism to name first as compare's JSON names it (`none`:
+    /// nothing).
+    fn first_name(&self) -> String {
+        self.first.map_or("none".into(), |m| {
+            serde_json::to_value(m)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .expect("invariant: a mechanism serialises as its name")
+        })
+    }
+}
+
+/// bench/pairs.sh's pairs in the order it runs them by default, each with
+/// its known effect and the mechanism to name first; an interleaved pair
+/// (`i`) is known as its separate one.
+pub const PAIRS: [Pair; 32] = {
+    use Known::{Compute, Nothing, OneCpu, Traced};
+    use Mechanism as M;
+    const fn p(name: &'static str, known: Option<Known>, first: Option<Mechanism>) -> Pair {
+        Pair { name, known, first }
+    }
+    [
+        p("aa", Some(Nothing), None),
+        p("namespaces", Some(Compute), None),
+        p("bwrap", Some(Compute), None),
+        p("container", Some(Compute), Some(M::SeccompFilter)),
+        p("containeropen", Some(Compute), None),
+        p("overlay", Some(Compute), Some(M::OverlayFilesystem)),
+        // gVisor's mem.latency at 256 MiB (64 MiB interleaved) is slower
+        // in fact (docs/log/precision.md, 2026-12-07): its "false"
+        // verdicts are not
+        p("gvisor", Some(Compute), Some(M::SyscallInterception)),
+        p("strace", Some(Traced), Some(M::SyscallInterception)),
+        p("1cpu", Some(OneCpu), Some(M::FewerCpus)),
+        p("quota", Some(OneCpu), Some(M::CpuQuota)),
+        p("bindfs", Some(Compute), Some(M::RemoteFilesystem)),
+        p("qemu", None, Some(M::RemoteFilesystem)),
+        p("qemuuser", None, Some(M::CpuEmulation)),
+        p("iaa", Some(Nothing), None),
+        p("inamespaces", Some(Compute), None),
+        p("ibwrap", Some(Compute), None),
+        p("igvisor", Some(Compute), Some(M::SyscallInterception)),
+        p("ipodman", Some(Compute), Some(M::SeccompFilter)),
+        p("igvisoraa", Some(Nothing), None),
+        p("ipodmanaa", Some(Nothing), None),
+        p("istrace", Some(Traced), Some(M::SyscallInterception)),
+        p("i1cpu", Some(OneCpu), Some(M::FewerCpus)),
+        p("iquota", Some(OneCpu), Some(M::CpuQuota)),
+        p("throttle", None, Some(M::IoThrottle)),
+        p("memlimit", None, Some(M::MemoryLimit)),
+        p("weight", None, Some(M::CpuWeight)),
+        p("cpuset", Some(OneCpu), Some(M::FewerCpus)),
+        p("busy", None, Some(M::Competitors)),
+        p("ithrottle", None, Some(M::IoThrottle)),
+        p("imemlimit", None, Some(M::MemoryLimit)),
+        p("iweight", None, Some(M::CpuWeight)),
+        p("icpuset", Some(OneCpu), Some(M::FewerCpus)),
+    ]
+};
+
 /// A case key's bench and its `name=value` parameters.
 fn split_key(key: &str) -> (&str, Vec<(&str, &str)>) {
     let Some((bench, rest)) = key.split_once('[') else {
@@ -127,6 +217,15 @@ pub enum Scoring {
     Verdicts(Known),
     /// The mechanism named first, against this one (`none`: nothing).
     First(String),
+    /// A pair of bench/pairs.sh: its verdicts where its effect is known,
+    /// then the mechanism named first.
+    Pair(&'static Pair),
+    /// Six or more runs of one environment against itself, the first six
+    /// split every way into 3 + 3 ([`splits`]), each split compared and
+    /// its verdicts scored against a known effect.
+    Splits(Known),
+    /// The table of pairs, nothing scored.
+    Pairs,
 }
 
 /// What `envbench __score` was asked.
@@ -136,10 +235,10 @@ pub struct ScoreSettings {
     pub scoring: Scoring,
     /// The comparison's name in the lines printed.
     pub name: String,
-    /// The file `envbench compare --json` wrote.
-    pub file: PathBuf,
-    /// Verdicts: one tab-separated line of the counts instead of text.
-    pub tsv: bool,
+    /// The file `envbench compare --json` wrote; with
+    /// [`Scoring::Splits`], the result files of the runs; none with
+    /// [`Scoring::Pairs`].
+    pub files: Vec<PathBuf>,
 }
 
 /// One headline metric as scored.
@@ -222,8 +321,23 @@ fn score_metric(m: &Value, known: Known, name: &str) -> Result<Scored, String> {
     Ok(s)
 }
 
-/// The lines scoring compare's JSON `c` against `known`.
-fn score_verdicts(c: &Value, known: Known, name: &str, tsv: bool) -> Result<Vec<String>, String> {
+/// The counts of one comparison's headline verdicts scored.
+#[derive(Debug, Clone, PartialEq)]
+struct Tally {
+    /// Effects found, and the metrics with an effect known.
+    hits: usize,
+    effects: usize,
+    /// False verdicts, and the metrics whose truth is "the same".
+    falses: usize,
+    same: usize,
+    /// The median half-width of the same-truth intervals, %, and how many
+    /// lie within ±5 %.
+    width: Option<f64>,
+    within: usize,
+}
+
+/// The lines scoring compare's JSON `c` against `known`, and their counts.
+fn score_verdicts(c: &Value, known: Known, name: &str) -> Result<(Vec<String>, Tally), String> {
     let metrics = c["metrics"]
         .as_array()
         .ok_or("no \"metrics\": is it what `envbench compare --json` wrote?")?;
@@ -233,7 +347,6 @@ fn score_verdicts(c: &Value, known: Known, name: &str, tsv: bool) -> Result<Vec<
         .map(|m| score_metric(m, known, name))
         .collect::<Result<_, _>>()?;
     let count = |f: fn(&Scored) -> bool| scored.iter().filter(|s| f(s)).count();
-    let (hits, misses, falses) = (count(|s| s.hit), count(|s| s.miss), count(|s| s.false_call));
     let same: Vec<&Scored> = scored.iter().filter(|s| s.same.is_some()).collect();
     let width = |pick: &dyn Fn(&Scored) -> bool| {
         median(
@@ -243,32 +356,29 @@ fn score_verdicts(c: &Value, known: Known, name: &str, tsv: bool) -> Result<Vec<
                 .collect(),
         )
     };
-    let all = width(&|_| true);
-    let within = same
-        .iter()
-        .filter(|s| s.same.is_some_and(|(_, w)| w))
-        .count();
-    if tsv {
-        let w = all.map_or("NaN".to_string(), |w| format!("{w:.3}"));
-        return Ok(vec![format!(
-            "{name}\t{hits}\t{}\t{falses}\t{}\t{w}\t{within}",
-            hits + misses,
-            same.len()
-        )]);
-    }
+    let t = Tally {
+        hits: count(|s| s.hit),
+        effects: count(|s| s.hit || s.miss),
+        falses: count(|s| s.false_call),
+        same: same.len(),
+        width: width(&|_| true),
+        within: same
+            .iter()
+            .filter(|s| s.same.is_some_and(|(_, w)| w))
+            .count(),
+    };
     let mut lines: Vec<String> = scored.iter().map(|s| s.line.clone()).collect();
     let mut score = format!(
-        "SCORE {name}: effects found {hits}/{}; false verdicts {falses}/{}",
-        hits + misses,
-        same.len()
+        "SCORE {name}: effects found {}/{}; false verdicts {}/{}",
+        t.hits, t.effects, t.falses, t.same
     );
-    if !same.is_empty() {
-        score += &format!(" ({:.1} %)", 100.0 * falses as f64 / same.len() as f64);
+    if t.same > 0 {
+        score += &format!(" ({:.1} %)", 100.0 * t.falses as f64 / t.same as f64);
     }
-    if let Some(w) = all {
+    if let Some(w) = t.width {
         score += &format!(
-            "; same-truth intervals: median half-width ±{w:.1} %, within ±5 % {within}/{}",
-            same.len()
+            "; same-truth intervals: median half-width ±{w:.1} %, within ±5 % {}/{}",
+            t.within, t.same
         );
         // a layer that intercepts system calls widens the rest most
         if let (Some(cw), Some(rw)) = (width(&|s| s.compute), width(&|s| !s.compute)) {
@@ -276,7 +386,107 @@ fn score_verdicts(c: &Value, known: Known, name: &str, tsv: bool) -> Result<Vec<
         }
     }
     lines.push(score);
-    Ok(lines)
+    Ok((lines, t))
+}
+
+/// The 3 + 3 splits of six runs that hold the first run in the base: the
+/// ten ways to halve them, each as its base's and its other's indices.
+fn splits() -> Vec<([usize; 3], [usize; 3])> {
+    let mut out = Vec::new();
+    for j in 1..6 {
+        for k in j + 1..6 {
+            let rest: Vec<usize> = (1..6).filter(|&r| r != j && r != k).collect();
+            out.push(([0, j, k], [rest[0], rest[1], rest[2]]));
+        }
+    }
+    out
+}
+
+/// What `envbench compare --json` would write for `base` against `other`,
+/// with compare's defaults and no history.
+fn compared(base: &[&ResultFile], other: &[&ResultFile]) -> anyhow::Result<Value> {
+    use crate::compare::{group, Options, DEFAULT_THRESHOLD};
+    let owned = |runs: &[&ResultFile]| runs.iter().map(|r| (*r).clone()).collect();
+    let envs = group::environments(
+        group::Given::BaseOther(owned(base), owned(other)),
+        false,
+        false,
+        None,
+    )
+    .map_err(UsageError)?;
+    let opts = Options {
+        threshold: DEFAULT_THRESHOLD,
+        seed: crate::config::DEFAULT_SEED,
+        exclude_suspect: false,
+        prices: crate::bench::prices(),
+    };
+    let cmp = crate::compare::compare(&envs, &opts)?;
+    let (views, topics) = (crate::bench::views(), crate::bench::topics());
+    let report = crate::report::comparison::Report {
+        comparison: &cmp,
+        environments: &envs,
+        views: &views,
+        topics: &topics,
+        all_metrics: false,
+        verbose: false,
+        color: false,
+    };
+    let text = crate::report::comparison::export::json::document(&report);
+    serde_json::from_str(&text).context("compare's own JSON")
+}
+
+/// A run's wall seconds, from its start and end (None: not ended, or a
+/// time not written as envbench writes it).
+fn wall_secs(r: &ResultFile) -> Option<f64> {
+    let start = crate::timestamp::unix_secs(&r.started_utc)?;
+    Some(crate::timestamp::unix_secs(r.ended_utc.as_deref()?)? - start)
+}
+
+/// The line scoring `runs`' A/A splits ([`splits`]) against `known`:
+/// the runs' wall seconds, the median over splits of each split's median
+/// same-truth half-width with their range, and of how many lie within
+/// ±5 %, as bench/design.sh prints it per build.
+fn score_splits(runs: &[ResultFile], known: Known, name: &str) -> anyhow::Result<String> {
+    if runs.len() < 6 {
+        return Err(UsageError(format!(
+            "--splits: give six or more runs (3 + 3 a split), not {}",
+            runs.len()
+        ))
+        .into());
+    }
+    let mut tallies = Vec::new();
+    for (base, other) in splits() {
+        let c = compared(&base.map(|i| &runs[i]), &other.map(|i| &runs[i]))?;
+        tallies.push(score_verdicts(&c, known, name).map_err(UsageError)?.1);
+    }
+    let widths: Vec<f64> = tallies.iter().filter_map(|t| t.width).collect();
+    let within = median(tallies.iter().map(|t| t.within as f64).collect());
+    let same = tallies.iter().map(|t| t.same).min().unwrap_or(0);
+    let secs: Vec<f64> = runs.iter().filter_map(wall_secs).collect();
+    let (lo, hi) = secs
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(l, h), &x| (l.min(x), h.max(x)));
+    let times = if secs.is_empty() {
+        "runs of unknown length".to_string()
+    } else {
+        format!("runs of {lo:.0}-{hi:.0} s")
+    };
+    let falses: usize = tallies.iter().map(|t| t.falses).sum();
+    let Some(w) = median(widths.clone()) else {
+        return Ok(format!(
+            "{name}: {times}; no metric whose truth is \"the same\""
+        ));
+    };
+    let (wlo, whi) = widths
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(l, h), &x| (l.min(x), h.max(x)));
+    Ok(format!(
+        "{name}: {times}; A/A 3 + 3 over {} splits: median half-width ±{w:.1} % (splits \
+         {wlo:.1}..{whi:.1}), within ±5 % {:.0} of {same}; false verdicts {falses} of {}",
+        tallies.len(),
+        within.unwrap_or(0.0),
+        same * tallies.len()
+    ))
 }
 
 /// The lines scoring the diagnosis of compare's JSON `c`: the mechanism
@@ -308,25 +518,66 @@ fn score_first(c: &Value, expect: &str, name: &str) -> Result<Vec<String>, Strin
     ])
 }
 
-/// The lines `envbench __score` prints for the comparison at `path`.
-fn lines(s: &ScoreSettings, path: &Path) -> anyhow::Result<Vec<String>> {
+/// compare's JSON at `path`.
+fn read_comparison(path: &Path) -> anyhow::Result<Value> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let c: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| UsageError(format!("{}: not JSON ({e})", path.display())))?;
-    let scored = match &s.scoring {
-        Scoring::Verdicts(k) => score_verdicts(&c, *k, &s.name, s.tsv),
-        Scoring::First(m) => score_first(&c, m, &s.name),
+    Ok(serde_json::from_slice(&bytes)
+        .map_err(|e| UsageError(format!("{}: not JSON ({e})", path.display())))?)
+}
+
+/// The lines `envbench __score` prints.
+fn lines(s: &ScoreSettings) -> anyhow::Result<Vec<String>> {
+    let one = || match s.files.as_slice() {
+        [f] => Ok(f),
+        _ => Err(UsageError(
+            "give one file, what `envbench compare --json` wrote".into(),
+        )),
     };
-    Ok(scored.map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
+    let scored = match &s.scoring {
+        Scoring::Pairs => {
+            return Ok(PAIRS
+                .iter()
+                .map(|p| {
+                    let known = Known::NAMES
+                        .iter()
+                        .find(|(_, k)| Some(*k) == p.known)
+                        .map_or("-", |(n, _)| n);
+                    format!("{:14} {known:8} {}", p.name, p.first_name())
+                })
+                .collect())
+        }
+        Scoring::Splits(k) => {
+            let runs: Vec<ResultFile> = s
+                .files
+                .iter()
+                .map(|f| crate::store::load(f))
+                .collect::<Result<_, _>>()?;
+            return Ok(vec![score_splits(&runs, *k, &s.name)?]);
+        }
+        Scoring::Verdicts(k) => score_verdicts(&read_comparison(one()?)?, *k, &s.name).map(|l| l.0),
+        Scoring::First(m) => score_first(&read_comparison(one()?)?, m, &s.name),
+        Scoring::Pair(p) => {
+            let c = read_comparison(one()?)?;
+            p.known
+                .map_or(Ok(Vec::new()), |k| {
+                    score_verdicts(&c, k, &s.name).map(|l| l.0)
+                })
+                .and_then(|mut lines| {
+                    lines.extend(score_first(&c, &p.first_name(), &s.name)?);
+                    Ok(lines)
+                })
+        }
+    };
+    Ok(scored.map_err(|e| UsageError(format!("{}: {e}", s.files[0].display())))?)
 }
 
 /// Runs `envbench __score`.
 ///
 /// # Errors
-/// The file cannot be read, or is not what `envbench compare --json`
-/// writes.
+/// A file cannot be read, or is not what `envbench compare --json`
+/// writes (a result file, with `--splits`).
 pub fn run(s: &ScoreSettings) -> anyhow::Result<ExitCode> {
-    for line in lines(s, &s.file)? {
+    for line in lines(s)? {
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
@@ -422,7 +673,7 @@ mod tests {
             {"key": "cpu.int", "family": "cpu", "verdict": "slower", "primary": false,
              "ratio": 0.5, "ratio_ci": [0.4, 0.6]},
         ]});
-        let lines = score_verdicts(&c, Known::OneCpu, "t", false).unwrap();
+        let (lines, tally) = score_verdicts(&c, Known::OneCpu, "t").unwrap();
         assert_eq!(lines.len(), 7, "{lines:#?}");
         assert!(
             lines[0].ends_with("slower   expected slower ok"),
@@ -445,16 +696,53 @@ mod tests {
                 w(0.8, 0.9)
             )
         );
-        let tsv = score_verdicts(&c, Known::OneCpu, "t", true).unwrap();
-        assert_eq!(tsv, [format!("t\t1\t2\t1\t3\t{:.3}\t1", w(0.8, 0.9))]);
-        // nothing same-truth: no precision, NaN in the TSV
-        let none = json!({"metrics": [metric("io.meta", "io", "slower", (0.5, 0.6))]});
-        let s = score_verdicts(&none, Known::OneCpu, "n", false).unwrap();
-        assert_eq!(s[1], "SCORE n: effects found 0/0; false verdicts 0/0");
         assert_eq!(
-            score_verdicts(&none, Known::OneCpu, "n", true).unwrap(),
-            ["n\t0\t0\t0\t0\tNaN\t0"]
+            tally,
+            Tally {
+                hits: 1,
+                effects: 2,
+                falses: 1,
+                same: 3,
+                width: Some(w(0.8, 0.9)),
+                within: 1
+            }
         );
+        // nothing same-truth: no precision
+        let none = json!({"metrics": [metric("io.meta", "io", "slower", (0.5, 0.6))]});
+        let (s, t) = score_verdicts(&none, Known::OneCpu, "n").unwrap();
+        assert_eq!(s[1], "SCORE n: effects found 0/0; false verdicts 0/0");
+        assert_eq!((t.same, t.width), (0, None));
+    }
+
+    #[test]
+    fn each_pair_is_named_once_and_its_mechanism_as_the_diagnosis_names_it() {
+        let names: std::collections::BTreeSet<&str> = PAIRS.iter().map(|p| p.name).collect();
+        assert_eq!(names.len(), PAIRS.len());
+        let gvisor = Pair::parse("igvisor").unwrap();
+        assert_eq!(gvisor.known, Some(Known::Compute));
+        assert_eq!(gvisor.first_name(), "syscall_interception");
+        assert_eq!(Pair::parse("iaa").unwrap().first_name(), "none");
+        assert!(Pair::parse("ifoo").unwrap_err().contains("__score --pairs"));
+        // an interleaved pair is known as its separate one
+        for p in PAIRS.iter().filter(|p| p.name.starts_with('i')) {
+            if let Ok(sep) = Pair::parse(&p.name[1..]) {
+                assert_eq!((p.known, p.first), (sep.known, sep.first), "{}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn six_runs_split_ten_ways_into_halves_holding_the_first_in_the_base() {
+        let all = splits();
+        assert_eq!(all.len(), 10);
+        let mut seen = std::collections::BTreeSet::new();
+        for (base, other) in &all {
+            assert_eq!(base[0], 0);
+            let mut each: Vec<usize> = base.iter().chain(other).copied().collect();
+            each.sort_unstable();
+            assert_eq!(each, [0, 1, 2, 3, 4, 5]);
+            assert!(seen.insert(*base), "{base:?} twice");
+        }
     }
 
     #[test]
@@ -479,13 +767,13 @@ mod tests {
     #[test]
     fn what_compare_did_not_write_is_refused_with_the_reason() {
         let not = json!({"rows": []});
-        assert!(score_verdicts(&not, Known::Nothing, "x", false)
+        assert!(score_verdicts(&not, Known::Nothing, "x")
             .unwrap_err()
             .contains("envbench compare --json"));
         assert!(score_first(&not, "none", "x").is_err());
         let bad = json!({"metrics": [{"key": "cpu.int", "family": "cpu", "verdict": "tie",
                                        "primary": true, "ratio": 1.0, "ratio_ci": [1.0]}]});
-        assert!(score_verdicts(&bad, Known::Nothing, "x", false)
+        assert!(score_verdicts(&bad, Known::Nothing, "x")
             .unwrap_err()
             .contains("cpu.int: no \"ratio_ci\""));
     }
