@@ -119,7 +119,7 @@ echo "BUILD $built_from"
 known=$("$envbench" __score --pairs | cut -d' ' -f1 | paste -sd,)
 IFS=, read -r -a wanted <<<"${pairs:-$known}"
 for pair in "${wanted[@]}"; do
-  [[ ,$known, == *,$pair,* ]] || { echo "pairs.sh: unknown pair $pair (envbench __score --pairs)" >&2; exit 2; }
+  [[ ,$known, == *,"$pair",* ]] || { echo "pairs.sh: unknown pair $pair (envbench __score --pairs)" >&2; exit 2; }
 done
 if [ -n "$rescore" ]; then
   for pair in "${wanted[@]}"; do

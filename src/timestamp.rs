@@ -42,7 +42,15 @@ fn civil(unix_secs: f64) -> (i64, u32, u32, u32, u32, u32) {
 /// See: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms" (days_from_civil).
 pub(crate) fn unix_secs(iso: &str) -> Option<f64> {
     let b = iso.as_bytes();
-    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+    let marks = [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ];
+    if b.len() != 20 || marks.iter().any(|&(i, c)| b[i] != c) {
         return None;
     }
     let num = |from: usize, to: usize| -> Option<i64> {
@@ -63,7 +71,9 @@ pub(crate) fn unix_secs(iso: &str) -> Option<f64> {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + h * 3600 + mi * 60 + sec) as f64)
+    let t = (days * 86_400 + h * 3600 + mi * 60 + sec) as f64;
+    // a day the month does not have (2026-02-31) comes back as another
+    (utc_iso(t) == iso).then_some(t)
 }
 
 /// Seconds since the Unix epoch from the system (wall) clock.
@@ -97,7 +107,10 @@ mod tests {
             "2026-13-22T10:57:31Z",
             "2026-11-22T10:57:31",
             "2026-11-2xT10:57:31Z",
-            "2026-11-22T10:57:3+1Z",
+            "2026-11-22T10:57:+1Z",
+            "2026-11-22T10x57x31Z",
+            "2026-02-31T10:57:31Z",
+            "2026-11-22T10:57:éZ",
         ] {
             assert_eq!(unix_secs(bad), None, "{bad}");
         }

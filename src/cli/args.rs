@@ -139,8 +139,10 @@ pub enum Cmd {
     /// Example: envbench fidelity --sections net --budget 900
     Fidelity(FidelityArgs),
     /// Scores what `compare --json` wrote for a controlled pair against
-    /// what is known to be there: the headline verdicts (--expect) or the
-    /// mechanism named first (--first). For bench/'s scripts.
+    /// what is known to be there: the headline verdicts (--expect), the
+    /// mechanism named first (--first), or both for a pair of
+    /// bench/pairs.sh (--pair; --pairs lists them); --splits scores six
+    /// A/A runs over their 3 + 3 splits. For bench/'s scripts.
     #[command(name = "__score", hide = true)]
     Score(ScoreArgs),
     /// Where each case's spread comes from, read from A/A result files:
@@ -417,7 +419,7 @@ pub struct ScoreArgs {
     #[arg(long, value_name = "PAIR", value_parser = crate::cmd::score::Pair::parse)]
     pub pair: Option<&'static crate::cmd::score::Pair>,
     /// List the pairs: name, known effect (- none), mechanism to name first.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "files")]
     pub pairs: bool,
     /// With --expect: the files are six or more runs of one environment;
     /// the first six are split every way into 3 + 3 (ten splits), each
