@@ -22,7 +22,14 @@ fn text(out: &Output) -> String {
 /// A quick run of the commands `args` give in `dir`, alone (no micro
 /// case: `--only` names none), into `v.json`.
 fn run_cmd(dir: &Path, args: &[&str]) -> Output {
-    envbench(dir)
+    run_cmd_by(Path::new(env!("CARGO_BIN_EXE_envbench")), dir, args)
+}
+
+/// [`run_cmd`] by the envbench binary at `program`.
+fn run_cmd_by(program: &Path, dir: &Path, args: &[&str]) -> Output {
+    Command::new(program)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .current_dir(dir)
         .args([
             "run",
             "--quiet",
@@ -323,6 +330,27 @@ fn a_command_is_timed_counted_and_named_in_its_case() {
     let other = run_cmd(d, &["--force", "--only", "cmd", "--cmd", "look=cat  a.txt"]);
     assert!(other.status.success(), "{}", text(&other));
     assert_ne!(command_case(d)["key"], key);
+}
+
+#[test]
+fn a_binary_under_another_name_still_counts_with_itself() {
+    // a release renamed, or a copy kept for a measurement: no file called
+    // envbench beside it or above it
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let bin = d.join("bin").join("x");
+    std::fs::create_dir_all(&bin).unwrap();
+    let copy = bin.join("envbench-renamed");
+    std::fs::copy(env!("CARGO_BIN_EXE_envbench"), &copy).unwrap();
+    std::fs::write(d.join("a.txt"), "hello\n").unwrap();
+    let out = run_cmd_by(&copy, d, &["--only", "cmd", "--cmd", "look=cat a.txt"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let c = command_case(d);
+    assert!(c["details"].get("not_counted").is_none(), "{c}");
+    assert!(
+        c["details"]["counts"]["read_bytes"].as_u64().unwrap() >= 6,
+        "{c}"
+    );
 }
 
 #[test]

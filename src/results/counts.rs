@@ -30,6 +30,10 @@ pub const PARALLEL_KEY: &str = "counts_parallel";
 /// those operations (at most the CPUs the command could use).
 pub const THREADS_KEY: &str = "parallel_threads";
 
+/// The key under which a person's command records why its operations
+/// could not be counted (no ptrace in its environment, no counter).
+pub const NOT_COUNTED_KEY: &str = "not_counted";
+
 /// Operations of one repetition of an application workload.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCounts {
@@ -298,6 +302,12 @@ impl OpCounts {
         let counts = serde_json::from_value(d.get(PARALLEL_KEY)?.clone()).ok()?;
         let threads = d.get(THREADS_KEY)?.as_f64()?;
         (threads > 1.0 && threads.is_finite()).then_some((counts, threads))
+    }
+
+    /// Why a person's command's operations were not counted, where it
+    /// says.
+    pub fn not_counted_of(details: Option<&serde_json::Value>) -> Option<&str> {
+        details?.get(NOT_COUNTED_KEY)?.as_str()
     }
 }
 

@@ -330,7 +330,10 @@ impl Trial for CommandTrial {
                 map.insert("syscalls".into(), Value::from(c.syscalls));
             }
             Some(Err(why)) => {
-                map.insert("not_counted".into(), Value::from(why.clone()));
+                map.insert(
+                    crate::results::counts::NOT_COUNTED_KEY.into(),
+                    Value::from(why.clone()),
+                );
             }
             None => {}
         }

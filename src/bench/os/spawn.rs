@@ -44,11 +44,14 @@ const MAX_SPAWNS_PER_BATCH: u64 = 1_000_000;
 /// seed 004's figures, never see that ramp.
 const WARM_MS: u32 = 100;
 
-/// The envbench binary to start: this executable when it is envbench, else
-/// an `envbench` beside it or one directory up (cargo's test layout).
+/// The envbench binary to start: this executable when it is envbench's
+/// own, whatever its file is called (a release renamed, a copy kept
+/// beside a measurement: [`crate::config::this_is_envbench`]), else an
+/// `envbench` beside it or one directory up (cargo's test layout, where
+/// this is a test harness).
 pub(crate) fn envbench_binary() -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
-    if me.file_name().is_some_and(|n| n == "envbench") {
+    if crate::config::is_envbench() || me.file_name().is_some_and(|n| n == "envbench") {
         return Some(me);
     }
     let dir = me.parent()?;

@@ -276,7 +276,11 @@ pub fn attribute(
         .filter(|m| m.primary)
         .filter_map(|m| {
             let case = *cases.get(m.key.as_str())?;
-            let counts = OpCounts::of(case.details.as_ref())?;
+            let Some(counts) = OpCounts::of(case.details.as_ref()) else {
+                // a person's command timed but not counted: said, not lost
+                let why = OpCounts::not_counted_of(case.details.as_ref())?;
+                return Some(uncounted(m, case, why));
+            };
             let same = OpCounts::elsewhere_of(case.details.as_ref())
                 .filter(|e| by_dir && *e != OpCounts::default());
             let parallel = OpCounts::parallel_of(case.details.as_ref())
@@ -291,6 +295,40 @@ pub fn attribute(
             Some(one(m, case, (counts, same, parallel), &market))
         })
         .collect()
+}
+
+/// The attribution of workload `m` (its case `case`) that says nothing yet:
+/// its measured ratio, no operation and no prediction.
+fn bare(m: &MetricComparison, case: &CaseResult) -> Attribution {
+    Attribution {
+        environment: m.environment.clone(),
+        key: m.key.clone(),
+        bench: case.bench.clone(),
+        dir: case.dir_param().map(str::to_string),
+        measured: m.ratio,
+        measured_ci: m.ratio_ci,
+        predicted: None,
+        predicted_ci: None,
+        unexplained: None,
+        counts: OpCounts::default(),
+        parts: Vec::new(),
+        rest_base_ms: 0.0,
+        same_elsewhere: None,
+        rest_scale: 1.0,
+        rest_priced_by: None,
+        parallel: None,
+        command: case.command_text().map(str::to_string),
+        missing: None,
+    }
+}
+
+/// The attribution of workload `m` (its case `case`), whose operations
+/// could not be counted (`why`): its measured ratio, and no prediction.
+fn uncounted(m: &MetricComparison, case: &CaseResult, why: &str) -> Attribution {
+    Attribution {
+        missing: Some(format!("its operations were not counted: {why}")),
+        ..bare(m, case)
+    }
 }
 
 /// The attribution of workload `m` (its case `case`), which counted
@@ -366,12 +404,6 @@ fn one(
     };
     let predicted = prediction.as_ref().ok().map(|p| p.0);
     Attribution {
-        environment: m.environment.clone(),
-        key: m.key.clone(),
-        bench: case.bench.clone(),
-        dir: case.dir_param().map(str::to_string),
-        measured: m.ratio,
-        measured_ci: m.ratio_ci,
         predicted,
         predicted_ci: prediction.as_ref().ok().and_then(|p| p.1),
         unexplained: predicted.map(|p| m.ratio / p),
@@ -382,8 +414,8 @@ fn one(
         rest_scale,
         rest_priced_by: compute.map(|c| c.by()),
         parallel,
-        command: case.command_text().map(str::to_string),
         missing: prediction.err(),
+        ..bare(m, case)
     }
 }
 
@@ -1472,6 +1504,41 @@ mod tests {
         )[0];
         assert!(a.parts.is_empty() && a.missing.is_none(), "{a:?}");
         assert!((a.predicted.unwrap() - 1.0).abs() < 1e-9, "{a:?}");
+    }
+
+    #[test]
+    fn a_command_not_counted_is_attributed_with_why_and_no_prediction() {
+        let side = |label: &str, id: &str, ms: f64, details: serde_json::Value| {
+            let mut r = run(
+                label,
+                id,
+                &[("cmd.run[dir=work,name=status]", "ms", Down, rep(ms))],
+            );
+            r.cases[0].details = Some(details);
+            r
+        };
+        let why = serde_json::json!({ crate::results::counts::NOT_COUNTED_KEY: "no ptrace here" });
+        let a = &attribute_pair(
+            ("host", side("host", "b1", 100.0, why.clone())),
+            ("gvisor", side("gvisor", "o1", 3000.0, why)),
+        );
+        assert_eq!(a.len(), 1, "{a:?}");
+        let a = &a[0];
+        assert_eq!(
+            a.missing.as_deref(),
+            Some("its operations were not counted: no ptrace here")
+        );
+        assert!(a.predicted.is_none() && a.parts.is_empty(), "{a:?}");
+        assert!((a.measured - 30.0).abs() < 1e-6, "{a:?}");
+        // details that say nothing of counting: no attribution at all
+        let a = attribute_pair(
+            ("host", side("host", "b2", 100.0, serde_json::json!({}))),
+            (
+                "gvisor",
+                side("gvisor", "o2", 3000.0, serde_json::json!({})),
+            ),
+        );
+        assert!(a.is_empty(), "{a:?}");
     }
 
     #[test]
