@@ -336,12 +336,18 @@ fn a_command_is_timed_counted_and_named_in_its_case() {
 fn a_binary_under_another_name_still_counts_with_itself() {
     // a release renamed, or a copy kept for a measurement: no file called
     // envbench beside it or above it
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let d = tmp.path();
     let bin = d.join("bin").join("x");
     std::fs::create_dir_all(&bin).unwrap();
     let copy = bin.join("envbench-renamed");
-    std::fs::copy(env!("CARGO_BIN_EXE_envbench"), &copy).unwrap();
+    // a hard link opens nothing for writing: a copy's write handle, held
+    // by a child another test forks meanwhile, would make its exec fail
+    // (ETXTBSY)
+    let exe = env!("CARGO_BIN_EXE_envbench");
+    std::fs::hard_link(exe, &copy)
+        .or_else(|_| std::fs::copy(exe, &copy).map(drop))
+        .unwrap();
     std::fs::write(d.join("a.txt"), "hello\n").unwrap();
     let out = run_cmd_by(&copy, d, &["--only", "cmd", "--cmd", "look=cat a.txt"]);
     assert!(out.status.success(), "{}", text(&out));

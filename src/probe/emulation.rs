@@ -202,9 +202,7 @@ pub(crate) fn command_of(
         words.push(me.as_os_str().to_owned());
         return words;
     }
-    let loader = me.file_name().is_some_and(|f| {
-        f.to_string_lossy().starts_with("ld-linux") || f.to_string_lossy().starts_with("ld-musl")
-    });
+    let loader = is_loader(me);
     match own_args.first() {
         Some(program) if loader => {
             let program = PathBuf::from(program);
@@ -215,6 +213,16 @@ pub(crate) fn command_of(
         }
         _ => vec![me.as_os_str().to_owned()],
     }
+}
+
+/// Whether `exe` is the dynamic loader (`ld-linux-x86-64.so.2`,
+/// `ld-musl-*`): envbench started as `LOADER ./envbench ...`, where this
+/// process's executable is the loader and not envbench.
+pub(crate) fn is_loader(exe: &Path) -> bool {
+    exe.file_name().is_some_and(|f| {
+        let f = f.to_string_lossy();
+        f.starts_with("ld-linux") || f.starts_with("ld-musl")
+    })
 }
 
 #[cfg(test)]

@@ -46,12 +46,15 @@ const WARM_MS: u32 = 100;
 
 /// The envbench binary to start: this executable when it is envbench's
 /// own, whatever its file is called (a release renamed, a copy kept
-/// beside a measurement: [`crate::config::this_is_envbench`]), else an
-/// `envbench` beside it or one directory up (cargo's test layout, where
-/// this is a test harness).
+/// beside a measurement: [`crate::config::this_is_envbench`]) but for the
+/// dynamic loader it was started through (`ld-linux... ./envbench`, which
+/// would take the arguments for a program to load), else an `envbench`
+/// beside it or one directory up (cargo's test layout, where this is a
+/// test harness).
 pub(crate) fn envbench_binary() -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
-    if crate::config::is_envbench() || me.file_name().is_some_and(|n| n == "envbench") {
+    let own = crate::config::is_envbench() && !crate::probe::emulation::is_loader(&me);
+    if own || me.file_name().is_some_and(|n| n == "envbench") {
         return Some(me);
     }
     let dir = me.parent()?;

@@ -279,7 +279,7 @@ pub fn attribute(
             let Some(counts) = OpCounts::of(case.details.as_ref()) else {
                 // a person's command timed but not counted: said, not lost
                 let why = OpCounts::not_counted_of(case.details.as_ref())?;
-                return Some(uncounted(m, case, why));
+                return Some(uncounted(m, case, &base.label, why));
             };
             let same = OpCounts::elsewhere_of(case.details.as_ref())
                 .filter(|e| by_dir && *e != OpCounts::default());
@@ -323,10 +323,11 @@ fn bare(m: &MetricComparison, case: &CaseResult) -> Attribution {
 }
 
 /// The attribution of workload `m` (its case `case`), whose operations
-/// could not be counted (`why`): its measured ratio, and no prediction.
-fn uncounted(m: &MetricComparison, case: &CaseResult, why: &str) -> Attribution {
+/// could not be counted in the baseline `base` (where they are read):
+/// its measured ratio, no prediction, and `why`.
+fn uncounted(m: &MetricComparison, case: &CaseResult, base: &str, why: &str) -> Attribution {
     Attribution {
-        missing: Some(format!("its operations were not counted: {why}")),
+        missing: Some(format!("its operations were not counted in {base}: {why}")),
         ..bare(m, case)
     }
 }
@@ -1526,7 +1527,7 @@ mod tests {
         let a = &a[0];
         assert_eq!(
             a.missing.as_deref(),
-            Some("its operations were not counted: no ptrace here")
+            Some("its operations were not counted in host: no ptrace here")
         );
         assert!(a.predicted.is_none() && a.parts.is_empty(), "{a:?}");
         assert!((a.measured - 30.0).abs() < 1e-6, "{a:?}");
