@@ -479,6 +479,42 @@ fn noisy_runs_the_command_beside_its_loop_and_leaves_no_loop() {
 }
 
 #[test]
+fn noisy_passes_on_a_sigint_another_process_sent() {
+    use std::os::unix::process::CommandExt as _;
+    let cpu = first_cpu();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_envbench"));
+    cmd.args(["__noisy", "--cpu", &cpu, "--ms", "1-3", "--", "sh", "-c"])
+        .arg("trap 'kill $!; exit 7' INT; echo ready; sleep 20 & wait")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SIGINT as a terminal's job has it, whatever this harness inherited
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    let began = std::time::Instant::now();
+    // to __noisy alone: the command is not in the signal's way otherwise
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(7), "{status:?}");
+    assert!(began.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
 fn noisy_refuses_what_it_cannot_do_in_words() {
     for bad in [
         &["--"][..],

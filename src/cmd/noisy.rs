@@ -6,8 +6,9 @@
 //! host. The loop is stopped and continued (SIGSTOP, SIGCONT) by its PID
 //! and killed when the command ends. A signal does not cut the command
 //! short: Ctrl-C at a terminal reaches it through its process group and
-//! `__noisy` waits for it to wind down; SIGTERM and SIGHUP are passed on
-//! to it ([`pass_signals`]). Should envbench itself be killed, the loop
+//! `__noisy` waits for it to wind down; SIGTERM, SIGHUP and a SIGINT that
+//! another process sent (`kill -INT`) are passed on to it
+//! ([`pass_signals`]). Should envbench itself be killed, the loop
 //! and the command die with it (their parent-death signal). Prints on
 //! stderr the time the loop was on and its PID; exits with the command's
 //! status (127 where it is not found, 126 where it may not run). It was
@@ -189,25 +190,48 @@ fn switch(
     (on, start.elapsed())
 }
 
+/// Set when a SIGINT came from another process (`kill`, `sigqueue`),
+/// not from the kernel for a terminal's Ctrl-C; taken by the thread that
+/// passes signals on.
+static INT_SENT: AtomicBool = AtomicBool::new(false);
+
 /// Catches SIGINT, SIGTERM and SIGHUP (those not ignored, as a
 /// background job's SIGINT or `nohup`'s SIGHUP stay ignored) so that
 /// `__noisy` outlives them and ends its command and loop itself: SIGTERM
 /// and SIGHUP are passed on to the command ([`Target`]; under its lock,
-/// so never after [`run`] has marked it ended, before reaping it); SIGINT
-/// is not, as a terminal's Ctrl-C reached the command already and a
-/// second one would cut its wind-down short.
+/// so never after [`run`] has marked it ended, before reaping it). A
+/// SIGINT is passed on only where another process sent it (`kill -INT`
+/// to `__noisy` alone): a terminal's Ctrl-C (the kernel's, `si_code`
+/// SI_KERNEL) reached the command already through its process group, and
+/// a second would cut its wind-down short. A `kill -INT` to the whole
+/// group reaches the command twice.
 fn pass_signals(command: Shared) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let kinds: Vec<libc::c_int> = [SIGINT, SIGTERM, SIGHUP]
         .into_iter()
         .filter(|&k| !crate::cleanup::ignored(k))
         .collect();
+    if kinds.contains(&SIGINT) {
+        // registered before the iterator's own action, so it runs first
+        // (the registry calls a signal's actions in the order registered)
+        // SAFETY: the action only reads the siginfo and stores an atomic,
+        // both async-signal-safe.
+        unsafe {
+            signal_hook_registry::register_sigaction(SIGINT, |info: &libc::siginfo_t| {
+                // SI_USER, SI_QUEUE and SI_TKILL are 0 or below; the
+                // terminal's SI_KERNEL is above
+                if info.si_code <= 0 {
+                    INT_SENT.store(true, Ordering::SeqCst);
+                }
+            })?;
+        }
+    }
     let mut signals = signal_hook::iterator::Signals::new(kinds)?;
     std::thread::Builder::new()
         .name("envbench-noisy-signals".into())
         .spawn(move || {
             for k in signals.forever() {
-                if k == SIGINT {
+                if k == SIGINT && !INT_SENT.swap(false, Ordering::SeqCst) {
                     continue;
                 }
                 let mut t = lock(&command);
