@@ -503,15 +503,14 @@ fn noisy_passes_on_a_sigint_another_process_sent() {
     )
     .unwrap();
     assert_eq!(line, "ready\n");
-    let began = std::time::Instant::now();
     // to __noisy alone: the command is not in the signal's way otherwise
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
         0
     );
     let status = child.wait().unwrap();
+    // 7 from the trap; without the signal passed on, sleep's 20 s, then 0
     assert_eq!(status.code(), Some(7), "{status:?}");
-    assert!(began.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[test]

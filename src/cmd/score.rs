@@ -461,34 +461,36 @@ fn score_splits(runs: &[ResultFile], known: Known, name: &str) -> anyhow::Result
         })?;
         tallies.push(score_verdicts(&c, known, name).map_err(UsageError)?.1);
     }
+    let secs: Vec<f64> = runs.iter().filter_map(wall_secs).collect();
+    Ok(splits_line(name, &tallies, &secs))
+}
+
+/// The smallest and largest of `v`; None when it is empty.
+fn span(v: &[f64]) -> Option<(f64, f64)> {
+    let lo = v.iter().copied().reduce(f64::min)?;
+    Some((lo, v.iter().copied().reduce(f64::max)?))
+}
+
+/// design.sh's line for the splits' `tallies` of runs that took `secs`
+/// (wall seconds each).
+fn splits_line(name: &str, tallies: &[Tally], secs: &[f64]) -> String {
+    let times = span(secs).map_or("runs of unknown length".to_string(), |(lo, hi)| {
+        format!("runs of {lo:.0}-{hi:.0} s")
+    });
     let widths: Vec<f64> = tallies.iter().filter_map(|t| t.width).collect();
+    let (Some(w), Some((wlo, whi))) = (median(widths.clone()), span(&widths)) else {
+        return format!("{name}: {times}; no metric whose truth is \"the same\"");
+    };
     let within = median(tallies.iter().map(|t| t.within as f64).collect());
     let same = tallies.iter().map(|t| t.same).min().unwrap_or(0);
-    let secs: Vec<f64> = runs.iter().filter_map(wall_secs).collect();
-    let (lo, hi) = secs
-        .iter()
-        .fold((f64::INFINITY, 0.0_f64), |(l, h), &x| (l.min(x), h.max(x)));
-    let times = if secs.is_empty() {
-        "runs of unknown length".to_string()
-    } else {
-        format!("runs of {lo:.0}-{hi:.0} s")
-    };
     let falses: usize = tallies.iter().map(|t| t.falses).sum();
-    let Some(w) = median(widths.clone()) else {
-        return Ok(format!(
-            "{name}: {times}; no metric whose truth is \"the same\""
-        ));
-    };
-    let (wlo, whi) = widths
-        .iter()
-        .fold((f64::INFINITY, 0.0_f64), |(l, h), &x| (l.min(x), h.max(x)));
-    Ok(format!(
+    format!(
         "{name}: {times}; A/A 3 + 3 over {} splits: median half-width ±{w:.1} % (splits \
          {wlo:.1}..{whi:.1}), within ±5 % {:.0} of {same}; false verdicts {falses} of {}",
         tallies.len(),
         within.unwrap_or(0.0),
         tallies.iter().map(|t| t.same).sum::<usize>()
-    ))
+    )
 }
 
 /// The lines scoring the diagnosis of compare's JSON `c`: the mechanism
@@ -737,6 +739,32 @@ mod tests {
                 assert_eq!((p.known, p.first), (sep.known, sep.first), "{}", p.name);
             }
         }
+    }
+
+    #[test]
+    fn the_splits_line_takes_medians_ranges_and_sums() {
+        let t = |width: Option<f64>, within, falses, same| Tally {
+            hits: 0,
+            effects: 0,
+            falses,
+            same,
+            width,
+            within,
+        };
+        let tallies = [
+            t(Some(4.0), 3, 1, 10),
+            t(Some(6.0), 5, 0, 12),
+            t(Some(5.0), 4, 2, 11),
+        ];
+        assert_eq!(
+            splits_line("b", &tallies, &[46.2, 49.7, 45.0]),
+            "b: runs of 45-50 s; A/A 3 + 3 over 3 splits: median half-width ±5.0 % (splits \
+             4.0..6.0), within ±5 % 4 of 10; false verdicts 3 of 33"
+        );
+        assert_eq!(
+            splits_line("b", &[t(None, 0, 0, 0)], &[]),
+            "b: runs of unknown length; no metric whose truth is \"the same\""
+        );
     }
 
     #[test]
