@@ -1,6 +1,7 @@
 //! `envbench fidelity` end to end: envbench and perf bench (or a C loop
 //! built with cc) in turns on os.syscall, the rows on stdout, in JSON and
-//! in Markdown; bad input refused with exit 2 before anything runs.
+//! in Markdown; a person's command held to hyperfine; bad input refused
+//! with exit 2 before anything runs.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -246,8 +247,21 @@ fn bad_fidelity_input_is_refused_before_anything_runs() {
         ),
         (
             vec!["--sections", "os", "--dir", "."],
-            "only the io family's cases work on a directory",
+            "only the io family's cases and --cmd's commands work on a directory",
         ),
+        (
+            vec!["--sections", "cmd"],
+            "--sections cmd: the cmd family's rows are your own commands",
+        ),
+        (
+            vec!["--only", "cmd.run"],
+            "--only cmd.run: the cmd family's rows are your own commands",
+        ),
+        (
+            vec!["--cmd-prepare", "sync"],
+            "--cmd-prepare goes with --cmd NAME='COMMAND'",
+        ),
+        (vec!["--cmd", "a=echo x | wc"], "add --cmd-shell sh"),
         (
             vec!["--json", "same", "--markdown", "same"],
             "--json and --markdown name the same file",
@@ -272,4 +286,98 @@ fn bad_fidelity_input_is_refused_before_anything_runs() {
         std::fs::read_to_string(dir.path().join("kept.json")).unwrap(),
         "{}"
     );
+}
+
+#[test]
+fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("only-here"), "x").unwrap();
+    let run = |args: &[&str]| {
+        envbench()
+            .current_dir(dir.path())
+            .env("TMPDIR", dir.path())
+            .arg("fidelity")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // `test -e only-here` fails anywhere but in --dir: both tools ran there
+    let args = [
+        "--cmd",
+        "here=test -e only-here",
+        "--dir",
+        "work",
+        "--rounds",
+        "2",
+        "--budget",
+        "1",
+        "--json",
+        "f.json",
+    ];
+    let out = run(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if envbench_has_no("hyperfine") {
+        // the row says why, and nothing else could be compared
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(
+            stderr.contains("hyperfine is not on this environment's PATH"),
+            "{stderr}"
+        );
+        return;
+    }
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with("cmd.run[command=") && lines[0].contains("name=here] ms: "),
+        "{stdout}"
+    );
+    assert!(lines[0].contains("(hyperfine -N)"), "{stdout}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("f.json")).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{doc}");
+    let r = &rows[0];
+    assert_eq!(r["rounds"], 2, "{r}");
+    assert_eq!(r["unit"], "ms", "{r}");
+    assert_eq!(r["band"], serde_json::json!([0.9, 1.1]), "{r}");
+    let (ratio, ci) = (r["ratio"].as_f64().unwrap(), &r["ratio_ci"]);
+    assert!(
+        ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap(),
+        "{r}"
+    );
+    // the command's directory holds what it held, and the scratch base
+    // only the output
+    let mut left: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["only-here"]);
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["f.json", "work"]);
+    // a command that fails where it runs stops its row with the reason
+    std::fs::remove_file(work.join("only-here")).unwrap();
+    let out = run(&args[..8]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("name=here] ms: - (hyperfine -N): -: not run: failed: hyperfine")
+            && stderr.contains("non-zero exit code"),
+        "{stderr}"
+    );
+}
+
+/// Whether `program` is missing from this test's PATH.
+fn envbench_has_no(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_none_or(|path| !std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }

@@ -16,6 +16,11 @@
 //!   lines of its stderr kept for the reason of a failure, which names the
 //!   program, what it was asked to do and how it ended.
 //!
+//! - killed with envbench, should envbench be killed (`PR_SET_PDEATHSIG`,
+//!   set between the fork and the exec), except a program started bare
+//!   ([`Program::started_bare`]): a person's timed command, started as
+//!   hyperfine starts it.
+//!
 //! Nothing here times anything: a case times around [`Program::run`] or
 //! reads its program's own figures.
 
@@ -46,6 +51,8 @@ pub(crate) struct Program {
     deadline: Instant,
     stdout_cap: usize,
     stderr_cap: usize,
+    /// Whether it is killed should envbench be killed ([`Program::started_bare`]).
+    dies_with_envbench: bool,
 }
 
 /// How a program ended, with what was kept of its output.
@@ -74,14 +81,29 @@ impl Program {
     /// asked otherwise; it dies with envbench.
     pub(crate) fn new(mut cmd: Command, task: impl Into<String>, deadline: Instant) -> Program {
         cmd.process_group(0).stdin(Stdio::null());
-        crate::cleanup::die_with_envbench(&mut cmd);
         Program {
             cmd,
             task: task.into(),
             deadline,
             stdout_cap: 0,
             stderr_cap: 0,
+            dies_with_envbench: true,
         }
+    }
+
+    /// Starts it as hyperfine starts a command: no code of envbench's
+    /// runs between the fork and the exec, so the C library spawns it
+    /// with a `vfork`-like clone that copies nothing, where a fork of
+    /// envbench would copy its page tables. On the Zen 4 VM a fork cost
+    /// `true` 0.3 ms beside hyperfine's 0.7 ms (docs/log/fidelity.md). It
+    /// is then not killed by the kernel should envbench be: the process
+    /// that started it stops its tree on every other way out (its end, its
+    /// deadline, Ctrl-C, a worker's wind-down when envbench dies), but a
+    /// worker killed with SIGKILL itself leaves it running, as hyperfine
+    /// killed would.
+    pub(crate) fn started_bare(mut self) -> Program {
+        self.dies_with_envbench = false;
+        self
     }
 
     /// Stops it `limit` from now where that comes before its deadline:
@@ -132,6 +154,9 @@ impl Program {
         crate::cleanup::adopt_orphans();
         let before = crate::cleanup::children(std::process::id());
         self.cmd.stdout(stdout).stderr(Stdio::piped());
+        if self.dies_with_envbench {
+            crate::cleanup::die_with_envbench(&mut self.cmd);
+        }
         let started = Instant::now();
         let mut child = self
             .cmd
@@ -140,7 +165,7 @@ impl Program {
         let mut out = Outputs::of(&mut child, self.stdout_cap, self.stderr_cap);
         let ended = watch(child.id(), &mut out, self.deadline);
         let elapsed = started.elapsed();
-        let (status, cpu) = stop_tree(child.id() as i32, &before);
+        let (status, cpu) = stop_tree(child.id() as i32, &before, !matches!(ended, Watch::Ended));
         out.drain(Instant::now() + DRAIN);
         match ended {
             Watch::Ended => Ok(out.into_ended(status, elapsed, cpu)),
@@ -333,17 +358,27 @@ fn exited(pid: u32) -> bool {
     r != 0 || unsafe { info.si_pid() } != 0
 }
 
-/// Stops `leader`'s tree: every descendant it has now and its process
-/// group; then the leader is reaped (its wait status and CPU time
-/// returned), and so are
-/// the orphans it left that
+/// Stops `leader`'s tree: every descendant it has now (where it is still
+/// `running`) and its process group; then the leader is reaped (its wait
+/// status and CPU time returned), and so are the orphans it left that
 /// this process adopted ([`crate::cleanup::adopt_orphans`]): children that
 /// were not among `before` and are in the leader's group or in a session
 /// of their own (envbench starts nothing in a new session: a prefix's
 /// processes are its guard's).
-fn stop_tree(leader: i32, before: &[u32]) -> (ExitStatus, Duration) {
+///
+/// A leader that has exited has no children: the kernel gave them to this
+/// process (or, where it adopts none, to another reaper) before the
+/// leader became a zombie, so its descendants are not looked for. That
+/// search reads every process's `/proc/PID/stat`, and between a command's
+/// repetitions it slowed the next one: `ls -la` of 200 files ran 15-25 %
+/// slower after a `find /proc` under hyperfine (docs/log/fidelity.md).
+fn stop_tree(leader: i32, before: &[u32], running: bool) -> (ExitStatus, Duration) {
     let proc_root = std::path::Path::new("/proc");
-    let mut doomed = crate::cleanup::descendants(leader, proc_root);
+    let mut doomed = if running {
+        crate::cleanup::descendants(leader, proc_root)
+    } else {
+        Vec::new()
+    };
     doomed.push(-leader);
     kill_all(&doomed);
     let mut status = 0;
@@ -559,6 +594,29 @@ mod tests {
 
     fn pid_in(bytes: &[u8]) -> u32 {
         String::from_utf8_lossy(bytes).trim().parse().unwrap()
+    }
+
+    #[test]
+    fn a_program_started_bare_is_in_its_own_group_without_the_death_signal() {
+        // what the started process finds: its parent-death signal
+        // (PR_GET_PDEATHSIG) and whether it leads its own process group
+        const ASK: &str = "import ctypes, os\n\
+            s = ctypes.c_int()\n\
+            ctypes.CDLL(None).prctl(2, ctypes.byref(s), 0, 0, 0)\n\
+            print(s.value, os.getpgrp() == os.getpid())";
+        if crate::cleanup::resolve("python3").is_err() {
+            eprintln!("skipped: no python3 here");
+            return;
+        }
+        let ask = |bare: bool| {
+            let mut c = Command::new("python3");
+            c.args(["-c", ASK]);
+            let p = Program::new(c, "", soon(20_000)).keep_stdout(64);
+            let p = if bare { p.started_bare() } else { p };
+            String::from_utf8(p.output().unwrap().stdout).unwrap()
+        };
+        assert_eq!(ask(false).trim(), format!("{} True", libc::SIGKILL));
+        assert_eq!(ask(true).trim(), "0 True");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::config::Suite;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub use super::run::{AlternateArg, RunArgs, Switch};
+pub use super::run::{AlternateArg, CmdArgs, RunArgs, Switch};
 
 /// `--db`, declared once for every command that reads or writes the
 /// history.
@@ -125,7 +125,8 @@ pub enum Cmd {
     /// reference tool installed here (perf bench, sysbench, fio, dd, hpcc's
     /// HPL, sockperf, iperf3, wrk on nginx, C loops and C STREAM built with
     /// the environment's cc; the io family's on --dir; the net family's
-    /// servers started on loopback ports and stopped after) and those tools in
+    /// servers started on loopback ports and stopped after; your own
+    /// commands, with --cmd, against hyperfine) and those tools in
     /// turns, round by round, and judges the ratio envbench/reference by
     /// its 95 % interval against the case's band: within, outside, or
     /// unclear with the rounds that would settle it. Rounds are added to the unclear rows until every
@@ -137,6 +138,8 @@ pub enum Cmd {
     /// Example: envbench fidelity --sections io --dir /mnt/data
     ///
     /// Example: envbench fidelity --sections net --budget 900
+    ///
+    /// Example: envbench fidelity --cmd status='git status' --dir ~/src/repo
     Fidelity(FidelityArgs),
     /// Scores what `compare --json` wrote for a controlled pair against
     /// what is known to be there: the headline verdicts (--expect), the
@@ -385,9 +388,17 @@ pub struct FidelityArgs {
     /// The directory the io family's cases and their tools (sysbench,
     /// fio, dd) write in, each in a fresh directory removed after: the
     /// disk or share whose figures are to be trusted. It needs about
-    /// 800 MiB free. [default: the temporary directory]
+    /// 800 MiB free. --cmd's commands and hyperfine run in it itself.
+    /// [default: the temporary directory for the io family, the current
+    /// directory for --cmd]
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Your own commands, each a row held to `hyperfine -N` on the same
+    /// command in the same directory (--dir), with the same warm-up and
+    /// ten runs, in turns, against ±10 % ([`CmdArgs`]). Alone, --cmd
+    /// runs only its rows; with --sections or --only, theirs too.
+    #[command(flatten)]
+    pub cmd: CmdArgs,
     /// Write the rows as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

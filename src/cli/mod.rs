@@ -99,25 +99,61 @@ pub(crate) fn importer_names() -> clap::builder::PossibleValuesParser {
 fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::FidelitySettings> {
     use crate::cmd::fidelity::{check_bench, check_family};
     use crate::error::UsageError;
-    for f in &a.sections {
-        check_family(f).map_err(|e| UsageError(format!("--sections: {e}")))?;
+    let commands = run::commands(&a.cmd)?;
+    // the command family's rows are the --cmd commands, whatever else is asked
+    let mine = |name: &str, flag: &str| -> Result<bool, UsageError> {
+        let family = name.split('.').next() == Some(crate::results::ids::CMD);
+        if family && commands.is_empty() {
+            return Err(UsageError(format!(
+                "{flag} {name}: the cmd family's rows are your own commands, held to \
+                 hyperfine: give --cmd NAME='COMMAND'"
+            )));
+        }
+        Ok(family)
+    };
+    let mut sections = Vec::new();
+    for f in a.sections {
+        if !mine(&f, "--sections")? {
+            check_family(&f).map_err(|e| UsageError(format!("--sections: {e}")))?;
+            sections.push(f);
+        }
     }
-    for b in &a.only {
-        check_bench(b).map_err(|e| UsageError(format!("--only: {e}")))?;
+    let mut only = Vec::new();
+    for b in a.only {
+        if !mine(&b, "--only")? {
+            check_bench(&b).map_err(|e| UsageError(format!("--only: {e}")))?;
+            only.push(b);
+        }
     }
+    // --cmd alone: only its rows; beside --sections or --only, theirs too
+    let commands_alone = !commands.is_empty() && sections.is_empty() && only.is_empty();
     let out = |p: Option<PathBuf>, flag: &str| -> anyhow::Result<Option<PathBuf>> {
         p.map(|p| crate::store::output_path(&p, a.force, flag).map_err(|e| UsageError(e).into()))
             .transpose()
     };
-    let io_asked = (a.sections.is_empty() || a.sections.iter().any(|f| f == "io"))
-        && (a.only.is_empty() || a.only.iter().any(|b| b.starts_with("io.")));
-    if let (Some(d), false) = (&a.dir, io_asked) {
+    let io_asked = !commands_alone
+        && (sections.is_empty() || sections.iter().any(|f| f == "io"))
+        && (only.is_empty() || only.iter().any(|b| b.starts_with("io.")));
+    if let (Some(d), false, true) = (&a.dir, io_asked, commands.is_empty()) {
         return Err(UsageError(format!(
-            "--dir {}: only the io family's cases work on a directory, and they are not asked for (--sections io)",
+            "--dir {}: only the io family's cases and --cmd's commands work on a directory, \
+             and neither is asked for (--sections io, or --cmd NAME='COMMAND')",
             d.display()
         ))
         .into());
     }
+    let dir = match a.dir {
+        Some(d) => check::existing_dirs(vec![d])?.pop(),
+        None => None,
+    };
+    let command_dir = match &dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().map_err(|e| {
+            UsageError(format!(
+                "--cmd: the current directory cannot be read ({e}); give --dir"
+            ))
+        })?,
+    };
     let json = out(a.json, "--json")?;
     let markdown = out(a.markdown, "--markdown")?;
     if let (Some(j), Some(m)) = (&json, &markdown) {
@@ -126,16 +162,19 @@ fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::Fidel
         }
     }
     Ok(crate::cmd::fidelity::FidelitySettings {
-        families: a.sections,
-        only: a.only,
+        families: sections,
+        only,
         rounds: a.rounds as usize,
         budget: std::time::Duration::from_secs(a.budget),
         json,
         markdown,
         scratch: std::env::temp_dir(),
-        dir: match a.dir {
-            Some(d) => check::existing_dirs(vec![d])?.pop(),
-            None => None,
+        dir,
+        commands: crate::cmd::fidelity::Commands {
+            run_args: run::forwarded(&a.cmd, &commands),
+            specs: commands,
+            dir: command_dir,
+            alone: commands_alone,
         },
     })
 }

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 /// database.
 pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
     let mut selectors = check::patterns(&a.only)?;
-    let commands = commands(&a)?;
+    let commands = commands(&a.cmd)?;
     if let Some(l) = &a.label {
         check::label(l)?;
     }
@@ -68,7 +68,7 @@ pub(super) fn settings(a: RunArgs) -> anyhow::Result<RunSettings> {
 /// # Errors
 /// [`UsageError`] for a name given twice, or words a shell would be needed
 /// for (and no `--cmd-shell`).
-fn commands(a: &RunArgs) -> Result<Vec<CmdSpec>, UsageError> {
+pub(super) fn commands(a: &CmdArgs) -> Result<Vec<CmdSpec>, UsageError> {
     let words = |text: &str, flag: &str| -> Result<Vec<String>, UsageError> {
         let argv = match &a.cmd_shell {
             Some(shell) => vec![shell.clone(), "-c".into(), text.to_string()],
@@ -123,6 +123,31 @@ fn commands(a: &RunArgs) -> Result<Vec<CmdSpec>, UsageError> {
         });
     }
     Ok(out)
+}
+
+/// The flags that give `envbench run` the commands `a` gave (each named,
+/// as [`commands`] named it), for another command to pass on.
+pub(super) fn forwarded(a: &CmdArgs, specs: &[CmdSpec]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in specs {
+        out.push("--cmd".to_string());
+        out.push(format!("{}={}", c.name, c.text));
+    }
+    for (flag, given) in [
+        ("--cmd-shell", &a.cmd_shell),
+        ("--cmd-prepare", &a.cmd_prepare),
+        ("--cmd-setup", &a.cmd_setup),
+        ("--cmd-cleanup", &a.cmd_cleanup),
+    ] {
+        if let Some(v) = given {
+            out.push(flag.to_string());
+            out.push(v.clone());
+        }
+    }
+    if a.cmd_ignore_failure {
+        out.push("--cmd-ignore-failure".to_string());
+    }
+    out
 }
 
 /// `--in`'s environments with their `--in-binary` paths, checked: none,
@@ -348,43 +373,9 @@ pub struct RunArgs {
     /// subdirectory and removes it. [default: the current directory, as dir1]
     #[arg(long = "dir", value_name = "[NAME=]PATH", value_parser = parse_dir)]
     pub dirs: Vec<DirArg>,
-    /// Time a command of yours, as hyperfine would, and count what it does
-    /// (repeatable): `--cmd status='git status'`. It runs in each --dir
-    /// (its working directory, where it may write: envbench does not stop
-    /// it), in every --in environment, interleaved, warmed up and repeated
-    /// like any case; its key is cmd.run[command=HASH,dir=DIR,name=NAME].
-    /// Its words are split as a shell splits them, but no shell runs it
-    /// unless --cmd-shell asks for one; its output is discarded and a
-    /// non-zero exit fails the case, with the last lines of its stderr.
-    /// Once per environment it runs again under a system-call counter
-    /// (ptrace), and `compare` says which of its operations make it slower,
-    /// priced by the micro cases the run adds on the same --dir. Without
-    /// --only, a run with --cmd runs only the commands and those cases. A
-    /// plain COMMAND is named cmd1, cmd2 ... by position.
-    #[arg(long = "cmd", value_name = "[NAME=]COMMAND", value_parser = parse_cmd)]
-    pub cmds: Vec<CmdArg>,
-    /// Run each --cmd (and its prepare, setup and cleanup commands)
-    /// through this shell, as `SHELL -c COMMAND`, where pipes, redirections
-    /// and $VARIABLES work (hyperfine's default; envbench's is no shell, as
-    /// hyperfine -N).
-    #[arg(long = "cmd-shell", value_name = "SHELL")]
-    pub cmd_shell: Option<String>,
-    /// A command run before each repetition of every --cmd, untimed
-    /// (hyperfine --prepare): `--cmd-prepare 'sync'`.
-    #[arg(long = "cmd-prepare", value_name = "COMMAND")]
-    pub cmd_prepare: Option<String>,
-    /// A command run once before each case round of every --cmd, untimed
-    /// (hyperfine --setup).
-    #[arg(long = "cmd-setup", value_name = "COMMAND")]
-    pub cmd_setup: Option<String>,
-    /// A command run once after each case round of every --cmd (hyperfine
-    /// --cleanup).
-    #[arg(long = "cmd-cleanup", value_name = "COMMAND")]
-    pub cmd_cleanup: Option<String>,
-    /// Take a --cmd's non-zero exit as a result, not a failure (hyperfine
-    /// -i); its exits are noted in the result file.
-    #[arg(long = "cmd-ignore-failure")]
-    pub cmd_ignore_failure: bool,
+    /// A person's own commands ([`CmdArgs`]).
+    #[command(flatten)]
+    pub cmd: CmdArgs,
     /// Name of this environment, e.g. native, wsl2, vm. [default: the
     /// detected virtualisation, e.g. bare-metal, wsl2, kvm-docker]
     #[arg(long)]
@@ -545,6 +536,50 @@ pub struct RunArgs {
     /// from the matches after parsing ([`super::parse`]).
     #[arg(skip)]
     pub family_options: BTreeMap<String, Value>,
+}
+
+/// `--cmd` and the flags that go with it: a person's own commands, as
+/// `run` times them and `fidelity` holds them to hyperfine.
+#[derive(Debug, Args, Default)]
+pub struct CmdArgs {
+    /// Time a command of yours, as hyperfine would (repeatable): `--cmd
+    /// status='git status'`. It runs in --dir (its working directory,
+    /// where it may write: envbench does not stop it), warmed up and
+    /// repeated like any case; its key is
+    /// cmd.run[command=HASH,dir=DIR,name=NAME]. Its words are split as a
+    /// shell splits them, but no shell runs it unless --cmd-shell asks for
+    /// one; its output is discarded and a non-zero exit fails the case,
+    /// with the last lines of its stderr. A plain COMMAND is named cmd1,
+    /// cmd2 ... by position. In `run`, in each --dir and every --in
+    /// environment, interleaved; once per environment it runs again under
+    /// a system-call counter (ptrace), and `compare` says which of its
+    /// operations make it slower, priced by the micro cases the run adds
+    /// on the same --dir; without --only, a run with --cmd runs only the
+    /// commands and those cases. In `fidelity`, held to hyperfine -N.
+    #[arg(long = "cmd", value_name = "[NAME=]COMMAND", value_parser = parse_cmd)]
+    pub cmds: Vec<CmdArg>,
+    /// Run each --cmd (and its prepare, setup and cleanup commands)
+    /// through this shell, as `SHELL -c COMMAND`, where pipes, redirections
+    /// and $VARIABLES work (hyperfine's default; envbench's is no shell, as
+    /// hyperfine -N).
+    #[arg(long = "cmd-shell", value_name = "SHELL")]
+    pub cmd_shell: Option<String>,
+    /// A command run before each repetition of every --cmd, untimed
+    /// (hyperfine --prepare): `--cmd-prepare 'sync'`.
+    #[arg(long = "cmd-prepare", value_name = "COMMAND")]
+    pub cmd_prepare: Option<String>,
+    /// A command run once before each case round of every --cmd, untimed
+    /// (hyperfine --setup).
+    #[arg(long = "cmd-setup", value_name = "COMMAND")]
+    pub cmd_setup: Option<String>,
+    /// A command run once after each case round of every --cmd (hyperfine
+    /// --cleanup).
+    #[arg(long = "cmd-cleanup", value_name = "COMMAND")]
+    pub cmd_cleanup: Option<String>,
+    /// Take a --cmd's non-zero exit as a result, not a failure (hyperfine
+    /// -i); its exits are noted in the result file.
+    #[arg(long = "cmd-ignore-failure")]
+    pub cmd_ignore_failure: bool,
 }
 
 #[cfg(test)]

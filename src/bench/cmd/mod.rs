@@ -24,6 +24,7 @@
 
 pub mod count;
 mod places;
+pub mod reference;
 
 use super::program::Program;
 use super::{Bench, BenchError, CaseSpec, Context, Family, NamedDir, Plan, Trial};
@@ -272,7 +273,7 @@ impl Trial for CommandTrial {
         if let Some(prepare) = &self.spec.prepare {
             self.program(prepare, "its prepare command").output()?;
         }
-        let run = self.program(&self.spec.argv, "");
+        let run = self.program(&self.spec.argv, "").started_bare();
         let name = run.name();
         let ended = run.run()?;
         if !ended.status.success() {

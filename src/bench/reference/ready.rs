@@ -28,6 +28,10 @@ pub struct Ready {
     /// A second process's arguments, run beside each run, its figure
     /// added.
     pub(super) beside: Option<Vec<String>>,
+    /// The working directory of a tool that works in a given directory
+    /// itself, not in one of its own (hyperfine timing a person's command
+    /// where it runs).
+    pub(super) cwd: Option<PathBuf>,
 }
 
 /// A tool's place on the case's directory, filled in for the case.
@@ -184,6 +188,8 @@ impl Ready {
             // its temporary files too (Open MPI's session directory), so
             // that they go with the directory
             cmd.current_dir(dir).env("TMPDIR", dir);
+        } else if let Some(cwd) = &self.cwd {
+            cmd.current_dir(cwd);
         }
         if let Some(cpu) = self.on {
             crate::bench::affinity::start_on(&mut cmd, cpu)

@@ -195,6 +195,32 @@ impl Workshop {
             // beside the workshop, not in it: Open MPI's session directory
             // under it holds a socket, whose path may not pass 107 bytes
             scratch: self.base.clone(),
+            cwd: None,
+        };
+        ready.check()?;
+        Ok(ready)
+    }
+
+    /// `tool`, a program on the PATH, with `args` in place of its own (a
+    /// person's command, which no declared tool holds), run in `cwd`
+    /// itself; checked by one run, as [`Workshop::ready`]'s tools are.
+    ///
+    /// # Errors
+    /// The program is not on the PATH, or its run fails or gives no figure.
+    pub fn ready_in(&self, tool: &Tool, args: Vec<String>, cwd: &Path) -> Result<Ready, String> {
+        let ready = Ready {
+            name: tool.name.to_string(),
+            program: tool.program.path()?,
+            args,
+            env: Vec::new(),
+            on: None,
+            read: tool.read,
+            processes: tool.processes.max(1),
+            input: None,
+            on_dir: None,
+            beside: None,
+            scratch: self.base.clone(),
+            cwd: Some(cwd.to_path_buf()),
         };
         ready.check()?;
         Ok(ready)

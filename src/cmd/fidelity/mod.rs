@@ -6,12 +6,14 @@
 //! rows still unclear only, until every row settles or the budget is
 //! spent.
 
+mod commands;
 mod rows;
 
 use crate::bench::reference::{Cpus, Workshop};
 use crate::bench::{Bench, Family, FAMILIES};
 use crate::stats::band::{More, Verdict};
 use anyhow::Context as _;
+pub use commands::Commands;
 pub(crate) use rows::words as verdict_words;
 use rows::Row;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,8 @@ pub struct FidelitySettings {
     /// The directory the io family's cases and tools work in (`--dir`;
     /// none: under the scratch base).
     pub dir: Option<PathBuf>,
+    /// A person's own commands, each held to hyperfine (`--cmd`).
+    pub commands: Commands,
 }
 
 /// The families that declare references, by name.
@@ -67,7 +71,12 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
         name: IO_DIR.to_string(),
         path: io_dir(s),
     }]);
-    let mut rows = rows_for(s, &mut shop);
+    let mut rows = if s.commands.alone {
+        Vec::new()
+    } else {
+        rows_for(s, &mut shop)
+    };
+    rows.extend(commands::rows(&s.commands, &shop));
     if interrupted.load(Ordering::SeqCst) {
         eprintln!(
             "envbench: interrupted while the reference tools were made ready; nothing was measured"

@@ -56,25 +56,7 @@ impl Row {
         planned: &[CaseSpec],
         run: Vec<String>,
     ) -> Row {
-        let mut row = Row {
-            bench,
-            tools: Err(String::new()),
-            reference,
-            label: String::new(),
-            unit: None,
-            rounds: Vec::new(),
-            not_run: Vec::new(),
-            stopped: None,
-            judged: None,
-            run,
-            information: None,
-            own: None,
-        };
-        if let Some(why) = row.reference.information_if.and_then(|read| read()) {
-            row.reference.band = None;
-            row.information = Some(why);
-        }
-        row.label = row.selector() + &row.placed();
+        let mut row = Row::blank(bench, reference, run);
         let case = planned.iter().find(|c| {
             c.bench == bench.id()
                 && row
@@ -105,6 +87,49 @@ impl Row {
                 row.selector()
             )),
         };
+        row
+    }
+
+    /// The row of `reference`, not measured yet and with no tool ready.
+    fn blank(bench: &'static dyn Bench, reference: Reference, run: Vec<String>) -> Row {
+        let mut row = Row {
+            bench,
+            tools: Err(String::new()),
+            reference,
+            label: String::new(),
+            unit: None,
+            rounds: Vec::new(),
+            not_run: Vec::new(),
+            stopped: None,
+            judged: None,
+            run,
+            information: None,
+            own: None,
+        };
+        if let Some(why) = row.reference.information_if.and_then(|read| read()) {
+            row.reference.band = None;
+            row.information = Some(why);
+        }
+        row.label = row.selector() + &row.placed();
+        row
+    }
+
+    /// The row of `reference` for `case`, its one tool made ready apart
+    /// (`tool`): a person's command, whose words no declared tool holds.
+    pub fn with_tool(
+        bench: &'static dyn Bench,
+        reference: Reference,
+        case: &CaseSpec,
+        tool: Result<Ready, String>,
+        run: Vec<String>,
+    ) -> Row {
+        let mut row = Row::blank(bench, reference, run);
+        row.unit = case
+            .metrics
+            .iter()
+            .find(|m| m.name == row.reference.metric)
+            .map(|m| m.unit);
+        row.tools = tool.map(|t| vec![t]);
         row
     }
 
