@@ -293,7 +293,7 @@ fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    std::fs::write(work.join("only-here"), "x").unwrap();
+    std::fs::write(work.join("only here"), "x").unwrap();
     let run = |args: &[&str]| {
         envbench()
             .current_dir(dir.path())
@@ -303,10 +303,11 @@ fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
             .output()
             .unwrap()
     };
-    // `test -e only-here` fails anywhere but in --dir: both tools ran there
+    // `test -e 'only here'` fails anywhere but in --dir, and with its
+    // words split otherwise: both tools ran it there, as one command
     let args = [
         "--cmd",
-        "here=test -e only-here",
+        "here=test -e 'only here'",
         "--dir",
         "work",
         "--rounds",
@@ -356,15 +357,16 @@ fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert_eq!(left, ["only-here"]);
+    assert_eq!(left, ["only here"]);
     let mut left: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
     assert_eq!(left, ["f.json", "work"]);
-    // a command that fails where it runs stops its row with the reason
-    std::fs::remove_file(work.join("only-here")).unwrap();
+    // a command that fails where it runs: hyperfine's first run, which
+    // makes the tool ready, fails, and the row is not run, saying why
+    std::fs::remove_file(work.join("only here")).unwrap();
     let out = run(&args[..8]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -100,7 +100,9 @@ impl Program {
     /// that started it stops its tree on every other way out (its end, its
     /// deadline, Ctrl-C, a worker's wind-down when envbench dies), but a
     /// worker killed with SIGKILL itself leaves it running, as hyperfine
-    /// killed would.
+    /// killed would. The spawn needs glibc 2.29 or later where a working
+    /// directory is set, as it always is for a command: on older ones (the
+    /// portable build's floor) the standard library forks all the same.
     pub(crate) fn started_bare(mut self) -> Program {
         self.dies_with_envbench = false;
         self

@@ -394,8 +394,8 @@ pub struct FidelityArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Your own commands, each a row held to `hyperfine -N` on the same
-    /// command in the same directory (--dir), with the same warm-up and
-    /// ten runs, in turns, against ±10 % ([`CmdArgs`]). Alone, --cmd
+    /// command in the same directory (--dir), warmed up as envbench's side
+    /// is and ten runs, in turns, against ±10 % ([`CmdArgs`]). Alone, --cmd
     /// runs only its rows; with --sections or --only, theirs too.
     #[command(flatten)]
     pub cmd: CmdArgs,

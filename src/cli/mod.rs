@@ -99,42 +99,22 @@ pub(crate) fn importer_names() -> clap::builder::PossibleValuesParser {
 fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::FidelitySettings> {
     use crate::cmd::fidelity::{check_bench, check_family};
     use crate::error::UsageError;
-    let commands = run::commands(&a.cmd)?;
-    // the command family's rows are the --cmd commands, whatever else is asked
-    let mine = |name: &str, flag: &str| -> Result<bool, UsageError> {
-        let family = name.split('.').next() == Some(crate::results::ids::CMD);
-        if family && commands.is_empty() {
-            return Err(UsageError(format!(
-                "{flag} {name}: the cmd family's rows are your own commands, held to \
-                 hyperfine: give --cmd NAME='COMMAND'"
-            )));
-        }
-        Ok(family)
-    };
-    let mut sections = Vec::new();
-    for f in a.sections {
-        if !mine(&f, "--sections")? {
-            check_family(&f).map_err(|e| UsageError(format!("--sections: {e}")))?;
-            sections.push(f);
-        }
+    let (mut sections, mut only) = (a.sections, a.only);
+    let commands = fidelity_commands(&a.cmd, &mut sections, &mut only, a.dir.as_deref())?;
+    for f in &sections {
+        check_family(f).map_err(|e| UsageError(format!("--sections: {e}")))?;
     }
-    let mut only = Vec::new();
-    for b in a.only {
-        if !mine(&b, "--only")? {
-            check_bench(&b).map_err(|e| UsageError(format!("--only: {e}")))?;
-            only.push(b);
-        }
+    for b in &only {
+        check_bench(b).map_err(|e| UsageError(format!("--only: {e}")))?;
     }
-    // --cmd alone: only its rows; beside --sections or --only, theirs too
-    let commands_alone = !commands.is_empty() && sections.is_empty() && only.is_empty();
     let out = |p: Option<PathBuf>, flag: &str| -> anyhow::Result<Option<PathBuf>> {
         p.map(|p| crate::store::output_path(&p, a.force, flag).map_err(|e| UsageError(e).into()))
             .transpose()
     };
-    let io_asked = !commands_alone
+    let io_asked = !commands.alone
         && (sections.is_empty() || sections.iter().any(|f| f == "io"))
         && (only.is_empty() || only.iter().any(|b| b.starts_with("io.")));
-    if let (Some(d), false, true) = (&a.dir, io_asked, commands.is_empty()) {
+    if let (Some(d), false, true) = (&a.dir, io_asked, commands.specs.is_empty()) {
         return Err(UsageError(format!(
             "--dir {}: only the io family's cases and --cmd's commands work on a directory, \
              and neither is asked for (--sections io, or --cmd NAME='COMMAND')",
@@ -145,14 +125,6 @@ fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::Fidel
     let dir = match a.dir {
         Some(d) => check::existing_dirs(vec![d])?.pop(),
         None => None,
-    };
-    let command_dir = match &dir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|e| {
-            UsageError(format!(
-                "--cmd: the current directory cannot be read ({e}); give --dir"
-            ))
-        })?,
     };
     let json = out(a.json, "--json")?;
     let markdown = out(a.markdown, "--markdown")?;
@@ -170,12 +142,61 @@ fn fidelity(a: args::FidelityArgs) -> anyhow::Result<crate::cmd::fidelity::Fidel
         markdown,
         scratch: std::env::temp_dir(),
         dir,
-        commands: crate::cmd::fidelity::Commands {
-            run_args: run::forwarded(&a.cmd, &commands),
-            specs: commands,
-            dir: command_dir,
-            alone: commands_alone,
-        },
+        commands,
+    })
+}
+
+/// `fidelity`'s rows of a person's commands (`--cmd`): the commands, the
+/// directory they and hyperfine run in (`--dir`, else the current one,
+/// writable as `run` wants it), and whether they run alone (nothing else
+/// asked, or `--only` asking for `cmd.run` alone); `cmd` is taken out of
+/// `sections` and `cmd.run` out of `only`.
+///
+/// # Errors
+/// [`UsageError`] for `cmd` or `cmd.run` asked for without `--cmd`, a
+/// command refused as `run` refuses it, or a directory `run` would refuse.
+fn fidelity_commands(
+    a: &run::CmdArgs,
+    sections: &mut Vec<String>,
+    only: &mut Vec<String>,
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<crate::cmd::fidelity::Commands> {
+    use crate::error::UsageError;
+    use crate::results::ids;
+    let specs = run::commands(a)?;
+    let only_given = !only.is_empty();
+    for (flag, list, name) in [
+        ("--sections", &mut *sections, ids::CMD),
+        ("--only", &mut *only, ids::CMD_RUN),
+    ] {
+        if list.iter().any(|x| x == name) && specs.is_empty() {
+            return Err(UsageError(format!(
+                "{flag} {name}: the cmd family's rows are your own commands, held to \
+                 hyperfine: give --cmd NAME='COMMAND'"
+            ))
+            .into());
+        }
+        list.retain(|x| x != name);
+    }
+    if specs.is_empty() {
+        return Ok(crate::cmd::fidelity::Commands::default());
+    }
+    let given: Vec<values::DirArg> = dir
+        .map(|p| values::DirArg {
+            name: None,
+            path: p.to_path_buf(),
+        })
+        .into_iter()
+        .collect();
+    let dir = check::target_dirs(&given)?
+        .pop()
+        .map(|d| d.path)
+        .ok_or_else(|| UsageError("--cmd: no directory to run the commands in".into()))?;
+    Ok(crate::cmd::fidelity::Commands {
+        run_args: run::forwarded(a, &specs),
+        alone: only.is_empty() && (only_given || sections.is_empty()),
+        specs,
+        dir,
     })
 }
 
@@ -239,4 +260,61 @@ fn settle(cli: Cli) -> anyhow::Result<Command> {
             db: check::db(a.db.db.as_ref())?,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(cmds: &[&str]) -> run::CmdArgs {
+        run::CmdArgs {
+            cmds: cmds
+                .iter()
+                .map(|c| values::CmdArg {
+                    name: None,
+                    text: (*c).to_string(),
+                })
+                .collect(),
+            ..run::CmdArgs::default()
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn fidelitys_commands_run_alone_unless_other_rows_are_asked_for_too() {
+        let here = tempfile::tempdir().unwrap();
+        type Case<'a> = (
+            &'a [&'a str],
+            &'a [&'a str],
+            bool,
+            &'a [&'a str],
+            &'a [&'a str],
+        );
+        let cases: [Case; 5] = [
+            // sections, only, alone, the sections and benches left
+            (&[], &[], true, &[], &[]),
+            (&["cmd"], &[], true, &[], &[]),
+            (&["io"], &[], false, &["io"], &[]),
+            (&["io"], &["cmd.run"], true, &["io"], &[]),
+            (&[], &["cmd.run", "os.syscall"], false, &[], &["os.syscall"]),
+        ];
+        for (sections, only, alone, left_s, left_o) in cases {
+            let (mut s, mut o) = (strings(sections), strings(only));
+            let c = fidelity_commands(&with(&["true"]), &mut s, &mut o, Some(here.path())).unwrap();
+            assert_eq!(c.alone, alone, "{sections:?} {only:?}");
+            assert_eq!((s, o), (strings(left_s), strings(left_o)));
+            assert_eq!(c.specs.len(), 1);
+            assert_eq!(c.run_args, strings(&["--cmd", "cmd1=true"]));
+        }
+        // without --cmd: nothing, and the cmd family refused by name
+        let (mut s, mut o) = (strings(&["os"]), Vec::new());
+        let c = fidelity_commands(&with(&[]), &mut s, &mut o, None).unwrap();
+        assert!(c.specs.is_empty() && !c.alone);
+        let (mut s, mut o) = (Vec::new(), strings(&["cmd.run"]));
+        let e = fidelity_commands(&with(&[]), &mut s, &mut o, None).unwrap_err();
+        assert!(e.to_string().starts_with("--only cmd.run: "), "{e}");
+    }
 }

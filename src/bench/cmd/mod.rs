@@ -197,7 +197,7 @@ impl CommandTrial {
             .find(|d| Some(d.name.as_str()) == dir_name)
             .cloned()
             .ok_or_else(|| BenchError::Unsupported(format!("no --dir named {dir_name:?}")))?;
-        found(&spec.argv)?;
+        found(&spec.argv, &dir.path)?;
         let mut t = CommandTrial {
             info: super::io::describe(&dir),
             spec,
@@ -257,13 +257,20 @@ impl CommandTrial {
     }
 }
 
-/// That the program `argv` starts with is there to run (on the PATH
-/// where it names no directory).
-fn found(argv: &[String]) -> Result<(), BenchError> {
+/// That the program `argv` starts with is there to run: on the PATH where
+/// it names no directory, else from `dir`, the command's working
+/// directory, where a relative path (`./build.sh`) is exec'd from.
+fn found(argv: &[String], dir: &std::path::Path) -> Result<(), BenchError> {
     let program = argv
         .first()
         .ok_or_else(|| BenchError::Failed("an empty command".into()))?;
-    crate::cleanup::resolve(program)
+    let from_dir = dir.join(program);
+    let path = if program.contains('/') {
+        from_dir.to_str().unwrap_or(program)
+    } else {
+        program
+    };
+    crate::cleanup::resolve(path)
         .map(|_| ())
         .map_err(|e| BenchError::Failed(format!("`{program}` cannot run here: {e}")))
 }
@@ -381,4 +388,23 @@ fn median(d: &[Duration]) -> Option<Duration> {
     let mut v = d.to_vec();
     v.sort();
     v.get(v.len() / 2).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_program_is_found_from_the_commands_directory() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("build.sh");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let words = |w: &str| vec![w.to_string()];
+        found(&words("./build.sh"), dir.path()).unwrap();
+        found(&words("sh"), dir.path()).unwrap();
+        assert!(found(&words("./nope.sh"), dir.path()).is_err());
+        assert!(found(&[], dir.path()).is_err());
+    }
 }

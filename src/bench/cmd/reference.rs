@@ -80,6 +80,8 @@ pub fn hyperfine_args(spec: &CommandSpec, warmup: u32, runs: u32) -> Vec<String>
     if spec.ignore_failure {
         args.push("--ignore-failure".into());
     }
+    // the command after `--`, so that one starting with '-' is not an option
+    args.push("--".into());
     args.push(quoted(&spec.argv));
     args
 }
@@ -145,7 +147,7 @@ mod tests {
         assert_eq!(
             hyperfine_args(&spec, 1, 10).join(" "),
             "-N --style none --export-json /dev/stdout --warmup 1 --runs 10 \
-             --prepare sync --cleanup rm -f 'a b' --ignore-failure git status"
+             --prepare sync --cleanup rm -f 'a b' --ignore-failure -- git status"
         );
         let export = r#"{"results": [{"command": "git status", "median": 0.0104,
             "times": [0.0103, 0.0104, 0.0105]}]}"#;

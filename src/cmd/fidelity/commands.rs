@@ -1,8 +1,9 @@
 //! `envbench fidelity --cmd`: a person's own commands, each a row held to
 //! hyperfine's timing of the same command in the same directory
 //! ([`crate::bench::cmd::reference`]). envbench's side is `run --cmd` with
-//! all the commands in one run a round, one case round of a warm-up and
-//! [`RUNS`] repetitions each, as hyperfine's side runs them.
+//! all the commands in one run a round, one case round of a counted run, a
+//! warm-up and [`RUNS`] repetitions each; hyperfine's, two warm-ups and
+//! [`RUNS`] runs.
 
 use super::rows::Row;
 use crate::bench::cmd::{reference, CommandSpec, Run, HASH_PARAM, NAME_PARAM};
@@ -69,9 +70,12 @@ pub(super) fn rows(c: &Commands, shop: &Workshop) -> Vec<Row> {
             (key::DIR, DIR_NAME),
             (NAME_PARAM, spec.name.clone().leak()),
         ];
+        // envbench's side runs the command once more before its warm-up,
+        // under its counter (each round is a fresh run, whose first round
+        // counts): hyperfine warms up once more to match
         let tool = shop.ready_in(
             &reference::TOOL,
-            reference::hyperfine_args(spec, WARMUP, RUNS),
+            reference::hyperfine_args(spec, WARMUP + 1, RUNS),
             &c.dir,
         );
         rows.push(Row::with_tool(
