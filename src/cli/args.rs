@@ -369,11 +369,13 @@ pub struct InfoArgs {
 /// `envbench fidelity` options.
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
-    /// Families whose references run, comma-separated (os,cpu,mem,io,net).
-    /// [default: every family with a reference tool]
+    /// Families whose references run, comma-separated (os,cpu,mem,io,net;
+    /// cmd, with --cmd). [default: every family with a reference tool, or
+    /// with --cmd its commands alone]
     #[arg(long, value_name = "FAMILY,...", value_delimiter = ',')]
     pub sections: Vec<String>,
-    /// Only these benches, comma-separated (os.syscall,mem.stream).
+    /// Only these benches, comma-separated (os.syscall,mem.stream;
+    /// cmd.run, with --cmd).
     #[arg(long, value_name = "BENCH,...", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Rounds of the first pass: each round runs envbench once (twice
