@@ -320,7 +320,7 @@ fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
     let out = run(&args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if envbench_has_no("hyperfine") {
+    if not_on_path("hyperfine") {
         // the row says why, and nothing else could be compared
         assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
         assert!(
@@ -379,7 +379,7 @@ fn a_persons_command_is_held_to_hyperfine_in_its_own_directory() {
 }
 
 /// Whether `program` is missing from this test's PATH.
-fn envbench_has_no(program: &str) -> bool {
+fn not_on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_none_or(|path| !std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }

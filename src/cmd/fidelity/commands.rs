@@ -23,14 +23,15 @@ pub struct Commands {
     /// Their working directory, and hyperfine's.
     pub dir: PathBuf,
     /// Whether only their rows are measured (`--cmd` without `--sections`
-    /// or `--only`).
+    /// or `--only`, or with `--only cmd.run` alone).
     pub alone: bool,
 }
 
 /// The name of the commands' directory in their case keys (`run`'s for a
 /// plain `--dir PATH`, or none).
 const DIR_NAME: &str = "dir1";
-/// Warm-up runs before each side's timed ones (envbench's quick suite's).
+/// envbench's warm-up runs before its timed ones (the quick suite's);
+/// hyperfine gets one more, for envbench's counted run.
 const WARMUP: u32 = 1;
 /// Timed runs each side, a round (hyperfine's least).
 const RUNS: u32 = 10;
