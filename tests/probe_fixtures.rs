@@ -348,16 +348,7 @@ fn cgroup_v1_controls_written_from_this_machine() {
     assert_eq!(c.memory_limit_bytes, Some(512 << 20));
     assert_eq!((c.memory_high_bytes, c.swap_max_bytes), (None, Some(0)));
     assert_eq!(c.pids_max, Some(4096));
-    assert_eq!(c.io_limits.len(), 1);
-    let io = &c.io_limits[0];
-    assert_eq!(
-        (io.device.as_str(), io.name.as_deref()),
-        ("254:0", Some("vda"))
-    );
-    assert_eq!(
-        (io.read_bps, io.write_bps, io.read_iops, io.write_iops),
-        (Some(50 << 20), Some(50 << 20), Some(400), Some(400))
-    );
+    throttled_vda(c);
     assert_eq!((c.io_weight, c.blkio_weight), (None, None));
     let nofile = f.os.rlimits["nofile"];
     assert_eq!((nofile.soft, nofile.hard), (Some(1024), Some(4096)));
@@ -373,8 +364,60 @@ fn cgroup_v1_controls_written_from_this_machine() {
         (f.cpu.governor.as_ref(), f.cpu.scaling_max_mhz, f.cpu.boost),
         (None, None, None)
     );
-    let root = dir_of("controls-v1", "/work");
-    let block = root.block.unwrap();
+    vda_queue(&dir_of("controls-v1", "/work"));
+}
+
+/// The same controls recorded by `record.sh` on this project's AMD EPYC
+/// VM (2026-12-07, hybrid v1), inside a group `/envbench-rec` made for
+/// it in each controller: the blkio throttle, 512 CPU shares with half a
+/// CPU's quota, a cpuset of CPU 0, a 256 MiB memory limit with `memsw`
+/// equal (no swap), 512 pids, and `prlimit --nofile=1024:4096`.
+#[test]
+fn cgroup_v1_controls_recorded_on_this_machine() {
+    let f = fp("controls-v1-recorded");
+    let c = &f.cgroup;
+    assert_eq!(c.version.as_deref(), Some("hybrid"));
+    assert_eq!(c.path.as_deref(), Some("/envbench-rec"));
+    assert_eq!(
+        (c.cpu_quota_cpus, c.cpu_shares, c.cpu_weight),
+        (Some(0.5), Some(512), None)
+    );
+    assert_eq!(c.cpuset_cpus.as_deref(), Some("0"));
+    assert_eq!(c.memory_limit_bytes, Some(256 << 20));
+    assert_eq!((c.memory_high_bytes, c.swap_max_bytes), (None, Some(0)));
+    assert_eq!(c.pids_max, Some(512));
+    throttled_vda(c);
+    let nofile = f.os.rlimits["nofile"];
+    assert_eq!((nofile.soft, nofile.hard), (Some(1024), Some(4096)));
+    assert_eq!(f.memory.thp.as_deref(), Some("madvise"));
+    assert_eq!(f.memory.numa_nodes, Some(1));
+    assert_eq!(
+        (f.cpu.governor.as_ref(), f.cpu.scaling_max_mhz, f.cpu.boost),
+        (None, None, None)
+    );
+    // the root's disk, through the links record.sh now keeps
+    vda_queue(&dir_of("controls-v1-recorded", "/"));
+}
+
+/// The blkio throttle both v1 fixtures hold: 50 MiB/s and 400
+/// operations/s each way on vda (254:0).
+fn throttled_vda(c: &envbench::probe::cgroup::CgroupInfo) {
+    assert_eq!(c.io_limits.len(), 1);
+    let io = &c.io_limits[0];
+    assert_eq!(
+        (io.device.as_str(), io.name.as_deref()),
+        ("254:0", Some("vda"))
+    );
+    assert_eq!(
+        (io.read_bps, io.write_bps, io.read_iops, io.write_iops),
+        (Some(50 << 20), Some(50 << 20), Some(400), Some(400))
+    );
+}
+
+/// A directory on this project's VMs' root disk: vda, mq-deadline,
+/// 8 MiB read-ahead, 256 requests, said to rotate.
+fn vda_queue(dir: &envbench::probe::storage::DirInfo) {
+    let block = dir.block.as_ref().unwrap();
     assert_eq!(
         (
             block.name.as_str(),
@@ -387,7 +430,7 @@ fn cgroup_v1_controls_written_from_this_machine() {
         (block.read_ahead_kb, block.nr_requests),
         (Some(8192), Some(256))
     );
-    assert_eq!(root.rotational, Some(true));
+    assert_eq!(dir.rotational, Some(true));
 }
 
 /// A Docker container on a cgroup v2 host (no cgroup namespace), a

@@ -32,12 +32,19 @@ const NOT_SETTINGS: &[&str] = &[
     "dirs[].free_bytes",
 ];
 
+/// Lists whose elements are matched by their place, not by a key they
+/// hold: the `--dir`s, given in the same order on both sides, where a
+/// directory's device (its only key) differs between a local disk and a
+/// mount of it, and two directories may share one.
+const BY_PLACE: &[&str] = &["dirs"];
+
 /// One field whose value differs between the sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
     /// Its path in the fingerprint: `cgroup.io_limits[vda].write_bps`,
     /// `cpu.governor`, `dirs[0].block.scheduler`; an element of a list
-    /// by its device, name or kind where it has one, else its index.
+    /// by its device, name or kind where it has one, else (and always a
+    /// `--dir`) by its index.
     pub field: String,
     /// The base's value; None where absent (no such limit, not read).
     pub base: Option<Value>,
@@ -63,9 +70,11 @@ fn flatten(path: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
         Value::Null => {}
         Value::Object(map) => map.iter().for_each(|(k, x)| flatten(&join(k), x, out)),
         Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {
+            let by_place = BY_PLACE.contains(&pattern.as_str());
             for (i, item) in items.iter().enumerate() {
                 let key = ["name", "device", "kind"]
                     .iter()
+                    .filter(|_| !by_place)
                     .find_map(|k| item.get(*k).and_then(Value::as_str))
                     .map_or_else(|| i.to_string(), str::to_string);
                 flatten(&format!("{path}[{key}]"), item, out);
@@ -175,6 +184,32 @@ mod tests {
             }]
         );
         assert!(differing_fields(&[&base], &[&base.clone()]).is_empty());
+    }
+
+    #[test]
+    fn a_dir_is_named_by_its_place_whatever_its_device() {
+        let mut base = recorded("controls-v1");
+        base.dirs = vec![crate::probe::storage::DirInfo {
+            path: "/srv/work".into(),
+            fs_type: Some("ext4".into()),
+            device: Some("254:0".into()),
+            ..Default::default()
+        }];
+        let mut other = base.clone();
+        other.dirs[0].device = Some("0:52".into());
+        other.dirs[0].fs_type = Some("fuse.bindfs".into());
+        let d = differing_fields(&[&base], &[&other]);
+        let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(fields, ["dirs[0].device", "dirs[0].fs_type"]);
+        assert_eq!(d[1].other, Some(Value::from("fuse.bindfs")));
+        // two directories on one device: each its own, none lost
+        let mut two = base.clone();
+        two.dirs.push(base.dirs[0].clone());
+        let mut changed = two.clone();
+        changed.dirs[1].fs_type = Some("tmpfs".into());
+        let d = differing_fields(&[&two], &[&changed]);
+        let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(fields, ["dirs[1].fs_type"]);
     }
 
     #[test]
