@@ -235,6 +235,18 @@ pub enum Clue {
         /// OTHER's.
         other: f64,
     },
+    /// The CPU frequency policy differs: the highest frequency cpufreq
+    /// allows (`scaling_max_freq`), boost, or the governor, the first of
+    /// them that differs.
+    FrequencyPolicy {
+        /// What differs, in words: "highest frequency allowed", "boost",
+        /// "governor".
+        setting: String,
+        /// The base's, in words ("3500 MHz", "on", "performance").
+        base: String,
+        /// OTHER's.
+        other: String,
+    },
     /// OTHER's instructions are translated, the base's are not.
     Emulated {
         /// The emulator: `qemu-user`, `QEMU TCG`.

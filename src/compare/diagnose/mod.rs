@@ -84,11 +84,12 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
             // for its own rule only: where nothing else differs and no
             // mechanism is named, nothing is said (no "no known mechanism
             // fits these differences" where none was worth explaining)
-            // so do the resource controls and competitors on OTHER's side
-            // only (rules/controls.rs)
+            // so do the resource controls, competitors and steal on
+            // OTHER's side only (rules/controls.rs, rules/cpus.rs)
             let fingerprinted = rules::seccomp_filters(base, other).is_some_and(|(b, o)| o > b)
                 || rules::overlay_added(base, other)
-                || rules::control_added(base, other);
+                || rules::control_added(base, other)
+                || rules::steal_added(base, other);
             if !differs && !checks_differ && !fingerprinted {
                 return None;
             }

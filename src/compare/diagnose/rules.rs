@@ -6,6 +6,7 @@ mod cpus;
 mod files;
 
 pub(super) use controls::{competitors_added, control_added};
+pub(super) use cpus::steal_added;
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
 use super::{groups_of, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
@@ -447,9 +448,11 @@ const MIN_LOG_SE: f64 = 0.01;
 /// it escapes the adjustment its cases' verdicts had.
 const GROUP_LEVEL: f64 = 0.995;
 
-/// The level of the one group a rule reads once a fingerprint fact has
-/// named it (a seccomp filter: its system calls; an overlay directory:
-/// the path walks on it): 95 %, since no other group's test shares it.
+/// The level of the one group a rule reads once a fingerprint fact or
+/// the telemetry has named it (a seccomp filter: its system calls; an
+/// overlay directory: the path walks on it; other runnable tasks: work on
+/// every CPU; steal: computation): 95 %, since no other group's test
+/// shares it.
 /// At one separate run a side the seccomp pairs' system calls, 16-20 %
 /// slower, came out 0.79-0.91 with intervals of about ±20 % (bimodal
 /// rounds on this project's VM): pooled at 95 %, one such pair in three

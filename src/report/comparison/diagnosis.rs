@@ -174,7 +174,10 @@ pub(crate) fn source(m: Mechanism) -> &'static str {
         Mechanism::FewerCpus => {
             "sched_setaffinity(2) and cpusets: threads beyond the usable CPUs take turns"
         }
-        Mechanism::OtherCpu => "the fingerprints' CPU model and frequency",
+        Mechanism::OtherCpu => {
+            "the fingerprints' CPU model, its highest frequency and cpufreq's policy (the \
+             highest frequency allowed, boost, the governor)"
+        }
         Mechanism::NoisyNeighbour => {
             "/proc/stat's steal time: CPU time the hypervisor gave to other guests"
         }
@@ -339,6 +342,11 @@ fn setting_words(clue: &Clue, base: &str, other: &str) -> String {
         Clue::MaxMhz { base: b, other: o } => {
             format!("{other}'s CPUs reach {o:.0} MHz, {base}'s {b:.0} MHz")
         }
+        Clue::FrequencyPolicy {
+            setting,
+            base: b,
+            other: o,
+        } => format!("{other}'s CPU frequency policy: {setting} {o}, {base}'s {b}"),
         Clue::Emulated { name, cpu } => match cpu {
             Some(c) if !c.is_empty() => {
                 format!("{other} runs under {name} (CPUID names \"{c}\"), {base} does not")

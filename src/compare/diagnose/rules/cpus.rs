@@ -66,7 +66,8 @@ impl Facts<'_> {
         )
     }
 
-    /// Another processor: computation moves, one thread as much as many.
+    /// Another processor, or the same one under another frequency
+    /// policy: computation moves, one thread as much as many.
     pub(super) fn other_cpu(&self) -> Option<Finding> {
         let (b, o) = (first(self.base)?, first(self.other)?);
         let sign = match (&b.fingerprint.cpu.model, &o.fingerprint.cpu.model) {
@@ -78,17 +79,7 @@ impl Facts<'_> {
                 holds: true,
                 weight: Weight::Required,
             },
-            _ => {
-                let (bm, om) = (b.fingerprint.cpu.max_mhz?, o.fingerprint.cpu.max_mhz?);
-                Sign {
-                    holds: (bm / om).ln().abs() >= 1.05f64.ln(),
-                    clue: Clue::MaxMhz {
-                        base: bm,
-                        other: om,
-                    },
-                    weight: Weight::Required,
-                }
-            }
+            _ => frequency_sign(&b.fingerprint.cpu, &o.fingerprint.cpu)?,
         };
         let effect = self.effect(&Group::Compute)?;
         let moved = if effect.speedup < 1.0 {
@@ -100,11 +91,13 @@ impl Facts<'_> {
     }
 
     /// Other guests took the CPUs: steal time on OTHER's side and
-    /// slowdowns in computation, which nothing else in a guest slows.
+    /// slowdowns in computation, which nothing else in a guest slows. The
+    /// steal names computation beforehand, as other runnable tasks name
+    /// work on every CPU, so its slowdown is read at 95 %.
     pub(super) fn noisy_neighbour(&self) -> Option<Finding> {
-        let (b, o) = (most_steal(&self.base.runs), most_steal(&self.other.runs));
+        let [b, o] = steal_of(self.base, self.other);
         let sign = Sign {
-            holds: o >= STEAL_NOISY && o >= 2.0 * b,
+            holds: steal_added(self.base, self.other),
             clue: Clue::Steal { base: b, other: o },
             weight: Weight::Required,
         };
@@ -112,10 +105,84 @@ impl Facts<'_> {
             Mechanism::NoisyNeighbour,
             vec![
                 Some(sign),
-                self.slower(Group::Compute, WORTH_EXPLAINING, Weight::Required),
+                self.slower_at(
+                    Group::Compute,
+                    WORTH_EXPLAINING,
+                    Weight::Required,
+                    FINGERPRINTED_LEVEL,
+                ),
             ],
             vec![self.slower(Group::MemoryBandwidth, WORTH_EXPLAINING, Weight::Supporting)],
             false,
         )
     }
+}
+
+/// The largest steal share around the base's repetitions and OTHER's.
+fn steal_of(base: &Environment, other: &Environment) -> [f64; 2] {
+    [most_steal(&base.runs), most_steal(&other.runs)]
+}
+
+/// Whether other guests took OTHER's CPUs and not the base's: steal of
+/// [`STEAL_NOISY`] or more, and twice the base's. It opens the diagnosis
+/// as a control on OTHER's side does.
+pub(in crate::compare::diagnose) fn steal_added(base: &Environment, other: &Environment) -> bool {
+    let [b, o] = steal_of(base, other);
+    o >= STEAL_NOISY && o >= 2.0 * b
+}
+
+/// Frequencies this far apart differ (5 %).
+const MHZ_APART: f64 = 1.05;
+
+/// The clock's sign for one CPU model: the highest frequency the CPUs
+/// reach (`cpuinfo_max_freq`), else the frequency policy's first
+/// difference (the highest frequency cpufreq allows, boost, the
+/// governor), held where they differ; not held where the highest
+/// frequencies are known and alike and no policy differs; None where
+/// nothing of the clock is known on both sides.
+fn frequency_sign(b: &crate::probe::cpu::CpuInfo, o: &crate::probe::cpu::CpuInfo) -> Option<Sign> {
+    let apart = |x: f64, y: f64| (x / y).ln().abs() >= MHZ_APART.ln();
+    let required = |clue| Sign {
+        holds: true,
+        clue,
+        weight: Weight::Required,
+    };
+    let hardware = b.max_mhz.zip(o.max_mhz);
+    if let Some((bm, om)) = hardware.filter(|&(x, y)| apart(x, y)) {
+        return Some(required(Clue::MaxMhz {
+            base: bm,
+            other: om,
+        }));
+    }
+    let policy = |setting: &str, base: String, other: String| {
+        required(Clue::FrequencyPolicy {
+            setting: setting.into(),
+            base,
+            other,
+        })
+    };
+    let on_off = |x: bool| if x { "on" } else { "off" }.to_string();
+    let mhz = |x: f64| format!("{x:.0} MHz");
+    if let Some((bc, oc)) = b.scaling_max_mhz.zip(o.scaling_max_mhz) {
+        if apart(bc, oc) {
+            return Some(policy("highest frequency allowed", mhz(bc), mhz(oc)));
+        }
+    }
+    if let Some((bb, ob)) = b.boost.zip(o.boost).filter(|(x, y)| x != y) {
+        return Some(policy("boost", on_off(bb), on_off(ob)));
+    }
+    if let (Some(bg), Some(og)) = (&b.governor, &o.governor) {
+        if bg != og {
+            return Some(policy("governor", bg.clone(), og.clone()));
+        }
+    }
+    let (bm, om) = hardware?;
+    Some(Sign {
+        holds: false,
+        clue: Clue::MaxMhz {
+            base: bm,
+            other: om,
+        },
+        weight: Weight::Required,
+    })
 }

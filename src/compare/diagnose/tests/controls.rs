@@ -356,3 +356,217 @@ fn a_competitor_is_named_from_its_own_group_at_one_run() {
         assert_eq!(n, 20, "{per_side} run(s) a side: named first in {n} of 20");
     }
 }
+
+/// A cpuset of CPU 0 in a cgroup of its own: the scheduler's mask shows
+/// one usable CPU and the cgroup's cpuset one CPU; work on every CPU 2x
+/// slower, one thread not.
+const CPUSET: Side = Side {
+    factor: |k| if parallel(k) { 2.0 } else { 1.0 },
+    tweak: |r| {
+        r.fingerprint.cpu.usable_cpus = Some(1);
+        r.fingerprint.cgroup.cpuset_cpus = Some("0".into());
+    },
+    ..PLAIN
+};
+
+#[test]
+fn a_cpuset_and_steal_name_theirs_first_at_three_runs_and_at_one() {
+    use Mechanism::*;
+    for (name, side, expected) in [
+        ("cpuset", &CPUSET, FewerCpus),
+        ("steal", &STOLEN, NoisyNeighbour),
+    ] {
+        for per_side in [3, 1] {
+            let n = first_in(&PLAIN, side, per_side, expected);
+            assert_eq!(
+                n, 20,
+                "{name}, {per_side} run(s) a side: named first in {n} of 20"
+            );
+        }
+    }
+    // the cpuset is read as the fewer CPUs' supporting sign
+    let mut rng = Rng::new(13);
+    let base = Environment::new("base", runs("base", &PLAIN, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &CPUSET, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let f = &c.diagnoses[0].findings[0];
+    assert!(
+        f.signs
+            .iter()
+            .any(|s| s.holds && matches!(s.clue, Clue::Cpuset { base, other: 1 } if base > 1)),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_cpuset_or_steal_on_both_sides_or_without_its_slowdown_names_nothing() {
+    const IDLE_CPUSET: Side = Side {
+        factor: |_| 1.0,
+        ..CPUSET
+    };
+    const IDLE_STEAL: Side = Side {
+        factor: |_| 1.0,
+        ..STOLEN
+    };
+    let pairs: &[(&str, &Side, &Side)] = &[
+        ("cpuset A/A", &CPUSET, &CPUSET),
+        ("steal A/A", &IDLE_STEAL, &IDLE_STEAL),
+        ("a cpuset without its slowdown", &PLAIN, &IDLE_CPUSET),
+        ("steal without a slowdown", &PLAIN, &IDLE_STEAL),
+    ];
+    for (name, base, other) in pairs {
+        for per_side in [1, 3] {
+            for seed in 0..20 {
+                let got = named_between(base, other, per_side, 600 + seed);
+                assert!(
+                    got.as_ref().is_none_or(|m| m.is_empty()),
+                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
+                );
+            }
+        }
+    }
+    // the slowdowns without the cpuset or the steal: never theirs
+    let unmarked = |side: &Side| Side {
+        tweak: |_| {},
+        ..side.clone()
+    };
+    for (name, side, not) in [
+        ("cpuset", &CPUSET, Mechanism::FewerCpus),
+        ("steal", &STOLEN, Mechanism::NoisyNeighbour),
+    ] {
+        for seed in 0..20 {
+            let got = named(&unmarked(side), 3, 700 + seed).unwrap_or_default();
+            assert!(!got.contains(&not), "{name}, seed {seed}: {got:?}");
+        }
+    }
+}
+
+/// cpufreq as a host with a policy shows it: the performance governor,
+/// boost on, 3 500 MHz allowed of 3 500.
+fn policy(r: &mut ResultFile) {
+    let cpu = &mut r.fingerprint.cpu;
+    cpu.max_mhz = Some(3500.0);
+    cpu.scaling_max_mhz = Some(3500.0);
+    cpu.boost = Some(true);
+    cpu.governor = Some("performance".into());
+}
+
+const POLICY: Side = Side {
+    tweak: policy,
+    ..PLAIN
+};
+
+/// What a lower clock does: computation 1.5x slower, one thread as much
+/// as many, memory bandwidth a little.
+fn clocked_down(k: &str) -> f64 {
+    if k.starts_with("cpu.") || is(k, "os.multiprog") {
+        1.5
+    } else if is(k, "mem.stream") {
+        1.1
+    } else {
+        1.0
+    }
+}
+
+/// `scaling_max_freq` capped at 2 000 MHz.
+const CAPPED: Side = Side {
+    factor: clocked_down,
+    tweak: |r| {
+        policy(r);
+        r.fingerprint.cpu.scaling_max_mhz = Some(2000.0);
+    },
+    ..PLAIN
+};
+
+/// Boost off.
+const NO_BOOST: Side = Side {
+    factor: clocked_down,
+    tweak: |r| {
+        policy(r);
+        r.fingerprint.cpu.boost = Some(false);
+    },
+    ..PLAIN
+};
+
+/// The powersave governor.
+const POWERSAVE: Side = Side {
+    factor: clocked_down,
+    tweak: |r| {
+        policy(r);
+        r.fingerprint.cpu.governor = Some("powersave".into());
+    },
+    ..PLAIN
+};
+
+#[test]
+fn a_frequency_policy_names_another_clock_first_at_three_runs_and_at_one() {
+    for (name, side, setting) in [
+        ("cap", &CAPPED, "highest frequency allowed"),
+        ("boost", &NO_BOOST, "boost"),
+        ("governor", &POWERSAVE, "governor"),
+    ] {
+        for per_side in [3, 1] {
+            let n = first_in(&POLICY, side, per_side, Mechanism::OtherCpu);
+            assert_eq!(
+                n, 20,
+                "{name}, {per_side} run(s) a side: named first in {n} of 20"
+            );
+        }
+        let mut rng = Rng::new(17);
+        let base = Environment::new("base", runs("base", &POLICY, 3, &mut rng));
+        let other = Environment::new("other", runs("other", side, 3, &mut rng));
+        let c = compare(&[base, other], &opts()).unwrap();
+        let f = &c.diagnoses[0].findings[0];
+        let Clue::FrequencyPolicy { setting: s, .. } = &f.signs[0].clue else {
+            panic!("{name}: the policy first: {f:?}");
+        };
+        assert_eq!(s, setting);
+    }
+    let mut rng = Rng::new(17);
+    let base = Environment::new("base", runs("base", &POLICY, 3, &mut rng));
+    let other = Environment::new("other", runs("other", &NO_BOOST, 3, &mut rng));
+    let c = compare(&[base, other], &opts()).unwrap();
+    let line = &crate::report::comparison::diagnosis::lines(&c.diagnoses[0], "base", false)[0];
+    assert!(
+        line.starts_with("likely cause: another CPU model or clock frequency"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_frequency_policy_on_both_sides_or_without_its_slowdown_names_nothing() {
+    const IDLE_CAP: Side = Side {
+        factor: |_| 1.0,
+        ..CAPPED
+    };
+    const IDLE_POWERSAVE: Side = Side {
+        factor: |_| 1.0,
+        ..POWERSAVE
+    };
+    let pairs: &[(&str, &Side, &Side)] = &[
+        ("policy A/A", &POLICY, &POLICY),
+        ("capped A/A", &IDLE_CAP, &IDLE_CAP),
+        ("a cap without its slowdown", &POLICY, &IDLE_CAP),
+        ("powersave without a slowdown", &POLICY, &IDLE_POWERSAVE),
+    ];
+    for (name, base, other) in pairs {
+        for per_side in [1, 3] {
+            for seed in 0..20 {
+                let got = named_between(base, other, per_side, 800 + seed);
+                assert!(
+                    got.as_ref().is_none_or(|m| m.is_empty()),
+                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
+                );
+            }
+        }
+    }
+    // the slowdown under the same policy: not another clock
+    const SLOWER: Side = Side {
+        tweak: policy,
+        ..CAPPED
+    };
+    for seed in 0..20 {
+        let got = named_between(&POLICY, &SLOWER, 3, 900 + seed).unwrap_or_default();
+        assert!(!got.contains(&Mechanism::OtherCpu), "seed {seed}: {got:?}");
+    }
+}
