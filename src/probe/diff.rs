@@ -30,13 +30,19 @@ const NOT_SETTINGS: &[&str] = &[
     "dirs[].path",
     "dirs[].canonical",
     "dirs[].free_bytes",
+    // a device's numbers name it, and an anonymous one (a FUSE mount's
+    // 0:52) differs between any two mounts: its type and queue say what
+    // it is
+    "dirs[].device",
+    "dirs[].block.device",
 ];
 
 /// Lists whose elements are matched by their place, not by a key they
 /// hold: the `--dir`s, given in the same order on both sides, where a
 /// directory's device (its only key) differs between a local disk and a
-/// mount of it, and two directories may share one.
-const BY_PLACE: &[&str] = &["dirs"];
+/// mount of it, and two directories may share one; the CPU's caches,
+/// listed by level, whose kind L2 and L3 share ("Unified").
+const BY_PLACE: &[&str] = &["dirs", "cpu.caches"];
 
 /// One field whose value differs between the sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -200,8 +206,8 @@ mod tests {
         other.dirs[0].fs_type = Some("fuse.bindfs".into());
         let d = differing_fields(&[&base], &[&other]);
         let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
-        assert_eq!(fields, ["dirs[0].device", "dirs[0].fs_type"]);
-        assert_eq!(d[1].other, Some(Value::from("fuse.bindfs")));
+        assert_eq!(fields, ["dirs[0].fs_type"]);
+        assert_eq!(d[0].other, Some(Value::from("fuse.bindfs")));
         // two directories on one device: each its own, none lost
         let mut two = base.clone();
         two.dirs.push(base.dirs[0].clone());
@@ -210,6 +216,22 @@ mod tests {
         let d = differing_fields(&[&two], &[&changed]);
         let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
         assert_eq!(fields, ["dirs[1].fs_type"]);
+    }
+
+    #[test]
+    fn each_cache_level_is_its_own_though_two_share_a_kind() {
+        let base = recorded("controls-v1-recorded");
+        let unified: Vec<usize> = (base.cpu.caches.iter().enumerate())
+            .filter(|(_, c)| c.kind == "Unified")
+            .map(|(i, _)| i)
+            .collect();
+        assert!(unified.len() >= 2, "{:?}", base.cpu.caches);
+        let mut other = base.clone();
+        let l2 = unified[0];
+        other.cpu.caches[l2].size_bytes *= 2;
+        let d = differing_fields(&[&base], &[&other]);
+        let fields: Vec<&str> = d.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(fields, [format!("cpu.caches[{l2}].size_bytes")]);
     }
 
     #[test]
