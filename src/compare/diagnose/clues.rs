@@ -312,7 +312,7 @@ pub enum Clue {
         /// OTHER's.
         other: usize,
     },
-    /// Steal time, the largest share seen in any repetition of a side.
+    /// Steal time: the share of a side's computation's CPU time stolen.
     Steal {
         /// The base's.
         base: f64,

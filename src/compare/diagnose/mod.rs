@@ -15,8 +15,9 @@
 //! required sign holds, at least one effect (not the fingerprint alone)
 //! holds, and at least half of what was checked holds. Nothing is named
 //! where no headline metric differs by [`WORTH_EXPLAINING`] or more,
-//! unless a method's check failed on one side only, or a seccomp filter
-//! runs or a directory is an overlay on one side only.
+//! unless a method's check failed on one side only, or a seccomp filter,
+//! an overlay directory, a resource control, other runnable tasks or
+//! steal are on OTHER's side only.
 //!
 //! Returns data; the report words it.
 
@@ -45,8 +46,9 @@ pub(super) const STEAL_NOISY: f64 = 0.05;
 /// The diagnosis of every environment whose headline metrics differ from
 /// the baseline's by [`WORTH_EXPLAINING`] or more (judged so, or a 95 %
 /// interval wholly beyond it), where a method's check failed on one
-/// side only, or where OTHER runs a seccomp filter or has an overlay
-/// directory the baseline does not; none for the others.
+/// side only, or where OTHER has a seccomp filter, an overlay directory,
+/// a tighter resource control, other runnable tasks or steal the
+/// baseline has not; none for the others.
 pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Vec<Diagnosis> {
     let Some(base) = envs.first() else {
         return Vec::new();
@@ -80,10 +82,10 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
             // is read too: its cost (a tenth or so on system calls, 1.2-1.6x
             // on path walks) stays under the bar above at one run a side
             // (podman's filter: 0.88 [0.78, 1.00]), and its rule reads the
-            // one group it names at 95 % (rules.rs). It opens the diagnosis
-            // for its own rule only: where nothing else differs and no
-            // mechanism is named, nothing is said (no "no known mechanism
-            // fits these differences" where none was worth explaining)
+            // one group it names at 95 % (rules.rs). It opens the diagnosis,
+            // where every rule is read; where nothing else differs and no
+            // mechanism is named, nothing is said (no "no rule fits" where
+            // nothing was worth explaining)
             // so do the resource controls, competitors and steal on
             // OTHER's side only (rules/controls.rs, rules/cpus.rs)
             let fingerprinted = rules::seccomp_filters(base, other).is_some_and(|(b, o)| o > b)

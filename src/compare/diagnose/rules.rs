@@ -10,7 +10,6 @@ pub(super) use cpus::steal_added;
 
 use super::clues::{Clue, Effect, Finding, Group, Mechanism, Sign, Weight};
 use super::{groups_of, GROWS_BY, STEAL_NOISY, WORTH_EXPLAINING};
-use crate::compare::advice::most_steal;
 use crate::compare::{Environment, MetricComparison, Verdict};
 use crate::probe::storage::is_remote;
 use crate::probe::virt::{layer_name, LayerKind};

@@ -121,7 +121,13 @@ fn mechanism_words(f: &Finding) -> String {
         Mechanism::CacheSemantics => "the page cache or O_DIRECT behave differently".into(),
         Mechanism::CpuQuota => "a CPU quota (cgroup cpu.max)".into(),
         Mechanism::FewerCpus => "fewer usable CPUs (an affinity mask or cpuset)".into(),
-        Mechanism::OtherCpu => "another CPU model or clock frequency".into(),
+        Mechanism::OtherCpu => match first_clue(f, |c| match c {
+            Clue::FrequencyPolicy { setting, other, .. } => Some(format!("{setting} {other}")),
+            _ => None,
+        }) {
+            Some(setting) => format!("another CPU frequency policy ({setting})"),
+            None => "another CPU model or clock frequency".into(),
+        },
         Mechanism::NoisyNeighbour => "a noisy neighbour (steal time)".into(),
         Mechanism::IoThrottle => match first_clue(f, |c| match c {
             Clue::IoLimit { dir, other, .. } => Some((dir.clone(), io_limit_text(other))),
@@ -421,7 +427,7 @@ fn control_words(clue: &Clue, base: &str, other: &str) -> String {
             format!("{other}'s cpuset allows {o} CPU(s), {base}'s {b}")
         }
         Clue::Steal { base: b, other: o } => format!(
-            "steal time up to {} in {other}, {} in {base}",
+            "steal time {} of {other}'s computation, {} of {base}'s",
             percent_text(*o, false),
             percent_text(*b, false)
         ),

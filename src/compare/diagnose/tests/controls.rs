@@ -398,26 +398,42 @@ fn a_cpuset_and_steal_name_theirs_first_at_three_runs_and_at_one() {
     );
 }
 
+/// Synced writes 3x slower and nothing else: a difference that opens the
+/// diagnosis, so that a control beside it is read, and none of the CPU
+/// rules' signs.
+fn slow_syncs(k: &str) -> f64 {
+    if k.contains("op=write_fdatasync") {
+        3.0
+    } else {
+        1.0
+    }
+}
+
+/// Over 20 seeds at 1 and 3 runs a side: `base` against `other` never
+/// names `not` first or at all.
+fn never_named(name: &str, base: &Side, other: &Side, not: Mechanism, seeds: u64) {
+    for per_side in [1, 3] {
+        for seed in seeds..seeds + 20 {
+            let got = named_between(base, other, per_side, seed).unwrap_or_default();
+            assert!(
+                !got.contains(&not),
+                "{name}, {per_side} run(s), seed {seed}: {got:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_cpuset_or_steal_on_both_sides_or_without_its_slowdown_names_nothing() {
-    const IDLE_CPUSET: Side = Side {
-        factor: |_| 1.0,
-        ..CPUSET
-    };
-    const IDLE_STEAL: Side = Side {
+    // A/A with the cpuset, or the steal, on both sides: nothing at all
+    const STOLEN_IDLE: Side = Side {
         factor: |_| 1.0,
         ..STOLEN
     };
-    let pairs: &[(&str, &Side, &Side)] = &[
-        ("cpuset A/A", &CPUSET, &CPUSET),
-        ("steal A/A", &IDLE_STEAL, &IDLE_STEAL),
-        ("a cpuset without its slowdown", &PLAIN, &IDLE_CPUSET),
-        ("steal without a slowdown", &PLAIN, &IDLE_STEAL),
-    ];
-    for (name, base, other) in pairs {
+    for (name, side) in [("cpuset A/A", &CPUSET), ("steal A/A", &STOLEN_IDLE)] {
         for per_side in [1, 3] {
             for seed in 0..20 {
-                let got = named_between(base, other, per_side, 600 + seed);
+                let got = named_between(side, side, per_side, 600 + seed);
                 assert!(
                     got.as_ref().is_none_or(|m| m.is_empty()),
                     "{name}, {per_side} run(s), seed {seed}: {got:?}"
@@ -425,20 +441,76 @@ fn a_cpuset_or_steal_on_both_sides_or_without_its_slowdown_names_nothing() {
             }
         }
     }
+    // the setting without its slowdown, beside another difference that
+    // opens the diagnosis (steal opens it itself)
+    const CPUSET_ONLY: Side = Side {
+        factor: slow_syncs,
+        ..CPUSET
+    };
+    const STEAL_ONLY: Side = Side {
+        factor: slow_syncs,
+        ..STOLEN
+    };
+    never_named(
+        "a cpuset, syncs slower",
+        &PLAIN,
+        &CPUSET_ONLY,
+        Mechanism::FewerCpus,
+        620,
+    );
+    never_named(
+        "steal, syncs slower",
+        &PLAIN,
+        &STEAL_ONLY,
+        Mechanism::NoisyNeighbour,
+        640,
+    );
+    never_named(
+        "steal alone",
+        &PLAIN,
+        &STOLEN_IDLE,
+        Mechanism::NoisyNeighbour,
+        660,
+    );
+    // steal in one case that computes nothing, computation slower: no
+    // neighbour took the computation's time
+    const STEAL_ELSEWHERE: Side = Side {
+        tweak: |r| {
+            for c in r.cases.iter_mut().filter(|c| c.key.starts_with("io.dd")) {
+                c.telemetry = Some(crate::results::Telemetry {
+                    steal_share: vec![Some(0.3)],
+                    ..Default::default()
+                });
+            }
+        },
+        ..STOLEN
+    };
+    never_named(
+        "steal in io.dd only",
+        &PLAIN,
+        &STEAL_ELSEWHERE,
+        Mechanism::NoisyNeighbour,
+        680,
+    );
     // the slowdowns without the cpuset or the steal: never theirs
     let unmarked = |side: &Side| Side {
         tweak: |_| {},
         ..side.clone()
     };
-    for (name, side, not) in [
-        ("cpuset", &CPUSET, Mechanism::FewerCpus),
-        ("steal", &STOLEN, Mechanism::NoisyNeighbour),
-    ] {
-        for seed in 0..20 {
-            let got = named(&unmarked(side), 3, 700 + seed).unwrap_or_default();
-            assert!(!got.contains(&not), "{name}, seed {seed}: {got:?}");
-        }
-    }
+    never_named(
+        "cpuset's slowdown alone",
+        &PLAIN,
+        &unmarked(&CPUSET),
+        Mechanism::FewerCpus,
+        700,
+    );
+    never_named(
+        "steal's slowdown alone",
+        &PLAIN,
+        &unmarked(&STOLEN),
+        Mechanism::NoisyNeighbour,
+        720,
+    );
 }
 
 /// cpufreq as a host with a policy shows it: the performance governor,
@@ -498,6 +570,40 @@ const POWERSAVE: Side = Side {
     ..PLAIN
 };
 
+/// The same model whose CPUs reach 2 800 MHz, not 3 500.
+const LOWER_CLOCK: Side = Side {
+    factor: clocked_down,
+    tweak: |r| {
+        policy(r);
+        r.fingerprint.cpu.max_mhz = Some(2800.0);
+    },
+    ..PLAIN
+};
+
+#[test]
+fn a_lower_highest_clock_of_one_model_is_named_and_its_reverse_is_not() {
+    for per_side in [3, 1] {
+        let n = first_in(&POLICY, &LOWER_CLOCK, per_side, Mechanism::OtherCpu);
+        assert_eq!(n, 20, "{per_side} run(s) a side: named first in {n} of 20");
+    }
+    // the clock higher where OTHER is slower: not the clock
+    const SLOWER_AT_FULL_CLOCK: Side = Side {
+        tweak: policy,
+        ..LOWER_CLOCK
+    };
+    const FAST_AT_LOWER_CLOCK: Side = Side {
+        factor: |_| 1.0,
+        ..LOWER_CLOCK
+    };
+    never_named(
+        "a higher clock, slower",
+        &FAST_AT_LOWER_CLOCK,
+        &SLOWER_AT_FULL_CLOCK,
+        Mechanism::OtherCpu,
+        940,
+    );
+}
+
 #[test]
 fn a_frequency_policy_names_another_clock_first_at_three_runs_and_at_one() {
     for (name, side, setting) in [
@@ -528,7 +634,7 @@ fn a_frequency_policy_names_another_clock_first_at_three_runs_and_at_one() {
     let c = compare(&[base, other], &opts()).unwrap();
     let line = &crate::report::comparison::diagnosis::lines(&c.diagnoses[0], "base", false)[0];
     assert!(
-        line.starts_with("likely cause: another CPU model or clock frequency"),
+        line.starts_with("likely cause: another CPU frequency policy (boost off)"),
         "{line}"
     );
 }
@@ -539,20 +645,10 @@ fn a_frequency_policy_on_both_sides_or_without_its_slowdown_names_nothing() {
         factor: |_| 1.0,
         ..CAPPED
     };
-    const IDLE_POWERSAVE: Side = Side {
-        factor: |_| 1.0,
-        ..POWERSAVE
-    };
-    let pairs: &[(&str, &Side, &Side)] = &[
-        ("policy A/A", &POLICY, &POLICY),
-        ("capped A/A", &IDLE_CAP, &IDLE_CAP),
-        ("a cap without its slowdown", &POLICY, &IDLE_CAP),
-        ("powersave without a slowdown", &POLICY, &IDLE_POWERSAVE),
-    ];
-    for (name, base, other) in pairs {
+    for (name, side) in [("policy A/A", &POLICY), ("capped A/A", &IDLE_CAP)] {
         for per_side in [1, 3] {
             for seed in 0..20 {
-                let got = named_between(base, other, per_side, 800 + seed);
+                let got = named_between(side, side, per_side, 800 + seed);
                 assert!(
                     got.as_ref().is_none_or(|m| m.is_empty()),
                     "{name}, {per_side} run(s), seed {seed}: {got:?}"
@@ -560,13 +656,67 @@ fn a_frequency_policy_on_both_sides_or_without_its_slowdown_names_nothing() {
             }
         }
     }
+    use Mechanism::OtherCpu;
+    // the setting without its slowdown, beside another difference that
+    // opens the diagnosis
+    const CAP_ONLY: Side = Side {
+        factor: slow_syncs,
+        ..CAPPED
+    };
+    const POWERSAVE_ONLY: Side = Side {
+        factor: slow_syncs,
+        ..POWERSAVE
+    };
+    never_named("a cap, syncs slower", &POLICY, &CAP_ONLY, OtherCpu, 820);
+    never_named(
+        "powersave, syncs slower",
+        &POLICY,
+        &POWERSAVE_ONLY,
+        OtherCpu,
+        840,
+    );
     // the slowdown under the same policy: not another clock
     const SLOWER: Side = Side {
         tweak: policy,
         ..CAPPED
     };
-    for seed in 0..20 {
-        let got = named_between(&POLICY, &SLOWER, 3, 900 + seed).unwrap_or_default();
-        assert!(!got.contains(&Mechanism::OtherCpu), "seed {seed}: {got:?}");
-    }
+    never_named("the same policy, slower", &POLICY, &SLOWER, OtherCpu, 860);
+    // the policy known on OTHER's side only (the base exposes no cpufreq)
+    never_named(
+        "the policy on one side only",
+        &PLAIN,
+        &CAPPED,
+        OtherCpu,
+        880,
+    );
+    // the clock allowed higher, or boost on, where OTHER is slower: the
+    // policy cannot explain it
+    const UNCAPPED_SLOWER: Side = Side {
+        factor: clocked_down,
+        tweak: policy,
+        ..PLAIN
+    };
+    const NO_BOOST_FAST: Side = Side {
+        factor: |_| 1.0,
+        ..NO_BOOST
+    };
+    const BOOSTED_SLOWER: Side = Side {
+        factor: clocked_down,
+        tweak: policy,
+        ..PLAIN
+    };
+    never_named(
+        "a higher cap, slower",
+        &IDLE_CAP,
+        &UNCAPPED_SLOWER,
+        OtherCpu,
+        900,
+    );
+    never_named(
+        "boost on, slower",
+        &NO_BOOST_FAST,
+        &BOOSTED_SLOWER,
+        OtherCpu,
+        920,
+    );
 }
