@@ -82,12 +82,12 @@ pub(crate) fn diagnose(envs: &[Environment], metrics: &[MetricComparison]) -> Ve
             // is read too: its cost (a tenth or so on system calls, 1.2-1.6x
             // on path walks) stays under the bar above at one run a side
             // (podman's filter: 0.88 [0.78, 1.00]), and its rule reads the
-            // one group it names at 95 % (rules.rs). It opens the diagnosis,
+            // one group it names at 95 % (rules.rs). So do the resource
+            // controls, competitors and steal on OTHER's side only
+            // (rules/controls.rs, rules/cpus.rs). Each opens the diagnosis,
             // where every rule is read; where nothing else differs and no
             // mechanism is named, nothing is said (no "no rule fits" where
             // nothing was worth explaining)
-            // so do the resource controls, competitors and steal on
-            // OTHER's side only (rules/controls.rs, rules/cpus.rs)
             let fingerprinted = rules::seccomp_filters(base, other).is_some_and(|(b, o)| o > b)
                 || rules::overlay_added(base, other)
                 || rules::control_added(base, other)

@@ -194,15 +194,7 @@ fn a_control_on_both_sides_or_without_its_signs_names_nothing() {
         ("a weight without its slowdown", &PLAIN, &IDLE_WEIGHT),
     ];
     for (name, base, other) in pairs {
-        for per_side in [1, 3] {
-            for seed in 0..20 {
-                let got = named_between(base, other, per_side, 300 + seed);
-                assert!(
-                    got.as_ref().is_none_or(|m| m.is_empty()),
-                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
-                );
-            }
-        }
+        nothing_named(name, base, other, 300);
     }
 }
 
@@ -409,6 +401,20 @@ fn slow_syncs(k: &str) -> f64 {
     }
 }
 
+/// Over 20 seeds from `seeds` at 1 and 3 runs a side: `base` against
+/// `other` names nothing at all.
+fn nothing_named(name: &str, base: &Side, other: &Side, seeds: u64) {
+    for per_side in [1, 3] {
+        for seed in seeds..seeds + 20 {
+            let got = named_between(base, other, per_side, seed);
+            assert!(
+                got.as_ref().is_none_or(|m| m.is_empty()),
+                "{name}, {per_side} run(s), seed {seed}: {got:?}"
+            );
+        }
+    }
+}
+
 /// Over 20 seeds at 1 and 3 runs a side: `base` against `other` never
 /// names `not` first or at all.
 fn never_named(name: &str, base: &Side, other: &Side, not: Mechanism, seeds: u64) {
@@ -431,15 +437,7 @@ fn a_cpuset_or_steal_on_both_sides_or_without_its_slowdown_names_nothing() {
         ..STOLEN
     };
     for (name, side) in [("cpuset A/A", &CPUSET), ("steal A/A", &STOLEN_IDLE)] {
-        for per_side in [1, 3] {
-            for seed in 0..20 {
-                let got = named_between(side, side, per_side, 600 + seed);
-                assert!(
-                    got.as_ref().is_none_or(|m| m.is_empty()),
-                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
-                );
-            }
-        }
+        nothing_named(name, side, side, 600);
     }
     // the setting without its slowdown, beside another difference that
     // opens the diagnosis (steal opens it itself)
@@ -646,15 +644,7 @@ fn a_frequency_policy_on_both_sides_or_without_its_slowdown_names_nothing() {
         ..CAPPED
     };
     for (name, side) in [("policy A/A", &POLICY), ("capped A/A", &IDLE_CAP)] {
-        for per_side in [1, 3] {
-            for seed in 0..20 {
-                let got = named_between(side, side, per_side, 800 + seed);
-                assert!(
-                    got.as_ref().is_none_or(|m| m.is_empty()),
-                    "{name}, {per_side} run(s), seed {seed}: {got:?}"
-                );
-            }
-        }
+        nothing_named(name, side, side, 800);
     }
     use Mechanism::OtherCpu;
     // the setting without its slowdown, beside another difference that
