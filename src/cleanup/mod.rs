@@ -190,11 +190,7 @@ pub(crate) fn children(pid: u32) -> Vec<u32> {
     tasks
         .flatten()
         .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|list| {
-            list.split_whitespace()
-                .filter_map(|c| c.parse::<u32>().ok())
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|list| crate::probe::process::children_pids(&list))
         .collect()
 }
 

@@ -501,7 +501,7 @@ fn tree_cpu_ns(pid: i32) -> Option<u64> {
             tasks
                 .flatten()
                 .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .filter_map(|s| crate::probe::process::schedstat_ns(&s))
                 .sum(),
         )
     };

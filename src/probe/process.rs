@@ -73,6 +73,20 @@ pub(crate) fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
+/// A thread's time on a CPU, in nanoseconds: the first field of its
+/// `/proc/PID/task/TID/schedstat`.
+pub(crate) fn schedstat_ns(schedstat: &str) -> Option<u64> {
+    schedstat.split_whitespace().next()?.parse().ok()
+}
+
+/// The PIDs a thread's `/proc/PID/task/TID/children` lists.
+pub(crate) fn children_pids(children: &str) -> Vec<u32> {
+    children
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .collect()
+}
+
 /// Whether process `pid` is still running: not gone, not ended.
 pub(crate) fn running(pid: i64) -> bool {
     Stat::of(pid).is_some_and(|s| !s.ended())
@@ -108,6 +122,16 @@ mod tests {
         assert_eq!(status_field(status, "Seccomp"), Some("2"));
         assert_eq!(status_field(status, "Seccomp_filters"), Some("1"));
         assert_eq!(status_field(status, "Pid"), None);
+    }
+
+    #[test]
+    fn a_threads_cpu_time_and_children_are_read_from_their_files() {
+        // as the kernel writes them: ns on a CPU, ns waiting, timeslices;
+        // child PIDs each followed by a space
+        assert_eq!(schedstat_ns("1523847 20911 14\n"), Some(1_523_847));
+        assert_eq!(schedstat_ns(""), None);
+        assert_eq!(children_pids("4243 4250 \n"), vec![4243, 4250]);
+        assert!(children_pids("").is_empty());
     }
 
     #[test]

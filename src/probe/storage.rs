@@ -29,11 +29,6 @@ pub struct MountEntry {
     pub super_options: String,
 }
 
-/// Undoes mountinfo's octal escapes (`\040` is a space).
-fn unescape(s: &str) -> String {
-    String::from_utf8_lossy(&unescape_raw(s.as_bytes())).into_owned()
-}
-
 /// Undoes mountinfo's octal escapes in raw bytes, as the kernel has them
 /// (a path need not be UTF-8).
 fn unescape_raw(b: &[u8]) -> Vec<u8> {
@@ -65,15 +60,28 @@ fn unescape_raw(b: &[u8]) -> Vec<u8> {
 pub(crate) fn lists_mount_point(bytes: &[u8], dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
     let want = dir.as_os_str().as_bytes();
-    bytes.split(|b| *b == b'\n').any(|line| {
-        let Some(end) = line.windows(3).position(|w| w == b" - ") else {
-            return false;
-        };
-        line[..end]
-            .split(|b| *b == b' ')
-            .nth(4)
-            .is_some_and(|m| unescape_raw(m) == want)
-    })
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(mount_fields)
+        .any(|(left, _)| unescape_raw(left[4]) == want)
+}
+
+/// The raw fields of a mountinfo line: the six before ` - `, then the rest.
+type MountFields<'a> = ([&'a [u8]; 6], Vec<&'a [u8]>);
+
+/// A mountinfo line's fields, raw: the six before the ` - ` separator (ID,
+/// parent, major:minor, root, mount point, options) and the three after
+/// it (type, source, superblock options; the last may be missing). None
+/// for a line that has fewer.
+fn mount_fields(line: &[u8]) -> Option<MountFields<'_>> {
+    let end = line.windows(3).position(|w| w == b" - ")?;
+    let mut left = line[..end].split(|b| *b == b' ');
+    let fields = [(); 6].map(|_| left.next());
+    let right: Vec<&[u8]> = line[end + 3..].splitn(3, |b| *b == b' ').collect();
+    if fields.iter().any(Option::is_none) || right.len() < 2 {
+        return None;
+    }
+    Some((fields.map(|f| f.unwrap_or_default()), right))
 }
 
 /// Parses mountinfo text; malformed lines are skipped (and counted in the
@@ -91,22 +99,21 @@ pub fn parse_mountinfo(text: &str) -> (Vec<MountEntry>, usize) {
 }
 
 fn parse_mount_line(line: &str) -> Option<MountEntry> {
-    let (left, right) = line.split_once(" - ")?;
-    let l: Vec<&str> = left.split(' ').collect();
-    let r: Vec<&str> = right.splitn(3, ' ').collect();
-    if l.len() < 6 || r.len() < 2 {
-        return None;
-    }
-    let (major, minor) = l[2].split_once(':')?;
+    let (l, r) = mount_fields(line.as_bytes())?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let raw = |b: &[u8]| String::from_utf8_lossy(&unescape_raw(b)).into_owned();
+    let (major, minor) = text(l[2])
+        .split_once(':')
+        .map(|(a, b)| (a.parse(), b.parse()))?;
     Some(MountEntry {
-        major: major.parse().ok()?,
-        minor: minor.parse().ok()?,
-        root: unescape(l[3]),
-        mount_point: unescape(l[4]),
-        options: l[5].to_string(),
-        fs_type: r[0].to_string(),
-        source: unescape(r[1]),
-        super_options: r.get(2).unwrap_or(&"").to_string(),
+        major: major.ok()?,
+        minor: minor.ok()?,
+        root: raw(l[3]),
+        mount_point: raw(l[4]),
+        options: text(l[5]),
+        fs_type: text(r[0]),
+        source: raw(r[1]),
+        super_options: r.get(2).map(|b| text(b)).unwrap_or_default(),
     })
 }
 

@@ -432,9 +432,10 @@ pub(crate) fn cpuid_hypervisor_vendor(hypervisor_flag: bool) -> Option<String> {
 /// when `roots.live`.
 pub(crate) fn read_virt_inputs(roots: &Roots) -> VirtInputs {
     let cpuinfo = roots.read("/proc/cpuinfo").unwrap_or_default();
-    let hypervisor_flag = cpuinfo
-        .lines()
-        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    let hypervisor_flag = super::cpu::parse_cpuinfo(&cpuinfo)
+        .flags
+        .iter()
+        .any(|f| f == "hypervisor");
     let pid1_environ_container = roots.read("/proc/1/environ").and_then(|e| {
         e.split('\0')
             .find_map(|kv| kv.strip_prefix("container=").map(str::to_string))

@@ -640,7 +640,9 @@ pub(super) fn machine_line(first_cpu: usize) -> String {
         .and_then(|t| crate::probe::cpu::parse_cpuinfo(&t).model)
         .unwrap_or_else(|| "an unknown CPU".into());
     let cpus = crate::bench::affinity::allowed_cpus().map_or(0, |c| c.len());
-    let kernel = roots.read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let kernel = crate::probe::os::probe_os(&roots, &mut crate::probe::Notes::new())
+        .kernel_release
+        .unwrap_or_default();
     format!(
         "fidelity on {model}, {cpus} usable CPU{} (the first: {first_cpu}), Linux {}; \
          ratio = envbench / reference with its 95 % interval over rounds taken in turns",

@@ -196,9 +196,9 @@ pub(super) fn name(
     }
     // the machine the run starts on names the run, whatever the
     // environments are called inside
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
+    let live = crate::probe::Roots::live();
+    let host = crate::probe::os::probe_os(&live, &mut crate::probe::Notes::new())
+        .hostname
         .filter(|h| !h.is_empty())
         .or_else(|| fingerprints[0].fingerprint.os.hostname.clone());
     let host = file_safe(host.as_deref().unwrap_or("host"));

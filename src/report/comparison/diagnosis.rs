@@ -49,56 +49,11 @@ fn main_effect(f: &Finding) -> Option<String> {
 /// A mechanism in a few words, as a cause.
 fn mechanism_words(f: &Finding) -> String {
     match f.mechanism {
-        Mechanism::SyscallInterception => {
-            let sandbox = f.signs.iter().find_map(|s| match &s.clue {
-                Clue::Layer {
-                    kind: crate::probe::virt::LayerKind::Sandbox,
-                    name,
-                } if s.holds => Some(name.clone()),
-                _ => None,
-            });
-            match sandbox {
-                Some(name) => format!(
-                    "a sandbox that serves every system call in user space ({name}), not the kernel"
-                ),
-                None => "system calls intercepted or translated (ptrace, gVisor, WSL 1)".into(),
-            }
-        }
+        Mechanism::SyscallInterception => interception_words(f),
         Mechanism::VirtualMachine => {
             "a virtual machine (nested paging, exits to the hypervisor)".into()
         }
-        Mechanism::RemoteFilesystem => {
-            let dir = first_clue(f, |c| match c {
-                Clue::Filesystem { dir, other, .. } => Some((dir.clone(), other.clone())),
-                _ => None,
-            });
-            // its bulk transfers' direction, when they moved
-            let bulk = f.signs.iter().find_map(|s| match (&s.clue, s.holds) {
-                (
-                    Clue::Faster {
-                        group: Group::Files(_),
-                        ..
-                    },
-                    true,
-                ) => Some(", its bulk transfers faster (a cache behind it)"),
-                (
-                    Clue::Slower {
-                        group: Group::Files(_),
-                        ..
-                    },
-                    true,
-                ) => Some(", its bulk transfers slower too"),
-                _ => None,
-            });
-            match dir {
-                Some((dir, fs)) => format!(
-                    "{dir} is {} file system, each operation a round trip{}",
-                    file_system_words(&fs),
-                    bulk.unwrap_or_default()
-                ),
-                None => "a FUSE or network file system".into(),
-            }
-        }
+        Mechanism::RemoteFilesystem => remote_words(f),
         Mechanism::CpuEmulation => format!(
             "CPU emulation or binary translation ({})",
             first_clue(f, |c| match c {
@@ -148,6 +103,58 @@ fn mechanism_words(f: &Finding) -> String {
             "a lower CPU weight under contention (cgroup cpu.weight or cpu.shares)".into()
         }
         Mechanism::Competitors => "other processes competing for the CPUs".into(),
+    }
+}
+
+/// System calls intercepted: the sandbox by name where a layer says so.
+fn interception_words(f: &Finding) -> String {
+    let sandbox = f.signs.iter().find_map(|s| match &s.clue {
+        Clue::Layer {
+            kind: crate::probe::virt::LayerKind::Sandbox,
+            name,
+        } if s.holds => Some(name.clone()),
+        _ => None,
+    });
+    match sandbox {
+        Some(name) => format!(
+            "a sandbox that serves every system call in user space ({name}), not the kernel"
+        ),
+        None => "system calls intercepted or translated (ptrace, gVisor, WSL 1)".into(),
+    }
+}
+
+/// A remote file system: the directory, its file system and its bulk
+/// transfers' direction, where they moved.
+fn remote_words(f: &Finding) -> String {
+    let dir = first_clue(f, |c| match c {
+        Clue::Filesystem { dir, other, .. } => Some((dir.clone(), other.clone())),
+        _ => None,
+    });
+    // its bulk transfers' direction, when they moved
+    let bulk = f.signs.iter().find_map(|s| match (&s.clue, s.holds) {
+        (
+            Clue::Faster {
+                group: Group::Files(_),
+                ..
+            },
+            true,
+        ) => Some(", its bulk transfers faster (a cache behind it)"),
+        (
+            Clue::Slower {
+                group: Group::Files(_),
+                ..
+            },
+            true,
+        ) => Some(", its bulk transfers slower too"),
+        _ => None,
+    });
+    match dir {
+        Some((dir, fs)) => format!(
+            "{dir} is {} file system, each operation a round trip{}",
+            file_system_words(&fs),
+            bulk.unwrap_or_default()
+        ),
+        None => "a FUSE or network file system".into(),
     }
 }
 
