@@ -72,6 +72,22 @@ pub(crate) fn probe_tcp(roots: &Roots) -> TcpInfo {
     }
 }
 
+/// The inodes of the sockets that listen on TCP `port`, at any address,
+/// in a `/proc/net/tcp` or `/proc/net/tcp6` text: each line's local
+/// address ends in the port in hex, its state `0A` is LISTEN, and its
+/// tenth field is the socket's inode.
+pub(crate) fn listening_inodes(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (_, hex) = f.get(1)?.rsplit_once(':')?;
+            let listens = u16::from_str_radix(hex, 16).ok()? == port && *f.get(3)? == "0A";
+            listens.then(|| f.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
 /// Reads netfilter's state below `roots`; the rule counts only live.
 pub(crate) fn probe_netfilter(roots: &Roots, notes: &mut Notes) -> NetfilterInfo {
     let number = |p: &str| roots.read(p).and_then(|t| t.trim().parse::<u64>().ok());
@@ -153,6 +169,24 @@ fn iptables_rules(name: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_listening_socket_is_found_by_its_port_and_state() {
+        // in the kernel's layout (tcp4_seq_show, tcp6_seq_show): a server
+        // on 127.0.0.1:5201 listening, a connection to it established, and
+        // one on [::]:22
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 48211 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1451 0100007F:B3A2 01 00000000:00000000 00:00000000 00000000     0        0 48240 1 0000000000000000 20 4 30 10 -1
+";
+        let tcp6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000000000000:0016 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1733 1 0000000000000000 100 0 0 10 0
+";
+        assert_eq!(super::listening_inodes(tcp, 5201), vec![48211]);
+        assert!(super::listening_inodes(tcp, 5202).is_empty());
+        assert_eq!(super::listening_inodes(tcp6, 22), vec![1733]);
+        assert!(super::listening_inodes("", 22).is_empty());
+    }
+
     use super::*;
 
     #[test]

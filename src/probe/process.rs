@@ -87,6 +87,26 @@ pub(crate) fn children_pids(children: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The socket inode a `/proc/PID/fd/N` link names (`socket:[48211]`).
+pub(crate) fn socket_inode(link: &str) -> Option<u64> {
+    link.strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The inodes of the sockets process `pid` holds open (its
+/// `/proc/PID/fd` links); empty where they cannot be read.
+pub(crate) fn socket_inodes(pid: u32) -> Vec<u64> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|link| socket_inode(link.to_str()?))
+        .collect()
+}
+
 /// Whether process `pid` is still running: not gone, not ended.
 pub(crate) fn running(pid: i64) -> bool {
     Stat::of(pid).is_some_and(|s| !s.ended())
@@ -132,6 +152,9 @@ mod tests {
         assert_eq!(schedstat_ns(""), None);
         assert_eq!(children_pids("4243 4250 \n"), vec![4243, 4250]);
         assert!(children_pids("").is_empty());
+        assert_eq!(socket_inode("socket:[48211]"), Some(48211));
+        assert_eq!(socket_inode("pipe:[48211]"), None);
+        assert_eq!(socket_inode("/dev/null"), None);
     }
 
     #[test]

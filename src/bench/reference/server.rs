@@ -44,7 +44,7 @@ impl PartialEq for Server {
 }
 impl Eq for Server {}
 
-/// How long a server may take to accept a connection.
+/// How long a server may take to listen on its port.
 const STARTS_WITHIN: Duration = Duration::from_secs(10);
 /// How long a server may take to end after SIGTERM, before SIGKILL.
 const ENDS_WITHIN: Duration = Duration::from_secs(3);
@@ -62,7 +62,7 @@ pub(super) struct Running {
 
 impl Running {
     /// `server` started in a new directory under `base`, on `cpu` when
-    /// given, once it accepts a connection.
+    /// given, once it listens on its port.
     ///
     /// # Errors
     /// Why it cannot run here, in words for the row: not on the PATH, it
@@ -123,12 +123,11 @@ impl Running {
         Ok(running)
     }
 
-    /// Waits until it accepts a connection on its port.
+    /// Waits until it listens on its port.
     fn listening(&mut self, program: &str) -> Result<(), String> {
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let until = Instant::now() + STARTS_WITHIN;
         loop {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            if self.listens() {
                 return Ok(());
             }
             let said = || {
@@ -152,6 +151,40 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Whether it, or a process it started, holds a socket listening on
+    /// its port (`/proc/net/tcp` and `tcp6`), so that no connection is
+    /// made to find out: iperf3 takes any connection for a client's, and
+    /// one that sends nothing makes it close its listening socket and open
+    /// it again, and a client that came in between was refused. A port
+    /// another process took is not its. Where `/proc/net` cannot be read,
+    /// whether a connection is accepted.
+    fn listens(&self) -> bool {
+        let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .collect();
+        if tables.is_empty() {
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
+            return TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
+        }
+        let listening: Vec<u64> = tables
+            .iter()
+            .flat_map(|t| crate::probe::net::listening_inodes(t, self.port))
+            .collect();
+        if listening.is_empty() {
+            return false;
+        }
+        let leader = self.child.id();
+        std::iter::once(leader)
+            .chain(
+                crate::cleanup::descendants(leader as i32, Path::new("/proc"))
+                    .into_iter()
+                    .map(|p| p as u32),
+            )
+            .flat_map(crate::probe::process::socket_inodes)
+            .any(|inode| listening.contains(&inode))
     }
 
     /// Whether it answers a GET of `path` with 200.
@@ -201,6 +234,12 @@ impl Running {
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
             )
         };
+        if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            // reaped already: by a wait for any child elsewhere in this
+            // process (a subreaper collecting orphans), so its status is
+            // gone with it
+            return Some("its exit collected elsewhere".into());
+        }
         // SAFETY: si_pid and si_status are set when waitid reports a child.
         let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
         (r == 0 && pid != 0).then(|| match info.si_code {
