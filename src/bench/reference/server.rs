@@ -126,8 +126,9 @@ impl Running {
     /// Waits until it listens on its port.
     fn listening(&mut self, program: &str) -> Result<(), String> {
         let until = Instant::now() + STARTS_WITHIN;
+        let tables = Tables::trusted();
         loop {
-            if self.listens() {
+            if self.listens(tables.as_ref()) {
                 return Ok(());
             }
             let said = || {
@@ -154,37 +155,31 @@ impl Running {
     }
 
     /// Whether it, or a process it started, holds a socket listening on
-    /// its port (`/proc/net/tcp` and `tcp6`), so that no connection is
-    /// made to find out: iperf3 takes any connection for a client's, and
-    /// one that sends nothing makes it close its listening socket and open
-    /// it again, and a client that came in between was refused. A port
-    /// another process took is not its. Where `/proc/net` cannot be read,
-    /// whether a connection is accepted.
-    fn listens(&self) -> bool {
-        let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|f| std::fs::read_to_string(f).ok())
-            .collect();
-        if tables.is_empty() {
+    /// its port, read from `tables` (`/proc/net/tcp` and `tcp6`), so that
+    /// no connection is made to find out: iperf3 takes any connection for
+    /// a client's, and one that sends nothing makes it close its listening
+    /// socket and open it again, and a client that came in between was
+    /// refused. A port another process took is not its. Without tables to
+    /// trust, whether a connection is accepted.
+    fn listens(&self, tables: Option<&Tables>) -> bool {
+        let Some(tables) = tables else {
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
             return TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
-        }
-        let listening: Vec<u64> = tables
-            .iter()
-            .flat_map(|t| crate::probe::net::listening_inodes(t, self.port))
-            .collect();
+        };
+        let listening = tables.listening(self.port);
         if listening.is_empty() {
             return false;
         }
+        let holds = |pid: u32| {
+            crate::probe::process::socket_inodes(pid)
+                .iter()
+                .any(|inode| listening.contains(inode))
+        };
         let leader = self.child.id();
-        std::iter::once(leader)
-            .chain(
-                crate::cleanup::descendants(leader as i32, Path::new("/proc"))
-                    .into_iter()
-                    .map(|p| p as u32),
-            )
-            .flat_map(crate::probe::process::socket_inodes)
-            .any(|inode| listening.contains(&inode))
+        holds(leader)
+            || crate::cleanup::descendants(leader as i32, Path::new("/proc"))
+                .into_iter()
+                .any(|p| holds(p as u32))
     }
 
     /// Whether it answers a GET of `path` with 200.
@@ -270,6 +265,40 @@ impl Drop for Running {
     }
 }
 
+/// The kernel's tables of TCP sockets, where they can be trusted to show
+/// a server's listening socket and `/proc`'s PIDs are this process's: a
+/// listener of envbench's own is in them (WSL 1 serves both files empty),
+/// and `/proc/self` is this process (not a `/proc` of another PID
+/// namespace).
+struct Tables {
+    /// A socket listening while the tables are read, as their check.
+    canary: TcpListener,
+}
+
+impl Tables {
+    const FILES: [&'static str; 2] = ["/proc/net/tcp", "/proc/net/tcp6"];
+
+    fn trusted() -> Option<Tables> {
+        let me = std::fs::read_link("/proc/self").ok()?;
+        if me.to_str()? != std::process::id().to_string() {
+            return None;
+        }
+        let canary = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).ok()?;
+        let tables = Tables { canary };
+        let port = tables.canary.local_addr().ok()?.port();
+        (!tables.listening(port).is_empty()).then_some(tables)
+    }
+
+    /// The inodes of the sockets listening on `port`, now.
+    fn listening(&self, port: u16) -> Vec<u64> {
+        Self::FILES
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .flat_map(|t| crate::probe::net::listening_inodes(&t, port))
+            .collect()
+    }
+}
+
 /// A loopback TCP port that was free a moment ago (the server binds it
 /// next; another process could take it between, and the server's start
 /// then fails, saying so).
@@ -278,4 +307,24 @@ fn free_port() -> Result<u16, String> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(|e| format!("no free loopback port: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_hosts_tables_show_a_listener_and_not_a_closed_port() {
+        // a Linux with /proc of its own PID namespace: the tables are
+        // trusted, and show a listener while it listens and not after
+        let tables = Tables::trusted().expect("this host's /proc/net/tcp shows listeners");
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let inodes = tables.listening(port);
+        assert_eq!(inodes.len(), 1);
+        let mine = crate::probe::process::socket_inodes(std::process::id());
+        assert!(mine.contains(&inodes[0]));
+        drop(listener);
+        assert!(tables.listening(port).is_empty());
+    }
 }
