@@ -72,18 +72,30 @@ pub(crate) fn probe_tcp(roots: &Roots) -> TcpInfo {
     }
 }
 
-/// The inodes of the sockets that listen on TCP `port`, at any address,
-/// in a `/proc/net/tcp` or `/proc/net/tcp6` text: each line's local
-/// address ends in the port in hex, its state `0A` is LISTEN, and its
-/// tenth field is the socket's inode.
-pub(crate) fn listening_inodes(text: &str, port: u16) -> Vec<u64> {
+/// One socket of a `/proc/net/tcp` or `/proc/net/tcp6` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TcpSocket {
+    /// Its local port (the local address's end, in hex).
+    pub port: u16,
+    /// Whether it listens (state `0A`).
+    pub listening: bool,
+    /// Its inode (the tenth field), as `/proc/PID/fd` links name it.
+    pub inode: u64,
+}
+
+/// The sockets of a `/proc/net/tcp` or `/proc/net/tcp6` text; a line
+/// that cannot be read is left out.
+pub(crate) fn parse_tcp_table(text: &str) -> Vec<TcpSocket> {
     text.lines()
         .skip(1)
         .filter_map(|line| {
             let f: Vec<&str> = line.split_whitespace().collect();
             let (_, hex) = f.get(1)?.rsplit_once(':')?;
-            let listens = u16::from_str_radix(hex, 16).ok()? == port && *f.get(3)? == "0A";
-            listens.then(|| f.get(9)?.parse().ok())?
+            Some(TcpSocket {
+                port: u16::from_str_radix(hex, 16).ok()?,
+                listening: *f.get(3)? == "0A",
+                inode: f.get(9)?.parse().ok()?,
+            })
         })
         .collect()
 }
@@ -169,25 +181,38 @@ fn iptables_rules(name: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn a_listening_socket_is_found_by_its_port_and_state() {
-        // in the kernel's layout (tcp4_seq_show, tcp6_seq_show): a server
-        // on 127.0.0.1:5201 listening, a connection to it established, and
-        // one on [::]:22
+    fn a_tcp_tables_sockets_are_read_with_their_port_state_and_inode() {
+        // recorded on this project's Zen 4 VM: a listener on
+        // 127.0.0.1:5201 with one connection to it (both ends), and one
+        // on [::]:5202
         let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 48211 1 0000000000000000 100 0 0 10 0
-   1: 0100007F:1451 0100007F:B3A2 01 00000000:00000000 00:00000000 00000000     0        0 48240 1 0000000000000000 20 4 30 10 -1
+   1: 0100007F:1451 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 20381809 1 00000000d97b74fa 100 0 0 10 0
+   2: 0100007F:D448 0100007F:1451 01 00000000:00000000 00:00000000 00000000     0        0 20381810 2 0000000048063c8d 20 0 0 10 -1
+   3: 0100007F:1451 0100007F:D448 01 00000000:00000000 00:00000000 00000000     0        0 20381811 1 00000000611e80e6 20 0 0 10 -1
 ";
         let tcp6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 00000000000000000000000000000000:0016 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1733 1 0000000000000000 100 0 0 10 0
+   0: 00000000000000000000000000000000:1452 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 20376449 1 0000000017d2f58a 100 0 0 10 0
 ";
-        assert_eq!(super::listening_inodes(tcp, 5201), vec![48211]);
-        assert!(super::listening_inodes(tcp, 5202).is_empty());
-        assert_eq!(super::listening_inodes(tcp6, 22), vec![1733]);
-        assert!(super::listening_inodes("", 22).is_empty());
+        let socket = |port, listening, inode| TcpSocket {
+            port,
+            listening,
+            inode,
+        };
+        assert_eq!(
+            parse_tcp_table(tcp),
+            vec![
+                socket(5201, true, 20381809),
+                socket(54344, false, 20381810),
+                socket(5201, false, 20381811),
+            ]
+        );
+        assert_eq!(parse_tcp_table(tcp6), vec![socket(5202, true, 20376449)]);
+        assert!(parse_tcp_table("").is_empty());
+        assert!(parse_tcp_table("header\n   0: garbage\n").is_empty());
     }
-
-    use super::*;
 
     #[test]
     fn a_recorded_host_with_conntrack_and_tables_is_read() {

@@ -145,7 +145,7 @@ mod tests {
     }
 
     #[test]
-    fn a_threads_cpu_time_and_children_are_read_from_their_files() {
+    fn a_threads_cpu_time_its_children_and_a_descriptors_socket_are_read() {
         // as the kernel writes them: ns on a CPU, ns waiting, timeslices;
         // child PIDs each followed by a space
         assert_eq!(schedstat_ns("1523847 20911 14\n"), Some(1_523_847));

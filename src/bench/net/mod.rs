@@ -437,27 +437,15 @@ pub(crate) mod testing {
     /// inode is in /proc/self/net/tcp or tcp6 (other tests running at the
     /// same time hold Unix sockets and pipes, which must not count).
     pub(crate) fn sockets() -> usize {
-        let mut tcp: Vec<String> = Vec::new();
-        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            let text = std::fs::read_to_string(table).unwrap_or_default();
-            // sl local rem st tx:rx tr:when retr uid timeout inode ...
-            tcp.extend(
-                text.lines()
-                    .skip(1)
-                    .filter_map(|l| l.split_whitespace().nth(9).map(str::to_string)),
-            );
-        }
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .flatten()
-            .filter(|f| {
-                std::fs::read_link(f.path()).is_ok_and(|l| {
-                    let l = l.to_string_lossy();
-                    l.strip_prefix("socket:[")
-                        .and_then(|r| r.strip_suffix(']'))
-                        .is_some_and(|inode| tcp.iter().any(|t| t == inode))
-                })
-            })
+        let tcp: Vec<u64> = ["/proc/self/net/tcp", "/proc/self/net/tcp6"]
+            .iter()
+            .filter_map(|table| std::fs::read_to_string(table).ok())
+            .flat_map(|text| crate::probe::net::parse_tcp_table(&text))
+            .map(|s| s.inode)
+            .collect();
+        crate::probe::process::socket_inodes(std::process::id())
+            .iter()
+            .filter(|inode| tcp.contains(inode))
             .count()
     }
 

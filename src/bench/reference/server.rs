@@ -294,7 +294,9 @@ impl Tables {
         Self::FILES
             .iter()
             .filter_map(|f| std::fs::read_to_string(f).ok())
-            .flat_map(|t| crate::probe::net::listening_inodes(&t, port))
+            .flat_map(|t| crate::probe::net::parse_tcp_table(&t))
+            .filter(|s| s.port == port && s.listening)
+            .map(|s| s.inode)
             .collect()
     }
 }
