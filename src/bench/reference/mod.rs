@@ -91,15 +91,16 @@ pub enum Pick {
     /// The first that runs here.
     First,
     /// Every one that runs here is measured in every round, and the row
-    /// holds envbench to the one whose median figure is the highest so
-    /// far: variants none of which is best on every CPU (builds of one C
-    /// source with different flags, or one program on different kernels) (STREAM's -march=native was 10 % slower than
-    /// the generic build on a Zen 4 guest, and as fast on a Xeon). For
-    /// rates only (on a time it would take the slowest). The highest of
-    /// several noisy medians leans high, so the ratio leans low by up to
-    /// about the builds' round-to-round spread over the root of the rounds,
-    /// which the interval does not count; and a build runs up to two
-    /// builds' time away from envbench's run in its round.
+    /// holds each round of envbench to the one whose median figure is the
+    /// highest over the other rounds: variants none of which is best on
+    /// every CPU (builds of one C source with different flags, or one
+    /// program on different kernels; STREAM's -march=native was 10 %
+    /// slower than the generic build on a Zen 4 guest, and as fast on a
+    /// Xeon). For rates only (on a time it would take the slowest). Chosen
+    /// without the round, so that the build whose own noise was high in a
+    /// round is not also the one that round is judged against
+    /// ([`crate::stats::band::paired_with_highest`]). A build runs up to
+    /// two builds' time away from envbench's run in its round.
     Highest,
 }
 
