@@ -7,7 +7,7 @@ use crate::bench::reference::{Pick, Ready, Reference, Workshop};
 use crate::bench::{Bench, CaseSpec};
 use crate::results::ResultFile;
 use crate::stats::band::{
-    highest_median, judge, paired_with_highest, Judged, More, Verdict, MOST_ROUNDS,
+    highest_by_round, judge, paired_with_highest, Judged, More, Verdict, MOST_ROUNDS,
 };
 use crate::units::{format_value, Unit};
 use serde_json::{json, Value};
@@ -234,12 +234,21 @@ impl Row {
         }
     }
 
-    /// The tool the row holds envbench to, among [`Row::tools`]: the one
-    /// its reference picks.
-    fn chosen(&self) -> usize {
+    /// The tool the row names, among [`Row::tools`], and how many rounds
+    /// are held to another: the first tool; or where the reference picks
+    /// the highest, the one most rounds are held to ([`highest_by_round`];
+    /// the first declared on a tie).
+    fn chosen(&self) -> (usize, usize) {
         match self.reference.pick {
-            Pick::First => 0,
-            Pick::Highest => highest_median(&self.rounds, None),
+            Pick::First => (0, 0),
+            Pick::Highest => {
+                let by = highest_by_round(&self.rounds);
+                let tools = by.iter().max().map_or(1, |m| m + 1);
+                let (k, most) = (0..tools)
+                    .map(|k| (k, by.iter().filter(|&&b| b == k).count()))
+                    .fold((0, 0), |best, c| if c.1 > best.1 { c } else { best });
+                (k, by.len() - most)
+            }
         }
     }
 
@@ -305,13 +314,20 @@ impl Row {
                 t.len(),
                 self.not_running()
             ),
-            Ok(t) if t.len() > 1 => format!(
-                "{} (the highest median of {}{})",
-                t[self.chosen()].name(),
-                t.len(),
-                self.not_running()
-            ),
-            Ok(t) => t[self.chosen()].name().to_string(),
+            Ok(t) if t.len() > 1 => {
+                let (k, others) = self.chosen();
+                let held = match others {
+                    0 => String::new(),
+                    n => format!("; {n} of {} rounds held to another", self.rounds.len()),
+                };
+                format!(
+                    "{} (the highest median of {}{held}{})",
+                    t.get(k).map_or("?", |t| t.name()),
+                    t.len(),
+                    self.not_running()
+                )
+            }
+            Ok(t) => t[self.chosen().0].name().to_string(),
             Err(_) => self
                 .reference
                 .tools
@@ -879,7 +895,7 @@ mod tests {
     }
 
     #[test]
-    fn a_row_that_picks_the_highest_holds_envbench_to_the_highest_median_so_far() {
+    fn a_row_that_picks_the_highest_holds_each_round_to_the_highest_over_the_others() {
         let base = tempfile::tempdir().unwrap();
         let mut shop = Workshop::new(base.path()).unwrap();
         let mut r = row(&mut shop, "echo", "100");
@@ -915,7 +931,8 @@ mod tests {
         let e = 156_250.0;
         assert_eq!(r.pairs(), vec![(e, 100.0), (e, 110.0), (e, 125.0)]);
         assert!(
-            r.line().contains("(echo (the highest median of 2))"),
+            r.line()
+                .contains("(echo (the highest median of 2; 1 of 3 rounds held to another))"),
             "{}",
             r.line()
         );
@@ -940,8 +957,9 @@ mod tests {
         );
         r.not_run = not_run;
         assert!(
-            r.line()
-                .contains("(the highest median of 2; 1 more not run here)"),
+            r.line().contains(
+                "(the highest median of 2; 1 of 3 rounds held to another; 1 more not run here)"
+            ),
             "{}",
             r.line()
         );

@@ -16,8 +16,9 @@
 //! thread), on a Zen 4, which splits each AVX-512 operation in two, the
 //! Haswell ones (32-41 against 34-36 at n = 1000). So each set the CPU can
 //! run is given to hpcc by `OPENBLAS_CORETYPE` (which Debian's build, made
-//! for every CPU, heeds), both run in every round, and the row is held to
-//! the faster ([`Pick::Highest`]), whose kernels it names; on a CPU without
+//! for every CPU, heeds), both run in every round, and each round is held
+//! to the faster over the other rounds ([`Pick::Highest`]), whose kernels
+//! the row names; on a CPU without
 //! AVX2, OpenBLAS's own pick. Debian's serial OpenBLAS is
 //! refused (one thread whatever the case's); its OpenMP build is given
 //! `OMP_NUM_THREADS` too.

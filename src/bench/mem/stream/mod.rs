@@ -362,8 +362,9 @@ const C_BUILDS: [&[&str]; 3] = [
 impl Bench for Stream {
     /// Triad against a C STREAM compiled here, at the same array size,
     /// iterations and threads, held to ±3 %: every build that compiles is
-    /// measured each round and the row holds envbench to the one with the
-    /// highest median ([`Pick::Highest`]).
+    /// measured each round and the row holds each round of envbench to
+    /// the one with the highest median over the other rounds
+    /// ([`Pick::Highest`]).
     fn references(&self) -> Vec<Reference> {
         let tools: Vec<Tool> = C_BUILDS
             .iter()
