@@ -208,6 +208,25 @@ pub fn paired_with_highest(rounds: &[(f64, Vec<f64>)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The medians of both sides' figures over the rounds a judgement takes
+/// (both figures positive and finite, as [`judge`] takes them); None
+/// without one.
+pub fn medians(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let ok = |v: f64| v.is_finite() && v > 0.0;
+    let kept: Vec<&(f64, f64)> = pairs.iter().filter(|p| ok(p.0) && ok(p.1)).collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        crate::stats::median_of_sorted(&v)
+    };
+    Some((
+        median(kept.iter().map(|p| p.0).collect()),
+        median(kept.iter().map(|p| p.1).collect()),
+    ))
+}
+
 /// The verdict of a log-ratio `point` with its log interval `(lo, hi)`
 /// over `n` rounds against `band`. An unclear row asks for the rounds
 /// after which the interval's side facing the edge it straddles would fit

@@ -90,7 +90,7 @@ pub fn run(s: &FidelitySettings) -> anyhow::Result<ExitCode> {
         anyhow::bail!("no reference tool runs here: nothing to compare envbench with");
     }
     let me = std::env::current_exe().context("cannot find envbench's own executable")?;
-    let machine = rows::machine_line(shop.first_cpu());
+    let machine = machine_line(shop.first_cpu());
     eprintln!("{machine}");
     // compiling and a first run of each tool count against the budget:
     // 280 s of 300 under gVisor's ptrace platform
@@ -543,4 +543,23 @@ pub fn check_bench(id: &str) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(", ")
     ))
+}
+
+/// The machine the rows were measured on: CPU model, usable CPUs, kernel.
+fn machine_line(first_cpu: usize) -> String {
+    let roots = crate::probe::Roots::live();
+    let model = roots
+        .read("/proc/cpuinfo")
+        .and_then(|t| crate::probe::cpu::parse_cpuinfo(&t).model)
+        .unwrap_or_else(|| "an unknown CPU".into());
+    let cpus = crate::bench::affinity::allowed_cpus().map_or(0, |c| c.len());
+    let kernel = crate::probe::os::probe_os(&roots, &mut crate::probe::Notes::new())
+        .kernel_release
+        .unwrap_or_default();
+    format!(
+        "fidelity on {model}, {cpus} usable CPU{} (the first: {first_cpu}), Linux {}; \
+         ratio = envbench / reference with its 95 % interval over rounds taken in turns",
+        if cpus == 1 { "" } else { "s" },
+        kernel.trim()
+    )
 }

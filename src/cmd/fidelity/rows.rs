@@ -369,7 +369,7 @@ impl Row {
 
     /// The medians of both sides' figures.
     fn medians(&self) -> Option<(f64, f64)> {
-        medians(&self.pairs())
+        crate::stats::band::medians(&self.pairs())
     }
 
     /// The ratio with its interval and rounds, as text.
@@ -407,25 +407,6 @@ impl Row {
             self.verdict_words()
         )
     }
-}
-
-/// The medians of both sides' figures over the rounds a judgement takes
-/// (both figures positive and finite, as [`judge`] takes them); None
-/// without one.
-pub(super) fn medians(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let ok = |v: f64| v.is_finite() && v > 0.0;
-    let kept: Vec<&(f64, f64)> = pairs.iter().filter(|p| ok(p.0) && ok(p.1)).collect();
-    if kept.is_empty() {
-        return None;
-    }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        crate::stats::median_of_sorted(&v)
-    };
-    Some((
-        median(kept.iter().map(|p| p.0).collect()),
-        median(kept.iter().map(|p| p.1).collect()),
-    ))
 }
 
 /// The most rounds a spread row's words count; past it they say "over".
@@ -498,7 +479,8 @@ pub(super) struct Summary {
     not_run: usize,
     stopped: usize,
     secs: f64,
-    /// [`machine_line`], as printed before the rounds.
+    /// The machine line (`fidelity`'s `machine_line`), as printed before
+    /// the rounds.
     pub machine: String,
 }
 
@@ -638,25 +620,6 @@ pub(super) fn markdown(rows: &[Row]) -> String {
         ));
     }
     out
-}
-
-/// The machine the rows were measured on: CPU model, usable CPUs, kernel.
-pub(super) fn machine_line(first_cpu: usize) -> String {
-    let roots = crate::probe::Roots::live();
-    let model = roots
-        .read("/proc/cpuinfo")
-        .and_then(|t| crate::probe::cpu::parse_cpuinfo(&t).model)
-        .unwrap_or_else(|| "an unknown CPU".into());
-    let cpus = crate::bench::affinity::allowed_cpus().map_or(0, |c| c.len());
-    let kernel = crate::probe::os::probe_os(&roots, &mut crate::probe::Notes::new())
-        .kernel_release
-        .unwrap_or_default();
-    format!(
-        "fidelity on {model}, {cpus} usable CPU{} (the first: {first_cpu}), Linux {}; \
-         ratio = envbench / reference with its 95 % interval over rounds taken in turns",
-        if cpus == 1 { "" } else { "s" },
-        kernel.trim()
-    )
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub(super) fn measure(
         )
     });
     watch.reporter.message(&format!(
-        "envbench {}: {} case(s) x {} round(s){more}, suite {}, {}",
+        "envbench {}: {} case(s), up to {} round(s) each{more}, suite {}, {}",
         env!("CARGO_PKG_VERSION"),
         p.cases.len(),
         config.reps.rounds.max(1),

@@ -33,7 +33,7 @@ pub(crate) fn render(
     }
     let mut out = render_text(&t);
     out += &format!(
-        "\n{} case(s) x {rounds} round(s), suite {}: case budgets add up to {}; preparing cases (allocating, forking, calibrating) and minimum repetitions that outlast a budget come on top.\n",
+        "\n{} case(s), up to {rounds} round(s) each (a case's own count set by what its first round cost), suite {}: case budgets add up to {}; preparing cases (allocating, forking, calibrating) and minimum repetitions that outlast a budget come on top.\n",
         cases.len(),
         config.suite.name(),
         format_duration(Duration::from_secs_f64(
