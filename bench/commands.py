@@ -170,14 +170,15 @@ def envbench_run(exe, pair, root, name, cmd, prepare, tmp, r):
     return files
 
 
-def cmd_ratio(exe, pair, files, tmp):
-    """envbench's ratio for the command over `files` alone (one round's)."""
-    out = os.path.join(tmp, "cmp-round.json")
+def compared(exe, pair, files, tmp):
+    """`envbench compare` of the runs `files` (by directory, but in
+    gVisor): its JSON and the command's headline metric in it."""
+    out = os.path.join(tmp, "cmp.json")
     flags = ["--by-dir", "--baseline", "base"] if pair != "gvisor" else []
     run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
     with open(out) as fh:
-        return next(m["ratio"] for m in json.load(fh)["metrics"]
-                    if m["key"].startswith("cmd.run") and m["primary"])
+        doc = json.load(fh)
+    return doc, next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
 
 
 def joint(exe, pairs):
@@ -194,12 +195,7 @@ def envbench_ratio(exe, pair, name, files, tmp):
     """envbench's ratio, interval and prediction for the command over the
     runs `files`, and the ratio and interval of the app case that stands
     for it."""
-    out = os.path.join(tmp, "cmp.json")
-    flags = ["--by-dir", "--baseline", "base"] if pair != "gvisor" else []
-    run([exe, "compare"] + flags + files + ["--json", out, "--force"], tmp)
-    with open(out) as fh:
-        doc = json.load(fh)
-    m = next(m for m in doc["metrics"] if m["key"].startswith("cmd.run") and m["primary"])
+    doc, m = compared(exe, pair, files, tmp)
     a = next((a for a in doc.get("attributions", []) if a["key"] == m["key"]), {})
     bench, param = APP[name]
     app = next((x for x in doc["metrics"] if x["key"].startswith(bench + "[") and x["primary"]
@@ -234,6 +230,9 @@ def main():
     # everything made from here on is removed on every path, Ctrl-C included
     try:
         tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
+        # a history of its own: compare takes a person's earlier runs as
+        # evidence for a side of one run
+        os.environ["XDG_DATA_HOME"] = os.path.join(tmp, "xdg")
         if a.pair == "dirs":
             # a fresh directory in each
             for d in a.dirs.split(","):
@@ -276,7 +275,7 @@ def main():
                 if r % 2 == 0:
                     mine = envbench_run(exe, a.pair, root, name, cmd, prepare, tmp, r)
                 files += mine
-                pairs.append((cmd_ratio(exe, a.pair, mine, tmp), ratios[-1]))
+                pairs.append((compared(exe, a.pair, mine, tmp)[1]["ratio"], ratios[-1]))
             hf = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
             eb, ci, pred, why, (ar, aci) = envbench_ratio(exe, a.pair, name, files, tmp)
             j, interval, verdict = joint(exe, pairs)

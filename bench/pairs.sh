@@ -114,6 +114,9 @@ score_pair() {
 }
 
 workdir pairs
+# a history of its own, re-scoring too: compare takes a person's earlier
+# runs as evidence for a side of one run
+export XDG_DATA_HOME=$work/xdg
 build_envbench
 echo "BUILD $built_from"
 known=$("$envbench" __score --pairs | cut -d' ' -f1 | paste -sd,)
@@ -135,7 +138,6 @@ if [ -n "$rescore" ]; then
 fi
 
 cache=${cache:-$repo/target/tmp/layers-cache}
-export XDG_DATA_HOME=$work/xdg
 mkdir -p "$cache"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) usable CPUs" >&2
 
