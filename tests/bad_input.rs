@@ -935,49 +935,16 @@ fn runs_started_at_once_in_one_directory_each_keep_their_file_id_and_history_row
     assert_eq!(rows.as_array().map(Vec::len), Some(n), "{rows}");
 }
 
-/// A result file from the valid fixture with `cases` in place of its own.
-fn result_file(path: &Path, cases: Vec<serde_json::Value>) {
-    let mut doc: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/results/valid.json")).unwrap();
-    doc["cases"] = cases.into();
-    doc["derived"] = serde_json::json!([]);
-    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
-}
-
-fn case(bench: &str, key: &str, metrics: Vec<(String, Vec<f64>)>) -> serde_json::Value {
-    let params: serde_json::Value = match key.split_once("[i=") {
-        Some((_, i)) => serde_json::json!({"i": i.trim_end_matches(']').parse::<u64>().unwrap()}),
-        None => serde_json::json!({}),
-    };
-    serde_json::json!({
-        "key": key, "bench": bench, "params": params, "status": "ok", "reason": null,
-        "warmup_reps": 0, "stop_reason": "max_reps", "started_utc": "2026-01-01T00:00:00Z",
-        "duration_secs": 1.0, "anomalies": [],
-        "metrics": metrics.into_iter().map(|(name, samples)| serde_json::json!({
-            "name": name, "unit": "ms", "direction": "lower_is_better", "samples": samples
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The inputs of `bench/scale.py` at a tenth of their size (once each over
-/// a minute: searches by key made them quadratic, and 2 000 bootstrap
-/// resamples of 100 000 samples took 2 s a metric). Only the script times
-/// them; here every case, row and interval must be there.
+/// The large inputs of benches/scale.rs at a tenth of their size
+/// (tests/common/large.rs). Only the bench times them; here every case,
+/// row and interval must be there.
 #[test]
 fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
+    use crate::common::large::{dd_log, many_cases, many_samples, result_file};
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     // a dd log of 15 000 summaries, each its own case
-    let mut log = String::new();
-    for i in 0..15_000u64 {
-        let b = 512 * (i + 1);
-        log += &format!(
-            "{n}+0 records in\n{n}+0 records out\n{b} bytes copied, 0.001000 s, {r:.3} MB/s\n",
-            n = i + 1,
-            r = b as f64 / 0.001 / 1e6
-        );
-    }
-    std::fs::write(d.join("dd.txt"), log).unwrap();
+    std::fs::write(d.join("dd.txt"), dd_log(15_000, 15_000)).unwrap();
     envbench(d)
         .args(["import", "--from", "dd", "dd.txt", "-o", "dd.json"])
         .assert()
@@ -989,16 +956,7 @@ fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
     assert_eq!(cases[14_999]["params"]["bytes"], 512 * 15_000);
 
     // 10 000 cases in 3 000 families: every one a row, grouped by family
-    result_file(
-        &d.join("cases.json"),
-        (0..10_000)
-            .map(|i| {
-                let bench = format!("f{}.b", i % 3000);
-                let key = format!("{bench}[i={i}]");
-                case(&bench, &key, vec![("t".into(), vec![1.0, 1.1, 1.2])])
-            })
-            .collect(),
-    );
+    result_file(&d.join("cases.json"), many_cases(10_000));
     let out = envbench(d).args(["show", "cases.json"]).output().unwrap();
     assert!(
         out.status.success(),
@@ -1022,19 +980,7 @@ fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
     assert_eq!(f7[3] - f7[0], 3, "{:?}", &rows[f7[0]..=f7[3]]);
 
     // 20 metrics of 10 000 samples: each summarised with its interval
-    let samples = |j: u64| -> Vec<f64> {
-        (0..10_000u64)
-            .map(|i| 1.0 + ((i * 7919 + j) % 1000) as f64 / 1000.0)
-            .collect()
-    };
-    result_file(
-        &d.join("samples.json"),
-        vec![case(
-            "os.big",
-            "os.big",
-            (0..20).map(|j| (format!("m{j}"), samples(j))).collect(),
-        )],
-    );
+    result_file(&d.join("samples.json"), vec![many_samples(10_000)]);
     let out = envbench(d)
         .args(["show", "samples.json", "--all-metrics"])
         .output()

@@ -5,7 +5,8 @@
 //! metric and warning; Markdown; CSV; JSON; HTML; the figures), and none
 //! may show a raw control character, "inf" or "NaN", or forge a line.
 
-use super::{case, envbench, result_file};
+use super::envbench;
+use crate::common::large::{case, result_file};
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! What more than one integration test needs.
 
 pub mod group;
+pub mod large;
 pub mod output;
 pub mod pg;
 

@@ -1,0 +1,220 @@
+//! Large inputs answer in seconds, and their time grows linearly.
+//!
+//!     cargo bench --bench scale [-- --scale 0.1]
+//!
+//! The three inputs that once took over a minute each (tests/common/
+//! large.rs): a dd log of 100 000 summaries in 15 000 cases for `import
+//! --from dd`, a result file of 100 000 cases in 30 000 families for
+//! `show`, and one case with 20 metrics of 100 000 samples for `show
+//! --all-metrics`, whose summaries and intervals are recomputed when the
+//! file is read. Each at a quarter, a half and the whole of its size, in a
+//! temporary directory removed on every way out (Ctrl-C too), timed once
+//! (wall clock: seconds, not the microseconds the suites measure), with
+//! the exponent of the growth: the slope of log time on log size over the
+//! three sizes, 1 linear, 2 quadratic. Exits 1 when an exponent exceeds
+//! 1.4 or a whole input takes more than 10 s. tests/bad_input.rs reads the
+//! same inputs at a tenth of their size and checks the results; only this
+//! bench looks at time. A benchmark, not a test: nothing else may measure
+//! meanwhile.
+
+#[path = "../tests/common/large.rs"]
+mod large;
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The most a whole input may take.
+const LIMIT_SECS: f64 = 10.0;
+/// n log n reads about 1.1 here, a quadratic loop 2; writing a 220 MB
+/// output adds page faults and reallocation that read 1.2-1.35.
+const LINEAR_UP_TO: f64 = 1.4;
+
+/// The dd log's summaries, and the cases they fall in: one import takes
+/// at most 100 000 summaries and makes at most 20 000 cases (bench/
+/// scale.py's log of 150 000 different byte counts has been refused since
+/// those limits came in).
+const DD_SUMMARIES: u64 = 100_000;
+const DD_CASES: u64 = 15_000;
+
+/// An input: its name, its whole size, how it is written into a
+/// directory (returning the file) and the envbench arguments that read it.
+struct Input {
+    name: &'static str,
+    full: u64,
+    make: fn(&Path, u64) -> String,
+    args: fn(&str) -> Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let scale = match parse_scale() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("scale: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&stop)) {
+            eprintln!("scale: cannot watch for Ctrl-C: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let tmp = match tempfile::Builder::new().prefix("envbench-scale-").tempdir() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("scale: cannot make a temporary directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // the temporary directory goes when `tmp` drops, on every return
+    match measure(tmp.path(), scale, &stop) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("scale: {e}");
+            ExitCode::from(if stop.load(Ordering::Relaxed) { 130 } else { 2 })
+        }
+    }
+}
+
+/// `--scale F` (every size multiplied: 0.1 for a quick look), 1 without;
+/// cargo's own `--bench` is passed on to a bench and left alone.
+fn parse_scale() -> Result<f64, String> {
+    let mut args = std::env::args().skip(1);
+    let mut scale = 1.0;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--scale" => {
+                scale = args
+                    .next()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v > 0.0)
+                    .ok_or("--scale takes a positive number (0.1: a quick look)")?;
+            }
+            "--bench" => {}
+            other => return Err(format!("unknown argument {other} (only --scale F)")),
+        }
+    }
+    Ok(scale)
+}
+
+/// Times every input at its three sizes and prints a row each; whether
+/// all grew linearly within the limit.
+fn measure(tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
+    let inputs = [
+        Input {
+            name: "import --from dd",
+            full: DD_SUMMARIES,
+            make: |d, n| write(d, "dd.txt", large::dd_log(n, DD_CASES).as_bytes()),
+            args: |p| words(&["import", "--from", "dd", p, "-o", &format!("{p}.json")]),
+        },
+        Input {
+            name: "show, many cases",
+            full: 100_000,
+            make: |d, n| json(d, large::many_cases(n)),
+            args: |p| words(&["show", p]),
+        },
+        Input {
+            name: "show, 20 x many samples",
+            full: 100_000,
+            make: |d, n| json(d, vec![large::many_samples(n)]),
+            args: |p| words(&["show", p, "--all-metrics"]),
+        },
+    ];
+    let mut linear = true;
+    println!(
+        "{:<26}{:>9}{:>8}{:>9}{:>8}  exponent",
+        "input", "size", "secs", "size/4", "secs"
+    );
+    for (k, input) in inputs.iter().enumerate() {
+        let full = ((input.full as f64 * scale) as u64).max(8);
+        let mut secs = Vec::new();
+        for n in [full / 4, full / 2, full] {
+            let dir = tmp.join(format!("{k}-{n}"));
+            std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let path = (input.make)(&dir, n);
+            secs.push((n as f64, timed(&(input.args)(&path), stop)?));
+        }
+        let exponent = slope(&secs);
+        let (quarter, whole) = (secs[0].1, secs[2].1);
+        let bad = exponent > LINEAR_UP_TO || whole > LIMIT_SECS;
+        linear &= !bad;
+        println!(
+            "{:<26}{full:>9}{whole:>8.2}{:>9}{quarter:>8.2}  {exponent:.2}{}",
+            input.name,
+            full / 4,
+            if bad { "  NOT LINEAR OR SLOW" } else { "" }
+        );
+    }
+    println!(
+        "linear (exponent at most {LINEAR_UP_TO}) and under {LIMIT_SECS:.0} s: {}",
+        if linear { "yes" } else { "no" }
+    );
+    Ok(linear)
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
+}
+
+/// Writes `bytes` to a new file `name` in `dir`; its path.
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create_new(&path).expect("a new file in the bench's directory");
+    std::io::Write::write_all(&mut f, bytes).expect("the input written");
+    path.display().to_string()
+}
+
+/// A result file of `cases` in `dir`; its path.
+fn json(dir: &Path, cases: Vec<serde_json::Value>) -> String {
+    let path = dir.join("result.json");
+    large::result_file(&path, cases);
+    path.display().to_string()
+}
+
+/// Seconds envbench took with `args` (its output discarded); an error
+/// where it failed or Ctrl-C came.
+fn timed(args: &[String], stop: &AtomicBool) -> Result<f64, String> {
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot start envbench: {e}"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    if stop.load(Ordering::Relaxed) {
+        return Err("interrupted".into());
+    }
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "envbench {}: {}: {}",
+            args.join(" "),
+            out.status,
+            said.trim().chars().take(500).collect::<String>()
+        ));
+    }
+    Ok(secs)
+}
+
+/// The least-squares slope of log time on log size.
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .map(|&(n, t)| (n.ln(), t.max(1e-3).ln()))
+        .collect();
+    let k = logs.len() as f64;
+    let (mx, my) = (
+        logs.iter().map(|p| p.0).sum::<f64>() / k,
+        logs.iter().map(|p| p.1).sum::<f64>() / k,
+    );
+    let num: f64 = logs.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let den: f64 = logs.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    num / den
+}
