@@ -17,14 +17,14 @@
 //! bench looks at time. A benchmark, not a test: nothing else may measure
 //! meanwhile.
 
+mod common;
+
 #[path = "../tests/common/large.rs"]
 mod large;
 
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
 /// The most a whole input may take.
 const LIMIT_SECS: f64 = 10.0;
@@ -32,12 +32,13 @@ const LIMIT_SECS: f64 = 10.0;
 /// output adds page faults and reallocation that read 1.2-1.35.
 const LINEAR_UP_TO: f64 = 1.4;
 
-/// The dd log's summaries, and the cases they fall in: one import takes
-/// at most 100 000 summaries and makes at most 20 000 cases (bench/
-/// scale.py's log of 150 000 different byte counts has been refused since
-/// those limits came in).
+/// The dd log's summaries at its whole size: one import takes at most
+/// 100 000 summaries and makes at most 20 000 cases (bench/scale.py's log
+/// of 150 000 different byte counts had been refused since those limits
+/// came in). Its summaries fall in cases of about 6.7 each at every size
+/// (15 000 at the whole), so that the size alone grows: a case's interval
+/// costs a bootstrap that one sample does not.
 const DD_SUMMARIES: u64 = 100_000;
-const DD_CASES: u64 = 15_000;
 
 /// An input: its name, its whole size, how it is written into a
 /// directory (returning the file) and the envbench arguments that read it.
@@ -56,13 +57,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&stop)) {
-            eprintln!("scale: cannot watch for Ctrl-C: {e}");
+    let stop = match common::interrupts() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("scale: {e}");
             return ExitCode::from(2);
         }
-    }
+    };
     let tmp = match tempfile::Builder::new().prefix("envbench-scale-").tempdir() {
         Ok(t) => t,
         Err(e) => {
@@ -109,7 +110,7 @@ fn measure(tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
         Input {
             name: "import --from dd",
             full: DD_SUMMARIES,
-            make: |d, n| write(d, "dd.txt", large::dd_log(n, DD_CASES).as_bytes()),
+            make: |d, n| write(d, "dd.txt", large::dd_log(n, n * 3 / 20).as_bytes()),
             args: |p| words(&["import", "--from", "dd", p, "-o", &format!("{p}.json")]),
         },
         Input {
@@ -137,7 +138,10 @@ fn measure(tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
             let dir = tmp.join(format!("{k}-{n}"));
             std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             let path = (input.make)(&dir, n);
-            secs.push((n as f64, timed(&(input.args)(&path), stop)?));
+            secs.push((
+                n as f64,
+                common::timed(&(input.args)(&path), &tmp.join("xdg"), stop)?,
+            ));
         }
         let exponent = slope(&secs);
         let (quarter, whole) = (secs[0].1, secs[2].1);
@@ -174,33 +178,6 @@ fn json(dir: &Path, cases: Vec<serde_json::Value>) -> String {
     let path = dir.join("result.json");
     large::result_file(&path, cases);
     path.display().to_string()
-}
-
-/// Seconds envbench took with `args` (its output discarded); an error
-/// where it failed or Ctrl-C came.
-fn timed(args: &[String], stop: &AtomicBool) -> Result<f64, String> {
-    let t0 = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("cannot start envbench: {e}"))?;
-    let secs = t0.elapsed().as_secs_f64();
-    if stop.load(Ordering::Relaxed) {
-        return Err("interrupted".into());
-    }
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "envbench {}: {}: {}",
-            args.join(" "),
-            out.status,
-            said.trim().chars().take(500).collect::<String>()
-        ));
-    }
-    Ok(secs)
 }
 
 /// The least-squares slope of log time on log size.

@@ -1,0 +1,48 @@
+//! What the benches share: Ctrl-C heard, and envbench timed.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A flag that Ctrl-C and SIGTERM set, so that a bench stops at its next
+/// step and its temporary directories are removed as it returns.
+pub fn interrupts() -> Result<Arc<AtomicBool>, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .map_err(|e| format!("cannot watch for Ctrl-C: {e}"))?;
+    }
+    Ok(stop)
+}
+
+/// Seconds envbench took with `args` (its output discarded, its history
+/// under `data_home`, never a person's); an error where it failed or
+/// Ctrl-C came.
+pub fn timed(args: &[String], data_home: &Path, stop: &AtomicBool) -> Result<f64, String> {
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("XDG_DATA_HOME", data_home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot start envbench: {e}"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    if stop.load(Ordering::Relaxed) {
+        return Err("interrupted".into());
+    }
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let last: Vec<char> = said.trim().chars().rev().take(400).collect();
+        let tail: String = last.into_iter().rev().collect();
+        return Err(format!(
+            "envbench {}: {}: {tail}",
+            args.first().map_or("", String::as_str),
+            out.status
+        ));
+    }
+    Ok(secs)
+}
