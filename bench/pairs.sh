@@ -1,42 +1,12 @@
 #!/usr/bin/env bash
 # envbench pairs: controlled pairs of environments built on this machine
 # from the real CLI, compared, and scored by `envbench __score --pair`
-# against what is known to be there (src/cmd/score.rs declares it; `envbench
-# __score --pairs` lists each pair's known effect and the mechanism the
-# diagnosis should name first). Side A is this machine as it is (but in
-# qemu, igvisoraa and ipodmanaa). Separate pairs: RUNS runs a side
-# alternated (A B A B ...), compared as RUNS + RUNS and as each 1 + 1.
-# Side B:
-#   aa          plain again
-#   namespaces  `unshare --pid --net --mount ...` (tests/layers/namespaces.sh)
-#   bwrap       bubblewrap --unshare-all
-#   container   podman + runc, Debian minbase, podman's default seccomp
-#               profile, scratch on a bind mount
-#   containeropen  the same, `--security-opt seccomp=unconfined`
-#   overlay     seccomp off, scratch on the container's overlay
-#   qemuuser    `qemu-x86_64 envbench` (user-mode emulation)
-#   gvisor      `runsc do` (ptrace platform)
-#   strace      `strace -f`
-#   1cpu        `taskset -c 0`
-#   quota       a cgroup (v1 cpu, or v2) given one CPU's time a period
-#   bindfs      a directory against a bindfs FUSE mount of it
-#   qemu        in a QEMU guest, its ext4 disk against its 9p share (compare
-#               --by-dir; io.dd, io.meta, os.syscall, cpu.int at --budget 0.3
-#               unless one is given)
-#   and the resource controls and a competitor (issue 79), each in a cgroup
-#   v1 made for the pair that only B's runs join:
-#   throttle    blkio.throttle 50 MiB/s and 400 IOPS each way on the scratch disk
-#   memlimit    memory.limit_in_bytes 64 MiB
-#   weight      cpu.shares 102 (a tenth), one busy loop on CPU 1 through both sides
-#   cpuset      cpuset.cpus 0
-#   busy        one busy loop on CPU 1 during B's runs only
-# Interleaved pairs, i and a separate pair's name (iaa, inamespaces,
-# ibwrap, igvisor, ipodman, istrace, i1cpu, iquota, ithrottle, imemlimit,
-# iweight, icpuset): RUNS runs of `run --in A --in B=PREFIX` (one run
-# measures both sides round by round; igvisor and ipodman are
-# tests/layers/interleaved*.sh), compared together and each alone.
-# igvisoraa and ipodmanaa: two sandboxes (containers) in one run, A/A
-# inside the layer. The default --pairs: every pair, in __score --pairs'
+# against what is known to be there (src/cmd/score.rs declares it;
+# `envbench __score --pairs` lists each pair's known effect, the mechanism
+# the diagnosis should name first, and its side B). Separate pairs: RUNS runs a side alternated (A B A B ...),
+# compared as RUNS + RUNS and as each 1 + 1; interleaved pairs (i and a
+# separate pair's name): RUNS runs of `run --in A --in B=PREFIX`, compared
+# together and each alone. The default --pairs: every pair, in that
 # order. --timed: beside each interleaved run, one separate run of each
 # side (not the layers' A/A); prints the interleaved run's time against
 # their sum. This is a benchmark, not a test; CI does not run it.

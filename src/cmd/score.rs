@@ -15,7 +15,6 @@
 //! `--splits` scores design.sh's A/A runs: six runs of one build split
 //! every way into 3 + 3, each split compared here and scored.
 
-use crate::compare::diagnose::Mechanism;
 use crate::error::UsageError;
 use crate::results::ResultFile;
 use anyhow::Context as _;
@@ -23,192 +22,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// A controlled pair's known effect, which gives each case the verdict
-/// it should get.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Known {
-    /// The same environment on both sides (`aa`): every case the same.
-    Nothing,
-    /// One CPU of two (`1cpu`, a quota or a cpuset of one): the parallel
-    /// cases slower; the single-threaded compute, memory-latency and
-    /// system-call cases the same.
-    OneCpu,
-    /// Every system call stopped in a tracer (`strace -f`): the os cases
-    /// slower but the two without a known effect; user-space work the
-    /// same.
-    Traced,
-    /// A layer that runs the same code on the same CPU (gVisor, a
-    /// container; `compute`): the compute cases (cpu, mem) the same.
-    Compute,
-}
-
-impl Known {
-    /// The names `--expect` takes, with what each stands for.
-    pub const NAMES: [(&'static str, Known); 4] = [
-        ("aa", Known::Nothing),
-        ("1cpu", Known::OneCpu),
-        ("strace", Known::Traced),
-        ("compute", Known::Compute),
-    ];
-
-    /// The known effect named `s`.
-    ///
-    /// # Errors
-    /// A name not in [`Known::NAMES`].
-    pub fn parse(s: &str) -> Result<Known, String> {
-        Known::NAMES
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, k)| *k)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Known::NAMES.iter().map(|(n, _)| *n).collect();
-                format!("{s:?} is none of {}", names.join(", "))
-            })
-    }
-
-    /// The verdict the effect gives the case `key` of `family`: "slower",
-    /// "same", or None where nothing is known (not scored).
-    fn expects(self, key: &str, family: &str) -> Option<&'static str> {
-        let (bench, params) = split_key(key);
-        let param = |k: &str| params.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-        let threads = param(crate::results::params::key::THREADS);
-        let user = matches!(
-            bench,
-            "cpu.int" | "cpu.float" | "cpu.primes" | "mem.latency"
-        );
-        match self {
-            Known::Nothing => Some("same"),
-            Known::Compute => matches!(family, "cpu" | "mem").then_some("same"),
-            Known::Traced => {
-                // os.multiprog's processes compute on a handful of system
-                // calls, and fork_cow with touched memory is dominated by
-                // copying pages: no known effect of tracing on either
-                if bench == "os.multiprog" || param("parent_memory") == Some("touched") {
-                    None
-                } else if bench.starts_with("os.") {
-                    Some("slower")
-                } else {
-                    user.then_some("same")
-                }
-            }
-            Known::OneCpu => {
-                let split = matches!(bench, "cpu.lu" | "cpu.primes");
-                if (split && threads == Some("2"))
-                    || bench == "os.multiprog"
-                    || (bench == "os.shell" && param("copies") == Some("8"))
-                {
-                    Some("slower")
-                } else if (split && threads == Some("1"))
-                    || matches!(
-                        bench,
-                        "cpu.int" | "cpu.float" | "mem.latency" | "os.syscall"
-                    )
-                {
-                    Some("same")
-                } else {
-                    None
-                }
-            }
-        }
-    }
-}
-
-/// One of bench/pairs.sh's controlled pairs and what is known of it.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Pair {
-    /// Its name in bench/pairs.sh (`i` first: its sides interleaved).
-    pub name: &'static str,
-    /// The effect known to be there, which gives each case its verdict
-    /// (None: the verdicts are not scored).
-    pub known: Option<Known>,
-    /// The mechanism the diagnosis should name first (None: nothing).
-    pub first: Option<Mechanism>,
-}
-
-impl Pair {
-    /// The pair named `s`.
-    ///
-    /// # Errors
-    /// A name not in [`PAIRS`].
-    pub fn parse(s: &str) -> Result<&'static Pair, String> {
-        PAIRS
-            .iter()
-            .find(|p| p.name == s)
-            .ok_or_else(|| format!("{s:?} is no pair of bench/pairs.sh (envbench __score --pairs)"))
-    }
-
-    /// The mechanism to name first as compare's JSON names it (`none`:
-    /// nothing).
-    fn first_name(&self) -> String {
-        self.first.map_or("none".into(), |m| {
-            serde_json::to_value(m)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .expect("invariant: a mechanism serialises as its name")
-        })
-    }
-}
-
-/// bench/pairs.sh's pairs in the order it runs them by default, each with
-/// its known effect and the mechanism to name first; an interleaved pair
-/// (`i`) is known as its separate one.
-pub const PAIRS: [Pair; 32] = {
-    use Known::{Compute, Nothing, OneCpu, Traced};
-    use Mechanism as M;
-    const fn p(name: &'static str, known: Option<Known>, first: Option<Mechanism>) -> Pair {
-        Pair { name, known, first }
-    }
-    [
-        p("aa", Some(Nothing), None),
-        p("namespaces", Some(Compute), None),
-        p("bwrap", Some(Compute), None),
-        p("container", Some(Compute), Some(M::SeccompFilter)),
-        p("containeropen", Some(Compute), None),
-        p("overlay", Some(Compute), Some(M::OverlayFilesystem)),
-        // gVisor's mem.latency at 64 and 256 MiB is slower in fact
-        // (docs/log/precision.md, 2026-12-06, midnight): its "false"
-        // verdicts there are not
-        p("gvisor", Some(Compute), Some(M::SyscallInterception)),
-        p("strace", Some(Traced), Some(M::SyscallInterception)),
-        p("1cpu", Some(OneCpu), Some(M::FewerCpus)),
-        p("quota", Some(OneCpu), Some(M::CpuQuota)),
-        p("bindfs", Some(Compute), Some(M::RemoteFilesystem)),
-        p("qemu", None, Some(M::RemoteFilesystem)),
-        p("qemuuser", None, Some(M::CpuEmulation)),
-        p("iaa", Some(Nothing), None),
-        p("inamespaces", Some(Compute), None),
-        p("ibwrap", Some(Compute), None),
-        p("igvisor", Some(Compute), Some(M::SyscallInterception)),
-        p("ipodman", Some(Compute), Some(M::SeccompFilter)),
-        p("igvisoraa", Some(Nothing), None),
-        p("ipodmanaa", Some(Nothing), None),
-        p("istrace", Some(Traced), Some(M::SyscallInterception)),
-        p("i1cpu", Some(OneCpu), Some(M::FewerCpus)),
-        p("iquota", Some(OneCpu), Some(M::CpuQuota)),
-        p("throttle", None, Some(M::IoThrottle)),
-        p("memlimit", None, Some(M::MemoryLimit)),
-        p("weight", None, Some(M::CpuWeight)),
-        p("cpuset", Some(OneCpu), Some(M::FewerCpus)),
-        p("busy", None, Some(M::Competitors)),
-        p("ithrottle", None, Some(M::IoThrottle)),
-        p("imemlimit", None, Some(M::MemoryLimit)),
-        p("iweight", None, Some(M::CpuWeight)),
-        p("icpuset", Some(OneCpu), Some(M::FewerCpus)),
-    ]
-};
-
-/// A case key's bench and its `name=value` parameters.
-fn split_key(key: &str) -> (&str, Vec<(&str, &str)>) {
-    let Some((bench, rest)) = key.split_once('[') else {
-        return (key, Vec::new());
-    };
-    let params = rest
-        .trim_end_matches(']')
-        .split(',')
-        .filter_map(|p| p.split_once('='))
-        .collect();
-    (bench, params)
-}
+mod pairs;
+pub use pairs::{Known, Pair, PAIRS};
 
 /// What `envbench __score` scores.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -546,7 +361,7 @@ fn lines(s: &ScoreSettings) -> anyhow::Result<Vec<String>> {
                         .iter()
                         .find(|(_, k)| Some(*k) == p.known)
                         .map_or("-", |(n, _)| n);
-                    format!("{:14} {known:8} {}", p.name, p.first_name())
+                    format!("{:14} {known:8} {:21} {}", p.name, p.first_name(), p.side_b)
                 })
                 .collect())
         }
@@ -721,6 +536,7 @@ mod tests {
     #[test]
     fn each_pair_is_named_once_and_its_mechanism_as_the_diagnosis_names_it() {
         let names: std::collections::BTreeSet<&str> = PAIRS.iter().map(|p| p.name).collect();
+        assert!(PAIRS.iter().all(|p| !p.side_b.is_empty()));
         assert_eq!(names.len(), PAIRS.len());
         let gvisor = Pair::parse("igvisor").unwrap();
         assert_eq!(gvisor.known, Some(Known::Compute));
