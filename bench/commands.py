@@ -1,38 +1,23 @@
 #!/usr/bin/env python3
 """envbench's `run --cmd` against hyperfine, on the pairs people feel.
 
-For five commands (git status in a 1 000-file repository, grep -r over it,
+Five commands (git status in a 1 000-file repository, grep -r over it,
 tar -xzf then rm -r of its tarball, make of a small C project, python3
-importing twelve modules from the end of a 30-directory sys.path), on a
-pair of environments:
+importing twelve modules from the end of a 30-directory sys.path; and
+status1, db, dbwal: --only), each timed on a pair of environments by
+hyperfine (`-N`) and by envbench (`run --cmd`, both sides in one run) in
+turns, ROUNDS times; each round's pair of slowdowns is judged by
+`envbench __band` against 0.9..1.1, as `envbench fidelity` judges a row.
+Prints one row a command, with envbench's prediction and the app case that
+stands for the command. The method: docs/diagnosis.md, "A person's
+command against hyperfine". The pairs:
   fuse    a local ext4 directory against a bindfs mount of a copy of it;
   gvisor  this host against `runsc do` (the same directory);
   dirs    any two directories (--dirs A,B), a copy of the fixture in each;
   guest   a QEMU guest's own ext4 disk against its 9p share of a host
           directory (--guest CACHE: tests/layers/qemu.sh boots it, its
           kernel kept in CACHE, and this script runs inside it as `--pair
-          dirs`; TCG where KVM cannot boot, so only the slowdowns between
-          the guest's two directories are read);
-each command's slowdown (the second side's time over the first's) is read
-twice, the two tools taking turns: ROUNDS times, a hyperfine round (`-N`,
-RUNS runs after 3 warm-ups on each side, the sides' order alternated) and
-an envbench run (`run --cmd` on both sides in one run), each tool first in
-every other turn. hyperfine's
-figure is the geometric mean of its rounds' ratios of medians, with their
-range; envbench's is `compare` over all its runs, with its 95 % interval,
-and its prediction with its interval. So the host's drift over the minutes falls on both tools
-alike. Prints one row a command. Their agreement is judged round by
-round: each round's envbench run is compared alone, and the rounds' pairs
-of slowdowns (envbench's, hyperfine's) are judged by `envbench __band`
-against 0.9..1.1 exactly as `envbench fidelity` judges a row against its
-band: within (the interval inside), outside (wholly beyond) or unclear.
-The commands (--only): status, grep, untar, make and imports by default;
-status1 is git status without its preload threads (core.preloadIndex=false),
-its lstats one at a time as the prediction adds them; db and dbwal are
-Debian's sqlite3 on app.db's work, with a rollback journal and a WAL. Each
-row ends with the app case that stands for the command, its slowdown and
-the ratio of it to hyperfine's: the app family against the tools.
-
+          dirs`; TCG where KVM cannot boot).
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
   bench/commands.py [--pair fuse|gvisor|dirs|guest] [--dirs A,B] [--guest CACHE]
                     [--rounds N] [--runs N] [--only NAME,...] [--keep DIR]
@@ -210,7 +195,7 @@ def envbench_ratio(exe, pair, name, files, tmp):
 
 
 def main():
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pair", default="fuse", choices=["fuse", "gvisor", "dirs", "guest"])
     p.add_argument("--dirs", help="A,B: the two directories of --pair dirs")
     p.add_argument("--guest", metavar="CACHE", help="the kernel cache of --pair guest")
