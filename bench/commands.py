@@ -4,7 +4,8 @@
 Five commands (git status in a 1 000-file repository, grep -r over it,
 tar -xzf then rm -r of its tarball, make of a small C project, python3
 importing twelve modules from the end of a 30-directory sys.path; and
-status1, db, dbwal: --only), each timed on a pair of environments by
+status1, git status without its preload threads, and db and dbwal,
+Debian's sqlite3 on app.db's work: --only), each timed on a pair of environments by
 hyperfine (`-N`) and by envbench (`run --cmd`, both sides in one run) in
 turns, ROUNDS times; each round's pair of slowdowns is judged by
 `envbench __band` against 0.9..1.1, as `envbench fidelity` judges a row.
@@ -17,7 +18,8 @@ command against hyperfine". The pairs:
   guest   a QEMU guest's own ext4 disk against its 9p share of a host
           directory (--guest CACHE: tests/layers/qemu.sh boots it, its
           kernel kept in CACHE, and this script runs inside it as `--pair
-          dirs`; TCG where KVM cannot boot).
+          dirs`; TCG where KVM cannot boot, so only the slowdowns
+          between the guest's two directories are read).
 A benchmark, not a test: nothing else may measure on the machine meanwhile.
   bench/commands.py [--pair fuse|gvisor|dirs|guest] [--dirs A,B] [--guest CACHE]
                     [--rounds N] [--runs N] [--only NAME,...] [--keep DIR]
@@ -215,9 +217,11 @@ def main():
     # everything made from here on is removed on every path, Ctrl-C included
     try:
         tmp = a.keep or tempfile.mkdtemp(prefix="envbench-commands-")
-        # a history of its own: compare takes a person's earlier runs as
-        # evidence for a side of one run
-        os.environ["XDG_DATA_HOME"] = os.path.join(tmp, "xdg")
+        # a history of its own, new each time, and no shared store:
+        # compare takes a person's earlier runs as evidence for a side of
+        # one run (envbench reads XDG_DATA_HOME only when it is absolute)
+        os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="xdg-", dir=os.path.abspath(tmp))
+        os.environ.pop("ENVBENCH_DB", None)
         if a.pair == "dirs":
             # a fresh directory in each
             for d in a.dirs.split(","):

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # envbench pairs: controlled pairs of environments built on this machine
 # from the real CLI, compared, and scored by `envbench __score --pair`
-# against what is known to be there (src/cmd/score.rs declares it;
+# against what is known to be there (src/cmd/score/pairs.rs declares it;
 # `envbench __score --pairs` lists each pair's known effect, the mechanism
-# the diagnosis should name first, and its side B). Separate pairs: RUNS runs a side alternated (A B A B ...),
-# compared as RUNS + RUNS and as each 1 + 1; interleaved pairs (i and a
+# the diagnosis should name first, and its side B). Separate pairs: RUNS
+# runs a side alternated (A B A B ...), compared as RUNS + RUNS and as
+# each 1 + 1; interleaved pairs (i and a
 # separate pair's name): RUNS runs of `run --in A --in B=PREFIX`, compared
 # together and each alone. The default --pairs: every pair, in that
 # order. --timed: beside each interleaved run, one separate run of each
@@ -19,6 +20,8 @@
 # --only diagnosis: the 16 benches the diagnosis is scored on, at --budget
 # 0.3 unless one is given (bench/diagnose.sh's runs until 2026-12-06).
 # --file-size: run's, on both sides (the memlimit pair: a file over 64 MiB).
+# qemu measures io.dd, io.meta, os.syscall and cpu.int, at --budget 0.3
+# unless one is given.
 # ENVBENCH_BIN=PATH measures that build instead of the working tree's.
 set -euo pipefail
 
@@ -84,9 +87,10 @@ score_pair() {
 }
 
 workdir pairs
-# a history of its own, re-scoring too: compare takes a person's earlier
-# runs as evidence for a side of one run
+# a history of its own, re-scoring too, and no shared store: compare
+# takes a person's earlier runs as evidence for a side of one run
 export XDG_DATA_HOME=$work/xdg
+unset ENVBENCH_DB
 build_envbench
 echo "BUILD $built_from"
 known=$("$envbench" __score --pairs | cut -d' ' -f1 | paste -sd,)

@@ -1,6 +1,6 @@
 //! Large inputs answer in seconds, and their time grows linearly.
 //!
-//!     cargo bench --bench scale [-- --scale 0.1]
+//!     cargo bench --bench scale [-- --scale 0.1] [--envbench PATH]
 //!
 //! The three inputs that once took over a minute each (tests/common/
 //! large.rs): a dd log of 100 000 summaries in 15 000 cases for `import
@@ -12,8 +12,8 @@
 //! (wall clock: seconds, not the microseconds the suites measure), with
 //! the exponent of the growth: the slope of log time on log size over the
 //! three sizes, 1 linear, 2 quadratic. Exits 1 when an exponent exceeds
-//! 1.4 or a whole input takes more than 10 s. tests/bad_input.rs reads the
-//! same inputs at a tenth of their size and checks the results; only this
+//! 1.4 or a whole input takes more than 10 s. tests/bad_input.rs reads
+//! inputs of the same shapes, smaller, and checks the results; only this
 //! bench looks at time. A benchmark, not a test: nothing else may measure
 //! meanwhile.
 
@@ -50,8 +50,8 @@ struct Input {
 }
 
 fn main() -> ExitCode {
-    let scale = match parse_scale() {
-        Ok(s) => s,
+    let (scale, exe) = match parse_args() {
+        Ok((s, exe)) => (s, common::envbench(exe)),
         Err(e) => {
             eprintln!("scale: {e}");
             return ExitCode::from(2);
@@ -72,7 +72,7 @@ fn main() -> ExitCode {
         }
     };
     // the temporary directory goes when `tmp` drops, on every return
-    match measure(tmp.path(), scale, &stop) {
+    match measure(&exe, tmp.path(), scale, &stop) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -82,30 +82,37 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--scale F` (every size multiplied: 0.1 for a quick look), 1 without;
-/// cargo's own `--bench` is passed on to a bench and left alone.
-fn parse_scale() -> Result<f64, String> {
+/// `--scale F` (every size multiplied, at most 1: the dd log's whole size
+/// is an import's limit; 0.1 for a quick look), 1 without, and
+/// `--envbench PATH`; cargo's own `--bench` is passed on to a bench and
+/// left alone.
+fn parse_args() -> Result<(f64, Option<String>), String> {
     let mut args = std::env::args().skip(1);
-    let mut scale = 1.0;
+    let (mut scale, mut exe) = (1.0, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--scale" => {
                 scale = args
                     .next()
                     .and_then(|v| v.parse::<f64>().ok())
-                    .filter(|v| v.is_finite() && *v > 0.0)
-                    .ok_or("--scale takes a positive number (0.1: a quick look)")?;
+                    .filter(|v| *v > 0.0 && *v <= 1.0)
+                    .ok_or("--scale takes a number above 0 and at most 1 (0.1: a quick look)")?;
             }
+            "--envbench" => exe = Some(args.next().ok_or("--envbench takes a path")?),
             "--bench" => {}
-            other => return Err(format!("unknown argument {other} (only --scale F)")),
+            other => {
+                return Err(format!(
+                    "unknown argument {other} (--scale F, --envbench PATH)"
+                ))
+            }
         }
     }
-    Ok(scale)
+    Ok((scale, exe))
 }
 
 /// Times every input at its three sizes and prints a row each; whether
 /// all grew linearly within the limit.
-fn measure(tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
+fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
     let inputs = [
         Input {
             name: "import --from dd",
@@ -137,10 +144,11 @@ fn measure(tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
         for n in [full / 4, full / 2, full] {
             let dir = tmp.join(format!("{k}-{n}"));
             std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            common::heard(stop)?;
             let path = (input.make)(&dir, n);
             secs.push((
                 n as f64,
-                common::timed(&(input.args)(&path), &tmp.join("xdg"), stop)?,
+                common::timed(exe, &(input.args)(&path), &tmp.join("xdg"), stop)?,
             ));
         }
         let exponent = slope(&secs);

@@ -1,7 +1,9 @@
 //! `compare` from a shared store of 1 000 runs: how long it answers.
 //!
-//!     cargo bench --bench store -- RESULT.json [--rounds N]
+//!     cargo bench --bench store -- RESULT.json [--rounds N] [--envbench PATH]
 //!
+//! RESULT.json: a path from the package's root (where cargo runs a
+//! bench) or an absolute one; without one the bench says it is skipped.
 //! Starts a PostgreSQL server of its own (tests/common/pg.rs: Debian's
 //! initdb and pg_ctl in a temporary directory, as nobody when run as root,
 //! on a Unix socket only), fills it and an SQLite file with 1 000 runs
@@ -35,10 +37,16 @@ use std::time::Instant;
 const RUNS: usize = 1000;
 
 fn main() -> ExitCode {
-    let (result, rounds) = match parse_args() {
-        Ok(a) => a,
+    let usage = "usage: cargo bench --bench store -- RESULT.json [--rounds N] [--envbench PATH]";
+    let (result, rounds, exe) = match parse_args() {
+        Ok((Some(r), rounds, exe)) => (r, rounds, common::envbench(exe)),
+        Ok((None, ..)) => {
+            // `cargo bench` runs every bench: this one needs a result file
+            println!("store: skipped: no result file given ({usage})");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            eprintln!("store: {e}\nusage: cargo bench --bench store -- RESULT.json [--rounds N]");
+            eprintln!("store: {e}\n{usage}");
             return ExitCode::from(2);
         }
     };
@@ -49,15 +57,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // the server stops and its directory goes when `server` drops, and
-    // the runs' directory when `tmp` does, on every return
-    let server = match pg::PgServer::start() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("store: cannot start PostgreSQL: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    // the runs' directory goes when `tmp` drops, and before it (declared
+    // after it) the server stops and its directory goes, on every return
     let tmp = match tempfile::Builder::new()
         .prefix("envbench-store-bench-")
         .tempdir()
@@ -68,7 +69,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match measure(&result, rounds, &server.url(), tmp.path(), &stop) {
+    let server = match pg::PgServer::start() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("store: cannot start PostgreSQL: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match measure(&exe, &result, rounds, &server.url(), tmp.path(), &stop) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("store: {e}");
@@ -77,10 +85,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// RESULT.json and `--rounds N` (9 without); cargo's own `--bench` is
-/// passed on to a bench and left alone.
-fn parse_args() -> Result<(PathBuf, usize), String> {
-    let (mut result, mut rounds) = (None, 9);
+/// RESULT.json (None without), `--rounds N` (9 without) and `--envbench
+/// PATH`; cargo's own `--bench` is passed on to a bench and left alone.
+fn parse_args() -> Result<(Option<PathBuf>, usize, Option<String>), String> {
+    let (mut result, mut rounds, mut exe) = (None, 9, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -91,19 +99,18 @@ fn parse_args() -> Result<(PathBuf, usize), String> {
                     .filter(|&n: &usize| n >= 6)
                     .ok_or("--rounds takes a count of at least 6 (for the median's interval)")?;
             }
+            "--envbench" => exe = Some(args.next().ok_or("--envbench takes a path")?),
             "--bench" => {}
             _ if result.is_none() && !a.starts_with('-') => result = Some(PathBuf::from(a)),
             other => return Err(format!("unknown argument {other}")),
         }
     }
-    Ok((
-        result.ok_or("a result file written by envbench run")?,
-        rounds,
-    ))
+    Ok((result, rounds, exe))
 }
 
 /// Writes the runs, pushes them into both stores and times the commands.
 fn measure(
+    exe: &str,
     result: &Path,
     rounds: usize,
     url: &str,
@@ -116,6 +123,7 @@ fn measure(
     // label env{i / 10}, host h{i % 5}
     let mut labels: Vec<Vec<String>> = vec![Vec::new(); RUNS / 10];
     for i in 0..RUNS {
+        common::heard(stop)?;
         let mut d = doc.clone();
         d["run_id"] = format!("bench-{i:04}").into();
         d["label"] = format!("env{}", i / 10).into();
@@ -133,7 +141,7 @@ fn measure(
         for chunk in labels.chunks(10) {
             let mut args = vec!["store".to_string(), "push".into(), "--db".into(), db.into()];
             args.extend(chunk.iter().flatten().cloned());
-            common::timed(&args, &tmp.join("xdg"), stop)?;
+            common::timed(exe, &args, &tmp.join("xdg"), stop)?;
         }
         println!(
             "pushed {RUNS} runs ({} KiB each) into {name} in {:.1} s",
@@ -160,7 +168,7 @@ fn measure(
     let mut times = vec![Vec::new(); commands.len()];
     for _ in 0..rounds {
         for ((_, args), t) in commands.iter().zip(&mut times) {
-            t.push(common::timed(args, &tmp.join("xdg"), stop)?);
+            t.push(common::timed(exe, args, &tmp.join("xdg"), stop)?);
         }
     }
     println!(

@@ -935,11 +935,11 @@ fn runs_started_at_once_in_one_directory_each_keep_their_file_id_and_history_row
     assert_eq!(rows.as_array().map(Vec::len), Some(n), "{rows}");
 }
 
-/// The large inputs of benches/scale.rs at a tenth of their size
+/// The large inputs of benches/scale.rs in smaller sizes
 /// (tests/common/large.rs). Only the bench times them; here every case,
 /// row and interval must be there.
 #[test]
-fn large_inputs_at_a_tenth_of_their_size_give_whole_results() {
+fn large_inputs_in_smaller_sizes_give_whole_results() {
     use crate::common::large::{dd_log, many_cases, many_samples, result_file};
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

@@ -17,23 +17,42 @@ pub fn interrupts() -> Result<Arc<AtomicBool>, String> {
     Ok(stop)
 }
 
-/// Seconds envbench took with `args` (its output discarded, its history
-/// under `data_home`, never a person's); an error where it failed or
-/// Ctrl-C came.
-pub fn timed(args: &[String], data_home: &Path, stop: &AtomicBool) -> Result<f64, String> {
+/// The envbench a bench times: `--envbench PATH` (another build, to
+/// compare two), else the one cargo built with the bench.
+pub fn envbench(given: Option<String>) -> String {
+    given.unwrap_or_else(|| env!("CARGO_BIN_EXE_envbench").to_string())
+}
+
+/// Whether Ctrl-C came: an error that says so.
+pub fn heard(stop: &AtomicBool) -> Result<(), String> {
+    if stop.load(Ordering::Relaxed) {
+        Err("interrupted".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Seconds `exe` took with `args` (its output discarded, its history
+/// under `data_home` and no shared store, never a person's); an error
+/// where it failed or Ctrl-C came.
+pub fn timed(
+    exe: &str,
+    args: &[String],
+    data_home: &Path,
+    stop: &AtomicBool,
+) -> Result<f64, String> {
     let t0 = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_envbench"))
+    let out = Command::new(exe)
         .args(args)
         .env("XDG_DATA_HOME", data_home)
+        .env_remove("ENVBENCH_DB")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
         .map_err(|e| format!("cannot start envbench: {e}"))?;
     let secs = t0.elapsed().as_secs_f64();
-    if stop.load(Ordering::Relaxed) {
-        return Err("interrupted".into());
-    }
+    heard(stop)?;
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
         let last: Vec<char> = said.trim().chars().rev().take(400).collect();

@@ -1,7 +1,7 @@
 //! Large inputs that once took over a minute each (searches by key made
 //! them quadratic, and 2 000 bootstrap resamples of 100 000 samples took
-//! 2 s a metric): tests/bad_input.rs reads them at a tenth of their size
-//! and checks the results; benches/scale.rs times them whole.
+//! 2 s a metric): tests/bad_input.rs reads them in smaller sizes and
+//! checks the results; benches/scale.rs times them whole.
 
 use std::path::Path;
 

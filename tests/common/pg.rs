@@ -2,7 +2,7 @@
 //! pg_ctl on PATH): a temporary directory, a Unix socket there and no TCP
 //! port, as `nobody` when the test runs as root (initdb refuses root);
 //! stopped (immediate mode) when dropped, on panic too. Used by
-//! tests/store_postgres.rs and tests/fleet_ansible.rs.
+//! tests/store_postgres.rs, tests/fleet_ansible.rs and benches/store.rs.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
