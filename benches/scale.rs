@@ -64,17 +64,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let tmp = match tempfile::Builder::new().prefix("envbench-scale-").tempdir() {
+    let tmp = match common::scratch("envbench-scale-") {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("scale: cannot make a temporary directory: {e}");
+            eprintln!("scale: {e}");
             return ExitCode::from(2);
         }
     };
     // the temporary directory goes when `tmp` drops, on every return
     match measure(&exe, tmp.path(), scale, &stop) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(grown) if report(&grown) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
         Err(e) => {
             eprintln!("scale: {e}");
             ExitCode::from(if stop.load(Ordering::Relaxed) { 130 } else { 2 })
@@ -110,9 +110,17 @@ fn parse_args() -> Result<(f64, Option<String>), String> {
     Ok((scale, exe))
 }
 
-/// Times every input at its three sizes and prints a row each; whether
-/// all grew linearly within the limit.
-fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool, String> {
+/// An input's seconds at a quarter, a half and the whole of its size.
+struct Grown {
+    name: &'static str,
+    /// Its whole size (summaries, cases or samples).
+    full: u64,
+    /// (size, seconds) at the three sizes, smallest first.
+    secs: Vec<(f64, f64)>,
+}
+
+/// Times every input at its three sizes.
+fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<Vec<Grown>, String> {
     let inputs = [
         Input {
             name: "import --from dd",
@@ -133,11 +141,7 @@ fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool,
             args: |p| words(&["show", p, "--all-metrics"]),
         },
     ];
-    let mut linear = true;
-    println!(
-        "{:<26}{:>9}{:>8}{:>9}{:>8}  exponent",
-        "input", "size", "secs", "size/4", "secs"
-    );
+    let mut grown = Vec::new();
     for (k, input) in inputs.iter().enumerate() {
         let full = ((input.full as f64 * scale) as u64).max(8);
         let mut secs = Vec::new();
@@ -146,19 +150,36 @@ fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool,
             std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             common::heard(stop)?;
             let path = (input.make)(&dir, n);
-            secs.push((
-                n as f64,
-                common::timed(exe, &(input.args)(&path), &tmp.join("xdg"), stop)?,
-            ));
+            let t = common::timed(exe, &(input.args)(&path), &tmp.join("xdg"), stop)?;
+            secs.push((n as f64, t));
         }
-        let exponent = slope(&secs);
-        let (quarter, whole) = (secs[0].1, secs[2].1);
+        grown.push(Grown {
+            name: input.name,
+            full,
+            secs,
+        });
+    }
+    Ok(grown)
+}
+
+/// Prints a row an input, with the exponent of its growth ([`slope`]);
+/// whether every one grew linearly within the limit.
+fn report(grown: &[Grown]) -> bool {
+    let mut linear = true;
+    println!(
+        "{:<26}{:>9}{:>8}{:>9}{:>8}  exponent",
+        "input", "size", "secs", "size/4", "secs"
+    );
+    for g in grown {
+        let exponent = slope(&g.secs);
+        let (quarter, whole) = (g.secs[0].1, g.secs[2].1);
         let bad = exponent > LINEAR_UP_TO || whole > LIMIT_SECS;
         linear &= !bad;
         println!(
-            "{:<26}{full:>9}{whole:>8.2}{:>9}{quarter:>8.2}  {exponent:.2}{}",
-            input.name,
-            full / 4,
+            "{:<26}{:>9}{whole:>8.2}{:>9}{quarter:>8.2}  {exponent:.2}{}",
+            g.name,
+            g.full,
+            g.full / 4,
             if bad { "  NOT LINEAR OR SLOW" } else { "" }
         );
     }
@@ -166,7 +187,7 @@ fn measure(exe: &str, tmp: &Path, scale: f64, stop: &AtomicBool) -> Result<bool,
         "linear (exponent at most {LINEAR_UP_TO}) and under {LIMIT_SECS:.0} s: {}",
         if linear { "yes" } else { "no" }
     );
-    Ok(linear)
+    linear
 }
 
 fn words(w: &[&str]) -> Vec<String> {

@@ -59,13 +59,10 @@ fn main() -> ExitCode {
     };
     // the runs' directory goes when `tmp` drops, and before it (declared
     // after it) the server stops and its directory goes, on every return
-    let tmp = match tempfile::Builder::new()
-        .prefix("envbench-store-bench-")
-        .tempdir()
-    {
+    let tmp = match common::scratch("envbench-store-bench-") {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("store: cannot make a temporary directory: {e}");
+            eprintln!("store: {e}");
             return ExitCode::from(2);
         }
     };
@@ -108,7 +105,8 @@ fn parse_args() -> Result<(Option<PathBuf>, usize, Option<String>), String> {
     Ok((result, rounds, exe))
 }
 
-/// Writes the runs, pushes them into both stores and times the commands.
+/// Writes the runs, pushes them into both stores, times the commands and
+/// reports them.
 fn measure(
     exe: &str,
     result: &Path,
@@ -118,23 +116,7 @@ fn measure(
     stop: &AtomicBool,
 ) -> Result<(), String> {
     let text = std::fs::read_to_string(result).map_err(|e| format!("{}: {e}", result.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", result.display()))?;
-    // label env{i / 10}, host h{i % 5}
-    let mut labels: Vec<Vec<String>> = vec![Vec::new(); RUNS / 10];
-    for i in 0..RUNS {
-        common::heard(stop)?;
-        let mut d = doc.clone();
-        d["run_id"] = format!("bench-{i:04}").into();
-        d["label"] = format!("env{}", i / 10).into();
-        d["fingerprint"]["os"]["hostname"] = format!("h{}", i % 5).into();
-        let path = tmp.join(format!("r{i:04}.json"));
-        let bytes = serde_json::to_vec(&d).map_err(|e| e.to_string())?;
-        let mut f =
-            std::fs::File::create_new(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        std::io::Write::write_all(&mut f, &bytes).map_err(|e| e.to_string())?;
-        labels[i / 10].push(path.display().to_string());
-    }
+    let labels = write_runs(&text, tmp, stop)?;
     let sqlite = tmp.join("h.sqlite3").display().to_string();
     for (db, name) in [(url, "PostgreSQL"), (sqlite.as_str(), "SQLite")] {
         let t0 = Instant::now();
@@ -149,10 +131,46 @@ fn measure(
             t0.elapsed().as_secs_f64()
         );
     }
+    let commands = commands(&labels, url, &sqlite);
+    let mut times = vec![Vec::new(); commands.len()];
+    for _ in 0..rounds {
+        for ((_, args), t) in commands.iter().zip(&mut times) {
+            t.push(common::timed(exe, args, &tmp.join("xdg"), stop)?);
+        }
+    }
+    let names: Vec<&str> = commands.iter().map(|(n, _)| *n).collect();
+    report(&names, &times);
+    Ok(())
+}
+
+/// The run of `text` written [`RUNS`] times into `tmp`, run `i` labelled
+/// `env{i / 10}` on host `h{i % 5}`: each label's files.
+fn write_runs(text: &str, tmp: &Path, stop: &AtomicBool) -> Result<Vec<Vec<String>>, String> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut labels: Vec<Vec<String>> = vec![Vec::new(); RUNS / 10];
+    for i in 0..RUNS {
+        common::heard(stop)?;
+        let mut d = doc.clone();
+        d["run_id"] = format!("bench-{i:04}").into();
+        d["label"] = format!("env{}", i / 10).into();
+        d["fingerprint"]["os"]["hostname"] = format!("h{}", i % 5).into();
+        let path = tmp.join(format!("r{i:04}.json"));
+        let bytes = serde_json::to_vec(&d).map_err(|e| e.to_string())?;
+        let mut f =
+            std::fs::File::create_new(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::io::Write::write_all(&mut f, &bytes).map_err(|e| e.to_string())?;
+        labels[i / 10].push(path.display().to_string());
+    }
+    Ok(labels)
+}
+
+/// The commands timed, each with its name: `files` first, `store` second
+/// (their ratio is reported).
+fn commands(labels: &[Vec<String>], url: &str, sqlite: &str) -> Vec<(&'static str, Vec<String>)> {
     let words = |w: &[&str]| -> Vec<String> { w.iter().map(|s| s.to_string()).collect() };
     let mut files = words(&["compare"]);
     files.extend(labels[0].iter().chain(&labels[1]).cloned());
-    let commands = [
+    vec![
         ("files", files),
         ("store", words(&["compare", "--db", url, "env0", "env1"])),
         (
@@ -161,31 +179,31 @@ fn measure(
         ),
         (
             "sqlite",
-            words(&["compare", "--db", &sqlite, "env0", "env1"]),
+            words(&["compare", "--db", sqlite, "env0", "env1"]),
         ),
         ("list", words(&["history", "--db", url, "--json"])),
-    ];
-    let mut times = vec![Vec::new(); commands.len()];
-    for _ in 0..rounds {
-        for ((_, args), t) in commands.iter().zip(&mut times) {
-            t.push(common::timed(exe, args, &tmp.join("xdg"), stop)?);
-        }
-    }
+    ]
+}
+
+/// Each command's median seconds with its interval ([`median_ci`]), and
+/// the ratio store/files round by round.
+fn report(names: &[&str], times: &[Vec<f64>]) {
     println!(
         "{:8} {:>9}  95 % interval of the median",
         "command", "median s"
     );
-    for ((name, _), t) in commands.iter().zip(&times) {
+    for (name, t) in names.iter().zip(times) {
         let (m, lo, hi) = median_ci(t);
         println!("{name:8} {m:9.3}  {lo:.3} .. {hi:.3}");
     }
     let ratios: Vec<f64> = times[1].iter().zip(&times[0]).map(|(s, f)| s / f).collect();
     let (m, lo, hi) = median_ci(&ratios);
     println!("store/files ratio (10 vs 10 runs, {RUNS} stored): {m:.3} ({lo:.3} .. {hi:.3})");
-    Ok(())
 }
 
-/// The median and a 95 % interval of it from order statistics.
+/// The median and a 95 % interval of it from order statistics (as
+/// bench/store.py gave it; envbench's own statistics are the crate's
+/// private module).
 fn median_ci(xs: &[f64]) -> (f64, f64, f64) {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);

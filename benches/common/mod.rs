@@ -17,6 +17,14 @@ pub fn interrupts() -> Result<Arc<AtomicBool>, String> {
     Ok(stop)
 }
 
+/// A temporary directory of the bench's own, removed when it drops.
+pub fn scratch(prefix: &str) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))
+}
+
 /// The envbench a bench times: `--envbench PATH` (another build, to
 /// compare two), else the one cargo built with the bench.
 pub fn envbench(given: Option<String>) -> String {

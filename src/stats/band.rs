@@ -577,12 +577,14 @@ mod tests {
     }
 
     /// The three ways a judgement of such a row fails, at `envbench
-    /// fidelity`'s rounds (5 in its first pass, 12 and 30 after more), each
+    /// fidelity`'s rounds (3 with `--rounds 3`, 5 in its first pass, 12
+    /// and 30 after more), each
     /// figure's own noise 6 %, against STREAM's ±3 % band: an A/A row
     /// called outside, a true 0.94 not found outside (or called within),
     /// and the A/A interval's median half-width. Measured when written
-    /// (of 200; chosen on all rounds / on the other rounds): 5 rounds, A/A
-    /// outside 2 / 4, 0.94 outside 32 / 30, half-width ±10.3 / ±10.1 %;
+    /// (of 200; chosen on all rounds / on the other rounds): 3 rounds, A/A
+    /// outside 5 / 7, 0.94 outside 18 / 15, half-width ±19.1 / ±19.3 %; 5
+    /// rounds, A/A outside 2 / 4, 0.94 outside 32 / 30, half-width ±10.3 / ±10.1 %;
     /// 12 rounds, A/A outside 0 / 1, 0.94 outside 62 / 52, ±5.4 / ±5.2 %;
     /// 30 rounds, A/A within 16 / 15 and outside 0 / 0, 0.94 outside
     /// 134 / 112, ±3.2 / ±3.2 %. The choice without the round finds a
@@ -607,7 +609,7 @@ mod tests {
             halves.sort_by(f64::total_cmp);
             (within, outside, halves[halves.len() / 2].exp_m1() * 100.0)
         };
-        for rounds in [5, 12, 30] {
+        for rounds in [3, 5, 12, 30] {
             for choice in [Choice::AllRounds, Choice::OtherRounds] {
                 let (aa_in, aa_out, half) = run(rounds, 1.0, choice);
                 let (off_in, off_out, _) = run(rounds, 0.94, choice);
@@ -618,16 +620,14 @@ mod tests {
                 if let Choice::OtherRounds = choice {
                     assert!(aa_out <= 10, "{rounds}: A/A outside {aa_out}");
                     assert_eq!(off_in, 0, "{rounds}: 0.94 within");
-                    assert!(
-                        off_out
-                            >= [(5, 20), (12, 40), (30, 100)]
-                                .iter()
-                                .find(|r| r.0 == rounds)
-                                .unwrap()
-                                .1,
-                        "{rounds}: 0.94 outside {off_out}"
-                    );
-                    assert!((1.0..15.0).contains(&half), "{rounds}: ±{half} %");
+                    let least = match rounds {
+                        3 => 10,
+                        5 => 20,
+                        12 => 40,
+                        _ => 100,
+                    };
+                    assert!(off_out >= least, "{rounds}: 0.94 outside {off_out}");
+                    assert!((1.0..25.0).contains(&half), "{rounds}: ±{half} %");
                 }
             }
         }
