@@ -156,7 +156,7 @@ pub enum Cmd {
     Spread(SpreadArgs),
     /// Judges rounds of two figures (envbench's, a reference's) against a
     /// band as `envbench fidelity` judges a row: ratio, 95 % interval,
-    /// verdict, rounds, tab-separated. For bench/commands.py.
+    /// verdict, rounds, tab-separated. For benches/commands.rs.
     #[command(name = "__band", hide = true)]
     Band(BandArgs),
     /// Runs COMMAND beside one busy loop pinned to a CPU and switched on

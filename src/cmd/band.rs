@@ -1,9 +1,9 @@
 //! `envbench __band`: rounds of two figures judged against a band, as
 //! `envbench fidelity` judges a row (`stats::band::judge`: the rounds'
 //! paired log ratios, a bootstrap interval scaled to t, within, outside
-//! or unclear with the rounds that would settle it). For bench/commands.py,
-//! which judges envbench's slowdown against hyperfine's round by round,
-//! so that no judging lives in a script.
+//! or unclear with the rounds that would settle it). For benches/commands.rs
+//! (`cargo bench --bench commands`), which judges envbench's slowdown
+//! against hyperfine's round by round with the crate's own judgement.
 
 use crate::error::UsageError;
 use crate::stats::band::{judge, Band};
@@ -137,7 +137,7 @@ mod tests {
         );
     }
 
-    /// bench/commands.py's rounds, seeded: each round's log ratio drawn
+    /// benches/commands.rs's rounds, seeded: each round's log ratio drawn
     /// around the truth with a spread of 5 % or 15 % (the spread of its
     /// rounds on the VMs), at 3, 6 and 25 rounds, 400 sets each. A true
     /// 1.0 is rarely called outside and 1.3 never within; more rounds

@@ -26,7 +26,8 @@
 # `envbench run` (RUN-ARGS are then not used): it finds the binary at
 # /mnt/share/envbench and its two directories as above, and what it writes
 # to /mnt/share/guest-out.txt is copied to OUT/guest-out.txt, and a
-# directory /mnt/share/kept to OUT/kept (how bench/commands.py runs the
+# directory /mnt/share/kept to OUT/kept; QEMU_GUEST_BIN=FILE is copied to
+# /mnt/share/bench for it (how `cargo bench --bench commands` runs the
 # real tools over the guest's 9p share).
 #
 # Exit codes: 0 envbench ran (its own exit code is in OUT/exit-code),
@@ -153,6 +154,7 @@ mkdir "$share"
 # the guest mounts tmpfs over /tmp and /mnt, which can hide the host's
 # binary (a clone under /tmp): it runs a copy from the share instead
 cp "$envbench" "$share/envbench"
+[ -z "${QEMU_GUEST_BIN:-}" ] || cp "$QEMU_GUEST_BIN" "$share/bench"
 {
   echo 'export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp XDG_DATA_HOME=/tmp'
   if [ -n "${QEMU_GUEST_RUN:-}" ]; then
