@@ -384,7 +384,9 @@ pub struct FidelityArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Seconds after which no further pass starts (a pass adds rounds to
-    /// the rows still unclear; a round already started finishes).
+    /// the rows still unclear; a round already started finishes). The
+    /// first pass runs its --rounds whatever the budget; where it would end
+    /// past it, its first round says the --rounds that would fit.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
     /// The directory the io family's cases and their tools (sysbench,

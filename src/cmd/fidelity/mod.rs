@@ -171,12 +171,9 @@ fn passes(
             turn += 1;
             done += 1;
             if done == 1 && add > 1 && !interrupted.load(Ordering::SeqCst) {
+                let before = pass_started.duration_since(started);
                 let took = pass_started.elapsed();
-                eprintln!(
-                    "  a round took {:.0} s: about {:.0} s for this pass",
-                    took.as_secs_f64(),
-                    took.as_secs_f64() * add as f64
-                );
+                eprintln!("{}", eta_line(pass, took, add, before, s.budget));
             }
         }
         if done > 0 {
@@ -196,6 +193,28 @@ fn passes(
             .unwrap_or(0)
             .clamp(1, MOST_A_PASS);
     }
+}
+
+/// What a pass's first round says: how long the pass will take and,
+/// where the first pass (which runs its `--rounds` whatever the budget)
+/// would end past the budget, the `--rounds` that would have fitted.
+/// `before`: the seconds spent when the pass started.
+fn eta_line(pass: usize, took: Duration, add: usize, before: Duration, budget: Duration) -> String {
+    let (took, before, budget) = (
+        took.as_secs_f64(),
+        before.as_secs_f64(),
+        budget.as_secs_f64(),
+    );
+    let whole = took * add as f64;
+    let mut line = format!("  a round took {took:.0} s: about {whole:.0} s for this pass");
+    if pass == 1 && before + whole > budget && took > 0.0 {
+        let fits = ((budget - before) / took).floor().max(0.0) as usize;
+        line += &format!(", past the {budget:.0} s budget");
+        if fits >= 2 {
+            line += &format!(" (--rounds {fits} would end within it)");
+        }
+    }
+    line
 }
 
 fn plural(n: usize) -> &'static str {
@@ -562,4 +581,40 @@ fn machine_line(first_cpu: usize) -> String {
         if cpus == 1 { "" } else { "s" },
         kernel.trim()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eta_line;
+    use std::time::Duration;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_first_pass_past_the_budget_says_the_rounds_that_fit() {
+        // this Zen 3 VM's run: 99 s of making ready, rounds of 184 s, 5
+        // rounds against 600 s
+        assert_eq!(
+            eta_line(1, secs(184), 5, secs(99), secs(600)),
+            "  a round took 184 s: about 920 s for this pass, past the 600 s budget \
+             (--rounds 2 would end within it)"
+        );
+        // within the budget: the time alone
+        assert_eq!(
+            eta_line(1, secs(90), 5, secs(99), secs(600)),
+            "  a round took 90 s: about 450 s for this pass"
+        );
+        // too little left for an interval's two rounds: no --rounds named
+        assert_eq!(
+            eta_line(1, secs(400), 5, secs(99), secs(600)),
+            "  a round took 400 s: about 2000 s for this pass, past the 600 s budget"
+        );
+        // a later pass is already cut to the budget
+        assert_eq!(
+            eta_line(2, secs(184), 3, secs(700), secs(600)),
+            "  a round took 184 s: about 552 s for this pass"
+        );
+    }
 }
