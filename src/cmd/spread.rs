@@ -258,6 +258,9 @@ enum Gauge {
     Nivcsw,
     /// The CPU's ticks.
     CpuTicks,
+    /// The CPU the repetition ended on (its number: with two CPUs, on the
+    /// second or not).
+    Cpu,
 }
 
 impl Reading {
@@ -268,6 +271,7 @@ impl Reading {
             Reading::Telemetry(Gauge::Steal) => "steal_share",
             Reading::Telemetry(Gauge::Nivcsw) => "nivcsw",
             Reading::Telemetry(Gauge::CpuTicks) => "cpu_ticks",
+            Reading::Telemetry(Gauge::Cpu) => "cpu",
             Reading::Canary => "canary",
             Reading::Time => "time",
         }
@@ -277,17 +281,18 @@ impl Reading {
     fn on_off(self) -> bool {
         matches!(
             self,
-            Reading::Telemetry(Gauge::RunnableOthers | Gauge::Steal | Gauge::Nivcsw)
+            Reading::Telemetry(Gauge::RunnableOthers | Gauge::Steal | Gauge::Nivcsw | Gauge::Cpu)
         )
     }
 }
 
 impl Gauge {
-    const ALL: [Gauge; 4] = [
+    const ALL: [Gauge; 5] = [
         Gauge::RunnableOthers,
         Gauge::Steal,
         Gauge::Nivcsw,
         Gauge::CpuTicks,
+        Gauge::Cpu,
     ];
 
     /// Its values, one a repetition.
@@ -297,6 +302,7 @@ impl Gauge {
             Gauge::Steal => t.steal_share.clone(),
             Gauge::Nivcsw => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
             Gauge::CpuTicks => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
+            Gauge::Cpu => t.cpu.iter().map(|x| x.map(f64::from)).collect(),
         }
     }
 
@@ -461,6 +467,19 @@ fn covariate_line(name: &str, c: &Covariate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_a_repetition_ended_on_is_read_as_on_the_second_or_not() {
+        let t = Telemetry {
+            cpu: vec![Some(0), Some(1), None],
+            ..Telemetry::default()
+        };
+        assert_eq!(Gauge::Cpu.series(&t), vec![Some(0.0), Some(1.0), None]);
+        assert!(Reading::Telemetry(Gauge::Cpu).on_off());
+        assert_eq!(Reading::Telemetry(Gauge::Cpu).name(), "cpu");
+        // a round's value: the share of its repetitions on the second CPU
+        assert_eq!(Gauge::Cpu.of_round(&[0.0, 1.0, 1.0, 0.0]), 0.5);
+    }
 
     #[test]
     fn a_reading_mostly_zero_is_split_on_and_off() {

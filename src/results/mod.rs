@@ -144,6 +144,11 @@ pub struct Telemetry {
     /// io.* cases: page cache under writeback after the repetition, KiB.
     #[serde(default, skip_serializing_if = "all_none")]
     pub writeback_kib: Vec<Option<u64>>,
+    /// The CPU envbench's measuring thread was on as the repetition ended
+    /// (sched_getcpu; a multi-threaded case's other threads may have run
+    /// elsewhere; absent in files before 2026-12-07).
+    #[serde(default, skip_serializing_if = "all_none")]
+    pub cpu: Vec<Option<u32>>,
 }
 
 impl Telemetry {
@@ -173,6 +178,7 @@ impl Telemetry {
             self.nivcsw.len(),
             self.dirty_kib.len(),
             self.writeback_kib.len(),
+            self.cpu.len(),
         ]
         .into_iter()
         .max()

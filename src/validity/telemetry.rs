@@ -35,6 +35,8 @@ pub struct Snapshot {
     pub nivcsw: Option<u64>,
     /// (Dirty, Writeback) KiB, io.* cases only.
     pub dirty: (Option<u64>, Option<u64>),
+    /// The CPU the reading thread is on (sched_getcpu).
+    pub on_cpu: Option<u32>,
 }
 
 /// Most cpufreq files read per snapshot: the mean of the first usable
@@ -91,6 +93,7 @@ impl Sampler {
                 }),
             freq_mhz: (!freqs.is_empty()).then(|| freqs.iter().sum::<f64>() / freqs.len() as f64),
             nivcsw: own_nivcsw(),
+            on_cpu: current_cpu(),
             dirty: if self.io {
                 read("/proc/meminfo").map_or((None, None), |t| parse_meminfo_dirty(&t))
             } else {
@@ -191,6 +194,12 @@ fn usable_cpu_ids() -> Vec<usize> {
     }
 }
 
+/// The CPU the calling thread runs on now; None where the kernel cannot say.
+fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu takes nothing and returns -1 on failure.
+    u32::try_from(unsafe { libc::sched_getcpu() }).ok()
+}
+
 /// `ru_nivcsw` of this process (all its threads).
 fn own_nivcsw() -> Option<u64> {
     // SAFETY: getrusage writes into the zeroed struct it is given.
@@ -232,6 +241,7 @@ pub(crate) fn record(t: &mut Telemetry, before: &Snapshot, after: &Snapshot) {
     });
     t.dirty_kib.push(after.dirty.0);
     t.writeback_kib.push(after.dirty.1);
+    t.cpu.push(after.on_cpu);
 }
 
 /// Appends the repetitions of a later round; arrays that a stored file
@@ -252,6 +262,7 @@ pub(crate) fn extend(all: &mut Option<Telemetry>, reps_before: usize, more: Tele
     join(&mut t.nivcsw, reps_before, more.nivcsw);
     join(&mut t.dirty_kib, reps_before, more.dirty_kib);
     join(&mut t.writeback_kib, reps_before, more.writeback_kib);
+    join(&mut t.cpu, reps_before, more.cpu);
 }
 
 #[cfg(test)]
@@ -274,11 +285,15 @@ mod tests {
         let snap = |cpu| Snapshot {
             cpu: Some(cpu),
             load: Some((1.5, 3)),
+            on_cpu: Some(1),
             ..Snapshot::default()
         };
         let mut before = snap(a);
         before.load = Some((1.4, 3));
+        before.on_cpu = Some(0);
         record(&mut t, &before, &snap(b));
+        // the CPU the repetition ended on
+        assert_eq!(t.cpu, vec![Some(1)]);
         assert_eq!(t.steal_share, vec![Some(0.2)]);
         assert_eq!(t.iowait_share, vec![Some(0.1)]);
         assert_eq!(t.runnable_others, vec![Some(2)]);
