@@ -156,7 +156,7 @@ pub enum Cmd {
     Spread(SpreadArgs),
     /// Judges rounds of two figures (envbench's, a reference's) against a
     /// band as `envbench fidelity` judges a row: ratio, 95 % interval,
-    /// verdict, rounds, tab-separated. For benches/commands.rs.
+    /// verdict, rounds, tab-separated. For benches/commands/.
     #[command(name = "__band", hide = true)]
     Band(BandArgs),
     /// Runs COMMAND beside one busy loop pinned to a CPU and switched on
@@ -386,7 +386,8 @@ pub struct FidelityArgs {
     /// Seconds after which no further pass starts (a pass adds rounds to
     /// the rows still unclear; a round already started finishes). The
     /// first pass runs its --rounds whatever the budget; where it would end
-    /// past it, its first round says the --rounds that would fit.
+    /// past it, its first round says so, and the --rounds that would fit
+    /// where two or more would.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
     /// The directory the io family's cases and their tools (sysbench,

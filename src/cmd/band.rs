@@ -1,7 +1,7 @@
 //! `envbench __band`: rounds of two figures judged against a band, as
 //! `envbench fidelity` judges a row (`stats::band::judge`: the rounds'
 //! paired log ratios, a bootstrap interval scaled to t, within, outside
-//! or unclear with the rounds that would settle it). For benches/commands.rs
+//! or unclear with the rounds that would settle it). For benches/commands/
 //! (`cargo bench --bench commands`), which judges envbench's slowdown
 //! against hyperfine's round by round with the crate's own judgement.
 
@@ -137,7 +137,7 @@ mod tests {
         );
     }
 
-    /// benches/commands.rs's rounds, seeded: each round's log ratio drawn
+    /// benches/commands/'s rounds, seeded: each round's log ratio drawn
     /// around the truth with a spread of 5 % or 15 % (the spread of its
     /// rounds on the VMs), at 3, 6 and 25 rounds, 400 sets each. A true
     /// 1.0 is rarely called outside and 1.3 never within; more rounds

@@ -46,7 +46,7 @@ pub enum Command {
     Fidelity(fidelity::FidelitySettings),
     /// `envbench __score` (hidden: bench/'s controlled pairs scored).
     Score(score::ScoreSettings),
-    /// `envbench __band` (hidden: benches/commands.rs's rounds judged).
+    /// `envbench __band` (hidden: benches/commands/'s rounds judged).
     Band(band::BandSettings),
     /// `envbench __spread` (hidden: bench/'s reading of A/A runs' spread).
     Spread(spread::SpreadSettings),

@@ -16,9 +16,9 @@
 //! round, between rounds, and what pairing the rounds leaves, with the
 //! correlation of the two sides' rounds; then, pooled over cases, how
 //! each reading taken around a repetition (other runnable tasks, steal,
-//! involuntary switches, the CPU's ticks, the canary nearest in time, the
-//! time into the run) ranks with a round's deviation from its case's
-//! median.
+//! involuntary switches, the CPU's ticks, a repetition off its case's
+//! usual CPU, the canary nearest in time, the time into the run) ranks
+//! with a round's deviation from its case's median.
 
 use crate::error::UsageError;
 use crate::results::Telemetry;
@@ -258,8 +258,9 @@ enum Gauge {
     Nivcsw,
     /// The CPU's ticks.
     CpuTicks,
-    /// The CPU the repetition ended on (its number: with two CPUs, on the
-    /// second or not).
+    /// Whether the repetition ended on another CPU than the one most of
+    /// its case's repetitions ended on (a pinned case's never does, and its
+    /// reading is left out).
     Cpu,
 }
 
@@ -302,7 +303,17 @@ impl Gauge {
             Gauge::Steal => t.steal_share.clone(),
             Gauge::Nivcsw => t.nivcsw.iter().map(|x| x.map(|x| x as f64)).collect(),
             Gauge::CpuTicks => t.cpu_ticks.iter().map(|x| x.map(|x| x as f64)).collect(),
-            Gauge::Cpu => t.cpu.iter().map(|x| x.map(f64::from)).collect(),
+            Gauge::Cpu => {
+                let mut count = std::collections::BTreeMap::new();
+                for c in t.cpu.iter().flatten() {
+                    *count.entry(*c).or_insert(0usize) += 1;
+                }
+                let usual = count.iter().max_by_key(|(_, n)| **n).map(|(c, _)| *c);
+                t.cpu
+                    .iter()
+                    .map(|x| x.map(|c| if Some(c) == usual { 0.0 } else { 1.0 }))
+                    .collect()
+            }
         }
     }
 
@@ -330,6 +341,8 @@ fn side_rounds(run: &ResultFile, case: &CaseResult) -> Option<Vec<SideRound>> {
             .into_iter()
             .map(|g| (g, g.series(t)))
             .filter(|(_, v)| v.len() == n)
+            // a case that never left its CPU (pinned) says nothing of it
+            .filter(|(g, v)| *g != Gauge::Cpu || v.iter().flatten().any(|&x| x > 0.0))
             .collect(),
         None => Vec::new(),
     };
@@ -469,15 +482,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cpu_a_repetition_ended_on_is_read_as_on_the_second_or_not() {
+    fn the_cpu_a_repetition_ended_on_is_read_as_off_its_case_s_usual_one_or_not() {
         let t = Telemetry {
-            cpu: vec![Some(0), Some(1), None],
+            cpu: vec![Some(1), Some(0), Some(1), None],
             ..Telemetry::default()
         };
-        assert_eq!(Gauge::Cpu.series(&t), vec![Some(0.0), Some(1.0), None]);
+        // off the CPU most of the case's repetitions ended on
+        assert_eq!(
+            Gauge::Cpu.series(&t),
+            vec![Some(0.0), Some(1.0), Some(0.0), None]
+        );
         assert!(Reading::Telemetry(Gauge::Cpu).on_off());
         assert_eq!(Reading::Telemetry(Gauge::Cpu).name(), "cpu");
-        // a round's value: the share of its repetitions on the second CPU
+        // a round's value: the share of its repetitions off that CPU
         assert_eq!(Gauge::Cpu.of_round(&[0.0, 1.0, 1.0, 0.0]), 0.5);
     }
 

@@ -710,6 +710,7 @@ mod tests {
             t.load_1m.len(),
             t.nivcsw.len(),
             t.freq_mhz.len(),
+            t.cpu.len(),
         ] {
             assert_eq!(len, n);
         }

@@ -83,7 +83,10 @@ impl Sampler {
             .filter_map(|p| std::fs::read_to_string(p).ok())
             .filter_map(|t| parse_khz_as_mhz(&t))
             .collect();
+        // first: the CPU the repetition ended on, before the reads below
+        let on_cpu = current_cpu();
         Snapshot {
+            on_cpu,
             cpu: read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
             load: read("/proc/loadavg")
                 .and_then(|t| parse_loadavg(&t))
@@ -93,7 +96,6 @@ impl Sampler {
                 }),
             freq_mhz: (!freqs.is_empty()).then(|| freqs.iter().sum::<f64>() / freqs.len() as f64),
             nivcsw: own_nivcsw(),
-            on_cpu: current_cpu(),
             dirty: if self.io {
                 read("/proc/meminfo").map_or((None, None), |t| parse_meminfo_dirty(&t))
             } else {

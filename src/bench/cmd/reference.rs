@@ -9,7 +9,7 @@ use crate::bench::reference::{Cpus, Pick, Prog, Read, Reference, Side, Tool};
 use crate::stats::band::Band;
 
 /// The band envbench's median must lie within, over hyperfine's: ±10 %,
-/// the agreement benches/commands.rs holds a command's slowdown to.
+/// the agreement benches/commands/ holds a command's slowdown to.
 pub const BAND: Band = Band::new(0.9, 1.1);
 
 /// The metric compared: the case's milliseconds a run.

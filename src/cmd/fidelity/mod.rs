@@ -11,6 +11,7 @@ mod rows;
 
 use crate::bench::reference::{Cpus, Workshop};
 use crate::bench::{Bench, Family, FAMILIES};
+use crate::stats::band::MOST_ROUNDS;
 use crate::stats::band::{More, Verdict};
 use anyhow::Context as _;
 pub use commands::Commands;
@@ -205,11 +206,15 @@ fn eta_line(pass: usize, took: Duration, add: usize, before: Duration, budget: D
         before.as_secs_f64(),
         budget.as_secs_f64(),
     );
-    let whole = took * add as f64;
+    // no row takes more than MOST_ROUNDS, whatever --rounds asks
+    let whole = took * add.min(MOST_ROUNDS) as f64;
     let mut line = format!("  a round took {took:.0} s: about {whole:.0} s for this pass");
     if pass == 1 && before + whole > budget && took > 0.0 {
         let fits = ((budget - before) / took).floor().max(0.0) as usize;
-        line += &format!(", past the {budget:.0} s budget");
+        line += &format!(
+            ", ending at about {:.0} s, past the {budget:.0} s budget",
+            before + whole
+        );
         if fits >= 2 {
             line += &format!(" (--rounds {fits} would end within it)");
         }
@@ -598,8 +603,8 @@ mod tests {
         // rounds against 600 s
         assert_eq!(
             eta_line(1, secs(184), 5, secs(99), secs(600)),
-            "  a round took 184 s: about 920 s for this pass, past the 600 s budget \
-             (--rounds 2 would end within it)"
+            "  a round took 184 s: about 920 s for this pass, ending at about 1019 s, \
+             past the 600 s budget (--rounds 2 would end within it)"
         );
         // within the budget: the time alone
         assert_eq!(
@@ -609,7 +614,13 @@ mod tests {
         // too little left for an interval's two rounds: no --rounds named
         assert_eq!(
             eta_line(1, secs(400), 5, secs(99), secs(600)),
-            "  a round took 400 s: about 2000 s for this pass, past the 600 s budget"
+            "  a round took 400 s: about 2000 s for this pass, ending at about 2099 s, \
+             past the 600 s budget"
+        );
+        // --rounds above the most a row takes: the pass ends at that many
+        assert_eq!(
+            eta_line(1, secs(1), 1000, secs(10), secs(600)),
+            "  a round took 1 s: about 60 s for this pass"
         );
         // a later pass is already cut to the budget
         assert_eq!(
