@@ -216,7 +216,13 @@ fn other_side(
     };
     let text = |p: &Path| p.display().to_string();
     if !under.exists() {
-        run(&["cp", "-a", &text(base), &text(&under)], tmp, None)?;
+        // copied beside it, then renamed: a copy cut short is never reused
+        let part = under.with_extension("part");
+        if part.exists() {
+            fs::remove_dir_all(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+        }
+        run(&["cp", "-a", &text(base), &text(&part)], tmp, None)?;
+        fs::rename(&part, &under).map_err(|e| e.to_string())?;
     }
     if pair == "fuse" {
         fs::create_dir_all(&other).map_err(|e| e.to_string())?;
@@ -263,9 +269,13 @@ fn measure(a: &Args, exe: &str, stop: &AtomicBool) -> Result<(), String> {
     let base = made
         .first()
         .map_or_else(|| tmp.join("local"), |d| d.path().to_path_buf());
-    fs::create_dir_all(&base).map_err(|e| e.to_string())?;
-    // the fixture's last file: one cut short by Ctrl-C is made again
+    // the fixture's last file: one cut short by Ctrl-C (under --keep) is
+    // removed and made again
     if !base.join("p29/m11.py").exists() {
+        if made.is_empty() && base.exists() {
+            fs::remove_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+        }
+        fs::create_dir_all(&base).map_err(|e| e.to_string())?;
         fixture(&base, stop)?;
     }
     let mut mount = Mount(None);
@@ -322,7 +332,11 @@ fn one(
         common::heard(stop)?;
         let ours = compared(exe, pair, &mine, p)?.1["ratio"]
             .as_f64()
-            .unwrap_or(f64::NAN);
+            .ok_or(format!(
+                "{}: round {}: compare gave no ratio",
+                c.name,
+                r + 1
+            ))?;
         pairs.push(format!("{ours:?},{:?}", ratios[r]));
         files.extend(mine);
     }
@@ -472,9 +486,10 @@ fn in_guest(a: &Args, exe: &str) -> Result<(), String> {
     match fs::read_to_string(out.join("guest-out.txt")) {
         Ok(s) => print!("{s}"),
         Err(_) => {
+            // qemu.sh failed or timed out (TIMEOUT_S) before copying it
             let log = fs::read_to_string(out.join("serial.log")).unwrap_or_default();
             return Err(format!(
-                "the guest printed nothing; its console ended:\n{}",
+                "qemu.sh: {status}; the guest's output never came back; its console ended:\n{}",
                 tail(&log, 3000)
             ));
         }
