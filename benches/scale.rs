@@ -24,7 +24,7 @@ mod large;
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// The most a whole input may take.
 const LIMIT_SECS: f64 = 10.0;
@@ -57,29 +57,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stop = match common::interrupts() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("scale: {e}");
-            return ExitCode::from(2);
+    common::run_main("scale", |stop| {
+        // the temporary directory goes when `tmp` drops, on every return
+        let tmp = common::scratch("envbench-scale-")?;
+        let grown = measure(&exe, tmp.path(), scale, stop)?;
+        if report(&grown) {
+            Ok(())
+        } else {
+            Err("an input grew faster than linearly or took too long (above)".into())
         }
-    };
-    let tmp = match common::scratch("envbench-scale-") {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("scale: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // the temporary directory goes when `tmp` drops, on every return
-    match measure(&exe, tmp.path(), scale, &stop) {
-        Ok(grown) if report(&grown) => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("scale: {e}");
-            ExitCode::from(if stop.load(Ordering::Relaxed) { 130 } else { 2 })
-        }
-    }
+    })
 }
 
 /// `--scale F` (every size multiplied, at most 1: the dd log's whole size

@@ -31,7 +31,7 @@ mod pg;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 const RUNS: usize = 1000;
@@ -50,36 +50,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stop = match common::interrupts() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("store: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // the runs' directory goes when `tmp` drops, and before it (declared
-    // after it) the server stops and its directory goes, on every return
-    let tmp = match common::scratch("envbench-store-bench-") {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("store: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let server = match pg::PgServer::start() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("store: cannot start PostgreSQL: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match measure(&exe, &result, rounds, &server.url(), tmp.path(), &stop) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("store: {e}");
-            ExitCode::from(if stop.load(Ordering::Relaxed) { 130 } else { 1 })
-        }
-    }
+    common::run_main("store", |stop| {
+        // the runs' directory goes when `tmp` drops, and before it
+        // (declared after it) the server stops and its directory goes, on
+        // every return
+        let tmp = common::scratch("envbench-store-bench-")?;
+        let server = pg::PgServer::start().map_err(|e| format!("cannot start PostgreSQL: {e}"))?;
+        measure(&exe, &result, rounds, &server.url(), tmp.path(), stop)
+    })
 }
 
 /// RESULT.json (None without), `--rounds N` (9 without) and `--envbench

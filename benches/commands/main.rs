@@ -155,24 +155,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let got = common::interrupts().and_then(|stop| {
+    common::run_main("commands", |stop| {
         let exe = fs::canonicalize(common::envbench(a.exe.clone()))
             .map_err(|e| format!("the envbench to time: {e}"))?;
         let exe = exe.display().to_string();
-        let r = if a.pair.as_deref() == Some("guest") {
+        if a.pair.as_deref() == Some("guest") {
             in_guest(&a, &exe)
         } else {
-            measure(&a, &exe, &stop)
-        };
-        common::heard(&stop).and(r)
-    });
-    match got {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("commands: {e}");
-            ExitCode::from(if e == "interrupted" { 130 } else { 1 })
+            measure(&a, &exe, stop)
         }
-    }
+    })
 }
 
 /// A bindfs mount, undone when it drops (before the directories it is in):

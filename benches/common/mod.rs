@@ -1,7 +1,7 @@
 //! What the benches share: Ctrl-C heard, and envbench timed.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,6 +29,23 @@ pub fn scratch(prefix: &str) -> Result<tempfile::TempDir, String> {
 /// compare two), else the one cargo built with the bench.
 pub fn envbench(given: Option<String>) -> String {
     given.unwrap_or_else(|| env!("CARGO_BIN_EXE_envbench").to_string())
+}
+
+/// Runs `body` with the flag Ctrl-C sets; the bench's exit status: 0 where
+/// it succeeded, 130 where Ctrl-C came, 1 where it failed (the error said
+/// on stderr after `name`).
+pub fn run_main(name: &str, body: impl FnOnce(&AtomicBool) -> Result<(), String>) -> ExitCode {
+    let got = interrupts().and_then(|stop| {
+        let r = body(&stop);
+        heard(&stop).and(r)
+    });
+    match got {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::from(if e == "interrupted" { 130 } else { 1 })
+        }
+    }
 }
 
 /// Whether Ctrl-C came: an error that says so.
