@@ -359,6 +359,34 @@ fn turns_taken(a: &ResultFile, b: &ResultFile) -> Vec<(String, String, bool)> {
     seen
 }
 
+/// Per round of each case that works on one CPU at a time (os.syscall,
+/// cpu.primes at one thread), the CPUs both sides' repetitions ended on.
+fn one_cpu_rounds(a: &ResultFile, b: &ResultFile) -> Vec<(String, Vec<u32>)> {
+    let one_cpu = |key: &str| key.starts_with("os.syscall") || key.contains("threads=1");
+    let mut seen = Vec::new();
+    for (ca, cb) in a
+        .cases
+        .iter()
+        .zip(&b.cases)
+        .filter(|(c, _)| one_cpu(&c.key))
+    {
+        for ra in &ca.rounds {
+            let mut cpus = Vec::new();
+            for c in [ca, cb] {
+                let t = c.telemetry.as_ref().expect("telemetry");
+                let on = c
+                    .sample_rounds
+                    .iter()
+                    .zip(&t.cpu)
+                    .filter(|(&r, _)| r == ra.round);
+                cpus.extend(on.map(|(_, cpu)| cpu.expect("sched_getcpu reads")));
+            }
+            seen.push((format!("{} round {}", ca.key, ra.round), cpus));
+        }
+    }
+    seen
+}
+
 #[test]
 fn environments_take_turns_at_the_repetition_or_by_round_as_asked() {
     if !have("unshare") {
@@ -388,6 +416,18 @@ fn environments_take_turns_at_the_repetition_or_by_round_as_asked() {
             serde_json::to_value(files[0].config.alternate).unwrap(),
             mode
         );
+        if mode == "rep" {
+            // a case on one CPU at a time: both sides on the CPU where the
+            // round's first repetition ended, but for that first turn's
+            // own repetitions (its warm-up may have ended elsewhere)
+            let rounds = one_cpu_rounds(&files[0], &files[1]);
+            assert!(!rounds.is_empty());
+            for (round, cpus) in rounds {
+                let on = |c: u32| cpus.iter().filter(|&&x| x == c).count();
+                let most = cpus.iter().map(|&c| on(c)).max().unwrap_or(0);
+                assert!(cpus.len() - most <= 1, "{round}: {cpus:?}");
+            }
+        }
         for (round, order, waited) in turns_taken(&files[0], &files[1]) {
             // the shorter side's repetitions, and as many of the other's
             let (na, nb) = (order.matches('a').count(), order.matches('b').count());

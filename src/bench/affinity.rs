@@ -212,6 +212,42 @@ impl Drop for Pinned {
     }
 }
 
+/// The calling thread kept on the CPU its round names: moved there once it
+/// is named, where the thread's own mask holds it. The mask the
+/// environment gave (taskset, a cpuset, a sandbox's) is never widened: a
+/// CPU outside it leaves the thread where it is.
+#[derive(Debug)]
+pub(crate) struct RoundCpu {
+    /// The CPUs the thread may run on, read before any move.
+    allowed: Vec<usize>,
+    /// Where it was moved, once it was.
+    on: Option<usize>,
+}
+
+impl RoundCpu {
+    /// The calling thread, not yet moved.
+    pub(crate) fn new() -> RoundCpu {
+        RoundCpu {
+            allowed: allowed_cpus().unwrap_or_default(),
+            on: None,
+        }
+    }
+
+    /// Keeps the calling thread on `cpu` from now on, where its mask
+    /// allows; whether it is kept there.
+    pub(crate) fn move_to(&mut self, cpu: u32) -> bool {
+        let cpu = cpu as usize;
+        if self.on == Some(cpu) {
+            return true;
+        }
+        if !self.allowed.contains(&cpu) || pin(0, cpu).is_err() {
+            return false;
+        }
+        self.on = Some(cpu);
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +314,31 @@ mod tests {
         assert_eq!(Placement::Same.sets(&eight, 2), Ok((vec![0], vec![0])));
         assert!(Placement::Split.sets(&[1], 2).is_err());
         assert!(pin_set(0, &[libc::CPU_SETSIZE as usize]).is_err());
+    }
+
+    #[test]
+    fn a_thread_moves_to_its_round_s_cpu_only_within_its_own_mask() {
+        std::thread::spawn(|| {
+            let allowed = allowed_cpus().unwrap();
+            let last = *allowed.last().unwrap() as u32;
+            let mut round = RoundCpu::new();
+            assert!(round.move_to(last));
+            assert_eq!(allowed_cpus().unwrap(), [last as usize]);
+            assert!(round.move_to(last));
+            // a CPU the thread was never allowed leaves it where it is
+            let outside = (0..libc::CPU_SETSIZE as u32)
+                .find(|c| !allowed.contains(&(*c as usize)))
+                .unwrap();
+            assert!(!round.move_to(outside));
+            assert_eq!(allowed_cpus().unwrap(), [last as usize]);
+            // nor one the mask lost before it was read
+            let mut narrowed = RoundCpu::new();
+            if allowed[0] as u32 != last {
+                assert!(!narrowed.move_to(allowed[0] as u32));
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -136,6 +136,17 @@ impl CaseSpec {
             .ok_or_else(|| self.bad(key))
     }
 
+    /// Whether the case works on at most one thread (its `threads`
+    /// parameter 1, or none): [`Bench::one_cpu`] for benches whose threads
+    /// share nothing else.
+    pub(crate) fn one_thread(&self) -> bool {
+        self.params
+            .get("threads")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            <= 1
+    }
+
     /// [`CaseSpec::count`] as a `usize`.
     ///
     /// # Errors
@@ -416,6 +427,21 @@ pub trait Bench: Sync {
     /// scratch directory of their own (a person's command): the run then
     /// keeps no other case's fixtures there, which the case would see.
     fn in_place(&self) -> bool {
+        false
+    }
+
+    /// Whether a repetition of `case` works on one CPU at a time: in the
+    /// worker's measuring thread, or in one thread it starts and waits for,
+    /// with no process of its own and no thread beside it. Environments
+    /// that take turns at the repetition then keep such a case on the CPU
+    /// its round's first repetition ended on ([`affinity::RoundCpu`]): on a
+    /// 2-vCPU VM the two CPUs' speeds move apart within a second, and a
+    /// round's ratio read across them spreads 2.4 to 4.5 times as widely
+    /// as on one (docs/method.md). False, the default, leaves the case
+    /// where the scheduler puts it: a case that starts processes or
+    /// threads (fork, a pipe's two ends, a person's command, which may run
+    /// `make -j`) measures how they spread over the CPUs.
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
         false
     }
 

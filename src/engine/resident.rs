@@ -20,7 +20,7 @@
 
 use super::launch::{cut, FingerprintRequest, Place};
 use super::peer::{Heard, Peer, Stderr};
-use super::worker::{Job, GO_LINE, NEXT_LINE, WORKER_ARG};
+use super::worker::{next_line, Job, GO_LINE, WORKER_ARG};
 use crate::probe::Fingerprint;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -59,8 +59,13 @@ pub enum Request {
     Job(Box<Job>),
     /// The environment has settled: the worker may measure.
     Go,
-    /// The worker's turn has come ([`Job::turns`]).
-    Next,
+    /// The worker's turn has come ([`Job::turns`]), with the round's CPU
+    /// once it has one ([`super::worker::next_line`]).
+    Next {
+        /// The CPU the round's first repetition ended on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu: Option<u32>,
+    },
     /// Wind the round down (the worker's stdin closes).
     End,
     /// Kill the worker and all it started.
@@ -147,11 +152,10 @@ pub(crate) fn serve() -> ExitCode {
                     Err(why) => say(&out, &Says::Failed(why)),
                 }
             }
-            Request::Go | Request::Next => {
-                let line = if matches!(request, Request::Go) {
-                    GO_LINE
-                } else {
-                    NEXT_LINE
+            Request::Go | Request::Next { .. } => {
+                let line = match request {
+                    Request::Next { cpu } => next_line(cpu),
+                    _ => GO_LINE.to_string(),
                 };
                 if let Some(stdin) = worker.as_mut().and_then(|w| w.stdin.as_mut()) {
                     let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());

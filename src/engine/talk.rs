@@ -448,7 +448,7 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
                 if let Some(flag) = watched {
                     let t0 = Instant::now();
                     if seat.wait(flag) {
-                        channel.next_turn();
+                        channel.next_turn(seat.cpu());
                     }
                     // the other environments' repetitions are not its own
                     until += t0.elapsed();
@@ -465,7 +465,11 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
             Line::Rep {
                 reps_done,
                 elapsed_secs,
+                cpu,
             } => {
+                if let (Some(seat), Some(cpu)) = (c.seat, cpu) {
+                    seat.ended_on(cpu);
+                }
                 let elapsed = within(elapsed_secs, waited)
                     .map_err(|why| Silence::Why(format!("reported a repetition {why}")))?;
                 // heard after it was said: the least gap is its start, as

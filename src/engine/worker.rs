@@ -144,8 +144,25 @@ pub struct Job {
 pub const GO_LINE: &str = "go";
 
 /// What the run writes a worker that takes turns ([`Job::turns`]) when its
-/// turn has come.
+/// turn has come: the word alone, or followed by the round's CPU
+/// ([`next_line`]).
 pub const NEXT_LINE: &str = "next";
+
+/// The line that gives a worker its turn, with the CPU the round's first
+/// repetition ended on once one has: `next` or `next 1`.
+pub fn next_line(cpu: Option<u32>) -> String {
+    match cpu {
+        Some(c) => format!("{NEXT_LINE} {c}"),
+        None => NEXT_LINE.to_string(),
+    }
+}
+
+/// A turn given by `line` ([`next_line`]): Some, with the round's CPU if
+/// it names one; None for any other line.
+fn turn_of(line: &str) -> Option<Option<u32>> {
+    let mut words = line.split_whitespace();
+    (words.next() == Some(NEXT_LINE)).then(|| words.next().and_then(|c| c.parse().ok()))
+}
 
 /// What a worker writes on stdout, one JSON object per line: `Ready` once
 /// it has its job, a `Rep` per repetition, then `Done`.
@@ -168,6 +185,10 @@ pub enum Line {
         reps_done: u32,
         /// Seconds since the case round started.
         elapsed_secs: f64,
+        /// The CPU the measuring thread was on as it ended; absent where
+        /// the kernel cannot say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu: Option<u32>,
     },
     /// The round's outcome; its repetition times count from the round's
     /// start in the worker.
@@ -318,13 +339,17 @@ fn elsewhere(job: &Job) -> Option<String> {
     ))
 }
 
+/// The turns a worker is given ([`watch_stdin`]), each with the round's
+/// CPU once it has one.
+type Turns = std::sync::mpsc::Receiver<Option<u32>>;
+
 /// Winds the round down (sets `interrupted`) when stdin closes: the run
 /// keeps it open while it waits for this worker, so its end means the run
 /// is gone or interrupted, through any prefix that forwards stdin, whether
-/// or not the prefix passes signals on. Each [`NEXT_LINE`] it reads is a
-/// turn given ([`Job::turns`]), sent on the channel returned; the channel
-/// closes with stdin.
-fn watch_stdin(interrupted: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<()> {
+/// or not the prefix passes signals on. Each [`next_line`] it reads is a
+/// turn given ([`Job::turns`]), sent with its CPU on the channel returned;
+/// the channel closes with stdin.
+fn watch_stdin(interrupted: Arc<AtomicBool>) -> Turns {
     let (tx, rx) = std::sync::mpsc::channel();
     let _ = std::thread::Builder::new()
         .name("envbench-stdin".into())
@@ -332,8 +357,8 @@ fn watch_stdin(interrupted: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<()> {
             let mut stdin = std::io::stdin().lock();
             let mut line = String::new();
             while matches!(stdin.read_line(&mut line), Ok(n) if n > 0) {
-                if line.trim() == NEXT_LINE {
-                    let _ = tx.send(());
+                if let Some(cpu) = turn_of(&line) {
+                    let _ = tx.send(cpu);
                 }
                 line.clear();
             }
@@ -346,11 +371,7 @@ fn watch_stdin(interrupted: Arc<AtomicBool>) -> std::sync::mpsc::Receiver<()> {
 /// library that cannot allocate a matrix under a memory limit (faer
 /// unwraps its AllocError) then fails that case with the reason instead of
 /// "ended without a result (exit status: 101)" and a backtrace.
-fn measured_or_why_not(
-    job: &Job,
-    interrupted: &Arc<AtomicBool>,
-    turns: Option<&std::sync::mpsc::Receiver<()>>,
-) -> CaseRun {
+fn measured_or_why_not(job: &Job, interrupted: &Arc<AtomicBool>, turns: Option<&Turns>) -> CaseRun {
     let wall = Clock::real().wall_secs();
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -374,11 +395,7 @@ fn measured_or_why_not(
 
 /// Measures `job` in this process, writing a [`Line::Rep`] per repetition,
 /// and taking its turns from `turns` where it has them.
-fn measure_here(
-    job: &Job,
-    interrupted: &AtomicBool,
-    turns: Option<&std::sync::mpsc::Receiver<()>>,
-) -> CaseRun {
+fn measure_here(job: &Job, interrupted: &AtomicBool, turns: Option<&Turns>) -> CaseRun {
     let clock = if job.fake_clock {
         Clock::fake(FAKE_STEP)
     } else {
@@ -409,12 +426,22 @@ fn measure_here(
         let text = serde_json::to_string(line).unwrap_or_default();
         let _ = writeln!(out, "{text}").and_then(|()| out.flush());
     };
+    // a case on one CPU at a time moves to the round's CPU, where its
+    // environment lets it
+    let mut keep = bench
+        .one_cpu(&case)
+        .then(crate::bench::affinity::RoundCpu::new);
     // the turn comes; or stdin closed, or a signal came: wind down
-    let wait_turn = |rx: &std::sync::mpsc::Receiver<()>| {
+    let mut wait_turn = |rx: &Turns| {
         say(&Line::Waiting);
         loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(()) => return true,
+                Ok(cpu) => {
+                    if let (Some(keep), Some(cpu)) = (keep.as_mut(), cpu) {
+                        keep.move_to(cpu);
+                    }
+                    return true;
+                }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
@@ -439,6 +466,7 @@ fn measure_here(
                 say(&Line::Rep {
                     reps_done: p.reps_done,
                     elapsed_secs: p.elapsed.as_secs_f64(),
+                    cpu: crate::validity::telemetry::current_cpu(),
                 })
             },
             turn,
@@ -512,6 +540,22 @@ mod tests {
             cpuid,
             ..test_job()
         }
+    }
+
+    #[test]
+    fn a_turn_names_the_round_s_cpu_once_it_has_one() {
+        assert_eq!(next_line(None), "next");
+        assert_eq!(next_line(Some(1)), "next 1");
+        for cpu in [None, Some(0), Some(63)] {
+            assert_eq!(turn_of(&format!("{}\n", next_line(cpu))), Some(cpu));
+        }
+        // a word after it that is no CPU is a turn on no CPU in particular
+        assert_eq!(turn_of("next x"), Some(None));
+        assert_eq!(turn_of("go"), None);
+        assert_eq!(turn_of("nextx 1"), None);
+        // the launcher's request says the same
+        let asked = serde_json::to_string(&super::super::resident::Request::Next { cpu: Some(1) });
+        assert_eq!(asked.unwrap(), r#"{"next":{"cpu":1}}"#);
     }
 
     #[test]

@@ -197,7 +197,7 @@ fn usable_cpu_ids() -> Vec<usize> {
 }
 
 /// The CPU the calling thread runs on now; None where the kernel cannot say.
-fn current_cpu() -> Option<u32> {
+pub(crate) fn current_cpu() -> Option<u32> {
     // SAFETY: sched_getcpu takes nothing and returns -1 on failure.
     u32::try_from(unsafe { libc::sched_getcpu() }).ok()
 }

@@ -131,6 +131,10 @@ impl Bench for IntLoop {
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
         vec![spec(ids::CPU_INT)]
     }
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, _case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let loops = calibrate(ctx, |n| {
             black_box(int_loops(n));
@@ -159,6 +163,10 @@ impl Bench for FloatLoop {
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
         vec![spec(ids::CPU_FLOAT)]
     }
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, _case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let loops = calibrate(ctx, |n| {
             black_box(float_loops(n));

@@ -227,6 +227,10 @@ impl Bench for Primes {
             .collect()
     }
 
+    fn one_cpu(&self, case: &CaseSpec) -> bool {
+        case.one_thread()
+    }
+
     fn prepare(&self, case: &CaseSpec, _ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let max_prime = case.count("max_prime")?;
         let threads = case.count_usize("threads")?;

@@ -194,6 +194,10 @@ impl Bench for Meta {
         case.count("files").unwrap_or(0) * 2 * FILE_BYTES as u64
     }
 
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let files = case.count("files")?;
         let target = Target::open(ctx, case, "meta", self.disk_bytes(case))?;

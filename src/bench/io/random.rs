@@ -166,6 +166,10 @@ impl Bench for Random {
         super::kept_bytes(self.disk_bytes(case))
     }
 
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let total = case.size("total_size")?;
         let block = case.size("block")?;

@@ -166,6 +166,10 @@ impl Bench for Seq {
         case.size("file_size").unwrap_or(0).saturating_mul(threads)
     }
 
+    fn one_cpu(&self, case: &CaseSpec) -> bool {
+        case.one_thread()
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let threads = case.count("threads")? as usize;
         Ok(Box::new(self.trial(case, ctx, thread_cpus(threads))?))

@@ -148,6 +148,10 @@ impl Bench for Latency {
         }]
     }
 
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let kib = case.count("size_kib")?;
         let pages = case

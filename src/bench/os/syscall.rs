@@ -141,6 +141,10 @@ impl Bench for Syscall {
             })
             .collect()
     }
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let call = Call::from_case(case)
             .ok_or_else(|| BenchError::Failed(format!("unknown case {}", case.key())))?;

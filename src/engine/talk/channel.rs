@@ -13,8 +13,9 @@ pub(super) trait Channel {
     /// The worker is ready: lets it measure once its environment is quiet;
     /// the seconds that took (None: it does not wait for that).
     fn go(&mut self) -> Option<f64>;
-    /// Its turn has come ([`Job::turns`]): it measures on.
-    fn next_turn(&mut self);
+    /// Its turn has come ([`Job::turns`]): it measures on, on the round's
+    /// `cpu` where it keeps one.
+    fn next_turn(&mut self, cpu: Option<u32>);
     /// Winds the round down: the worker's stdin closes.
     fn wind_down(&mut self);
 }
@@ -38,8 +39,8 @@ impl Channel for Direct<'_> {
         None
     }
 
-    fn next_turn(&mut self) {
-        let _ = self.peer.send(crate::engine::worker::NEXT_LINE);
+    fn next_turn(&mut self, cpu: Option<u32>) {
+        let _ = self.peer.send(&crate::engine::worker::next_line(cpu));
     }
 
     fn wind_down(&mut self) {
@@ -117,8 +118,8 @@ impl Channel for Relayed<'_> {
         Some(settled)
     }
 
-    fn next_turn(&mut self) {
-        self.ask(&Request::Next);
+    fn next_turn(&mut self, cpu: Option<u32>) {
+        self.ask(&Request::Next { cpu });
     }
 
     fn wind_down(&mut self) {

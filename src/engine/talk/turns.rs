@@ -10,6 +10,13 @@
 //!
 //! Each environment's conversation runs on a thread of its own; a turn is
 //! handed on through [`Turns`], and each thread holds a [`Seat`].
+//!
+//! The turns also carry the round's CPU: the one its first repetition
+//! ended on, which a worker whose case works on one CPU at a time moves to
+//! before it measures ([`crate::bench::Bench::one_cpu`]). A 2-vCPU VM's
+//! two CPUs move apart within a second: two sides alternated at the
+//! repetition on different CPUs read a round's ratio 2.4 to 4.5 times as
+//! widely as on one (docs/method.md).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -33,6 +40,8 @@ struct State {
     active: Vec<bool>,
     /// Whose turn it is; None before all are prepared, and after all left.
     current: Option<usize>,
+    /// The CPU the round's first repetition ended on, once one has.
+    cpu: Option<u32>,
 }
 
 impl State {
@@ -59,6 +68,7 @@ impl Turns {
                 ready: vec![false; n],
                 active: vec![true; n],
                 current: None,
+                cpu: None,
             }),
             changed: Condvar::new(),
         }
@@ -105,6 +115,17 @@ pub struct Seat<'t> {
 }
 
 impl Seat<'_> {
+    /// A repetition of this environment's ended on `cpu`: the round's CPU,
+    /// if it is the round's first.
+    pub fn ended_on(&self, cpu: u32) {
+        self.turns.lock().cpu.get_or_insert(cpu);
+    }
+
+    /// The round's CPU ([`Seat::ended_on`]), once a repetition has ended.
+    pub fn cpu(&self) -> Option<u32> {
+        self.turns.lock().cpu
+    }
+
     /// Waits until every environment before this one has prepared its
     /// case (or left): true, this one may start its worker; false when
     /// `interrupted` is set.
@@ -194,6 +215,19 @@ mod tests {
         // one that ends before its first turn holds nobody up
         assert_eq!(taken(&[0, 2], &calm), [10, 20, 11, 21, 1, 1]);
         assert_eq!(taken(&[2], &calm), [10, 20, 0, 0]);
+    }
+
+    #[test]
+    fn the_round_s_cpu_is_where_its_first_repetition_ended() {
+        let turns = Turns::new(2);
+        let (a, b) = (turns.seat(0), turns.seat(1));
+        assert_eq!(a.cpu(), None);
+        b.ended_on(1);
+        a.ended_on(0);
+        assert_eq!((a.cpu(), b.cpu()), (Some(1), Some(1)));
+        // a seat that left does not take it with it
+        drop(b);
+        assert_eq!(a.cpu(), Some(1));
     }
 
     #[test]

@@ -121,6 +121,10 @@ impl Bench for Dd {
         case.size("file_size").unwrap_or(0)
     }
 
+    fn one_cpu(&self, _case: &CaseSpec) -> bool {
+        true
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let op = case
             .params

@@ -471,6 +471,10 @@ impl Bench for Stream {
         ]
     }
 
+    fn one_cpu(&self, case: &CaseSpec) -> bool {
+        case.one_thread()
+    }
+
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let (Ok(elems), Ok(threads)) =
             (case.count_usize("array_elems"), case.count_usize("threads"))
