@@ -362,14 +362,12 @@ fn turns_taken(a: &ResultFile, b: &ResultFile) -> Vec<(String, String, bool)> {
 /// Per round of each case that works on one CPU at a time (os.syscall,
 /// cpu.primes at one thread), the CPUs both sides' repetitions ended on.
 fn one_cpu_rounds(a: &ResultFile, b: &ResultFile) -> Vec<(String, Vec<u32>)> {
-    let one_cpu = |key: &str| key.starts_with("os.syscall") || key.contains("threads=1");
+    let one_cpu = |c: &envbench::results::CaseResult| {
+        c.bench == "os.syscall"
+            || (c.bench == "cpu.primes" && c.params.get("threads") == Some(&1.into()))
+    };
     let mut seen = Vec::new();
-    for (ca, cb) in a
-        .cases
-        .iter()
-        .zip(&b.cases)
-        .filter(|(c, _)| one_cpu(&c.key))
-    {
+    for (ca, cb) in a.cases.iter().zip(&b.cases).filter(|(c, _)| one_cpu(c)) {
         for ra in &ca.rounds {
             let mut cpus = Vec::new();
             for c in [ca, cb] {

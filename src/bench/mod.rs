@@ -433,11 +433,12 @@ pub trait Bench: Sync {
     /// Whether a repetition of `case` works on one CPU at a time: in the
     /// worker's measuring thread, or in one thread it starts and waits for,
     /// with no process of its own and no thread beside it. Environments
-    /// that take turns at the repetition then keep such a case on the CPU
-    /// its round's first repetition ended on ([`affinity::RoundCpu`]): on a
-    /// 2-vCPU VM the two CPUs' speeds move apart within a second, and a
-    /// round's ratio read across them spreads 2.4 to 4.5 times as widely
-    /// as on one (docs/method.md). False, the default, leaves the case
+    /// that take turns at the repetition on one kernel then keep such a
+    /// case on the CPU its round's first repetition ended on
+    /// ([`affinity::RoundCpu`], moving the measuring thread alone: a case
+    /// whose work runs on a thread built in `prepare`, as cpu.lu's pool,
+    /// says false). On a 2-vCPU VM the two CPUs' speeds move apart within
+    /// a second (docs/method.md). False, the default, leaves the case
     /// where the scheduler puts it: a case that starts processes or
     /// threads (fork, a pipe's two ends, a person's command, which may run
     /// `make -j`) measures how they spread over the CPUs.

@@ -427,7 +427,10 @@ fn talk(channel: &mut dyn Channel, job: &Job, c: &mut Conversation) -> Result<Ca
             started.elapsed()
         };
         match parsed {
-            Line::Ready { pid } if ready_at.is_none() => {
+            Line::Ready { pid, kernel } if ready_at.is_none() => {
+                if let Some(seat) = c.seat {
+                    seat.runs_on(kernel);
+                }
                 worker_pid = Some(pid);
                 settle_secs = channel.go();
                 ready_at = Some(Instant::now());

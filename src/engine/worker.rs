@@ -174,6 +174,13 @@ pub enum Line {
         /// Its PID as its own environment sees it (a sandbox's or a
         /// container's PID namespace may number it anew).
         pid: u32,
+        /// The boot id of the kernel it runs on
+        /// (`/proc/sys/kernel/random/boot_id`): environments on one kernel
+        /// share its CPU numbers, and only they share a round's CPU
+        /// ([`super::talk::turns`]). Absent where it cannot be read
+        /// (gVisor has none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kernel: Option<String>,
     },
     /// The worker waits for its turn ([`Job::turns`]): its case is
     /// prepared, or its last repetition done, and it measures on when it
@@ -221,6 +228,10 @@ pub(crate) fn serve() -> ExitCode {
     }
     let ready = Line::Ready {
         pid: std::process::id(),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
     };
     let mut out = std::io::stdout().lock();
     let told = serde_json::to_string(&ready).expect("invariant: lines serialise");

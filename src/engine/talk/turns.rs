@@ -13,10 +13,14 @@
 //!
 //! The turns also carry the round's CPU: the one its first repetition
 //! ended on, which a worker whose case works on one CPU at a time moves to
-//! before it measures ([`crate::bench::Bench::one_cpu`]). A 2-vCPU VM's
-//! two CPUs move apart within a second: two sides alternated at the
-//! repetition on different CPUs read a round's ratio 2.4 to 4.5 times as
-//! widely as on one (docs/method.md).
+//! at its next turn ([`crate::bench::Bench::one_cpu`]). It is handed on
+//! only to environments on the same kernel as the one it was read in (the
+//! worker's boot id): a guest's or gVisor's CPU numbers are not the
+//! host's. A 2-vCPU VM's two CPUs move apart within a second: two
+//! processes alternated 1-4 ms a turn read a round's ratio 2.4 to 4.5
+//! times as widely left to the scheduler as on one CPU, though envbench's
+//! quick rounds, of 10-100 ms repetitions, gain only a few per cent
+//! (docs/method.md).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -40,8 +44,11 @@ struct State {
     active: Vec<bool>,
     /// Whose turn it is; None before all are prepared, and after all left.
     current: Option<usize>,
-    /// The CPU the round's first repetition ended on, once one has.
-    cpu: Option<u32>,
+    /// The CPU the round's first repetition ended on, once one has, and
+    /// the environment it ended in.
+    cpu: Option<(u32, usize)>,
+    /// The kernel each runs on, as its worker said (None: not known).
+    kernels: Vec<Option<String>>,
 }
 
 impl State {
@@ -69,6 +76,7 @@ impl Turns {
                 active: vec![true; n],
                 current: None,
                 cpu: None,
+                kernels: vec![None; n],
             }),
             changed: Condvar::new(),
         }
@@ -115,15 +123,24 @@ pub struct Seat<'t> {
 }
 
 impl Seat<'_> {
+    /// This environment's worker runs on the kernel of boot id `kernel`.
+    pub fn runs_on(&self, kernel: Option<String>) {
+        self.turns.lock().kernels[self.me] = kernel;
+    }
+
     /// A repetition of this environment's ended on `cpu`: the round's CPU,
     /// if it is the round's first.
     pub fn ended_on(&self, cpu: u32) {
-        self.turns.lock().cpu.get_or_insert(cpu);
+        self.turns.lock().cpu.get_or_insert((cpu, self.me));
     }
 
-    /// The round's CPU ([`Seat::ended_on`]), once a repetition has ended.
+    /// The round's CPU ([`Seat::ended_on`]), once a repetition has ended,
+    /// where this environment runs on the kernel it was read in.
     pub fn cpu(&self) -> Option<u32> {
-        self.turns.lock().cpu
+        let s = self.turns.lock();
+        let (cpu, from) = s.cpu?;
+        let mine = s.kernels[self.me].as_ref()?;
+        (s.kernels[from].as_ref() == Some(mine)).then_some(cpu)
     }
 
     /// Waits until every environment before this one has prepared its
@@ -218,16 +235,33 @@ mod tests {
     }
 
     #[test]
-    fn the_round_s_cpu_is_where_its_first_repetition_ended() {
+    fn the_round_s_cpu_is_where_its_first_repetition_ended_on_one_kernel() {
+        let turns = Turns::new(4);
+        let seats: Vec<_> = (0..4).map(|e| turns.seat(e)).collect();
+        let kernel = |k: &str| Some(k.to_string());
+        for (seat, k) in seats
+            .iter()
+            .zip([kernel("host"), kernel("host"), kernel("guest"), None])
+        {
+            seat.runs_on(k);
+        }
+        assert_eq!(seats[0].cpu(), None);
+        seats[1].ended_on(1);
+        seats[0].ended_on(0);
+        let cpus: Vec<_> = seats.iter().map(Seat::cpu).collect();
+        // a guest's numbers are its own, and an unknown kernel shares none
+        assert_eq!(cpus, [Some(1), Some(1), None, None]);
+        // a seat that left does not take it with it
+        let mut seats = seats.into_iter();
+        let first = seats.next().unwrap();
+        drop(seats);
+        assert_eq!(first.cpu(), Some(1));
+        // read on an unknown kernel, it is handed to none
         let turns = Turns::new(2);
         let (a, b) = (turns.seat(0), turns.seat(1));
-        assert_eq!(a.cpu(), None);
-        b.ended_on(1);
+        b.runs_on(kernel("host"));
         a.ended_on(0);
-        assert_eq!((a.cpu(), b.cpu()), (Some(1), Some(1)));
-        // a seat that left does not take it with it
-        drop(b);
-        assert_eq!(a.cpu(), Some(1));
+        assert_eq!((a.cpu(), b.cpu()), (None, None));
     }
 
     #[test]

@@ -144,10 +144,6 @@ impl Bench for Lu {
         ]
     }
 
-    fn one_cpu(&self, case: &CaseSpec) -> bool {
-        case.one_thread()
-    }
-
     fn prepare(&self, case: &CaseSpec, ctx: &Context) -> Result<Box<dyn Trial>, BenchError> {
         let (n, threads) = (case.count_usize("n")?, case.count_usize("threads")?);
         ctx.require_memory(self.memory_bytes(case))?;
