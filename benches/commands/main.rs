@@ -396,6 +396,9 @@ fn one(
     ))
 }
 
+/// Where the guest's run writes its stderr, in the share's `kept/`.
+const GUEST_STDERR: &str = "guest-stderr.txt";
+
 /// This bench, run as `--pair dirs` on a QEMU guest's disk and share
 /// (tests/layers/qemu.sh with QEMU_GUEST_RUN; the guest's root is the
 /// host's, read-only, so the tools and this binary's libraries are
@@ -432,7 +435,8 @@ fn in_guest(a: &Args, exe: &str) -> Result<(), String> {
     write_new(
         &script,
         &format!(
-            "export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\nmkdir -p /mnt/share/kept\n{} > /mnt/share/guest-out.txt 2>&1\n",
+            "export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\nmkdir -p /mnt/share/kept\n\
+             {} > /mnt/share/guest-out.txt 2> /mnt/share/kept/{GUEST_STDERR}\n",
             quoted(&inner)
         ),
         None,
@@ -473,6 +477,12 @@ fn in_guest(a: &Args, exe: &str) -> Result<(), String> {
             tmp.path(),
             None,
         )?;
+    }
+    // the table alone on stdout, as on the host; the guest's warnings and
+    // progress on stderr (qemu.sh copies the share's kept/ out, so that
+    // is where they were written)
+    if let Ok(said) = fs::read_to_string(out.join("kept").join(GUEST_STDERR)) {
+        eprint!("{said}");
     }
     let inner = fs::read_to_string(out.join("exit-code")).unwrap_or_default();
     match fs::read_to_string(out.join("guest-out.txt")) {
