@@ -434,8 +434,8 @@ pub trait Bench: Sync {
     /// worker's measuring thread, or in one thread it starts and waits for,
     /// with no process of its own and no thread beside it. Environments
     /// that take turns at the repetition on one kernel then keep such a
-    /// case on the CPU its round's first repetition ended on
-    /// ([`affinity::RoundCpu`], moving the measuring thread alone: a case
+    /// case on the CPU its round's first repetition on that kernel ended
+    /// on ([`affinity::RoundCpu`], moving the measuring thread alone: a case
     /// whose work runs on a thread built in `prepare`, as cpu.lu's pool,
     /// says false). On a 2-vCPU VM the two CPUs' speeds move apart within
     /// a second (docs/method.md). False, the default, leaves the case

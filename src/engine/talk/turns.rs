@@ -11,12 +11,11 @@
 //! Each environment's conversation runs on a thread of its own; a turn is
 //! handed on through [`Turns`], and each thread holds a [`Seat`].
 //!
-//! The turns also carry the round's CPU: the one its first repetition
-//! ended on, which a worker whose case works on one CPU at a time moves to
-//! at its next turn ([`crate::bench::Bench::one_cpu`]). It is handed on
-//! only to environments on the same kernel as the one it was read in (the
-//! worker's boot id): a guest's or gVisor's CPU numbers are not the
-//! host's. A 2-vCPU VM's two CPUs move apart within a second: two
+//! The turns also carry the round's CPU on each kernel (the worker's boot
+//! id): the one the round's first repetition on that kernel ended on,
+//! which a worker whose case works on one CPU at a time moves to at its
+//! next turn ([`crate::bench::Bench::one_cpu`]). A guest's CPU numbers are
+//! its own, and gVisor shows no boot id, so its workers are given none. A 2-vCPU VM's two CPUs move apart within a second: two
 //! processes alternated 1-4 ms a turn read a round's ratio 2.4 to 4.5
 //! times as widely left to the scheduler as on one CPU, though envbench's
 //! quick rounds, of 10-100 ms repetitions, gain only a few per cent
@@ -44,11 +43,10 @@ struct State {
     active: Vec<bool>,
     /// Whose turn it is; None before all are prepared, and after all left.
     current: Option<usize>,
-    /// The CPU the round's first repetition ended on, once one has, and
-    /// the environment it ended in.
-    cpu: Option<(u32, usize)>,
     /// The kernel each runs on, as its worker said (None: not known).
     kernels: Vec<Option<String>>,
+    /// Per kernel, the CPU the round's first repetition on it ended on.
+    cpus: Vec<(String, u32)>,
 }
 
 impl State {
@@ -75,8 +73,8 @@ impl Turns {
                 ready: vec![false; n],
                 active: vec![true; n],
                 current: None,
-                cpu: None,
                 kernels: vec![None; n],
+                cpus: Vec::new(),
             }),
             changed: Condvar::new(),
         }
@@ -128,19 +126,24 @@ impl Seat<'_> {
         self.turns.lock().kernels[self.me] = kernel;
     }
 
-    /// A repetition of this environment's ended on `cpu`: the round's CPU,
-    /// if it is the round's first.
+    /// A repetition of this environment's ended on `cpu`: the round's CPU
+    /// on its kernel, if it is the first there.
     pub fn ended_on(&self, cpu: u32) {
-        self.turns.lock().cpu.get_or_insert((cpu, self.me));
+        let mut s = self.turns.lock();
+        let Some(kernel) = s.kernels[self.me].clone() else {
+            return;
+        };
+        if !s.cpus.iter().any(|(k, _)| *k == kernel) {
+            s.cpus.push((kernel, cpu));
+        }
     }
 
-    /// The round's CPU ([`Seat::ended_on`]), once a repetition has ended,
-    /// where this environment runs on the kernel it was read in.
+    /// The round's CPU on this environment's kernel ([`Seat::ended_on`]),
+    /// once a repetition there has ended.
     pub fn cpu(&self) -> Option<u32> {
         let s = self.turns.lock();
-        let (cpu, from) = s.cpu?;
         let mine = s.kernels[self.me].as_ref()?;
-        (s.kernels[from].as_ref() == Some(mine)).then_some(cpu)
+        s.cpus.iter().find(|(k, _)| k == mine).map(|&(_, cpu)| cpu)
     }
 
     /// Waits until every environment before this one has prepared its
@@ -235,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn the_round_s_cpu_is_where_its_first_repetition_ended_on_one_kernel() {
+    fn the_round_s_cpu_on_a_kernel_is_where_its_first_repetition_there_ended() {
         let turns = Turns::new(4);
         let seats: Vec<_> = (0..4).map(|e| turns.seat(e)).collect();
         let kernel = |k: &str| Some(k.to_string());
@@ -251,17 +254,24 @@ mod tests {
         let cpus: Vec<_> = seats.iter().map(Seat::cpu).collect();
         // a guest's numbers are its own, and an unknown kernel shares none
         assert_eq!(cpus, [Some(1), Some(1), None, None]);
+        // the guest's first repetition sets the guest's CPU, and no other
+        seats[2].ended_on(0);
+        seats[3].ended_on(1);
+        let cpus: Vec<_> = seats.iter().map(Seat::cpu).collect();
+        assert_eq!(cpus, [Some(1), Some(1), Some(0), None]);
         // a seat that left does not take it with it
         let mut seats = seats.into_iter();
         let first = seats.next().unwrap();
         drop(seats);
         assert_eq!(first.cpu(), Some(1));
-        // read on an unknown kernel, it is handed to none
+        // read on an unknown kernel first, it holds back none on the host
         let turns = Turns::new(2);
         let (a, b) = (turns.seat(0), turns.seat(1));
         b.runs_on(kernel("host"));
         a.ended_on(0);
         assert_eq!((a.cpu(), b.cpu()), (None, None));
+        b.ended_on(1);
+        assert_eq!((a.cpu(), b.cpu()), (None, Some(1)));
     }
 
     #[test]
