@@ -489,9 +489,12 @@ impl Tally {
 }
 
 fn ci_met(primary: &[f64], target: f64, seed: u64) -> bool {
-    Sample::new(primary.to_vec())
-        .map(|s| summarize(&s, seed).median_ci_relative_halfwidth() <= target)
-        .unwrap_or(false)
+    // a target of 0 turns the early stop off: identical repetitions (a
+    // coarse clock, the fake one) have a half-width of 0 too
+    target > 0.0
+        && Sample::new(primary.to_vec())
+            .map(|s| summarize(&s, seed).median_ci_relative_halfwidth() <= target)
+            .unwrap_or(false)
 }
 
 /// The runner's plausibility rule: one finite value per metric, rates > 0,
@@ -659,6 +662,16 @@ mod tests {
         assert_eq!(r.samples[0].len(), 3);
         assert_eq!(r.warmup_done, 1);
         assert_eq!(r.stop, StopReason::CiTarget);
+        // a target of 0 is no early stop, though constant values have an
+        // interval of 0 (a person's command's steady repetitions ask it)
+        let mut off = policy(3, 10, 100.0);
+        off.ci_target = 0.0;
+        let r = go(
+            &Scripted(vec![5.0], None),
+            &off,
+            &Clock::fake(Duration::from_millis(1)),
+        );
+        assert_eq!((r.samples[0].len(), r.stop), (10, StopReason::MaxReps));
     }
 
     #[test]
