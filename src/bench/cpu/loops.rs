@@ -66,8 +66,8 @@ pub(crate) fn int_loops(loops: u64) -> u64 {
 /// runs. Whetstone's values stay near where they start over its short
 /// module loops, and within 1 000 iterations x moves from 0.5 to 0.47;
 /// run on, they drift towards 0 over hundreds of thousands of iterations
-/// (and reach subnormal numbers past a few million), where sin, cos and
-/// atan take other paths. Run as one stretch, the loop read 13.86 M loops/s
+/// (x is 0.003 at 100 000, 10^-7 at 300 000), where sin, cos and atan
+/// take other paths. Run as one stretch, the loop read 13.86 M loops/s
 /// at quick's 20 ms repetitions and 15.70 M at standard's 100 ms (the Zen 4
 /// VM, 2026-12-07), so a slower environment, calibrated to fewer loops,
 /// read slower still, and a noisy calibration moved the figure.
