@@ -67,10 +67,11 @@ pub(crate) fn int_loops(loops: u64) -> u64 {
 /// module loops, and within 1 000 iterations x moves from 0.5 to 0.47;
 /// run on, they drift towards 0 over hundreds of thousands of iterations
 /// (x is 0.003 at 100 000, 10^-7 at 300 000), where sin, cos and atan
-/// take other paths. Run as one stretch, the loop read 13.86 M loops/s
-/// at quick's 20 ms repetitions and 15.70 M at standard's 100 ms (the Zen 4
-/// VM, 2026-12-07), so a slower environment, calibrated to fewer loops,
-/// read slower still, and a noisy calibration moved the figure.
+/// take other paths. Run as one stretch, the loop's rate depended on the
+/// count a repetition was calibrated to: 13 % apart between quick's and
+/// standard's repetitions (docs/benchmarks.md, "Case keys and sizes per
+/// suite"), so a slower environment read slower still, and a noisy
+/// calibration moved the figure.
 pub const FLOAT_BLOCK: u64 = 1_000;
 
 /// Whetstone's modules 1 (simple identifiers), 7 (trigonometry) and 11

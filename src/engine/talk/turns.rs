@@ -15,10 +15,11 @@
 //! id): the one the round's first repetition on that kernel ended on,
 //! which a worker whose case works on one CPU at a time moves to at its
 //! next turn ([`crate::bench::Bench::one_cpu`]). A guest's CPU numbers are
-//! its own, and gVisor shows no boot id, so its workers are given none. A 2-vCPU VM's two CPUs move apart within a second: two
-//! processes alternated 1-4 ms a turn read a round's ratio 2.4 to 4.5
-//! times as widely left to the scheduler as on one CPU, though envbench's
-//! quick rounds, of 10-100 ms repetitions, gain only a few per cent
+//! its own, and gVisor shows no boot id, so its workers are given none.
+//! A 2-vCPU VM's two CPUs move apart within a second: two processes
+//! alternated 1-4 ms a turn read a round's ratio 2.4 to 4.5 times as
+//! widely left to the scheduler as on one CPU, though envbench's quick
+//! rounds, of 10-100 ms repetitions, gain only a few per cent
 //! (docs/method.md).
 
 use std::sync::atomic::{AtomicBool, Ordering};
