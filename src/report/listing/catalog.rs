@@ -212,4 +212,33 @@ mod tests {
         assert!(text.contains("at most at once in each --dir"), "{text}");
         assert!(text.contains("free space each --dir needs"), "{text}");
     }
+
+    /// docs/benchmarks.md shows a whole quick run (tests/fixtures/docs/quick.json)
+    /// as today's quick suite: its cases must be the ones today's binary
+    /// plans on the machine it was recorded on, in the same order, so that
+    /// a case added, renamed or resized makes the example be recorded again.
+    #[test]
+    fn the_docs_example_run_holds_today_s_quick_suite() {
+        let file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/docs/quick.json")).unwrap();
+        assert_eq!(file.config.suite, Suite::Quick);
+        let plan = Plan::from_fingerprint(
+            Suite::Quick,
+            &file.fingerprint,
+            None,
+            crate::config::NamedDir::by_position([std::path::PathBuf::from(".")]),
+        );
+        let today: Vec<String> = catalog(&plan)
+            .into_iter()
+            .flat_map(|e| {
+                let (_, keys) = e.cases.into_iter().find(|(s, _)| s == "quick").unwrap();
+                keys
+            })
+            .collect();
+        let recorded: Vec<&str> = file.cases.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            recorded, today,
+            "record the docs example again (docs/benchmarks.md)"
+        );
+    }
 }
