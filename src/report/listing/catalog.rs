@@ -222,12 +222,14 @@ mod tests {
         let file: crate::results::ResultFile =
             serde_json::from_str(include_str!("../../../tests/fixtures/docs/quick.json")).unwrap();
         assert_eq!(file.config.suite, Suite::Quick);
+        assert!(file.config.only.is_empty(), "the example is a whole suite");
         let plan = Plan::from_fingerprint(
             Suite::Quick,
             &file.fingerprint,
-            None,
-            crate::config::NamedDir::by_position([std::path::PathBuf::from(".")]),
-        );
+            file.config.threads.clone(),
+            file.config.dirs.clone(),
+        )
+        .with_options(file.config.options.clone());
         let today: Vec<String> = catalog(&plan)
             .into_iter()
             .flat_map(|e| {
