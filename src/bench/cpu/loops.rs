@@ -188,7 +188,7 @@ impl Bench for FloatLoop {
     }
     fn cases(&self, _plan: &Plan) -> Vec<CaseSpec> {
         // the block is in the key: results of the loop run as one stretch
-        // (before 2026-12-08, key `cpu.float`) never match these
+        // (recorded until 2026-12-07, key `cpu.float`) never match these
         let mut case = spec(ids::CPU_FLOAT);
         case.params.insert("block".into(), FLOAT_BLOCK.into());
         vec![case]

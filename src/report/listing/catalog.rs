@@ -233,7 +233,11 @@ mod tests {
         let today: Vec<String> = catalog(&plan)
             .into_iter()
             .flat_map(|e| {
-                let (_, keys) = e.cases.into_iter().find(|(s, _)| s == "quick").unwrap();
+                let (_, keys) = e
+                    .cases
+                    .into_iter()
+                    .find(|(s, _)| s == Suite::Quick.name())
+                    .unwrap();
                 keys
             })
             .collect();
